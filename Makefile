@@ -1,0 +1,26 @@
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[test]"
+	touch $@
+
+demo: $(VENV)/.installed
+	$(BIN)/python -m wengert.demo
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest -q -n 2 tests
+
+bench: $(VENV)/.installed
+	$(BIN)/python -m pip install -q -e ".[bench]"
+	$(BIN)/python -m bench.grad_bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

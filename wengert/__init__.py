@@ -1,0 +1,15 @@
+"""wengert: automatic differentiation for plain Python and NumPy code."""
+from . import primitives as _primitives  # noqa: F401  (registers the table)
+from .api import (grad, value_and_grad, jvp, vjp, linearize, linear_transpose, jacfwd,
+                  jacrev, hessian, make_program)
+from .primitives.custom import custom_jvp, custom_vjp
+from .primitives.index import IndexUpdater as at
+from .errors import (WengertError, NonScalarOutputError, NonDifferentiableInputError,
+                     NoDerivativeRule, ShapeMismatchError, ConcretizationError, UnsupportedSyntax)
+from . import testing  # noqa: F401
+
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd",
+           "jacrev", "hessian", "make_program", "custom_jvp", "custom_vjp", "at", "testing",
+           "WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
+           "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError", "UnsupportedSyntax"]
+__version__ = "0.1.0"

@@ -1,0 +1,344 @@
+"""The public API (DESIGN.md), composed from the stages.
+
+Every entry point flattens pytrees, checks its inputs, runs a transform from
+``transforms`` on the flat function and rebuilds the output trees. Names and
+meanings follow JAX.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .errors import NonDifferentiableInputError, NonScalarOutputError, ShapeMismatchError
+from .frontends.tracing import flat_function, make_program as trace_program
+from .ir import aval_of
+from .primitives.core import Zero, eval_program, new_trace
+from .primitives.shape import reshape, transpose as transpose_axes
+from .pytree import flatten, unflatten
+from .staging import StagingTrace
+from .transforms.batching import batch_eval
+from .transforms.jvp import jvp_flat
+from .transforms.partial_eval import linearize_flat
+from .transforms.transpose import backward_pass, transpose_program
+
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose",
+           "jacfwd", "jacrev", "hessian", "make_program"]
+
+ENGINES = ("auto", "trace", "source")
+
+
+def _check_engine(engine):
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "source":
+        raise NotImplementedError("engine='source' (source-to-source transformation) is not "
+                                  "available yet; use engine='trace' or 'auto'")
+
+
+def _argnums_tuple(argnums, nargs, fname):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in nums:
+        if not isinstance(i, int) or not -nargs <= i < nargs:
+            raise ValueError(f"{fname}: argnums {argnums!r} out of range for {nargs} positional "
+                             "arguments")
+    return tuple(i % nargs for i in nums)
+
+
+def _check_differentiable(leaves, what):
+    for k, x in enumerate(leaves):
+        try:
+            av = aval_of(x)
+        except TypeError:
+            raise TypeError(f"{what}: leaf {k} is a {type(x).__name__}, not an array or number; "
+                            "pass floats, NumPy arrays, or tuples/lists/dicts of them") from None
+        if av.dtype.kind not in "fc":
+            raise NonDifferentiableInputError(
+                f"{what}: cannot differentiate with respect to a {av.short()} value (leaf {k}); "
+                "integer and boolean inputs have no derivative. Pass it as a float "
+                "(e.g. np.asarray(x, float)), or leave it out of argnums")
+
+
+class _Partial:
+    """``fun`` as a function of the arguments in ``argnums`` only."""
+
+    def __init__(self, fun, args, kwargs, argnums):
+        self.fun, self.args, self.kwargs, self.argnums = fun, list(args), kwargs, argnums
+
+    def __call__(self, *dyn):
+        args = list(self.args)
+        for i, d in zip(self.argnums, dyn):
+            args[i] = d
+        return self.fun(*args, **self.kwargs)
+
+
+def _prepare(fun, args, kwargs, argnums, fname, has_aux=False):
+    nums = _argnums_tuple(argnums, len(args), fname)
+    dyn = tuple(args[i] for i in nums)
+    part = _Partial(fun, args, kwargs, nums)
+    if has_aux:
+        aux_box = [None]
+
+        def main(*xs):
+            out = part(*xs)
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError(f"{fname}(has_aux=True): the function must return a pair "
+                                "(output, aux)")
+            aux_box[0] = out[1]
+            return out[0]
+        return main, dyn, nums, aux_box
+    return part, dyn, nums, None
+
+
+def _unwrap_aux(aux_box):
+    """aux values leave the trace as plain values (their primal part)."""
+    leaves, tree = flatten(aux_box[0])
+    plain = []
+    for x in leaves:
+        while hasattr(x, "primal"):
+            x = x.primal
+        plain.append(x)
+    return unflatten(tree, plain)
+
+
+def _cast_like(ct, x):
+    """A cotangent with the dtype and type of its primal (float32 stays float32)."""
+    av = aval_of(x)
+    if isinstance(ct, Zero):
+        return np.zeros(av.shape, av.dtype)
+    dt = getattr(ct, "dtype", None)
+    if dt is not None and dt != av.dtype and not hasattr(ct, "_trace"):
+        ct = np.asarray(ct).astype(av.dtype)
+    return ct
+
+
+# --- reverse mode ------------------------------------------------------
+def _vjp_core(fn, dyn, fname):
+    flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
+    _check_differentiable(leaves, fname)
+    outs, lin = linearize_flat(flat, leaves, reverse=True, name=getattr(fn, "__name__", "f"))
+    return outs, lin, leaves, in_tree, out_tree[0]
+
+
+def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
+    _check_engine(engine)
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        fn, dyn, nums, aux_box = _prepare(fun, args, kwargs, argnums, "grad", has_aux)
+        outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "grad")
+        if len(outs) != 1 or aval_of(outs[0]).shape != ():
+            shapes = [aval_of(o).shape for o in outs]
+            raise NonScalarOutputError(
+                f"grad requires a function with one scalar output, got output shapes {shapes}; "
+                "use jacrev or vjp for non-scalar outputs, or reduce the output (e.g. .sum())")
+        out = outs[0]
+        if aval_of(out).dtype.kind not in "fc":
+            raise NonScalarOutputError(f"grad requires a float output, got {aval_of(out).short()}")
+        ct = np.ones((), aval_of(out).dtype)
+        cts = backward_pass(lin, [ct])
+        grads = unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)])
+        g = grads[0] if single else tuple(grads)
+        value = unflatten(out_tree, outs)
+        if has_aux:
+            return (value, _unwrap_aux(aux_box)), g
+        return value, g
+    return wrapper
+
+
+def grad(fun, argnums=0, *, has_aux=False, engine="auto"):
+    vg = value_and_grad(fun, argnums, has_aux=has_aux, engine=engine)
+
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        (value_aux, g) = vg(*args, **kwargs)
+        if has_aux:
+            return g, value_aux[1]
+        return g
+    return wrapper
+
+
+def vjp(fun, *primals, has_aux=False, engine="auto"):
+    """(out, pullback); ``pullback(ct)`` returns a tuple, one per primal."""
+    _check_engine(engine)
+    fn, dyn, _, aux_box = _prepare(fun, primals, {}, tuple(range(len(primals))), "vjp", has_aux)
+    outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "vjp")
+    out = unflatten(out_tree, outs)
+
+    def pullback(ct):
+        ct_leaves, ct_tree = flatten(ct)
+        if ct_tree != out_tree:
+            raise ShapeMismatchError(f"vjp pullback: cotangent structure {ct_tree} does not match "
+                                     f"the output's {out_tree}")
+        for c, o in zip(ct_leaves, outs):
+            if tuple(np.shape(c)) != aval_of(o).shape:
+                raise ShapeMismatchError(
+                    f"vjp pullback: cotangent of shape {np.shape(c)} for an output of shape "
+                    f"{aval_of(o).shape}; pass a cotangent shaped like the output")
+        cts = backward_pass(lin, ct_leaves)
+        return tuple(unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)]))
+
+    if has_aux:
+        return out, pullback, _unwrap_aux(aux_box)
+    return out, pullback
+
+
+# --- forward mode ------------------------------------------------------
+def jvp(fun, primals, tangents, *, engine="auto"):
+    """(out, tangent_out) for tuples ``primals`` and ``tangents``."""
+    _check_engine(engine)
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples "
+                        "(one entry per argument), e.g. jvp(f, (x,), (v,))")
+    flat, leaves, in_tree, out_tree = flat_function(fun, primals)
+    t_leaves, t_tree = flatten(tuple(tangents))
+    if t_tree != in_tree:
+        raise ShapeMismatchError(f"jvp: tangents structure {t_tree} differs from primals {in_tree}")
+    _check_differentiable(leaves, "jvp")
+    for p, t in zip(leaves, t_leaves):
+        if tuple(np.shape(t)) != aval_of(p).shape:
+            raise ShapeMismatchError(f"jvp: tangent of shape {np.shape(t)} for a primal of shape "
+                                     f"{aval_of(p).shape}; each tangent has its primal's shape")
+    outs, dots = jvp_flat(flat, leaves, t_leaves)
+    dots = [_cast_like(d, o) if isinstance(d, Zero) else d for d, o in zip(dots, outs)]
+    return unflatten(out_tree[0], outs), unflatten(out_tree[0], dots)
+
+
+def linearize(fun, *primals, engine="auto"):
+    """(out, linear_fun): ``linear_fun(*tangents)`` evaluates the linear Program."""
+    _check_engine(engine)
+    flat, leaves, in_tree, out_tree = flat_function(fun, primals)
+    _check_differentiable(leaves, "linearize")
+    outs, lin = linearize_flat(flat, leaves, reverse=False)
+
+    def linear_fun(*tangents):
+        t_leaves, t_tree = flatten(tuple(tangents))
+        if t_tree != in_tree:
+            raise ShapeMismatchError(f"linear function: tangents {t_tree} differ from primals "
+                                     f"{in_tree}")
+        res = eval_program(lin, t_leaves)
+        return unflatten(out_tree[0], res)
+
+    linear_fun.program = lin
+    return unflatten(out_tree[0], outs), linear_fun
+
+
+def linear_transpose(linear_fun, *primals):
+    """The transpose of a linear function, traced at the shapes of ``primals``."""
+    flat, leaves, in_tree, out_tree = flat_function(linear_fun, primals)
+    avals = [aval_of(x) for x in leaves]
+    trace = StagingTrace(concrete=False)
+    with new_trace(trace):
+        ins = [trace.new_input(a) for a in avals]
+        outs = flat(*ins)
+        from .ir import Program
+        prog = Program([t.var for t in ins], trace.eqns, [trace.atom(o) for o in outs],
+                       name=getattr(linear_fun, "__name__", "f"))
+
+    def transposed(ct):
+        ct_leaves, _ = flatten(ct)
+        cts = backward_pass(prog, ct_leaves)
+        return tuple(unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)]))
+
+    transposed.program = prog
+    return transposed
+
+
+# --- Jacobians ---------------------------------------------------------
+def _basis(leaves):
+    """The identity as a batch of flat tangents: one batch row per scalar."""
+    sizes = [aval_of(x).size for x in leaves]
+    total = sum(sizes)
+    rows, start = [], 0
+    for x, n in zip(leaves, sizes):
+        av = aval_of(x)
+        eye = np.zeros((total, n), av.dtype)
+        eye[start:start + n] = np.eye(n, dtype=av.dtype)
+        rows.append(eye.reshape((total,) + av.shape))
+        start += n
+    return rows, total
+
+
+def _jac_blocks(batched_outs, out_leaves, in_leaves, rev):
+    """Split batched results into one block per (output leaf, input leaf),
+    each shaped out_shape + in_shape."""
+    table = []
+    if not rev:   # batch runs over inputs: batched_outs[o] is (N_in, *out_shape)
+        for o, b in zip(out_leaves, batched_outs):
+            row, start = [], 0
+            o_shape = aval_of(o).shape
+            for x in in_leaves:
+                i_shape = aval_of(x).shape
+                n = aval_of(x).size
+                blk = reshape(b[start:start + n], i_shape + o_shape)
+                perm = tuple(range(len(i_shape), len(i_shape) + len(o_shape))) + tuple(range(len(i_shape)))
+                row.append(transpose_axes(blk, perm))
+                start += n
+            table.append(row)
+    else:         # batch runs over outputs: batched_outs[i] is (N_out, *in_shape)
+        table = [[None] * len(in_leaves) for _ in out_leaves]
+        for i, (x, b) in enumerate(zip(in_leaves, batched_outs)):
+            start = 0
+            for k, o in enumerate(out_leaves):
+                n = aval_of(o).size
+                table[k][i] = reshape(b[start:start + n], aval_of(o).shape + aval_of(x).shape)
+                start += n
+    return table
+
+
+def _assemble(table, out_tree, in_tree, single):
+    rows = []
+    for row in table:
+        per_in = unflatten(in_tree, row)
+        rows.append(per_in[0] if single else tuple(per_in))
+    return unflatten(out_tree, rows)
+
+
+def jacfwd(fun, argnums=0, *, engine="auto"):
+    """Jacobian by forward mode: one linearize, one batched pass of tangents."""
+    _check_engine(engine)
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacfwd")
+        flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
+        _check_differentiable(leaves, "jacfwd")
+        outs, lin = linearize_flat(flat, leaves, reverse=False)
+        basis, total = _basis(leaves)
+        batched = batch_eval(lin, basis, total)
+        table = _jac_blocks(batched, outs, leaves, rev=False)
+        return _assemble(table, out_tree[0], in_tree, single)
+    return wrapper
+
+
+def jacrev(fun, argnums=0, *, engine="auto"):
+    """Jacobian by reverse mode: one linearize, one batched pass of cotangents."""
+    _check_engine(engine)
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fun)
+    def wrapper(*args, **kwargs):
+        fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacrev")
+        outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "jacrev")
+        lin_t = transpose_program(lin)
+        basis, total = _basis(outs)
+        batched = batch_eval(lin_t, basis, total)
+        batched = [_cast_like(b, np.zeros((total,) + aval_of(x).shape, aval_of(x).dtype))
+                   for b, x in zip(batched, leaves)]
+        table = _jac_blocks(batched, outs, leaves, rev=True)
+        return _assemble(table, out_tree, in_tree, single)
+    return wrapper
+
+
+def hessian(fun, argnums=0, *, engine="auto"):
+    """Forward over reverse: ``jacfwd(jacrev(fun))``."""
+    _check_engine(engine)
+    return jacfwd(jacrev(fun, argnums, engine=engine), argnums, engine=engine)
+
+
+def make_program(fun, *example_args, engine="auto"):
+    """The Program of ``fun`` at ``example_args``; ``print()`` shows it."""
+    _check_engine(engine)
+    return trace_program(fun, *example_args)

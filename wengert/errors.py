@@ -1,0 +1,42 @@
+"""Typed errors. Each message says what happened and what to do instead."""
+
+__all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
+           "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError",
+           "LeakedTracerError", "UnsupportedSyntax", "UnsupportedFunctionError"]
+
+
+class WengertError(Exception):
+    """Base class of every error wengert raises on purpose."""
+
+
+class NonScalarOutputError(WengertError, TypeError):
+    """grad/value_and_grad of a function whose output is not a scalar."""
+
+
+class NonDifferentiableInputError(WengertError, TypeError):
+    """Differentiating with respect to an integer or boolean input."""
+
+
+class NoDerivativeRule(WengertError, NotImplementedError):
+    """A NumPy (or Python) function without a registered rule was called on a
+    traced value."""
+
+
+class UnsupportedFunctionError(NoDerivativeRule):
+    """``math.sin`` and friends called on a traced value."""
+
+
+class ShapeMismatchError(WengertError, ValueError):
+    """Operands or cotangents whose shapes do not fit."""
+
+
+class ConcretizationError(WengertError, TypeError):
+    """A symbolic value was used where Python needs a concrete one."""
+
+
+class LeakedTracerError(WengertError, RuntimeError):
+    """A traced value escaped the transformation that created it."""
+
+
+class UnsupportedSyntax(WengertError, NotImplementedError):
+    """The source engine met a construct it cannot transform."""

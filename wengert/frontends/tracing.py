@@ -1,0 +1,36 @@
+"""The trace frontend: run a Python function on tracer values and record
+every primitive it meets into a Program (the tape).
+
+Python control flow is taken at the concrete values of this call, so the
+Program is straight-line and valid for this path only. Pytrees of inputs and
+outputs are flattened: the Program's inputs are the leaves.
+"""
+from __future__ import annotations
+
+from ..ir import aval_of
+from ..pytree import flatten, unflatten
+from ..staging import stage
+
+__all__ = ["make_program", "flat_function"]
+
+
+def flat_function(fun, args, kwargs=None):
+    """``fun`` as a function of the flat leaves of ``args``; the output's
+    tree is stored in ``out_tree[0]`` when it runs."""
+    leaves, in_tree = flatten(tuple(args))
+    out_tree = [None]
+    kwargs = kwargs or {}
+
+    def flat(*xs):
+        out = fun(*unflatten(in_tree, xs), **kwargs)
+        out_leaves, out_tree[0] = flatten(out)
+        return out_leaves
+
+    return flat, leaves, in_tree, out_tree
+
+
+def make_program(fun, *args, name=None):
+    """Trace ``fun`` at ``args``; return the straight-line Program."""
+    flat, leaves, _, _ = flat_function(fun, args)
+    avals = [aval_of(x) for x in leaves]
+    return stage(flat, avals, name=name or getattr(fun, "__name__", "f"), concrete_vals=leaves)

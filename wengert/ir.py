@@ -1,0 +1,193 @@
+"""The Program: a Wengert list of single assignments.
+
+Invariants (checked by :func:`verify`):
+
+* a Program has input variables, a list of equations and outputs;
+* an equation is ``outs = prim[params] (ins)``; every input is a ``Var`` defined
+  earlier (a program input or an earlier equation's output) or a ``Lit``;
+* every ``Var`` is defined exactly once; outputs are ``Var`` or ``Lit``;
+* structured control flow is an equation whose params hold sub-Programs
+  (``cond``, ``for_loop``, ``while_loop``): they are verified recursively and
+  see only their own inputs (closure conversion is explicit).
+
+This module is data only: no NumPy evaluation, no transformation.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "verify", "aval_of", "ProgramError"]
+
+
+class ProgramError(ValueError):
+    """A Program is malformed (raised by :func:`verify`)."""
+
+
+class Aval:
+    """Abstract value: shape and dtype. ``weak`` marks Python scalars, whose
+    dtype yields to an array operand's (NumPy's NEP 50 promotion)."""
+
+    __slots__ = ("shape", "dtype", "weak")
+
+    def __init__(self, shape, dtype, weak=False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak = weak
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __eq__(self, other):
+        return (isinstance(other, Aval) and self.shape == other.shape
+                and self.dtype == other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def short(self):
+        """``f64[3,4]`` style, as printed in Program signatures."""
+        kind = {"f": "f", "i": "i", "u": "u", "b": "bool", "c": "c"}.get(self.dtype.kind, self.dtype.kind)
+        name = kind if kind == "bool" else f"{kind}{self.dtype.itemsize * 8}"
+        return f"{name}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self):
+        return f"Aval({self.short()})"
+
+
+def aval_of(x):
+    """The Aval of a concrete value, a tracer, or a Python scalar."""
+    av = getattr(x, "aval", None)
+    if isinstance(av, Aval):
+        return av
+    if isinstance(x, (bool, np.bool_)) and not isinstance(x, np.ndarray):
+        return Aval((), np.bool_, weak=isinstance(x, bool))
+    if isinstance(x, int):
+        return Aval((), np.int64, weak=True)
+    if isinstance(x, float):
+        return Aval((), np.float64, weak=True)
+    if isinstance(x, complex):
+        return Aval((), np.complex128, weak=True)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return Aval(x.shape, x.dtype)
+    raise TypeError(f"not an array value: {type(x).__name__}")
+
+
+class Var:
+    """A variable, identified by object identity. ``hint`` is a name to print
+    (kept from user source by the source engine; empty for traced values)."""
+
+    __slots__ = ("aval", "hint")
+
+    def __init__(self, aval, hint=""):
+        self.aval = aval
+        self.hint = hint
+
+    def __repr__(self):
+        return f"Var({self.hint or hex(id(self))[-4:]}: {self.aval.short()})"
+
+
+class Lit:
+    """A literal operand: a Python scalar, an array constant, or (while a
+    higher-order derivative is being traced) an outer trace's value."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val):
+        self.val = val
+        self.aval = aval_of(val)
+
+    def __repr__(self):
+        return f"Lit({self.val!r})"
+
+
+class Eqn:
+    """``outputs = prim[params] (inputs)``."""
+
+    __slots__ = ("prim", "inputs", "outputs", "params")
+
+    def __init__(self, prim, inputs, outputs, params):
+        self.prim = prim
+        self.inputs = tuple(inputs)
+        self.outputs = tuple(outputs)
+        self.params = dict(params)
+
+    def __repr__(self):
+        return f"Eqn({self.prim.name}, {len(self.inputs)} in, {len(self.outputs)} out)"
+
+
+class Program:
+    """Inputs, equations, outputs. ``str(prog)`` is the printed listing."""
+
+    __slots__ = ("inputs", "eqns", "outputs", "name")
+
+    def __init__(self, inputs, eqns, outputs, name="f"):
+        self.inputs = list(inputs)
+        self.eqns = list(eqns)
+        self.outputs = list(outputs)
+        self.name = name
+
+    @property
+    def in_avals(self):
+        return [v.aval for v in self.inputs]
+
+    @property
+    def out_avals(self):
+        return [v.aval for v in self.outputs]
+
+    def __str__(self):
+        from .printing import format_program   # printing depends on ir, not the reverse
+        return format_program(self)
+
+    def __repr__(self):
+        return f"<Program {self.name}: {len(self.inputs)} in, {len(self.eqns)} eqns, {len(self.outputs)} out>"
+
+
+def sub_programs(eqn):
+    """The sub-Programs held by a structured control-flow equation."""
+    for v in eqn.params.values():
+        if isinstance(v, Program):
+            yield v
+        elif isinstance(v, (tuple, list)):
+            yield from (p for p in v if isinstance(p, Program))
+
+
+def verify(prog):
+    """Raise :class:`ProgramError` unless ``prog`` is well formed; return it."""
+    defined = set()
+
+    def define(v, where):
+        if not isinstance(v, Var):
+            raise ProgramError(f"{where}: defines {v!r}, which is not a Var")
+        if id(v) in defined:
+            raise ProgramError(f"{where}: {v!r} is defined twice")
+        defined.add(id(v))
+
+    def use(x, where):
+        if isinstance(x, Lit):
+            return
+        if not isinstance(x, Var):
+            raise ProgramError(f"{where}: operand {x!r} is neither Var nor Lit")
+        if id(x) not in defined:
+            raise ProgramError(f"{where}: {x!r} is used before it is defined")
+
+    for v in prog.inputs:
+        define(v, f"{prog.name}: input")
+    for i, eqn in enumerate(prog.eqns):
+        where = f"{prog.name}: equation {i} ({eqn.prim.name})"
+        nargs = eqn.prim.nargs
+        if nargs is not None and len(eqn.inputs) != nargs:
+            raise ProgramError(f"{where}: takes {nargs} operands, has {len(eqn.inputs)}")
+        for x in eqn.inputs:
+            use(x, where)
+        for sub in sub_programs(eqn):
+            verify(sub)
+        for v in eqn.outputs:
+            define(v, where)
+    for x in prog.outputs:
+        use(x, f"{prog.name}: output")
+    return prog

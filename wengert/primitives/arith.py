@@ -1,0 +1,499 @@
+"""Elementwise arithmetic and transcendental primitives.
+
+Each block: banner, rule functions, one ``register`` call. Rules are written
+with the wrappers below (never NumPy), so they differentiate again. Wrappers
+take NumPy broadcasting semantics; transpose rules sum cotangents back to an
+operand's shape with ``sum_to_shape``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import (NOT_LINEAR, Linear, Primitive, Zero, bind, register, zero_if_any)
+from .rules import elementwise_aval, elementwise_batch
+from ..ir import Aval, aval_of
+
+
+def _wrap(prim):
+    def wrapper(*args, **params):
+        return bind(prim, *args, **params)
+    wrapper.__name__ = prim.name
+    return wrapper
+
+
+def _zero_jvp(out_fn):
+    """jvp of a primitive whose derivative is zero almost everywhere."""
+    def jvp(primals, tangents, **params):
+        out = out_fn(*primals, **params)
+        return out, Zero(aval_of(out))
+    return jvp
+
+
+def _unary(name, impl, jvp, float_out=True):
+    prim = Primitive(name, nargs=1, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
+                     abstract_eval=elementwise_aval(name, float_out=float_out))
+    return register(prim)
+
+
+def _sum_to(ct, like):
+    from .shape import sum_to_shape
+    return sum_to_shape(ct, like.aval.shape if isinstance(like, Linear) else np.shape(like))
+
+
+# --- add ---------------------------------------------------------------
+def add_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    return add(x, y), add(x_dot, y_dot)
+
+
+def add_transpose(ct, x, y):
+    ct_x, ct_y = dup(ct)
+    return (_sum_to(ct_x, x) if isinstance(x, Linear) else None,
+            _sum_to(ct_y, y) if isinstance(y, Linear) else None)
+
+
+def add_zero_rule(x, y):
+    out = add_p.abstract_eval(aval_of(x), aval_of(y))
+    keep = y if isinstance(x, Zero) else x
+    if isinstance(keep, Zero):
+        return Zero(out)
+    from .shape import broadcast_to
+    keep = convert(keep, dtype=out.dtype) if aval_of(keep).dtype != out.dtype else keep
+    return keep if aval_of(keep).shape == out.shape else broadcast_to(keep, shape=out.shape)
+
+
+add_p = register(Primitive("add", nargs=2, impl=np.add, jvp=add_jvp, transpose=add_transpose,
+                           abstract_eval=elementwise_aval("add"), zero_rule=add_zero_rule))
+add = _wrap(add_p)
+add_p.batch = elementwise_batch(add)
+
+
+# --- sub ---------------------------------------------------------------
+def sub_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    return sub(x, y), sub(x_dot, y_dot)
+
+
+def sub_transpose(ct, x, y):
+    ct_x, ct_y = dup(ct)
+    return (_sum_to(ct_x, x) if isinstance(x, Linear) else None,
+            _sum_to(neg(ct_y), y) if isinstance(y, Linear) else None)
+
+
+def sub_zero_rule(x, y):
+    if isinstance(x, Zero) and not isinstance(y, Zero):
+        return add_zero_rule(x, neg(y))
+    return add_zero_rule(x, y)
+
+
+sub_p = register(Primitive("sub", nargs=2, impl=np.subtract, jvp=sub_jvp, transpose=sub_transpose,
+                           abstract_eval=elementwise_aval("sub"), zero_rule=sub_zero_rule))
+sub = _wrap(sub_p)
+sub_p.batch = elementwise_batch(sub)
+
+
+# --- neg ---------------------------------------------------------------
+def neg_jvp(primals, tangents):
+    return neg(primals[0]), neg(tangents[0])
+
+
+def neg_transpose(ct, x):
+    return (neg(ct),)
+
+
+neg_p = register(Primitive("neg", nargs=1, impl=np.negative, jvp=neg_jvp, transpose=neg_transpose,
+                           abstract_eval=elementwise_aval("neg")))
+neg_p.zero_rule = zero_if_any(neg_p)
+neg = _wrap(neg_p)
+neg_p.batch = elementwise_batch(neg)
+
+
+# --- mul ---------------------------------------------------------------
+def mul_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    return mul(x, y), add(mul(x_dot, y), mul(x, y_dot))
+
+
+def mul_transpose(ct, x, y):
+    assert isinstance(x, Linear) != isinstance(y, Linear), "mul is linear in one operand"
+    if isinstance(x, Linear):
+        return _sum_to(mul(ct, y), x), None
+    return None, _sum_to(mul(x, ct), y)
+
+
+mul_p = register(Primitive("mul", nargs=2, impl=np.multiply, jvp=mul_jvp, transpose=mul_transpose,
+                           abstract_eval=elementwise_aval("mul")))
+mul_p.zero_rule = zero_if_any(mul_p)
+mul = _wrap(mul_p)
+mul_p.batch = elementwise_batch(mul)
+
+
+# --- div ---------------------------------------------------------------
+def div_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    out = div(x, y)
+    # d(x/y) = dx/y - (x/y) dy/y
+    return out, sub(div(x_dot, y), mul(div(out, y), y_dot))
+
+
+def div_transpose(ct, x, y):
+    assert isinstance(x, Linear) and not isinstance(y, Linear), "div is linear in its numerator only"
+    return _sum_to(div(ct, y), x), None
+
+
+def div_zero_rule(x, y):
+    if isinstance(y, Zero):
+        y = np.zeros(y.aval.shape, y.aval.dtype)   # dividing by a zero is not a zero
+        if not isinstance(x, Zero):
+            return div(x, y)
+    out = div_p.abstract_eval(aval_of(x), aval_of(y))
+    return Zero(out)
+
+
+div_p = register(Primitive("div", nargs=2, impl=np.true_divide, jvp=div_jvp, transpose=div_transpose,
+                           abstract_eval=elementwise_aval("div", float_out=True),
+                           zero_rule=div_zero_rule))
+div = _wrap(div_p)
+div_p.batch = elementwise_batch(div)
+
+
+# --- pow ---------------------------------------------------------------
+def pow_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    out = pow(x, y)
+    # the y_dot term needs log(x); it is only formed when y carries a tangent,
+    # so integer and constant exponents of negative bases stay finite
+    y_minus_1 = y - 1 if isinstance(y, (int, float)) else sub(y, 1)
+    dx = mul(x_dot, mul(y, pow(x, y_minus_1)))
+    if isinstance(y_dot, Zero):
+        return out, dx
+    return out, add(dx, mul(y_dot, mul(out, log(x))))
+
+
+def pow_impl(x, y):
+    return np.power(x, y)
+
+
+pow_p = register(Primitive("pow", nargs=2, impl=pow_impl, jvp=pow_jvp, transpose=NOT_LINEAR,
+                           abstract_eval=elementwise_aval("pow")))
+pow = _wrap(pow_p)
+
+
+# --- exp, log, log1p, expm1, sqrt --------------------------------------
+def exp_jvp(primals, tangents):
+    out = exp(primals[0])
+    return out, mul(tangents[0], out)
+
+
+exp_p = _unary("exp", np.exp, exp_jvp)
+exp = _wrap(exp_p)
+
+
+def log_jvp(primals, tangents):
+    x, = primals
+    return log(x), div(tangents[0], x)
+
+
+log_p = _unary("log", np.log, log_jvp)
+log = _wrap(log_p)
+
+
+def log1p_jvp(primals, tangents):
+    x, = primals
+    return log1p(x), div(tangents[0], add(x, 1.0))
+
+
+log1p_p = _unary("log1p", np.log1p, log1p_jvp)
+log1p = _wrap(log1p_p)
+
+
+def expm1_jvp(primals, tangents):
+    x, = primals
+    out = expm1(x)
+    return out, mul(tangents[0], add(out, 1.0))
+
+
+expm1_p = _unary("expm1", np.expm1, expm1_jvp)
+expm1 = _wrap(expm1_p)
+
+
+def sqrt_jvp(primals, tangents):
+    out = sqrt(primals[0])
+    return out, div(tangents[0], mul(2.0, out))
+
+
+sqrt_p = _unary("sqrt", np.sqrt, sqrt_jvp)
+sqrt = _wrap(sqrt_p)
+
+
+# --- sin, cos, tan -----------------------------------------------------
+def sin_jvp(primals, tangents):
+    x, = primals
+    return sin(x), mul(tangents[0], cos(x))
+
+
+sin_p = _unary("sin", np.sin, sin_jvp)
+sin = _wrap(sin_p)
+
+
+def cos_jvp(primals, tangents):
+    x, = primals
+    return cos(x), neg(mul(tangents[0], sin(x)))
+
+
+cos_p = _unary("cos", np.cos, cos_jvp)
+cos = _wrap(cos_p)
+
+
+def tan_jvp(primals, tangents):
+    out = tan(primals[0])
+    return out, mul(tangents[0], add(1.0, mul(out, out)))
+
+
+tan_p = _unary("tan", np.tan, tan_jvp)
+tan = _wrap(tan_p)
+
+
+# --- arcsin, arccos, arctan, arctan2 ------------------------------------
+def arcsin_jvp(primals, tangents):
+    x, = primals
+    return arcsin(x), div(tangents[0], sqrt(sub(1.0, mul(x, x))))
+
+
+arcsin_p = _unary("arcsin", np.arcsin, arcsin_jvp)
+arcsin = _wrap(arcsin_p)
+
+
+def arccos_jvp(primals, tangents):
+    x, = primals
+    return arccos(x), neg(div(tangents[0], sqrt(sub(1.0, mul(x, x)))))
+
+
+arccos_p = _unary("arccos", np.arccos, arccos_jvp)
+arccos = _wrap(arccos_p)
+
+
+def arctan_jvp(primals, tangents):
+    x, = primals
+    return arctan(x), div(tangents[0], add(1.0, mul(x, x)))
+
+
+arctan_p = _unary("arctan", np.arctan, arctan_jvp)
+arctan = _wrap(arctan_p)
+
+
+def arctan2_jvp(primals, tangents):
+    y, x = primals
+    y_dot, x_dot = tangents
+    denom = add(mul(x, x), mul(y, y))
+    # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
+    return arctan2(y, x), sub(mul(y_dot, div(x, denom)), mul(x_dot, div(y, denom)))
+
+
+arctan2_p = register(Primitive("arctan2", nargs=2, impl=np.arctan2, jvp=arctan2_jvp,
+                               transpose=NOT_LINEAR,
+                               abstract_eval=elementwise_aval("arctan2", float_out=True)))
+arctan2 = _wrap(arctan2_p)
+
+
+# --- sinh, cosh, tanh --------------------------------------------------
+def sinh_jvp(primals, tangents):
+    x, = primals
+    return sinh(x), mul(tangents[0], cosh(x))
+
+
+sinh_p = _unary("sinh", np.sinh, sinh_jvp)
+sinh = _wrap(sinh_p)
+
+
+def cosh_jvp(primals, tangents):
+    x, = primals
+    return cosh(x), mul(tangents[0], sinh(x))
+
+
+cosh_p = _unary("cosh", np.cosh, cosh_jvp)
+cosh = _wrap(cosh_p)
+
+
+def tanh_jvp(primals, tangents):
+    out = tanh(primals[0])
+    return out, mul(tangents[0], sub(1.0, mul(out, out)))
+
+
+tanh_p = _unary("tanh", np.tanh, tanh_jvp)
+tanh = _wrap(tanh_p)
+
+
+# --- abs, sign ---------------------------------------------------------
+def abs_jvp(primals, tangents):
+    x, = primals
+    return abs(x), mul(tangents[0], sign(x))
+
+
+abs_p = _unary("abs", np.abs, abs_jvp, float_out=False)
+abs = _wrap(abs_p)
+
+sign_p = _unary("sign", np.sign, None, float_out=False)
+sign = _wrap(sign_p)
+sign_p.jvp = _zero_jvp(sign)
+
+
+# --- floor, ceil, round (zero derivative) ------------------------------
+floor_p = _unary("floor", np.floor, None)
+floor = _wrap(floor_p)
+floor_p.jvp = _zero_jvp(floor)
+
+ceil_p = _unary("ceil", np.ceil, None)
+ceil = _wrap(ceil_p)
+ceil_p.jvp = _zero_jvp(ceil)
+
+
+def round_impl(x, decimals=0):
+    return np.round(x, decimals)
+
+
+round_p = register(Primitive("round", nargs=1, impl=round_impl, jvp=None, transpose=NOT_LINEAR,
+                             abstract_eval=elementwise_aval("round")))
+round = _wrap(round_p)
+round_p.jvp = _zero_jvp(round)
+
+
+# --- where (select) ----------------------------------------------------
+def where_jvp(primals, tangents, ):
+    c, x, y = primals
+    _, x_dot, y_dot = tangents
+    return where(c, x, y), where(c, x_dot, y_dot)
+
+
+def where_transpose(ct, c, x, y):
+    zero = np.zeros((), ct.dtype if hasattr(ct, "dtype") else np.float64)
+    return (None,
+            _sum_to(where(c, ct, zero), x) if isinstance(x, Linear) else None,
+            _sum_to(where(c, zero, ct), y) if isinstance(y, Linear) else None)
+
+
+def where_aval(c, x, y):
+    from .rules import broadcast_shapes, result_dtype
+    return Aval(broadcast_shapes(c.shape, x.shape, y.shape, name="where"), result_dtype(x, y))
+
+
+def where_zero_rule(c, x, y):
+    if isinstance(x, Zero) and isinstance(y, Zero):
+        return Zero(where_aval(aval_of(c), x.aval, y.aval))
+    x = np.zeros((), y.dtype) if isinstance(x, Zero) else x
+    y = np.zeros((), x.dtype) if isinstance(y, Zero) else y
+    return where(c, x, y)
+
+
+where_p = register(Primitive("where", nargs=3, impl=np.where, jvp=where_jvp,
+                             transpose=where_transpose, abstract_eval=where_aval,
+                             zero_rule=where_zero_rule))
+where = _wrap(where_p)
+where_p.batch = elementwise_batch(where)
+
+
+# --- maximum, minimum --------------------------------------------------
+def maximum_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    # ties split the derivative evenly, so max(x, x) has derivative 1
+    pick_x = where(greater(x, y), 1.0, where(equal(x, y), 0.5, 0.0))
+    return maximum(x, y), add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
+
+
+maximum_p = register(Primitive("maximum", nargs=2, impl=np.maximum, jvp=maximum_jvp,
+                               transpose=NOT_LINEAR, abstract_eval=elementwise_aval("maximum")))
+maximum = _wrap(maximum_p)
+
+
+def minimum_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    pick_x = where(less(x, y), 1.0, where(equal(x, y), 0.5, 0.0))
+    return minimum(x, y), add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
+
+
+minimum_p = register(Primitive("minimum", nargs=2, impl=np.minimum, jvp=minimum_jvp,
+                               transpose=NOT_LINEAR, abstract_eval=elementwise_aval("minimum")))
+minimum = _wrap(minimum_p)
+
+
+# --- comparisons and logical operations (not differentiated) -----------
+def _predicate(name, impl, nargs=2):
+    prim = register(Primitive(name, nargs=nargs, impl=impl, jvp=None, transpose=NOT_LINEAR,
+                              abstract_eval=elementwise_aval(name, out_dtype=np.bool_),
+                              differentiable=False))
+    return prim, _wrap(prim)
+
+
+less_p, less = _predicate("less", np.less)
+less_equal_p, less_equal = _predicate("less_equal", np.less_equal)
+greater_p, greater = _predicate("greater", np.greater)
+greater_equal_p, greater_equal = _predicate("greater_equal", np.greater_equal)
+equal_p, equal = _predicate("equal", np.equal)
+not_equal_p, not_equal = _predicate("not_equal", np.not_equal)
+logical_and_p, logical_and = _predicate("logical_and", np.logical_and)
+logical_or_p, logical_or = _predicate("logical_or", np.logical_or)
+logical_xor_p, logical_xor = _predicate("logical_xor", np.logical_xor)
+logical_not_p, logical_not = _predicate("logical_not", np.logical_not, nargs=1)
+isfinite_p, isfinite = _predicate("isfinite", np.isfinite, nargs=1)
+
+
+# --- convert (astype) --------------------------------------------------
+def convert_impl(x, dtype):
+    return np.asarray(x).astype(dtype)
+
+
+def convert_aval(x, dtype):
+    return Aval(x.shape, dtype)
+
+
+def convert_jvp(primals, tangents, dtype):
+    x, = primals
+    out = convert(x, dtype=dtype)
+    if np.dtype(dtype).kind not in "fc":
+        return out, Zero(aval_of(out))
+    return out, convert(tangents[0], dtype=dtype)
+
+
+def convert_transpose(ct, x, dtype):
+    return (convert(ct, dtype=x.aval.dtype),)
+
+
+convert_p = register(Primitive("convert", nargs=1, impl=convert_impl, jvp=convert_jvp,
+                               transpose=convert_transpose, abstract_eval=convert_aval))
+convert_p.zero_rule = zero_if_any(convert_p)
+convert = _wrap(convert_p)
+convert_p.batch = elementwise_batch(convert)
+
+
+# --- plain functions over primitives (no rules of their own) -----------
+def square(x):
+    return mul(x, x)
+
+
+def reciprocal(x):
+    return div(1.0, x)
+
+
+def clip(x, lo=None, hi=None):
+    if lo is not None:
+        x = maximum(x, lo)
+    if hi is not None:
+        x = minimum(x, hi)
+    return x
+
+
+def sigmoid(x):
+    # written through tanh: stable for large |x| in both directions
+    return mul(0.5, add(tanh(mul(0.5, x)), 1.0))
+
+
+def dup(x):
+    from .shape import dup as shape_dup   # dup lives with the linear helpers
+    return shape_dup(x)

@@ -1,0 +1,225 @@
+"""The Primitive type, the one registry, and ``bind``: the single dispatch point.
+
+A primitive is declared once (see STYLE.md section 2) with these fields:
+
+* ``impl(*args, **params)``      NumPy implementation on concrete values;
+* ``abstract_eval(*avals, **params) -> Aval | tuple[Aval]``   shape/dtype rule;
+* ``jvp(primals, tangents, **params) -> (out, out_dot)``       written with
+  primitive wrappers, so it can itself be differentiated;
+* ``transpose(ct, *args, **params) -> tuple``  only for primitives linear in
+  some operands; operands being transposed arrive as ``Linear(aval)`` markers
+  and the rule returns one cotangent per operand (``None`` where not linear);
+  otherwise the explicit ``NOT_LINEAR``;
+* ``zero_rule(*args, **params)``  what the primitive gives when an operand is a
+  symbolic ``Zero`` tangent (zero propagation);
+* ``batch(args, batched, **params)``  how a linear primitive runs on operands
+  carrying a leading batch axis (Jacobians in one pass); ``None`` falls back
+  to a loop over the batch.
+
+``bind`` sends a primitive application to the trace of the highest level among
+its operands (a transform in progress), or to ``impl`` when no operand is a
+tracer.  Traces are nested by level; a value of a lower trace is a constant to
+a higher one (closure over an outer derivative's variable).
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from ..ir import Aval, Lit, aval_of
+from ..errors import LeakedTracerError
+
+__all__ = ["Primitive", "PRIMITIVES", "register", "NOT_LINEAR", "Zero", "Linear", "bind",
+           "Trace", "TracerBase", "new_trace", "instantiate", "is_zero", "zero_if_any",
+           "eval_program", "is_float"]
+
+PRIMITIVES: dict[str, "Primitive"] = {}
+
+
+class _NotLinear:
+    def __repr__(self):
+        return "NOT_LINEAR"
+
+
+NOT_LINEAR = _NotLinear()
+
+
+class Primitive:
+    """One row of the primitive table."""
+
+    __slots__ = ("name", "nargs", "impl", "abstract_eval", "jvp", "transpose",
+                 "zero_rule", "batch", "multiple_results", "inline", "differentiable",
+                 "__dict__")
+
+    def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
+                 zero_rule=None, batch=None, multiple_results=False, inline=False,
+                 differentiable=True):
+        self.name = name
+        self.nargs = nargs                  # None: variadic
+        self.impl = impl
+        self.abstract_eval = abstract_eval
+        self.jvp = jvp
+        self.transpose = transpose
+        self.zero_rule = zero_rule
+        self.batch = batch
+        self.multiple_results = multiple_results
+        self.inline = inline                # staging runs impl on tracers (custom rules)
+        self.differentiable = differentiable  # False: outputs carry no tangent
+
+    @property
+    def linear(self):
+        return self.transpose is not NOT_LINEAR
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+
+def register(prim):
+    if prim.name in PRIMITIVES:
+        raise ValueError(f"primitive {prim.name!r} registered twice")
+    PRIMITIVES[prim.name] = prim
+    return prim
+
+
+# --- symbolic zeros and linear markers -------------------------------------
+
+class Zero:
+    """A symbolic zero tangent or cotangent of a known aval."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval.short()})"
+
+
+class Linear:
+    """Marks the operand a transpose rule is transposing with respect to."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    def __repr__(self):
+        return f"Linear({self.aval.short()})"
+
+
+def is_zero(x):
+    return isinstance(x, Zero)
+
+
+def is_float(aval):
+    return aval.dtype.kind in "fc"
+
+
+def instantiate(x):
+    """A Zero becomes a concrete array of zeros; anything else is returned."""
+    if isinstance(x, Zero):
+        return np.zeros(x.aval.shape, x.aval.dtype)
+    return x
+
+
+def _out_avals(prim, args, params):
+    avals = [aval_of(a) for a in args]
+    return prim.abstract_eval(*avals, **params)
+
+
+def zero_if_any(prim):
+    """Zero rule for a primitive that is linear in each operand separately
+    (``mul``, ``matmul``, ``reduce_sum``...): a zero operand gives a zero."""
+    def rule(*args, **params):
+        out = _out_avals(prim, args, params)
+        return tuple(Zero(a) for a in out) if prim.multiple_results else Zero(out)
+    return rule
+
+
+# --- traces ----------------------------------------------------------------
+
+class TracerBase:
+    """A value of a trace in progress. Subclasses carry what their trace needs;
+    ``frontends``/``transforms`` define them, ``primitives.numpy_api`` gives them
+    NumPy's face (operators, ufuncs, methods)."""
+
+    __slots__ = ("_trace",)
+
+
+class Trace:
+    """A transformation in progress. ``process`` interprets one primitive
+    application whose operands include at least one of its tracers; ``lift``
+    makes a tracer of a value that belongs to no trace or to a lower one."""
+
+    level = 0
+
+    def lift(self, x):
+        raise NotImplementedError
+
+    def process(self, prim, args, params):
+        raise NotImplementedError
+
+
+_TRACE_STACK: list[Trace] = []
+
+
+@contextlib.contextmanager
+def new_trace(trace):
+    """Push ``trace`` above every trace now active."""
+    trace.level = len(_TRACE_STACK) + 1
+    _TRACE_STACK.append(trace)
+    try:
+        yield trace
+    finally:
+        _TRACE_STACK.pop()
+        trace.level = -trace.level   # a tracer that escapes is recognised as leaked
+
+
+def bind(prim, *args, **params):
+    """Apply ``prim``: to the highest trace among the operands, else ``impl``."""
+    trace = None
+    has_zero = False
+    for a in args:
+        if isinstance(a, TracerBase):
+            t = a._trace
+            if trace is None or t.level > trace.level:
+                if t.level <= 0:
+                    raise LeakedTracerError(
+                        f"a traced value escaped its transformation and reached {prim.name}; "
+                        "return it from the function instead of storing it outside")
+                trace = t
+        elif isinstance(a, Zero):
+            has_zero = True
+    if has_zero:
+        if prim.zero_rule is not None:
+            return prim.zero_rule(*args, **params)
+        args = tuple(instantiate(a) for a in args)
+    if trace is None:
+        return prim.impl(*args, **params)
+    return trace.process(prim, args, params)
+
+
+def eval_program(prog, args):
+    """Evaluate a Program by binding each equation: on concrete values this is
+    the NumPy interpreter; on tracers it replays the Program into their trace."""
+    env = {}
+    for v, a in zip(prog.inputs, args):
+        env[id(v)] = a
+    for eqn in prog.eqns:
+        ins = [x.val if isinstance(x, Lit) else env[id(x)] for x in eqn.inputs]
+        outs = bind(eqn.prim, *ins, **eqn.params)
+        if eqn.prim.multiple_results:
+            for v, o in zip(eqn.outputs, outs):
+                env[id(v)] = o
+        else:
+            env[id(eqn.outputs[0])] = outs
+    return [x.val if isinstance(x, Lit) else env[id(x)] for x in prog.outputs]

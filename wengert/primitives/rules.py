@@ -1,0 +1,65 @@
+"""Helpers shared by many primitive blocks: shape rules and batching rules.
+
+Nothing here is a primitive; these are the common shapes of rule functions
+(an elementwise shape rule, the batch rule of an elementwise primitive).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ShapeMismatchError
+from ..ir import Aval
+
+
+def result_dtype(*avals):
+    """NumPy's promotion with Python scalars weak (NEP 50)."""
+    reps = []
+    for a in avals:
+        if a.weak:
+            reps.append({"b": True, "i": 0, "u": 0, "f": 0.0, "c": 0j}[a.dtype.kind])
+        else:
+            reps.append(a.dtype)
+    return np.result_type(*reps)
+
+
+def broadcast_shapes(*shapes, name="operation"):
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeMismatchError(
+            f"{name}: operand shapes {' and '.join(map(str, shapes))} do not broadcast together; "
+            "reshape or index the operands so that trailing dimensions agree or are 1") from None
+
+
+def elementwise_aval(name, float_out=False, out_dtype=None):
+    """Shape rule of an elementwise op: broadcast shapes, promote dtypes.
+    ``float_out``: integer operands give float64 (``sin(1) -> float``)."""
+    def abstract_eval(*avals, **params):
+        shape = broadcast_shapes(*(a.shape for a in avals), name=name)
+        if out_dtype is not None:
+            return Aval(shape, out_dtype, weak=all(a.weak for a in avals))
+        dtype = result_dtype(*avals)
+        if float_out and dtype.kind not in "fc":
+            dtype = np.dtype(np.float64)
+        return Aval(shape, dtype, weak=all(a.weak for a in avals))
+    abstract_eval.__name__ = f"{name}_abstract_eval"
+    return abstract_eval
+
+
+def elementwise_batch(prim_wrapper):
+    """Batch rule of an elementwise primitive: batched operands carry a
+    leading axis; give them the output's rank so NumPy broadcasting lines the
+    other axes up, then apply the primitive once."""
+    from .shape import reshape     # shape helpers are themselves primitives
+    def batch(args, batched, **params):
+        rank = max(np.ndim(a) - b for a, b in zip(args, batched))
+        fixed = []
+        for a, b in zip(args, batched):
+            if b:
+                shp = np.shape(a)
+                need = rank - (len(shp) - 1)
+                if need:
+                    a = reshape(a, shp[:1] + (1,) * need + shp[1:])
+            fixed.append(a)
+        return prim_wrapper(*fixed, **params)
+    return batch

@@ -1,0 +1,116 @@
+"""Program -> text, in the seeds' style: ``v = prim[params] (args)``.
+
+Names are given at print time, in order of appearance: a variable's hint
+(a user name kept by the source engine, made unique with ``_1``...) or a role
+prefix and a counter: ``x`` for inputs, ``v`` for the body. Printing twice
+gives the same text; nothing depends on ``id()`` or set order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .ir import Lit, Program, sub_programs
+
+__all__ = ["format_program", "format_literal"]
+
+
+def format_literal(val):
+    from .primitives.core import TracerBase
+    if isinstance(val, TracerBase):
+        return f"<traced {val.aval.short()}>"
+    if isinstance(val, (bool, np.bool_)):
+        return repr(bool(val))
+    if isinstance(val, (int, np.integer)):
+        return repr(int(val))
+    if isinstance(val, (float, np.floating)):
+        return repr(float(val))
+    if isinstance(val, np.ndarray):
+        if val.ndim == 0:
+            return format_literal(val[()])
+        if val.size <= 4:
+            return np.array2string(val, separator=", ").replace("\n", "")
+        from .ir import aval_of
+        return f"<const {aval_of(val).short()}>"
+    return repr(val)
+
+
+def _format_index_part(p):
+    if isinstance(p, slice):
+        parts = ["" if p.start is None else str(p.start), "" if p.stop is None else str(p.stop)]
+        if p.step is not None:
+            parts.append(str(p.step))
+        return ":".join(parts)
+    if p is None:
+        return "None"
+    if p is Ellipsis:
+        return "..."
+    if isinstance(p, np.ndarray):
+        return format_literal(p) if p.size <= 4 else f"<index i64[{','.join(map(str, p.shape))}]>"
+    return repr(p)
+
+
+def _format_param(k, v):
+    if k == "idx" and isinstance(v, tuple):
+        return f"{k}=[{', '.join(_format_index_part(p) for p in v)}]"
+    if isinstance(v, Program):
+        return f"{k}={v.name}"
+    if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+        return f"{k}={np.dtype(v).name}"
+    if callable(v):
+        return f"{k}={getattr(v, '__name__', type(v).__name__)}"
+    if isinstance(v, (np.ndarray, float, np.generic)):
+        return f"{k}={format_literal(v)}"
+    if isinstance(v, (tuple, list)) and any(isinstance(e, (np.ndarray, np.generic)) for e in v):
+        return f"{k}=(" + ", ".join(format_literal(e) for e in v) + ")"
+    return f"{k}={v!r}"
+
+
+class _Namer:
+    def __init__(self):
+        self.names = {}
+        self.used = set()
+        self.counter = 0
+
+    def define(self, v, prefix):
+        if v.hint:
+            name, k = v.hint, 0
+            while name in self.used:
+                k += 1
+                name = f"{v.hint}_{k}"
+        else:
+            name = f"{prefix}{self.counter}"
+            self.counter += 1
+            while name in self.used:
+                name = f"{prefix}{self.counter}"
+                self.counter += 1
+        self.used.add(name)
+        self.names[id(v)] = name
+        return name
+
+    def atom(self, x):
+        if isinstance(x, Lit):
+            return format_literal(x.val)
+        return self.names.get(id(x), "?undefined")
+
+
+def format_program(prog, indent=""):
+    namer = _Namer()
+    lines = []
+    _format(prog, namer, lines, indent)
+    return "\n".join(lines)
+
+
+def _format(prog, namer, lines, indent):
+    args = ", ".join(f"{namer.define(v, 'x')}: {v.aval.short()}" for v in prog.inputs)
+    lines.append(f"{indent}program {prog.name}({args}):")
+    for eqn in prog.eqns:
+        for sub in sub_programs(eqn):
+            _format(sub, namer, lines, indent + "  ")
+        ins = ", ".join(namer.atom(x) for x in eqn.inputs)
+        outs = [namer.define(v, "v") for v in eqn.outputs]
+        lhs = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+        params = ", ".join(_format_param(k, eqn.params[k]) for k in sorted(eqn.params))
+        params = f"[{params}]" if params else ""
+        lines.append(f"{indent}  {lhs} = {eqn.prim.name}{params} ({ins})")
+    outs = ", ".join(namer.atom(x) for x in prog.outputs)
+    lines.append(f"{indent}  return ({outs})")

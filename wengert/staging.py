@@ -1,0 +1,98 @@
+"""The recorder: a trace whose tracers stand for Program variables.
+
+Every primitive applied to a ``StagingTracer`` appends an equation to the
+Program under construction; values from no trace (or a lower one) become
+literals. This is the tape of the trace frontend and the way the transforms
+turn an interpreter into a Program -> Program function (stage it out).
+
+A staging tracer may carry the concrete value it stands for (``make_program``
+runs user code, whose Python control flow needs values), or none (a linear
+program whose inputs are symbolic tangents).
+"""
+from __future__ import annotations
+
+from .ir import Eqn, Lit, Program, Var, aval_of
+from .primitives.core import Trace, Zero, bind, new_trace
+from .primitives.numpy_api import Tracer
+
+__all__ = ["StagingTrace", "StagingTracer", "stage", "atom_of"]
+
+
+class StagingTracer(Tracer):
+    __slots__ = ("var", "val")
+
+    def __init__(self, trace, var, val=None):
+        self._trace = trace
+        self.var = var        # a Var, or a Lit for a lifted constant
+        self.val = val        # the concrete value, or None when symbolic
+
+    @property
+    def aval(self):
+        return self.var.aval
+
+    @property
+    def concrete_value(self):
+        val = self.val
+        return getattr(val, "concrete_value", val) if isinstance(val, Tracer) else val
+
+
+class StagingTrace(Trace):
+    """Records equations. ``concrete``: compute values alongside (user code)."""
+
+    def __init__(self, concrete=False):
+        self.eqns = []
+        self.concrete = concrete
+
+    def new_input(self, aval, val=None, hint=""):
+        return StagingTracer(self, Var(aval, hint), val)
+
+    def lift(self, x):
+        val = None
+        if self.concrete:
+            val = x.concrete_value if isinstance(x, Tracer) else x
+        return StagingTracer(self, Lit(x), val)
+
+    def process(self, prim, args, params):
+        if prim.inline:
+            return prim.impl(*args, **params)
+        tracers = [a if isinstance(a, StagingTracer) and a._trace is self else self.lift(a)
+                   for a in args]
+        vals = None
+        if self.concrete and all(t.val is not None for t in tracers):
+            vals = prim.impl(*[t.val for t in tracers], **params)
+            out_avals = ([aval_of(v) for v in vals] if prim.multiple_results else aval_of(vals))
+        else:
+            out_avals = prim.abstract_eval(*[t.aval for t in tracers], **params)
+        if prim.multiple_results:
+            outs = [Var(a) for a in out_avals]
+            self.eqns.append(Eqn(prim, [t.var for t in tracers], outs, params))
+            vals = vals if vals is not None else [None] * len(outs)
+            return tuple(StagingTracer(self, v, x) for v, x in zip(outs, vals))
+        out = Var(out_avals)
+        self.eqns.append(Eqn(prim, [t.var for t in tracers], [out], params))
+        return StagingTracer(self, out, vals)
+
+    def atom(self, x):
+        """The Program operand for an output value (Zero -> literal zeros)."""
+        if isinstance(x, StagingTracer) and x._trace is self:
+            return x.var
+        if isinstance(x, Zero):
+            import numpy as np
+            return Lit(np.zeros(x.aval.shape, x.aval.dtype))
+        return Lit(x)
+
+
+def atom_of(trace, x):
+    return trace.atom(x)
+
+
+def stage(fn, in_avals, name="f", hints=None, concrete_vals=None):
+    """Run ``fn(*tracers) -> list`` on fresh symbolic inputs; return the Program."""
+    trace = StagingTrace(concrete=concrete_vals is not None)
+    with new_trace(trace):
+        hints = hints or [""] * len(in_avals)
+        vals = concrete_vals or [None] * len(in_avals)
+        ins = [trace.new_input(a, v, h) for a, v, h in zip(in_avals, vals, hints)]
+        outs = fn(*ins)
+        prog = Program([t.var for t in ins], trace.eqns, [trace.atom(o) for o in outs], name)
+    return prog

@@ -1,0 +1,118 @@
+"""Forward mode: a trace whose values carry a primal and a tangent.
+
+    jvp : (a -> b) -> (a, T a) -> (b, T b)
+
+Each primitive application runs its jvp rule once: the primal output and the
+tangent output are computed together, line by line (seed 000's interleaved
+form), so memory stays proportional to the primal program. Tangents that are
+symbolically zero (``Zero``) are never formed; a primitive whose operands all
+have zero tangents runs as the primal only.
+
+``jvp_program`` stages the same interpreter into a Program:
+
+    program f(x0: f64[]):            program f_jvp(x0: f64[], t0: f64[]):
+      v1 = sin (x0)          ==>       v1 = sin (x0)
+      return (v1)                      v2 = cos (x0)
+                                       t1 = mul (t0, v2)
+                                       return (v1, t1)
+"""
+from __future__ import annotations
+
+from ..ir import aval_of
+from ..primitives.core import Trace, Zero, bind, is_float, new_trace
+from ..primitives.numpy_api import Tracer
+from ..staging import stage
+from ..primitives.core import eval_program
+
+__all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "jvp_program"]
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self):
+        return aval_of(self.primal)
+
+    @property
+    def concrete_value(self):
+        p = self.primal
+        return p.concrete_value if isinstance(p, Tracer) else p
+
+
+class JVPTrace(Trace):
+    """``reverse``: this jvp feeds a transpose (linearize for vjp), so
+    ``custom_vjp`` functions use their fwd/bwd rules instead of their body."""
+
+    def __init__(self, reverse=False):
+        self.reverse = reverse
+
+    def lift(self, x):
+        return JVPTracer(self, x, Zero(aval_of(x)))
+
+    def process(self, prim, args, params):
+        primals, tangents, live = [], [], False
+        for a in args:
+            if isinstance(a, JVPTracer) and a._trace is self:
+                primals.append(a.primal)
+                tangents.append(a.tangent)
+                live = live or not isinstance(a.tangent, Zero)
+            else:
+                primals.append(a)
+                tangents.append(None)
+        if not live or not prim.differentiable:
+            out = bind(prim, *primals, **params)
+            if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
+                return tuple(JVPTracer(self, o, Zero(aval_of(o))) for o in out)
+            return JVPTracer(self, out, Zero(aval_of(out)))
+        tangents = [Zero(aval_of(p)) if t is None else t for p, t in zip(primals, tangents)]
+        if prim.inline:
+            # custom-rule calls pass the trace so the rule can see reverse mode
+            out, out_dot = prim.jvp(primals, tangents, trace=self, **params)
+        else:
+            out, out_dot = prim.jvp(primals, tangents, **params)
+        if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
+            return tuple(JVPTracer(self, o, _tangent_for(o, t)) for o, t in zip(out, out_dot))
+        return JVPTracer(self, out, _tangent_for(out, out_dot))
+
+
+def _tangent_for(out, t):
+    av = aval_of(out)
+    if not is_float(av):
+        return Zero(av)     # integer and boolean values carry no tangent
+    return t
+
+
+def jvp_flat(fn, primals, tangents, reverse=False):
+    """Run ``fn(*flat) -> list`` forward with tangents; return (outs, out_tangents)."""
+    trace = JVPTrace(reverse)
+    with new_trace(trace):
+        ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
+        outs = fn(*ins)
+        out_p, out_t = [], []
+        for o in outs:
+            if isinstance(o, JVPTracer) and o._trace is trace:
+                out_p.append(o.primal)
+                out_t.append(o.tangent)
+            else:
+                out_p.append(o)
+                out_t.append(Zero(aval_of(o)))
+    return out_p, out_t
+
+
+def jvp_program(prog):
+    """Program -> Program taking (primals..., tangents...) and returning
+    (outputs..., output tangents...), primal and tangent lines interleaved."""
+    n = len(prog.inputs)
+
+    def run(*args):
+        outs, dots = jvp_flat(lambda *xs: eval_program(prog, xs), args[:n], args[n:])
+        return list(outs) + list(dots)
+
+    hints = [v.hint for v in prog.inputs] + [f"d_{v.hint}" if v.hint else "" for v in prog.inputs]
+    return stage(run, prog.in_avals * 2, name=f"{prog.name}_jvp", hints=hints)

@@ -1,0 +1,89 @@
+"""Transposition of a linear Program (seeds 000 and 003).
+
+    transpose : (T a -o T b) -> (T b -o T a)
+
+The equations are walked in reverse order; each linear primitive's transpose
+rule turns the cotangent of its output into cotangents of its linear operands.
+A variable used twice receives the sum of its cotangents (``add_any``: the
+transpose of the implicit ``dup``); an equation whose output has no cotangent
+is skipped (zero cotangents are never formed). Equations with no linear
+operand (constants built inside the linear program) are evaluated forward.
+
+    t1 = mul (t0, 3.0)             ct0 = mul (ct1, 3.0)
+    (t2, t3) = dup (t1)     ==>    ct1 = add_any (ct2, ct3)
+    t4 = add (t2, t3)              (ct2, ct3) = dup (ct4)
+"""
+from __future__ import annotations
+
+from ..errors import ShapeMismatchError
+from ..ir import Lit, Program
+from ..primitives.core import Linear, Zero, bind
+from ..primitives.shape import add_any
+from ..staging import stage
+
+__all__ = ["backward_pass", "transpose_program"]
+
+
+def backward_pass(prog, cts_out):
+    """Cotangents of ``prog.inputs`` given cotangents of its outputs
+    (``Zero`` where an input receives nothing)."""
+    linear = {id(v) for v in prog.inputs}
+    values = {}
+
+    def read(x):
+        return x.val if isinstance(x, Lit) else values[id(x)]
+
+    lin_eqns = []
+    for eqn in prog.eqns:
+        if any(not isinstance(x, Lit) and id(x) in linear for x in eqn.inputs):
+            lin_eqns.append(eqn)
+            linear.update(id(v) for v in eqn.outputs)
+        else:
+            outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **eqn.params)
+            outs = outs if eqn.prim.multiple_results else (outs,)
+            values.update((id(v), o) for v, o in zip(eqn.outputs, outs))
+
+    ct_env = {}
+
+    def accumulate(v, ct):
+        if isinstance(ct, Zero) or ct is None:
+            return
+        prev = ct_env.get(id(v))
+        ct_env[id(v)] = ct if prev is None else add_any(prev, ct)
+
+    for v, ct in zip(prog.outputs, cts_out):
+        if not isinstance(v, Lit) and id(v) in linear:
+            accumulate(v, ct)
+
+    for eqn in reversed(lin_eqns):
+        cts = [ct_env.pop(id(v), None) for v in eqn.outputs]
+        if all(c is None for c in cts):
+            continue
+        if eqn.prim.multiple_results:
+            ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, cts)]
+        else:
+            ct = cts[0]
+        args = [Linear(x.aval) if not isinstance(x, Lit) and id(x) in linear else read(x)
+                for x in eqn.inputs]
+        in_cts = eqn.prim.transpose(ct, *args, **eqn.params)
+        for x, a, c in zip(eqn.inputs, args, in_cts):
+            if isinstance(a, Linear):
+                accumulate(x, c)
+
+    return [ct_env.get(id(v), Zero(v.aval)) for v in prog.inputs]
+
+
+def check_cotangents(prog, cts):
+    for v, ct in zip(prog.outputs, cts):
+        shape = getattr(ct, "shape", ())
+        if tuple(shape) != v.aval.shape:
+            raise ShapeMismatchError(
+                f"cotangent of shape {tuple(shape)} given for an output of shape {v.aval.shape}; "
+                "pass a cotangent shaped like the function's output")
+
+
+def transpose_program(prog):
+    """Program -> Program: output cotangents in, input cotangents out."""
+    hints = [f"ct_{v.hint}" if getattr(v, "hint", "") else "" for v in prog.outputs]
+    return stage(lambda *cts: backward_pass(prog, cts), [v.aval for v in prog.outputs],
+                 name=f"{prog.name}_transpose", hints=hints)

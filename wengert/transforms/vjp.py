@@ -1,0 +1,36 @@
+"""Reverse mode as a composition (seed 003): vjp = transpose . linearize.
+
+    vjp : (a -> b) -> a -> (b, T b -o T a)
+
+Nothing here knows a derivative rule: linearize gives the linear Program,
+and transposing it needs transpose rules of linear primitives only.
+"""
+from __future__ import annotations
+
+from ..primitives.core import eval_program
+from ..staging import stage
+from .partial_eval import linearize_flat
+from .transpose import backward_pass
+
+__all__ = ["vjp_flat", "vjp_program"]
+
+
+def vjp_flat(fn, primals):
+    """(outs, pullback) where pullback(cts) -> input cotangents (Zero allowed)."""
+    outs, lin = linearize_flat(fn, primals, reverse=True)
+    return outs, lin, (lambda cts: backward_pass(lin, cts))
+
+
+def vjp_program(prog):
+    """Program -> Program taking (inputs..., output cotangents...) and
+    returning (outputs..., input cotangents...): the forward sweep, then the
+    transposed linear program in reverse order."""
+    n = len(prog.inputs)
+
+    def run(*args):
+        outs, _, pullback = vjp_flat(lambda *xs: eval_program(prog, xs), list(args[:n]))
+        return list(outs) + list(pullback(args[n:]))
+
+    hints = [v.hint for v in prog.inputs] + [f"ct_{v.hint}" if getattr(v, "hint", "") else ""
+                                             for v in prog.outputs]
+    return stage(run, prog.in_avals + prog.out_avals, name=f"{prog.name}_vjp", hints=hints)
