@@ -40,3 +40,19 @@ class LeakedTracerError(WengertError, RuntimeError):
 
 class UnsupportedSyntax(WengertError, NotImplementedError):
     """The source engine met a construct it cannot transform."""
+
+
+def user_location():
+    """``file:line`` of the innermost frame outside the wengert package: the
+    line of user code that led to the error."""
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(1)
+    while frame is not None:
+        fname = frame.f_code.co_filename
+        if not os.path.abspath(fname).startswith(here) and "<frozen" not in fname \
+                and "/numpy/" not in fname:
+            return f"{fname}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"

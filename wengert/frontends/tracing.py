@@ -7,6 +7,8 @@ outputs are flattened: the Program's inputs are the leaves.
 """
 from __future__ import annotations
 
+import inspect
+
 from ..ir import aval_of
 from ..pytree import flatten, unflatten
 from ..staging import stage
@@ -33,4 +35,20 @@ def make_program(fun, *args, name=None):
     """Trace ``fun`` at ``args``; return the straight-line Program."""
     flat, leaves, _, _ = flat_function(fun, args)
     avals = [aval_of(x) for x in leaves]
-    return stage(flat, avals, name=name or getattr(fun, "__name__", "f"), concrete_vals=leaves)
+    return stage(flat, avals, name=name or getattr(fun, "__name__", "f"),
+                 hints=_input_names(fun, args, len(leaves)), concrete_vals=leaves)
+
+
+def _input_names(fun, args, n_leaves):
+    """The parameter names of ``fun`` as input names, when every argument is
+    one array (a pytree argument's leaves get print-time names)."""
+    if len(args) != n_leaves:
+        return None
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(names) < n_leaves:
+        return None
+    return names[:n_leaves]

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import arith, composite, index, linalg, reduce, shape
 from .core import TracerBase
-from ..errors import ConcretizationError, NoDerivativeRule, UnsupportedFunctionError
+from ..errors import ConcretizationError, NoDerivativeRule, UnsupportedFunctionError, user_location
 from ..ir import aval_of
 
 
@@ -370,7 +370,8 @@ class Tracer(TracerBase):
                                    f"write it with np.{ufunc.__name__} and reductions")
         fn = UFUNCS.get(ufunc)
         if fn is None:
-            raise NoDerivativeRule(f"np.{ufunc.__name__} has no derivative rule in wengert; "
+            raise NoDerivativeRule(f"{user_location()}: np.{ufunc.__name__} has no derivative "
+                                   "rule in wengert; "
                                    "write it with supported NumPy functions or wrap it in "
                                    "wg.custom_jvp / wg.custom_vjp")
         if kwargs.get("out") is not None:
@@ -382,7 +383,8 @@ class Tracer(TracerBase):
         fn = FUNCTIONS.get(func)
         if fn is None:
             mod = getattr(func, "__module__", "numpy") or "numpy"
-            raise NoDerivativeRule(f"{mod}.{func.__name__} has no derivative rule in wengert; "
+            raise NoDerivativeRule(f"{user_location()}: {mod}.{func.__name__} has no derivative "
+                                   "rule in wengert; "
                                    "write it with supported NumPy functions or wrap it in "
                                    "wg.custom_jvp / wg.custom_vjp")
         return fn(*args, **kwargs)

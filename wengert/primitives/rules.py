@@ -26,8 +26,9 @@ def broadcast_shapes(*shapes, name="operation"):
     try:
         return np.broadcast_shapes(*shapes)
     except ValueError:
+        from ..errors import user_location
         raise ShapeMismatchError(
-            f"{name}: operand shapes {' and '.join(map(str, shapes))} do not broadcast together; "
+            f"{user_location()}: {name}: operand shapes {' and '.join(map(str, shapes))} do not broadcast together; "
             "reshape or index the operands so that trailing dimensions agree or are 1") from None
 
 

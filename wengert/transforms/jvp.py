@@ -18,6 +18,7 @@ have zero tangents runs as the primal only.
 """
 from __future__ import annotations
 
+from ..errors import ShapeMismatchError, WengertError, user_location
 from ..ir import aval_of
 from ..primitives.core import Trace, Zero, bind, is_float, new_trace
 from ..primitives.numpy_api import Tracer
@@ -66,19 +67,34 @@ class JVPTrace(Trace):
                 primals.append(a)
                 tangents.append(None)
         if not live or not prim.differentiable:
-            out = bind(prim, *primals, **params)
+            try:
+                out = bind(prim, *primals, **params)
+            except ValueError as e:
+                raise_shape_error(prim, primals, e)
             if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
                 return tuple(JVPTracer(self, o, Zero(aval_of(o))) for o in out)
             return JVPTracer(self, out, Zero(aval_of(out)))
         tangents = [Zero(aval_of(p)) if t is None else t for p, t in zip(primals, tangents)]
-        if prim.inline:
-            # custom-rule calls pass the trace so the rule can see reverse mode
-            out, out_dot = prim.jvp(primals, tangents, trace=self, **params)
-        else:
-            out, out_dot = prim.jvp(primals, tangents, **params)
+        try:
+            if prim.inline:
+                # custom-rule calls pass the trace so the rule can see reverse mode
+                out, out_dot = prim.jvp(primals, tangents, trace=self, **params)
+            else:
+                out, out_dot = prim.jvp(primals, tangents, **params)
+        except ValueError as e:
+            raise_shape_error(prim, primals, e)
         if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
             return tuple(JVPTracer(self, o, _tangent_for(o, t)) for o, t in zip(out, out_dot))
         return JVPTracer(self, out, _tangent_for(out, out_dot))
+
+
+def raise_shape_error(prim, operands, err):
+    """NumPy's ValueError about shapes, as a typed error naming the user's line."""
+    if isinstance(err, WengertError) or "shape" not in str(err) and "broadcast" not in str(err):
+        raise err
+    shapes = ", ".join(str(aval_of(o).shape) for o in operands)
+    raise ShapeMismatchError(f"{user_location()}: {prim.name} on operands of shapes {shapes}: "
+                             f"{err}. Reshape or index the operands so their shapes agree") from err
 
 
 def _tangent_for(out, t):

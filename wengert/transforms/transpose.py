@@ -84,6 +84,6 @@ def check_cotangents(prog, cts):
 
 def transpose_program(prog):
     """Program -> Program: output cotangents in, input cotangents out."""
-    hints = [f"ct_{v.hint}" if getattr(v, "hint", "") else "" for v in prog.outputs]
+    hints = [f"ct_{v.hint}" if getattr(v, "hint", "") else "ct" for v in prog.outputs]
     return stage(lambda *cts: backward_pass(prog, cts), [v.aval for v in prog.outputs],
                  name=f"{prog.name}_transpose", hints=hints)

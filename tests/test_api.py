@@ -1,0 +1,284 @@
+"""The public API: pytrees, argnums, has_aux, custom rules, dtype keeping,
+Jacobians and Hessians, and that nothing the caller holds is mutated."""
+import numpy as np
+import pytest
+
+import wengert as wg
+from wengert.testing import check_grads, fd_jvp
+
+RNG = np.random.default_rng(42)
+
+
+def fd_grad(f, x, eps=1e-6):
+    x = np.asarray(x, float)
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+
+
+def test_grad_matches_finite_differences_on_arrays():
+    x = RNG.standard_normal((3, 4))
+
+    def f(x):
+        return np.sum(np.tanh(x) ** 2 * np.exp(-x)) + x[1, 2] * x[0, 0]
+
+    np.testing.assert_allclose(wg.grad(f)(x), fd_grad(f, x), rtol=1e-6, atol=1e-8)
+
+
+def test_pytree_inputs_and_outputs():
+    params = {"w": RNG.standard_normal((3,)), "b": [0.5, (np.float64(1.5),)]}
+
+    def f(p, scale):
+        return scale * (np.sum(p["w"] ** 2) + p["b"][0] * p["b"][1][0])
+
+    g = wg.grad(f)(params, 2.0)
+    assert set(g) == {"w", "b"} and isinstance(g["b"], list) and isinstance(g["b"][1], tuple)
+    np.testing.assert_allclose(g["w"], 4.0 * params["w"])
+    assert g["b"][0] == pytest.approx(2.0 * 1.5)
+    assert g["b"][1][0] == pytest.approx(2.0 * 0.5)
+
+    def g2(x):
+        return {"a": x * 2.0, "b": (np.sin(x), [x ** 2])}
+
+    out, tan = wg.jvp(g2, (1.0,), (1.0,))
+    assert tan["a"] == pytest.approx(2.0)
+    assert tan["b"][0] == pytest.approx(np.cos(1.0))
+    assert tan["b"][1][0] == pytest.approx(2.0)
+
+
+def test_argnums_int_and_tuple():
+    def f(x, y, z):
+        return x * y ** 2 + np.sin(z)
+
+    assert wg.grad(f, argnums=1)(1.5, 2.0, 0.3) == pytest.approx(2 * 1.5 * 2.0)
+    gx, gz = wg.grad(f, argnums=(0, 2))(1.5, 2.0, 0.3)
+    assert gx == pytest.approx(4.0) and gz == pytest.approx(np.cos(0.3))
+    assert wg.grad(f, argnums=-1)(1.5, 2.0, 0.3) == pytest.approx(np.cos(0.3))
+
+
+def test_has_aux():
+    def f(x):
+        loss = np.sum(x ** 2)
+        return loss, {"norm": np.sqrt(loss), "count": 3}
+
+    x = np.array([3.0, 4.0])
+    g, aux = wg.grad(f, has_aux=True)(x)
+    np.testing.assert_allclose(g, 2 * x)
+    assert aux["norm"] == pytest.approx(5.0) and aux["count"] == 3
+    assert isinstance(aux["norm"], (float, np.floating, np.ndarray))
+    (v, aux2), g2 = wg.value_and_grad(f, has_aux=True)(x)
+    assert v == pytest.approx(25.0) and aux2["norm"] == pytest.approx(5.0)
+
+
+def test_float32_is_kept():
+    x = RNG.standard_normal(5).astype(np.float32)
+
+    def f(x):
+        return np.sum(np.sin(x) * 2.0 + x ** 2)
+
+    g = wg.grad(f)(x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, 2 * np.cos(x) + 2 * x, rtol=1e-5)
+    out, t = wg.jvp(lambda x: np.exp(x) * 3.0, (x,), (np.ones_like(x),))
+    assert out.dtype == np.float32 and t.dtype == np.float32
+    assert wg.jacfwd(lambda x: np.sin(x))(x).dtype == np.float32
+
+
+def test_caller_arrays_are_not_mutated():
+    x = RNG.standard_normal((4,))
+    y = RNG.standard_normal((4,))
+    x0, y0 = x.copy(), y.copy()
+
+    def f(x, y):
+        z = wg.at(x)[1:3].set(y[:2] * 2.0)
+        z = wg.at(z)[0].add(y[3])
+        return np.sum(z ** 2 * y)
+
+    wg.grad(f, argnums=(0, 1))(x, y)
+    wg.jacfwd(f, argnums=(0, 1))(x, y)
+    wg.hessian(f)(x, y)
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(y, y0)
+    check_grads(f, (x, y), order=2)
+
+
+def test_jacfwd_equals_jacrev_equals_fd():
+    x = RNG.standard_normal((3,))
+    w = RNG.standard_normal((2, 3))
+
+    def f(x):
+        return np.tanh(w @ x) * x[0]
+
+    jf, jr = wg.jacfwd(f)(x), wg.jacrev(f)(x)
+    assert jf.shape == (2, 3) and jr.shape == (2, 3)
+    fd = np.stack([fd_jvp(f, (x,), (e,), 1e-6) for e in np.eye(3)], axis=1)
+    np.testing.assert_allclose(jf, fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jr, jf, rtol=1e-12, atol=1e-14)
+
+
+def test_jacobian_shapes_follow_jax_convention():
+    x = RNG.standard_normal((2, 3))
+
+    def f(x):
+        return np.sum(x, axis=0) * 2.0, x[0, 0]
+
+    jf = wg.jacfwd(f)(x)
+    jr = wg.jacrev(f)(x)
+    assert jf[0].shape == (3, 2, 3) and jf[1].shape == (2, 3)
+    np.testing.assert_allclose(jf[0], jr[0])
+    np.testing.assert_allclose(jf[1], jr[1])
+    expected = np.zeros((3, 2, 3))
+    for j in range(3):
+        expected[j, :, j] = 2.0
+    np.testing.assert_array_equal(jf[0], expected)
+
+
+def test_hessian_matches_fd_of_gradient():
+    a = RNG.standard_normal((3, 3))
+
+    def f(x):
+        return np.sum(np.exp(a @ x)) + np.prod(x) + x[0] ** 3
+
+    x = RNG.standard_normal(3) * 0.3
+    h = wg.hessian(f)(x)
+    g = wg.grad(f)
+    fd = np.stack([fd_jvp(g, (x,), (e,), 1e-5) for e in np.eye(3)], axis=1)
+    np.testing.assert_allclose(h, fd, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(h, h.T, rtol=1e-12, atol=1e-12)
+
+
+def test_third_order_by_nesting():
+    f = lambda x: np.sin(x) * x  # noqa: E731
+    d3 = wg.grad(wg.grad(wg.grad(f)))(0.7)
+    # (x sin x)''' = -3 sin x - x cos x
+    assert d3 == pytest.approx(-3 * np.sin(0.7) - 0.7 * np.cos(0.7), rel=1e-12)
+
+
+def test_nested_closure_over_outer_variable():
+    # d/dy [ d/dx (x * y^2) ] = 2y : the inner derivative closes over y
+    def outer(y):
+        return wg.grad(lambda x: x * y ** 2)(3.0)
+
+    assert wg.grad(outer)(1.5) == pytest.approx(3.0)
+    assert wg.jvp(outer, (1.5,), (1.0,))[1] == pytest.approx(3.0)
+
+
+def test_linearize_and_linear_transpose():
+    x = RNG.standard_normal(4)
+
+    def f(x):
+        return np.cumsum(np.sin(x)) * x
+
+    out, lin = wg.linearize(f, x)
+    t = RNG.standard_normal(4)
+    np.testing.assert_allclose(lin(t), wg.jvp(f, (x,), (t,))[1], rtol=1e-12)
+    lin_t = wg.linear_transpose(lin, x)
+    u = RNG.standard_normal(4)
+    ct, = lin_t(u)
+    _, pullback = wg.vjp(f, x)
+    np.testing.assert_allclose(ct, pullback(u)[0], rtol=1e-12)
+    assert np.dot(u, lin(t)) == pytest.approx(np.dot(ct, t), rel=1e-12)
+
+
+def test_control_flow_taken_at_concrete_values():
+    def f(x):
+        total = 0.0
+        i = 0
+        while np.sum(x) < 10.0 and i < 20:
+            x = x * 1.5
+            i += 1
+        if x[0] > 0:
+            total = total + np.sum(x ** 2)
+        else:
+            total = total - np.sum(x)
+        return total
+
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(wg.grad(f)(x), fd_grad(f, x), rtol=1e-6)
+    x = np.array([-1.0, 2.0])
+    np.testing.assert_allclose(wg.grad(f)(x), fd_grad(f, x), rtol=1e-6)
+
+
+# --- custom rules ------------------------------------------------------------
+@wg.custom_jvp
+def safe_log1pexp(x):
+    return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+
+
+@safe_log1pexp.defjvp
+def _safe_log1pexp_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return safe_log1pexp(x), t * (1.0 / (1.0 + np.exp(-x)))
+
+
+def test_custom_jvp_rule_is_used_in_both_modes():
+    x = np.array([-2.0, 0.5, 3.0, 800.0])   # exp(800) would overflow in a naive rule
+    g = wg.grad(lambda x: np.sum(safe_log1pexp(x)))(x)
+    np.testing.assert_allclose(g, 1 / (1 + np.exp(-x)), rtol=1e-12)
+    _, t = wg.jvp(safe_log1pexp, (x,), (np.ones(4),))
+    np.testing.assert_allclose(t, 1 / (1 + np.exp(-x)), rtol=1e-12)
+    check_grads(safe_log1pexp, (x[:3],), order=2)
+
+
+calls = {"fwd": 0, "bwd": 0}
+
+
+@wg.custom_vjp
+def clipped_square(x):
+    return x ** 2
+
+
+def _cs_fwd(x):
+    calls["fwd"] += 1
+    return x ** 2, x
+
+
+def _cs_bwd(x, ct):
+    calls["bwd"] += 1
+    return (2.0 * x * ct,)
+
+
+clipped_square.defvjp(_cs_fwd, _cs_bwd)
+
+
+def test_custom_vjp_used_in_reverse_mode_and_works_forward():
+    x = np.array([1.0, -2.0, 0.5])
+    calls.update(fwd=0, bwd=0)
+    g = wg.grad(lambda x: np.sum(np.sin(clipped_square(x))))(x)
+    np.testing.assert_allclose(g, np.cos(x ** 2) * 2 * x, rtol=1e-12)
+    assert calls == {"fwd": 1, "bwd": 1}
+    # forward mode differentiates the primal definition: fwd/bwd are not used
+    calls.update(fwd=0, bwd=0)
+    _, t = wg.jvp(clipped_square, (x,), (np.ones(3),))
+    np.testing.assert_allclose(t, 2 * x)
+    np.testing.assert_allclose(wg.jacfwd(clipped_square)(x), np.diag(2 * x))
+    assert calls == {"fwd": 0, "bwd": 0}
+    h = wg.hessian(lambda x: np.sum(clipped_square(x) * x))(x)   # sum x^3
+    np.testing.assert_allclose(h, np.diag(6 * x), rtol=1e-12)
+
+
+def test_custom_vjp_rule_wins_over_body():
+    @wg.custom_vjp
+    def straight_through(x):
+        return np.round(x)
+
+    straight_through.defvjp(lambda x: (np.round(x), None), lambda res, ct: (ct,))
+    g = wg.grad(lambda x: np.sum(straight_through(x) * x))(np.array([0.4, 1.6]))
+    np.testing.assert_allclose(g, np.round([0.4, 1.6]) + np.array([0.4, 1.6]))
+
+
+def test_check_grads_catches_a_wrong_rule():
+    @wg.custom_jvp
+    def wrong_sin(x):
+        return np.sin(x)
+
+    @wrong_sin.defjvp
+    def _(primals, tangents):
+        return np.sin(primals[0]), tangents[0] * 1.1 * np.cos(primals[0])
+
+    with pytest.raises(AssertionError, match="finite differences"):
+        check_grads(wrong_sin, (np.array([0.3, 0.9]),), order=1)

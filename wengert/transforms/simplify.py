@@ -1,0 +1,118 @@
+"""simplify: zero propagation, dead-code elimination, common subexpressions.
+
+    simplify : Program -> Program    (same inputs, same outputs, same values)
+
+* zero propagation: ``mul`` by a literal 0 gives a literal 0 (of the output's
+  shape); ``add``/``sub``/``add_any`` of a literal 0 of the output's shape is the
+  other operand; ``mul`` by a literal 1 is the other operand;
+* constant folding: an equation whose operands are all scalar literals is
+  evaluated;
+* common subexpressions: an equation equal to an earlier one (same
+  primitive, same operands, same params) reuses its outputs;
+* dead code: equations whose outputs nothing uses are dropped.
+
+Transforms already avoid forming symbolic zeros; this pass cleans what a
+Program built by hand or by composition still holds.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Eqn, Lit, Program
+
+__all__ = ["simplify"]
+
+
+def _is_scalar_lit(x, value=None):
+    if not isinstance(x, Lit) or np.ndim(x.val) != 0 or hasattr(x.val, "_trace"):
+        return False
+    return value is None or float(np.asarray(x.val)) == value
+
+
+def _key(x):
+    if isinstance(x, Lit):
+        if np.ndim(x.val) == 0 and not hasattr(x.val, "_trace"):
+            return ("lit", repr(np.asarray(x.val).item()), np.asarray(x.val).dtype.str)
+        return ("obj", id(x.val))
+    return ("var", id(x))
+
+
+def _param_key(params):
+    try:
+        items = tuple(sorted((k, repr(v)) for k, v in params.items()
+                             if not isinstance(v, (np.ndarray, Program))))
+        if any(isinstance(v, (np.ndarray, Program)) for v in params.values()):
+            return None
+        return items
+    except TypeError:
+        return None
+
+
+def simplify(prog):
+    subst = {}          # id(var) -> replacement atom
+    seen = {}
+    eqns = []
+
+    def sub(x):
+        return x if isinstance(x, Lit) else subst.get(id(x), x)
+
+    for eqn in prog.eqns:
+        ins = [sub(x) for x in eqn.inputs]
+        name, out = eqn.prim.name, eqn.outputs
+        if not eqn.prim.multiple_results and len(out) == 1:
+            shape = out[0].aval.shape
+            repl = _algebraic(name, ins, shape)
+            if repl is not None:
+                subst[id(out[0])] = repl
+                continue
+            if ins and all(_is_scalar_lit(x) for x in ins) and not eqn.prim.inline:
+                val = eqn.prim.impl(*[x.val for x in ins], **eqn.params)
+                subst[id(out[0])] = Lit(val)
+                continue
+        pk = _param_key(eqn.params)
+        if pk is not None:
+            key = (name, tuple(_key(x) for x in ins), pk)
+            if key in seen:
+                for v, w in zip(out, seen[key]):
+                    subst[id(v)] = w
+                continue
+            seen[key] = out
+        eqns.append(Eqn(eqn.prim, ins, out, eqn.params))
+
+    outputs = [sub(x) for x in prog.outputs]
+    return _dce(Program(prog.inputs, eqns, outputs, prog.name))
+
+
+def _algebraic(name, ins, shape):
+    """A replacement atom for ``name(ins)`` by an identity, or None."""
+    def same_shape(x):
+        return tuple(x.aval.shape) == tuple(shape)
+    if name == "mul":
+        a, b = ins
+        for z, other in ((a, b), (b, a)):
+            if _is_scalar_lit(z, 0.0) and shape == ():
+                return Lit(np.zeros((), other.aval.dtype))
+            if _is_scalar_lit(z, 1.0) and same_shape(other) and not isinstance(other, Lit):
+                return other
+    if name in ("add", "add_any"):
+        a, b = ins
+        if _is_scalar_lit(a, 0.0) and same_shape(b) and not isinstance(b, Lit):
+            return b
+        if _is_scalar_lit(b, 0.0) and same_shape(a) and not isinstance(a, Lit):
+            return a
+    if name == "sub":
+        a, b = ins
+        if _is_scalar_lit(b, 0.0) and same_shape(a) and not isinstance(a, Lit):
+            return a
+    return None
+
+
+def _dce(prog):
+    live = {id(x) for x in prog.outputs if not isinstance(x, Lit)}
+    kept = []
+    for eqn in reversed(prog.eqns):
+        if any(id(v) in live for v in eqn.outputs):
+            kept.append(eqn)
+            live.update(id(x) for x in eqn.inputs if not isinstance(x, Lit))
+    kept.reverse()
+    return Program(prog.inputs, kept, prog.outputs, prog.name)
