@@ -30,8 +30,8 @@ class Aval:
     __slots__ = ("shape", "dtype", "weak")
 
     def __init__(self, shape, dtype, weak=False):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        self.shape = shape if type(shape) is tuple else tuple(int(d) for d in shape)
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.weak = weak
 
     @property
@@ -59,8 +59,16 @@ class Aval:
         return f"Aval({self.short()})"
 
 
+_WEAK_FLOAT = Aval((), np.float64, weak=True)
+
+
 def aval_of(x):
     """The Aval of a concrete value, a tracer, or a Python scalar."""
+    t = type(x)
+    if t is np.ndarray or t is np.float64:
+        return Aval(x.shape, x.dtype)
+    if t is float:
+        return _WEAK_FLOAT
     av = getattr(x, "aval", None)
     if isinstance(av, Aval):
         return av
@@ -112,9 +120,9 @@ class Eqn:
 
     def __init__(self, prim, inputs, outputs, params):
         self.prim = prim
-        self.inputs = tuple(inputs)
-        self.outputs = tuple(outputs)
-        self.params = dict(params)
+        self.inputs = inputs if type(inputs) is tuple else tuple(inputs)
+        self.outputs = outputs if type(outputs) is tuple else tuple(outputs)
+        self.params = params
 
     def __repr__(self):
         return f"Eqn({self.prim.name}, {len(self.inputs)} in, {len(self.outputs)} out)"

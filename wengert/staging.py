@@ -55,21 +55,30 @@ class StagingTrace(Trace):
     def process(self, prim, args, params):
         if prim.inline:
             return prim.impl(*args, **params)
-        tracers = [a if isinstance(a, StagingTracer) and a._trace is self else self.lift(a)
-                   for a in args]
-        vals = None
-        if self.concrete and all(t.val is not None for t in tracers):
-            vals = prim.impl(*[t.val for t in tracers], **params)
-            out_avals = ([aval_of(v) for v in vals] if prim.multiple_results else aval_of(vals))
+        if self.concrete:
+            tracers = [a if type(a) is StagingTracer and a._trace is self else self.lift(a)
+                       for a in args]
+            atoms = [t.var for t in tracers]
+            vals = None
+            if all(t.val is not None for t in tracers):
+                vals = prim.impl(*[t.val for t in tracers], **params)
+                out_avals = ([aval_of(v) for v in vals] if prim.multiple_results
+                             else aval_of(vals))
+            else:
+                out_avals = prim.abstract_eval(*[t.aval for t in tracers], **params)
         else:
-            out_avals = prim.abstract_eval(*[t.aval for t in tracers], **params)
+            # symbolic recording (the linear program of linearize): the hot path
+            atoms = [a.var if type(a) is StagingTracer and a._trace is self else Lit(a)
+                     for a in args]
+            vals = None
+            out_avals = prim.abstract_eval(*[x.aval for x in atoms], **params)
         if prim.multiple_results:
             outs = [Var(a) for a in out_avals]
-            self.eqns.append(Eqn(prim, [t.var for t in tracers], outs, params))
+            self.eqns.append(Eqn(prim, atoms, outs, params))
             vals = vals if vals is not None else [None] * len(outs)
             return tuple(StagingTracer(self, v, x) for v, x in zip(outs, vals))
         out = Var(out_avals)
-        self.eqns.append(Eqn(prim, [t.var for t in tracers], [out], params))
+        self.eqns.append(Eqn(prim, atoms, (out,), params))
         return StagingTracer(self, out, vals)
 
     def atom(self, x):

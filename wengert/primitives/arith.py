@@ -36,8 +36,12 @@ def _unary(name, impl, jvp, float_out=True):
 
 
 def _sum_to(ct, like):
-    from .shape import sum_to_shape
-    return sum_to_shape(ct, like.aval.shape if isinstance(like, Linear) else np.shape(like))
+    """Undo broadcasting: sum ``ct`` down to the shape of operand ``like``."""
+    shape = like.aval.shape if isinstance(like, Linear) else np.shape(like)
+    if np.shape(ct) == shape:
+        return ct
+    from .shape import sum_to_shape      # shape imports arith's users; keep the cycle lazy
+    return sum_to_shape(ct, shape)
 
 
 # --- add ---------------------------------------------------------------
@@ -114,6 +118,11 @@ neg_p.batch = elementwise_batch(neg)
 def mul_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
+    # a constant operand (zero tangent) is the common case: one term, no add
+    if type(x_dot) is Zero:
+        return mul(x, y), mul(x, y_dot)
+    if type(y_dot) is Zero:
+        return mul(x, y), mul(x_dot, y)
     return mul(x, y), add(mul(x_dot, y), mul(x, y_dot))
 
 
@@ -136,7 +145,9 @@ def div_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = div(x, y)
-    # d(x/y) = dx/y - (x/y) dy/y
+    # d(x/y) = dx/y - (x/y) dy/y; the second term only when y varies
+    if type(y_dot) is Zero:
+        return out, div(x_dot, y)
     return out, sub(div(x_dot, y), mul(div(out, y), y_dot))
 
 
@@ -301,6 +312,26 @@ arctan2_p = register(Primitive("arctan2", nargs=2, impl=np.arctan2, jvp=arctan2_
 arctan2 = _wrap(arctan2_p)
 
 
+# --- logaddexp ---------------------------------------------------------
+def logaddexp_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    out = logaddexp(x, y)
+    # d log(e^x + e^y) = e^(x-out) dx + e^(y-out) dy: both weights lie in
+    # [0, 1], so the rule is stable where the naive form overflows
+    if type(x_dot) is Zero:
+        return out, mul(y_dot, exp(sub(y, out)))
+    if type(y_dot) is Zero:
+        return out, mul(x_dot, exp(sub(x, out)))
+    return out, add(mul(x_dot, exp(sub(x, out))), mul(y_dot, exp(sub(y, out))))
+
+
+logaddexp_p = register(Primitive("logaddexp", nargs=2, impl=np.logaddexp, jvp=logaddexp_jvp,
+                                 transpose=NOT_LINEAR,
+                                 abstract_eval=elementwise_aval("logaddexp", float_out=True)))
+logaddexp = _wrap(logaddexp_p)
+
+
 # --- sinh, cosh, tanh --------------------------------------------------
 def sinh_jvp(primals, tangents):
     x, = primals
@@ -398,12 +429,19 @@ where_p.batch = elementwise_batch(where)
 
 
 # --- maximum, minimum --------------------------------------------------
+def _pick_weights(first, tie, dtype):
+    """1 where ``first`` holds, 1/2 at ties, else 0, in the operands' dtype."""
+    one, half, zero = (np.asarray(v, dtype) for v in (1.0, 0.5, 0.0))
+    return where(first, one, where(tie, half, zero))
+
+
 def maximum_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
+    out = maximum(x, y)
     # ties split the derivative evenly, so max(x, x) has derivative 1
-    pick_x = where(greater(x, y), 1.0, where(equal(x, y), 0.5, 0.0))
-    return maximum(x, y), add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
+    pick_x = _pick_weights(greater(x, y), equal(x, y), aval_of(out).dtype)
+    return out, add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
 
 
 maximum_p = register(Primitive("maximum", nargs=2, impl=np.maximum, jvp=maximum_jvp,
@@ -414,8 +452,9 @@ maximum = _wrap(maximum_p)
 def minimum_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
-    pick_x = where(less(x, y), 1.0, where(equal(x, y), 0.5, 0.0))
-    return minimum(x, y), add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
+    out = minimum(x, y)
+    pick_x = _pick_weights(less(x, y), equal(x, y), aval_of(out).dtype)
+    return out, add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
 
 
 minimum_p = register(Primitive("minimum", nargs=2, impl=np.minimum, jvp=minimum_jvp,

@@ -23,8 +23,6 @@ a higher one (closure over an outer derivative's variable).
 """
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from ..ir import Aval, Lit, aval_of
@@ -85,12 +83,41 @@ def register(prim):
 # --- symbolic zeros and linear markers -------------------------------------
 
 class Zero:
-    """A symbolic zero tangent or cotangent of a known aval."""
+    """A symbolic zero tangent or cotangent of a known aval.
 
-    __slots__ = ("aval",)
+    ``Zero.like(value)`` defers computing the aval until a rule asks for it:
+    most zero tangents (those of constants) are only tested for, never read."""
+
+    __slots__ = ("_aval", "_like")
 
     def __init__(self, aval):
-        self.aval = aval
+        self._aval = aval
+
+    @classmethod
+    def like(cls, value):
+        z = cls.__new__(cls)
+        z._aval = None
+        z._like = value
+        return z
+
+    @property
+    def aval(self):
+        if self._aval is None:
+            self._aval = aval_of(self._like)
+            self._like = None
+        return self._aval
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def ndim(self):
+        return self.aval.ndim
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
 
     def __repr__(self):
         return f"Zero({self.aval.short()})"
@@ -107,6 +134,10 @@ class Linear:
     @property
     def shape(self):
         return self.aval.shape
+
+    @property
+    def ndim(self):
+        return self.aval.ndim
 
     @property
     def dtype(self):
@@ -172,16 +203,23 @@ class Trace:
 _TRACE_STACK: list[Trace] = []
 
 
-@contextlib.contextmanager
-def new_trace(trace):
-    """Push ``trace`` above every trace now active."""
-    trace.level = len(_TRACE_STACK) + 1
-    _TRACE_STACK.append(trace)
-    try:
-        yield trace
-    finally:
+class new_trace:
+    """``with new_trace(t):`` pushes ``t`` above every trace now active."""
+
+    __slots__ = ("trace",)
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        self.trace.level = len(_TRACE_STACK) + 1
+        _TRACE_STACK.append(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc):
         _TRACE_STACK.pop()
-        trace.level = -trace.level   # a tracer that escapes is recognised as leaked
+        self.trace.level = -self.trace.level   # a tracer that escapes is recognised as leaked
+        return False
 
 
 def bind(prim, *args, **params):

@@ -43,6 +43,8 @@ def _finish(out, shape, axes, keepdims):
 
 # --- reduce_sum --------------------------------------------------------
 def reduce_sum_impl(x, axes):
+    if getattr(x, "dtype", None) is not None and x.dtype.kind in "fc":
+        return np.add.reduce(x, axis=axes)      # skips np.sum's Python-level dispatch
     return np.sum(x, axis=axes)
 
 
@@ -52,6 +54,8 @@ def reduce_sum_jvp(primals, tangents, axes):
 
 def reduce_sum_transpose(ct, x, axes):
     shape = x.aval.shape
+    if axes == tuple(range(len(axes))):      # leading axes: broadcasting restores them
+        return (broadcast_to(ct, shape),)
     return (broadcast_to(reshape(ct, _kept_shape(shape, axes)), shape),)
 
 

@@ -35,7 +35,18 @@ def broadcast_shapes(*shapes, name="operation"):
 def elementwise_aval(name, float_out=False, out_dtype=None):
     """Shape rule of an elementwise op: broadcast shapes, promote dtypes.
     ``float_out``: integer operands give float64 (``sin(1) -> float``)."""
+    cache = {}
+
     def abstract_eval(*avals, **params):
+        # memoised on the operands' shapes and dtypes: the same few
+        # combinations recur on every call of a traced function
+        key = tuple((a.shape, a.dtype, a.weak) for a in avals)
+        out = cache.get(key)
+        if out is None:
+            out = cache[key] = _elementwise(*avals)
+        return out
+
+    def _elementwise(*avals):
         shape = broadcast_shapes(*(a.shape for a in avals), name=name)
         if out_dtype is not None:
             return Aval(shape, out_dtype, weak=all(a.weak for a in avals))

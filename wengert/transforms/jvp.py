@@ -29,16 +29,19 @@ __all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "jvp_program"]
 
 
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+    __slots__ = ("primal", "tangent", "_aval")
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
+        self._aval = None
 
     @property
     def aval(self):
-        return aval_of(self.primal)
+        if self._aval is None:
+            self._aval = aval_of(self.primal)
+        return self._aval
 
     @property
     def concrete_value(self):
@@ -72,9 +75,9 @@ class JVPTrace(Trace):
             except ValueError as e:
                 raise_shape_error(prim, primals, e)
             if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
-                return tuple(JVPTracer(self, o, Zero(aval_of(o))) for o in out)
-            return JVPTracer(self, out, Zero(aval_of(out)))
-        tangents = [Zero(aval_of(p)) if t is None else t for p, t in zip(primals, tangents)]
+                return tuple(JVPTracer(self, o, Zero.like(o)) for o in out)
+            return JVPTracer(self, out, Zero.like(out))
+        tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
         try:
             if prim.inline:
                 # custom-rule calls pass the trace so the rule can see reverse mode
@@ -98,6 +101,9 @@ def raise_shape_error(prim, operands, err):
 
 
 def _tangent_for(out, t):
+    dtype = getattr(out, "dtype", None)
+    if dtype is not None and dtype.kind in "fc" or type(out) is float:
+        return t
     av = aval_of(out)
     if not is_float(av):
         return Zero(av)     # integer and boolean values carry no tangent

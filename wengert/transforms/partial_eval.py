@@ -18,7 +18,7 @@ are its literals, the residuals.
 from __future__ import annotations
 
 from ..ir import Program, aval_of
-from ..primitives.core import new_trace
+from ..primitives.core import Zero, new_trace
 from ..staging import StagingTrace
 from .jvp import JVPTrace, JVPTracer
 
@@ -33,7 +33,7 @@ def linearize_flat(fn, primals, reverse=True, name="f"):
     # rule records into it, and primal arithmetic goes below (now, or into an
     # outer transform)
     with new_trace(jtrace), new_trace(ltrace):
-        t_ins = [ltrace.new_input(_tangent_aval(p)) for p in primals]
+        t_ins = [ltrace.new_input(aval_of(p)) for p in primals]
         ins = [JVPTracer(jtrace, p, t) for p, t in zip(primals, t_ins)]
         outs = fn(*ins)
         out_p, out_atoms = [], []
@@ -43,11 +43,6 @@ def linearize_flat(fn, primals, reverse=True, name="f"):
                 out_atoms.append(ltrace.atom(o.tangent))
             else:
                 out_p.append(o)
-                from ..primitives.core import Zero
                 out_atoms.append(ltrace.atom(Zero(aval_of(o))))
     lin = Program([t.var for t in t_ins], ltrace.eqns, out_atoms, name=f"{name}_lin")
     return out_p, lin
-
-
-def _tangent_aval(p):
-    return aval_of(p)

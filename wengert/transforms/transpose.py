@@ -31,13 +31,16 @@ def backward_pass(prog, cts_out):
     values = {}
 
     def read(x):
-        return x.val if isinstance(x, Lit) else values[id(x)]
+        return x.val if type(x) is Lit else values[id(x)]
 
     lin_eqns = []
     for eqn in prog.eqns:
-        if any(not isinstance(x, Lit) and id(x) in linear for x in eqn.inputs):
-            lin_eqns.append(eqn)
-            linear.update(id(v) for v in eqn.outputs)
+        for x in eqn.inputs:
+            if type(x) is not Lit and id(x) in linear:
+                lin_eqns.append(eqn)
+                for v in eqn.outputs:
+                    linear.add(id(v))
+                break
         else:
             outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **eqn.params)
             outs = outs if eqn.prim.multiple_results else (outs,)
@@ -46,28 +49,32 @@ def backward_pass(prog, cts_out):
     ct_env = {}
 
     def accumulate(v, ct):
-        if isinstance(ct, Zero) or ct is None:
+        if ct is None or type(ct) is Zero:
             return
-        prev = ct_env.get(id(v))
-        ct_env[id(v)] = ct if prev is None else add_any(prev, ct)
+        key = id(v)
+        prev = ct_env.get(key)
+        ct_env[key] = ct if prev is None else add_any(prev, ct)
 
     for v, ct in zip(prog.outputs, cts_out):
-        if not isinstance(v, Lit) and id(v) in linear:
+        if type(v) is not Lit and id(v) in linear:
             accumulate(v, ct)
 
     for eqn in reversed(lin_eqns):
-        cts = [ct_env.pop(id(v), None) for v in eqn.outputs]
-        if all(c is None for c in cts):
-            continue
-        if eqn.prim.multiple_results:
+        prim = eqn.prim
+        if prim.multiple_results:
+            cts = [ct_env.pop(id(v), None) for v in eqn.outputs]
+            if all(c is None for c in cts):
+                continue
             ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, cts)]
         else:
-            ct = cts[0]
-        args = [Linear(x.aval) if not isinstance(x, Lit) and id(x) in linear else read(x)
+            ct = ct_env.pop(id(eqn.outputs[0]), None)
+            if ct is None:
+                continue
+        args = [Linear(x.aval) if type(x) is not Lit and id(x) in linear else read(x)
                 for x in eqn.inputs]
-        in_cts = eqn.prim.transpose(ct, *args, **eqn.params)
+        in_cts = prim.transpose(ct, *args, **eqn.params)
         for x, a, c in zip(eqn.inputs, args, in_cts):
-            if isinstance(a, Linear):
+            if type(a) is Linear:
                 accumulate(x, c)
 
     return [ct_env.get(id(v), Zero(v.aval)) for v in prog.inputs]

@@ -1,0 +1,140 @@
+"""Numerically stable compositions over primitives: logsumexp, softmax,
+log_softmax, norm, var, std.
+
+These are plain functions with no rules of their own; their derivatives come
+from the primitives they call. Two patterns keep them stable:
+
+* max-shifting (logsumexp, softmax, log_softmax): the shift is an ordinary
+  traced value, not a constant, but it cancels analytically, so the
+  derivative is exact;
+* where-guarding (norm, std): ``sqrt`` is applied to ``where(s > 0, s, 1)``
+  and the result selected back, so at zero the derivative is 0 (a valid
+  subgradient) instead of nan, in forward and reverse mode alike.
+
+Real inputs only: ``norm`` and ``var`` square values, they do not conjugate.
+Matrix norms: 'fro', 1, -1, inf, -inf; 2, -2 and 'nuc' need singular values
+and raise ``NoDerivativeRule``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .arith import (abs, add, convert, div, exp, greater, isfinite, log, mul, not_equal, pow,
+                    sqrt, sub, where)
+from .reduce import mean, reduce_max, reduce_min, reduce_sum
+from .shape import squeeze
+from ..errors import NoDerivativeRule
+
+
+def _axes(axis, nd):
+    if axis is None:
+        return tuple(range(nd))
+    if np.ndim(axis) == 0:
+        axis = (axis,)
+    return tuple(sorted(int(a) % nd for a in axis)) if nd else ()
+
+
+def _unkeep(x, axes, keepdims):
+    """Drop the reduced axes of a keepdims=True result unless they are kept."""
+    return x if keepdims or not axes else squeeze(x, axes)
+
+
+def _safe_sqrt(s):
+    pos = greater(s, 0.0)
+    return where(pos, sqrt(where(pos, s, 1.0)), 0.0)
+
+
+# --- logsumexp, softmax, log_softmax -----------------------------------
+def logsumexp(x, axis=None, keepdims=False):
+    axes = _axes(axis, np.ndim(x))
+    shift = reduce_max(x, axis=axes, keepdims=True)
+    # an all -inf slice keeps shift 0, so its result is -inf rather than nan
+    shift = where(isfinite(shift), shift, 0.0)
+    total = reduce_sum(exp(sub(x, shift)), axis=axes, keepdims=True)
+    return _unkeep(add(log(total), shift), axes, keepdims)
+
+
+def softmax(x, axis=-1):
+    e = exp(sub(x, reduce_max(x, axis=axis, keepdims=True)))
+    return div(e, reduce_sum(e, axis=axis, keepdims=True))
+
+
+def log_softmax(x, axis=-1):
+    z = sub(x, reduce_max(x, axis=axis, keepdims=True))
+    return sub(z, log(reduce_sum(exp(z), axis=axis, keepdims=True)))
+
+
+# --- norm --------------------------------------------------------------
+def _vector_norm(x, ord, axes, keepdims):
+    """Norm over ``axes``: one axis, or all of them for the flattened 2-norm."""
+    if ord is None or ord == 2:
+        return _safe_sqrt(reduce_sum(mul(x, x), axis=axes, keepdims=keepdims))
+    if ord == np.inf:
+        return reduce_max(abs(x), axis=axes, keepdims=keepdims)
+    if ord == -np.inf:
+        return reduce_min(abs(x), axis=axes, keepdims=keepdims)
+    if ord == 0:
+        # a count: piecewise constant, so its derivative is zero
+        count = convert(not_equal(x, 0), dtype=np.float64)
+        return reduce_sum(count, axis=axes, keepdims=keepdims)
+    if ord == 1:
+        return reduce_sum(abs(x), axis=axes, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"norm: invalid norm order {ord!r} for vectors")
+    p = float(ord)
+    total = reduce_sum(pow(abs(x), p), axis=axes, keepdims=keepdims)
+    pos = greater(total, 0.0)
+    return where(pos, pow(where(pos, total, 1.0), 1.0 / p), 0.0)
+
+
+def _matrix_norm(x, ord, row, col, keepdims):
+    if ord is None or ord == "fro":
+        return _safe_sqrt(reduce_sum(mul(x, x), axis=(row, col), keepdims=keepdims))
+    if ord in (1, -1, np.inf, -np.inf):
+        # 1: extreme column sum (sum down the rows); inf: extreme row sum
+        inner, outer = (row, col) if ord in (1, -1) else (col, row)
+        pick = reduce_max if ord > 0 else reduce_min
+        out = pick(reduce_sum(abs(x), axis=inner, keepdims=True), axis=outer, keepdims=True)
+        return _unkeep(out, tuple(sorted((row, col))), keepdims)
+    if ord in (2, -2, "nuc"):
+        raise NoDerivativeRule(f"norm: the matrix norm ord={ord!r} needs singular values, which "
+                               "wengert does not differentiate; use ord='fro', 1 or inf")
+    raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """``np.linalg.norm`` for real vectors and matrices."""
+    nd = np.ndim(x)
+    if axis is None:
+        if ord is None:           # the 2-norm of the flattened array, whatever its rank
+            return _vector_norm(x, None, tuple(range(nd)), keepdims)
+        if nd not in (1, 2):
+            raise ValueError(f"norm: ord={ord!r} without axis needs a 1-D or 2-D array, "
+                             f"got {nd}-D; pass axis")
+        axis = tuple(range(nd))
+    axes = (int(axis) % nd,) if np.ndim(axis) == 0 else tuple(int(a) % nd for a in axis)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) == 2 and axes[0] != axes[1]:
+        return _matrix_norm(x, ord, *axes, keepdims)
+    raise ValueError(f"norm: axis must name one or two distinct axes, got {axis!r}")
+
+
+# --- var, std ----------------------------------------------------------
+def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """Mean squared deviation, divided by ``N - ddof``."""
+    if out is not None:
+        raise NoDerivativeRule("var: out= writes in place; use the returned value instead")
+    shape = np.shape(x)
+    axes = _axes(axis, len(shape))
+    count = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    dev = sub(x, mean(x, axis=axes, keepdims=True))
+    total = reduce_sum(mul(dev, dev), axis=axes, keepdims=keepdims)
+    res = div(total, float(max(count - ddof, 0)))
+    return convert(res, dtype=np.dtype(dtype)) if dtype is not None else res
+
+
+def std(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """``sqrt(var)``, with derivative 0 (not nan) where the variance is 0."""
+    res = _safe_sqrt(var(x, axis=axis, out=out, ddof=ddof, keepdims=keepdims))
+    return convert(res, dtype=np.dtype(dtype)) if dtype is not None else res

@@ -1,0 +1,594 @@
+"""Linear algebra: matmul, einsum, solve, inv, det, slogdet, cholesky; and
+dot, outer, inner, tensordot, diagonal, trace, diag as functions over them.
+
+Contracts:
+
+* ``matmul_p`` is ``np.matmul`` (vectors included, broadcast batch dims); the
+  wrapper ``matmul`` multiplies scalars with ``mul``. It is linear in each
+  operand separately; its transpose reads a vector as a row or a column.
+* ``einsum_p`` takes an explicit spec ``"ij,jk->ik"`` over letters only, and
+  every index has one size across operands (no size-1 broadcasting). The
+  wrapper ``einsum`` normalises NumPy's forms into that: implicit output,
+  ``...`` (expanded into fresh letters) and size-1 broadcast axes (squeezed
+  away). Only the subscripts-string form is accepted, not the interleaved one.
+  Repeated indices within an operand (``"ii->i"``) are supported both ways.
+* Batch rules (for Jacobians in one pass) exist for the linear primitives
+  matmul, einsum and solve.
+* ``solve_p`` is ``np.linalg.solve`` with a right-hand side of ndim >= 2
+  (the wrapper ``solve`` handles a vector ``b``); linear in ``b`` only.
+* ``inv_p``, ``det_p``, ``slogdet_p``, ``cholesky_p`` act on the last two
+  axes and accept leading batch axes. ``slogdet_p`` has two results (sign,
+  log|det|); the sign's tangent is zero.
+* ``cholesky_p``'s derivative treats its input as symmetric: a tangent ``dA``
+  is symmetrised before use (as JAX and PyTorch do), whereas NumPy reads only
+  the lower triangle. Along symmetric directions the two agree.
+"""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, instantiate, register, zero_if_any
+from .rules import result_dtype
+from .arith import add, convert, mul, neg, sub
+from .shape import broadcast_to, reshape, sum_to_shape, swapaxes, transpose
+from .reduce import reduce_sum
+from .index import getitem, index_add
+from ..errors import NoDerivativeRule, ShapeMismatchError
+from ..ir import Aval, aval_of
+
+_LETTERS = string.ascii_letters
+
+
+def _shape(x):
+    return x.aval.shape if isinstance(x, Linear) else tuple(np.shape(x))
+
+
+def _mT(x):
+    return swapaxes(x, -1, -2)
+
+
+def _float_dtype(dtype):
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
+
+
+def _pad_batched(args, batched):
+    """Batch rule helper for primitives broadcasting leading axes: give each
+    batched operand the full rank so its batch axis does not line up with a
+    batch axis of an unbatched operand."""
+    rank = max(len(np.shape(a)) - b for a, b in zip(args, batched))
+    out = []
+    for a, b in zip(args, batched):
+        shp = tuple(np.shape(a))
+        need = rank - (len(shp) - 1)
+        if b and need:
+            a = reshape(a, shp[:1] + (1,) * need + shp[1:])
+        out.append(a)
+    return out
+
+
+def _no_out(out, name):
+    if out is not None:
+        raise NoDerivativeRule(f"{name}(..., out=...) writes in place; drop out= and use the "
+                               "returned value")
+
+
+def _batch_shape(name, x, y):
+    """Broadcast the leading (batch) axes of two stacks of matrices."""
+    try:
+        return np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+    except ValueError:
+        raise ShapeMismatchError(f"{name}: the leading (batch) axes of shapes {x.shape} and "
+                                 f"{y.shape} do not broadcast together") from None
+
+
+def _square(name, a):
+    """Check ``a`` is a (batch of) square matrix; return its batch shape and n."""
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeMismatchError(f"{name}: expected a square matrix or a stack of them "
+                                 f"(shape (..., n, n)), got shape {a.shape}")
+    return a.shape[:-2], a.shape[-1]
+
+
+# --- matmul ------------------------------------------------------------
+_MATMUL_AVALS = {}
+
+
+def matmul_aval(x, y):
+    # memoised: a traced function meets the same few shape pairs on every call
+    key = (x.shape, x.dtype, y.shape, y.dtype)
+    out = _MATMUL_AVALS.get(key)
+    if out is None:
+        out = _MATMUL_AVALS[key] = _matmul_aval(x, y)
+    return out
+
+
+def _matmul_aval(x, y):
+    if x.ndim < 1 or y.ndim < 1:
+        raise ShapeMismatchError(f"matmul_p: operands need ndim >= 1, got shapes {x.shape} and "
+                                 f"{y.shape}; call the wrapper `matmul`, which handles scalars")
+    k_y = y.shape[-2] if y.ndim > 1 else y.shape[0]
+    if x.shape[-1] != k_y:
+        raise ShapeMismatchError(f"matmul: shapes {x.shape} and {y.shape} do not fit: the last axis "
+                                 f"of the first ({x.shape[-1]}) must equal the contracted axis "
+                                 f"of the second ({k_y})")
+    xm = x if x.ndim > 1 else Aval((1,) + x.shape, x.dtype)
+    ym = y if y.ndim > 1 else Aval(y.shape + (1,), y.dtype)
+    batch = _batch_shape("matmul", xm, ym)
+    tail = ((x.shape[-2],) if x.ndim > 1 else ()) + ((y.shape[-1],) if y.ndim > 1 else ())
+    return Aval(batch + tail, result_dtype(x, y))
+
+
+def matmul_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    if type(x_dot) is Zero:        # a constant matrix times a variable: one term
+        return _matmul(x, y), _matmul(x, y_dot)
+    if type(y_dot) is Zero:
+        return _matmul(x, y), _matmul(x_dot, y)
+    return _matmul(x, y), add(_matmul(x_dot, y), _matmul(x, y_dot))
+
+
+def _as_matrices(ct, xs, ys):
+    """The cotangent of a matmul with vector operands, as the cotangent of the
+    same product with those vectors read as a row / a column."""
+    cs = _shape(ct)
+    if len(xs) == 1:
+        cs = cs[:len(cs) - (1 if len(ys) > 1 else 0)] + (1,) + cs[len(cs) - (1 if len(ys) > 1 else 0):]
+    if len(ys) == 1:
+        cs = cs + (1,)
+    return reshape(ct, cs)
+
+
+def matmul_transpose(ct, x, y):
+    assert isinstance(x, Linear) != isinstance(y, Linear), "matmul is linear in one operand"
+    xs, ys = _shape(x), _shape(y)
+    if len(xs) <= 2 and len(ys) <= 2:
+        return _matmul_transpose_2d(ct, x, y, xs, ys)
+    ct = _as_matrices(ct, xs, ys)
+    if isinstance(x, Linear):
+        y2 = y if len(ys) > 1 else reshape(y, ys + (1,))
+        ct_x = _matmul(ct, _mT(y2))
+        return reshape(sum_to_shape(ct_x, (xs if len(xs) > 1 else (1,) + xs)), xs), None
+    x2 = x if len(xs) > 1 else reshape(x, (1,) + xs)
+    ct_y = _matmul(_mT(x2), ct)
+    return None, reshape(sum_to_shape(ct_y, (ys if len(ys) > 1 else ys + (1,))), ys)
+
+
+def _matmul_transpose_2d(ct, x, y, xs, ys):
+    """Matrices and vectors without batch axes: one product per cotangent."""
+    def outer2(a, b):
+        return mul(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+    if isinstance(x, Linear):
+        if len(ys) == 2:
+            return _matmul(ct, _mT(y)) if len(xs) == 2 else _matmul(y, ct), None
+        return (outer2(ct, y) if len(xs) == 2 else mul(ct, y)), None
+    if len(xs) == 2:
+        return None, _matmul(_mT(x), ct) if len(ys) == 2 else _matmul(ct, x)
+    return None, (outer2(x, ct) if len(ys) == 2 else mul(x, ct))
+
+
+def matmul_batch(args, batched):
+    x, y = args
+    bx, by = batched
+    # vectors become a row / a column first, so a batch axis cannot be read
+    # as a matrix axis; the result drops those unit axes again
+    vec_x = np.ndim(x) - bx == 1
+    vec_y = np.ndim(y) - by == 1
+    if vec_x:
+        xs = _shape(x)
+        x = reshape(x, xs[:-1] + (1,) + xs[-1:])
+    if vec_y:
+        y = reshape(y, _shape(y) + (1,))
+    out = _matmul(*_pad_batched([x, y], batched))
+    os = _shape(out)
+    return reshape(out, os[:-2] + (() if vec_x else os[-2:-1]) + (() if vec_y else os[-1:]))
+
+
+matmul_p = register(Primitive("matmul", nargs=2, impl=np.matmul, jvp=matmul_jvp,
+                              transpose=matmul_transpose, abstract_eval=matmul_aval,
+                              batch=matmul_batch))
+matmul_p.zero_rule = zero_if_any(matmul_p)
+
+
+def _matmul(x, y):
+    return bind(matmul_p, x, y)
+
+
+def matmul(x, y):
+    """``np.matmul``; a scalar operand multiplies elementwise."""
+    if not _shape(x) or not _shape(y):
+        return mul(x, y)
+    return _matmul(x, y)
+
+
+# --- dot, tensordot, inner, outer (functions over matmul) ---------------
+def _size(shape, axes):
+    return int(np.prod([shape[i] for i in axes], dtype=np.int64))
+
+
+def tensordot(x, y, axes=2):
+    """``np.tensordot``: move the contracted axes together, then one matmul."""
+    xs, ys = _shape(x), _shape(y)
+    if isinstance(axes, (int, np.integer)):
+        ax_x, ax_y = list(range(len(xs) - int(axes), len(xs))), list(range(int(axes)))
+    else:
+        ax_x, ax_y = ([a] if np.ndim(a) == 0 else list(a) for a in axes)
+        ax_x = [int(a) % len(xs) for a in ax_x]
+        ax_y = [int(a) % len(ys) for a in ax_y]
+    if len(ax_x) != len(ax_y) or any(xs[a] != ys[b] for a, b in zip(ax_x, ax_y)):
+        raise ShapeMismatchError(f"tensordot: axes {ax_x} of shape {xs} and {ax_y} of shape {ys} "
+                                 "do not have the same lengths")
+    free_x = [i for i in range(len(xs)) if i not in ax_x]
+    free_y = [i for i in range(len(ys)) if i not in ax_y]
+    c = _size(xs, ax_x)
+    xm = reshape(transpose(x, free_x + ax_x), (_size(xs, free_x), c))
+    ym = reshape(transpose(y, ax_y + free_y), (c, _size(ys, free_y)))
+    return reshape(_matmul(xm, ym), tuple(xs[i] for i in free_x) + tuple(ys[i] for i in free_y))
+
+
+def dot(x, y, out=None):
+    """``np.dot``: scalars multiply; otherwise contract x's last axis with y's
+    second-to-last (its only axis if y is a vector)."""
+    _no_out(out, "dot")
+    xs, ys = _shape(x), _shape(y)
+    if not xs or not ys:
+        return mul(x, y)
+    if len(ys) == 1 or (len(xs) <= 2 and len(ys) == 2):
+        return matmul(x, y)
+    return tensordot(x, y, axes=([len(xs) - 1], [len(ys) - 2]))
+
+
+def inner(x, y):
+    """``np.inner``: contract the last axes of both."""
+    xs, ys = _shape(x), _shape(y)
+    if not xs or not ys:
+        return mul(x, y)
+    return tensordot(x, y, axes=([len(xs) - 1], [len(ys) - 1]))
+
+
+def outer(x, y, out=None):
+    """``np.outer``: both operands are flattened first."""
+    _no_out(out, "outer")
+    return mul(reshape(x, (-1, 1)), reshape(y, (1, -1)))
+
+
+# --- einsum ------------------------------------------------------------
+def _parse(spec):
+    lhs, out = spec.split("->")
+    return lhs.split(","), out
+
+
+def einsum_impl(*operands, spec):
+    return np.einsum(spec, *operands, optimize=len(operands) > 2)
+
+
+def einsum_aval(*avals, spec):
+    ins, out = _parse(spec)
+    if len(ins) != len(avals):
+        raise ShapeMismatchError(f"einsum {spec!r}: {len(ins)} subscripts for {len(avals)} operands")
+    sizes = {}
+    for k, (sub_k, a) in enumerate(zip(ins, avals)):
+        if len(sub_k) != a.ndim:
+            raise ShapeMismatchError(f"einsum {spec!r}: operand {k} has {a.ndim} axes (shape "
+                                     f"{a.shape}) but subscripts {sub_k!r} name {len(sub_k)}")
+        for c, d in zip(sub_k, a.shape):
+            if sizes.setdefault(c, d) != d:
+                raise ShapeMismatchError(f"einsum {spec!r}: index {c!r} has length {sizes[c]} in one "
+                                         f"place and {d} in another (operand {k}, shape {a.shape})")
+    for c in out:
+        if c not in sizes or out.count(c) > 1:
+            raise ShapeMismatchError(f"einsum {spec!r}: output index {c!r} must appear in an "
+                                     "operand and only once in the output")
+    return Aval(tuple(sizes[c] for c in out), result_dtype(*avals))
+
+
+def einsum_jvp(primals, tangents, spec):
+    out = bind(einsum_p, *primals, spec=spec)
+    # multilinear: one term per operand carrying a tangent
+    total = Zero(aval_of(out))
+    for i, t in enumerate(tangents):
+        if not isinstance(t, Zero):
+            ops = list(primals)
+            ops[i] = t
+            total = add(total, bind(einsum_p, *ops, spec=spec))
+    return out, total
+
+
+def einsum_transpose(ct, *operands, spec):
+    ins, out = _parse(spec)
+    lin = [i for i, o in enumerate(operands) if isinstance(o, Linear)]
+    assert len(lin) == 1, "einsum is linear in one operand at a time"
+    i = lin[0]
+    sub_i, shape_i = ins[i], operands[i].shape
+    sizes = dict(zip(sub_i, shape_i))
+    others = [(s, o) for k, (s, o) in enumerate(zip(ins, operands)) if k != i]
+    elsewhere = set(out).union(*(set(s) for s, _ in others))
+    uniq = "".join(dict.fromkeys(sub_i))
+    keep = "".join(c for c in uniq if c in elsewhere)
+    if others or keep != out:
+        ct = bind(einsum_p, ct, *(o for _, o in others),
+                  spec=",".join([out] + [s for s, _ in others]) + "->" + keep)
+    if keep != uniq:
+        # indices summed only out of operand i: its cotangent is constant along them
+        ct = reshape(ct, tuple(sizes[c] if c in keep else 1 for c in uniq))
+        ct = broadcast_to(ct, tuple(sizes[c] for c in uniq))
+    if uniq != sub_i:
+        # repeated index ("ii"): place the cotangent on the diagonal with a
+        # constant delta tensor, in an einsum of its own (fresh letters)
+        letters = _LETTERS[:len(sub_i)]
+        dtype = aval_of(ct).dtype
+        subs, deltas = ["".join(letters[sub_i.index(c)] for c in uniq)], []
+        for c in uniq:
+            pos = [p for p, d in enumerate(sub_i) if d == c]
+            if len(pos) > 1:
+                delta = np.zeros((sizes[c],) * len(pos), dtype)
+                delta[(np.arange(sizes[c]),) * len(pos)] = 1
+                deltas.append(delta)
+                subs.append("".join(letters[p] for p in pos))
+        ct = bind(einsum_p, ct, *deltas, spec=",".join(subs) + "->" + letters)
+    return tuple(ct if k == i else None for k in range(len(operands)))
+
+
+def einsum_batch(args, batched, spec):
+    ins, out = _parse(spec)
+    free = [c for c in _LETTERS if c not in spec]
+    if not free:
+        return NotImplemented
+    b = free[0]
+    new = [b + s if f else s for s, f in zip(ins, batched)]
+    return bind(einsum_p, *args, spec=",".join(new) + "->" + b + out)
+
+
+einsum_p = register(Primitive("einsum", nargs=None, impl=einsum_impl, jvp=einsum_jvp,
+                              transpose=einsum_transpose, abstract_eval=einsum_aval,
+                              batch=einsum_batch))
+einsum_p.zero_rule = zero_if_any(einsum_p)
+
+
+def einsum(*operands, out=None, optimize=False):
+    """``np.einsum(subscripts, *operands)`` normalised to an explicit spec."""
+    _no_out(out, "einsum")
+    spec, ops = operands[0], list(operands[1:])
+    if not isinstance(spec, str):
+        raise NoDerivativeRule("einsum: only the subscripts-string form is supported, "
+                               "e.g. einsum('ij,jk->ik', a, b)")
+    spec = spec.replace(" ", "")
+    lhs, arrow, rhs = spec.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(ops):
+        raise ShapeMismatchError(f"einsum {spec!r}: {len(ins)} subscripts for {len(ops)} operands")
+    bad = set(spec) - set(_LETTERS) - set(",->.")
+    if bad:
+        raise ShapeMismatchError(f"einsum {spec!r}: subscripts must be letters, got {sorted(bad)}")
+    shapes = [_shape(o) for o in ops]
+    named = [c for c in lhs if c in _LETTERS]
+    ell = ""
+    if "..." in spec:
+        # the broadcast axes get fresh letters, right-aligned as NumPy lines them up
+        fresh = [c for c in _LETTERS if c not in spec]
+        counts = [len(sh) - (len(s) - 3) for s, sh in zip(ins, shapes) if "..." in s]
+        if any(k < 0 for k in counts):
+            raise ShapeMismatchError(f"einsum {spec!r}: an operand has fewer axes than subscripts")
+        ell = "".join(fresh[:max(counts, default=0)])
+        ins = [s.replace("...", ell[len(ell) - (len(sh) - len(s) + 3):]) if "..." in s else s
+               for s, sh in zip(ins, shapes)]
+    if arrow:
+        rhs = rhs.replace("...", ell)
+    else:
+        rhs = ell + "".join(sorted(c for c in set(named) if named.count(c) == 1))
+    # size-1 axes broadcast against longer ones: squeeze them out of that operand
+    longest = {}
+    for s, sh in zip(ins, shapes):
+        for c, d in zip(s, sh):
+            longest[c] = max(longest.get(c, d), d)
+    for k, (s, sh) in enumerate(zip(ins, shapes)):
+        if len(s) != len(sh):
+            break                    # einsum_aval names the mismatch
+        drop = [p for p, (c, d) in enumerate(zip(s, sh)) if d == 1 < longest[c] and s.count(c) == 1]
+        if drop:
+            ops[k] = reshape(ops[k], tuple(d for p, d in enumerate(sh) if p not in drop))
+            ins[k] = "".join(c for p, c in enumerate(s) if p not in drop)
+    return bind(einsum_p, *ops, spec=",".join(ins) + "->" + rhs)
+
+
+# --- diagonal, trace, diag (functions over getitem / index_add) --------
+def _diag_index(n, m, offset):
+    rows = np.arange(max(0, -offset), max(0, min(n, m - offset)))
+    return rows, rows + offset
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    """``np.diagonal``: the diagonal becomes the last axis."""
+    nd = len(_shape(x))
+    if nd < 2:
+        raise ShapeMismatchError(f"diagonal: needs at least 2 axes, got shape {_shape(x)}")
+    a1, a2 = axis1 % nd, axis2 % nd
+    xt = transpose(x, [i for i in range(nd) if i not in (a1, a2)] + [a1, a2])
+    n, m = _shape(xt)[-2:]
+    return getitem(xt, (Ellipsis,) + _diag_index(n, m, int(offset)))
+
+
+def trace(x, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    _no_out(out, "trace")
+    res = reduce_sum(diagonal(x, offset, axis1, axis2), axis=-1)
+    return convert(res, dtype=np.dtype(dtype)) if dtype is not None else res
+
+
+def diag(v, k=0):
+    """``np.diag``: a vector's diagonal matrix, or a matrix's diagonal."""
+    shp = _shape(v)
+    if len(shp) == 2:
+        return diagonal(v, k)
+    if len(shp) != 1:
+        raise ShapeMismatchError(f"diag: input must be 1-D or 2-D, got shape {shp}")
+    n = shp[0] + abs(int(k))
+    zeros = np.zeros((n, n), aval_of(v).dtype)
+    return index_add(zeros, v, _diag_index(n, n, int(k)))
+
+
+# --- solve -------------------------------------------------------------
+def solve_aval(a, b):
+    _, n = _square("solve", a)
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise ShapeMismatchError(f"solve: right-hand side of shape {b.shape} does not fit a matrix "
+                                 f"of shape {a.shape}; expected (..., {n}, k) or ({n},)")
+    batch = _batch_shape("solve", a, b)
+    return Aval(batch + b.shape[-2:], _float_dtype(result_dtype(a, b)))
+
+
+def solve_jvp(primals, tangents):
+    a, b = primals
+    a_dot, b_dot = tangents
+    x = _solve(a, b)
+    # a x = b  =>  a dx = db - da x
+    rhs = b_dot if isinstance(a_dot, Zero) else sub(b_dot, _matmul(a_dot, x))
+    return x, _solve(a, rhs)
+
+
+def solve_transpose(ct, a, b):
+    assert not isinstance(a, Linear), "solve is linear in its right-hand side only"
+    return None, sum_to_shape(_solve(_mT(a), ct), b.shape)
+
+
+def solve_zero_rule(a, b):
+    if isinstance(b, Zero):
+        return Zero(solve_aval(aval_of(a), b.aval))
+    return _solve(instantiate(a), b)    # a zero matrix is singular: NumPy says so
+
+
+def solve_batch(args, batched):
+    return _solve(*_pad_batched(args, batched))
+
+
+solve_p = register(Primitive("solve", nargs=2, impl=np.linalg.solve, jvp=solve_jvp,
+                             transpose=solve_transpose, abstract_eval=solve_aval,
+                             zero_rule=solve_zero_rule, batch=solve_batch))
+
+
+def _solve(a, b):
+    return bind(solve_p, a, b)
+
+
+def solve(a, b):
+    """``np.linalg.solve``; a 1-D ``b`` is one right-hand side."""
+    if len(_shape(b)) == 1:
+        x = _solve(a, reshape(b, (-1, 1)))
+        return reshape(x, _shape(x)[:-1])
+    return _solve(a, b)
+
+
+# --- inv ---------------------------------------------------------------
+def inv_aval(a):
+    _square("inv", a)
+    return Aval(a.shape, _float_dtype(a.dtype))
+
+
+def inv_jvp(primals, tangents):
+    a_inv = inv(primals[0])
+    a_dot, = tangents
+    if isinstance(a_dot, Zero):
+        return a_inv, Zero(aval_of(a_inv))
+    return a_inv, neg(_matmul(_matmul(a_inv, a_dot), a_inv))
+
+
+inv_p = register(Primitive("inv", nargs=1, impl=np.linalg.inv, jvp=inv_jvp,
+                           transpose=NOT_LINEAR, abstract_eval=inv_aval))
+
+
+def inv(a):
+    return bind(inv_p, a)
+
+
+def _dlogdet(a, a_dot):
+    """d log|det a| = tr(a^-1 da) = sum(a^-T * da) over the matrix axes."""
+    return reduce_sum(mul(_mT(inv(a)), a_dot), axis=(-2, -1))
+
+
+# --- det ---------------------------------------------------------------
+def det_aval(a):
+    batch, _ = _square("det", a)
+    return Aval(batch, _float_dtype(a.dtype))
+
+
+def det_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    out = det(a)
+    if isinstance(a_dot, Zero):
+        return out, Zero(aval_of(out))
+    # TODO: uses inv(a), so a singular a gives nan where the adjugate form is finite
+    return out, mul(out, _dlogdet(a, a_dot))
+
+
+det_p = register(Primitive("det", nargs=1, impl=np.linalg.det, jvp=det_jvp,
+                           transpose=NOT_LINEAR, abstract_eval=det_aval))
+
+
+def det(a):
+    return bind(det_p, a)
+
+
+# --- slogdet -----------------------------------------------------------
+def slogdet_impl(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign, logabsdet
+
+
+def slogdet_aval(a):
+    batch, _ = _square("slogdet", a)
+    dtype = _float_dtype(a.dtype)
+    return Aval(batch, dtype), Aval(batch, np.zeros((), dtype).real.dtype)
+
+
+def slogdet_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    sign, logabsdet = slogdet(a)
+    if isinstance(a_dot, Zero):
+        return (sign, logabsdet), (Zero(aval_of(sign)), Zero(aval_of(logabsdet)))
+    return (sign, logabsdet), (Zero(aval_of(sign)), _dlogdet(a, a_dot))
+
+
+slogdet_p = register(Primitive("slogdet", nargs=1, impl=slogdet_impl, jvp=slogdet_jvp,
+                               transpose=NOT_LINEAR, abstract_eval=slogdet_aval,
+                               multiple_results=True))
+
+
+def slogdet(a):
+    """``(sign, log|det a|)`` as a tuple."""
+    sign, logabsdet = bind(slogdet_p, a)
+    return sign, logabsdet
+
+
+# --- cholesky ----------------------------------------------------------
+def cholesky_aval(a):
+    _square("cholesky", a)
+    return Aval(a.shape, _float_dtype(a.dtype))
+
+
+def cholesky_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    chol = bind(cholesky_p, a)
+    if isinstance(a_dot, Zero):
+        return chol, Zero(aval_of(chol))
+    n = _shape(a)[-1]
+    sym = mul(0.5, add(a_dot, _mT(a_dot)))
+    # S = L^-1 dA L^-T by two solves (L^-1 X^T)^T; dL = L Phi(S), where Phi
+    # keeps the lower triangle and halves the diagonal
+    left = _solve(chol, sym)
+    s = _mT(_solve(chol, _mT(left)))
+    phi = np.tril(np.ones((n, n), aval_of(chol).dtype)) - 0.5 * np.eye(n, dtype=aval_of(chol).dtype)
+    return chol, _matmul(chol, mul(s, phi))
+
+
+cholesky_p = register(Primitive("cholesky", nargs=1, impl=np.linalg.cholesky, jvp=cholesky_jvp,
+                                transpose=NOT_LINEAR, abstract_eval=cholesky_aval))
+
+
+def cholesky(a, upper=False):
+    """Lower factor ``L`` with ``a = L L^T``; ``upper=True`` gives ``L^T``."""
+    chol = bind(cholesky_p, a)
+    return _mT(chol) if upper else chol
