@@ -233,7 +233,7 @@ def linear_transpose(linear_fun, *primals):
         ins = [trace.new_input(a) for a in avals]
         outs = flat(*ins)
         from .ir import Program
-        prog = Program([t.var for t in ins], trace.eqns, [trace.atom(o) for o in outs],
+        prog = Program([t.atom for t in ins], trace.eqns, [trace.atom(o) for o in outs],
                        name=getattr(linear_fun, "__name__", "f"))
 
     def transposed(ct):

@@ -2,8 +2,10 @@
 
 Names are given at print time, in order of appearance: a variable's hint
 (a user name kept by the source engine, made unique with ``_1``...) or a role
-prefix and a counter: ``x`` for inputs, ``v`` for the body. Printing twice
-gives the same text; nothing depends on ``id()`` or set order.
+prefix and a counter: ``x`` for inputs, ``v`` for the body, and the roles a
+transform marks with a hint of its own: ``t`` tangents, ``ct`` cotangents,
+``r`` residuals. Printing twice gives the same text; nothing depends on
+``id()`` or set order.
 """
 from __future__ import annotations
 
@@ -65,6 +67,9 @@ def _format_param(k, v):
     return f"{k}={v!r}"
 
 
+ROLES = ("t", "ct", "r")
+
+
 class _Namer:
     def __init__(self):
         self.names = {}
@@ -72,7 +77,14 @@ class _Namer:
         self.counter = 0
 
     def define(self, v, prefix):
-        if v.hint:
+        if v.hint in ROLES:
+            prefix = v.hint
+            name = f"{prefix}{self.counter}"
+            self.counter += 1
+            while name in self.used:
+                name = f"{prefix}{self.counter}"
+                self.counter += 1
+        elif v.hint:
             name, k = v.hint, 0
             while name in self.used:
                 k += 1

@@ -19,16 +19,16 @@ __all__ = ["StagingTrace", "StagingTracer", "stage", "atom_of"]
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("var", "val")
+    __slots__ = ("atom", "val")
 
     def __init__(self, trace, var, val=None):
         self._trace = trace
-        self.var = var        # a Var, or a Lit for a lifted constant
+        self.atom = var       # a Var, or a Lit for a lifted constant
         self.val = val        # the concrete value, or None when symbolic
 
     @property
     def aval(self):
-        return self.var.aval
+        return self.atom.aval
 
     @property
     def concrete_value(self):
@@ -39,9 +39,10 @@ class StagingTracer(Tracer):
 class StagingTrace(Trace):
     """Records equations. ``concrete``: compute values alongside (user code)."""
 
-    def __init__(self, concrete=False):
+    def __init__(self, concrete=False, role=""):
         self.eqns = []
         self.concrete = concrete
+        self.role = role      # print-time role of the variables it defines ("t": tangents)
 
     def new_input(self, aval, val=None, hint=""):
         return StagingTracer(self, Var(aval, hint), val)
@@ -58,7 +59,7 @@ class StagingTrace(Trace):
         if self.concrete:
             tracers = [a if type(a) is StagingTracer and a._trace is self else self.lift(a)
                        for a in args]
-            atoms = [t.var for t in tracers]
+            atoms = [t.atom for t in tracers]
             vals = None
             if all(t.val is not None for t in tracers):
                 vals = prim.impl(*[t.val for t in tracers], **params)
@@ -68,23 +69,23 @@ class StagingTrace(Trace):
                 out_avals = prim.abstract_eval(*[t.aval for t in tracers], **params)
         else:
             # symbolic recording (the linear program of linearize): the hot path
-            atoms = [a.var if type(a) is StagingTracer and a._trace is self else Lit(a)
+            atoms = [a.atom if type(a) is StagingTracer and a._trace is self else Lit(a)
                      for a in args]
             vals = None
             out_avals = prim.abstract_eval(*[x.aval for x in atoms], **params)
         if prim.multiple_results:
-            outs = [Var(a) for a in out_avals]
+            outs = [Var(a, self.role) for a in out_avals]
             self.eqns.append(Eqn(prim, atoms, outs, params))
             vals = vals if vals is not None else [None] * len(outs)
             return tuple(StagingTracer(self, v, x) for v, x in zip(outs, vals))
-        out = Var(out_avals)
+        out = Var(out_avals, self.role)
         self.eqns.append(Eqn(prim, atoms, (out,), params))
         return StagingTracer(self, out, vals)
 
     def atom(self, x):
         """The Program operand for an output value (Zero -> literal zeros)."""
         if isinstance(x, StagingTracer) and x._trace is self:
-            return x.var
+            return x.atom
         if isinstance(x, Zero):
             import numpy as np
             return Lit(np.zeros(x.aval.shape, x.aval.dtype))
@@ -95,13 +96,14 @@ def atom_of(trace, x):
     return trace.atom(x)
 
 
-def stage(fn, in_avals, name="f", hints=None, concrete_vals=None):
-    """Run ``fn(*tracers) -> list`` on fresh symbolic inputs; return the Program."""
-    trace = StagingTrace(concrete=concrete_vals is not None)
+def stage(fn, in_avals, name="f", hints=None, concrete_vals=None, role=""):
+    """Run ``fn(*tracers) -> list`` on fresh symbolic inputs; return the Program.
+    ``role`` is the print-time role of the variables it defines."""
+    trace = StagingTrace(concrete=concrete_vals is not None, role=role)
     with new_trace(trace):
         hints = hints or [""] * len(in_avals)
         vals = concrete_vals or [None] * len(in_avals)
         ins = [trace.new_input(a, v, h) for a, v, h in zip(in_avals, vals, hints)]
         outs = fn(*ins)
-        prog = Program([t.var for t in ins], trace.eqns, [trace.atom(o) for o in outs], name)
+        prog = Program([t.atom for t in ins], trace.eqns, [trace.atom(o) for o in outs], name)
     return prog

@@ -14,6 +14,7 @@ __all__ = ["check_grads", "fd_jvp"]
 
 
 def _eps_tol(leaves):
+    """Step and tolerance: float32 anywhere (inputs or outputs) needs both larger."""
     f32 = any(np.asarray(x).dtype == np.float32 for x in leaves)
     return (1e-3, 2e-2) if f32 else (1e-6, 1e-5)
 
@@ -68,7 +69,8 @@ def check_grads(fun, args, order=2, modes=("fwd", "rev"), eps=None, rtol=None, s
     from . import api
     args = tuple(args)
     leaves, _ = flatten(args)
-    eps0, tol0 = _eps_tol(leaves)
+    out_leaves, _ = flatten(fun(*args))
+    eps0, tol0 = _eps_tol(leaves + out_leaves)
     eps = eps or eps0
     rtol = rtol or tol0
     rng = np.random.default_rng(seed)

@@ -183,7 +183,9 @@ def pow_jvp(primals, tangents):
     dx = mul(x_dot, mul(y, pow(x, y_minus_1)))
     if isinstance(y_dot, Zero):
         return out, dx
-    return out, add(dx, mul(y_dot, mul(out, log(x))))
+    # a Python-number base keeps a Python-number log, so float32 stays float32
+    log_x = float(np.log(x)) if isinstance(x, (int, float)) else log(x)
+    return out, add(dx, mul(y_dot, mul(out, log_x)))
 
 
 def pow_impl(x, y):

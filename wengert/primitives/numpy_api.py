@@ -121,13 +121,13 @@ def _clip(a, a_min=None, a_max=None, out=None, **kw):
 
 
 def _zeros_like(a, dtype=None, **kw):
-    av = aval_of(a)
-    return np.zeros(av.shape, dtype or av.dtype)
+    out = shape.zeros_like(a)
+    return out if dtype is None else arith.convert(out, dtype=np.dtype(dtype))
 
 
 def _ones_like(a, dtype=None, **kw):
-    av = aval_of(a)
-    return np.ones(av.shape, dtype or av.dtype)
+    out = shape.ones_like(a)
+    return out if dtype is None else arith.convert(out, dtype=np.dtype(dtype))
 
 
 def _full_like(a, fill_value, dtype=None, **kw):

@@ -65,8 +65,9 @@ def add_any_jvp(primals, tangents):
 
 
 def add_any_transpose(ct, x, y):
-    ct_x, ct_y = dup(ct)
-    return ct_x, ct_y
+    if isinstance(x, Linear) and isinstance(y, Linear):
+        return dup(ct)
+    return (ct if isinstance(x, Linear) else None), (ct if isinstance(y, Linear) else None)
 
 
 def add_any_aval(x, y):
@@ -329,3 +330,34 @@ def sum_to_shape(x, shape):
                                       if d == 1 and xshape[i + lead] != 1)
     out = reduce_sum(x, axes=axes)
     return reshape(out, shape)
+
+
+# --- zeros_like, ones_like (constants shaped like their operand) -------
+def zeros_like_impl(x):
+    return np.zeros_like(x)
+
+
+def ones_like_impl(x):
+    return np.ones_like(x)
+
+
+def like_aval(x):
+    return Aval(x.shape, x.dtype)
+
+
+def zeros_like_jvp(primals, tangents):
+    out = zeros_like(primals[0])
+    return out, Zero(aval_of(out))
+
+
+def ones_like_jvp(primals, tangents):
+    out = ones_like(primals[0])
+    return out, Zero(aval_of(out))
+
+
+zeros_like_p = register(Primitive("zeros_like", nargs=1, impl=zeros_like_impl, jvp=zeros_like_jvp,
+                                  transpose=NOT_LINEAR, abstract_eval=like_aval))
+zeros_like = _wrap(zeros_like_p)
+ones_like_p = register(Primitive("ones_like", nargs=1, impl=ones_like_impl, jvp=ones_like_jvp,
+                                 transpose=NOT_LINEAR, abstract_eval=like_aval))
+ones_like = _wrap(ones_like_p)

@@ -136,5 +136,5 @@ def jvp_program(prog):
         outs, dots = jvp_flat(lambda *xs: eval_program(prog, xs), args[:n], args[n:])
         return list(outs) + list(dots)
 
-    hints = [v.hint for v in prog.inputs] + [f"d_{v.hint}" if v.hint else "" for v in prog.inputs]
+    hints = [v.hint for v in prog.inputs] + [f"d_{v.hint}" if v.hint else "t" for v in prog.inputs]
     return stage(run, prog.in_avals * 2, name=f"{prog.name}_jvp", hints=hints)

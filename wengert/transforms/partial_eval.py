@@ -28,12 +28,12 @@ __all__ = ["linearize_flat"]
 def linearize_flat(fn, primals, reverse=True, name="f"):
     """Return (outs, linear Program from input tangents to output tangents)."""
     jtrace = JVPTrace(reverse)
-    ltrace = StagingTrace(concrete=False)
+    ltrace = StagingTrace(concrete=False, role="t")
     # the linear trace sits above the jvp trace: tangent arithmetic inside a
     # rule records into it, and primal arithmetic goes below (now, or into an
     # outer transform)
     with new_trace(jtrace), new_trace(ltrace):
-        t_ins = [ltrace.new_input(aval_of(p)) for p in primals]
+        t_ins = [ltrace.new_input(aval_of(p), hint="t") for p in primals]
         ins = [JVPTracer(jtrace, p, t) for p, t in zip(primals, t_ins)]
         outs = fn(*ins)
         out_p, out_atoms = [], []
@@ -44,5 +44,5 @@ def linearize_flat(fn, primals, reverse=True, name="f"):
             else:
                 out_p.append(o)
                 out_atoms.append(ltrace.atom(Zero(aval_of(o))))
-    lin = Program([t.var for t in t_ins], ltrace.eqns, out_atoms, name=f"{name}_lin")
+    lin = Program([t.atom for t in t_ins], ltrace.eqns, out_atoms, name=f"{name}_lin")
     return out_p, lin

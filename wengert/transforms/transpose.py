@@ -19,6 +19,7 @@ from ..errors import ShapeMismatchError
 from ..ir import Lit, Program
 from ..primitives.core import Linear, Zero, bind
 from ..primitives.shape import add_any
+from ..printing import ROLES
 from ..staging import stage
 
 __all__ = ["backward_pass", "transpose_program"]
@@ -91,6 +92,7 @@ def check_cotangents(prog, cts):
 
 def transpose_program(prog):
     """Program -> Program: output cotangents in, input cotangents out."""
-    hints = [f"ct_{v.hint}" if getattr(v, "hint", "") else "ct" for v in prog.outputs]
+    hints = [f"ct_{v.hint}" if getattr(v, "hint", "") not in ("",) + ROLES else "ct"
+             for v in prog.outputs]
     return stage(lambda *cts: backward_pass(prog, cts), [v.aval for v in prog.outputs],
-                 name=f"{prog.name}_transpose", hints=hints)
+                 name=f"{prog.name}_transpose", hints=hints, role="ct")
