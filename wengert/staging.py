@@ -12,7 +12,7 @@ program whose inputs are symbolic tangents).
 from __future__ import annotations
 
 from .ir import Eqn, Lit, Program, Var, aval_of
-from .primitives.core import Trace, Zero, bind, new_trace
+from .primitives.core import Trace, Zero, new_trace
 from .primitives.numpy_api import Tracer
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "atom_of"]

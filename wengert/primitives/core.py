@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Aval, Lit, aval_of
+from ..ir import Lit, aval_of
 from ..errors import LeakedTracerError
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "NOT_LINEAR", "Zero", "Linear", "bind",

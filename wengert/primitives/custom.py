@@ -23,7 +23,7 @@ import numpy as np
 
 from .core import NOT_LINEAR, Primitive, Zero, bind, instantiate, register
 from ..errors import NoDerivativeRule, ShapeMismatchError
-from ..ir import Aval, aval_of
+from ..ir import aval_of
 
 
 def _as_tuple(x):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Linear, Primitive, TracerBase, Zero, bind, register, zero_if_any
-from .shape import reshape, sum_to_shape
+from .core import Linear, Primitive, TracerBase, Zero, bind, register, zero_if_any
+from .shape import sum_to_shape
 from ..errors import NonDifferentiableInputError
 from ..ir import Aval, aval_of
 

@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from . import arith, composite, index, linalg, reduce, shape
+from . import arith, composite, index, linalg, matrix, reduce, shape
 from .core import TracerBase
 from ..errors import ConcretizationError, NoDerivativeRule, UnsupportedFunctionError, user_location
 from ..ir import aval_of
@@ -222,8 +222,8 @@ FUNCTIONS = {
     np.ones_like: _ones_like, np.full_like: _full_like, np.ravel: _ravel, np.round: _round,
     np.around: _round, np.shape: _shape, np.ndim: _ndim, np.size: _size,
     np.atleast_1d: _atleast_1d, np.argmax: _argmax, np.argmin: _argmin, np.copy: _copy,
-    np.linalg.solve: linalg.solve, np.linalg.inv: linalg.inv, np.linalg.det: linalg.det,
-    np.linalg.slogdet: linalg.slogdet, np.linalg.cholesky: linalg.cholesky,
+    np.linalg.solve: matrix.solve, np.linalg.inv: matrix.inv, np.linalg.det: matrix.det,
+    np.linalg.slogdet: matrix.slogdet, np.linalg.cholesky: matrix.cholesky,
     np.linalg.norm: composite.norm, np.var: composite.var, np.std: composite.std,
     np.astype: _astype,
 }

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, register, zero_if_any
-from .arith import add, convert, div, equal, mul, where
+from .core import NOT_LINEAR, Primitive, bind, register, zero_if_any
+from .arith import convert, div, equal, mul
 from .shape import broadcast_to, reshape
 from ..ir import Aval, aval_of
 

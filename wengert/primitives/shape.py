@@ -273,7 +273,6 @@ def concatenate_aval(*xs, axis):
 
 
 def concatenate_jvp(primals, tangents, axis):
-    from .arith import convert
     out = concatenate(*primals, axis=axis)
     tans = [np.zeros(t.aval.shape, out.dtype) if isinstance(t, Zero) else t for t in tangents]
     return out, concatenate(*tans, axis=axis)

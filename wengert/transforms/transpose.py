@@ -16,7 +16,7 @@ operand (constants built inside the linear program) are evaluated forward.
 from __future__ import annotations
 
 from ..errors import ShapeMismatchError
-from ..ir import Lit, Program
+from ..ir import Lit
 from ..primitives.core import Linear, Zero, bind
 from ..primitives.shape import add_any
 from ..printing import ROLES

@@ -1,0 +1,192 @@
+"""Matrix functions: solve, inv, det, slogdet, cholesky.
+
+Contracts:
+
+* ``solve_p`` is ``np.linalg.solve`` with a right-hand side of ndim >= 2
+  (the wrapper ``solve`` handles a vector ``b``); linear in ``b`` only, with a
+  batch rule.
+* ``inv_p``, ``det_p``, ``slogdet_p``, ``cholesky_p`` act on the last two
+  axes and accept leading batch axes. ``slogdet_p`` has two results (sign,
+  log|det|); the sign's tangent is zero.
+* ``cholesky_p``'s derivative treats its input as symmetric: a tangent ``dA``
+  is symmetrised before use (as JAX and PyTorch do), whereas NumPy reads only
+  the lower triangle. Along symmetric directions the two agree.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, instantiate, register
+from .rules import result_dtype
+from .arith import add, mul, neg, sub
+from .shape import reshape, sum_to_shape
+from .reduce import reduce_sum
+from .linalg import _batch_shape, _float_dtype, _matmul, _mT, _pad_batched, _shape, _square
+from ..errors import ShapeMismatchError
+from ..ir import Aval, aval_of
+
+
+# --- solve -------------------------------------------------------------
+def solve_aval(a, b):
+    _, n = _square("solve", a)
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise ShapeMismatchError(f"solve: right-hand side of shape {b.shape} does not fit a matrix "
+                                 f"of shape {a.shape}; expected (..., {n}, k) or ({n},)")
+    batch = _batch_shape("solve", a, b)
+    return Aval(batch + b.shape[-2:], _float_dtype(result_dtype(a, b)))
+
+
+def solve_jvp(primals, tangents):
+    a, b = primals
+    a_dot, b_dot = tangents
+    x = _solve(a, b)
+    # a x = b  =>  a dx = db - da x
+    rhs = b_dot if isinstance(a_dot, Zero) else sub(b_dot, _matmul(a_dot, x))
+    return x, _solve(a, rhs)
+
+
+def solve_transpose(ct, a, b):
+    assert not isinstance(a, Linear), "solve is linear in its right-hand side only"
+    return None, sum_to_shape(_solve(_mT(a), ct), b.shape)
+
+
+def solve_zero_rule(a, b):
+    if isinstance(b, Zero):
+        return Zero(solve_aval(aval_of(a), b.aval))
+    return _solve(instantiate(a), b)    # a zero matrix is singular: NumPy says so
+
+
+def solve_batch(args, batched):
+    return _solve(*_pad_batched(args, batched))
+
+
+solve_p = register(Primitive("solve", nargs=2, impl=np.linalg.solve, jvp=solve_jvp,
+                             transpose=solve_transpose, abstract_eval=solve_aval,
+                             zero_rule=solve_zero_rule, batch=solve_batch))
+
+
+def _solve(a, b):
+    return bind(solve_p, a, b)
+
+
+def solve(a, b):
+    """``np.linalg.solve``; a 1-D ``b`` is one right-hand side."""
+    if len(_shape(b)) == 1:
+        x = _solve(a, reshape(b, (-1, 1)))
+        return reshape(x, _shape(x)[:-1])
+    return _solve(a, b)
+
+
+# --- inv ---------------------------------------------------------------
+def inv_aval(a):
+    _square("inv", a)
+    return Aval(a.shape, _float_dtype(a.dtype))
+
+
+def inv_jvp(primals, tangents):
+    a_inv = inv(primals[0])
+    a_dot, = tangents
+    if isinstance(a_dot, Zero):
+        return a_inv, Zero(aval_of(a_inv))
+    return a_inv, neg(_matmul(_matmul(a_inv, a_dot), a_inv))
+
+
+inv_p = register(Primitive("inv", nargs=1, impl=np.linalg.inv, jvp=inv_jvp,
+                           transpose=NOT_LINEAR, abstract_eval=inv_aval))
+
+
+def inv(a):
+    return bind(inv_p, a)
+
+
+def _dlogdet(a, a_dot):
+    """d log|det a| = tr(a^-1 da) = sum(a^-T * da) over the matrix axes."""
+    return reduce_sum(mul(_mT(inv(a)), a_dot), axis=(-2, -1))
+
+
+# --- det ---------------------------------------------------------------
+def det_aval(a):
+    batch, _ = _square("det", a)
+    return Aval(batch, _float_dtype(a.dtype))
+
+
+def det_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    out = det(a)
+    if isinstance(a_dot, Zero):
+        return out, Zero(aval_of(out))
+    # TODO: uses inv(a), so a singular a gives nan where the adjugate form is finite
+    return out, mul(out, _dlogdet(a, a_dot))
+
+
+det_p = register(Primitive("det", nargs=1, impl=np.linalg.det, jvp=det_jvp,
+                           transpose=NOT_LINEAR, abstract_eval=det_aval))
+
+
+def det(a):
+    return bind(det_p, a)
+
+
+# --- slogdet -----------------------------------------------------------
+def slogdet_impl(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign, logabsdet
+
+
+def slogdet_aval(a):
+    batch, _ = _square("slogdet", a)
+    dtype = _float_dtype(a.dtype)
+    return Aval(batch, dtype), Aval(batch, np.zeros((), dtype).real.dtype)
+
+
+def slogdet_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    sign, logabsdet = slogdet(a)
+    if isinstance(a_dot, Zero):
+        return (sign, logabsdet), (Zero(aval_of(sign)), Zero(aval_of(logabsdet)))
+    return (sign, logabsdet), (Zero(aval_of(sign)), _dlogdet(a, a_dot))
+
+
+slogdet_p = register(Primitive("slogdet", nargs=1, impl=slogdet_impl, jvp=slogdet_jvp,
+                               transpose=NOT_LINEAR, abstract_eval=slogdet_aval,
+                               multiple_results=True))
+
+
+def slogdet(a):
+    """``(sign, log|det a|)`` as a tuple."""
+    sign, logabsdet = bind(slogdet_p, a)
+    return sign, logabsdet
+
+
+# --- cholesky ----------------------------------------------------------
+def cholesky_aval(a):
+    _square("cholesky", a)
+    return Aval(a.shape, _float_dtype(a.dtype))
+
+
+def cholesky_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    chol = bind(cholesky_p, a)
+    if isinstance(a_dot, Zero):
+        return chol, Zero(aval_of(chol))
+    n = _shape(a)[-1]
+    sym = mul(0.5, add(a_dot, _mT(a_dot)))
+    # S = L^-1 dA L^-T by two solves (L^-1 X^T)^T; dL = L Phi(S), where Phi
+    # keeps the lower triangle and halves the diagonal
+    left = _solve(chol, sym)
+    s = _mT(_solve(chol, _mT(left)))
+    phi = np.tril(np.ones((n, n), aval_of(chol).dtype)) - 0.5 * np.eye(n, dtype=aval_of(chol).dtype)
+    return chol, _matmul(chol, mul(s, phi))
+
+
+cholesky_p = register(Primitive("cholesky", nargs=1, impl=np.linalg.cholesky, jvp=cholesky_jvp,
+                                transpose=NOT_LINEAR, abstract_eval=cholesky_aval))
+
+
+def cholesky(a, upper=False):
+    """Lower factor ``L`` with ``a = L L^T``; ``upper=True`` gives ``L^T``."""
+    chol = bind(cholesky_p, a)
+    return _mT(chol) if upper else chol
