@@ -14,6 +14,8 @@ This module is data only: no NumPy evaluation, no transformation.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "verify", "aval_of", "ProgramError"]
@@ -40,7 +42,7 @@ class Aval:
 
     @property
     def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     def __eq__(self, other):
         return (isinstance(other, Aval) and self.shape == other.shape

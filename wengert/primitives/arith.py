@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import (NOT_LINEAR, Linear, Primitive, Zero, bind, register, zero_if_any)
+from .core import NOT_LINEAR, Linear, Primitive, Zero, register, wrapper_of, zero_if_any
 from .rules import elementwise_aval, elementwise_batch
 from ..ir import Aval, aval_of
 
 
-def _wrap(prim):
-    def wrapper(*args, **params):
-        return bind(prim, *args, **params)
-    wrapper.__name__ = prim.name
-    return wrapper
+_wrap = wrapper_of
 
 
 def _zero_jvp(out_fn):

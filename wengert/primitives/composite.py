@@ -17,6 +17,8 @@ and raise ``NoDerivativeRule``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .arith import (abs, add, convert, div, exp, greater, isfinite, log, mul, not_equal, pow,
@@ -127,7 +129,7 @@ def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         raise NoDerivativeRule("var: out= writes in place; use the returned value instead")
     shape = np.shape(x)
     axes = _axes(axis, len(shape))
-    count = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    count = math.prod([shape[a] for a in axes])
     dev = sub(x, mean(x, axis=axes, keepdims=True))
     total = reduce_sum(mul(dev, dev), axis=axes, keepdims=keepdims)
     res = div(total, float(max(count - ddof, 0)))

@@ -23,12 +23,14 @@ a higher one (closure over an outer derivative's variable).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..ir import Lit, aval_of
 from ..errors import LeakedTracerError
 
-__all__ = ["Primitive", "PRIMITIVES", "register", "NOT_LINEAR", "Zero", "Linear", "bind",
+__all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "Zero", "Linear", "bind",
            "Trace", "TracerBase", "new_trace", "instantiate", "is_zero", "zero_if_any",
            "eval_program", "is_float"]
 
@@ -71,6 +73,14 @@ class Primitive:
 
     def __repr__(self):
         return f"<primitive {self.name}>"
+
+
+def wrapper_of(prim):
+    """The user-facing function of a primitive: ``bind`` with the primitive
+    fixed (a C-level partial, so a wrapper costs no Python frame)."""
+    wrapper = functools.partial(bind, prim)
+    wrapper.__name__ = prim.name
+    return wrapper
 
 
 def register(prim):

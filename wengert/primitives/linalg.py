@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import string
 
+import math
+
 import numpy as np
 
 from .core import Linear, Primitive, Zero, bind, register, zero_if_any
@@ -197,7 +199,7 @@ def matmul(x, y):
 
 # --- dot, tensordot, inner, outer (functions over matmul) ---------------
 def _size(shape, axes):
-    return int(np.prod([shape[i] for i in axes], dtype=np.int64))
+    return math.prod([shape[i] for i in axes])
 
 
 def tensordot(x, y, axes=2):

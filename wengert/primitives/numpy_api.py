@@ -12,6 +12,8 @@ import linecache
 import re
 import sys
 
+import math
+
 import numpy as np
 
 from . import arith, composite, index, linalg, matrix, reduce, shape
@@ -175,7 +177,7 @@ def _ndim(a):
 
 def _size(a, axis=None):
     s = aval_of(a).shape
-    return int(np.prod(s, dtype=np.int64)) if axis is None else s[axis]
+    return math.prod(s) if axis is None else s[axis]
 
 
 def _atleast_1d(*arys):

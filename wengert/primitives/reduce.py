@@ -6,6 +6,8 @@ primitive drops those axes (``keepdims`` is a reshape in the wrapper).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .core import NOT_LINEAR, Primitive, bind, register, zero_if_any
@@ -85,7 +87,7 @@ def reduce_sum(x, axes=None, axis=None, keepdims=False):
 def mean(x, axis=None, keepdims=False):
     shape = np.shape(x)
     axes = _norm_axes(axis, len(shape))
-    count = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    count = math.prod([shape[a] for a in axes])
     total = reduce_sum(x, axes=axes, keepdims=keepdims)
     if aval_of(x).dtype.kind not in "fc":
         total = convert(total, dtype=np.float64)

@@ -40,7 +40,11 @@ def elementwise_aval(name, float_out=False, out_dtype=None):
     def abstract_eval(*avals, **params):
         # memoised on the operands' shapes and dtypes: the same few
         # combinations recur on every call of a traced function
-        key = tuple((a.shape, a.dtype, a.weak) for a in avals)
+        if len(avals) == 2:
+            a, b = avals
+            key = (a.shape, a.dtype, a.weak, b.shape, b.dtype, b.weak)
+        else:
+            key = tuple((a.shape, a.dtype, a.weak) for a in avals)
         out = cache.get(key)
         if out is None:
             out = cache[key] = _elementwise(*avals)

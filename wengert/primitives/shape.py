@@ -6,18 +6,16 @@ sum of its cotangents), ``sum_to_shape`` (undo broadcasting).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, register, zero_if_any
+from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, register, wrapper_of, zero_if_any
 from ..errors import ShapeMismatchError
 from ..ir import Aval, aval_of
 
 
-def _wrap(prim):
-    def wrapper(*args, **params):
-        return bind(prim, *args, **params)
-    wrapper.__name__ = prim.name
-    return wrapper
+_wrap = wrapper_of
 
 
 def _shape(x):
@@ -102,6 +100,9 @@ add_any_p.batch = add_any_batch
 
 # --- broadcast_to ------------------------------------------------------
 def broadcast_to_impl(x, shape):
+    if np.ndim(x) == 0 and math.prod(shape) <= 4096:
+        # a small fill is cheaper than np.broadcast_to's Python-level checks
+        return np.full(shape, x, dtype=np.result_type(x))
     return np.broadcast_to(x, shape)
 
 
@@ -147,7 +148,7 @@ def reshape_impl(x, shape):
 
 
 def reshape_aval(x, shape):
-    if int(np.prod(shape, dtype=np.int64)) != x.size:
+    if math.prod(shape) != x.size:
         raise ShapeMismatchError(f"reshape: cannot reshape {x.shape} ({x.size} elements) to {shape}")
     return Aval(shape, x.dtype)
 
@@ -178,8 +179,8 @@ def reshape(x, shape):
     shape = tuple(int(d) for d in shape)
     old = tuple(np.shape(x))
     if -1 in shape:
-        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
-        size = int(np.prod(old, dtype=np.int64))
+        known = math.prod([d for d in shape if d != -1])
+        size = math.prod(old)
         shape = tuple(size // known if d == -1 else d for d in shape)
     if shape == old:
         return x

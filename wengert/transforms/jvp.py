@@ -18,6 +18,8 @@ have zero tangents runs as the primal only.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import ShapeMismatchError, WengertError, user_location
 from ..ir import aval_of
 from ..primitives.core import Trace, Zero, bind, is_float, new_trace
@@ -88,6 +90,8 @@ class JVPTrace(Trace):
             raise_shape_error(prim, primals, e)
         if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
             return tuple(JVPTracer(self, o, _tangent_for(o, t)) for o, t in zip(out, out_dot))
+        if type(out) is np.ndarray and out.dtype.kind in "fc":    # the common case, inline
+            return JVPTracer(self, out, out_dot)
         return JVPTracer(self, out, _tangent_for(out, out_dot))
 
 
