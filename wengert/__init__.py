@@ -1,6 +1,6 @@
 """wengert: automatic differentiation for plain Python and NumPy code."""
 from . import primitives as _primitives  # noqa: F401  (registers the table)
-from .api import (grad, value_and_grad, jvp, vjp, linearize, linear_transpose, jacfwd,
+from .api import (grad, value_and_grad, jvp, vjp, linearize, linear_transpose, jacfwd, fori_loop,
                   jacrev, hessian, make_program)
 from .primitives.custom import custom_jvp, custom_vjp
 from .primitives.index import IndexUpdater as at
@@ -8,7 +8,7 @@ from .errors import (WengertError, NonScalarOutputError, NonDifferentiableInputE
                      NoDerivativeRule, ShapeMismatchError, ConcretizationError, UnsupportedSyntax)
 from . import testing  # noqa: F401
 
-__all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd",
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop",
            "jacrev", "hessian", "make_program", "custom_jvp", "custom_vjp", "at", "testing",
            "WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError", "UnsupportedSyntax"]

@@ -342,3 +342,73 @@ def make_program(fun, *example_args, engine="auto"):
     """The Program of ``fun`` at ``example_args``; ``print()`` shows it."""
     _check_engine(engine)
     return trace_program(fun, *example_args)
+
+
+# --- structured loops ----------------------------------------------------
+def _closure_convert(prog):
+    """Literals holding traced values (the body closed over an outer
+    transform's variables) become leading inputs; returns (prog, values)."""
+    from .ir import Eqn, Lit, Program, Var
+    from .primitives.core import TracerBase
+    consts, new_inputs, seen = [], [], {}
+
+    def conv(x):
+        if isinstance(x, Lit) and isinstance(x.val, TracerBase):
+            if id(x.val) not in seen:
+                v = Var(x.aval)
+                seen[id(x.val)] = v
+                new_inputs.append(v)
+                consts.append(x.val)
+            return seen[id(x.val)]
+        return x
+
+    eqns = [Eqn(e.prim, tuple(conv(x) for x in e.inputs), e.outputs, e.params) for e in prog.eqns]
+    outs = [conv(x) for x in prog.outputs]
+    return Program(new_inputs + prog.inputs, eqns, outs, prog.name), consts
+
+
+def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
+    """``carry = body(i, carry)`` for ``i in range(n)``, as one structured loop:
+    differentiated without unrolling, in both modes. ``body`` runs on symbolic
+    values once to record it, so Python control flow inside it cannot depend
+    on the carry (use ``np.where``)."""
+    if checkpoint is not None or snapshots is not None:
+        raise NotImplementedError("fori_loop checkpointing (checkpoint=, snapshots=) is not "
+                                  "available yet; call fori_loop without them")
+    from .primitives.control import for_loop
+    from .primitives.core import TracerBase
+    from .staging import stage
+    from .ir import Aval
+    leaves, tree = flatten(init)
+    avals = [aval_of(x) for x in leaves]
+
+    def flat_body(i, *carry):
+        out = body(i, unflatten(tree, carry))
+        out_leaves, out_tree = flatten(out)
+        if out_tree != tree:
+            raise ShapeMismatchError(f"fori_loop: body returned a carry of structure {out_tree}, "
+                                     f"but the initial carry is {tree}; return the same structure")
+        for k, (o, a) in enumerate(zip(out_leaves, avals)):
+            oa = aval_of(o)
+            if oa.shape != a.shape or oa.dtype != a.dtype:
+                raise ShapeMismatchError(
+                    f"fori_loop: carry leaf {k} enters the body as {a.short()} and leaves it as "
+                    f"{oa.short()}; a loop carry keeps its shape and dtype")
+        return out_leaves
+
+    prog = stage(flat_body, [Aval((), np.int64)] + avals, name=getattr(body, "__name__", "body"))
+    prog, consts = _closure_convert(prog)
+    traced = any(isinstance(x, TracerBase) for x in leaves) or consts or isinstance(n, TracerBase)
+    if not traced:
+        # nothing to differentiate: an ordinary Python loop is the fastest
+        carry = init
+        for i in range(int(n)):
+            carry = body(i, carry)
+        return carry
+    # the body Program takes (consts, i, carry); the loop wants (i, consts, carry)
+    k = len(consts)
+    from .ir import Program
+    prog = Program([prog.inputs[k]] + prog.inputs[:k] + prog.inputs[k + 1:], prog.eqns,
+                   prog.outputs, prog.name)
+    out = for_loop(n, prog, consts, leaves)
+    return unflatten(tree, list(out))

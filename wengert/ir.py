@@ -27,12 +27,15 @@ class ProgramError(ValueError):
 
 class Aval:
     """Abstract value: shape and dtype. ``weak`` marks Python scalars, whose
-    dtype yields to an array operand's (NumPy's NEP 50 promotion)."""
+    dtype yields to an array operand's (NumPy's NEP 50 promotion). A ``None``
+    in the shape is a length known only at run time (a while loop's stack of
+    per-iteration values)."""
 
     __slots__ = ("shape", "dtype", "weak")
 
     def __init__(self, shape, dtype, weak=False):
-        self.shape = shape if type(shape) is tuple else tuple(int(d) for d in shape)
+        self.shape = shape if type(shape) is tuple else tuple(
+            None if d is None else int(d) for d in shape)
         self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.weak = weak
 
@@ -55,7 +58,7 @@ class Aval:
         """``f64[3,4]`` style, as printed in Program signatures."""
         kind = {"f": "f", "i": "i", "u": "u", "b": "bool", "c": "c"}.get(self.dtype.kind, self.dtype.kind)
         name = kind if kind == "bool" else f"{kind}{self.dtype.itemsize * 8}"
-        return f"{name}[{','.join(map(str, self.shape))}]"
+        return f"{name}[{','.join('?' if d is None else str(d) for d in self.shape)}]"
 
     def __repr__(self):
         return f"Aval({self.short()})"

@@ -50,11 +50,11 @@ class Primitive:
 
     __slots__ = ("name", "nargs", "impl", "abstract_eval", "jvp", "transpose",
                  "zero_rule", "batch", "multiple_results", "inline", "differentiable",
-                 "__dict__")
+                 "needs_trace", "__dict__")
 
     def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
                  zero_rule=None, batch=None, multiple_results=False, inline=False,
-                 differentiable=True):
+                 differentiable=True, needs_trace=False):
         self.name = name
         self.nargs = nargs                  # None: variadic
         self.impl = impl
@@ -66,6 +66,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self.inline = inline                # staging runs impl on tracers (custom rules)
         self.differentiable = differentiable  # False: outputs carry no tangent
+        self.needs_trace = needs_trace      # jvp rule takes trace= (control flow)
 
     @property
     def linear(self):

@@ -53,10 +53,13 @@ class JVPTracer(Tracer):
 
 class JVPTrace(Trace):
     """``reverse``: this jvp feeds a transpose (linearize for vjp), so
-    ``custom_vjp`` functions use their fwd/bwd rules instead of their body."""
+    ``custom_vjp`` functions use their fwd/bwd rules instead of their body.
+    ``partial``: tangents are being recorded into a linear Program (linearize),
+    so control flow splits into a primal part and a linear part."""
 
-    def __init__(self, reverse=False):
+    def __init__(self, reverse=False, partial=False):
         self.reverse = reverse
+        self.partial = partial
 
     def lift(self, x):
         return JVPTracer(self, x, Zero(aval_of(x)))
@@ -81,8 +84,8 @@ class JVPTrace(Trace):
             return JVPTracer(self, out, Zero.like(out))
         tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
         try:
-            if prim.inline:
-                # custom-rule calls pass the trace so the rule can see reverse mode
+            if prim.inline or prim.needs_trace:
+                # custom rules and control flow see the trace: reverse / partial
                 out, out_dot = prim.jvp(primals, tangents, trace=self, **params)
             else:
                 out, out_dot = prim.jvp(primals, tangents, **params)
@@ -131,14 +134,21 @@ def jvp_flat(fn, primals, tangents, reverse=False):
     return out_p, out_t
 
 
-def jvp_program(prog):
+def jvp_program(prog, mask=None):
     """Program -> Program taking (primals..., tangents...) and returning
-    (outputs..., output tangents...), primal and tangent lines interleaved."""
+    (outputs..., output tangents...), primal and tangent lines interleaved.
+    ``mask[k]`` False: input k is constant and has no tangent input. Output
+    tangents that are zero are literal zeros."""
     n = len(prog.inputs)
+    mask = mask or [True] * n
 
     def run(*args):
-        outs, dots = jvp_flat(lambda *xs: eval_program(prog, xs), args[:n], args[n:])
+        tans = iter(args[n:])
+        tangents = [next(tans) if m else Zero(a) for m, a in zip(mask, prog.in_avals)]
+        outs, dots = jvp_flat(lambda *xs: eval_program(prog, xs), args[:n], tangents)
         return list(outs) + list(dots)
 
-    hints = [v.hint for v in prog.inputs] + [f"d_{v.hint}" if v.hint else "t" for v in prog.inputs]
-    return stage(run, prog.in_avals * 2, name=f"{prog.name}_jvp", hints=hints)
+    hints = [v.hint for v in prog.inputs] + [f"d_{v.hint}" if v.hint else "t"
+                                             for v, m in zip(prog.inputs, mask) if m]
+    avals = prog.in_avals + [a for a, m in zip(prog.in_avals, mask) if m]
+    return stage(run, avals, name=f"{prog.name}_jvp", hints=hints)

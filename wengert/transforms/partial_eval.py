@@ -17,24 +17,29 @@ are its literals, the residuals.
 """
 from __future__ import annotations
 
-from ..ir import Program, aval_of
+from ..ir import Eqn, Program, aval_of
 from ..primitives.core import Zero, new_trace
-from ..staging import StagingTrace
+from ..primitives.core import eval_program
+from ..staging import StagingTrace, StagingTracer
 from .jvp import JVPTrace, JVPTracer
 
-__all__ = ["linearize_flat"]
+__all__ = ["linearize_flat", "linearize_program"]
 
 
-def linearize_flat(fn, primals, reverse=True, name="f"):
-    """Return (outs, linear Program from input tangents to output tangents)."""
-    jtrace = JVPTrace(reverse)
+def linearize_flat(fn, primals, reverse=True, name="f", mask=None):
+    """Return (outs, linear Program from input tangents to output tangents).
+    ``mask[k]`` False: input k is held constant (it gets no tangent input)."""
+    jtrace = JVPTrace(reverse, partial=True)
     ltrace = StagingTrace(concrete=False, role="t")
+    mask = mask or [True] * len(primals)
     # the linear trace sits above the jvp trace: tangent arithmetic inside a
     # rule records into it, and primal arithmetic goes below (now, or into an
     # outer transform)
     with new_trace(jtrace), new_trace(ltrace):
-        t_ins = [ltrace.new_input(aval_of(p), hint="t") for p in primals]
-        ins = [JVPTracer(jtrace, p, t) for p, t in zip(primals, t_ins)]
+        t_ins = [ltrace.new_input(aval_of(p), hint="t") for p, m in zip(primals, mask) if m]
+        tans = iter(t_ins)
+        ins = [JVPTracer(jtrace, p, next(tans) if m else Zero(aval_of(p)))
+               for p, m in zip(primals, mask)]
         outs = fn(*ins)
         out_p, out_atoms = [], []
         for o in outs:
@@ -46,3 +51,44 @@ def linearize_flat(fn, primals, reverse=True, name="f"):
                 out_atoms.append(ltrace.atom(Zero(aval_of(o))))
     lin = Program([t.atom for t in t_ins], ltrace.eqns, out_atoms, name=f"{name}_lin")
     return out_p, lin
+
+
+def linearize_program(prog, mask):
+    """Partial evaluation of a Program, for control flow (seed 003):
+
+        prog : (a, b) -> c      with ``mask`` marking the inputs that vary
+        ==>  known : (a, b) -> (c, r)          all primal work, residuals r
+             lin   : (r, T a) -o T c           linear in the tangents
+
+    The split runs ``linearize_flat`` on symbolic primal inputs: the primal
+    lines record into ``known``; the values the linear Program reads (its
+    literals that are ``known``'s variables) become the residuals."""
+    from ..ir import Lit, Var
+    trace = StagingTrace(concrete=False)
+    with new_trace(trace):
+        ins = [trace.new_input(a, hint=v.hint) for a, v in zip(prog.in_avals, prog.inputs)]
+        outs, lin = linearize_flat(lambda *xs: eval_program(prog, xs), ins, mask=mask,
+                                   name=prog.name)
+        residuals, res_vars = {}, []
+
+        def residual(x):
+            """A literal of ``lin`` holding a value of ``known``: a residual input."""
+            val = x.val
+            if not (isinstance(val, StagingTracer) and val._trace is trace):
+                return x
+            atom = val.atom
+            if isinstance(atom, Lit):
+                return atom
+            if id(atom) not in residuals:
+                residuals[id(atom)] = Var(atom.aval, "r")
+                res_vars.append(atom)
+            return residuals[id(atom)]
+
+        eqns = [Eqn(e.prim, tuple(residual(x) if isinstance(x, Lit) else x for x in e.inputs),
+                    e.outputs, e.params) for e in lin.eqns]
+        lin_outs = [residual(x) if isinstance(x, Lit) else x for x in lin.outputs]
+        known = Program([t.atom for t in ins], trace.eqns,
+                        [trace.atom(o) for o in outs] + res_vars, name=f"{prog.name}_known")
+    lin_prog = Program([residuals[id(a)] for a in res_vars] + lin.inputs, eqns, lin_outs,
+                       name=f"{prog.name}_lin")
+    return known, lin_prog, len(res_vars)

@@ -25,11 +25,15 @@ from ..staging import stage
 __all__ = ["backward_pass", "transpose_program"]
 
 
-def backward_pass(prog, cts_out):
-    """Cotangents of ``prog.inputs`` given cotangents of its outputs
-    (``Zero`` where an input receives nothing)."""
-    linear = {id(v) for v in prog.inputs}
-    values = {}
+def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
+    """Cotangents of ``prog``'s linear inputs given cotangents of its outputs
+    (``Zero`` where an input receives nothing). ``mask[k]`` False marks input
+    k as a non-linear operand (a residual), whose values are
+    ``nonlinear_args`` in order."""
+    mask = mask or [True] * len(prog.inputs)
+    linear = {id(v) for v, m in zip(prog.inputs, mask) if m}
+    values = {id(v): a for v, a in zip([v for v, m in zip(prog.inputs, mask) if not m],
+                                       nonlinear_args)}
 
     def read(x):
         return x.val if type(x) is Lit else values[id(x)]
@@ -78,7 +82,7 @@ def backward_pass(prog, cts_out):
             if type(a) is Linear:
                 accumulate(x, c)
 
-    return [ct_env.get(id(v), Zero(v.aval)) for v in prog.inputs]
+    return [ct_env.get(id(v), Zero(v.aval)) for v, m in zip(prog.inputs, mask) if m]
 
 
 def check_cotangents(prog, cts):
@@ -90,9 +94,19 @@ def check_cotangents(prog, cts):
                 "pass a cotangent shaped like the function's output")
 
 
-def transpose_program(prog):
-    """Program -> Program: output cotangents in, input cotangents out."""
-    hints = [f"ct_{v.hint}" if getattr(v, "hint", "") not in ("",) + ROLES else "ct"
-             for v in prog.outputs]
-    return stage(lambda *cts: backward_pass(prog, cts), [v.aval for v in prog.outputs],
+def transpose_program(prog, mask=None):
+    """Program -> Program: output cotangents in, input cotangents out.
+    With ``mask`` (False: a non-linear input, a residual), the transposed
+    Program takes (non-linear inputs..., output cotangents...)."""
+    mask = mask or [True] * len(prog.inputs)
+    nonlin = [v for v, m in zip(prog.inputs, mask) if not m]
+    hints = [v.hint for v in nonlin] + [
+        f"ct_{v.hint}" if getattr(v, "hint", "") not in ("",) + ROLES else "ct"
+        for v in prog.outputs]
+    k = len(nonlin)
+
+    def run(*args):
+        return backward_pass(prog, args[k:], mask, args[:k])
+
+    return stage(run, [v.aval for v in nonlin] + [v.aval for v in prog.outputs],
                  name=f"{prog.name}_transpose", hints=hints, role="ct")

@@ -1,0 +1,143 @@
+"""Structured control flow (cond, for_loop, while_loop) under every transform:
+the derivatives of a structured loop or branch equal those of the same
+computation unrolled (where the trace engine takes the path at the values)."""
+import numpy as np
+import pytest
+
+import wengert as wg
+from wengert.ir import Aval, verify
+from wengert.primitives.control import cond, while_loop
+from wengert.staging import stage
+from wengert.testing import check_grads
+from wengert.transforms.jvp import jvp_program
+from wengert.transforms.vjp import vjp_program
+
+RNG = np.random.default_rng(3)
+X = np.array([0.3, -0.2, 0.9])
+A = np.array([1.1, 0.7, -0.4])
+
+
+def loop_f(n):
+    def f(x, a):
+        def body(i, c):
+            return np.sin(c) * a + c * 0.5 + i * 0.01
+        return np.sum(wg.fori_loop(n, body, x) ** 2)
+    return f
+
+
+def unrolled_f(n):
+    def f(x, a):
+        c = x
+        for i in range(n):
+            c = np.sin(c) * a + c * 0.5 + i * 0.01
+        return np.sum(c ** 2)
+    return f
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7], ids=lambda n: f"n={n}")
+def test_fori_loop_matches_unrolled_in_every_mode(n):
+    f, ref = loop_f(n), unrolled_f(n)
+    assert f(X, A) == pytest.approx(ref(X, A), rel=1e-14)
+    for g, h in zip(wg.grad(f, (0, 1))(X, A), wg.grad(ref, (0, 1))(X, A)):
+        np.testing.assert_allclose(g, h, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(wg.jacfwd(f)(X, A), wg.jacrev(f)(X, A), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(wg.hessian(f)(X, A), wg.hessian(ref)(X, A), rtol=1e-10,
+                               atol=1e-12)
+    check_grads(f, (X, A), order=2)
+
+
+def test_fori_loop_with_pytree_carry_and_integer_counter():
+    def f(x):
+        def body(i, c):
+            s, k, v = c["s"], c["k"], c["v"]
+            return {"s": s + np.sum(v * v) * i, "k": k + 1, "v": np.tanh(v)}
+        out = wg.fori_loop(4, body, {"s": 0.0, "k": 0, "v": x})
+        return out["s"] + out["k"] * 1.0
+
+    def ref(x):
+        s, k, v = 0.0, 0, x
+        for i in range(4):
+            s, k, v = s + np.sum(v * v) * i, k + 1, np.tanh(v)
+        return s + k * 1.0
+
+    assert f(X) == pytest.approx(ref(X))
+    np.testing.assert_allclose(wg.grad(f)(X), wg.grad(ref)(X), rtol=1e-12)
+    check_grads(f, (X,), order=2)
+
+
+def test_fori_loop_body_errors_are_typed():
+    with pytest.raises(wg.ShapeMismatchError, match="carry leaf 0 enters the body as f64\\[3\\]"):
+        wg.grad(lambda x: np.sum(wg.fori_loop(2, lambda i, c: c[:2], x)))(X)
+
+
+def test_vjp_program_of_a_loop_keeps_it_structured():
+    prog = vjp_program(wg.make_program(loop_f(50), X, A))
+    verify(prog)
+    names = [e.prim.name for e in prog.eqns]
+    # one forward loop, one reverse loop: 50 iterations are not unrolled
+    assert names.count("for_loop") == 2 and len(names) < 20
+    reverse = [e for e in prog.eqns if e.prim.name == "for_loop"][1]
+    assert reverse.params["reverse"] is True
+
+
+def _branches():
+    f0 = stage(lambda x, a: [np.sin(x) * a], [Aval((3,), np.float64)] * 2, name="small")
+    f1 = stage(lambda x, a: [x * x - a], [Aval((3,), np.float64)] * 2, name="large")
+    return f0, f1
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["branch0", "branch1"])
+def test_cond_derivatives_follow_the_taken_branch(which):
+    branches = _branches()
+    refs = [lambda x, a: np.sum(np.sin(x) * a * x), lambda x, a: np.sum((x * x - a) * x)]
+
+    def f(x, a):
+        out, = cond(which, branches, x, a)
+        return np.sum(out * x)
+
+    assert f(X, A) == pytest.approx(refs[which](X, A))
+    for g, h in zip(wg.grad(f, (0, 1))(X, A), wg.grad(refs[which], (0, 1))(X, A)):
+        np.testing.assert_allclose(g, h, rtol=1e-12)
+    check_grads(f, (X, A), order=2)
+    np.testing.assert_allclose(wg.jacfwd(f)(X, A), wg.jacrev(f)(X, A), rtol=1e-12)
+
+
+def test_cond_with_index_from_a_traced_comparison():
+    branches = _branches()
+
+    def f(x, a):
+        out, = cond(np.sum(x) > 0.5, branches, x, a)
+        return np.sum(out)
+
+    for x in (X, -X):
+        check_grads(f, (x, A), order=2)
+
+
+def _newton_programs():
+    """Newton's iteration for sqrt(a): while |y*y - a| > tol: y = (y + a/y)/2."""
+    s = Aval((), np.float64)
+    cond_p = stage(lambda a, y: [np.abs(y * y - a) > 1e-12], [s, s], name="not_converged")
+    body_p = stage(lambda a, y: [(y + a / y) * 0.5], [s, s], name="newton_step")
+    return cond_p, body_p
+
+
+def test_while_loop_newton_sqrt_derivatives():
+    c, b = _newton_programs()
+
+    def root(a):
+        y, count = while_loop(c, b, [a], [a])
+        return y
+
+    a = 2.0
+    assert root(a) == pytest.approx(np.sqrt(a), rel=1e-14)
+    # d sqrt(a)/da = 1/(2 sqrt a): the iteration's derivative converges to it
+    assert wg.grad(root)(a) == pytest.approx(0.5 / np.sqrt(a), rel=1e-9)
+    assert wg.jvp(root, (a,), (1.0,))[1] == pytest.approx(0.5 / np.sqrt(a), rel=1e-9)
+    check_grads(root, (a,), order=2, eps=1e-5, rtol=1e-6)
+
+
+def test_programs_of_control_flow_transform_and_verify():
+    prog = wg.make_program(loop_f(3), X, A)
+    for t in (jvp_program, vjp_program):
+        verify(t(prog))
+        verify(t(t(prog)) if t is jvp_program else t(prog))

@@ -1,0 +1,355 @@
+"""Structured control flow: equations that hold sub-Programs.
+
+    (outs...)             = cond[branches=(b0, b1, ...)] (index, *ops)
+        branch ``int(index)`` maps ops to outs; every branch has the same
+        input and output avals.
+    (carry..., ys...)     = for_loop[body, num_consts, num_carry, reverse, length]
+                                    (n, *consts, *carry, *xs)
+        body(i, *consts, *carry, *x_i) -> (*carry, *y_i) for i in range(n)
+        (reversed if ``reverse``); ``x_i = x[i]``; ``ys[i] = y_i`` stacked on a
+        new leading axis of length ``length`` (None: known at run time).
+    (carry..., count, ys...) = while_loop[cond, body, num_consts, num_carry]
+                                    (*consts, *carry)
+        while cond(*consts, *carry): (*carry, *y) = body(*consts, *carry);
+        ``count`` iterations ran; ``ys`` stacks the per-iteration y.
+
+Derivatives (rules below). Forward mode runs one loop (or branch) of the
+jvp'd body, so memory stays that of the primal. Under linearize the body is
+partially evaluated into a *known* body (primal work, emitting per-iteration
+residuals as extra ``ys``) and a *linear* body reading them as ``xs``; the
+linear loop's transpose runs backwards over the stacked residuals. A while
+loop's linear part is a ``for_loop`` over the recorded trip count.
+
+The rules build sub-Programs with the transforms (``jvp_program``,
+``linearize_program``, ``transpose_program``), hence the imports inside them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, eval_program, instantiate, register
+from ..ir import Aval, Lit, Program, Var, aval_of
+
+
+def _is_float_aval(a):
+    return a.dtype.kind in "fc"
+
+
+def _reorder(prog, in_order, out_order, name=None):
+    """The same equations with inputs and outputs listed in another order."""
+    return Program([prog.inputs[k] for k in in_order], prog.eqns,
+                   [prog.outputs[k] for k in out_order], name or prog.name)
+
+
+def _with_extra_inputs(prog, avals, at, name=None):
+    """``prog`` taking extra (unused) inputs of ``avals`` inserted at ``at``."""
+    extra = [Var(a) for a in avals]
+    ins = prog.inputs[:at] + extra + prog.inputs[at:]
+    return Program(ins, prog.eqns, prog.outputs, name or prog.name)
+
+
+def _tangent_mask(tangents, avals):
+    return [not isinstance(t, Zero) and _is_float_aval(a) for t, a in zip(tangents, avals)]
+
+
+# --- cond --------------------------------------------------------------
+def cond_impl(index, *ops, branches):
+    return tuple(eval_program(branches[int(index)], ops))
+
+
+def cond_aval(index, *ops, branches):
+    return tuple(branches[0].out_avals)
+
+
+def cond_jvp(primals, tangents, branches, trace):
+    from ..transforms.jvp import jvp_program
+    from ..transforms.partial_eval import linearize_program
+    index, ops = primals[0], primals[1:]
+    avals = [aval_of(o) for o in ops]
+    mask = _tangent_mask(tangents[1:], avals)
+    nz = [t for t, m in zip(tangents[1:], mask) if m]
+    n_out = len(branches[0].outputs)
+    if not trace.partial:
+        jvps = tuple(jvp_program(b, mask) for b in branches)
+        res = bind(cond_p, index, *ops, *nz, branches=jvps)
+        return tuple(res[:n_out]), tuple(res[n_out:])
+    # partial evaluation: a primal cond that also emits the taken branch's
+    # residuals (other branches' slots are zeros), then a linear cond
+    parts = [linearize_program(b, mask) for b in branches]
+    slots = [a for known, _, nres in parts for a in known.out_avals[n_out:]]
+    knowns, lins, start = [], [], 0
+    for known, lin, nres in parts:
+        knowns.append(_pad_residuals(known, n_out, slots, start, nres))
+        lins.append(_with_extra_inputs(lin, slots[start + nres:], nres)
+                    if start == 0 else
+                    _with_extra_inputs(_with_extra_inputs(lin, slots[:start], 0),
+                                       slots[start + nres:], start + nres))
+        start += nres
+    out = bind(cond_p, index, *ops, branches=tuple(knowns))
+    res = out[n_out:]
+    t_out = bind(cond_p, index, *res, *nz, branches=tuple(lins))
+    return tuple(out[:n_out]), tuple(t_out)
+
+
+def _pad_residuals(known, n_out, slots, start, nres):
+    """A known branch whose residual outputs fill every branch's slots."""
+    outs = list(known.outputs[:n_out])
+    mine = known.outputs[n_out:]
+    for k, a in enumerate(slots):
+        outs.append(mine[k - start] if start <= k < start + nres else Lit(np.zeros(a.shape, a.dtype)))
+    return Program(known.inputs, known.eqns, outs, known.name)
+
+
+def cond_transpose(cts, index, *ops, branches):
+    from ..transforms.transpose import transpose_program
+    mask = [isinstance(o, Linear) for o in ops]
+    nonlin = [o for o in ops if not isinstance(o, Linear)]
+    cts = [instantiate(c) for c in cts]
+    t_branches = tuple(transpose_program(b, mask) for b in branches)
+    in_cts = iter(bind(cond_p, index, *nonlin, *cts, branches=t_branches))
+    return (None,) + tuple(next(in_cts) if m else None for m in mask)
+
+
+cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
+                            transpose=cond_transpose, abstract_eval=cond_aval,
+                            multiple_results=True, needs_trace=True))
+
+
+def cond(index, branches, *ops):
+    """Apply ``branches[index]`` (Programs) to ``ops``."""
+    return bind(cond_p, index, *ops, branches=tuple(branches))
+
+
+# --- for_loop ----------------------------------------------------------
+def _split(args, num_consts, num_carry):
+    return (list(args[:num_consts]), list(args[num_consts:num_consts + num_carry]),
+            list(args[num_consts + num_carry:]))
+
+
+def for_loop_impl(n, *args, body, num_consts, num_carry, reverse, length):
+    consts, carry, xs = _split(args, num_consts, num_carry)
+    n = int(n)
+    ys = [[] for _ in body.outputs[num_carry:]]
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    for i in order:
+        outs = eval_program(body, [i, *consts, *carry, *[x[i] for x in xs]])
+        carry = outs[:num_carry]
+        for acc, y in zip(ys, outs[num_carry:]):
+            acc.append(y)
+    if reverse:
+        for acc in ys:
+            acc.reverse()
+    stacked = [np.stack(acc) if acc else np.zeros((0,) + a.shape, a.dtype)
+               for acc, a in zip(ys, body.out_avals[num_carry:])]
+    return tuple(carry) + tuple(stacked)
+
+
+def for_loop_aval(n, *avals, body, num_consts, num_carry, reverse, length):
+    outs = body.out_avals
+    return tuple(outs[:num_carry]) + tuple(Aval((length,) + a.shape, a.dtype)
+                                           for a in outs[num_carry:])
+
+
+def for_loop_jvp(primals, tangents, body, num_consts, num_carry, reverse, length, trace):
+    from ..transforms.jvp import jvp_program
+    from ..transforms.partial_eval import linearize_program
+    n = primals[0]
+    consts, carry, xs = _split(primals[1:], num_consts, num_carry)
+    t_consts, t_carry, t_xs = _split(tangents[1:], num_consts, num_carry)
+    m_consts = _tangent_mask(t_consts, [aval_of(c) for c in consts])
+    # every float carry gets a tangent: the body may make a constant carry vary
+    m_carry = [_is_float_aval(aval_of(c)) for c in carry]
+    m_xs = _tangent_mask(t_xs, [aval_of(x) for x in xs])
+    mask = [False] + m_consts + m_carry + m_xs
+    nz_consts = [t for t, m in zip(t_consts, m_consts) if m]
+    nz_carry = [instantiate(t) for t, m in zip(t_carry, m_carry) if m]
+    nz_xs = [t for t, m in zip(t_xs, m_xs) if m]
+    nc, nk, nx = len(consts), len(carry), len(xs)
+    n_ys = len(body.outputs) - nk
+    a, b, c = len(nz_consts), len(nz_carry), len(nz_xs)
+    if not trace.partial:
+        jb = jvp_program(body, mask)
+        # jvp_program lists (i, consts, carry, xs, t_consts, t_carry, t_xs);
+        # the loop wants (i, consts + t_consts, carry + t_carry, xs + t_xs)
+        base = 1 + nc + nk + nx
+        ins = ([0] + list(range(1, 1 + nc)) + list(range(base, base + a))
+               + list(range(1 + nc, 1 + nc + nk)) + list(range(base + a, base + a + b))
+               + list(range(1 + nc + nk, base)) + list(range(base + a + b, base + a + b + c)))
+        jb = _reorder(jb, ins, _jvp_out_order(nk, n_ys, m_carry), f"{body.name}_jvp")
+        res = bind(for_loop_p, n, *consts, *nz_consts, *carry, *nz_carry, *xs, *nz_xs,
+                   body=jb, num_consts=nc + a, num_carry=nk + b, reverse=reverse, length=length)
+        carry_out, t_carry_out = res[:nk], res[nk:nk + b]
+        ys, t_ys = res[nk + b:nk + b + n_ys], res[nk + b + n_ys:]
+        return _merge_tangents(carry_out, ys, t_carry_out, t_ys, m_carry)
+    known, lin, nres = linearize_program(body, mask)
+    out = bind(for_loop_p, n, *consts, *carry, *xs, body=known, num_consts=nc,
+               num_carry=nk, reverse=reverse, length=length)
+    carry_out, ys, res = out[:nk], out[nk:nk + n_ys], out[nk + n_ys:]
+    t_out = bind(for_loop_p, n, *nz_consts, *nz_carry, *res, *nz_xs,
+                 body=_linear_body(lin, nres, a, b, m_carry), num_consts=a, num_carry=b,
+                 reverse=reverse, length=length)
+    return _merge_tangents(carry_out, ys, t_out[:b], t_out[b:], m_carry)
+
+
+def _jvp_out_order(nk, n_ys, m_carry):
+    """A jvp'd body lists (carry, ys, t_carry, t_ys); a loop wants
+    (carry, t_carry of the float carries, ys, t_ys)."""
+    n_out = nk + n_ys
+    return (list(range(nk)) + [n_out + k for k in range(nk) if m_carry[k]]
+            + list(range(nk, n_out)) + list(range(n_out + nk, 2 * n_out)))
+
+
+def _linear_body(lin, nres, a, b, m_carry):
+    """A linear body (res, t_consts, t_carry, t_x) -> (t_carry, t_y) in loop
+    order: (i, t_consts, t_carry, res, t_x), with an unused index input, and
+    tangent outputs only for the float carries."""
+    k = len(lin.inputs)
+    nk = len(m_carry)
+    order = list(range(nres, nres + a + b)) + list(range(nres)) + list(range(nres + a + b, k))
+    outs = [j for j in range(nk) if m_carry[j]] + list(range(nk, len(lin.outputs)))
+    body = _reorder(lin, order, outs)
+    return _with_extra_inputs(body, [Aval((), np.int64)], 0, lin.name)
+
+
+def _merge_tangents(carry_out, ys, t_carry_nz, t_ys, m_carry):
+    t_iter = iter(t_carry_nz)
+    t_carry = [next(t_iter) if m else Zero(aval_of(c)) for c, m in zip(carry_out, m_carry)]
+    return tuple(carry_out) + tuple(ys), tuple(t_carry) + tuple(t_ys)
+
+
+def for_loop_transpose(cts, n, *args, body, num_consts, num_carry, reverse, length):
+    from ..transforms.transpose import transpose_program
+    from ..staging import stage
+    from .shape import add_any
+    consts, carry, xs = _split(args, num_consts, num_carry)
+    # a linear loop carries tangents only; an initial carry that is a constant
+    # is a zero tangent (an instantiated Zero), whose cotangent is dropped
+    carry_is_linear = [isinstance(c, Linear) for c in carry]
+    carry = [c if isinstance(c, Linear) else Linear(aval_of(c)) for c in carry]
+    m_consts = [isinstance(c, Linear) for c in consts]
+    m_xs = [isinstance(x, Linear) for x in xs]
+    nl_consts = [c for c, m in zip(consts, m_consts) if not m]
+    nl_xs = [x for x, m in zip(xs, m_xs) if not m]
+    ct_carry = [instantiate(c) for c in cts[:num_carry]]
+    ct_ys = [instantiate(c) for c in cts[num_carry:]]
+    # transposed body: (i, nl_consts, nl_x, ct_carry', ct_y) -> (ct_consts, ct_carry, ct_x)
+    mask = [False] + m_consts + [True] * num_carry + m_xs
+    tb = transpose_program(body, mask)
+    lin_consts = [c.aval for c, m in zip(consts, m_consts) if m]
+    nlc, nlx = len(nl_consts), len(nl_xs)
+    n_lc = len(lin_consts)
+
+    def step(i, *args):
+        nl_c = args[:nlc]
+        ct_k = args[nlc:nlc + num_carry]
+        acc = args[nlc + num_carry:nlc + num_carry + n_lc]
+        nl_x = args[nlc + num_carry + n_lc:nlc + num_carry + n_lc + nlx]
+        ct_y = args[nlc + num_carry + n_lc + nlx:]
+        out = eval_program(tb, [i, *nl_c, *nl_x, *ct_k, *ct_y])
+        ct_c, ct_prev, ct_x = out[:n_lc], out[n_lc:n_lc + num_carry], out[n_lc + num_carry:]
+        return list(ct_prev) + [add_any(s, c) for s, c in zip(acc, ct_c)] + list(ct_x)
+
+    avals = ([Aval((), np.int64)] + [aval_of(c) for c in nl_consts]
+             + [c.aval for c in carry] + lin_consts
+             + [Aval(aval_of(x).shape[1:], aval_of(x).dtype) for x in nl_xs]
+             + [Aval(aval_of(c).shape[1:], aval_of(c).dtype) for c in ct_ys])
+    body_t = stage(step, avals, name=f"{body.name}_transpose", role="ct")
+    zeros = [np.zeros(a.shape, a.dtype) for a in lin_consts]
+    out = bind(for_loop_p, n, *nl_consts, *ct_carry, *zeros, *nl_xs, *ct_ys, body=body_t,
+               num_consts=nlc, num_carry=num_carry + n_lc, reverse=not reverse, length=length)
+    ct_carry0, ct_consts, ct_xs = (out[:num_carry], out[num_carry:num_carry + n_lc],
+                                   out[num_carry + n_lc:])
+    it_c, it_x = iter(ct_consts), iter(ct_xs)
+    return ((None,) + tuple(next(it_c) if m else None for m in m_consts)
+            + tuple(c if m else None for c, m in zip(ct_carry0, carry_is_linear))
+            + tuple(next(it_x) if m else None for m in m_xs))
+
+
+for_loop_p = register(Primitive("for_loop", nargs=None, impl=for_loop_impl, jvp=for_loop_jvp,
+                                transpose=for_loop_transpose, abstract_eval=for_loop_aval,
+                                multiple_results=True, needs_trace=True))
+
+
+def for_loop(n, body, consts, carry, xs=(), reverse=False):
+    """Run ``body`` (a Program in loop form) ``n`` times."""
+    length = int(n) if isinstance(n, (int, np.integer)) else None
+    return bind(for_loop_p, n, *consts, *carry, *xs, body=body, num_consts=len(consts),
+                num_carry=len(carry), reverse=reverse, length=length)
+
+
+# --- while_loop --------------------------------------------------------
+def while_loop_impl(*args, cond, body, num_consts, num_carry):
+    consts, carry = list(args[:num_consts]), list(args[num_consts:])
+    ys = [[] for _ in body.outputs[num_carry:]]
+    count = 0
+    while eval_program(cond, consts + carry)[0]:
+        outs = eval_program(body, consts + carry)
+        carry = outs[:num_carry]
+        for acc, y in zip(ys, outs[num_carry:]):
+            acc.append(y)
+        count += 1
+    stacked = [np.stack(acc) if acc else np.zeros((0,) + a.shape, a.dtype)
+               for acc, a in zip(ys, body.out_avals[num_carry:])]
+    return tuple(carry) + (np.int64(count),) + tuple(stacked)
+
+
+def while_loop_aval(*avals, cond, body, num_consts, num_carry):
+    outs = body.out_avals
+    return (tuple(outs[:num_carry]) + (Aval((), np.int64),)
+            + tuple(Aval((None,) + a.shape, a.dtype) for a in outs[num_carry:]))
+
+
+def while_loop_jvp(primals, tangents, cond, body, num_consts, num_carry, trace):
+    from ..transforms.jvp import jvp_program
+    from ..transforms.partial_eval import linearize_program
+    consts, carry = list(primals[:num_consts]), list(primals[num_consts:])
+    t_consts, t_carry = list(tangents[:num_consts]), list(tangents[num_consts:])
+    m_consts = _tangent_mask(t_consts, [aval_of(c) for c in consts])
+    m_carry = [_is_float_aval(aval_of(c)) for c in carry]
+    nz_consts = [t for t, m in zip(t_consts, m_consts) if m]
+    nz_carry = [instantiate(t) for t, m in zip(t_carry, m_carry) if m]
+    nc, nk = len(consts), len(carry)
+    n_ys = len(body.outputs) - nk
+    a, b = len(nz_consts), len(nz_carry)
+    mask = m_consts + m_carry
+    if not trace.partial:
+        jb = jvp_program(body, mask)
+        base = nc + nk
+        ins = (list(range(nc)) + list(range(base, base + a)) + list(range(nc, base))
+               + list(range(base + a, base + a + b)))
+        jb = _reorder(jb, ins, _jvp_out_order(nk, n_ys, m_carry), f"{body.name}_jvp")
+        # the condition reads primal values only: give it the tangents as unused inputs
+        jc = _with_extra_inputs(cond, [aval_of(t) for t in nz_consts], nc)
+        jc = _with_extra_inputs(jc, [aval_of(t) for t in nz_carry], nc + a + nk)
+        res = bind(while_loop_p, *consts, *nz_consts, *carry, *nz_carry, cond=jc, body=jb,
+                   num_consts=nc + a, num_carry=nk + b)
+        carry_out, t_carry_out = res[:nk], res[nk:nk + b]
+        count = res[nk + b]
+        ys, t_ys = res[nk + b + 1:nk + b + 1 + n_ys], res[nk + b + 1 + n_ys:]
+        primal, tangent = _merge_tangents(carry_out, ys, t_carry_out, t_ys, m_carry)
+        return (primal[:nk] + (count,) + primal[nk:],
+                tangent[:nk] + (Zero(Aval((), np.int64)),) + tangent[nk:])
+    # the primal while loop records its trip count and per-iteration residuals;
+    # the linear part is a for_loop over that count
+    known, lin, nres = linearize_program(body, mask)
+    out = bind(while_loop_p, *consts, *carry, cond=cond, body=known, num_consts=nc,
+               num_carry=nk)
+    carry_out, count = out[:nk], out[nk]
+    ys, res = out[nk + 1:nk + 1 + n_ys], out[nk + 1 + n_ys:]
+    t_out = bind(for_loop_p, count, *nz_consts, *nz_carry, *res,
+                 body=_linear_body(lin, nres, a, b, m_carry), num_consts=a, num_carry=b,
+                 reverse=False, length=None)
+    primal, tangent = _merge_tangents(carry_out, ys, t_out[:b], t_out[b:], m_carry)
+    return (primal[:nk] + (count,) + primal[nk:],
+            tangent[:nk] + (Zero(Aval((), np.int64)),) + tangent[nk:])
+
+
+while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl,
+                                  jvp=while_loop_jvp, transpose=NOT_LINEAR,
+                                  abstract_eval=while_loop_aval, multiple_results=True,
+                                  needs_trace=True))
+
+
+def while_loop(cond, body, consts, carry):
+    return bind(while_loop_p, *consts, *carry, cond=cond, body=body, num_consts=len(consts),
+                num_carry=len(carry))
