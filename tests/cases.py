@@ -871,3 +871,10 @@ CORPUS: dict[str, Prog] = {
                    True),
     "multi_output": Prog(multi_output, (_R.standard_normal(3),), False),
 }
+
+_CONTROL = ("structured control flow: its params are sub-Programs, so its cases are programs "
+            "(loops and branches checked against the same computation unrolled, in every "
+            "mode and to second order) in test_control.py")
+SPECS["cond"] = PrimSpec(API, reason=_CONTROL)
+SPECS["for_loop"] = PrimSpec(API, reason=_CONTROL)
+SPECS["while_loop"] = PrimSpec(API, reason=_CONTROL)
