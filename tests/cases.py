@@ -384,7 +384,7 @@ def _idx_cases(base, x_shape, items, dtypes=(F64,)):
     """Cases for getitem: ``items`` are (id, raw index)."""
     out = ()
     for cid, raw in items:
-        out += variants(f"{base}{cid}", [real(x_shape)], {"idx": normalize_index(raw)},
+        out += variants(f"{base}{cid}", [real(x_shape)], {"idx": normalize_index(raw)[0]},
                         dtypes=dtypes, call_params={"idx": raw})
     return out
 
@@ -393,7 +393,7 @@ def _scatter_cases(items, dtypes=(F64,)):
     """Cases for index_add/index_set: (id, raw index, shape of v)."""
     out = ()
     for cid, raw, v_shape in items:
-        out += variants(cid, [real((4, 3)), real(v_shape)], {"idx": normalize_index(raw)},
+        out += variants(cid, [real((4, 3)), real(v_shape)], {"idx": normalize_index(raw)[0]},
                         dtypes=dtypes, call_params={"idx": raw})
     return out
 

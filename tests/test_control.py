@@ -141,3 +141,27 @@ def test_programs_of_control_flow_transform_and_verify():
     for t in (jvp_program, vjp_program):
         verify(t(prog))
         verify(t(t(prog)) if t is jvp_program else t(prog))
+
+
+def test_loop_counter_indexes_arrays_dynamically():
+    # x[i] and the functional update z[i] = ... with i the structured loop's counter
+    def f(x):
+        def body(i, c):
+            s, z = c
+            return s + x[i] * x[i], wg.at(z)[i].set(np.sin(x[i]) * s)
+        s, z = wg.fori_loop(x.shape[0], body, (0.0, np.zeros_like(x)))
+        return s + np.sum(z * x)
+
+    def ref(x):
+        s, z = 0.0, np.zeros_like(x)
+        for i in range(x.shape[0]):
+            s, z = s + x[i] * x[i], wg.at(z)[i].set(np.sin(x[i]) * s)
+        return s + np.sum(z * x)
+
+    prog = wg.make_program(f, X)
+    loop = next(e for e in prog.eqns if e.prim.name == "for_loop")
+    assert "DYN" in str(loop.params["body"].eqns) or any(
+        e.prim.name == "getitem" and len(e.inputs) == 2 for e in loop.params["body"].eqns)
+    assert f(X) == pytest.approx(ref(X))
+    np.testing.assert_allclose(wg.grad(f)(X), wg.grad(ref)(X), rtol=1e-12)
+    check_grads(f, (X,), order=2)

@@ -10,7 +10,8 @@ import functools
 
 import numpy as np
 
-from .errors import NonDifferentiableInputError, NonScalarOutputError, ShapeMismatchError
+from .errors import (ConcretizationError, NonDifferentiableInputError, NonScalarOutputError,
+                     ShapeMismatchError)
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import aval_of
 from .primitives.core import Zero, eval_program, new_trace
@@ -396,15 +397,25 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
                     f"{oa.short()}; a loop carry keeps its shape and dtype")
         return out_leaves
 
-    prog = stage(flat_body, [Aval((), np.int64)] + avals, name=getattr(body, "__name__", "body"))
-    prog, consts = _closure_convert(prog)
-    traced = any(isinstance(x, TracerBase) for x in leaves) or consts or isinstance(n, TracerBase)
-    if not traced:
-        # nothing to differentiate: an ordinary Python loop is the fastest
+    def python_loop():
         carry = init
         for i in range(int(n)):
             carry = body(i, carry)
         return carry
+
+    try:
+        prog = stage(flat_body, [Aval((), np.int64)] + avals,
+                     name=getattr(body, "__name__", "body"))
+    except ConcretizationError:
+        if isinstance(n, TracerBase):
+            raise
+        # the body needs a concrete counter (it indexes a NumPy array with it,
+        # or branches on it): run it as a Python loop, traced step by step
+        return python_loop()
+    prog, consts = _closure_convert(prog)
+    traced = any(isinstance(x, TracerBase) for x in leaves) or consts or isinstance(n, TracerBase)
+    if not traced:
+        return python_loop()    # nothing to differentiate: a Python loop is the fastest
     # the body Program takes (consts, i, carry); the loop wants (i, consts, carry)
     k = len(consts)
     from .ir import Program

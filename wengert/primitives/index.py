@@ -4,7 +4,10 @@ transpose of ``getitem``) and ``index_set`` (the functional ``x[i] = v``).
 
 The index is a static param: a tuple of ints, slices, None, Ellipsis and
 integer arrays. Boolean masks become integer arrays (``nonzero``) when the
-index is normalised, so every index is a fixed gather/scatter pattern.
+index is normalised, so every index is a fixed gather/scatter pattern. An
+integer known only when the program runs (a loop counter of a structured
+loop) is a *dynamic* position: ``DYN`` in the static index, and an extra
+integer operand after the array operands, in order.
 """
 from __future__ import annotations
 
@@ -16,10 +19,23 @@ from ..errors import NonDifferentiableInputError
 from ..ir import Aval, aval_of
 
 
+class _Dynamic:
+    """Marks an index position filled by an integer operand at run time."""
+
+    def __repr__(self):
+        return "DYN"
+
+
+DYN = _Dynamic()
+
+
 def _concrete_index_part(p):
     if isinstance(p, TracerBase):
         val = getattr(p, "concrete_value", None)
-        if val is None or aval_of(p).dtype.kind not in "iub":
+        av = aval_of(p)
+        if val is None and av.dtype.kind in "iu" and av.shape == ():
+            return p                       # a dynamic scalar index
+        if val is None or av.dtype.kind not in "iub":
             raise NonDifferentiableInputError(
                 "an index computed from a differentiated value must be an integer or boolean "
                 "array with a known value; index with integers, slices or masks derived from "
@@ -29,13 +45,23 @@ def _concrete_index_part(p):
 
 
 def normalize_index(idx):
-    """A canonical static index: a tuple, booleans turned into integer arrays."""
+    """(static index, dynamic operands): a tuple with booleans turned into
+    integer arrays and traced scalar integers replaced by ``DYN``."""
     if not isinstance(idx, tuple):
         idx = (idx,)
-    out = []
+    out, dyn = [], []
     for p in idx:
         p = _concrete_index_part(p)
-        if isinstance(p, (list, np.ndarray)) or (isinstance(p, np.generic) and p.dtype.kind == "b"):
+        if isinstance(p, TracerBase):
+            out.append(DYN)
+            dyn.append(p)
+        elif isinstance(p, slice) and any(isinstance(b, TracerBase)
+                                          for b in (p.start, p.stop, p.step)):
+            raise NonDifferentiableInputError(
+                "a slice whose bounds are only known when the program runs is not supported; "
+                "index one position at a time, or use bounds that do not depend on loop "
+                "counters")
+        elif isinstance(p, (list, np.ndarray)) or (isinstance(p, np.generic) and p.dtype.kind == "b"):
             arr = np.asarray(p)
             if arr.dtype.kind == "b":
                 out.extend(np.nonzero(arr))
@@ -47,11 +73,19 @@ def normalize_index(idx):
             out.append(int(p))
         else:
             out.append(p)
-    return tuple(out)
+    return tuple(out), tuple(dyn)
+
+
+def _fill(idx, dyn):
+    """The concrete index: dynamic positions take their operands' values."""
+    if not dyn:
+        return idx
+    it = iter(dyn)
+    return tuple(int(next(it)) if p is DYN else p for p in idx)
 
 
 def _has_arrays(idx):
-    return any(isinstance(p, np.ndarray) for p in idx)
+    return any(isinstance(p, np.ndarray) or p is DYN for p in idx)
 
 
 def _dummy(aval):
@@ -59,102 +93,113 @@ def _dummy(aval):
 
 
 # --- getitem -----------------------------------------------------------
-def getitem_impl(x, idx):
-    return np.asarray(x)[idx]
+def getitem_impl(x, *dyn, idx):
+    return np.asarray(x)[_fill(idx, dyn)]
 
 
-def getitem_aval(x, idx):
-    return Aval(_dummy(x)[idx].shape, x.dtype)
+def getitem_aval(x, *dyn, idx):
+    return Aval(_dummy(x)[_fill(idx, [0] * len(dyn))].shape, x.dtype)
 
 
 def getitem_jvp(primals, tangents, idx):
-    return getitem(primals[0], idx), getitem(tangents[0], idx)
+    x, *dyn = primals
+    return bind(getitem_p, x, *dyn, idx=idx), bind(getitem_p, tangents[0], *dyn, idx=idx)
 
 
-def getitem_transpose(ct, x, idx):
+def getitem_transpose(ct, x, *dyn, idx):
     zeros = np.zeros(x.aval.shape, ct.dtype)
-    return (index_add(zeros, ct, idx),)
+    return (bind(index_add_p, zeros, ct, *dyn, idx=idx),) + (None,) * len(dyn)
 
 
 def getitem_batch(args, batched, idx):
-    if _has_arrays(idx) or Ellipsis in idx:
+    if _has_arrays(idx) or Ellipsis in idx or any(batched[1:]):
         return NotImplemented
     return getitem(args[0], (slice(None),) + idx)
 
 
-getitem_p = register(Primitive("getitem", nargs=1, impl=getitem_impl, jvp=getitem_jvp,
+getitem_p = register(Primitive("getitem", nargs=None, impl=getitem_impl, jvp=getitem_jvp,
                                transpose=getitem_transpose, abstract_eval=getitem_aval,
                                batch=getitem_batch))
 getitem_p.zero_rule = zero_if_any(getitem_p)
 
 
 def getitem(x, idx):
-    return bind(getitem_p, x, idx=normalize_index(idx))
+    idx, dyn = normalize_index(idx)
+    return bind(getitem_p, x, *dyn, idx=idx)
 
 
 # --- index_add (scatter-add) -------------------------------------------
-def index_add_impl(x, v, idx):
+def index_add_impl(x, v, *dyn, idx):
     out = np.array(x, dtype=np.result_type(x, v), copy=True)
-    np.add.at(out, idx, v)
+    np.add.at(out, _fill(idx, dyn), v)
     return out
 
 
-def index_add_aval(x, v, idx):
+def index_add_aval(x, v, *dyn, idx):
     return Aval(x.shape, np.result_type(x.dtype, v.dtype))
 
 
 def index_add_jvp(primals, tangents, idx):
-    return index_add(*primals, idx), index_add(*tangents, idx)
+    x, v, *dyn = primals
+    return (bind(index_add_p, x, v, *dyn, idx=idx),
+            bind(index_add_p, tangents[0], tangents[1], *dyn, idx=idx))
 
 
-def index_add_transpose(ct, x, v, idx):
-    return (ct if isinstance(x, Linear) else None,
-            sum_to_shape(getitem(ct, idx), v.aval.shape) if isinstance(v, Linear) else None)
+def index_add_transpose(ct, x, v, *dyn, idx):
+    return ((ct if isinstance(x, Linear) else None,
+             sum_to_shape(bind(getitem_p, ct, *dyn, idx=idx), v.aval.shape)
+             if isinstance(v, Linear) else None) + (None,) * len(dyn))
 
 
 def _instantiate_pair(prim):
-    def rule(x, v, idx):
+    def rule(x, v, *dyn, idx):
         if isinstance(x, Zero) and isinstance(v, Zero):
             return Zero(prim.abstract_eval(x.aval, v.aval, idx=idx))
         x = np.zeros(x.aval.shape, x.aval.dtype) if isinstance(x, Zero) else x
         v = np.zeros(v.aval.shape, v.aval.dtype) if isinstance(v, Zero) else v
-        return bind(prim, x, v, idx=idx)
+        return bind(prim, x, v, *dyn, idx=idx)
     return rule
 
 
-index_add_p = register(Primitive("index_add", nargs=2, impl=index_add_impl, jvp=index_add_jvp,
+index_add_p = register(Primitive("index_add", nargs=None, impl=index_add_impl, jvp=index_add_jvp,
                                  transpose=index_add_transpose, abstract_eval=index_add_aval))
 index_add_p.zero_rule = _instantiate_pair(index_add_p)
 
 
 def index_add(x, v, idx):
-    return bind(index_add_p, x, v, idx=normalize_index(idx))
+    idx, dyn = normalize_index(idx)
+    return bind(index_add_p, x, v, *dyn, idx=idx)
 
 
 # --- index_set (functional x[idx] = v) ---------------------------------
-def index_set_impl(x, v, idx):
+def index_set_impl(x, v, *dyn, idx):
     out = np.array(x, dtype=np.result_type(x, v), copy=True)
-    out[idx] = v
+    out[_fill(idx, dyn)] = v
     return out
 
 
 def index_set_jvp(primals, tangents, idx):
-    return index_set(*primals, idx), index_set(*tangents, idx)
+    x, v, *dyn = primals
+    return (bind(index_set_p, x, v, *dyn, idx=idx),
+            bind(index_set_p, tangents[0], tangents[1], *dyn, idx=idx))
 
 
-def index_set_transpose(ct, x, v, idx):
+def index_set_transpose(ct, x, v, *dyn, idx):
     # overwritten places send nothing back to x; v receives what they got
-    return (index_set(ct, np.zeros((), ct.dtype), idx) if isinstance(x, Linear) else None,
-            sum_to_shape(getitem(ct, idx), v.aval.shape) if isinstance(v, Linear) else None)
+    return ((bind(index_set_p, ct, np.zeros((), ct.dtype), *dyn, idx=idx)
+             if isinstance(x, Linear) else None,
+             sum_to_shape(bind(getitem_p, ct, *dyn, idx=idx), v.aval.shape)
+             if isinstance(v, Linear) else None) + (None,) * len(dyn))
 
 
-index_set_p = register(Primitive("index_set", nargs=2, impl=index_set_impl, jvp=index_set_jvp,
+index_set_p = register(Primitive("index_set", nargs=None, impl=index_set_impl, jvp=index_set_jvp,
                                  transpose=index_set_transpose, abstract_eval=index_add_aval))
 index_set_p.zero_rule = _instantiate_pair(index_set_p)
 
 
 def index_set(x, v, idx):
-    return bind(index_set_p, x, v, idx=normalize_index(idx))
+    idx, dyn = normalize_index(idx)
+    return bind(index_set_p, x, v, *dyn, idx=idx)
 
 
 class IndexUpdater:
