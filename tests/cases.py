@@ -878,3 +878,11 @@ _CONTROL = ("structured control flow: its params are sub-Programs, so its cases 
 SPECS["cond"] = PrimSpec(API, reason=_CONTROL)
 SPECS["for_loop"] = PrimSpec(API, reason=_CONTROL)
 SPECS["while_loop"] = PrimSpec(API, reason=_CONTROL)
+
+# x = 2 (k + u), u in (0.2, 0.8), and y near 2: x / y stays away from the jumps
+SPECS["remainder"] = PrimSpec(
+    DIFF, variants("offgrid", [frac((3,), 0.2, 0.8, unit=2.0), pos((3,), 1.9, 2.1)]),
+    np.remainder, arith.remainder)
+SPECS["floor_divide"] = PrimSpec(
+    ZERO_DERIV, variants("offgrid", [frac((3,), 0.2, 0.8, unit=2.0), pos((3,), 1.9, 2.1)]),
+    np.floor_divide, arith.floor_divide)

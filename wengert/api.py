@@ -405,7 +405,7 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
 
     try:
         prog = stage(flat_body, [Aval((), np.int64)] + avals,
-                     name=getattr(body, "__name__", "body"))
+                     name=getattr(body, "__name__", "body"), dynamic=True)
     except ConcretizationError:
         if isinstance(n, TracerBase):
             raise

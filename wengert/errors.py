@@ -39,7 +39,12 @@ class LeakedTracerError(WengertError, RuntimeError):
 
 
 class UnsupportedSyntax(WengertError, NotImplementedError):
-    """The source engine met a construct it cannot transform."""
+    """The source engine met a construct it cannot transform. ``filename``,
+    ``lineno``, ``col`` and ``construct`` say where and what."""
+
+    def __init__(self, message, filename=None, lineno=None, col=None, construct=None):
+        super().__init__(message)
+        self.filename, self.lineno, self.col, self.construct = filename, lineno, col, construct
 
 
 def user_location():

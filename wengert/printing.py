@@ -13,7 +13,7 @@ import numpy as np
 
 from .ir import Lit, Program, sub_programs
 
-__all__ = ["format_program", "format_literal"]
+__all__ = ["format_program", "format_literal", "Namer", "walk"]
 
 
 def format_literal(val):
@@ -70,7 +70,12 @@ def _format_param(k, v):
 ROLES = ("t", "ct", "r")
 
 
-class _Namer:
+class Namer:
+    """Print-time names: a variable's hint, made unique with ``_1``..., or a
+    role prefix and a counter shared by the whole listing. One Namer names a
+    whole nested program (``walk``), so a sub-program's names never clash
+    with the enclosing program's; ``pycodegen`` uses the same names."""
+
     def __init__(self):
         self.names = {}
         self.used = set()
@@ -99,30 +104,48 @@ class _Namer:
         self.names[id(v)] = name
         return name
 
-    def atom(self, x):
-        if isinstance(x, Lit):
-            return format_literal(x.val)
-        return self.names.get(id(x), "?undefined")
+    def uses(self, atoms):
+        """The names of operands (``None`` for a literal)."""
+        return [None if isinstance(x, Lit) else self.names.get(id(x), "?undefined")
+                for x in atoms]
+
+
+def walk(prog, namer):
+    """Name ``prog``'s variables in listing order, yielding the listing's
+    events ``(kind, item, uses, defs)`` as it goes (``uses``: operand names,
+    ``None`` for a literal; ``defs``: the names just defined):
+
+    * ``("program", prog, [], in_names)`` where a (sub-)program starts;
+    * ``("eqn", eqn, in_names, out_names)`` for each equation, after the
+      sub-programs its params hold (in ``sub_programs`` order);
+    * ``("return", prog, out_names, [])`` where a (sub-)program ends.
+
+    A sub-program held twice is walked, and named, afresh each time."""
+    yield "program", prog, [], [namer.define(v, "x") for v in prog.inputs]
+    for eqn in prog.eqns:
+        for sub in sub_programs(eqn):
+            yield from walk(sub, namer)
+        uses = namer.uses(eqn.inputs)
+        yield "eqn", eqn, uses, [namer.define(v, "v") for v in eqn.outputs]
+    yield "return", prog, namer.uses(prog.outputs), []
+
+
+def _atoms(atoms, names):
+    return ", ".join(format_literal(x.val) if n is None else n for x, n in zip(atoms, names))
 
 
 def format_program(prog, indent=""):
-    namer = _Namer()
-    lines = []
-    _format(prog, namer, lines, indent)
+    lines, pads = [], []
+    for kind, item, uses, defs in walk(prog, Namer()):
+        if kind == "program":
+            pads.append(indent + "  " * len(pads))
+            args = ", ".join(f"{n}: {v.aval.short()}" for n, v in zip(defs, item.inputs))
+            lines.append(f"{pads[-1]}program {item.name}({args}):")
+        elif kind == "eqn":
+            lhs = defs[0] if len(defs) == 1 else "(" + ", ".join(defs) + ")"
+            params = ", ".join(_format_param(k, item.params[k]) for k in sorted(item.params))
+            params = f"[{params}]" if params else ""
+            lines.append(f"{pads[-1]}  {lhs} = {item.prim.name}{params} ({_atoms(item.inputs, uses)})")
+        else:
+            lines.append(f"{pads.pop()}  return ({_atoms(item.outputs, uses)})")
     return "\n".join(lines)
-
-
-def _format(prog, namer, lines, indent):
-    args = ", ".join(f"{namer.define(v, 'x')}: {v.aval.short()}" for v in prog.inputs)
-    lines.append(f"{indent}program {prog.name}({args}):")
-    for eqn in prog.eqns:
-        for sub in sub_programs(eqn):
-            _format(sub, namer, lines, indent + "  ")
-        ins = ", ".join(namer.atom(x) for x in eqn.inputs)
-        outs = [namer.define(v, "v") for v in eqn.outputs]
-        lhs = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
-        params = ", ".join(_format_param(k, eqn.params[k]) for k in sorted(eqn.params))
-        params = f"[{params}]" if params else ""
-        lines.append(f"{indent}  {lhs} = {eqn.prim.name}{params} ({ins})")
-    outs = ", ".join(namer.atom(x) for x in prog.outputs)
-    lines.append(f"{indent}  return ({outs})")

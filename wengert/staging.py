@@ -15,7 +15,16 @@ from .ir import Eqn, Lit, Program, Var, aval_of
 from .primitives.core import Trace, Zero, new_trace
 from .primitives.numpy_api import Tracer
 
-__all__ = ["StagingTrace", "StagingTracer", "stage", "atom_of"]
+__all__ = ["StagingTrace", "StagingTracer", "stage", "atom_of", "name_value"]
+
+
+def name_value(value, name):
+    """Hint ``name`` for the variable a recorded value stands for, unless it
+    has one (a value keeps the first name it was given)."""
+    atom = getattr(value, "atom", None)
+    if type(value) is StagingTracer and isinstance(atom, Var) and not atom.hint:
+        atom.hint = name
+    return value
 
 
 class StagingTracer(Tracer):
@@ -30,6 +39,9 @@ class StagingTracer(Tracer):
     def aval(self):
         return self.atom.aval
 
+    def name_hint(self, hint):
+        name_value(self, hint)
+
     @property
     def concrete_value(self):
         val = self.val
@@ -39,9 +51,10 @@ class StagingTracer(Tracer):
 class StagingTrace(Trace):
     """Records equations. ``concrete``: compute values alongside (user code)."""
 
-    def __init__(self, concrete=False, role=""):
+    def __init__(self, concrete=False, role="", dynamic=False):
         self.eqns = []
         self.concrete = concrete
+        self.dynamic = dynamic
         self.role = role      # print-time role of the variables it defines ("t": tangents)
 
     def new_input(self, aval, val=None, hint=""):
@@ -96,10 +109,11 @@ def atom_of(trace, x):
     return trace.atom(x)
 
 
-def stage(fn, in_avals, name="f", hints=None, concrete_vals=None, role=""):
+def stage(fn, in_avals, name="f", hints=None, concrete_vals=None, role="", dynamic=False):
     """Run ``fn(*tracers) -> list`` on fresh symbolic inputs; return the Program.
-    ``role`` is the print-time role of the variables it defines."""
-    trace = StagingTrace(concrete=concrete_vals is not None, role=role)
+    ``role`` is the print-time role of the variables it defines; ``dynamic``
+    records the block's work on values it closes over too (see ``Trace``)."""
+    trace = StagingTrace(concrete=concrete_vals is not None, role=role, dynamic=dynamic)
     with new_trace(trace):
         hints = hints or [""] * len(in_avals)
         vals = concrete_vals or [None] * len(in_avals)

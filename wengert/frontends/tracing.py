@@ -36,10 +36,10 @@ def make_program(fun, *args, name=None):
     flat, leaves, _, _ = flat_function(fun, args)
     avals = [aval_of(x) for x in leaves]
     return stage(flat, avals, name=name or getattr(fun, "__name__", "f"),
-                 hints=_input_names(fun, args, len(leaves)), concrete_vals=leaves)
+                 hints=input_names(fun, args, len(leaves)), concrete_vals=leaves)
 
 
-def _input_names(fun, args, n_leaves):
+def input_names(fun, args, n_leaves):
     """The parameter names of ``fun`` as input names, when every argument is
     one array (a pytree argument's leaves get print-time names)."""
     if len(args) != n_leaves:

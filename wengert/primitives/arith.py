@@ -460,6 +460,29 @@ minimum_p = register(Primitive("minimum", nargs=2, impl=np.minimum, jvp=minimum_
 minimum = _wrap(minimum_p)
 
 
+# --- remainder, floor_divide ---------------------------------------------
+def remainder_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    out = remainder(x, y)
+    # x mod y = x - floor(x / y) y: slope 1 in x, -floor(x / y) in y
+    if type(y_dot) is Zero:
+        return out, x_dot
+    return out, sub(x_dot, mul(y_dot, floor_divide(x, y)))
+
+
+remainder_p = register(Primitive("remainder", nargs=2, impl=np.remainder, jvp=remainder_jvp,
+                                 transpose=NOT_LINEAR,
+                                 abstract_eval=elementwise_aval("remainder")))
+remainder = _wrap(remainder_p)
+
+floor_divide_p = register(Primitive("floor_divide", nargs=2, impl=np.floor_divide, jvp=None,
+                                    transpose=NOT_LINEAR,
+                                    abstract_eval=elementwise_aval("floor_divide")))
+floor_divide = _wrap(floor_divide_p)
+floor_divide_p.jvp = _zero_jvp(floor_divide)
+
+
 # --- comparisons and logical operations (not differentiated) -----------
 def _predicate(name, impl, nargs=2):
     prim = register(Primitive(name, nargs=nargs, impl=impl, jvp=None, transpose=NOT_LINEAR,

@@ -196,13 +196,21 @@ class TracerBase:
 
     __slots__ = ("_trace",)
 
+    def name_hint(self, hint):
+        """Pass a user's variable name on to the Program being recorded (if any)."""
+
 
 class Trace:
     """A transformation in progress. ``process`` interprets one primitive
     application whose operands include at least one of its tracers; ``lift``
-    makes a tracer of a value that belongs to no trace or to a lower one."""
+    makes a tracer of a value that belongs to no trace or to a lower one.
+
+    A *dynamic* trace (the recording of a branch or loop body) also takes the
+    operations on lower traces' values made while it is on top: what a block
+    computes from values it closes over stays inside the block."""
 
     level = 0
+    dynamic = False
 
     def lift(self, x):
         raise NotImplementedError
@@ -212,6 +220,7 @@ class Trace:
 
 
 _TRACE_STACK: list[Trace] = []
+_DYNAMIC = [None]       # the innermost dynamic trace, if it is on top of the stack
 
 
 class new_trace:
@@ -225,11 +234,14 @@ class new_trace:
     def __enter__(self):
         self.trace.level = len(_TRACE_STACK) + 1
         _TRACE_STACK.append(self.trace)
+        _DYNAMIC[0] = self.trace if self.trace.dynamic else None
         return self.trace
 
     def __exit__(self, *exc):
         _TRACE_STACK.pop()
         self.trace.level = -self.trace.level   # a tracer that escapes is recognised as leaked
+        top = _TRACE_STACK[-1] if _TRACE_STACK else None
+        _DYNAMIC[0] = top if top is not None and top.dynamic else None
         return False
 
 
@@ -254,6 +266,9 @@ def bind(prim, *args, **params):
         args = tuple(instantiate(a) for a in args)
     if trace is None:
         return prim.impl(*args, **params)
+    dyn = _DYNAMIC[0]
+    if dyn is not None and trace.level < dyn.level:
+        trace = dyn
     return trace.process(prim, args, params)
 
 
@@ -269,6 +284,11 @@ def eval_program(prog, args):
         if eqn.prim.multiple_results:
             for v, o in zip(eqn.outputs, outs):
                 env[id(v)] = o
+                if v.hint and isinstance(o, TracerBase):
+                    o.name_hint(v.hint)
         else:
-            env[id(eqn.outputs[0])] = outs
+            v = eqn.outputs[0]
+            env[id(v)] = outs
+            if v.hint and isinstance(outs, TracerBase):
+                outs.name_hint(v.hint)
     return [x.val if isinstance(x, Lit) else env[id(x)] for x in prog.outputs]

@@ -59,6 +59,7 @@ UFUNCS = {
     np.logical_xor: arith.logical_xor, np.logical_not: arith.logical_not,
     np.isfinite: arith.isfinite, np.matmul: linalg.matmul, np.log2: _log2, np.log10: _log10,
     np.exp2: _exp2, np.logaddexp: arith.logaddexp, np.hypot: _hypot,
+    np.remainder: arith.remainder, np.floor_divide: arith.floor_divide,
 }
 
 
@@ -291,6 +292,10 @@ class Tracer(TracerBase):
     def __rpow__(self, o): return arith.pow(o, self)
     def __matmul__(self, o): return linalg.matmul(self, o)
     def __rmatmul__(self, o): return linalg.matmul(o, self)
+    def __mod__(self, o): return arith.remainder(self, o)
+    def __rmod__(self, o): return arith.remainder(o, self)
+    def __floordiv__(self, o): return arith.floor_divide(self, o)
+    def __rfloordiv__(self, o): return arith.floor_divide(o, self)
     def __neg__(self): return arith.neg(self)
     def __pos__(self): return self
     def __abs__(self): return arith.abs(self)

@@ -50,6 +50,13 @@ class JVPTracer(Tracer):
         p = self.primal
         return p.concrete_value if isinstance(p, Tracer) else p
 
+    def name_hint(self, hint):
+        # the primal keeps the name, its tangent is d_name
+        if isinstance(self.primal, Tracer):
+            self.primal.name_hint(hint)
+        if isinstance(self.tangent, Tracer):
+            self.tangent.name_hint(f"d_{hint}")
+
 
 class JVPTrace(Trace):
     """``reverse``: this jvp feeds a transpose (linearize for vjp), so

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..errors import ShapeMismatchError
 from ..ir import Lit
-from ..primitives.core import Linear, Zero, bind
+from ..primitives.core import Linear, TracerBase, Zero, bind
 from ..primitives.shape import add_any
 from ..printing import ROLES
 from ..staging import stage
@@ -72,9 +72,12 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
                 continue
             ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, cts)]
         else:
-            ct = ct_env.pop(id(eqn.outputs[0]), None)
+            v = eqn.outputs[0]
+            ct = ct_env.pop(id(v), None)
             if ct is None:
                 continue
+            if v.hint and isinstance(ct, TracerBase):
+                ct.name_hint(_ct_name(v.hint))
         args = [Linear(x.aval) if type(x) is not Lit and id(x) in linear else read(x)
                 for x in eqn.inputs]
         in_cts = prim.transpose(ct, *args, **eqn.params)
@@ -82,7 +85,18 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
             if type(a) is Linear:
                 accumulate(x, c)
 
-    return [ct_env.get(id(v), Zero(v.aval)) for v, m in zip(prog.inputs, mask) if m]
+    out = [ct_env.get(id(v), Zero(v.aval)) for v, m in zip(prog.inputs, mask) if m]
+    for v, ct in zip([v for v, m in zip(prog.inputs, mask) if m], out):
+        if v.hint and isinstance(ct, TracerBase):
+            ct.name_hint(_ct_name(v.hint))
+    return out
+
+
+def _ct_name(hint):
+    """The cotangent of tangent ``d_p`` (or of ``p``) is named ``ct_p``."""
+    if hint in ROLES:
+        return "ct"
+    return "ct_" + (hint[2:] if hint.startswith("d_") else hint)
 
 
 def check_cotangents(prog, cts):

@@ -12,25 +12,41 @@ from ..staging import stage
 from .partial_eval import linearize_flat
 from .transpose import backward_pass
 
-__all__ = ["vjp_flat", "vjp_program"]
+__all__ = ["vjp_flat", "vjp_program", "grad_program"]
 
 
-def vjp_flat(fn, primals):
-    """(outs, pullback) where pullback(cts) -> input cotangents (Zero allowed)."""
-    outs, lin = linearize_flat(fn, primals, reverse=True)
+def vjp_flat(fn, primals, mask=None):
+    """(outs, lin, pullback) where pullback(cts) -> input cotangents (Zero
+    allowed), for the inputs ``mask`` selects (all by default)."""
+    outs, lin = linearize_flat(fn, primals, reverse=True, mask=mask)
     return outs, lin, (lambda cts: backward_pass(lin, cts))
 
 
-def vjp_program(prog):
+def vjp_program(prog, mask=None):
     """Program -> Program taking (inputs..., output cotangents...) and
     returning (outputs..., input cotangents...): the forward sweep, then the
-    transposed linear program in reverse order."""
+    transposed linear program in reverse order. ``mask[k]`` False: input k is
+    not differentiated (no cotangent is returned for it)."""
     n = len(prog.inputs)
 
     def run(*args):
-        outs, _, pullback = vjp_flat(lambda *xs: eval_program(prog, xs), list(args[:n]))
+        outs, _, pullback = vjp_flat(lambda *xs: eval_program(prog, xs), list(args[:n]), mask)
         return list(outs) + list(pullback(args[n:]))
 
     hints = [v.hint for v in prog.inputs] + [f"ct_{v.hint}" if getattr(v, "hint", "") else "ct"
                                              for v in prog.outputs]
     return stage(run, prog.in_avals + prog.out_avals, name=f"{prog.name}_vjp", hints=hints)
+
+
+def grad_program(prog, mask=None):
+    """Program -> Program taking its inputs and returning (output, gradients of
+    the inputs ``mask`` selects): a vjp whose output cotangent is the literal 1,
+    so what is constant folds away."""
+    import numpy as np
+
+    def run(*args):
+        outs, _, pullback = vjp_flat(lambda *xs: eval_program(prog, xs), list(args), mask)
+        one = np.ones((), prog.out_avals[0].dtype)
+        return [outs[0]] + list(pullback([one]))
+
+    return stage(run, prog.in_avals, name=f"{prog.name}_grad", hints=[v.hint for v in prog.inputs])

@@ -1,0 +1,262 @@
+"""Program -> readable Python source, exec'd into a function.
+
+    codegen : Program -> GeneratedFunction      (called like ``interpret``)
+
+The source mirrors the printed program (STYLE.md section 3): the same
+variable names as ``str(prog)`` (one ``Namer`` walk names both, see
+``printing.walk``), one statement per equation, and a ``# program NAME``
+comment where a sub-program is inlined. Printed and generated, seed 000's
+first lines read::
+
+    program seed000(x: f64[], y: f64[]):        def seed000(x, y):
+      v0 = mul (7.0, x)                             v0 = 7.0 * x
+      v1 = div (1.0, y)                             v1 = 1.0 / y
+
+Invariants of the generated code:
+
+* plain Python and NumPy; the only free names are ``np``, the impls of
+  primitives without a NumPy spelling, and named constants (arrays of more
+  than one element), all listed in the header comment (``pyemit``);
+* literals keep their type: a float32 literal is ``np.float32(2.0)``;
+* control flow is real Python, with the semantics of the impls in
+  ``primitives/control.py``: ``cond`` is ``if``/``elif``/``else`` on
+  ``int(index)``; ``for_loop`` a ``for`` over ``range`` whose per-iteration
+  ``ys`` are collected in lists and stacked after it (shape ``(0, *y)`` when
+  no iteration ran); ``while_loop`` a ``while True`` that breaks on its
+  condition and counts its iterations in an ``np.int64``. Sub-programs are
+  inlined: their inputs are assigned from the operands, their outputs to the
+  equation's outputs, and a loop carry lives in the body's input variables;
+* the source is registered in ``linecache`` under ``<wengert-generated-N>``
+  (as Tangent does), so tracebacks, ``inspect.getsource`` and ``pdb`` show it.
+
+Values equal the interpreter's exactly, with one exception the user's own
+code shares: an operation whose operands are both Python scalars follows
+Python (``1.0 / 0.0`` raises ``ZeroDivisionError``; NumPy gives ``inf``).
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+
+from ..ir import Lit, Program, verify
+from ..printing import Namer, walk
+from .pyemit import CodegenError, Emitter
+
+__all__ = ["codegen", "GeneratedFunction", "CodegenError"]
+
+_INDENT = "    "
+_FILE_NUMBERS = itertools.count(1)
+
+
+class GeneratedFunction:
+    """A Program compiled to Python: call it like ``interpret(prog, *args)``.
+    ``fn`` is the plain function; ``source`` its text; ``program`` the
+    Program it came from; ``namespace`` the names the text reads."""
+
+    __slots__ = ("fn", "source", "program", "namespace", "filename")
+
+    def __init__(self, fn, source, program, namespace, filename):
+        self.fn, self.source, self.program = fn, source, program
+        self.namespace, self.filename = namespace, filename
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __repr__(self):
+        return f"<GeneratedFunction {self.fn.__name__} from {self.filename}>"
+
+
+def codegen(prog, name=None):
+    """Generate, compile and load the Python function of ``prog``."""
+    verify(prog)
+    source, namespace, fname = generate_source(prog, name)
+    filename = f"<wengert-generated-{next(_FILE_NUMBERS)}>"
+    # registered before exec, so even an error while loading shows its line;
+    # mtime None: linecache.checkcache leaves the entry alone
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    code = compile(source, filename, "exec")
+    exec(code, namespace)
+    return GeneratedFunction(namespace[fname], source, prog, namespace, filename)
+
+
+class _Block:
+    """A (sub-)program's code: input identifiers, statements (indented
+    relative to the block), output expressions, and the blocks of the
+    sub-programs named before the next equation (its params)."""
+
+    __slots__ = ("prog", "inputs", "lines", "outputs", "subs")
+
+    def __init__(self, prog, inputs):
+        self.prog, self.inputs = prog, inputs
+        self.lines, self.outputs, self.subs = [], [], []
+
+
+def generate_source(prog, name=None):
+    """(source, namespace, function name) of ``prog``: the text only."""
+    names = Namer()
+    for _ in walk(prog, names):         # every name first: helpers must avoid them all
+        pass
+    em = Emitter(names.used)
+    stack = []
+    for kind, item, uses, defs in walk(prog, Namer()):
+        if kind == "program":
+            stack.append(_Block(item, [em.ident(n) for n in defs]))
+        elif kind == "eqn":
+            block = stack[-1]
+            subs, block.subs = block.subs, []
+            ins = _operands(em, item.inputs, uses)
+            block.lines += _equation(em, item, ins, [em.ident(n) for n in defs], subs)
+        else:
+            block = stack.pop()
+            block.outputs = _operands(em, item.outputs, uses)
+            if stack:
+                stack[-1].subs.append(block)
+    fname = em._fresh(name or prog.name, f"{name or prog.name}_")
+    outs = ", ".join(block.outputs) + ("," if len(block.outputs) == 1 else "")
+    header = [f"# generated by wengert from program {prog.name}"
+              + ("; names bound outside it:" if em.header else "")] + em.header
+    lines = header + [f"def {fname}({', '.join(block.inputs)}):"]
+    lines += _indent(block.lines + [f"return ({outs})"])
+    return "\n".join(lines) + "\n", em.namespace, fname
+
+
+def _operands(em, atoms, names):
+    return [em.literal(x.val) if n is None else em.ident(n) for x, n in zip(atoms, names)]
+
+
+def _indent(lines, depth=1):
+    return [_INDENT * depth + line for line in lines]
+
+
+def _assign(targets, values):
+    """``a = x`` statements; several at once as one tuple assignment, so a
+    new carry may read the old one (``c0, c1 = c1, c0``)."""
+    pairs = [(t, v) for t, v in zip(targets, values) if t != v]
+    if len(pairs) == 1:
+        return [f"{pairs[0][0]} = {pairs[0][1]}"]
+    if pairs:
+        return [", ".join(t for t, _ in pairs) + " = " + ", ".join(v for _, v in pairs)]
+    return []
+
+
+def _equation(em, eqn, ins, outs, subs):
+    """The statements of one equation."""
+    emit = _CONTROL.get(eqn.prim.name)
+    if emit is not None and subs:
+        return emit(em, eqn, ins, outs, _by_param(eqn, subs))
+    if subs:
+        raise CodegenError(f"{eqn.prim.name}: a primitive holding sub-programs, with no "
+                           "Python control-flow form")
+    rhs = em.expression(eqn, ins)
+    if eqn.prim.multiple_results:
+        lhs = "(" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")"
+    else:
+        lhs = outs[0]
+    return [f"{lhs} = {rhs}"]
+
+
+def _by_param(eqn, subs):
+    """Sub-program blocks by the param holding them (``ir.sub_programs`` order)."""
+    it = iter(subs)
+    found = {}
+    for key, v in eqn.params.items():
+        if isinstance(v, Program):
+            found[key] = next(it)
+        elif isinstance(v, (tuple, list)) and any(isinstance(p, Program) for p in v):
+            found[key] = [next(it) for p in v if isinstance(p, Program)]
+    return found
+
+
+def _inline(block, operands, outs):
+    """A sub-program in place: inputs from operands, outputs to ``outs``."""
+    return ([f"# program {block.prog.name}"]
+            + [f"{i} = {o}" for i, o in zip(block.inputs, operands)]
+            + block.lines + [f"{o} = {r}" for o, r in zip(outs, block.outputs)])
+
+
+# --- cond ---------------------------------------------------------------------
+def _cond(em, eqn, ins, outs, subs):
+    index, ops = ins[0], ins[1:]
+    branches = subs["branches"]
+    if len(branches) == 1:
+        return _inline(branches[0], ops, outs)
+    lines = []
+    for k, branch in enumerate(branches):
+        if k == 0:
+            lines.append(f"if int({index}) == 0:")
+        elif k < len(branches) - 1:
+            lines.append(f"elif int({index}) == {k}:")
+        else:
+            lines.append("else:")
+        lines += _indent(_inline(branch, ops, outs) or ["pass"])
+    return lines
+
+
+# --- loops ----------------------------------------------------------------------
+def _stack(em, accs, avals, n_static, reverse):
+    """Lists of per-iteration values -> arrays, as the impls do: reversed
+    back into index order after a reverse loop; ``(0, *shape)`` zeros when no
+    iteration ran (statically known when ``n`` is a literal)."""
+    lines = []
+    for acc, aval in zip(accs, avals):
+        items = f"{acc}[::-1]" if reverse else acc
+        dtype = "" if aval.dtype == "float64" else f", {em.dtype(aval.dtype)}"
+        empty = f"{em.np}.zeros({(0,) + aval.shape!r}{dtype})"
+        stacked = f"{em.np}.stack({items})"
+        if n_static is None:
+            lines.append(f"{acc} = {stacked} if {acc} else {empty}")
+        else:
+            lines.append(f"{acc} = {stacked if n_static > 0 else empty}")
+    return lines
+
+
+def _for_loop(em, eqn, ins, outs, subs):
+    nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
+    reverse = eqn.params["reverse"]
+    body = subs["body"]
+    n, consts, carry, xs = ins[0], ins[1:1 + nc], ins[1 + nc:1 + nc + nk], ins[1 + nc + nk:]
+    index, carry_in, xs_in = body.inputs[0], body.inputs[1 + nc:1 + nc + nk], body.inputs[1 + nc + nk:]
+    accs = outs[nk:]
+    n_lit = eqn.inputs[0]
+    n_static = None
+    if isinstance(n_lit, Lit) and isinstance(n_lit.val, int) and not isinstance(n_lit.val, bool):
+        n_static = n_lit.val
+    if n_static is not None:
+        bounds = f"{n_static - 1}, -1, -1" if reverse else f"{n_static}"
+    else:
+        count = n if eqn.inputs[0].aval.dtype.kind in "iu" else f"int({n})"
+        bounds = f"{count} - 1, -1, -1" if reverse else count
+    lines = [f"# program {body.prog.name}"]
+    lines += [f"{i} = {o}" for i, o in zip(body.inputs[1:1 + nc + nk], consts + carry)]
+    lines += [f"{acc} = []" for acc in accs]
+    lines.append(f"for {index} in range({bounds}):")
+    step = [f"{x_in} = {x}[{index}]" for x_in, x in zip(xs_in, xs)] + body.lines
+    step += [f"{acc}.append({y})" for acc, y in zip(accs, body.outputs[nk:])]
+    step += _assign(carry_in, body.outputs[:nk])
+    lines += _indent(step or ["pass"])
+    lines += _stack(em, accs, eqn.params["body"].out_avals[nk:], n_static, reverse)
+    return lines + _assign(outs[:nk], carry_in)
+
+
+def _while_loop(em, eqn, ins, outs, subs):
+    nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
+    cond, body = subs["cond"], subs["body"]
+    consts, carry = ins[:nc], ins[nc:]
+    carry_in = body.inputs[nc:]
+    count, accs = outs[nk], outs[nk + 1:]
+    lines = _assign(carry_in, carry)
+    lines.append(f"{count} = {em.np}.int64(0)")
+    lines += [f"{acc} = []" for acc in accs]
+    lines.append("while True:")
+    step = _inline(cond, consts + carry_in, [])
+    step += [f"if not {cond.outputs[0]}:", _INDENT + "break"]
+    step += [f"# program {body.prog.name}"]
+    step += [f"{i} = {o}" for i, o in zip(body.inputs[:nc], consts)] + body.lines
+    step += [f"{acc}.append({y})" for acc, y in zip(accs, body.outputs[nk:])]
+    step += _assign(carry_in, body.outputs[:nk]) + [f"{count} += 1"]
+    lines += _indent(step)
+    lines += _stack(em, accs, eqn.params["body"].out_avals[nk:], None, False)
+    return lines + _assign(outs[:nk], carry_in)
+
+
+_CONTROL = {"cond": _cond, "for_loop": _for_loop, "while_loop": _while_loop}

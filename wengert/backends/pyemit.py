@@ -1,0 +1,368 @@
+"""Python text for one equation's pieces: names, literals, params, and the
+expression of each primitive (helpers of ``pycodegen``).
+
+An ``Emitter`` owns the namespace the generated code runs in: ``np``, the
+impls of primitives called by name, and named constants. Every name it binds
+is listed in the generated file's header, so a reader knows where each comes
+from; helper names yield to variable names (a variable called ``np`` makes
+the module ``numpy``), never the reverse, so the code keeps the listing's
+names.
+
+Expressions, in order of preference:
+
+* a Python operator (``+ - * / ** < == ...``) for arithmetic and comparisons;
+* a NumPy call when the primitive's impl *is* that NumPy function
+  (``np.sin(x)``, ``np.linalg.solve(a, b)``), or when its params map onto a
+  NumPy function's arguments one for one (``np.sum(x, axis=(0,))``,
+  ``x[1:3, ::-1]``);
+* otherwise the primitive's impl, bound under the primitive's name:
+  ``broadcast_to(x, shape=(3,))``. This always works, so every registered
+  primitive can be emitted.
+"""
+from __future__ import annotations
+
+import builtins
+import keyword
+import math
+import re
+
+import numpy as np
+
+from ..errors import WengertError
+from ..ir import aval_of
+from ..primitives.core import TracerBase
+
+__all__ = ["CodegenError", "Emitter", "BINARY_OPS"]
+
+
+class CodegenError(WengertError, ValueError):
+    """A Program that cannot be turned into Python source."""
+
+
+# Python operators with exactly the primitive's NumPy semantics on arrays.
+# (On two Python scalars Python's own rules apply, as in the user's code:
+# ``1.0 / 0.0`` raises where ``np.divide`` gives inf.)
+BINARY_OPS = {"add": "+", "add_any": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**",
+              "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
+              "equal": "==", "not_equal": "!="}
+
+# names the generated code reads from builtins: a variable may not shadow them
+_BUILTINS_USED = {"range", "int", "slice"}
+
+
+def _numpy_names():
+    """id(NumPy function) -> its shortest public name (``np.abs``, not
+    ``np.absolute``): how an impl that *is* a NumPy function is spelled."""
+    found = {}
+    cands = [(n, getattr(np, n)) for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc)]
+    cands += [("where", np.where)]
+    cands += [(f"linalg.{n}", getattr(np.linalg, n)) for n in np.linalg.__all__
+              if callable(getattr(np.linalg, n)) and not isinstance(getattr(np.linalg, n), type)]
+    for name, fn in sorted(cands, key=lambda c: (len(c[0]), c[0])):
+        found.setdefault(id(fn), name)
+    return found
+
+
+_NUMPY_NAMES = _numpy_names()
+
+_INLINE_ARRAY_SIZE = 16     # integer/boolean index arrays up to this size are written out
+
+
+def _sanitize(name):
+    ident = re.sub(r"\W", "_", name) or "_"
+    if ident[0].isdigit():
+        ident = "_" + ident
+    if keyword.iskeyword(ident) or ident in _BUILTINS_USED:
+        ident += "_"
+    return ident
+
+
+class Emitter:
+    """Identifiers, literals and params as Python text, and the namespace
+    (with its header comment) that the text needs."""
+
+    def __init__(self, var_names):
+        self.var_names = set(var_names)        # every name the listing gives
+        self.idents = {}                       # listing name -> identifier
+        self.taken = set(var_names) | _BUILTINS_USED
+        self.namespace = {}
+        self.header = []
+        self._bound = {}                       # id(value) -> name, for reuse
+        self._keep = []                        # keep bound values (and their ids) alive
+        self._consts = 0
+
+    @property
+    def np(self):
+        """The name of the numpy module, bound when first used."""
+        return self.bind(("np", "numpy", "np_"), np, "numpy")
+
+    # --- names ---------------------------------------------------------------
+    def ident(self, name):
+        """The identifier of a listing name: the name itself when it is a
+        valid one (almost always), else a sanitized, still unique form."""
+        ident = self.idents.get(name)
+        if ident is None:
+            ident = _sanitize(name)
+            if ident != name:
+                base, k = ident, 0
+                while ident in self.taken:
+                    k += 1
+                    ident = f"{base}_{k}"
+            self.taken.add(ident)
+            self.idents[name] = ident
+        return ident
+
+    def _fresh(self, *preferred):
+        """The first of ``preferred`` (then ``preferred[0]_1``...) that no
+        variable, earlier binding, keyword or builtin uses."""
+        cands = [_sanitize(p) for p in preferred]
+        k = 0
+        while True:
+            for name in cands:
+                if not (name in self.taken or keyword.iskeyword(name) or hasattr(builtins, name)):
+                    self.taken.add(name)
+                    return name
+            k += 1
+            cands = [f"{_sanitize(preferred[0])}_{k}"]
+
+    def bind(self, preferred, value, note):
+        """Bind ``value`` in the namespace (once) and return its name; the
+        name is the first free one of ``preferred`` (a tuple, or one name)."""
+        name = self._bound.get(id(value))
+        if name is None:
+            name = self._fresh(*((preferred,) if isinstance(preferred, str) else preferred))
+            self.namespace[name] = value
+            self._bound[id(value)] = name
+            self._keep.append(value)
+            self.header.append(f"#   {name} = {note}")
+        return name
+
+    def impl(self, prim):
+        return self.bind((prim.name, f"{prim.name}_impl"), prim.impl,
+                         f"PRIMITIVES[{prim.name!r}].impl")
+
+    def const(self, value):
+        if id(value) in self._bound:
+            return self._bound[id(value)]
+        while f"c{self._consts}" in self.taken:
+            self._consts += 1
+        note = (f"constant {aval_of(value).short()}" if isinstance(value, np.ndarray)
+                else f"constant {getattr(value, '__qualname__', type(value).__name__)}")
+        name = self.bind(f"c{self._consts}", value, note)
+        self._consts += 1
+        return name
+
+    # --- values --------------------------------------------------------------
+    def dtype(self, dt):
+        dt = np.dtype(dt)
+        for spelling in (dt.name, dt.str):
+            try:
+                if np.dtype(spelling) == dt:
+                    return f"{self.np}.dtype({spelling!r})"
+            except TypeError:
+                pass
+        return self.const(dt)
+
+    def _float(self, x):
+        if math.isnan(x):
+            return f"{self.np}.nan"
+        if math.isinf(x):
+            return f"{self.np}.inf" if x > 0 else f"-{self.np}.inf"
+        return repr(x)
+
+    def scalar(self, x):
+        """Python and NumPy scalars; NumPy ones keep their type (a float32
+        literal stays float32: ``np.float32(2.0)``)."""
+        if isinstance(x, np.generic):      # before float: np.float64 is a float
+            if x.dtype.kind not in "biufc" or not x.dtype.isnative or x.dtype == np.longdouble \
+                    or (x.dtype.kind == "c" and not np.isfinite(x)):
+                return None
+            item = x.item()
+            text = self._float(item) if isinstance(item, float) else repr(item)
+            return f"{self.np}.{type(x).__name__}({text})"
+        if isinstance(x, (bool, int)):
+            return repr(x)
+        if isinstance(x, float):
+            return self._float(x)
+        if isinstance(x, complex) and math.isfinite(abs(x)):
+            return repr(x)
+        return None
+
+    def literal(self, val):
+        """A ``Lit``'s value as an expression."""
+        if isinstance(val, TracerBase) or hasattr(val, "_trace"):
+            raise CodegenError(
+                f"a literal holds a traced value ({type(val).__name__}): the Program was staged "
+                "inside another transformation and closes over its variables; generate code "
+                "for the outer Program, or make the value an input (closure conversion)")
+        if isinstance(val, np.ndarray) and val.ndim == 0:
+            val = val[()]
+        text = self.scalar(val)
+        if text is not None:
+            return text
+        if isinstance(val, np.ndarray) and val.dtype.kind in "biuf" and not val.any() \
+                and not (val.dtype.kind == "f" and np.signbit(val).any()):
+            # zeros (an instantiated symbolic zero) read best written out
+            if val.dtype == np.float64:
+                return f"{self.np}.zeros({val.shape!r})"
+            return f"{self.np}.zeros({val.shape!r}, {self.dtype(val.dtype)})"
+        return self.const(val)
+
+    def small_array(self, a):
+        """A small integer or boolean array written out, else a constant."""
+        if a.dtype.kind in "biu" and a.size <= _INLINE_ARRAY_SIZE:
+            text = f"{self.np}.array({a.tolist()!r})"
+            plain = np.array(a.tolist())
+            if plain.dtype != a.dtype or plain.shape != a.shape:
+                text = f"{self.np}.array({a.tolist()!r}, {self.dtype(a.dtype)})"
+            return text
+        return self.const(a)
+
+    def param(self, v):
+        """A param value as a Python literal (a named constant if it has none)."""
+        if v is None or type(v) in (bool, int, str):
+            return repr(v)
+        if v is Ellipsis:
+            return "..."
+        if isinstance(v, (float, complex, np.generic)):
+            return self.scalar(v) or self.const(v)
+        if isinstance(v, slice):
+            return f"slice({self.param(v.start)}, {self.param(v.stop)}, {self.param(v.step)})"
+        if isinstance(v, tuple):
+            items = [self.param(e) for e in v]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if isinstance(v, list):
+            return "[" + ", ".join(self.param(e) for e in v) + "]"
+        if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+            return self.dtype(v)
+        if isinstance(v, np.ndarray):
+            return self.small_array(v)
+        return self.const(v)
+
+    def params(self, params):
+        return [f"{k}={self.param(params[k])}" for k in sorted(params)]
+
+    def subscript(self, idx):
+        """``idx`` (a normalized index tuple) in subscript syntax, or None."""
+        if not isinstance(idx, tuple):
+            return None
+        parts = []
+        for p in idx:
+            if isinstance(p, (bool, np.bool_)):
+                return None
+            if isinstance(p, (int, np.integer)):
+                parts.append(str(int(p)))
+            elif p is None:
+                parts.append("None")
+            elif p is Ellipsis:
+                parts.append("...")
+            elif isinstance(p, slice):
+                ends = [p.start, p.stop, p.step]
+                if not all(e is None or isinstance(e, (int, np.integer)) for e in ends):
+                    return None
+                text = ":".join("" if e is None else str(int(e)) for e in ends[:2])
+                parts.append(text if p.step is None else f"{text}:{int(p.step)}")
+            elif isinstance(p, np.ndarray) and p.dtype.kind in "biu":
+                parts.append(self.small_array(p))
+            else:
+                return None
+        return ", ".join(parts) if parts else "()"
+
+    # --- one primitive application -------------------------------------------
+    def expression(self, eqn, ins):
+        """The right-hand side of ``outs = prim (ins)``."""
+        prim, params = eqn.prim, eqn.params
+        if prim.inline:
+            raise CodegenError(
+                f"equation {prim.name} is an inline primitive (a custom rule), which staging "
+                "runs through and never records; a Program holding one was built by hand")
+        op = BINARY_OPS.get(prim.name)
+        if op is not None and not params and len(ins) == 2:
+            a, b = ins
+            if op == "**" and a.startswith("-"):
+                a = f"({a})"                      # -2.0 ** x is -(2.0 ** x)
+            return f"{a} {op} {b}"
+        if prim.name == "neg" and not params:
+            return f"-({ins[0]})" if ins[0].startswith("-") else f"-{ins[0]}"
+        if prim.name == "dup" and not params:
+            return "(" + ", ".join(ins * len(eqn.outputs)) + ")"
+        if not params and id(prim.impl) in _NUMPY_NAMES:
+            return f"{self.np}.{_NUMPY_NAMES[id(prim.impl)]}({', '.join(ins)})"
+        special = _DIRECT.get(prim.name)
+        text = special(self, eqn, ins, params) if special else None
+        if text is None:
+            text = f"{self.impl(prim)}({', '.join(ins + self.params(params))})"
+        return text
+
+
+# --- primitives whose params map onto a NumPy call one for one --------------
+def _np_call(fn, axis_key):
+    def emit(em, eqn, ins, params):
+        if set(params) != {axis_key}:
+            return None
+        return f"{em.np}.{fn}({ins[0]}, axis={em.param(params[axis_key])})"
+    return emit
+
+
+def _reshape(em, eqn, ins, params):
+    if set(params) == {"shape"}:
+        return f"{em.np}.reshape({ins[0]}, {em.param(params['shape'])})"
+
+
+def _transpose(em, eqn, ins, params):
+    if set(params) == {"perm"}:
+        return f"{em.np}.transpose({ins[0]}, {em.param(params['perm'])})"
+
+
+def _concatenate(em, eqn, ins, params):
+    if set(params) == {"axis"}:
+        ops = ", ".join(ins) + ("," if len(ins) == 1 else "")
+        return f"{em.np}.concatenate(({ops}), axis={em.param(params['axis'])})"
+
+
+def _cumsum(em, eqn, ins, params):
+    if set(params) == {"axis", "reverse"} and params["reverse"] is False:
+        return f"{em.np}.cumsum({ins[0]}, axis={em.param(params['axis'])})"
+
+
+def _round(em, eqn, ins, params):
+    if set(params) <= {"decimals"}:
+        return f"{em.np}.round({', '.join(ins + [em.param(params.get('decimals', 0))])})"
+
+
+def _convert(em, eqn, ins, params):
+    if set(params) == {"dtype"}:
+        return f"{em.np}.asarray({ins[0]}).astype({em.dtype(params['dtype'])})"
+
+
+def _einsum(em, eqn, ins, params):
+    if set(params) == {"spec"} and isinstance(params["spec"], str):
+        extra = [f"optimize={len(ins) > 2}"] if len(ins) > 2 else []
+        return f"{em.np}.einsum({', '.join([repr(params['spec'])] + ins + extra)})"
+
+
+def _getitem(em, eqn, ins, params):
+    # a Python scalar cannot be subscripted: those go through the impl (asarray)
+    if set(params) == {"idx"} and not eqn.inputs[0].aval.weak:
+        sub = em.subscript(params["idx"])
+        if sub is not None:
+            base = ins[0] if re.fullmatch(r"[\w.]+", ins[0]) else f"({ins[0]})"
+            return f"{base}[{sub}]"
+
+
+def _like(fn):
+    def emit(em, eqn, ins, params):
+        if not params:
+            return f"{em.np}.{fn}({ins[0]})"
+    return emit
+
+
+_DIRECT = {
+    "reduce_sum": _np_call("sum", "axes"), "reduce_max": _np_call("max", "axes"),
+    "reduce_min": _np_call("min", "axes"), "reduce_prod": _np_call("prod", "axes"),
+    "argmax": _np_call("argmax", "axis"), "argmin": _np_call("argmin", "axis"),
+    "reshape": _reshape, "transpose": _transpose, "concatenate": _concatenate,
+    "cumsum": _cumsum, "round": _round, "convert": _convert, "einsum": _einsum,
+    "getitem": _getitem, "zeros_like": _like("zeros_like"), "ones_like": _like("ones_like"),
+    "slogdet": _like("linalg.slogdet"),
+}

@@ -1,0 +1,577 @@
+"""The source frontend: a Python function's source -> a Program with
+structured control flow.
+
+    inspect.getsource + ast  ->  checked and rewritten AST  ->  staged Program
+
+The rewrite (the *converter*) keeps the user's code and names, and only
+replaces the constructs whose meaning depends on a traced value by calls to
+``source_runtime`` (imported as ``__wg``):
+
+* ``if c: ... else: ...``  -> ``__wg.if_stmt(c, true_fn, false_fn, state)``
+* ``for t in it: ...``     -> ``__wg.for_stmt(it, body_fn, state)``
+* ``while c: ...``         -> ``__wg.while_stmt(cond_fn, body_fn, state)``
+* ``a and b``, ``a or b``, ``not a``, ``a if c else b``, chained comparisons;
+* ``x[i] = v``, ``x[i] += v`` -> functional updates (the caller's arrays are
+  never written);
+* every call ``f(...)`` -> ``__wg.call(f, ...)``: the user's own functions are
+  converted recursively (each once), ``math.*`` maps to NumPy on traced values,
+  ``float``/``int``/``min``/``max``/``abs``/``sum`` are given array meanings.
+
+``state`` is the tuple of variables the construct assigns; the helper runs
+the construct as plain Python when nothing it depends on is traced (loop
+counters, shapes, flags stay Python values), and as a ``cond`` / ``for_loop`` /
+``while_loop`` equation otherwise. ``return`` inside a block, ``break`` and
+``continue`` become flags that guard the statements after them.
+
+The converted function is then *staged*: run once on symbolic values (their
+shapes and dtypes known) to record the Program. Anything outside the
+accepted language raises ``UnsupportedSyntax`` with file, line, column, the
+construct and what to do instead.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import itertools
+import textwrap
+
+from ..errors import UnsupportedSyntax
+
+__all__ = ["convert", "make_program", "UnsupportedSyntax"]
+
+_ALLOWED_STMTS = (ast.FunctionDef, ast.Return, ast.Assign, ast.AugAssign, ast.AnnAssign,
+                  ast.Expr, ast.If, ast.For, ast.While, ast.Break, ast.Continue, ast.Pass,
+                  ast.Assert)
+_ADVICE = {
+    ast.Try: "handle errors outside the differentiated function",
+    ast.With: "move the context manager outside the differentiated function",
+    ast.Raise: "check inputs before calling the differentiated function",
+    ast.Global: "pass the value as an argument",
+    ast.Nonlocal: "return the value instead of assigning an enclosing variable",
+    ast.Delete: "drop the del; unused values cost nothing",
+    ast.Import: "import at module level",
+    ast.ImportFrom: "import at module level",
+    ast.ClassDef: "define the class at module level",
+    ast.AsyncFunctionDef: "use an ordinary def",
+    ast.Yield: "return a list or an array instead of yielding",
+    ast.YieldFrom: "return a list or an array instead of yielding",
+    ast.Await: "use ordinary calls",
+    ast.NamedExpr: "assign on a line of its own",
+    ast.SetComp: "use a list",
+    ast.Set: "use a list or a tuple",
+    ast.Match: "use if/elif",
+}
+
+
+def _construct_name(node):
+    return {ast.NamedExpr: "assignment expression (:=)", ast.YieldFrom: "yield from",
+            ast.AsyncFunctionDef: "async def", ast.ClassDef: "class definition",
+            ast.ImportFrom: "import"}.get(type(node), type(node).__name__.lower())
+
+
+class _Source:
+    """Where a function's source came from, to report file:line:column."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        try:
+            self.filename = inspect.getsourcefile(fn) or "<unknown>"
+            lines, self.first = inspect.getsourcelines(fn)
+        except (OSError, TypeError):
+            name = getattr(fn, "__qualname__", repr(fn))
+            raise UnsupportedSyntax(
+                f"the source of {name} is not available (defined interactively, or not a "
+                "Python function); the source engine reads a function's source. Define it "
+                "in a file, or use engine='trace'", construct="unavailable source") from None
+        self.text = textwrap.dedent("".join(lines))
+        self.indent = len(lines[0]) - len(lines[0].lstrip())
+
+    def where(self, node):
+        line = getattr(node, "lineno", None)
+        return f"{self.filename}:{self.first + line - 1}" if line else self.filename
+
+    def error(self, node, construct, advice):
+        line = self.first + getattr(node, "lineno", 1) - 1
+        col = getattr(node, "col_offset", 0) + self.indent + 1
+        return UnsupportedSyntax(
+            f"{self.filename}:{line}:{col}: {construct} is not supported by the source engine "
+            f"(in {self.fn.__qualname__}); {advice}. Or use engine='trace'",
+            filename=self.filename, lineno=line, col=col, construct=construct)
+
+
+def _check(tree, src):
+    """Reject constructs outside the accepted language, with their position."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not isinstance(node, _ALLOWED_STMTS):
+            raise src.error(node, _construct_name(node),
+                            _ADVICE.get(type(node), "rewrite it with the accepted constructs"))
+        if type(node) in _ADVICE and not isinstance(node, ast.stmt):
+            raise src.error(node, _construct_name(node), _ADVICE[type(node)])
+        if isinstance(node, (ast.For, ast.While)) and node.orelse:
+            raise src.error(node, f"{type(node).__name__.lower()}-else",
+                            "set a flag in the loop and test it after the loop")
+        if isinstance(node, ast.FunctionDef) and node.decorator_list and node is not tree:
+            raise src.error(node, "decorated nested function", "define it without decorators")
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            raise src.error(node, "attribute assignment",
+                            "build a new value and return it instead of mutating an object")
+        if isinstance(node, ast.Lambda) and node.args.defaults:
+            raise src.error(node, "lambda with default arguments", "use a nested def")
+
+
+# --- names a block assigns --------------------------------------------------
+
+def _assigned(stmts):
+    """Names a list of statements assigns (not descending into nested defs)."""
+    out = []
+
+    def add(n):
+        if n not in out:
+            out.append(n)
+
+    def target(t):
+        if isinstance(t, ast.Name):
+            add(t.id)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                target(e)
+        elif isinstance(t, ast.Starred):
+            target(t.value)
+        elif isinstance(t, ast.Subscript):
+            target(t.value)
+
+    def visit(node):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                target(t)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            target(node.target)
+        elif isinstance(node, ast.For):
+            target(node.target)
+            for s in node.body:
+                visit(s)
+        elif isinstance(node, (ast.If, ast.While)):
+            for s in node.body + node.orelse:
+                visit(s)
+        elif isinstance(node, ast.FunctionDef):
+            add(node.name)
+        elif isinstance(node, ast.Expr) and _is_append(node.value):
+            add(node.value.func.value.id)
+
+    for s in stmts:
+        visit(s)
+    return out
+
+
+def _is_append(call):
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "append" and isinstance(call.func.value, ast.Name))
+
+
+def _contains(stmts, kinds, stop=(ast.FunctionDef, ast.Lambda)):
+    """Whether a block holds a node of ``kinds`` (not inside nested defs, and
+    for break/continue not inside nested loops)."""
+    loop_bound = any(k in (ast.Break, ast.Continue) for k in kinds)
+
+    def visit(node):
+        if isinstance(node, kinds):
+            return True
+        if isinstance(node, stop):
+            return False
+        if loop_bound and isinstance(node, (ast.For, ast.While)):
+            return False
+        return any(visit(c) for c in ast.iter_child_nodes(node))
+
+    return any(visit(s) for s in stmts)
+
+
+# --- the rewrite ------------------------------------------------------------
+
+_RT = "__wg"
+_DONE, _RET, _BRK, _CONT = "__wg_done", "__wg_ret", "__wg_brk", "__wg_cont"
+
+
+def _name(id_, ctx=None):
+    return ast.Name(id=id_, ctx=ctx or ast.Load())
+
+
+def _rt(attr):
+    return ast.Attribute(value=_name(_RT), attr=attr, ctx=ast.Load())
+
+
+def _call(fn, *args):
+    return ast.Call(func=fn, args=list(args), keywords=[])
+
+
+def _tuple(names, ctx=None):
+    return ast.Tuple(elts=[_name(n, ctx) for n in names], ctx=ctx or ast.Load())
+
+
+def _assign(names, value):
+    if len(names) == 1:
+        tgt = ast.Tuple(elts=[_name(names[0], ast.Store())], ctx=ast.Store())
+    else:
+        tgt = _tuple(names, ast.Store())
+    return ast.Assign(targets=[tgt], value=value, lineno=0)
+
+
+def _state_values(names):
+    """``(__wg.read(locals(), 'a'), ...)``: current values, UNDEF where unset."""
+    loc = _call(_name("locals"))
+    return ast.Tuple(elts=[_call(_rt("read"), loc, ast.Constant(n)) for n in names],
+                     ctx=ast.Load())
+
+
+def _fn(name, params, body, returns):
+    body = list(body) + [ast.Return(value=_tuple(returns))]
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
+                         kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+    return ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None,
+                           type_params=[])
+
+
+def _guard(flag, stmts):
+    """``if __wg.not_(flag): stmts`` (converted later like any if)."""
+    node = ast.If(test=_call(_rt("not_"), _name(flag)), body=stmts, orelse=[])
+    return ast.copy_location(node, stmts[0]) if stmts else node
+
+
+class _Converter(ast.NodeTransformer):
+    def __init__(self, src):
+        self.src = src
+        self.counter = itertools.count()
+
+    def fresh(self, base):
+        return f"__wg_{base}_{next(self.counter)}"
+
+    # -- blocks: early exits become flags that guard what follows
+    def block(self, stmts, flags):
+        out = []
+        for k, s in enumerate(stmts):
+            if isinstance(s, ast.Return) and _DONE in flags:
+                val = s.value or ast.Constant(None)
+                out.append(ast.Assign(targets=[_name(_RET, ast.Store())], value=val, lineno=0))
+                out.append(ast.Assign(targets=[_name(_DONE, ast.Store())],
+                                      value=ast.Constant(True), lineno=0))
+                if _BRK in flags:
+                    out.append(ast.Assign(targets=[_name(_BRK, ast.Store())],
+                                          value=ast.Constant(True), lineno=0))
+                return out
+            if isinstance(s, ast.Break):
+                out.append(ast.Assign(targets=[_name(_BRK, ast.Store())],
+                                      value=ast.Constant(True), lineno=0))
+                return out
+            if isinstance(s, ast.Continue):
+                out.append(ast.Assign(targets=[_name(_CONT, ast.Store())],
+                                      value=ast.Constant(True), lineno=0))
+                return out
+            if isinstance(s, ast.If):
+                s = ast.If(test=s.test, body=self.block(s.body, flags),
+                           orelse=self.block(s.orelse, flags))
+                ast.copy_location(s, stmts[k])
+            out.append(s)
+            rest = stmts[k + 1:]
+            exits = [f for f in flags if f in (_DONE, _BRK, _CONT)]
+            if rest and isinstance(s, (ast.If, ast.For, ast.While)) and exits:
+                may_exit = [f for f in exits if _may_set(s, f)]
+                if may_exit:
+                    guard_flag = may_exit[0] if len(may_exit) == 1 else None
+                    body = self.block(rest, flags)
+                    if guard_flag is None:
+                        test = _call(_rt("none_of"), *[_name(f) for f in may_exit])
+                        out.append(ast.copy_location(ast.If(test=test, body=body, orelse=[]),
+                                                     rest[0]))
+                    else:
+                        out.append(_guard(guard_flag, body))
+                    return out
+        return out
+
+    def visit_FunctionDef(self, node):
+        body = node.body
+        has_early_return = any(_contains([s], (ast.Return,)) for s in body[:-1]) or (
+            body and not isinstance(body[-1], ast.Return) and _contains(body, (ast.Return,)))
+        if has_early_return:
+            flags = (_DONE,)
+            body = ([ast.Assign(targets=[_name(_DONE, ast.Store())], value=ast.Constant(False),
+                                lineno=0),
+                     ast.Assign(targets=[_name(_RET, ast.Store())], value=_rt("UNDEF"), lineno=0)]
+                    + self.block(body, flags)
+                    + [ast.Return(value=_name(_RET))])
+            self._flags = flags
+        else:
+            self._flags = ()
+        outer = getattr(self, "_outer_flags", None)
+        self._outer_flags = self._flags
+        node.body = [self.visit(s) for s in body]
+        node.body = [s for b in node.body for s in (b if isinstance(b, list) else [b])]
+        node.decorator_list = []
+        self._flags = self._outer_flags = outer if outer is not None else ()
+        return node
+
+    # -- statements
+    def visit_If(self, node):
+        node = self.generic_visit(node)
+        names = _assigned(node.body + node.orelse)
+        if not names:
+            names = []
+        t, f = self.fresh("if_true"), self.fresh("if_false")
+        stmts = [_fn(t, names, node.body or [ast.Pass()], names),
+                 _fn(f, names, node.orelse or [ast.Pass()], names)]
+        call = _call(_rt("if_stmt"), node.test, _name(t), _name(f), _state_values(names),
+                     ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
+                     ast.Constant(self.src.where(node)))
+        stmts.append(_assign(names, call) if names else ast.Expr(value=call))
+        return [ast.copy_location(s, node) for s in stmts]
+
+    def visit_For(self, node):
+        has_brk = _contains(node.body, (ast.Break,)) or (_DONE in self._flags
+                                                            and _contains(node.body, (ast.Return,)))
+        has_cont = _contains(node.body, (ast.Continue,))
+        flags = tuple(f for f, on in ((_DONE, _DONE in self._flags), (_BRK, has_brk),
+                                      (_CONT, has_cont)) if on)
+        body = self.block(node.body, flags) if flags else node.body
+        pre = []
+        if has_cont:
+            body = [ast.Assign(targets=[_name(_CONT, ast.Store())], value=ast.Constant(False),
+                               lineno=0)] + body
+        if has_brk:
+            pre.append(ast.Assign(targets=[_name(_BRK, ast.Store())], value=ast.Constant(False),
+                                  lineno=0))
+        body = [self.visit(s) for s in body]
+        body = [s for b in body for s in (b if isinstance(b, list) else [b])]
+        it = self.fresh("item")
+        tgt_names = _assigned([ast.Assign(targets=[node.target], value=ast.Constant(0))])
+        names = [n for n in _assigned(node.body) if n not in tgt_names]
+        if has_brk and _BRK not in names:
+            names.append(_BRK)
+        if _DONE in flags:
+            names += [n for n in (_DONE, _RET) if n not in names]
+        names = [n for n in names if n != _CONT]
+        fname = self.fresh("for_body")
+        bind_target = ast.Assign(targets=[node.target], value=_name(it), lineno=0)
+        fn = _fn(fname, [it] + names, [bind_target] + body, names)
+        call = _call(_rt("for_stmt"), self.visit(node.iter), _name(fname), _state_values(names),
+                     ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
+                     ast.Constant(_BRK if has_brk else ""),
+                     ast.Constant(self.src.where(node)))
+        stmts = pre + [fn, _assign(names, call) if names else ast.Expr(value=call)]
+        return [ast.copy_location(s, node) for s in stmts]
+
+    def visit_While(self, node):
+        has_brk = _contains(node.body, (ast.Break,)) or (_DONE in self._flags
+                                                            and _contains(node.body, (ast.Return,)))
+        has_cont = _contains(node.body, (ast.Continue,))
+        flags = tuple(f for f, on in ((_DONE, _DONE in self._flags), (_BRK, has_brk),
+                                      (_CONT, has_cont)) if on)
+        body = self.block(node.body, flags) if flags else node.body
+        pre = []
+        if has_cont:
+            body = [ast.Assign(targets=[_name(_CONT, ast.Store())], value=ast.Constant(False),
+                               lineno=0)] + body
+        if has_brk:
+            pre.append(ast.Assign(targets=[_name(_BRK, ast.Store())], value=ast.Constant(False),
+                                  lineno=0))
+        body = [self.visit(s) for s in body]
+        body = [s for b in body for s in (b if isinstance(b, list) else [b])]
+        names = _assigned(node.body)
+        if has_brk and _BRK not in names:
+            names.append(_BRK)
+        if _DONE in flags:
+            names += [n for n in (_DONE, _RET) if n not in names]
+        names = [n for n in names if n != _CONT]
+        test = self.visit(node.test)
+        if has_brk:
+            test = _call(_rt("and_"), ast.Lambda(args=_noargs(), body=_call(_rt("not_"),
+                                                                             _name(_BRK))),
+                         ast.Lambda(args=_noargs(), body=test))
+        cname, bname = self.fresh("while_cond"), self.fresh("while_body")
+        cond_fn = _fn(cname, names, [], [])
+        cond_fn.body = [ast.Return(value=test)]
+        body_fn = _fn(bname, names, body or [ast.Pass()], names)
+        call = _call(_rt("while_stmt"), _name(cname), _name(bname), _state_values(names),
+                     ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
+                     ast.Constant(self.src.where(node)))
+        stmts = pre + [cond_fn, body_fn, _assign(names, call) if names else ast.Expr(value=call)]
+        return [ast.copy_location(s, node) for s in stmts]
+
+    def visit_Assign(self, node):
+        node = self.generic_visit(node)
+        if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and not node.targets[0].id.startswith("__wg")):
+            # keep the user's name for the value, for printed and generated code
+            nm = node.targets[0].id
+            node.value = _call(_rt("named"), node.value, ast.Constant(nm))
+            return node
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+            t = node.targets[0]
+            if not isinstance(t.value, ast.Name):
+                raise self.src.error(node, "assignment to a nested subscript",
+                                     "assign to a subscript of a plain variable")
+            upd = _call(_rt("setitem"), _name(t.value.id), t.slice, node.value)
+            return ast.copy_location(ast.Assign(targets=[_name(t.value.id, ast.Store())],
+                                                value=upd, lineno=node.lineno), node)
+        return node
+
+    def visit_AugAssign(self, node):
+        node = self.generic_visit(node)
+        t = node.target
+        if isinstance(t, ast.Subscript):
+            if not isinstance(t.value, ast.Name):
+                raise self.src.error(node, "augmented assignment to a nested subscript",
+                                     "assign to a subscript of a plain variable")
+            cur = _call(_rt("getitem"), _name(t.value.id), t.slice)
+            new = ast.BinOp(left=cur, op=node.op, right=node.value)
+            upd = _call(_rt("setitem"), _name(t.value.id), t.slice, new)
+            return ast.copy_location(ast.Assign(targets=[_name(t.value.id, ast.Store())],
+                                                value=upd, lineno=node.lineno), node)
+        if isinstance(t, ast.Name):
+            new = ast.BinOp(left=_name(t.id), op=node.op, right=node.value)
+            return ast.copy_location(ast.Assign(targets=[_name(t.id, ast.Store())], value=new,
+                                                lineno=node.lineno), node)
+        raise self.src.error(node, "augmented assignment to an attribute",
+                             "build a new value instead")
+
+    # -- expressions
+    def visit_BoolOp(self, node):
+        node = self.generic_visit(node)
+        fn = _rt("and_" if isinstance(node.op, ast.And) else "or_")
+        return ast.copy_location(_call(fn, *[ast.Lambda(args=_noargs(), body=v)
+                                            for v in node.values]), node)
+
+    def visit_UnaryOp(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return ast.copy_location(_call(_rt("not_"), node.operand), node)
+        return node
+
+    def visit_IfExp(self, node):
+        node = self.generic_visit(node)
+        return ast.copy_location(_call(_rt("ifexp"), node.test,
+                                       ast.Lambda(args=_noargs(), body=node.body),
+                                       ast.Lambda(args=_noargs(), body=node.orelse)), node)
+
+    def visit_Compare(self, node):
+        node = self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        parts, left = [], node.left
+        for op, right in zip(node.ops, node.comparators):
+            parts.append(ast.Lambda(args=_noargs(),
+                                    body=ast.Compare(left=left, ops=[op], comparators=[right])))
+            left = right
+        return ast.copy_location(_call(_rt("and_"), *parts), node)
+
+    def visit_Subscript(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.ctx, ast.Load):
+            return ast.copy_location(_call(_rt("getitem"), node.value, node.slice), node)
+        return node
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if _is_append(node):
+            return node
+        return ast.copy_location(ast.Call(func=_rt("call"), args=[node.func] + node.args,
+                                          keywords=node.keywords), node)
+
+
+def _noargs():
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                         kwarg=None, defaults=[])
+
+
+def _may_set(node, flag):
+    for n in ast.walk(node):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == flag
+                                             for t in n.targets):
+            return True
+        if flag == _DONE and isinstance(n, ast.Return):
+            return True
+        if flag == _BRK and isinstance(n, ast.Break):
+            return True
+        if flag == _CONT and isinstance(n, ast.Continue):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _converted_code(fn):
+    src = _Source(fn)
+    module = ast.parse(src.text)
+    tree = module.body[0]
+    if isinstance(tree, ast.Expr) and isinstance(tree.value, ast.Lambda):
+        raise src.error(tree, "a lambda defined on the same line as other code",
+                        "define the function with def")
+    if not isinstance(tree, ast.FunctionDef):
+        lam = next((n for n in ast.walk(module) if isinstance(n, ast.Lambda)), None)
+        if lam is None:
+            raise src.error(tree, "this kind of definition", "define the function with def")
+        tree = ast.FunctionDef(name="__wg_lambda", args=lam.args,
+                               body=[ast.Return(value=lam.body)], decorator_list=[],
+                               returns=None, type_params=[], lineno=lam.lineno,
+                               col_offset=lam.col_offset)
+    _check(tree, src)
+    conv = _Converter(src)
+    new = conv.visit(tree)
+    mod = ast.Module(body=[new], type_ignores=[])
+    ast.fix_missing_locations(mod)
+    ast.increment_lineno(mod, src.first - 1)
+    return compile(mod, src.filename, "exec"), new.name, src
+
+
+def convert(fn):
+    """The converted version of a plain Python function (cached per function)."""
+    from . import source_runtime
+    code, name, src = _converted_code(fn)
+    glb = dict(fn.__globals__)
+    glb[_RT] = source_runtime
+    if fn.__closure__:
+        for var, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                glb[var] = cell.cell_contents
+            except ValueError:
+                pass
+    ns = {}
+    exec(code, glb, ns)
+    out = ns[name]
+    if fn.__defaults__:
+        out.__defaults__ = fn.__defaults__
+    out.__wrapped__ = fn
+    out.__wg_source__ = src
+    return out
+
+
+def is_static(leaf):
+    """Python ints, bools, strings and other non-array values are part of the
+    program (its specialisation); floats and arrays are its inputs."""
+    import numpy as np
+    if isinstance(leaf, bool) or isinstance(leaf, int):
+        return True
+    return not isinstance(leaf, (float, complex, np.ndarray, np.generic))
+
+
+def make_program(fn, args, name=None):
+    """Convert ``fn`` and stage it at the shapes and dtypes of ``args``; the
+    Program's inputs are the array and float leaves of ``args``."""
+    from ..ir import aval_of
+    from ..pytree import flatten, unflatten
+    from ..staging import stage
+    from .tracing import input_names
+    converted = convert(fn)
+    leaves, in_tree = flatten(tuple(args))
+    static = [is_static(x) for x in leaves]
+    avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
+    out_tree = [None]
+
+    def flat(*xs):
+        it = iter(xs)
+        full = [x if s else next(it) for x, s in zip(leaves, static)]
+        out = converted(*unflatten(in_tree, full))
+        out_leaves, out_tree[0] = flatten(out)
+        return out_leaves
+
+    names = input_names(fn, args, len(leaves))
+    hints = [h for h, s in zip(names, static) if not s] if names else None
+    prog = stage(flat, avals, name=name or getattr(fn, "__name__", "f"), hints=hints)
+    return prog, static, in_tree, out_tree[0]

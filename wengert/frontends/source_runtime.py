@@ -1,0 +1,649 @@
+"""What converted code calls (as ``__wg``): the control-flow constructs and
+operators whose meaning depends on whether a value is traced.
+
+Each helper runs plain Python when its deciding value is a Python value
+(loop counters, shapes, flags), and records a structured equation when it is
+traced. Structured constructs are staged from the user's blocks, which the
+converter turned into functions of the variables they assign (``state``).
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+import types
+
+import numpy as np
+
+from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
+from ..ir import Aval, Lit, Program, Var, aval_of
+from ..primitives import arith, control, index as index_mod, reduce as reduce_mod
+from ..primitives.core import TracerBase
+from ..pytree import flatten
+from ..staging import stage
+
+# what a block raises when it needs a Python value where it got a traced one
+_NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError, TypeError)
+
+__all__ = ["UNDEF", "read", "not_", "and_", "or_", "none_of", "ifexp", "setitem", "getitem",
+           "call", "if_stmt", "for_stmt", "while_stmt"]
+
+
+class Undefined:
+    """The value of a variable not assigned (yet) on this path."""
+
+    def __init__(self, name=""):
+        self.name = name
+
+    def _fail(self, *a, **k):
+        raise UnsupportedSyntax(
+            f"variable {self.name!r} is used where it may be unassigned: it is assigned only on "
+            "some paths through a branch or loop whose condition depends on a traced value; "
+            "assign it before the branch or loop")
+
+    __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = __truediv__ = _fail
+    __getitem__ = __call__ = __iter__ = __len__ = __array__ = _fail
+
+    def __bool__(self):
+        self._fail()
+
+    def __repr__(self):
+        return f"<unassigned {self.name}>"
+
+
+UNDEF = Undefined()
+
+
+def read(locs, name):
+    return locs.get(name, Undefined(name))
+
+
+def named(value, name):
+    """Give a recorded value the user's variable name (for printed code)."""
+    from ..staging import name_value
+    return name_value(value, name)
+
+
+def _traced(x):
+    return isinstance(x, TracerBase)
+
+
+def _any_traced(xs):
+    return any(isinstance(x, TracerBase) for x in flatten(list(xs))[0])
+
+
+# --- boolean operators and conditional expressions ---------------------------
+
+def not_(x):
+    return arith.logical_not(x) if _traced(x) else not x
+
+
+def and_(*thunks):
+    val = True
+    for k, th in enumerate(thunks):
+        v = th()
+        if _traced(v):
+            rest = [t() for t in thunks[k + 1:]]
+            out = v
+            for r in rest:
+                out = arith.logical_and(out, r)
+            return out if val is True else arith.logical_and(val, out)
+        if not v:
+            return v
+        val = v
+    return val
+
+
+def or_(*thunks):
+    val = False
+    for k, th in enumerate(thunks):
+        v = th()
+        if _traced(v):
+            out = v
+            for r in [t() for t in thunks[k + 1:]]:
+                out = arith.logical_or(out, r)
+            return out
+        if v:
+            return v
+        val = v
+    return val
+
+
+def none_of(*flags):
+    return not_(or_(*[(lambda f=f: f) for f in flags]))
+
+
+def ifexp(c, a, b):
+    if _traced(c):
+        # both sides are computed; the select keeps the derivative of the taken one
+        return arith.where(c, a(), b())
+    return a() if c else b()
+
+
+# --- subscripts ------------------------------------------------------------------
+
+def getitem(x, idx):
+    if not _traced(x) and isinstance(x, np.ndarray) and _any_traced(
+            idx if isinstance(idx, tuple) else (idx,)):
+        return index_mod.getitem(x, idx)       # a constant array read at a traced position
+    return x[idx]
+
+
+def setitem(x, idx, v):
+    """``x[idx] = v`` as a new value: nothing the caller holds is written."""
+    if isinstance(x, list):
+        out = list(x)
+        out[idx] = v
+        return out
+    if _traced(x) or _traced(v) or _any_traced(idx if isinstance(idx, tuple) else (idx,)):
+        return index_mod.index_set(x, v, idx)
+    out = np.array(x, copy=True)
+    out[idx] = v
+    return out
+
+
+# --- calls ---------------------------------------------------------------------
+
+def _float(x=0.0):
+    if _traced(x):
+        return arith.convert(x, dtype=np.dtype(np.float64))
+    return builtins.float(x)
+
+
+def _int(x=0, *a):
+    if _traced(x):
+        return x if aval_of(x).dtype.kind in "iu" else arith.convert(x, dtype=np.dtype(np.int64))
+    return builtins.int(x, *a)
+
+
+def _extremum(builtin, pair, reduce_fn):
+    def fn(*args, **kw):
+        if len(args) == 1 and _traced(args[0]):
+            return reduce_fn(args[0], axis=0)
+        vals = list(args[0]) if len(args) == 1 else list(args)
+        if not _any_traced(vals) or kw:
+            return builtin(*args, **kw)
+        out = vals[0]
+        for v in vals[1:]:
+            out = pair(out, v)
+        return out
+    return fn
+
+
+def _sum(iterable, start=0):
+    if _traced(iterable):
+        return arith.add(reduce_mod.reduce_sum(iterable, axis=0), start)
+    return builtins.sum(iterable, start)
+
+
+def _isinstance(x, cls):
+    if _traced(x):
+        classes = cls if isinstance(cls, tuple) else (cls,)
+        if any(c in (np.ndarray, np.generic, np.number, np.floating) for c in classes):
+            return True
+        if aval_of(x).shape == () and any(c in (float, int, complex) for c in classes):
+            kind = aval_of(x).dtype.kind
+            return (float in classes and kind == "f") or (int in classes and kind in "iub")
+    return builtins.isinstance(x, cls)
+
+
+_BUILTINS = {builtins.float: _float, builtins.int: _int, builtins.sum: _sum,
+             builtins.min: _extremum(builtins.min, arith.minimum, reduce_mod.reduce_min),
+             builtins.max: _extremum(builtins.max, arith.maximum, reduce_mod.reduce_max),
+             builtins.isinstance: _isinstance}
+
+_MATH_TO_NUMPY = {"fabs": "abs", "pow": "power", "atan": "arctan", "asin": "arcsin",
+                  "acos": "arccos", "atan2": "arctan2"}
+
+
+def _math(f):
+    name = f.__name__
+    np_name = _MATH_TO_NUMPY.get(name, name)
+    np_fn = getattr(np, np_name, None)
+
+    def fn(*args):
+        if _any_traced(args):
+            if name == "log" and len(args) == 2:
+                return arith.div(np.log(args[0]), np.log(args[1]))
+            if np_fn is None:
+                raise UnsupportedSyntax(f"math.{name} has no NumPy counterpart for traced "
+                                        "values; write it with NumPy functions")
+            return np_fn(*args)
+        return f(*args)
+    return fn
+
+
+def _is_user_function(f):
+    if not isinstance(f, types.FunctionType):
+        return False
+    mod = getattr(f, "__module__", "") or ""
+    if mod.split(".")[0] in ("numpy", "wengert", "scipy", "builtins", "math", "functools"):
+        return False
+    if getattr(f, "__wg_source__", None) is not None:
+        return False
+    try:
+        inspect.getsourcefile(f)
+    except TypeError:
+        return False
+    return True
+
+
+def call(f, *args, **kw):
+    if isinstance(f, types.BuiltinFunctionType) or isinstance(f, type):
+        special = _BUILTINS.get(f)
+        if special is not None:
+            return special(*args, **kw)
+        if f is builtins.range and _any_traced(args):
+            return TracedRange(*args)
+        if f in (builtins.enumerate, builtins.zip) and _any_traced(args):
+            return _Sequence(f, args)
+        if getattr(f, "__module__", None) == "math":
+            return _math(f)(*args)
+        return f(*args, **kw)
+    if _is_user_function(f):
+        from .source import convert
+        try:
+            return convert(f)(*args, **kw)
+        except RecursionError:
+            raise UnsupportedSyntax(
+                f"{f.__qualname__} recurses on a traced value: the recursion depth must follow "
+                "from Python values (ints, shapes); use a loop instead") from None
+    return f(*args, **kw)
+
+
+class TracedRange:
+    """``range`` with a traced bound: only iterable by a structured loop."""
+
+    def __init__(self, *args):
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (
+            (args[0], args[1], 1) if len(args) == 2 else args)
+        if _traced(step):
+            raise UnsupportedSyntax("range with a traced step is not supported; use a step "
+                                    "that does not depend on differentiated values")
+        self.start, self.stop, self.step = start, stop, step
+
+
+class _Sequence:
+    """``enumerate(x)`` / ``zip(a, b)`` over traced arrays, for ``for_stmt``."""
+
+    def __init__(self, kind, args):
+        self.kind, self.args = kind, args
+
+
+# --- staging a block as a Program ---------------------------------------------------
+
+def _is_operand(v):
+    """Numbers and arrays (traced or not) are a block's operands."""
+    return _traced(v) or isinstance(v, (np.ndarray, np.generic, float, int, complex, bool))
+
+
+def _closure_convert(prog):
+    """Literals holding traced values become leading inputs: (prog, values)."""
+    from ..ir import Eqn
+    consts, new_inputs, seen = [], [], {}
+
+    def conv(x):
+        if isinstance(x, Lit) and isinstance(x.val, TracerBase):
+            if id(x.val) not in seen:
+                seen[id(x.val)] = Var(x.aval)
+                new_inputs.append(seen[id(x.val)])
+                consts.append(x.val)
+            return seen[id(x.val)]
+        return x
+
+    eqns = [Eqn(e.prim, tuple(conv(x) for x in e.inputs), e.outputs, e.params) for e in prog.eqns]
+    return Program(new_inputs + prog.inputs, eqns, [conv(x) for x in prog.outputs],
+                   prog.name), consts
+
+
+class _Block:
+    """A user block staged as a Program over its operand state.
+
+    ``fn(*lead, *state) -> state'``; state entries that are numbers or arrays
+    are operands (symbolic inputs), the rest pass through and must come back
+    unchanged. ``coerce`` gives, per output leaf, an aval to cast to."""
+
+    def __init__(self, fn, lead_avals, state, names, name, coerce=None):
+        self.state, self.names = state, names
+        self.is_op = [_is_operand(v) for v in state]
+        op_avals = [aval_of(v) for v, o in zip(state, self.is_op) if o]
+        self.out_info = None
+        n_lead = len(lead_avals)
+
+        def flat(*xs):
+            lead, ops = xs[:n_lead], iter(xs[n_lead:])
+            vals = [next(ops) if o else v for v, o in zip(state, self.is_op)]
+            outs = fn(*lead, *vals)
+            leaves, info = [], []
+            for k, (nm, o) in enumerate(zip(names, outs)):
+                if isinstance(o, Undefined) and coerce is not None and coerce[k] is not None:
+                    # an early return taken on one path only: zeros on the other
+                    o = np.zeros(coerce[k].shape, coerce[k].dtype)
+                if _is_operand(o):
+                    if coerce is not None and coerce[k] is not None:
+                        o = _coerce(o, coerce[k])
+                    leaves.append(o)
+                    info.append(("op", aval_of(o)))
+                else:
+                    info.append(("py", o))
+            self.out_info = info
+            return leaves
+
+        self.prog, self.consts = _closure_convert(stage(flat, list(lead_avals) + op_avals,
+                                                        name=name, dynamic=True))
+        self.operands = [v for v, o in zip(state, self.is_op) if o]
+
+
+def _coerce(v, aval):
+    if aval_of(v).dtype != aval.dtype:
+        v = arith.convert(v, dtype=aval.dtype)
+    if aval_of(v).shape != aval.shape:
+        from ..primitives.shape import broadcast_to
+        v = broadcast_to(v, aval.shape)
+    return v
+
+
+def _join(a, b):
+    from ..primitives.rules import broadcast_shapes, result_dtype
+    return Aval(broadcast_shapes(a.shape, b.shape), result_dtype(a, b))
+
+
+def _merge_pyvalues(names, infos, where):
+    """Per state name: ('op', aval) in every block, or one Python value."""
+    merged = []
+    for k, nm in enumerate(names):
+        kinds = [inf[k] for inf in infos]
+        if all(kd == "op" for kd, _ in kinds):
+            merged.append(("op", None))
+            continue
+        pys = [v for kd, v in kinds if kd == "py"]
+        if len(pys) == len(kinds) and all(p is pys[0] for p in pys):
+            merged.append(("py", pys[0]))
+        elif nm == "__wg_ret" or all(isinstance(p, Undefined) for p in pys):
+            merged.append(("undef", nm))
+        else:
+            raise UnsupportedSyntax(
+                f"{where}: {nm!r} takes a value that is not an array or a number ({pys[0]!r}) "
+                "in a branch or loop that depends on a traced value; keep lists, strings and "
+                "objects out of such blocks (or make the condition a Python value)")
+    return merged
+
+
+def if_stmt(test, true_fn, false_fn, state, names, lineno):
+    if not _traced(test):
+        return true_fn(*state) if test else false_fn(*state)
+    where = lineno
+    blocks = [_Block(fn, [], state, names, f"if_{tag}")
+              for fn, tag in ((false_fn, "false"), (true_fn, "true"))]
+    merged = _merge_pyvalues(names, [b.out_info for b in blocks], where)
+    # outputs: a name that is an operand in both branches; avals joined
+    for k, nm in enumerate(names):
+        kinds = [b.out_info[k][0] for b in blocks]
+        if nm == "__wg_ret" and "op" in kinds:
+            merged[k] = ("op", None)        # the other path fills zeros (never read)
+    op_names = [k for k, (kd, _) in enumerate(merged) if kd == "op"]
+    avals = {}
+    for k in op_names:
+        a0, a1 = (b.out_info[k][1] if b.out_info[k][0] == "op" else None for b in blocks)
+        a0, a1 = a0 or a1, a1 or a0
+        avals[k] = a0 if a0 == a1 and a0.weak == a1.weak else _join(a0, a1)
+    coerce = [avals.get(k) for k in range(len(names))]
+    blocks = [_Block(fn, [], state, names, f"if_{tag}", coerce)
+              for fn, tag in ((false_fn, "false"), (true_fn, "true"))]
+    # each branch keeps only the outputs both produce as operands, and both
+    # take every branch's closed-over values
+    progs = []
+    all_consts = blocks[0].consts + blocks[1].consts
+    for k, b in enumerate(blocks):
+        keep = [j for j, (kd, _) in enumerate(b.out_info) if kd == "op"]
+        pos = {j: p for p, j in enumerate(keep)}
+        outs = [b.prog.outputs[pos[j]] for j in op_names]
+        n_before = len(blocks[0].consts) if k == 1 else 0
+        n_after = len(blocks[1].consts) if k == 0 else 0
+        nc = len(b.consts)
+        before = [Var(aval_of(c)) for c in blocks[0].consts] if k == 1 else []
+        after = [Var(aval_of(c)) for c in blocks[1].consts] if k == 0 else []
+        ins = before + b.prog.inputs[:nc] + after + b.prog.inputs[nc:]
+        assert len(before) == n_before and len(after) == n_after
+        progs.append(Program(ins, b.prog.eqns, outs, b.prog.name))
+    index = arith.convert(test, dtype=np.dtype(np.int64)) if aval_of(test).dtype.kind == "b" \
+        else test
+    res = control.cond(index, progs, *all_consts, *blocks[0].operands)
+    return _assemble(names, merged, op_names, res)
+
+
+def _assemble(names, merged, op_names, res):
+    it = iter(res)
+    out = []
+    for k, (kd, v) in enumerate(merged):
+        if kd == "op":
+            out.append(next(it))
+        elif kd == "py":
+            out.append(v)
+        else:
+            out.append(Undefined(names[k]))
+    return tuple(out)
+
+
+def _undef_discovery(run_block, state, names):
+    """Give loop variables first assigned inside the loop (unassigned before it)
+    an initial value of the right aval (zeros) by staging the body once."""
+    if not any(isinstance(v, Undefined) for v in state):
+        return state
+    block = run_block(state)
+    new = list(state)
+    for k, v in enumerate(state):
+        kd, info = block.out_info[k]
+        if isinstance(v, Undefined) and kd == "op":
+            new[k] = np.zeros(info.shape, info.dtype)
+    return tuple(new)
+
+
+def _loop_fixpoint(run_block, state, names, where):
+    """Stage the body until the carried avals are stable: ``s = 0`` before a
+    loop that adds arrays to ``s`` carries an array."""
+    state = _undef_discovery(run_block, state, names)
+    for _ in range(3):
+        block = run_block(state)
+        changed = False
+        new = list(state)
+        for k, (v, o) in enumerate(zip(state, block.is_op)):
+            kd, info = block.out_info[k]
+            if not o:
+                if kd != "py" or info is not v:
+                    raise UnsupportedSyntax(
+                        f"{where}: {names[k]!r} is changed by a loop that depends on a traced "
+                        f"value, but is not an array or a number ({v!r}); build lists outside "
+                        "such loops, or loop over a Python range of fixed length")
+                continue
+            if kd != "op":
+                raise UnsupportedSyntax(f"{where}: {names[k]!r} stops being an array in the loop")
+            a = aval_of(v)
+            if info.shape != a.shape or info.dtype != a.dtype:
+                j = _join(a, info)
+                new[k] = _coerce(v, j)
+                changed = True
+        if not changed:
+            return block, state
+        state = tuple(new)
+    raise UnsupportedSyntax(f"{where}: a loop variable's shape or dtype keeps changing")
+
+
+def _unrolled_for(iterable, body, state):
+    for item in iterable:
+        state = body(item, *state)
+    return state
+
+
+def for_stmt(iterable, body, state, names, brk, lineno):
+    where = lineno
+    if isinstance(iterable, (list, tuple, dict, str)):
+        return _loop_python(iterable, body, state, names, brk)
+    if any(isinstance(v, list) for v in state):
+        # appending to a Python list: the loop runs as Python (its length is fixed)
+        if isinstance(iterable, TracedRange):
+            raise UnsupportedSyntax(f"{where}: a list is built in a loop whose length is traced; "
+                                    "loop over a range of Python ints")
+        return _loop_python(_python_iterable(iterable), body, state, names, brk)
+    n, item_of, xs, lead = _loop_items(iterable, where)
+    try:
+        return _structured_for(n, item_of, xs, lead, body, state, names, brk, where)
+    except _NEEDS_CONCRETE:
+        if _traced(n) or not isinstance(iterable, (range, np.ndarray)):
+            raise
+        # the body needs a Python counter (a slice bound, a Python list index):
+        # run the loop as Python, each step recorded
+        return _loop_python(iterable, body, state, names, brk)
+
+
+def _structured_for(n, item_of, xs, lead, body, state, names, brk, where):
+    if brk:
+        return _for_with_break(n, item_of, xs, lead, body, state, names, brk, where)
+
+    def run_block(st):
+        def fn(i, *rest):
+            nxs = len(xs)
+            x_i = rest[:nxs]
+            return body(item_of(i, x_i), *rest[nxs:])
+        return _Block(fn, [Aval((), np.int64)] + lead, st, names, "for_body")
+
+    block, state = _loop_fixpoint(run_block, state, names, where)
+    # body program inputs: (consts, i, x_i..., carry...) -> loop order (i, consts, carry, xs)
+    prog, nc = block.prog, len(block.consts)
+    nx = len(xs)
+    ins = prog.inputs
+    prog = Program([ins[nc]] + ins[:nc] + ins[nc + 1 + nx:] + ins[nc + 1:nc + 1 + nx],
+                   prog.eqns, prog.outputs, prog.name)
+    res = control.for_loop(n, prog, block.consts, block.operands, xs)
+    merged = [("op", None) if o else ("py", v) for v, o in zip(state, block.is_op)]
+    return _assemble(names, merged, [k for k, o in enumerate(block.is_op) if o],
+                     res[:len(block.operands)])
+
+
+def _python_iterable(it):
+    if isinstance(it, _Sequence):
+        return it.kind(*[list(a) if _traced(a) else a for a in it.args])
+    return it
+
+
+def _loop_python(iterable, body, state, names, brk):
+    k_brk = names.index(brk) if brk else None
+    for item in iterable:
+        state = body(item, *state)
+        if k_brk is not None:
+            flag = state[k_brk]
+            if _traced(flag):
+                raise UnsupportedSyntax("break on a traced condition inside a loop over a "
+                                        "Python sequence; loop over range(len(...)) instead")
+            if flag:
+                break
+    return state
+
+
+def _loop_items(iterable, where):
+    """(n, item_of(i, x_i), xs, lead avals of x_i) for a structured loop."""
+    if isinstance(iterable, range):
+        start, step = iterable.start, iterable.step
+        return len(iterable), (lambda i, x: arith.add(start, arith.mul(i, step))
+                               if (start, step) != (0, 1) else i), [], []
+    if isinstance(iterable, TracedRange):
+        r = iterable
+        n = _range_length(r.start, r.stop, r.step)
+        return n, (lambda i, x: arith.add(r.start, arith.mul(i, r.step))), [], []
+    if _traced(iterable) or isinstance(iterable, np.ndarray):
+        a = aval_of(iterable)
+        if not a.shape:
+            raise UnsupportedSyntax(f"{where}: iteration over a 0-d array")
+        return a.shape[0], (lambda i, x: x[0]), [iterable], [Aval(a.shape[1:], a.dtype)]
+    if isinstance(iterable, _Sequence):
+        arrays = list(iterable.args)
+        lengths = {aval_of(a).shape[0] for a in arrays}
+        n = min(lengths)
+        arrays = [a if aval_of(a).shape[0] == n else index_mod.getitem(a, slice(0, n))
+                  for a in arrays]
+        lead = [Aval(aval_of(a).shape[1:], aval_of(a).dtype) for a in arrays]
+        if iterable.kind is builtins.enumerate:
+            return n, (lambda i, x: (i, x[0])), arrays, lead
+        return n, (lambda i, x: tuple(x)), arrays, lead
+    raise UnsupportedSyntax(f"{where}: a for loop over {type(iterable).__name__} is not "
+                            "supported; loop over range, an array, a list, enumerate or zip")
+
+
+def _range_length(start, stop, step):
+    # ceil((stop - start) / step), at least 0, as integer arithmetic
+    span = arith.sub(stop, start)
+    if step > 0:
+        n = arith.floor(arith.div(arith.add(span, step - 1), step))
+    else:
+        n = arith.floor(arith.div(arith.add(span, step + 1), step))
+    return arith.convert(arith.maximum(n, 0), dtype=np.dtype(np.int64))
+
+
+def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where):
+    """A for loop with ``break``: a while loop over the counter."""
+    k_brk = names.index(brk)
+
+    def cond(i, *st):
+        return and_(lambda: arith.less(i, n), lambda: not_(st[k_brk]))
+
+    def step(i, *st):
+        x_i = [index_mod.getitem(x, i) for x in xs]
+        out = body(item_of(i, x_i), *st)
+        return (arith.add(i, 1),) + tuple(out)
+
+    out = _structured_while(cond, step, (np.int64(0),) + tuple(state),
+                            ("__wg_i",) + tuple(names), where)
+    return out[1:]
+
+
+def while_stmt(cond_fn, body_fn, state, names, lineno):
+    where = lineno
+    first = cond_fn(*state)
+    if not _traced(first) and not _any_traced(state):
+        c = first
+        while c:
+            state = body_fn(*state)
+            c = cond_fn(*state)
+            if _traced(c):
+                raise UnsupportedSyntax(
+                    f"{where}: a while loop whose condition becomes traced after it starts; "
+                    "make the condition depend on traced values from the first test")
+        return state
+
+    try:
+        return _structured_while(cond_fn, body_fn, state, names, where)
+    except _NEEDS_CONCRETE:
+        if _traced(first):
+            raise
+        c = first
+        while c:
+            state = body_fn(*state)
+            c = cond_fn(*state)
+            if _traced(c):
+                raise
+        return state
+
+
+def _structured_while(cond_fn, body_fn, state, names, where):
+    def run_block(st):
+        return _Block(body_fn, [], st, names, "while_body")
+
+    block, state = _loop_fixpoint(run_block, state, names, where)
+    is_op = block.is_op
+    cblock = _Block(lambda *s: (cond_fn(*s),), [], state, ("__wg_cond",), "while_cond")
+    # both programs take (cond consts, body consts, carry)
+    cc, bc = cblock.consts, block.consts
+    cprog = _with_inputs(cblock.prog, len(cc), [aval_of(c) for c in bc], after=True)
+    bprog = _with_inputs(block.prog, len(bc), [aval_of(c) for c in cc], after=False)
+    res = control.while_loop(cprog, bprog, cc + bc, block.operands)
+    merged = [("op", None) if o else ("py", v) for v, o in zip(state, is_op)]
+    return _assemble(names, merged, [k for k, o in enumerate(is_op) if o],
+                     res[:len(block.operands)])
+
+
+def _with_inputs(prog, nc, avals, after):
+    """Add unused inputs for the other program's closed-over values, so both
+    read (cond consts, body consts, carry)."""
+    extra = [Var(a) for a in avals]
+    ins = prog.inputs
+    new = ins[:nc] + extra + ins[nc:] if after else extra + ins
+    return Program(new, prog.eqns, prog.outputs, prog.name)
