@@ -40,18 +40,27 @@ def test_ufunc_without_rule():
         wg.grad(lambda x: np.sum(np.cbrt(x)))(np.array([1.0, 8.0]))
 
 
-def test_math_function_on_traced_value_says_use_numpy():
-    def f(x):
-        return math.sin(x) * 2.0
+def math_sin_twice(x):
+    return math.sin(x) * 2.0
 
+
+def test_math_function_on_traced_value_says_use_numpy():
     with pytest.raises(errors.UnsupportedFunctionError,
                        match=r"test_errors.py:\d+: math.sin was called.*Use np.sin"):
-        wg.grad(f)(0.3)
+        wg.grad(math_sin_twice, engine="trace")(0.3)
+    # the source engine maps math functions to NumPy's
+    assert wg.grad(math_sin_twice, engine="source")(0.3) == pytest.approx(2 * math.cos(0.3))
+
+
+def float_twice(x):
+    return float(x) * 2.0
 
 
 def test_float_of_traced_value_would_drop_the_derivative():
     with pytest.raises(errors.ConcretizationError, match=r"float\(\) of a traced value"):
-        wg.grad(lambda x: float(x) * 2.0)(0.3)
+        wg.grad(float_twice, engine="trace")(0.3)
+    # in the source engine float() of a differentiated scalar is a conversion
+    assert wg.grad(float_twice, engine="source")(0.3) == pytest.approx(2.0)
 
 
 def test_mismatched_shapes_inside_the_function():
@@ -73,20 +82,48 @@ def test_cotangent_of_wrong_shape():
         pullback(np.ones(4))
 
 
+def assign_first(x):
+    x[0] = 1.0
+    return np.sum(x * x)
+
+
 def test_in_place_assignment_on_traced_array_points_to_functional_update():
-    def f(x):
-        x[0] = 1.0
-        return np.sum(x)
-
-    x = np.array([1.0, 2.0])
+    x = np.array([3.0, 2.0])
     with pytest.raises(TypeError, match=r"wg.at\(x\)\[i\].set\(v\)"):
-        wg.grad(f)(x)
-    np.testing.assert_array_equal(x, [1.0, 2.0])
+        wg.grad(assign_first, engine="trace")(x)
+    np.testing.assert_array_equal(x, [3.0, 2.0])
+    # the source engine makes it a functional update: x[0] no longer matters
+    np.testing.assert_allclose(wg.grad(assign_first, engine="source")(x), [0.0, 4.0])
+    np.testing.assert_array_equal(x, [3.0, 2.0])
 
 
-def test_source_engine_not_yet_available():
-    with pytest.raises(NotImplementedError, match="engine='source'"):
-        wg.grad(np.sin, engine="source")
+def uses_try(x):
+    try:
+        y = np.sin(x)
+    except ValueError:
+        y = x
+    return y
+
+
+def test_unsupported_syntax_names_file_line_column_and_construct():
+    with pytest.raises(errors.UnsupportedSyntax) as info:
+        wg.grad(uses_try, engine="source")(0.3)
+    err = info.value
+    assert err.construct == "try" and err.filename.endswith("test_errors.py")
+    assert err.lineno == uses_try.__code__.co_firstlineno + 1 and err.col == 5
+    assert "handle errors outside" in str(err)
+
+
+def test_auto_engine_falls_back_to_tracing_with_one_warning():
+    import wengert.api_source as api_source
+    api_source._WARNED.discard(uses_try.__qualname__)
+    with pytest.warns(UserWarning, match=r"uses try at .*test_errors.py:\d+.*trace engine"):
+        g = wg.grad(uses_try)(0.3)
+    assert g == pytest.approx(np.cos(0.3))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert wg.grad(uses_try)(0.4) == pytest.approx(np.cos(0.4))   # no second warning
 
 
 def test_unknown_engine():

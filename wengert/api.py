@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from .errors import (ConcretizationError, NonDifferentiableInputError, NonScalarOutputError,
-                     ShapeMismatchError)
+                     ShapeMismatchError, UnsupportedSyntax)
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import aval_of
 from .primitives.core import Zero, eval_program, new_trace
@@ -32,9 +32,23 @@ ENGINES = ("auto", "trace", "source")
 def _check_engine(engine):
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-    if engine == "source":
-        raise NotImplementedError("engine='source' (source-to-source transformation) is not "
-                                  "available yet; use engine='trace' or 'auto'")
+
+
+def _by_source(fun, engine, name, transform):
+    """The source engine's version of ``transform`` (a trace-engine transform
+    of a function), or None for ``engine="trace"``."""
+    if engine == "trace":
+        return None
+    from .api_source import SourceTransformed
+    if isinstance(fun, SourceTransformed) and fun.fallback is None:
+        # grad(grad(f)): one source Program of f, the transforms composed
+        inner = fun.transform
+        return SourceTransformed(fun.fun, lambda g: transform(inner(g)), engine,
+                                 f"{name}_{fun.name}")
+    from .api_source import has_source
+    if engine == "auto" and not has_source(fun):
+        return None
+    return SourceTransformed(fun, transform, engine, name)
 
 
 def _argnums_tuple(argnums, nargs, fname):
@@ -123,6 +137,10 @@ def _vjp_core(fn, dyn, fname):
 
 def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
     _check_engine(engine)
+    by_source = _by_source(fun, engine, "value_and_grad", lambda g: value_and_grad(
+        g, argnums, has_aux=has_aux, engine="trace"))
+    if by_source is not None:
+        return by_source
     single = isinstance(argnums, int)
 
     @functools.wraps(fun)
@@ -149,6 +167,11 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
 
 
 def grad(fun, argnums=0, *, has_aux=False, engine="auto"):
+    _check_engine(engine)
+    by_source = _by_source(fun, engine, "grad", lambda g: grad(g, argnums, has_aux=has_aux,
+                                                                 engine="trace"))
+    if by_source is not None:
+        return by_source
     vg = value_and_grad(fun, argnums, has_aux=has_aux, engine=engine)
 
     @functools.wraps(fun)
@@ -163,6 +186,11 @@ def grad(fun, argnums=0, *, has_aux=False, engine="auto"):
 def vjp(fun, *primals, has_aux=False, engine="auto"):
     """(out, pullback); ``pullback(ct)`` returns a tuple, one per primal."""
     _check_engine(engine)
+    if engine != "trace":
+        from .api_source import source_inner
+        inner = source_inner(fun, primals, engine, "vjp")
+        if inner is not None:
+            fun = functools.wraps(fun)(inner)
     fn, dyn, _, aux_box = _prepare(fun, primals, {}, tuple(range(len(primals))), "vjp", has_aux)
     outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "vjp")
     out = unflatten(out_tree, outs)
@@ -180,6 +208,7 @@ def vjp(fun, *primals, has_aux=False, engine="auto"):
         cts = backward_pass(lin, ct_leaves)
         return tuple(unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)]))
 
+    pullback = _WithSource(pullback, lambda: transpose_program(lin))
     if has_aux:
         return out, pullback, _unwrap_aux(aux_box)
     return out, pullback
@@ -189,6 +218,11 @@ def vjp(fun, *primals, has_aux=False, engine="auto"):
 def jvp(fun, primals, tangents, *, engine="auto"):
     """(out, tangent_out) for tuples ``primals`` and ``tangents``."""
     _check_engine(engine)
+    if engine != "trace" and isinstance(primals, (tuple, list)):
+        from .api_source import source_inner
+        inner = source_inner(fun, tuple(primals), engine, "jvp")
+        if inner is not None:
+            fun = inner
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples "
                         "(one entry per argument), e.g. jvp(f, (x,), (v,))")
@@ -209,6 +243,11 @@ def jvp(fun, primals, tangents, *, engine="auto"):
 def linearize(fun, *primals, engine="auto"):
     """(out, linear_fun): ``linear_fun(*tangents)`` evaluates the linear Program."""
     _check_engine(engine)
+    if engine != "trace":
+        from .api_source import source_inner
+        inner = source_inner(fun, primals, engine, "linearize")
+        if inner is not None:
+            fun = inner
     flat, leaves, in_tree, out_tree = flat_function(fun, primals)
     _check_differentiable(leaves, "linearize")
     outs, lin = linearize_flat(flat, leaves, reverse=False)
@@ -221,8 +260,30 @@ def linearize(fun, *primals, engine="auto"):
         res = eval_program(lin, t_leaves)
         return unflatten(out_tree[0], res)
 
-    linear_fun.program = lin
-    return unflatten(out_tree[0], outs), linear_fun
+    return unflatten(out_tree[0], outs), _WithSource(linear_fun, lambda: lin)
+
+
+class _WithSource:
+    """A returned function (pullback, linear function) with ``.source``: the
+    generated code of its Program, made on first read."""
+
+    def __init__(self, fn, make_program):
+        self._fn, self._make_program, self._generated = fn, make_program, None
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    @property
+    def program(self):
+        return self._make_program()
+
+    @property
+    def source(self):
+        if self._generated is None:
+            from .api_source import generated
+            self._generated = generated(self._make_program())
+        return self._generated.source
 
 
 def linear_transpose(linear_fun, *primals):
@@ -299,6 +360,9 @@ def _assemble(table, out_tree, in_tree, single):
 def jacfwd(fun, argnums=0, *, engine="auto"):
     """Jacobian by forward mode: one linearize, one batched pass of tangents."""
     _check_engine(engine)
+    by_source = _by_source(fun, engine, "jacfwd", lambda g: jacfwd(g, argnums, engine="trace"))
+    if by_source is not None:
+        return by_source
     single = isinstance(argnums, int)
 
     @functools.wraps(fun)
@@ -317,6 +381,9 @@ def jacfwd(fun, argnums=0, *, engine="auto"):
 def jacrev(fun, argnums=0, *, engine="auto"):
     """Jacobian by reverse mode: one linearize, one batched pass of cotangents."""
     _check_engine(engine)
+    by_source = _by_source(fun, engine, "jacrev", lambda g: jacrev(g, argnums, engine="trace"))
+    if by_source is not None:
+        return by_source
     single = isinstance(argnums, int)
 
     @functools.wraps(fun)
@@ -336,12 +403,25 @@ def jacrev(fun, argnums=0, *, engine="auto"):
 def hessian(fun, argnums=0, *, engine="auto"):
     """Forward over reverse: ``jacfwd(jacrev(fun))``."""
     _check_engine(engine)
+    by_source = _by_source(fun, engine, "hessian", lambda g: hessian(g, argnums, engine="trace"))
+    if by_source is not None:
+        return by_source
     return jacfwd(jacrev(fun, argnums, engine=engine), argnums, engine=engine)
 
 
 def make_program(fun, *example_args, engine="auto"):
-    """The Program of ``fun`` at ``example_args``; ``print()`` shows it."""
+    """The Program of ``fun`` at ``example_args``; ``print()`` shows it. With
+    the source engine it keeps the function's control flow and names."""
     _check_engine(engine)
+    from .api_source import has_source
+    if engine == "source" or (engine == "auto" and has_source(fun)):
+        from .api_source import _warn_fallback, source_program
+        try:
+            return source_program(fun, example_args)[0]
+        except (UnsupportedSyntax, ConcretizationError) as err:
+            if engine == "source":
+                raise
+            _warn_fallback(fun, err)
     return trace_program(fun, *example_args)
 
 

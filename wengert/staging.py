@@ -51,10 +51,11 @@ class StagingTracer(Tracer):
 class StagingTrace(Trace):
     """Records equations. ``concrete``: compute values alongside (user code)."""
 
-    def __init__(self, concrete=False, role="", dynamic=False):
+    def __init__(self, concrete=False, role="", dynamic=False, keep_custom=False):
         self.eqns = []
         self.concrete = concrete
         self.dynamic = dynamic
+        self.keep_custom = keep_custom   # record custom-rule calls instead of their bodies
         self.role = role      # print-time role of the variables it defines ("t": tangents)
 
     def new_input(self, aval, val=None, hint=""):
@@ -67,7 +68,7 @@ class StagingTrace(Trace):
         return StagingTracer(self, Lit(x), val)
 
     def process(self, prim, args, params):
-        if prim.inline:
+        if prim.inline and not (self.keep_custom and prim.abstract_eval is not None):
             return prim.impl(*args, **params)
         if self.concrete:
             tracers = [a if type(a) is StagingTracer and a._trace is self else self.lift(a)
@@ -109,11 +110,14 @@ def atom_of(trace, x):
     return trace.atom(x)
 
 
-def stage(fn, in_avals, name="f", hints=None, concrete_vals=None, role="", dynamic=False):
+def stage(fn, in_avals, name="f", hints=None, concrete_vals=None, role="", dynamic=False,
+          keep_custom=False):
     """Run ``fn(*tracers) -> list`` on fresh symbolic inputs; return the Program.
     ``role`` is the print-time role of the variables it defines; ``dynamic``
-    records the block's work on values it closes over too (see ``Trace``)."""
-    trace = StagingTrace(concrete=concrete_vals is not None, role=role, dynamic=dynamic)
+    records the block's work on values it closes over too (see ``Trace``);
+    ``keep_custom`` keeps calls of custom-rule functions as equations."""
+    trace = StagingTrace(concrete=concrete_vals is not None, role=role, dynamic=dynamic,
+                         keep_custom=keep_custom)
     with new_trace(trace):
         hints = hints or [""] * len(in_avals)
         vals = concrete_vals or [None] * len(in_avals)

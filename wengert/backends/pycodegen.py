@@ -40,7 +40,7 @@ import linecache
 
 from ..ir import Lit, Program, verify
 from ..printing import Namer, walk
-from .pyemit import CodegenError, Emitter
+from .pyemit import PY_SCALARS, CodegenError, Emitter
 
 __all__ = ["codegen", "GeneratedFunction", "CodegenError"]
 
@@ -97,6 +97,7 @@ def generate_source(prog, name=None):
     for _ in walk(prog, names):         # every name first: helpers must avoid them all
         pass
     em = Emitter(names.used)
+    py = python_scalars(prog)
     stack = []
     for kind, item, uses, defs in walk(prog, Namer()):
         if kind == "program":
@@ -105,7 +106,9 @@ def generate_source(prog, name=None):
             block = stack[-1]
             subs, block.subs = block.subs, []
             ins = _operands(em, item.inputs, uses)
-            block.lines += _equation(em, item, ins, [em.ident(n) for n in defs], subs)
+            flags = [type(x.val) in PY_SCALARS if isinstance(x, Lit) else id(x) in py
+                     for x in item.inputs]
+            block.lines += _equation(em, item, ins, flags, [em.ident(n) for n in defs], subs)
         else:
             block = stack.pop()
             block.outputs = _operands(em, item.outputs, uses)
@@ -139,20 +142,65 @@ def _assign(targets, values):
     return []
 
 
-def _equation(em, eqn, ins, outs, subs):
-    """The statements of one equation."""
+def _equation(em, eqn, ins, py, outs, subs):
+    """The statements of one equation (``py``: which operands may be Python scalars)."""
     emit = _CONTROL.get(eqn.prim.name)
     if emit is not None and subs:
-        return emit(em, eqn, ins, outs, _by_param(eqn, subs))
+        return emit(em, eqn, ins, py, outs, _by_param(eqn, subs))
     if subs:
         raise CodegenError(f"{eqn.prim.name}: a primitive holding sub-programs, with no "
                            "Python control-flow form")
-    rhs = em.expression(eqn, ins)
+    rhs = em.expression(eqn, ins, py)
     if eqn.prim.multiple_results:
         lhs = "(" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")"
     else:
         lhs = outs[0]
     return [f"{lhs} = {rhs}"]
+
+
+def python_scalars(prog, inputs=None, found=None):
+    """ids of the Vars that may hold a Python scalar when ``prog`` runs (a
+    sound over-approximation). Only these make an operator differ from its
+    ufunc. Scalar inputs may (a caller passes ``2.0``); an impl returns NumPy
+    values, but ``dup`` and control flow pass values through as the impls in
+    ``control.py`` do, and a loop's index is a Python int. A loop carry is
+    solved to a fixed point; a sub-program used twice gets the union."""
+    found = set() if found is None else found
+    if inputs is None:
+        inputs = [v.aval.shape == () for v in prog.inputs]
+
+    def py(x):
+        return type(x.val) in PY_SCALARS if isinstance(x, Lit) else id(x) in found
+
+    def run(sub, flags):
+        python_scalars(sub, flags, found)
+        return [py(x) for x in sub.outputs]
+
+    found.update(id(v) for v, f in zip(prog.inputs, inputs) if f)
+    for eqn in prog.eqns:
+        ins, name, params = [py(x) for x in eqn.inputs], eqn.prim.name, eqn.params
+        outs = [False] * len(eqn.outputs)
+        if name == "dup":
+            outs = [ins[0]] * len(outs)
+        elif name == "cond":
+            for branch in params["branches"]:
+                outs = [a or b for a, b in zip(outs, run(branch, ins[1:]))]
+        elif name in ("for_loop", "while_loop"):
+            nc, nk = params["num_consts"], params["num_carry"]
+            first = 1 if name == "for_loop" else 0
+            consts, carry = ins[first:first + nc], ins[first + nc:first + nc + nk]
+            xs = [False] * (len(ins) - first - nc - nk)
+            while True:                   # the carry's fixed point
+                flags = [True] * first + consts + carry + xs
+                if name == "while_loop":
+                    run(params["cond"], flags)
+                new = [a or b for a, b in zip(carry, run(params["body"], flags)[:nk])]
+                if new == carry:
+                    break
+                carry = new
+            outs[:nk] = carry
+        found.update(id(v) for v, f in zip(eqn.outputs, outs) if f)
+    return found
 
 
 def _by_param(eqn, subs):
@@ -175,7 +223,7 @@ def _inline(block, operands, outs):
 
 
 # --- cond ---------------------------------------------------------------------
-def _cond(em, eqn, ins, outs, subs):
+def _cond(em, eqn, ins, py, outs, subs):
     index, ops = ins[0], ins[1:]
     branches = subs["branches"]
     if len(branches) == 1:
@@ -210,7 +258,7 @@ def _stack(em, accs, avals, n_static, reverse):
     return lines
 
 
-def _for_loop(em, eqn, ins, outs, subs):
+def _for_loop(em, eqn, ins, py, outs, subs):
     nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
     reverse = eqn.params["reverse"]
     body = subs["body"]
@@ -238,7 +286,7 @@ def _for_loop(em, eqn, ins, outs, subs):
     return lines + _assign(outs[:nk], carry_in)
 
 
-def _while_loop(em, eqn, ins, outs, subs):
+def _while_loop(em, eqn, ins, py, outs, subs):
     nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
     cond, body = subs["cond"], subs["body"]
     consts, carry = ins[:nc], ins[nc:]

@@ -31,20 +31,27 @@ import numpy as np
 from ..errors import WengertError
 from ..ir import aval_of
 from ..primitives.core import TracerBase
+from ..primitives.index import DYN
 
-__all__ = ["CodegenError", "Emitter", "BINARY_OPS"]
+__all__ = ["CodegenError", "Emitter", "BINARY_OPS", "PY_SCALARS"]
 
 
 class CodegenError(WengertError, ValueError):
     """A Program that cannot be turned into Python source."""
 
 
-# Python operators with exactly the primitive's NumPy semantics on arrays.
-# (On two Python scalars Python's own rules apply, as in the user's code:
-# ``1.0 / 0.0`` raises where ``np.divide`` gives inf.)
+# Python operators, and the ufuncs the impls are. An operator with a NumPy
+# operand *is* the ufunc (NumPy's __mul__ calls np.multiply); on two Python
+# scalars Python's rules would apply instead (a Python float result, weak in
+# NumPy's promotion; ``1.0 / 0.0`` raising), so there the ufunc is spelled out.
 BINARY_OPS = {"add": "+", "add_any": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**",
               "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
               "equal": "==", "not_equal": "!="}
+UFUNCS = {"add": "add", "add_any": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
+          "pow": "power", "less": "less", "less_equal": "less_equal", "greater": "greater",
+          "greater_equal": "greater_equal", "equal": "equal", "not_equal": "not_equal",
+          "neg": "negative"}
+PY_SCALARS = (bool, int, float, complex)
 
 # names the generated code reads from builtins: a variable may not shadow them
 _BUILTINS_USED = {"range", "int", "slice"}
@@ -224,6 +231,8 @@ class Emitter:
             return repr(v)
         if v is Ellipsis:
             return "..."
+        if v is DYN:
+            return self.bind("DYN", DYN, "wengert.primitives.index.DYN")
         if isinstance(v, (float, complex, np.generic)):
             return self.scalar(v) or self.const(v)
         if isinstance(v, slice):
@@ -242,13 +251,16 @@ class Emitter:
     def params(self, params):
         return [f"{k}={self.param(params[k])}" for k in sorted(params)]
 
-    def subscript(self, idx):
-        """``idx`` (a normalized index tuple) in subscript syntax, or None."""
-        if not isinstance(idx, tuple):
+    def subscript(self, idx, dyn):
+        """``idx`` (a normalized index tuple) in subscript syntax, its ``DYN``
+        positions filled by the operands ``dyn``; None if it has none."""
+        if not isinstance(idx, tuple) or sum(p is DYN for p in idx) != len(dyn):
             return None
-        parts = []
+        parts, dyn = [], iter(dyn)
         for p in idx:
-            if isinstance(p, (bool, np.bool_)):
+            if p is DYN:
+                parts.append(next(dyn))
+            elif isinstance(p, (bool, np.bool_)):
                 return None
             if isinstance(p, (int, np.integer)):
                 parts.append(str(int(p)))
@@ -269,27 +281,30 @@ class Emitter:
         return ", ".join(parts) if parts else "()"
 
     # --- one primitive application -------------------------------------------
-    def expression(self, eqn, ins):
-        """The right-hand side of ``outs = prim (ins)``."""
+    def expression(self, eqn, ins, py):
+        """The right-hand side of ``outs = prim (ins)``; ``py[k]``: operand
+        ``k`` may be a Python scalar when the code runs."""
         prim, params = eqn.prim, eqn.params
         if prim.inline:
             raise CodegenError(
                 f"equation {prim.name} is an inline primitive (a custom rule), which staging "
                 "runs through and never records; a Program holding one was built by hand")
-        op = BINARY_OPS.get(prim.name)
-        if op is not None and not params and len(ins) == 2:
+        op = BINARY_OPS.get(prim.name) if len(ins) == 2 else "-" if prim.name == "neg" else None
+        if op is not None and not params:
+            if all(py):
+                return f"{self.np}.{UFUNCS[prim.name]}({', '.join(ins)})"
+            if len(ins) == 1:
+                return f"-({ins[0]})" if ins[0].startswith("-") else f"-{ins[0]}"
             a, b = ins
             if op == "**" and a.startswith("-"):
                 a = f"({a})"                      # -2.0 ** x is -(2.0 ** x)
             return f"{a} {op} {b}"
-        if prim.name == "neg" and not params:
-            return f"-({ins[0]})" if ins[0].startswith("-") else f"-{ins[0]}"
         if prim.name == "dup" and not params:
             return "(" + ", ".join(ins * len(eqn.outputs)) + ")"
         if not params and id(prim.impl) in _NUMPY_NAMES:
             return f"{self.np}.{_NUMPY_NAMES[id(prim.impl)]}({', '.join(ins)})"
         special = _DIRECT.get(prim.name)
-        text = special(self, eqn, ins, params) if special else None
+        text = special(self, eqn, ins, params, py) if special else None
         if text is None:
             text = f"{self.impl(prim)}({', '.join(ins + self.params(params))})"
         return text
@@ -297,61 +312,63 @@ class Emitter:
 
 # --- primitives whose params map onto a NumPy call one for one --------------
 def _np_call(fn, axis_key):
-    def emit(em, eqn, ins, params):
+    def emit(em, eqn, ins, params, py):
         if set(params) != {axis_key}:
             return None
         return f"{em.np}.{fn}({ins[0]}, axis={em.param(params[axis_key])})"
     return emit
 
 
-def _reshape(em, eqn, ins, params):
+def _reshape(em, eqn, ins, params, py):
     if set(params) == {"shape"}:
         return f"{em.np}.reshape({ins[0]}, {em.param(params['shape'])})"
 
 
-def _transpose(em, eqn, ins, params):
+def _transpose(em, eqn, ins, params, py):
     if set(params) == {"perm"}:
         return f"{em.np}.transpose({ins[0]}, {em.param(params['perm'])})"
 
 
-def _concatenate(em, eqn, ins, params):
+def _concatenate(em, eqn, ins, params, py):
     if set(params) == {"axis"}:
         ops = ", ".join(ins) + ("," if len(ins) == 1 else "")
         return f"{em.np}.concatenate(({ops}), axis={em.param(params['axis'])})"
 
 
-def _cumsum(em, eqn, ins, params):
+def _cumsum(em, eqn, ins, params, py):
     if set(params) == {"axis", "reverse"} and params["reverse"] is False:
         return f"{em.np}.cumsum({ins[0]}, axis={em.param(params['axis'])})"
 
 
-def _round(em, eqn, ins, params):
+def _round(em, eqn, ins, params, py):
     if set(params) <= {"decimals"}:
         return f"{em.np}.round({', '.join(ins + [em.param(params.get('decimals', 0))])})"
 
 
-def _convert(em, eqn, ins, params):
+def _convert(em, eqn, ins, params, py):
     if set(params) == {"dtype"}:
         return f"{em.np}.asarray({ins[0]}).astype({em.dtype(params['dtype'])})"
 
 
-def _einsum(em, eqn, ins, params):
+def _einsum(em, eqn, ins, params, py):
     if set(params) == {"spec"} and isinstance(params["spec"], str):
         extra = [f"optimize={len(ins) > 2}"] if len(ins) > 2 else []
         return f"{em.np}.einsum({', '.join([repr(params['spec'])] + ins + extra)})"
 
 
-def _getitem(em, eqn, ins, params):
-    # a Python scalar cannot be subscripted: those go through the impl (asarray)
-    if set(params) == {"idx"} and not eqn.inputs[0].aval.weak:
-        sub = em.subscript(params["idx"])
+def _getitem(em, eqn, ins, params, py):
+    # a Python scalar cannot be subscripted, and the impl takes int() of a
+    # dynamic position: other cases go through the impl
+    if set(params) == {"idx"} and not py[0] \
+            and all(x.aval.dtype.kind in "iu" for x in eqn.inputs[1:]):
+        sub = em.subscript(params["idx"], ins[1:])
         if sub is not None:
             base = ins[0] if re.fullmatch(r"[\w.]+", ins[0]) else f"({ins[0]})"
             return f"{base}[{sub}]"
 
 
 def _like(fn):
-    def emit(em, eqn, ins, params):
+    def emit(em, eqn, ins, params, py):
         if not params:
             return f"{em.np}.{fn}({ins[0]})"
     return emit

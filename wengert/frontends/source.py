@@ -213,7 +213,7 @@ def _assign(names, value):
         tgt = ast.Tuple(elts=[_name(names[0], ast.Store())], ctx=ast.Store())
     else:
         tgt = _tuple(names, ast.Store())
-    return ast.Assign(targets=[tgt], value=value, lineno=0)
+    return ast.Assign(targets=[tgt], value=value)
 
 
 def _state_values(names):
@@ -251,20 +251,20 @@ class _Converter(ast.NodeTransformer):
         for k, s in enumerate(stmts):
             if isinstance(s, ast.Return) and _DONE in flags:
                 val = s.value or ast.Constant(None)
-                out.append(ast.Assign(targets=[_name(_RET, ast.Store())], value=val, lineno=0))
+                out.append(ast.Assign(targets=[_name(_RET, ast.Store())], value=val))
                 out.append(ast.Assign(targets=[_name(_DONE, ast.Store())],
-                                      value=ast.Constant(True), lineno=0))
+                                      value=ast.Constant(True)))
                 if _BRK in flags:
                     out.append(ast.Assign(targets=[_name(_BRK, ast.Store())],
-                                          value=ast.Constant(True), lineno=0))
+                                          value=ast.Constant(True)))
                 return out
             if isinstance(s, ast.Break):
                 out.append(ast.Assign(targets=[_name(_BRK, ast.Store())],
-                                      value=ast.Constant(True), lineno=0))
+                                      value=ast.Constant(True)))
                 return out
             if isinstance(s, ast.Continue):
                 out.append(ast.Assign(targets=[_name(_CONT, ast.Store())],
-                                      value=ast.Constant(True), lineno=0))
+                                      value=ast.Constant(True)))
                 return out
             if isinstance(s, ast.If):
                 s = ast.If(test=s.test, body=self.block(s.body, flags),
@@ -295,7 +295,7 @@ class _Converter(ast.NodeTransformer):
             flags = (_DONE,)
             body = ([ast.Assign(targets=[_name(_DONE, ast.Store())], value=ast.Constant(False),
                                 lineno=0),
-                     ast.Assign(targets=[_name(_RET, ast.Store())], value=_rt("UNDEF"), lineno=0)]
+                     ast.Assign(targets=[_name(_RET, ast.Store())], value=_rt("UNDEF"))]
                     + self.block(body, flags)
                     + [ast.Return(value=_name(_RET))])
             self._flags = flags
@@ -349,7 +349,7 @@ class _Converter(ast.NodeTransformer):
             names += [n for n in (_DONE, _RET) if n not in names]
         names = [n for n in names if n != _CONT]
         fname = self.fresh("for_body")
-        bind_target = ast.Assign(targets=[node.target], value=_name(it), lineno=0)
+        bind_target = ast.Assign(targets=[node.target], value=_name(it))
         fn = _fn(fname, [it] + names, [bind_target] + body, names)
         call = _call(_rt("for_stmt"), self.visit(node.iter), _name(fname), _state_values(names),
                      ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
@@ -495,6 +495,49 @@ def _may_set(node, flag):
     return False
 
 
+def _find_lambda(module, fn, src):
+    """The lambda among those in ``fn``'s source lines that compiled to ``fn``:
+    the one whose body starts where its code's first position does."""
+    lams = [n for n in ast.walk(module) if isinstance(n, ast.Lambda)]
+    if not lams:
+        raise src.error(module.body[0], "this kind of definition", "define the function with def")
+    if len(lams) == 1:
+        return lams[0]
+    positions = [p for p in fn.__code__.co_positions()
+                 if p[0] is not None and p[2] is not None and p[3] is not None and p[3] > p[2]]
+    if positions:
+        line, _, col, _ = min(positions, key=lambda p: (p[0], p[2]))
+        for lam in lams:
+            b = lam.body
+            if (b.lineno + src.first - 1, b.col_offset + src.indent) <= (line, col) <= (
+                    b.end_lineno + src.first - 1, b.end_col_offset + src.indent):
+                return lam
+    raise src.error(lams[0], "several lambdas on one line",
+                    "give each function its own line or a def")
+
+
+def _fix_locations(tree):
+    """Give every node a valid position: new nodes take their parent's line,
+    and no node ends before it starts (so tracebacks point at user lines)."""
+    def visit(node, line, col):
+        if "lineno" in node._attributes:
+            if not getattr(node, "lineno", 0):
+                node.lineno, node.col_offset = line, col
+            if not hasattr(node, "col_offset"):
+                node.col_offset = col
+            end = getattr(node, "end_lineno", None) or node.lineno
+            if end < node.lineno:
+                end = node.lineno
+            node.end_lineno = end
+            if end == node.lineno and (getattr(node, "end_col_offset", None) is None
+                                       or node.end_col_offset < node.col_offset):
+                node.end_col_offset = node.col_offset
+            line, col = node.lineno, node.col_offset
+        for child in ast.iter_child_nodes(node):
+            visit(child, line, col)
+    visit(tree, 1, 0)
+
+
 @functools.lru_cache(maxsize=None)
 def _converted_code(fn):
     src = _Source(fn)
@@ -504,9 +547,7 @@ def _converted_code(fn):
         raise src.error(tree, "a lambda defined on the same line as other code",
                         "define the function with def")
     if not isinstance(tree, ast.FunctionDef):
-        lam = next((n for n in ast.walk(module) if isinstance(n, ast.Lambda)), None)
-        if lam is None:
-            raise src.error(tree, "this kind of definition", "define the function with def")
+        lam = _find_lambda(module, fn, src)
         tree = ast.FunctionDef(name="__wg_lambda", args=lam.args,
                                body=[ast.Return(value=lam.body)], decorator_list=[],
                                returns=None, type_params=[], lineno=lam.lineno,
@@ -515,7 +556,7 @@ def _converted_code(fn):
     conv = _Converter(src)
     new = conv.visit(tree)
     mod = ast.Module(body=[new], type_ignores=[])
-    ast.fix_missing_locations(mod)
+    _fix_locations(mod)
     ast.increment_lineno(mod, src.first - 1)
     return compile(mod, src.filename, "exec"), new.name, src
 
@@ -546,6 +587,9 @@ def is_static(leaf):
     """Python ints, bools, strings and other non-array values are part of the
     program (its specialisation); floats and arrays are its inputs."""
     import numpy as np
+    from ..primitives.core import TracerBase
+    if isinstance(leaf, TracerBase):
+        return False
     if isinstance(leaf, bool) or isinstance(leaf, int):
         return True
     return not isinstance(leaf, (float, complex, np.ndarray, np.generic))
@@ -573,5 +617,6 @@ def make_program(fn, args, name=None):
 
     names = input_names(fn, args, len(leaves))
     hints = [h for h, s in zip(names, static) if not s] if names else None
-    prog = stage(flat, avals, name=name or getattr(fn, "__name__", "f"), hints=hints)
+    prog = stage(flat, avals, name=name or getattr(fn, "__name__", "f"), hints=hints,
+                 keep_custom=True)
     return prog, static, in_tree, out_tree[0]

@@ -329,7 +329,8 @@ class _Block:
             return leaves
 
         self.prog, self.consts = _closure_convert(stage(flat, list(lead_avals) + op_avals,
-                                                        name=name, dynamic=True))
+                                                        name=name, dynamic=True,
+                                                        keep_custom=True))
         self.operands = [v for v, o in zip(state, self.is_op) if o]
 
 

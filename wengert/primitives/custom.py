@@ -41,9 +41,20 @@ def custom_jvp_call_jvp(primals, tangents, fun, rule, trace=None):
     return out, out_dot
 
 
+def _body_aval(fun, avals):
+    """The output aval of a custom function's body (one array output)."""
+    from ..staging import stage
+    prog = stage(lambda *xs: [fun(*xs)], list(avals), name=getattr(fun, "__name__", "f"))
+    return prog.out_avals[0]
+
+
+def custom_jvp_call_aval(*avals, fun, rule):
+    return _body_aval(fun, avals)
+
+
 custom_jvp_call_p = register(Primitive(
     "custom_jvp_call", nargs=None, impl=custom_jvp_call_impl, jvp=custom_jvp_call_jvp,
-    transpose=NOT_LINEAR, abstract_eval=None, inline=True))
+    transpose=NOT_LINEAR, abstract_eval=custom_jvp_call_aval, inline=True))
 
 
 class custom_jvp:
@@ -88,9 +99,13 @@ def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
     return (out, tuple(t_outs)) if isinstance(out, (tuple, list)) else (out, t_outs[0])
 
 
+def custom_vjp_call_aval(*avals, fun, fwd, bwd):
+    return _body_aval(fun, avals)
+
+
 custom_vjp_call_p = register(Primitive(
     "custom_vjp_call", nargs=None, impl=custom_vjp_call_impl, jvp=custom_vjp_call_jvp,
-    transpose=NOT_LINEAR, abstract_eval=None, inline=True))
+    transpose=NOT_LINEAR, abstract_eval=custom_vjp_call_aval, inline=True))
 
 
 # --- custom_lin: the linear map whose transpose is the user's bwd ------

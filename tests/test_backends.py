@@ -1,0 +1,432 @@
+"""Backends: the NumPy interpreter and pycodegen compute exactly the same
+arrays (same values, shapes and dtypes) on
+
+* every primitive of the registry, on the operands of its cases.py entries,
+  as program inputs and as literals;
+* the corpus of cases.py, traced, and its jvp, vjp and simplified programs;
+* structured control flow: fori_loop (n = 0 included, reverse loops from
+  vjp, nested loops), cond with two and three branches, while_loop;
+
+and the generated text is fixed: goldens for seed 000 and a small loop, the
+listing's names, literals that keep their dtype, linecache for tracebacks.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+import traceback
+import zlib
+
+import numpy as np
+import pytest
+
+import wengert as wg
+from wengert.backends.interpret import interpret
+from wengert.backends.pycodegen import CodegenError, GeneratedFunction, codegen
+from wengert.demo import seed000
+from wengert.ir import Aval, Eqn, Lit, Program, Var, aval_of
+from wengert.primitives import PRIMITIVES
+from wengert.primitives.control import cond, for_loop, while_loop
+from wengert.printing import Namer, walk
+from wengert.pytree import flatten
+from wengert.staging import stage
+from wengert.transforms.jvp import jvp_program
+from wengert.transforms.simplify import simplify
+from wengert.transforms.vjp import vjp_program
+
+from cases import API, CORPUS, SPECS
+
+F64, F32, I64 = np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.int64)
+X = np.array([0.3, -0.2, 0.9])
+A = np.array([1.1, 0.7, -0.4])
+
+
+def assert_same(prog, args):
+    """codegen(prog)(*args) == interpret(prog, *args), array for array."""
+    want = interpret(prog, *args)
+    gen = codegen(prog)
+    got = gen(*args)
+    assert isinstance(gen, GeneratedFunction) and gen.program is prog
+    assert isinstance(got, tuple) and len(got) == len(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        where = f"output {k} of\n{gen.source}"
+        assert np.shape(g) == np.shape(w), where
+        assert np.asarray(g).dtype == np.asarray(w).dtype, where
+        np.testing.assert_array_equal(g, w, err_msg=where, strict=False)
+    return gen, got
+
+
+def random_inputs(avals, rng):
+    """Inputs of these avals: Python floats for weak scalars, else arrays."""
+    out = []
+    for a in avals:
+        if a.dtype.kind in "fc":
+            x = rng.standard_normal(a.shape)
+            out.append(float(x) if a.weak and a.shape == () else np.asarray(x, a.dtype))
+        elif a.dtype.kind == "b":
+            out.append(np.asarray(rng.random(a.shape) < 0.5))
+        else:
+            out.append(np.asarray(rng.integers(0, 3, a.shape), a.dtype))
+    return out
+
+
+def _rng(*key):
+    return np.random.default_rng(zlib.crc32(":".join(map(str, key)).encode()))
+
+
+# --- every primitive ----------------------------------------------------------
+def one_equation(prim, operands, params, as_literals):
+    """``outs = prim[params] (operands)``, the operands as inputs or literals."""
+    ins = [Lit(x) if as_literals else Var(aval_of(x)) for x in operands]
+    out_avals = prim.abstract_eval(*[aval_of(x) for x in operands], **params)
+    outs = [Var(a) for a in (out_avals if prim.multiple_results else [out_avals])]
+    inputs = [] if as_literals else ins
+    return Program(inputs, [Eqn(prim, ins, outs, params)], outs, name=prim.name)
+
+
+TESTED = sorted(n for n in PRIMITIVES if n in SPECS and SPECS[n].mode != API)
+
+
+@pytest.mark.parametrize("name", TESTED, ids=TESTED)
+def test_every_primitive_agrees_with_the_interpreter(name):
+    prim, spec = PRIMITIVES[name], SPECS[name]
+    assert spec.cases, f"{name}: no cases to run"
+    for case in spec.cases:
+        operands = case.operands(name)
+        for as_literals in (False, True):
+            prog = one_equation(prim, operands, case.params, as_literals)
+            assert_same(prog, [] if as_literals else operands)
+
+
+def test_inline_primitives_are_rejected_and_custom_lin_is_an_impl_call():
+    x, v = Var(Aval((), F64)), Var(Aval((), F64))
+    for name in ("custom_jvp_call", "custom_vjp_call"):
+        prog = Program([x], [Eqn(PRIMITIVES[name], [x], [v], {})], [v])
+        with pytest.raises(CodegenError, match="inline primitive"):
+            codegen(prog)
+    lin = PRIMITIVES["custom_lin"]
+    params = dict(bwd=lambda *cts: cts, res=(), out_avals=(Aval((), F64),),
+                  in_avals=(Aval((), F64),))
+    prog = Program([x], [Eqn(lin, [x], [v], params)], [v])
+    gen = codegen(prog)
+    assert "(v1,) = custom_lin(x0, bwd=c0" in gen.source
+    with pytest.raises(wg.NoDerivativeRule):
+        interpret(prog, 1.0)
+    with pytest.raises(wg.NoDerivativeRule):
+        gen(1.0)
+
+
+def test_every_registered_primitive_is_covered_here():
+    control = {"cond", "for_loop", "while_loop"}
+    custom = {"custom_jvp_call", "custom_vjp_call", "custom_lin"}
+    assert set(PRIMITIVES) == set(TESTED) | control | custom
+
+
+# --- the corpus and its transformed programs ------------------------------------
+VARIANTS = {
+    "traced": lambda p: p,
+    "jvp": jvp_program,
+    "vjp": vjp_program,
+    "simplified": simplify,
+    "jvp_simplified": lambda p: simplify(jvp_program(p)),
+    "vjp_simplified": lambda p: simplify(vjp_program(p)),
+}
+NAMES = sorted(CORPUS)
+
+
+def corpus_program(name, variant):
+    """The program and inputs: the corpus arguments for the primal inputs,
+    random tangents or cotangents for the rest."""
+    case = CORPUS[name]
+    leaves = flatten(tuple(case.args))[0]
+    prog = VARIANTS[variant](wg.make_program(case.fn, *case.args, engine="trace"))
+    extra = random_inputs(prog.in_avals[len(leaves):], _rng(name, variant))
+    return prog, list(leaves) + extra
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("name", NAMES, ids=NAMES)
+def test_corpus_agrees_with_the_interpreter(name, variant):
+    prog, args = corpus_program(name, variant)
+    assert_same(prog, args)
+
+
+def test_float32_programs_keep_float32():
+    for variant in sorted(VARIANTS):
+        prog, args = corpus_program("float32", variant)
+        _, got = assert_same(prog, args)
+        assert all(np.asarray(g).dtype == F32 for g in got), variant
+    # np.float32(0.5) in the user's code stays a float32 literal
+    assert "np.float32(0.5)" in codegen(corpus_program("float32", "traced")[0]).source
+
+
+def test_generated_code_reads_like_numpy():
+    src = codegen(corpus_program("indexing", "traced")[0]).source
+    assert "x[1:3, ::-1]" in src and "x[np.array([0, 0, 2]), 1]" in src
+    src = codegen(corpus_program("mlp_loss", "traced")[0]).source
+    assert "np.tanh(" in src and "np.matmul(c0, w1)" in src
+    assert "#   c0 = constant f64[5,3]" in src
+
+
+# --- control flow -------------------------------------------------------------
+def loop_f(n):
+    def f(x, a):
+        def body(i, c):
+            return np.sin(c) * a + c * 0.5 + i * 0.01
+        return np.sum(wg.fori_loop(n, body, x) ** 2)
+    return f
+
+
+def loop32_f(n):
+    def f(x, a):
+        return np.sum(wg.fori_loop(n, lambda i, c: np.sin(c) * a + c * 0.5, x) ** 2)
+    return f
+
+
+def nested_f(x):
+    def outer(i, c):
+        return wg.fori_loop(2, lambda j, d: np.sin(d) + 0.1 * j, c) * 0.9
+    return np.sum(wg.fori_loop(3, outer, x))
+
+
+LOOP_VARIANTS = ("traced", "jvp", "vjp", "vjp_simplified")
+
+
+@pytest.mark.parametrize("variant", LOOP_VARIANTS)
+@pytest.mark.parametrize("n", [0, 1, 2, 7], ids=lambda n: f"n={n}")
+def test_fori_loop_programs_agree(n, variant):
+    prog = VARIANTS[variant](wg.make_program(loop_f(n), X, A, engine="trace"))
+    args = [X, A] + random_inputs(prog.in_avals[2:], _rng("loop", n, variant))
+    gen, _ = assert_same(prog, args)
+    assert "for x" in gen.source
+    if variant.startswith("vjp"):
+        # the transposed loop runs backwards over the stacked residuals
+        assert re.search(r"range\(-?\d+, -1, -1\)", gen.source), gen.source
+        if n == 0:
+            assert "np.zeros((0, 3))" in gen.source
+
+
+def test_nested_and_float32_loops_agree():
+    x32, a32 = X.astype(np.float32), A.astype(np.float32)
+    progs = [(wg.make_program(nested_f, X, engine="trace"), [X]),
+             (wg.make_program(loop32_f(0), x32, a32, engine="trace"), [x32, a32]),
+             (wg.make_program(loop32_f(3), x32, a32, engine="trace"), [x32, a32])]
+    for prog, args in progs:
+        for variant in LOOP_VARIANTS:
+            p = VARIANTS[variant](prog)
+            extra = random_inputs(p.in_avals[len(args):], _rng("nested", variant))
+            gen, got = assert_same(p, args + extra)
+            if args[0].dtype == F32:
+                assert all(np.asarray(g).dtype == F32 for g in got)
+    assert "np.zeros((0, 3), np.dtype('float32'))" in codegen(vjp_program(progs[1][0])).source
+
+
+def _branches(k):
+    vec = [Aval((3,), F64)] * 2
+    fns = [lambda x, a: [np.sin(x) * a], lambda x, a: [x * x - a], lambda x, a: [np.exp(-x) + a]]
+    return [stage(f, vec, name=f"branch{i}") for i, f in enumerate(fns[:k])]
+
+
+@pytest.mark.parametrize("k", [2, 3], ids=["two_branches", "three_branches"])
+def test_cond_programs_agree_on_every_branch(k):
+    branches = _branches(k)
+
+    def f(index, x, a):
+        out, = cond(index, branches, x, a)
+        return np.sum(out * x)
+
+    prog = wg.make_program(f, 0, X, A, engine="trace")
+    gen = codegen(prog)
+    assert "if int(index) == 0:" in gen.source and "else:" in gen.source
+    assert ("elif int(index) == 1:" in gen.source) == (k == 3)
+    for index in range(k):
+        assert_same(prog, [index, X, A])
+        for variant in ("jvp", "vjp", "vjp_simplified"):
+            p = VARIANTS[variant](prog)
+            extra = random_inputs(p.in_avals[3:], _rng("cond", k, variant))
+            assert_same(p, [index, X, A] + extra)
+
+
+def test_cond_on_a_traced_comparison_agrees():
+    branches = _branches(2)
+
+    def f(x, a):
+        out, = cond(np.sum(x) > 0.5, branches, x, a)
+        return np.sum(out)
+
+    for variant in ("traced", "jvp", "vjp"):
+        prog = VARIANTS[variant](wg.make_program(f, X, A, engine="trace"))
+        for x in (X, -X):
+            extra = random_inputs(prog.in_avals[2:], _rng("cmp", variant))
+            assert_same(prog, [x, A] + extra)
+
+
+def _root(a):
+    s = Aval((), F64)
+    c = stage(lambda a, y: [np.abs(y * y - a) > 1e-12], [s, s], name="not_converged")
+    b = stage(lambda a, y: [(y + a / y) * 0.5], [s, s], name="newton_step")
+    y, count = while_loop(c, b, [a], [a])
+    return y, count
+
+
+def test_while_loop_programs_agree_including_zero_iterations():
+    prog = wg.make_program(_root, 2.0, engine="trace")
+    assert "while True:" in codegen(prog).source
+    for variant in ("traced", "jvp", "vjp", "vjp_simplified"):
+        p = VARIANTS[variant](prog)
+        for a in (2.0, 9.0, 1.0):        # a = 1.0: converged before the first step
+            extra = random_inputs(p.in_avals[1:], _rng("while", variant))
+            _, got = assert_same(p, [a] + extra)
+            assert np.asarray(got[1]).dtype == I64
+    # the linear part of a while loop runs over its recorded count (a Var)
+    src = codegen(vjp_program(prog)).source
+    assert re.search(r"range\(\w+ - 1, -1, -1\)", src), src
+
+
+# --- goldens ------------------------------------------------------------------
+SEED000 = """\
+# generated by wengert from program seed000; names bound outside it:
+#   np = numpy
+def seed000(x, y):
+    v0 = np.multiply(7.0, x)
+    v1 = np.divide(1.0, y)
+    v2 = v0 * x
+    v3 = v2 * 5.0
+    v4 = 2.0 * v0
+    v5 = v4 * v3
+    v6 = 3.0 * v1
+    v7 = v5 + v6
+    return (v7,)
+"""
+
+TINY_LOOP = """\
+# generated by wengert from program tiny_loop; names bound outside it:
+#   np = numpy
+def tiny_loop(n, c, xs):
+    # program step
+    x1 = c
+    v6 = []
+    for x0 in range(n):
+        x2 = xs[x0]
+        v3 = x1 + x2
+        v4 = x1 * x2
+        v6.append(v4)
+        x1 = v3
+    v6 = np.stack(v6) if v6 else np.zeros((0,))
+    v5 = x1
+    return (v5, v6)
+"""
+
+
+def tiny_loop(n, c, xs):
+    s = Aval((), F64)
+    step = stage(lambda i, c, x: [c + x, c * x], [Aval((), I64), s, s], name="step")
+    c, ys = for_loop(n, step, [], [c], [xs])
+    return c, ys
+
+
+def test_golden_seed000():
+    prog = wg.make_program(seed000, 2.0, 3.0, engine="trace")
+    gen = codegen(prog)
+    assert gen.source == SEED000
+    assert gen(2.0, 3.0) == (seed000(2.0, 3.0),)
+    assert codegen(prog).source == gen.source       # generated twice, the same text
+
+
+def test_golden_tiny_loop():
+    xs = np.array([1.0, 2.0, 3.0])
+    prog = wg.make_program(tiny_loop, 3, 1.0, xs, engine="trace")
+    gen = codegen(prog)
+    assert gen.source == TINY_LOOP
+    for n in (3, 2, 0):
+        _, (c, ys) = assert_same(prog, [n, 1.0, xs])
+        want_c, want_ys = 1.0, []
+        for x in xs[:n]:
+            want_ys.append(want_c * x)
+            want_c += x
+        assert c == want_c and ys.shape == (n,)
+        np.testing.assert_array_equal(ys, want_ys)
+
+
+def test_source_uses_the_listing_names():
+    prog = vjp_program(wg.make_program(nested_f, X, engine="trace"))
+    namer = Namer()
+    for _ in walk(prog, namer):
+        pass
+    src = codegen(prog).source
+    for name in namer.used:
+        assert re.search(rf"\b{name}\b", src), name
+    assert src.count("# program ") == str(prog).count("program ") - 1
+
+
+# --- literals and names ---------------------------------------------------------
+def test_operations_on_two_python_scalars_are_numpy_ones():
+    """``x * 2.0`` on a Python float is a NumPy float64 in the interpreter
+    (np.multiply), strong against float32; an operator would give a weak
+    Python float, and ``1.0 / 0.0`` would raise instead of giving inf."""
+    w = np.ones(3, np.float32)
+    prog = wg.make_program(lambda x, w: (x * 2.0) * w + 1.0 / (x - 2.0), 3.0, w, engine="trace")
+    with np.errstate(divide="ignore"):
+        gen, (out,) = assert_same(prog, [2.0, w])
+    assert out.dtype == F64 and np.isinf(out).all()
+    assert "v0 = np.multiply(x, 2.0)" in gen.source and "v1 = v0 * w" in gen.source
+
+
+
+def test_literals_keep_their_dtype_and_large_ones_are_constants():
+    x = Var(Aval((4,), F32))
+    v1, v2, v3, v4 = (Var(Aval((4,), F32)) for _ in range(4))
+    big = np.arange(4.0, dtype=np.float32)
+    eqns = [Eqn(PRIMITIVES["mul"], [x, Lit(np.array(2.0, np.float32))], [v1], {}),
+            Eqn(PRIMITIVES["add"], [v1, Lit(0.1)], [v2], {}),
+            Eqn(PRIMITIVES["mul"], [v2, Lit(big)], [v3], {}),
+            Eqn(PRIMITIVES["add"], [v3, Lit(np.zeros(4, np.float32))], [v4], {})]
+    prog = Program([x], eqns, [v4], name="lits")
+    gen, (out,) = assert_same(prog, [np.linspace(-1, 1, 4, dtype=np.float32)])
+    assert out.dtype == F32
+    body = gen.source.splitlines()
+    assert "    v1 = x0 * np.float32(2.0)" in body and "    v2 = v1 + 0.1" in body
+    assert "#   c0 = constant f32[4]" in body and "    v3 = v2 * c0" in body
+    assert "    v4 = v3 + np.zeros((4,), np.dtype('float32'))" in body
+    assert gen.namespace["c0"] is big
+
+
+def test_a_traced_literal_is_rejected():
+    class Traced:
+        _trace = None
+        aval = Aval((), F64)
+
+    x, v = Var(Aval((), F64)), Var(Aval((), F64))
+    prog = Program([x], [Eqn(PRIMITIVES["mul"], [x, Lit(Traced())], [v], {})], [v])
+    with pytest.raises(CodegenError, match="traced value"):
+        codegen(prog)
+
+
+def test_names_that_are_not_free_identifiers():
+    """A variable called ``np`` keeps its name (the module yields: ``numpy``);
+    keywords and the builtins the code calls get a trailing underscore."""
+    x, v1, v2 = Var(Aval((3,), F64), "np"), Var(Aval((3,), F64), "lambda"), Var(Aval((), I64), "range")
+    eqns = [Eqn(PRIMITIVES["sin"], [x], [v1], {}),
+            Eqn(PRIMITIVES["argmax"], [v1], [v2], {"axis": None})]
+    prog = Program([x], eqns, [v1, v2], name="class")
+    gen, _ = assert_same(prog, [X])
+    assert "def class_(np):" in gen.source
+    assert "    lambda_ = numpy.sin(np)" in gen.source
+    assert "    range_ = numpy.argmax(lambda_, axis=None)" in gen.source
+
+
+# --- linecache: tracebacks and inspect show the generated code ------------------
+def test_tracebacks_and_inspect_show_generated_lines():
+    prog = wg.make_program(lambda a: np.sum(np.linalg.cholesky(a) * 2.0), np.eye(2),
+                           engine="trace")
+    gen = codegen(prog)
+    assert gen(np.eye(2)) == (4.0,)
+    with pytest.raises(np.linalg.LinAlgError) as info:
+        gen(-np.eye(2))
+    frames = [f for f in traceback.extract_tb(info.value.__traceback__)
+              if f.filename == gen.filename]
+    assert gen.filename.startswith("<wengert-generated-")
+    assert [f.line for f in frames] == ["v0 = np.linalg.cholesky(a)"]
+    assert "v0 = np.linalg.cholesky(a)" in "".join(traceback.format_exception(info.value))
+    source = inspect.getsource(gen.fn)
+    assert source.startswith("def _lambda_(a):") and gen.source.endswith(source)

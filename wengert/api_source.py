@@ -1,0 +1,265 @@
+"""The source engine's side of the public API.
+
+    Python function --source frontend--> Program --transform, staged--> Program
+                    --simplify--> --pycodegen--> Python function (``.source``)
+
+A derivative is generated once per function, argnums and *signature* (the
+shapes and dtypes of the array arguments, the values of the Python ints and
+other static arguments): valid for every path through the control flow,
+which stays structured in the generated code. The transform itself is the
+trace engine's, applied to the source Program and staged: so every API
+function has one implementation of its mathematics.
+
+``engine="auto"`` tries this and falls back to the trace engine, with one
+warning naming the construct and its file:line, when the source cannot be
+transformed.
+"""
+from __future__ import annotations
+
+import functools
+import types
+import warnings
+
+from .errors import ConcretizationError, UnsupportedSyntax
+from .frontends import source as source_frontend
+from .ir import Lit, aval_of, sub_programs
+from .primitives.core import TracerBase, eval_program
+from .pytree import flatten, unflatten
+from .staging import stage
+from .transforms.simplify import simplify
+
+__all__ = ["SourceTransformed", "source_program", "source_inner", "generated"]
+
+_WARNED = set()
+
+
+def _signature(leaves, static):
+    """The cache key of one call: avals of the inputs, values of the rest."""
+    key = []
+    for x, s in zip(leaves, static):
+        if s:
+            try:
+                hash(x)
+                key.append(("static", type(x), x))
+            except TypeError:
+                key.append(("static", type(x), id(x)))
+        else:
+            a = aval_of(x)
+            key.append((a.shape, a.dtype.str, a.weak))
+    return tuple(key)
+
+
+_is_static = source_frontend.is_static
+
+
+def _compile(prog):
+    """The generated Python function of a Program (the interpreter until the
+    code generator is available)."""
+    try:
+        from .backends.pycodegen import codegen
+    except ImportError:                                   # pragma: no cover
+        codegen = None
+    if codegen is not None:
+        return codegen(prog)
+
+    def run(*args):
+        return eval_program(prog, args)
+    run.source = str(prog)
+    run.program = prog
+    return run
+
+
+def _env_key(fun):
+    """What the function reads from its globals and closure: rebinding one of
+    those regenerates the code (their values are the code's constants).
+    Returns None when one is a traced value (an outer transformation's
+    variable): such a derivative is rebuilt at every call, never cached."""
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return ()
+    items = []
+    glb = getattr(fun, "__globals__", {})
+    for name in code.co_names:
+        if name in glb:
+            items.append((name, glb[name]))
+    for name, cell in zip(code.co_freevars, getattr(fun, "__closure__", None) or ()):
+        try:
+            items.append((name, cell.cell_contents))
+        except ValueError:
+            pass
+    key = []
+    for name, v in items:
+        if isinstance(v, TracerBase):
+            return None
+        if isinstance(v, (int, float, complex, bool, str)):
+            key.append((name, type(v), v))
+        elif not isinstance(v, (types.ModuleType, types.FunctionType, type)):
+            key.append((name, id(v)))
+    return tuple(key)
+
+
+def _holds_tracers(prog):
+    for e in prog.eqns:
+        if any(isinstance(x, Lit) and isinstance(x.val, TracerBase) for x in e.inputs):
+            return True
+        if any(_holds_tracers(p) for p in sub_programs(e)):
+            return True
+    return any(isinstance(x, Lit) and isinstance(x.val, TracerBase) for x in prog.outputs)
+
+
+class _Compiled:
+    """One specialisation: the derived Program, its generated function, and
+    how to rebuild the result's structure."""
+
+    def __init__(self, prog, out_tree):
+        self.program = prog
+        # a Program that closes over an outer transformation's values is only
+        # ever replayed into that transformation, never turned into code
+        self.fn = None if _holds_tracers(prog) else _compile(prog)
+        self.out_tree = out_tree
+
+    @property
+    def source(self):
+        if self.fn is None:
+            raise AttributeError("this derivative closes over the variables of an outer "
+                                 "transformation, so it has no code of its own")
+        return self.fn.source
+
+    def __call__(self, dyn):
+        if self.fn is None or any(isinstance(x, TracerBase) for x in dyn):
+            # under an outer transformation the Program is replayed into it
+            outs = eval_program(self.program, dyn)
+        else:
+            outs = self.fn(*dyn)
+        return unflatten(self.out_tree, list(outs))
+
+
+def source_program(fun, args, kwargs=None):
+    """(Program, static mask, input tree, output tree) of ``fun`` at ``args``."""
+    fn = functools.partial(fun, **kwargs) if kwargs else fun
+    if kwargs:
+        functools.update_wrapper(fn, fun)
+    return source_frontend.make_program(fn, args)
+
+
+def _program_function(prog, static, leaves, in_tree, out_tree):
+    """``prog`` as a Python function of the original arguments (traced values
+    in, traced values out), for the trace engine's transforms to act on."""
+    def inner(*args):
+        arg_leaves, _ = flatten(tuple(args))
+        dyn = [x for x, s in zip(arg_leaves, static) if not s]
+        return unflatten(out_tree, eval_program(prog, dyn))
+    return inner
+
+
+class SourceTransformed:
+    """``transform(fun)`` by the source engine: callable like the trace
+    engine's result, generated once per signature; ``.source`` is the
+    generated code of the latest specialisation."""
+
+    def __init__(self, fun, transform, engine, name):
+        self.fun = fun
+        self.transform = transform          # inner function -> transformed function (trace)
+        self.engine = engine
+        self.name = name
+        self.cache = {}
+        self.last = None
+        self.fallback = None
+        functools.update_wrapper(self, fun)
+
+    @property
+    def source(self):
+        if self.last is None:
+            raise AttributeError("no code generated yet: call the function once; the source "
+                                 "engine generates code for the shapes it is called with")
+        return self.last.source
+
+    @property
+    def program(self):
+        return None if self.last is None else self.last.program
+
+    def __call__(self, *args, **kwargs):
+        if self.fallback is not None:
+            return self.fallback(*args, **kwargs)
+        leaves, in_tree = flatten(tuple(args))
+        static = [_is_static(x) for x in leaves]
+        env = _env_key(self.fun)
+        key = None if env is None else (
+            in_tree.__repr__(), _signature(leaves, static), env,
+            tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+        compiled = self.cache.get(key) if key is not None else None
+        if compiled is None:
+            try:
+                compiled = self._build(args, kwargs, leaves, static, in_tree)
+            except (UnsupportedSyntax, ConcretizationError) as err:
+                if self.engine != "auto":
+                    raise
+                _warn_fallback(self.fun, err)
+                self.fallback = self.transform(self.fun)
+                return self.fallback(*args, **kwargs)
+            if key is not None and compiled.fn is not None:
+                self.cache[key] = compiled
+        self.last = compiled
+        return compiled([x for x, s in zip(leaves, static) if not s])
+
+    def _build(self, args, kwargs, leaves, static, in_tree):
+        prog, _, _, out_tree = source_program(self.fun, args, kwargs)
+        inner = _program_function(prog, static, leaves, in_tree, out_tree)
+        transformed = self.transform(inner)
+        result_tree = [None]
+
+        def derived(*dyn):
+            it = iter(dyn)
+            full = [next(it) if not s else x for x, s in zip(leaves, static)]
+            out = transformed(*unflatten(in_tree, full))
+            out_leaves, result_tree[0] = flatten(out)
+            return out_leaves
+
+        avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
+        hints = [v.hint for v in prog.inputs]
+        der = stage(derived, avals, name=f"{prog.name}_{self.name}", hints=hints)
+        return _Compiled(simplify(der), result_tree[0])
+
+
+def _warn_fallback(fun, err):
+    key = getattr(fun, "__qualname__", repr(fun))
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    where = (f"{err.filename}:{err.lineno}" if getattr(err, "filename", None) and
+             getattr(err, "lineno", None) else "")
+    construct = getattr(err, "construct", None) or type(err).__name__
+    warnings.warn(f"wengert: {key} uses {construct}{' at ' + where if where else ''}, which the "
+                  f"source engine cannot transform; using the trace engine instead ({err})",
+                  stacklevel=3)
+
+
+def has_source(fun):
+    """Whether ``fun`` is a Python function the source engine can read; for
+    anything else (NumPy functions, builtins, callable objects) ``auto``
+    traces, silently."""
+    return isinstance(fun, types.FunctionType)
+
+
+def source_inner(fun, args, engine, what):
+    """``fun`` as its source Program, callable on the original arguments, for
+    the transforms that run at a point (jvp, vjp, linearize); ``None`` when
+    ``engine="auto"`` falls back to tracing."""
+    if engine == "auto" and not has_source(fun):
+        return None
+    leaves, in_tree = flatten(tuple(args))
+    static = [_is_static(x) for x in leaves]
+    try:
+        prog, _, _, out_tree = source_program(fun, args)
+    except (UnsupportedSyntax, ConcretizationError) as err:
+        if engine != "auto":
+            raise
+        _warn_fallback(fun, err)
+        return None
+    return _program_function(prog, static, leaves, in_tree, out_tree)
+
+
+def generated(prog):
+    """The generated function of a Program (for ``.source`` of pullbacks and
+    linear functions)."""
+    return _compile(simplify(prog))
