@@ -56,6 +56,8 @@ def _format_param(k, v):
         return f"{k}=[{', '.join(_format_index_part(p) for p in v)}]"
     if isinstance(v, Program):
         return f"{k}={v.name}"
+    if isinstance(v, tuple) and v and all(isinstance(p, Program) for p in v):
+        return f"{k}=({', '.join(p.name for p in v)})"
     if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
         return f"{k}={np.dtype(v).name}"
     if callable(v):

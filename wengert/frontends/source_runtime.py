@@ -406,9 +406,8 @@ def if_stmt(test, true_fn, false_fn, state, names, lineno):
         ins = before + b.prog.inputs[:nc] + after + b.prog.inputs[nc:]
         assert len(before) == n_before and len(after) == n_after
         progs.append(Program(ins, b.prog.eqns, outs, b.prog.name))
-    index = arith.convert(test, dtype=np.dtype(np.int64)) if aval_of(test).dtype.kind == "b" \
-        else test
-    res = control.cond(index, progs, *all_consts, *blocks[0].operands)
+    # a boolean test selects branch 0 (false) or 1 (true) directly
+    res = control.cond(test, progs, *all_consts, *blocks[0].operands)
     return _assemble(names, merged, op_names, res)
 
 
