@@ -59,6 +59,15 @@ def simplify(prog):
     for eqn in prog.eqns:
         ins = [sub(x) for x in eqn.inputs]
         name, out = eqn.prim.name, eqn.outputs
+        if name == "cond" and isinstance(ins[0], Lit) and not hasattr(ins[0].val, "_trace"):
+            # a branch chosen by a literal: its equations replace the cond
+            branch = eqn.params["branches"][int(ins[0].val)]
+            body, results = _inline(simplify(branch), ins[1:])
+            eqns.extend(body)
+            for v, w in zip(out, results):
+                subst[id(v)] = w
+            continue
+        eqn = _simplify_params(eqn)
         if not eqn.prim.multiple_results and len(out) == 1:
             shape = out[0].aval.shape
             repl = _algebraic(name, ins, shape)
@@ -81,6 +90,42 @@ def simplify(prog):
 
     outputs = [sub(x) for x in prog.outputs]
     return _dce(Program(prog.inputs, eqns, outputs, prog.name))
+
+
+def _simplify_params(eqn):
+    """Simplify the sub-Programs a control-flow equation holds."""
+    if not any(isinstance(v, Program) or (isinstance(v, tuple) and v and
+                                          isinstance(v[0], Program))
+               for v in eqn.params.values()):
+        return eqn
+    params = {}
+    for k, v in eqn.params.items():
+        if isinstance(v, Program):
+            v = simplify(v)
+        elif isinstance(v, tuple) and v and all(isinstance(p, Program) for p in v):
+            v = tuple(simplify(p) for p in v)
+        params[k] = v
+    return Eqn(eqn.prim, eqn.inputs, eqn.outputs, params)
+
+
+def _inline(prog, args):
+    """(equations, outputs) of ``prog`` with its inputs replaced by ``args`` and
+    fresh variables for everything it defines (a Program may be inlined twice)."""
+    from ..ir import Var
+    env = {id(v): a for v, a in zip(prog.inputs, args)}
+
+    def read(x):
+        return x if isinstance(x, Lit) else env.get(id(x), x)
+
+    eqns = []
+    for e in prog.eqns:
+        outs = []
+        for v in e.outputs:
+            w = Var(v.aval, v.hint)
+            env[id(v)] = w
+            outs.append(w)
+        eqns.append(Eqn(e.prim, tuple(read(x) for x in e.inputs), tuple(outs), e.params))
+    return eqns, [read(x) for x in prog.outputs]
 
 
 def _algebraic(name, ins, shape):
