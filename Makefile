@@ -27,6 +27,7 @@ test: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e ".[bench]"
 	$(BIN)/python -m bench.grad_bench
+	$(BIN)/python -m bench.source_bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info

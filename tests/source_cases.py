@@ -7,6 +7,7 @@ trace engine cannot run the same text (``x[i] = v`` on a traced array,
 the same mathematics in trace-engine terms (``wg.at``, ``np.sin``).
 """
 import math
+import types
 
 import numpy as np
 
@@ -187,6 +188,27 @@ def if_python(x, mode):
     return np.sum(y)
 
 
+def if_nested(x):
+    # an if inside the body of an if, both on traced values
+    s = np.sum(x)
+    y = x
+    if s > 0.0:
+        if s > 1.0:
+            y = x * 3.0
+        else:
+            y = np.sin(x)
+    return np.sum(y * y)
+
+
+def if_assigns_outer_value(x):
+    # a branch that gives y a value computed before the if, unchanged
+    s = np.sum(x * x)
+    y = x[0]
+    if np.sum(x) > 0.0:
+        y = s
+    return y * 2.0
+
+
 def if_no_else(x):
     y = x * 2.0
     if np.sum(x) < 0.0:
@@ -279,6 +301,38 @@ def early_return_loop(x):
     return s
 
 
+def break_inner(a):
+    # break out of the inner loop only
+    s = 0.0
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            if a[i, j] < 0.0:
+                break
+            s = s + a[i, j] * a[i, j] * (j + 1)
+    return s
+
+
+def return_in_nested_loops(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            s = s + a[i, j] ** 2
+            if s > 1.0:
+                return s
+    return -s
+
+
+def sqrt_each(x):
+    # a Newton iteration per element: the inner trip count varies with the element
+    s = 0.0
+    for a in x:
+        y = a
+        while np.abs(y * y - a) > 1e-12:
+            y = 0.5 * (y + a / y)
+        s = s + y * a
+    return s
+
+
 def nested_loops(a):
     n, m = a.shape
     s = 0.0
@@ -312,6 +366,34 @@ def combined(x, n):
     if total > 1e6:
         return total * 0.0
     return total
+
+
+def combined_structured(x, y):
+    # a structured loop over zip holding an if/elif/else, a while, a
+    # helper call and a conditional expression
+    s = 0.0
+    for a, b in zip(x, y):
+        if a > 0.5:
+            t = np.sin(a) * b
+        elif a > -0.5:
+            t = _square_plus(a, b)
+        else:
+            t = a * 3.0
+        while t > 1.0:
+            t = t * 0.5
+        s = s + (t if b > 0.0 else -t)
+    return s
+
+
+def while_with_break(x):
+    k = 0
+    y = x
+    while k < 10:
+        y = y * 1.7
+        if y > 4.0:
+            break
+        k = k + 1
+    return y * k
 
 
 # --- subscripts and updates -------------------------------------------------------
@@ -416,19 +498,34 @@ def lambda_fori(x):
 def comprehensions(x):
     sq = [v * v for v in x]
     s = sum(sq) + sum(np.sin(v) for v in x)
-    pairs = [a * b for a, b in zip(x, sq)]
-    return s + sum(pairs) + sum([i * v for i, v in enumerate(x)])
+    return s * sum([x[i] * i for i in range(len(x))]) + max(w * 2.0 for w in sq)
+
+
+def comprehensions_zip_enumerate(x, y):
+    pairs = [a * np.sin(b) for a, b in zip(x, y)]
+    return sum(pairs) + sum(i * v * v for i, v in enumerate(x))
 
 
 def builtins_mix(x):
     n = len(x)
     lo = min(x[0], x[1])
-    hi = max(x[0] * 2.0, x[2], 0.0)
+    hi = max(x[0] * 2.5, x[2], 0.0)
     k = int(n / 2)
     t = float(k) + abs(x[1] - 3.0)
     s = sum(x[i] for i in range(k))
     if isinstance(x, np.ndarray) and isinstance(n, int):
         s = s + 1.0
+    return lo * hi + t * s + max(x) * min(x) + abs(np.sum(x))
+
+
+def builtins_mix_ref(x):
+    # builtins_mix for the trace engine, whose tracers are not np.ndarray instances
+    n = len(x)
+    lo = min(x[0], x[1])
+    hi = max(x[0] * 2.5, x[2], 0.0)
+    k = int(n / 2)
+    t = float(k) + abs(x[1] - 3.0)
+    s = sum(x[i] for i in range(k)) + 1.0
     return lo * hi + t * s + max(x) * min(x) + abs(np.sum(x))
 
 
@@ -442,12 +539,19 @@ def float_of_traced_ref(x):
 
 # --- integers stay Python --------------------------------------------------------------------
 def python_counter(x):
+    # a loop over a Python list runs as Python: k is a Python int throughout
     k = 0
     y = x
-    for i in range(3):
+    for c in [0.5, 1.0, 1.5]:
         k = k + 2
-        y = y * np.sin(y) + k
-    return np.sum(y)
+        y = y * np.sin(y) * c + k
+    return np.sum(y) * k
+
+
+def shapes_stay_python(x):
+    n = x.shape[0]
+    m = n * 2 + len(x) - x.ndim
+    return np.sum(x) * m
 
 
 def loop_trip(x, n):
@@ -464,3 +568,133 @@ def traced_trip(x):
         y = y * 1.5 + 0.25
         n = n + 1
     return y * n
+
+
+# --- outside the accepted language -----------------------------------------------------
+# Each function marks the offending line with "# unsupported"; each still runs as
+# plain Python and under the trace engine (the fallback of engine="auto").
+SCALE = 1.5
+
+
+def _keep(f):
+    return f
+
+
+def uses_try(x):
+    try:  # unsupported
+        y = np.sin(x)
+    except ValueError:
+        y = x
+    return y * 2.0
+
+
+def uses_with(x):
+    with np.errstate(over="ignore"):  # unsupported
+        y = np.exp(x)
+    return y
+
+
+def uses_raise(x, n=1):
+    if n < 0:
+        raise ValueError("n must be >= 0")  # unsupported
+    return np.sin(x) * n
+
+
+def uses_global(x):
+    global SCALE  # unsupported
+    return x * SCALE
+
+
+def uses_nonlocal(x):
+    y = x * 2.0
+
+    def bump():
+        nonlocal y  # unsupported
+        y = y + 1.0
+
+    bump()
+    return y * x
+
+
+def uses_del(x):
+    t = np.sin(x)
+    y = t * x
+    del t  # unsupported
+    return y
+
+
+def uses_import(x):
+    import math  # unsupported
+    return x * math.pi
+
+
+def uses_class(x):
+    class Box:  # unsupported
+        k = 3.0
+    return x * Box.k
+
+
+def uses_yield(x):
+    def gen():
+        yield np.sin(x)  # unsupported
+    return sum(gen())
+
+
+def uses_async(x):
+    async def later():  # unsupported
+        return 1.0
+    return x * 2.0
+
+
+def uses_walrus(x):
+    z = (y := np.sin(x)) * y  # unsupported
+    return z
+
+
+def uses_set(x):
+    k = len({1, 2, 2})  # unsupported
+    return x * k
+
+
+def uses_attribute_store(x):
+    box = types.SimpleNamespace()
+    box.v = x * 2.0  # unsupported
+    return box.v * x
+
+
+def uses_for_else(x):
+    s = x
+    for i in range(2):  # unsupported
+        s = s * x
+    else:
+        s = s + 1.0
+    return s
+
+
+def uses_while_else(x):
+    s, k = x, 0
+    while k < 2:  # unsupported
+        s, k = s * x, k + 1
+    else:
+        s = s + 1.0
+    return s
+
+
+def uses_decorated_def(x):
+    @_keep
+    def inner(z):  # unsupported
+        return np.sin(z)
+    return inner(x) * x
+
+
+def one_branch_only(x):
+    if np.sum(x) > 0.0:
+        y = x * 2.0
+    return np.sum(y)
+
+
+# --- a user's closure fixing the trailing non-differentiated arguments ------------------
+def with_static(f, *static):
+    def bound(*xs):
+        return f(*xs, *static)
+    return bound

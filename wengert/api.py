@@ -17,7 +17,7 @@ from .ir import aval_of
 from .primitives.core import Zero, eval_program, new_trace
 from .primitives.shape import reshape, transpose as transpose_axes
 from .pytree import flatten, unflatten
-from .staging import StagingTrace
+from .staging import StagingTrace, closure_convert
 from .transforms.batching import batch_eval
 from .transforms.jvp import jvp_flat
 from .transforms.partial_eval import linearize_flat
@@ -426,28 +426,6 @@ def make_program(fun, *example_args, engine="auto"):
 
 
 # --- structured loops ----------------------------------------------------
-def _closure_convert(prog):
-    """Literals holding traced values (the body closed over an outer
-    transform's variables) become leading inputs; returns (prog, values)."""
-    from .ir import Eqn, Lit, Program, Var
-    from .primitives.core import TracerBase
-    consts, new_inputs, seen = [], [], {}
-
-    def conv(x):
-        if isinstance(x, Lit) and isinstance(x.val, TracerBase):
-            if id(x.val) not in seen:
-                v = Var(x.aval)
-                seen[id(x.val)] = v
-                new_inputs.append(v)
-                consts.append(x.val)
-            return seen[id(x.val)]
-        return x
-
-    eqns = [Eqn(e.prim, tuple(conv(x) for x in e.inputs), e.outputs, e.params) for e in prog.eqns]
-    outs = [conv(x) for x in prog.outputs]
-    return Program(new_inputs + prog.inputs, eqns, outs, prog.name), consts
-
-
 def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
     """``carry = body(i, carry)`` for ``i in range(n)``, as one structured loop:
     differentiated without unrolling, in both modes. ``body`` runs on symbolic
@@ -492,7 +470,7 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
         # the body needs a concrete counter (it indexes a NumPy array with it,
         # or branches on it): run it as a Python loop, traced step by step
         return python_loop()
-    prog, consts = _closure_convert(prog)
+    prog, consts = closure_convert(prog)
     traced = any(isinstance(x, TracerBase) for x in leaves) or consts or isinstance(n, TracerBase)
     if not traced:
         return python_loop()    # nothing to differentiate: a Python loop is the fastest

@@ -6,6 +6,11 @@ prefix and a counter: ``x`` for inputs, ``v`` for the body, and the roles a
 transform marks with a hint of its own: ``t`` tangents, ``ct`` cotangents,
 ``r`` residuals. Printing twice gives the same text; nothing depends on
 ``id()`` or set order.
+
+``walk`` assigns the names (one ``Namer`` for a whole nested program, so a
+sub-program's names never clash with its host's) and yields the listing's
+events; ``format_program`` and ``backends.pycodegen`` both consume it, so the
+generated Python has the listing's names.
 """
 from __future__ import annotations
 
@@ -69,7 +74,7 @@ def _format_param(k, v):
     return f"{k}={v!r}"
 
 
-ROLES = ("t", "ct", "r")
+ROLES = ("%t", "%ct", "%r")   # role hints (a user name never starts with %)
 
 
 class Namer:
@@ -85,7 +90,7 @@ class Namer:
 
     def define(self, v, prefix):
         if v.hint in ROLES:
-            prefix = v.hint
+            prefix = v.hint[1:]
             name = f"{prefix}{self.counter}"
             self.counter += 1
             while name in self.used:
@@ -147,7 +152,8 @@ def format_program(prog, indent=""):
             lhs = defs[0] if len(defs) == 1 else "(" + ", ".join(defs) + ")"
             params = ", ".join(_format_param(k, item.params[k]) for k in sorted(item.params))
             params = f"[{params}]" if params else ""
-            lines.append(f"{pads[-1]}  {lhs} = {item.prim.name}{params} ({_atoms(item.inputs, uses)})")
+            ins = _atoms(item.inputs, uses)
+            lines.append(f"{pads[-1]}  {lhs} = {item.prim.name}{params} ({ins})")
         else:
             lines.append(f"{pads.pop()}  return ({_atoms(item.outputs, uses)})")
     return "\n".join(lines)

@@ -15,7 +15,7 @@ from .ir import Eqn, Lit, Program, Var, aval_of
 from .primitives.core import Trace, Zero, new_trace
 from .primitives.numpy_api import Tracer
 
-__all__ = ["StagingTrace", "StagingTracer", "stage", "atom_of", "name_value"]
+__all__ = ["StagingTrace", "StagingTracer", "stage", "atom_of", "name_value", "closure_convert"]
 
 
 def name_value(value, name):
@@ -56,7 +56,7 @@ class StagingTrace(Trace):
         self.concrete = concrete
         self.dynamic = dynamic
         self.keep_custom = keep_custom   # record custom-rule calls instead of their bodies
-        self.role = role      # print-time role of the variables it defines ("t": tangents)
+        self.role = role      # print-time role of the variables it defines ("%t": tangents)
 
     def new_input(self, aval, val=None, hint=""):
         return StagingTracer(self, Var(aval, hint), val)
@@ -125,3 +125,22 @@ def stage(fn, in_avals, name="f", hints=None, concrete_vals=None, role="", dynam
         outs = fn(*ins)
         prog = Program([t.atom for t in ins], trace.eqns, [trace.atom(o) for o in outs], name)
     return prog
+
+
+def closure_convert(prog):
+    """Literals holding traced values (a block closed over an enclosing
+    transformation's variables) become leading inputs: (Program, values)."""
+    consts, new_inputs, seen = [], [], {}
+
+    def conv(x):
+        if isinstance(x, Lit) and isinstance(x.val, Tracer):
+            if id(x.val) not in seen:
+                seen[id(x.val)] = Var(x.aval)
+                new_inputs.append(seen[id(x.val)])
+                consts.append(x.val)
+            return seen[id(x.val)]
+        return x
+
+    eqns = [Eqn(e.prim, tuple(conv(x) for x in e.inputs), e.outputs, e.params) for e in prog.eqns]
+    outputs = [conv(x) for x in prog.outputs]
+    return Program(new_inputs + prog.inputs, eqns, outputs, prog.name), consts

@@ -10,7 +10,10 @@ names.
 
 Expressions, in order of preference:
 
-* a Python operator (``+ - * / ** < == ...``) for arithmetic and comparisons;
+* a Python operator (``+ - * / ** < == ...``) for arithmetic and comparisons,
+  when an operand is a NumPy value; on two Python scalars (a caller's
+  ``2.0``, a loop counter) the ufunc itself, ``np.multiply(x, 2.0)``, since
+  Python's arithmetic differs from the interpreter's there;
 * a NumPy call when the primitive's impl *is* that NumPy function
   (``np.sin(x)``, ``np.linalg.solve(a, b)``), or when its params map onto a
   NumPy function's arguments one for one (``np.sum(x, axis=(0,))``,
@@ -89,13 +92,11 @@ class Emitter:
     (with its header comment) that the text needs."""
 
     def __init__(self, var_names):
-        self.var_names = set(var_names)        # every name the listing gives
         self.idents = {}                       # listing name -> identifier
         self.taken = set(var_names) | _BUILTINS_USED
-        self.namespace = {}
+        self.namespace = {}                    # holds every bound value, so ids stay valid
         self.header = []
         self._bound = {}                       # id(value) -> name, for reuse
-        self._keep = []                        # keep bound values (and their ids) alive
         self._consts = 0
 
     @property
@@ -119,7 +120,7 @@ class Emitter:
             self.idents[name] = ident
         return ident
 
-    def _fresh(self, *preferred):
+    def fresh(self, *preferred):
         """The first of ``preferred`` (then ``preferred[0]_1``...) that no
         variable, earlier binding, keyword or builtin uses."""
         cands = [_sanitize(p) for p in preferred]
@@ -137,10 +138,9 @@ class Emitter:
         name is the first free one of ``preferred`` (a tuple, or one name)."""
         name = self._bound.get(id(value))
         if name is None:
-            name = self._fresh(*((preferred,) if isinstance(preferred, str) else preferred))
+            name = self.fresh(*((preferred,) if isinstance(preferred, str) else preferred))
             self.namespace[name] = value
             self._bound[id(value)] = name
-            self._keep.append(value)
             self.header.append(f"#   {name} = {note}")
         return name
 
@@ -262,7 +262,7 @@ class Emitter:
                 parts.append(next(dyn))
             elif isinstance(p, (bool, np.bool_)):
                 return None
-            if isinstance(p, (int, np.integer)):
+            elif isinstance(p, (int, np.integer)):
                 parts.append(str(int(p)))
             elif p is None:
                 parts.append("None")

@@ -311,8 +311,9 @@ class _Converter(ast.NodeTransformer):
 
     # -- statements
     def visit_If(self, node):
-        node = self.generic_visit(node)
+        # the names are the user's, taken before nested blocks add helpers
         names = _assigned(node.body + node.orelse)
+        node = self.generic_visit(node)
         if not names:
             names = []
         t, f = self.fresh("if_true"), self.fresh("if_false")

@@ -15,11 +15,11 @@ import types
 import numpy as np
 
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
-from ..ir import Aval, Lit, Program, Var, aval_of
+from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, reduce as reduce_mod
 from ..primitives.core import TracerBase
 from ..pytree import flatten
-from ..staging import stage
+from ..staging import closure_convert, stage
 
 # what a block raises when it needs a Python value where it got a traced one
 _NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError, TypeError)
@@ -263,10 +263,14 @@ class TracedRange:
 
 
 class _Sequence:
-    """``enumerate(x)`` / ``zip(a, b)`` over traced arrays, for ``for_stmt``."""
+    """``enumerate(x)`` / ``zip(a, b)`` over traced arrays, for ``for_stmt``
+    (structured), or iterated directly (a comprehension: element by element)."""
 
     def __init__(self, kind, args):
         self.kind, self.args = kind, args
+
+    def __iter__(self):
+        return iter(_python_iterable(self))
 
 
 # --- staging a block as a Program ---------------------------------------------------
@@ -274,25 +278,6 @@ class _Sequence:
 def _is_operand(v):
     """Numbers and arrays (traced or not) are a block's operands."""
     return _traced(v) or isinstance(v, (np.ndarray, np.generic, float, int, complex, bool))
-
-
-def _closure_convert(prog):
-    """Literals holding traced values become leading inputs: (prog, values)."""
-    from ..ir import Eqn
-    consts, new_inputs, seen = [], [], {}
-
-    def conv(x):
-        if isinstance(x, Lit) and isinstance(x.val, TracerBase):
-            if id(x.val) not in seen:
-                seen[id(x.val)] = Var(x.aval)
-                new_inputs.append(seen[id(x.val)])
-                consts.append(x.val)
-            return seen[id(x.val)]
-        return x
-
-    eqns = [Eqn(e.prim, tuple(conv(x) for x in e.inputs), e.outputs, e.params) for e in prog.eqns]
-    return Program(new_inputs + prog.inputs, eqns, [conv(x) for x in prog.outputs],
-                   prog.name), consts
 
 
 class _Block:
@@ -328,7 +313,7 @@ class _Block:
             self.out_info = info
             return leaves
 
-        self.prog, self.consts = _closure_convert(stage(flat, list(lead_avals) + op_avals,
+        self.prog, self.consts = closure_convert(stage(flat, list(lead_avals) + op_avals,
                                                         name=name, dynamic=True,
                                                         keep_custom=True))
         self.operands = [v for v, o in zip(state, self.is_op) if o]

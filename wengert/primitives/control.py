@@ -253,7 +253,7 @@ def for_loop_transpose(cts, n, *args, body, num_consts, num_carry, reverse, leng
              + [c.aval for c in carry] + lin_consts
              + [Aval(aval_of(x).shape[1:], aval_of(x).dtype) for x in nl_xs]
              + [Aval(aval_of(c).shape[1:], aval_of(c).dtype) for c in ct_ys])
-    body_t = stage(step, avals, name=f"{body.name}_transpose", role="ct")
+    body_t = stage(step, avals, name=f"{body.name}_transpose", role="%ct")
     zeros = [np.zeros(a.shape, a.dtype) for a in lin_consts]
     out = bind(for_loop_p, n, *nl_consts, *ct_carry, *zeros, *nl_xs, *ct_ys, body=body_t,
                num_consts=nlc, num_carry=num_carry + n_lc, reverse=not reverse, length=length)

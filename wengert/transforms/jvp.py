@@ -155,7 +155,7 @@ def jvp_program(prog, mask=None):
         outs, dots = jvp_flat(lambda *xs: eval_program(prog, xs), args[:n], tangents)
         return list(outs) + list(dots)
 
-    hints = [v.hint for v in prog.inputs] + [f"d_{v.hint}" if v.hint else "t"
+    hints = [v.hint for v in prog.inputs] + [f"d_{v.hint}" if v.hint else "%t"
                                              for v, m in zip(prog.inputs, mask) if m]
     avals = prog.in_avals + [a for a, m in zip(prog.in_avals, mask) if m]
     return stage(run, avals, name=f"{prog.name}_jvp", hints=hints)

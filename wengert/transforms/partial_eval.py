@@ -30,13 +30,13 @@ def linearize_flat(fn, primals, reverse=True, name="f", mask=None):
     """Return (outs, linear Program from input tangents to output tangents).
     ``mask[k]`` False: input k is held constant (it gets no tangent input)."""
     jtrace = JVPTrace(reverse, partial=True)
-    ltrace = StagingTrace(concrete=False, role="t")
+    ltrace = StagingTrace(concrete=False, role="%t")
     mask = mask or [True] * len(primals)
     # the linear trace sits above the jvp trace: tangent arithmetic inside a
     # rule records into it, and primal arithmetic goes below (now, or into an
     # outer transform)
     with new_trace(jtrace), new_trace(ltrace):
-        t_ins = [ltrace.new_input(aval_of(p), hint="t") for p, m in zip(primals, mask) if m]
+        t_ins = [ltrace.new_input(aval_of(p), hint="%t") for p, m in zip(primals, mask) if m]
         tans = iter(t_ins)
         ins = [JVPTracer(jtrace, p, next(tans) if m else Zero(aval_of(p)))
                for p, m in zip(primals, mask)]
@@ -80,7 +80,7 @@ def linearize_program(prog, mask):
             if isinstance(atom, Lit):
                 return atom
             if id(atom) not in residuals:
-                residuals[id(atom)] = Var(atom.aval, "r")
+                residuals[id(atom)] = Var(atom.aval, "%r")
                 res_vars.append(atom)
             return residuals[id(atom)]
 

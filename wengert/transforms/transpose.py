@@ -95,7 +95,7 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
 def _ct_name(hint):
     """The cotangent of tangent ``d_p`` (or of ``p``) is named ``ct_p``."""
     if hint in ROLES:
-        return "ct"
+        return "%ct"
     return "ct_" + (hint[2:] if hint.startswith("d_") else hint)
 
 
@@ -115,7 +115,7 @@ def transpose_program(prog, mask=None):
     mask = mask or [True] * len(prog.inputs)
     nonlin = [v for v, m in zip(prog.inputs, mask) if not m]
     hints = [v.hint for v in nonlin] + [
-        f"ct_{v.hint}" if getattr(v, "hint", "") not in ("",) + ROLES else "ct"
+        f"ct_{v.hint}" if getattr(v, "hint", "") not in ("",) + ROLES else "%ct"
         for v in prog.outputs]
     k = len(nonlin)
 
@@ -123,4 +123,4 @@ def transpose_program(prog, mask=None):
         return backward_pass(prog, args[k:], mask, args[:k])
 
     return stage(run, [v.aval for v in nonlin] + [v.aval for v in prog.outputs],
-                 name=f"{prog.name}_transpose", hints=hints, role="ct")
+                 name=f"{prog.name}_transpose", hints=hints, role="%ct")

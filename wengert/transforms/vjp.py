@@ -33,7 +33,7 @@ def vjp_program(prog, mask=None):
         outs, _, pullback = vjp_flat(lambda *xs: eval_program(prog, xs), list(args[:n]), mask)
         return list(outs) + list(pullback(args[n:]))
 
-    hints = [v.hint for v in prog.inputs] + [f"ct_{v.hint}" if getattr(v, "hint", "") else "ct"
+    hints = [v.hint for v in prog.inputs] + [f"ct_{v.hint}" if getattr(v, "hint", "") else "%ct"
                                              for v in prog.outputs]
     return stage(run, prog.in_avals + prog.out_avals, name=f"{prog.name}_vjp", hints=hints)
 
