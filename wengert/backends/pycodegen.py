@@ -245,6 +245,10 @@ def _cond(em, eqn, ins, py, outs, subs):
     branches = subs["branches"]
     if len(branches) == 1:
         return _inline(branches[0], ops, outs)
+    if len(branches) == 2 and eqn.inputs[0].aval.dtype.kind == "b":
+        # a boolean test: the true branch (1) first, as the user wrote it
+        return (["if " + index + ":"] + _suite(_inline(branches[1], ops, outs))
+                + ["else:"] + _suite(_inline(branches[0], ops, outs)))
     lines = []
     for k, branch in enumerate(branches):
         if k == 0:
@@ -264,10 +268,17 @@ def _stack(em, accs, avals, n_static, reverse):
     iteration ran (statically known when ``n`` is a literal)."""
     lines = []
     for acc, aval in zip(accs, avals):
+        if any(d is None for d in aval.shape):
+            # values of different lengths (an inner while loop's): kept as a list
+            if reverse:
+                lines.append(f"{acc}.reverse()")
+            continue
         items = f"{acc}[::-1]" if reverse else acc
         dtype = "" if aval.dtype == "float64" else f", {em.dtype(aval.dtype)}"
         empty = f"{em.np}.zeros({(0,) + aval.shape!r}{dtype})"
-        stacked = f"{em.np}.stack({items})"
+        # np.array of scalars is many times faster than np.stack
+        stacked = (f"{em.np}.array({items}{dtype})" if aval.shape == ()
+                   else f"{em.np}.stack({items})")
         if n_static is None:
             lines.append(f"{acc} = {stacked} if {acc} else {empty}")
         else:

@@ -121,6 +121,24 @@ def cond(index, branches, *ops):
 
 
 # --- for_loop ----------------------------------------------------------
+class RaggedStack(list):
+    """Per-iteration values whose lengths differ between iterations (an inner
+    while loop's residuals, stored by an outer loop): kept as a list, indexed
+    like the stacked array it stands for."""
+
+    def __init__(self, items, aval):
+        super().__init__(items)
+        self.aval = aval
+
+
+def _stack(acc, aval, length):
+    """Stack one ``ys`` output: an array, or a RaggedStack when the
+    per-iteration value has a length known only at run time."""
+    if any(d is None for d in aval.shape):
+        return RaggedStack(acc, Aval((length,) + aval.shape, aval.dtype))
+    return np.stack(acc) if acc else np.zeros((0,) + aval.shape, aval.dtype)
+
+
 def _split(args, num_consts, num_carry):
     return (list(args[:num_consts]), list(args[num_consts:num_consts + num_carry]),
             list(args[num_consts + num_carry:]))
@@ -139,8 +157,7 @@ def for_loop_impl(n, *args, body, num_consts, num_carry, reverse, length):
     if reverse:
         for acc in ys:
             acc.reverse()
-    stacked = [np.stack(acc) if acc else np.zeros((0,) + a.shape, a.dtype)
-               for acc, a in zip(ys, body.out_avals[num_carry:])]
+    stacked = [_stack(acc, a, n) for acc, a in zip(ys, body.out_avals[num_carry:])]
     return tuple(carry) + tuple(stacked)
 
 
@@ -265,9 +282,66 @@ def for_loop_transpose(cts, n, *args, body, num_consts, num_carry, reverse, leng
             + tuple(next(it_x) if m else None for m in m_xs))
 
 
+def for_loop_batch(args, batched, body, num_consts, num_carry, reverse, length):
+    """A batch of loops as one loop over batched values: the body is batched
+    (carries always, consts and xs as given); xs and ys keep the loop axis
+    first inside the loop."""
+    from ..staging import stage
+    from ..transforms.batching import batch_eval
+    from .shape import broadcast_to, moveaxis
+    if batched[0]:
+        return NotImplemented                    # a batch of trip counts
+    dynamic = any(d is None for a in body.in_avals + body.out_avals for d in a.shape)
+    # stacked values of varying length are lists: they cannot take a batch axis
+    b_xs = batched[1 + num_consts + num_carry:]
+    xs_avals = [aval_of(x) for x in args[1 + num_consts + num_carry:]]
+    # (a batched xs is (batch, loop, ...): varying lengths show after the loop axis)
+    if any(b and None in a.shape[2:] for b, a in zip(b_xs, xs_avals)):
+        dynamic, batched = True, None
+    try:
+        if batched is None:
+            raise ValueError("ragged")
+        return _for_loop_batch(args, batched, body, num_consts, num_carry, reverse, length)
+    except (TypeError, ValueError) as err:
+        if not dynamic:
+            raise
+        from ..errors import UnsupportedSyntax
+        raise UnsupportedSyntax(
+            "a Jacobian of this order through a loop that stores values whose length changes "
+            "between iterations (a while loop, break or return inside another loop) is not "
+            "supported by the source engine; use engine='trace' (engine='auto' does so by "
+            "itself)", construct="Jacobian through nested dynamic loops") from err
+
+
+def _for_loop_batch(args, batched, body, num_consts, num_carry, reverse, length):
+    from ..staging import stage
+    from ..transforms.batching import batch_eval
+    from .shape import broadcast_to, moveaxis
+    n = args[0]
+    size = next(np.shape(a)[0] for a, b in zip(args, batched) if b)
+    consts, carry, xs = _split(args[1:], num_consts, num_carry)
+    b_consts, _, b_xs = _split(batched[1:], num_consts, num_carry)
+    carry = [c if b else broadcast_to(c, (size,) + tuple(np.shape(c)))
+             for c, b in zip(carry, batched[1 + num_consts:1 + num_consts + num_carry])]
+    xs = [moveaxis(x, 0, 1) if b else x for x, b in zip(xs, b_xs)]
+    flags = [False] + list(b_consts) + [True] * num_carry + list(b_xs)
+
+    def run(*ins):
+        return batch_eval(body, list(ins), size, flags)
+
+    def batched_aval(a, b):
+        return Aval((size,) + a.shape, a.dtype) if b else a
+
+    avals = [batched_aval(a, f) for a, f in zip(body.in_avals, flags)]
+    body_b = stage(run, avals, name=f"{body.name}_batched")
+    out = bind(for_loop_p, n, *consts, *carry, *xs, body=body_b, num_consts=num_consts,
+               num_carry=num_carry, reverse=reverse, length=length)
+    return tuple(out[:num_carry]) + tuple(moveaxis(y, 1, 0) for y in out[num_carry:])
+
+
 for_loop_p = register(Primitive("for_loop", nargs=None, impl=for_loop_impl, jvp=for_loop_jvp,
                                 transpose=for_loop_transpose, abstract_eval=for_loop_aval,
-                                multiple_results=True, needs_trace=True))
+                                multiple_results=True, needs_trace=True, batch=for_loop_batch))
 
 
 def for_loop(n, body, consts, carry, xs=(), reverse=False):
@@ -288,8 +362,7 @@ def while_loop_impl(*args, cond, body, num_consts, num_carry):
         for acc, y in zip(ys, outs[num_carry:]):
             acc.append(y)
         count += 1
-    stacked = [np.stack(acc) if acc else np.zeros((0,) + a.shape, a.dtype)
-               for acc, a in zip(ys, body.out_avals[num_carry:])]
+    stacked = [_stack(acc, a, count) for acc, a in zip(ys, body.out_avals[num_carry:])]
     return tuple(carry) + (np.int64(count),) + tuple(stacked)
 
 

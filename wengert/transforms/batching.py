@@ -29,10 +29,12 @@ def _loop(prim, vals, flags, params):
     return stack(rows)
 
 
-def batch_eval(prog, args, size):
-    """Evaluate ``prog`` on operands that all carry a leading batch axis of
-    length ``size``; every output carries it too."""
-    env = {id(v): (a, True) for v, a in zip(prog.inputs, args)}
+def batch_eval(prog, args, size, batched=None):
+    """Evaluate ``prog`` on operands that carry a leading batch axis of length
+    ``size`` (all of them, or those ``batched`` marks); every output carries
+    it."""
+    batched = batched or [True] * len(args)
+    env = {id(v): (a, b) for v, a, b in zip(prog.inputs, args, batched)}
 
     def read(x):
         return (x.val, False) if isinstance(x, Lit) else env[id(x)]

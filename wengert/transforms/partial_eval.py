@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ..ir import Eqn, Program, aval_of
 from ..primitives.core import Zero, new_trace
+from ..primitives.shape import zeros_like
 from ..primitives.core import eval_program
 from ..staging import StagingTrace, StagingTracer
 from .jvp import JVPTrace, JVPTracer
@@ -43,12 +44,13 @@ def linearize_flat(fn, primals, reverse=True, name="f", mask=None):
         outs = fn(*ins)
         out_p, out_atoms = [], []
         for o in outs:
-            if isinstance(o, JVPTracer) and o._trace is jtrace:
-                out_p.append(o.primal)
-                out_atoms.append(ltrace.atom(o.tangent))
-            else:
-                out_p.append(o)
-                out_atoms.append(ltrace.atom(Zero(aval_of(o))))
+            primal, tangent = ((o.primal, o.tangent) if isinstance(o, JVPTracer)
+                               and o._trace is jtrace else (o, Zero(aval_of(o))))
+            if isinstance(tangent, Zero) and None in tangent.aval.shape:
+                # zeros of a length known only at run time: shaped like the value
+                tangent = zeros_like(primal)
+            out_p.append(primal)
+            out_atoms.append(ltrace.atom(tangent))
     lin = Program([t.atom for t in t_ins], ltrace.eqns, out_atoms, name=f"{name}_lin")
     return out_p, lin
 
