@@ -286,9 +286,6 @@ def for_loop_batch(args, batched, body, num_consts, num_carry, reverse, length):
     """A batch of loops as one loop over batched values: the body is batched
     (carries always, consts and xs as given); xs and ys keep the loop axis
     first inside the loop."""
-    from ..staging import stage
-    from ..transforms.batching import batch_eval
-    from .shape import broadcast_to, moveaxis
     if batched[0]:
         return NotImplemented                    # a batch of trip counts
     dynamic = any(d is None for a in body.in_avals + body.out_avals for d in a.shape)
