@@ -36,7 +36,10 @@ import inspect
 import itertools
 import textwrap
 
+import numpy as _np
+
 from ..errors import UnsupportedSyntax
+from ..primitives.core import TracerBase as _TracerBase
 
 __all__ = ["convert", "make_program", "UnsupportedSyntax"]
 
@@ -587,13 +590,14 @@ def convert(fn):
 def is_static(leaf):
     """Python ints, bools, strings and other non-array values are part of the
     program (its specialisation); floats and arrays are its inputs."""
-    import numpy as np
-    from ..primitives.core import TracerBase
-    if isinstance(leaf, TracerBase):
+    t = type(leaf)
+    if t is float or t is _np.ndarray or t is _np.float64:
         return False
-    if isinstance(leaf, bool) or isinstance(leaf, int):
+    if isinstance(leaf, _TracerBase):
+        return False
+    if isinstance(leaf, (bool, int)):
         return True
-    return not isinstance(leaf, (float, complex, np.ndarray, np.generic))
+    return not isinstance(leaf, (float, complex, _np.ndarray, _np.generic))
 
 
 def make_program(fn, args, name=None):
