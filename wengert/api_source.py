@@ -53,20 +53,9 @@ _is_static = source_frontend.is_static
 
 
 def _compile(prog):
-    """The generated Python function of a Program (the interpreter until the
-    code generator is available)."""
-    try:
-        from .backends.pycodegen import codegen
-    except ImportError:                                   # pragma: no cover
-        codegen = None
-    if codegen is not None:
-        return codegen(prog)
-
-    def run(*args):
-        return eval_program(prog, args)
-    run.source = str(prog)
-    run.program = prog
-    return run
+    """The generated Python function of a Program."""
+    from .backends.pycodegen import codegen
+    return codegen(prog)
 
 
 def _env_key(fun):
@@ -116,7 +105,9 @@ class _Compiled:
         # a Program that closes over an outer transformation's values is only
         # ever replayed into that transformation, never turned into code
         self.fn = None if _holds_tracers(prog) else _compile(prog)
+        self.run = None if self.fn is None else self.fn.fn      # the plain function
         self.out_tree = out_tree
+        self.single = out_tree.kind == "leaf"
 
     @property
     def source(self):
@@ -130,7 +121,9 @@ class _Compiled:
             # under an outer transformation the Program is replayed into it
             outs = eval_program(self.program, dyn)
         else:
-            outs = self.fn(*dyn)
+            outs = self.run(*dyn)
+        if self.single:
+            return outs[0]
         return unflatten(self.out_tree, list(outs))
 
 
@@ -186,7 +179,7 @@ class SourceTransformed:
         env = _env_key(self.fun)
         key = None if env is None else (
             in_tree.__repr__(), _signature(leaves, static), env,
-            tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+            tuple(sorted((k, repr(v)) for k, v in kwargs.items())) if kwargs else ())
         compiled = self.cache.get(key) if key is not None else None
         if compiled is None:
             try:
