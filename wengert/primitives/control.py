@@ -199,13 +199,47 @@ def for_loop_jvp(primals, tangents, body, num_consts, num_carry, reverse, length
         ys, t_ys = res[nk + b:nk + b + n_ys], res[nk + b + n_ys:]
         return _merge_tangents(carry_out, ys, t_carry_out, t_ys, m_carry)
     known, lin, nres = linearize_program(body, mask)
+    known, lin_body, inv, n_stacked = _loop_residuals(known, lin, nres, nk + n_ys, 1, nc, a, b,
+                                                      m_carry)
     out = bind(for_loop_p, n, *consts, *carry, *xs, body=known, num_consts=nc,
                num_carry=nk, reverse=reverse, length=length)
     carry_out, ys, res = out[:nk], out[nk:nk + n_ys], out[nk + n_ys:]
-    t_out = bind(for_loop_p, n, *nz_consts, *nz_carry, *res, *nz_xs,
-                 body=_linear_body(lin, nres, a, b, m_carry), num_consts=a, num_carry=b,
+    inv_vals = [consts[j] for j in inv]
+    t_out = bind(for_loop_p, n, *nz_consts, *inv_vals, *nz_carry, *res, *nz_xs,
+                 body=lin_body, num_consts=a + len(inv), num_carry=b,
                  reverse=reverse, length=length)
     return _merge_tangents(carry_out, ys, t_out[:b], t_out[b:], m_carry)
+
+
+def _loop_residuals(known, lin, nres, n_out, first, nc, a, b, m_carry):
+    """Sort a body's residuals: the loop index and the loop's constants are
+    not stored per iteration (the linear loop has them already); the rest are
+    stacked. Returns (known body without those outputs, linear body in loop
+    order (i, t_consts, invariant residuals, t_carry, stacked residuals, t_x),
+    positions of the invariant residuals among the consts, number stacked)."""
+    res_out = known.outputs[n_out:]
+    index = known.inputs[0] if first else None
+    const_ins = {id(v): j for j, v in enumerate(known.inputs[first:first + nc])}
+    res_in = lin.inputs[:nres]
+    idx_var, inv, inv_vars, stacked, stacked_vars = None, [], [], [], []
+    for out_v, in_v in zip(res_out, res_in):
+        if index is not None and out_v is index and idx_var is None:
+            idx_var = in_v
+        elif isinstance(out_v, Var) and id(out_v) in const_ins:
+            inv.append(const_ins[id(out_v)])
+            inv_vars.append(in_v)
+        else:
+            stacked.append(out_v)
+            stacked_vars.append(in_v)
+    known = Program(known.inputs, known.eqns, known.outputs[:n_out] + stacked, known.name)
+    nk = len(m_carry)
+    rest = lin.inputs[nres:]
+    t_consts, t_carry, t_xs = rest[:a], rest[a:a + b], rest[a + b:]
+    outs = [lin.outputs[j] for j in range(nk) if m_carry[j]] + lin.outputs[nk:]
+    idx_var = idx_var or Var(Aval((), np.int64))
+    body = Program([idx_var] + t_consts + inv_vars + t_carry + stacked_vars + t_xs, lin.eqns,
+                   outs, lin.name)
+    return known, body, inv, len(stacked)
 
 
 def _jvp_out_order(nk, n_ys, m_carry):
@@ -214,18 +248,6 @@ def _jvp_out_order(nk, n_ys, m_carry):
     n_out = nk + n_ys
     return (list(range(nk)) + [n_out + k for k in range(nk) if m_carry[k]]
             + list(range(nk, n_out)) + list(range(n_out + nk, 2 * n_out)))
-
-
-def _linear_body(lin, nres, a, b, m_carry):
-    """A linear body (res, t_consts, t_carry, t_x) -> (t_carry, t_y) in loop
-    order: (i, t_consts, t_carry, res, t_x), with an unused index input, and
-    tangent outputs only for the float carries."""
-    k = len(lin.inputs)
-    nk = len(m_carry)
-    order = list(range(nres, nres + a + b)) + list(range(nres)) + list(range(nres + a + b, k))
-    outs = [j for j in range(nk) if m_carry[j]] + list(range(nk, len(lin.outputs)))
-    body = _reorder(lin, order, outs)
-    return _with_extra_inputs(body, [Aval((), np.int64)], 0, lin.name)
 
 
 def _merge_tangents(carry_out, ys, t_carry_nz, t_ys, m_carry):
@@ -402,12 +424,14 @@ def while_loop_jvp(primals, tangents, cond, body, num_consts, num_carry, trace):
     # the primal while loop records its trip count and per-iteration residuals;
     # the linear part is a for_loop over that count
     known, lin, nres = linearize_program(body, mask)
+    known, lin_body, inv, _ = _loop_residuals(known, lin, nres, nk + n_ys, 0, nc, a, b, m_carry)
     out = bind(while_loop_p, *consts, *carry, cond=cond, body=known, num_consts=nc,
                num_carry=nk)
     carry_out, count = out[:nk], out[nk]
     ys, res = out[nk + 1:nk + 1 + n_ys], out[nk + 1 + n_ys:]
-    t_out = bind(for_loop_p, count, *nz_consts, *nz_carry, *res,
-                 body=_linear_body(lin, nres, a, b, m_carry), num_consts=a, num_carry=b,
+    inv_vals = [consts[j] for j in inv]
+    t_out = bind(for_loop_p, count, *nz_consts, *inv_vals, *nz_carry, *res,
+                 body=lin_body, num_consts=a + len(inv), num_carry=b,
                  reverse=False, length=None)
     primal, tangent = _merge_tangents(carry_out, ys, t_out[:b], t_out[b:], m_carry)
     return (primal[:nk] + (count,) + primal[nk:],
