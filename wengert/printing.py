@@ -117,7 +117,31 @@ class Namer:
                 for x in atoms]
 
 
-def walk(prog, namer):
+def _sub_aliases(eqn, namer):
+    """(sub-program, {input position: name}) for each sub-program of ``eqn``:
+    read-only inputs bound to a variable operand share its name."""
+    names = namer.uses(eqn.inputs)
+    p, name = eqn.params, eqn.prim.name
+
+    def bind(positions, operands):
+        return {k: n for k, n in zip(positions, operands) if n is not None}
+
+    if name == "cond":
+        for sub in p["branches"]:
+            yield sub, bind(range(len(sub.inputs)), names[1:])
+    elif name == "for_loop":
+        nc = p["num_consts"]
+        yield p["body"], bind(range(1, 1 + nc), names[1:1 + nc])
+    elif name == "while_loop":
+        nc = p["num_consts"]
+        yield p["cond"], bind(range(nc), names[:nc])
+        yield p["body"], bind(range(nc), names[:nc])
+    else:
+        for sub in sub_programs(eqn):
+            yield sub, {}
+
+
+def walk(prog, namer, aliases=None):
     """Name ``prog``'s variables in listing order, yielding the listing's
     events ``(kind, item, uses, defs)`` as it goes (``uses``: operand names,
     ``None`` for a literal; ``defs``: the names just defined):
@@ -127,11 +151,18 @@ def walk(prog, namer):
       sub-programs its params hold (in ``sub_programs`` order);
     * ``("return", prog, out_names, [])`` where a (sub-)program ends.
 
-    A sub-program held twice is walked, and named, afresh each time."""
-    yield "program", prog, [], [namer.define(v, "x") for v in prog.inputs]
+    A sub-program held twice is walked, and named, afresh each time. Inputs
+    of a sub-program that only reads them (a branch's operands, a loop's
+    constants) take the names of the variables passed in (``aliases``)."""
+    aliases = aliases or {}
+    yield "program", prog, [], [aliases[k] if k in aliases else namer.define(v, "x")
+                                for k, v in enumerate(prog.inputs)]
+    for k, v in enumerate(prog.inputs):
+        if k in aliases:
+            namer.names[id(v)] = aliases[k]
     for eqn in prog.eqns:
-        for sub in sub_programs(eqn):
-            yield from walk(sub, namer)
+        for sub, sub_aliases in _sub_aliases(eqn, namer):
+            yield from walk(sub, namer, sub_aliases)
         uses = namer.uses(eqn.inputs)
         yield "eqn", eqn, uses, [namer.define(v, "v") for v in eqn.outputs]
     yield "return", prog, namer.uses(prog.outputs), []

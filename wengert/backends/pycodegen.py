@@ -234,7 +234,7 @@ def _by_param(eqn, subs):
 def _inline(block, operands, outs):
     """A sub-program in place: inputs from operands, outputs to ``outs``."""
     return ([_comment(block.prog)]
-            + [f"{i} = {o}" for i, o in zip(block.inputs, operands)]
+            + [f"{i} = {o}" for i, o in zip(block.inputs, operands) if i != o]
             + block.lines + [f"{o} = {r}" for o, r in zip(outs, block.outputs)])
 
 
@@ -306,7 +306,7 @@ def _for_loop(em, eqn, ins, py, outs, subs):
         count = n if n_lit.aval.dtype.kind in "iu" else f"int({n})"    # the impl's int(n)
         bounds = f"{count} - 1, -1, -1" if reverse else count
     lines = [_comment(body.prog)]
-    lines += [f"{i} = {o}" for i, o in zip(body.inputs[1:k], consts + carry)]
+    lines += [f"{i} = {o}" for i, o in zip(body.inputs[1:k], consts + carry) if i != o]
     lines += [f"{acc} = []" for acc in accs]
     lines.append(f"for {index} in range({bounds}):")
     step = [f"{x_in} = {x}[{index}]" for x_in, x in zip(xs_in, xs)] + body.lines
@@ -332,7 +332,7 @@ def _while_loop(em, eqn, ins, py, outs, subs):
     step = _inline(cond, consts + carry_in, [])
     step += [f"if not {cond.outputs[0]}:", _INDENT + "break"]
     step += [_comment(body.prog)]
-    step += [f"{i} = {o}" for i, o in zip(body.inputs[:nc], consts)] + body.lines
+    step += [f"{i} = {o}" for i, o in zip(body.inputs[:nc], consts) if i != o] + body.lines
     step += [f"{acc}.append({y})" for acc, y in zip(accs, body.outputs[nk:])]
     step += _assign(carry_in, body.outputs[:nk]) + [f"{count} += 1"]
     lines += _suite(step)
