@@ -30,6 +30,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+import wengert as wg
+
 from wengert.primitives import arith, composite, index, linalg, matrix, reduce, shape
 from wengert.primitives.index import normalize_index
 
@@ -784,7 +786,6 @@ def indexing(x):
 
 
 def functional_update(x):
-    import wengert as wg
     y = wg.at(x)[1].set(np.sin(x[0]))
     y = wg.at(y)[np.array([0, 2, 2])].add(x[3])
     return y * x
