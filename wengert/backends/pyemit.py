@@ -39,6 +39,10 @@ from ..primitives.index import DYN
 __all__ = ["CodegenError", "Emitter", "BINARY_OPS", "PY_SCALARS"]
 
 
+# primitives whose impl is Python's operator (see primitives/arith.py)
+_OPERATOR_IMPLS = ("add", "sub", "mul", "div", "neg")
+
+
 class CodegenError(WengertError, ValueError):
     """A Program that cannot be turned into Python source."""
 
@@ -291,7 +295,8 @@ class Emitter:
                 "runs through and never records; a Program holding one was built by hand")
         op = BINARY_OPS.get(prim.name) if len(ins) == 2 else "-" if prim.name == "neg" else None
         if op is not None and not params:
-            if all(py):
+            if all(py) and prim.name not in _OPERATOR_IMPLS:
+                # two Python numbers: the impl is a ufunc, so the code calls it too
                 return f"{self.np}.{UFUNCS[prim.name]}({', '.join(ins)})"
             if len(ins) == 1:
                 return f"-({ins[0]})" if ins[0].startswith("-") else f"-{ins[0]}"

@@ -1,11 +1,18 @@
 """Elementwise arithmetic and transcendental primitives.
 
+The arithmetic operators' impls are Python's operators: on arrays they are
+NumPy's ufuncs, and on two Python numbers they keep Python's semantics, as
+the user's own ``x * 2.0`` does (a Python float stays weakly typed), and
+generated code can write ``a * b``.
+
 Each block: banner, rule functions, one ``register`` call. Rules are written
 with the wrappers below (never NumPy), so they differentiate again. Wrappers
 take NumPy broadcasting semantics; transpose rules sum cotangents back to an
 operand's shape with ``sum_to_shape``.
 """
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
@@ -63,7 +70,7 @@ def add_zero_rule(x, y):
     return keep if aval_of(keep).shape == out.shape else broadcast_to(keep, shape=out.shape)
 
 
-add_p = register(Primitive("add", nargs=2, impl=np.add, jvp=add_jvp, transpose=add_transpose,
+add_p = register(Primitive("add", nargs=2, impl=operator.add, jvp=add_jvp, transpose=add_transpose,
                            abstract_eval=elementwise_aval("add"), zero_rule=add_zero_rule))
 add = _wrap(add_p)
 add_p.batch = elementwise_batch(add)
@@ -88,7 +95,7 @@ def sub_zero_rule(x, y):
     return add_zero_rule(x, y)
 
 
-sub_p = register(Primitive("sub", nargs=2, impl=np.subtract, jvp=sub_jvp, transpose=sub_transpose,
+sub_p = register(Primitive("sub", nargs=2, impl=operator.sub, jvp=sub_jvp, transpose=sub_transpose,
                            abstract_eval=elementwise_aval("sub"), zero_rule=sub_zero_rule))
 sub = _wrap(sub_p)
 sub_p.batch = elementwise_batch(sub)
@@ -103,7 +110,7 @@ def neg_transpose(ct, x):
     return (neg(ct),)
 
 
-neg_p = register(Primitive("neg", nargs=1, impl=np.negative, jvp=neg_jvp, transpose=neg_transpose,
+neg_p = register(Primitive("neg", nargs=1, impl=operator.neg, jvp=neg_jvp, transpose=neg_transpose,
                            abstract_eval=elementwise_aval("neg")))
 neg_p.zero_rule = zero_if_any(neg_p)
 neg = _wrap(neg_p)
@@ -129,7 +136,7 @@ def mul_transpose(ct, x, y):
     return None, _sum_to(mul(x, ct), y)
 
 
-mul_p = register(Primitive("mul", nargs=2, impl=np.multiply, jvp=mul_jvp, transpose=mul_transpose,
+mul_p = register(Primitive("mul", nargs=2, impl=operator.mul, jvp=mul_jvp, transpose=mul_transpose,
                            abstract_eval=elementwise_aval("mul")))
 mul_p.zero_rule = zero_if_any(mul_p)
 mul = _wrap(mul_p)
@@ -161,7 +168,7 @@ def div_zero_rule(x, y):
     return Zero(out)
 
 
-div_p = register(Primitive("div", nargs=2, impl=np.true_divide, jvp=div_jvp, transpose=div_transpose,
+div_p = register(Primitive("div", nargs=2, impl=operator.truediv, jvp=div_jvp, transpose=div_transpose,
                            abstract_eval=elementwise_aval("div", float_out=True),
                            zero_rule=div_zero_rule))
 div = _wrap(div_p)
