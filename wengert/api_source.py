@@ -20,6 +20,8 @@ import functools
 import types
 import warnings
 
+import numpy as np
+
 from .errors import ConcretizationError, UnsupportedSyntax
 from .frontends import source as source_frontend
 from .ir import Lit, aval_of, sub_programs
@@ -156,6 +158,7 @@ class SourceTransformed:
         self.engine = engine
         self.name = name
         self.cache = {}
+        self.fast = {}          # flat float/array/int arguments: a cheaper key
         self.last = None
         self.fallback = None
         functools.update_wrapper(self, fun)
@@ -171,9 +174,32 @@ class SourceTransformed:
     def program(self):
         return None if self.last is None else self.last.program
 
+    def _fast_key(self, args):
+        """The key of a call whose arguments are floats, arrays and ints (the
+        common case), or None; cheaper than flattening and ``_signature``."""
+        sig = []
+        for a in args:
+            t = type(a)
+            if t is float:
+                sig.append(t)
+            elif t is np.ndarray:
+                sig.append((a.shape, a.dtype))
+            elif t is int:
+                sig.append(("int", a))
+            else:
+                return None
+        env = _env_key(self.fun)
+        return None if env is None else (tuple(sig), env)
+
     def __call__(self, *args, **kwargs):
         if self.fallback is not None:
             return self.fallback(*args, **kwargs)
+        fast = None if kwargs else self._fast_key(args)
+        if fast is not None:
+            compiled = self.fast.get(fast)
+            if compiled is not None:
+                self.last = compiled
+                return compiled([a for a in args if type(a) is not int])
         leaves, in_tree = flatten(tuple(args))
         static = [_is_static(x) for x in leaves]
         env = _env_key(self.fun)
@@ -192,6 +218,8 @@ class SourceTransformed:
                 return self.fallback(*args, **kwargs)
             if key is not None and compiled.fn is not None:
                 self.cache[key] = compiled
+                if fast is not None:
+                    self.fast[fast] = compiled
         self.last = compiled
         return compiled([x for x, s in zip(leaves, static) if not s])
 
