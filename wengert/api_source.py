@@ -60,6 +60,9 @@ def _compile(prog):
     return codegen(prog)
 
 
+_ENV_NAMES = {}
+
+
 def _env_key(fun):
     """What the function reads from its globals and closure: rebinding one of
     those regenerates the code (their values are the code's constants).
@@ -70,7 +73,12 @@ def _env_key(fun):
         return ()
     items = []
     glb = getattr(fun, "__globals__", {})
-    for name in code.co_names:
+    names = _ENV_NAMES.get(code)
+    if names is None:
+        # modules and functions the code names are its vocabulary, not its data
+        names = _ENV_NAMES[code] = [n for n in code.co_names if n in glb and not isinstance(
+            glb[n], (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type))]
+    for name in names:
         if name in glb:
             items.append((name, glb[name]))
     for name, cell in zip(code.co_freevars, getattr(fun, "__closure__", None) or ()):
