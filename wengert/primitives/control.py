@@ -74,30 +74,36 @@ def cond_jvp(primals, tangents, branches, trace):
         res = bind(cond_p, index, *ops, *nz, branches=jvps)
         return tuple(res[:n_out]), tuple(res[n_out:])
     # partial evaluation: a primal cond that also emits the taken branch's
-    # residuals (other branches' slots are zeros), then a linear cond
+    # residuals, then a linear cond reading them. Branches share residual
+    # slots of the same aval; a slot a branch does not fill holds zeros.
     parts = [linearize_program(b, mask) for b in branches]
-    slots = [a for known, _, nres in parts for a in known.out_avals[n_out:]]
-    knowns, lins, start = [], [], 0
-    for known, lin, nres in parts:
-        knowns.append(_pad_residuals(known, n_out, slots, start, nres))
-        lins.append(_with_extra_inputs(lin, slots[start + nres:], nres)
-                    if start == 0 else
-                    _with_extra_inputs(_with_extra_inputs(lin, slots[:start], 0),
-                                       slots[start + nres:], start + nres))
-        start += nres
+    slots, assigned = [], []
+    for known, _, _ in parts:
+        used, mine = set(), []
+        for a in known.out_avals[n_out:]:
+            j = next((j for j, s in enumerate(slots)
+                      if j not in used and s == a and s.weak == a.weak), None)
+            if j is None:
+                slots.append(a)
+                j = len(slots) - 1
+            used.add(j)
+            mine.append(j)
+        assigned.append(mine)
+    knowns, lins = [], []
+    for (known, lin, nres), mine in zip(parts, assigned):
+        where = {j: k for k, j in enumerate(mine)}
+        res = known.outputs[n_out:]
+        outs = list(known.outputs[:n_out]) + [
+            res[where[j]] if j in where else Lit(np.zeros(a.shape, a.dtype))
+            for j, a in enumerate(slots)]
+        knowns.append(Program(known.inputs, known.eqns, outs, known.name))
+        res_in = lin.inputs[:nres]
+        ins = [res_in[where[j]] if j in where else Var(a) for j, a in enumerate(slots)]
+        lins.append(Program(ins + lin.inputs[nres:], lin.eqns, lin.outputs, lin.name))
     out = bind(cond_p, index, *ops, branches=tuple(knowns))
     res = out[n_out:]
     t_out = bind(cond_p, index, *res, *nz, branches=tuple(lins))
     return tuple(out[:n_out]), tuple(t_out)
-
-
-def _pad_residuals(known, n_out, slots, start, nres):
-    """A known branch whose residual outputs fill every branch's slots."""
-    outs = list(known.outputs[:n_out])
-    mine = known.outputs[n_out:]
-    for k, a in enumerate(slots):
-        outs.append(mine[k - start] if start <= k < start + nres else Lit(np.zeros(a.shape, a.dtype)))
-    return Program(known.inputs, known.eqns, outs, known.name)
 
 
 def cond_transpose(cts, index, *ops, branches):
