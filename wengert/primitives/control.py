@@ -74,35 +74,43 @@ def cond_jvp(primals, tangents, branches, trace):
         res = bind(cond_p, index, *ops, *nz, branches=jvps)
         return tuple(res[:n_out]), tuple(res[n_out:])
     # partial evaluation: a primal cond that also emits the taken branch's
-    # residuals, then a linear cond reading them. Branches share residual
-    # slots of the same aval; a slot a branch does not fill holds zeros.
+    # residuals, then a linear cond reading them. A residual that is one of
+    # the cond's operands is read from the operand; the others go through
+    # slots that branches share by aval (a slot a branch does not fill holds
+    # zeros).
     parts = [linearize_program(b, mask) for b in branches]
-    slots, assigned = [], []
+    slots, plans = [], []
     for known, _, _ in parts:
-        used, mine = set(), []
-        for a in known.out_avals[n_out:]:
+        used, plan = set(), []
+        operand = {id(v): m for m, v in enumerate(known.inputs)}
+        for r in known.outputs[n_out:]:
+            if isinstance(r, Var) and id(r) in operand:
+                plan.append(("operand", operand[id(r)]))
+                continue
+            a = r.aval
             j = next((j for j, s in enumerate(slots)
-                      if j not in used and s == a and s.weak == a.weak), None)
+                      if j not in used and s.shape == a.shape and s.dtype == a.dtype), None)
             if j is None:
-                slots.append(a)
+                slots.append(Aval(a.shape, a.dtype))
                 j = len(slots) - 1
             used.add(j)
-            mine.append(j)
-        assigned.append(mine)
+            plan.append(("slot", j))
+        plans.append(plan)
     knowns, lins = [], []
-    for (known, lin, nres), mine in zip(parts, assigned):
-        where = {j: k for k, j in enumerate(mine)}
+    for (known, lin, nres), plan in zip(parts, plans):
         res = known.outputs[n_out:]
+        fill = {j: r for (kind, j), r in zip(plan, res) if kind == "slot"}
         outs = list(known.outputs[:n_out]) + [
-            res[where[j]] if j in where else Lit(np.zeros(a.shape, a.dtype))
-            for j, a in enumerate(slots)]
+            fill.get(j, Lit(np.zeros(a.shape, a.dtype))) for j, a in enumerate(slots)]
         knowns.append(Program(known.inputs, known.eqns, outs, known.name))
-        res_in = lin.inputs[:nres]
-        ins = [res_in[where[j]] if j in where else Var(a) for j, a in enumerate(slots)]
+        slot_in = {j: v for (kind, j), v in zip(plan, lin.inputs[:nres]) if kind == "slot"}
+        op_in = {m: v for (kind, m), v in zip(plan, lin.inputs[:nres]) if kind == "operand"}
+        ins = ([slot_in.get(j) or Var(a) for j, a in enumerate(slots)]
+               + [op_in.get(m) or Var(aval_of(o)) for m, o in enumerate(ops)])
         lins.append(Program(ins + lin.inputs[nres:], lin.eqns, lin.outputs, lin.name))
     out = bind(cond_p, index, *ops, branches=tuple(knowns))
     res = out[n_out:]
-    t_out = bind(cond_p, index, *res, *nz, branches=tuple(lins))
+    t_out = bind(cond_p, index, *res, *ops, *nz, branches=tuple(lins))
     return tuple(out[:n_out]), tuple(t_out)
 
 
