@@ -96,6 +96,7 @@ def cond_jvp(primals, tangents, branches, trace):
             used.add(j)
             plan.append(("slot", j))
         plans.append(plan)
+    needed = sorted({m for plan in plans for kind, m in plan if kind == "operand"})
     knowns, lins = [], []
     for (known, lin, nres), plan in zip(parts, plans):
         res = known.outputs[n_out:]
@@ -106,11 +107,11 @@ def cond_jvp(primals, tangents, branches, trace):
         slot_in = {j: v for (kind, j), v in zip(plan, lin.inputs[:nres]) if kind == "slot"}
         op_in = {m: v for (kind, m), v in zip(plan, lin.inputs[:nres]) if kind == "operand"}
         ins = ([slot_in.get(j) or Var(a) for j, a in enumerate(slots)]
-               + [op_in.get(m) or Var(aval_of(o)) for m, o in enumerate(ops)])
+               + [op_in.get(m) or Var(aval_of(ops[m])) for m in needed])
         lins.append(Program(ins + lin.inputs[nres:], lin.eqns, lin.outputs, lin.name))
     out = bind(cond_p, index, *ops, branches=tuple(knowns))
     res = out[n_out:]
-    t_out = bind(cond_p, index, *res, *ops, *nz, branches=tuple(lins))
+    t_out = bind(cond_p, index, *res, *[ops[m] for m in needed], *nz, branches=tuple(lins))
     return tuple(out[:n_out]), tuple(t_out)
 
 
