@@ -1,6 +1,6 @@
 """Elementwise arithmetic and transcendental primitives.
 
-The arithmetic operators' impls are Python's operators: on arrays they are
+The arithmetic and comparison impls are Python's operators: on arrays they are
 NumPy's ufuncs, and on two Python numbers they keep Python's semantics, as
 the user's own ``x * 2.0`` does (a Python float stays weakly typed), and
 generated code can write ``a * b``.
@@ -498,12 +498,12 @@ def _predicate(name, impl, nargs=2):
     return prim, _wrap(prim)
 
 
-less_p, less = _predicate("less", np.less)
-less_equal_p, less_equal = _predicate("less_equal", np.less_equal)
-greater_p, greater = _predicate("greater", np.greater)
-greater_equal_p, greater_equal = _predicate("greater_equal", np.greater_equal)
-equal_p, equal = _predicate("equal", np.equal)
-not_equal_p, not_equal = _predicate("not_equal", np.not_equal)
+less_p, less = _predicate("less", operator.lt)
+less_equal_p, less_equal = _predicate("less_equal", operator.le)
+greater_p, greater = _predicate("greater", operator.gt)
+greater_equal_p, greater_equal = _predicate("greater_equal", operator.ge)
+equal_p, equal = _predicate("equal", operator.eq)
+not_equal_p, not_equal = _predicate("not_equal", operator.ne)
 logical_and_p, logical_and = _predicate("logical_and", np.logical_and)
 logical_or_p, logical_or = _predicate("logical_or", np.logical_or)
 logical_xor_p, logical_xor = _predicate("logical_xor", np.logical_xor)
