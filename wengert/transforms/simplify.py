@@ -136,7 +136,10 @@ def _algebraic(name, ins, shape):
         a, b = ins
         for z, other in ((a, b), (b, a)):
             if _is_scalar_lit(z, 0.0) and shape == ():
-                return Lit(np.zeros((), other.aval.dtype))
+                # a Python zero stays a Python number (weakly typed), as the user's would
+                weak = other.aval.weak and z.aval.weak
+                return Lit(0.0 if weak and other.aval.dtype.kind == "f"
+                           else np.zeros((), other.aval.dtype))
             if _is_scalar_lit(z, 1.0) and same_shape(other) and not isinstance(other, Lit):
                 return other
     if name in ("add", "add_any"):
