@@ -118,6 +118,8 @@ class _Compiled:
         self.run = None if self.fn is None else self.fn.fn      # the plain function
         self.out_tree = out_tree
         self.single = out_tree.kind == "leaf"
+        self.flat_tuple = out_tree.kind == "tuple" and all(
+            c.kind == "leaf" for c in out_tree.children)
 
     @property
     def source(self):
@@ -134,6 +136,15 @@ class _Compiled:
             outs = self.run(*dyn)
         if self.single:
             return outs[0]
+        return unflatten(self.out_tree, list(outs))
+
+    def plain(self, args):
+        """Call with plain values known to need no checks (all floats)."""
+        outs = self.run(*args)
+        if self.single:
+            return outs[0]
+        if self.flat_tuple:
+            return outs                     # the generated code returns a tuple
         return unflatten(self.out_tree, list(outs))
 
 
@@ -167,6 +178,8 @@ class SourceTransformed:
         self.name = name
         self.cache = {}
         self.fast = {}          # flat float/array/int arguments: a cheaper key
+        self.floats = None      # (number of args, compiled) for all-float calls of a
+                                # function that reads no data from globals or a closure
         self.last = None
         self.fallback = None
         functools.update_wrapper(self, fun)
@@ -200,6 +213,13 @@ class SourceTransformed:
         return None if env is None else (tuple(sig), env)
 
     def __call__(self, *args, **kwargs):
+        floats = self.floats
+        if floats is not None and not kwargs and len(args) == floats[0]:
+            for a in args:
+                if type(a) is not float:
+                    break
+            else:
+                return floats[1].plain(args)
         if self.fallback is not None:
             return self.fallback(*args, **kwargs)
         fast = None if kwargs else self._fast_key(args)
@@ -228,6 +248,9 @@ class SourceTransformed:
                 self.cache[key] = compiled
                 if fast is not None:
                     self.fast[fast] = compiled
+                    if fast[1] == () and all(t is float for t in fast[0]) and not getattr(
+                            self.fun, "__closure__", None):
+                        self.floats = (len(args), compiled)
         self.last = compiled
         return compiled([x for x, s in zip(leaves, static) if not s])
 
