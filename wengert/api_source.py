@@ -61,6 +61,19 @@ def _compile(prog):
 
 
 _ENV_NAMES = {}
+_VOCABULARY = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+
+
+def _vocabulary_closure(fun):
+    """Whether ``fun``'s closure holds only modules and functions (``np``,
+    helpers): then no call can change what the generated code computes."""
+    for cell in getattr(fun, "__closure__", None) or ():
+        try:
+            if not isinstance(cell.cell_contents, _VOCABULARY):
+                return False
+        except ValueError:
+            return False
+    return True
 
 
 def _env_key(fun):
@@ -77,7 +90,7 @@ def _env_key(fun):
     if names is None:
         # modules and functions the code names are its vocabulary, not its data
         names = _ENV_NAMES[code] = [n for n in code.co_names if n in glb and not isinstance(
-            glb[n], (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type))]
+            glb[n], _VOCABULARY)]
     for name in names:
         if name in glb:
             items.append((name, glb[name]))
@@ -248,8 +261,8 @@ class SourceTransformed:
                 self.cache[key] = compiled
                 if fast is not None:
                     self.fast[fast] = compiled
-                    if fast[1] == () and all(t is float for t in fast[0]) and not getattr(
-                            self.fun, "__closure__", None):
+                    if fast[1] == () and all(t is float for t in fast[0]) and \
+                            _vocabulary_closure(self.fun):
                         self.floats = (len(args), compiled)
         self.last = compiled
         return compiled([x for x, s in zip(leaves, static) if not s])
