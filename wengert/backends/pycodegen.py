@@ -43,7 +43,7 @@ from __future__ import annotations
 import itertools
 import linecache
 
-from ..ir import Lit, Program, verify
+from ..ir import Lit, Program, sub_programs, verify
 from ..printing import Namer, walk
 from .pyemit import PY_SCALARS, CodegenError, Emitter
 
@@ -102,6 +102,7 @@ def generate_source(prog, name=None):
     for _ in walk(prog, names):         # every name first: helpers must avoid them all
         pass
     em = Emitter(names.used)
+    em.loop_only = loop_only_values(prog)
     py = python_scalars(prog)
     stack = []
     for kind, item, uses, defs in walk(prog, Namer()):
@@ -172,6 +173,29 @@ def _equation(em, eqn, ins, py, outs, subs):
     else:
         lhs = outs[0]
     return [f"{lhs} = {rhs}"]
+
+
+def loop_only_values(prog, uses=None):
+    """ids of the Vars read only as a ``for_loop``'s per-iteration inputs
+    (``xs``): a loop's stored residuals. Scalar ones can stay Python lists,
+    indexed as they are, without stacking them into an array."""
+    top = uses is None
+    uses = {} if top else uses
+
+    def note(x, kind):
+        if not isinstance(x, Lit):
+            uses.setdefault(id(x), set()).add(kind)
+
+    for eqn in prog.eqns:
+        xs_from = (1 + eqn.params["num_consts"] + eqn.params["num_carry"]
+                   if eqn.prim.name == "for_loop" else len(eqn.inputs))
+        for k, x in enumerate(eqn.inputs):
+            note(x, "xs" if k >= xs_from else "other")
+        for sub in sub_programs(eqn):
+            loop_only_values(sub, uses)
+    for x in prog.outputs:
+        note(x, "other")
+    return {k for k, kinds in uses.items() if kinds == {"xs"}} if top else None
 
 
 def python_scalars(prog, inputs=None, found=None):
@@ -262,12 +286,18 @@ def _cond(em, eqn, ins, py, outs, subs):
 
 
 # --- loops ----------------------------------------------------------------------
-def _stack(em, accs, avals, n_static, reverse):
+def _stack(em, accs, avals, n_static, reverse, ids=None):
     """Lists of per-iteration values -> arrays, as the impls do: reversed
     back into index order after a reverse loop; ``(0, *shape)`` zeros when no
     iteration ran (statically known when ``n`` is a literal)."""
     lines = []
-    for acc, aval in zip(accs, avals):
+    ids = ids or [None] * len(accs)
+    for acc, aval, vid in zip(accs, avals, ids):
+        if aval.shape == () and vid in em.loop_only:
+            # scalars read back one at a time by a loop: the list is enough
+            if reverse:
+                lines.append(f"{acc}.reverse()")
+            continue
         if any(d is None for d in aval.shape):
             # values of different lengths (an inner while loop's): kept as a list
             if reverse:
@@ -313,7 +343,8 @@ def _for_loop(em, eqn, ins, py, outs, subs):
     step += [f"{acc}.append({y})" for acc, y in zip(accs, body.outputs[nk:])]
     step += _assign(carry_in, body.outputs[:nk])
     lines += _suite(step)
-    lines += _stack(em, accs, eqn.params["body"].out_avals[nk:], n_static, reverse)
+    lines += _stack(em, accs, eqn.params["body"].out_avals[nk:], n_static, reverse,
+                    [id(v) for v in eqn.outputs[nk:]])
     return lines + _assign(outs[:nk], carry_in)
 
 
@@ -336,7 +367,8 @@ def _while_loop(em, eqn, ins, py, outs, subs):
     step += [f"{acc}.append({y})" for acc, y in zip(accs, body.outputs[nk:])]
     step += _assign(carry_in, body.outputs[:nk]) + [f"{count} += 1"]
     lines += _suite(step)
-    lines += _stack(em, accs, eqn.params["body"].out_avals[nk:], None, False)
+    lines += _stack(em, accs, eqn.params["body"].out_avals[nk:], None, False,
+                    [id(v) for v in eqn.outputs[nk + 1:]])
     return lines + _assign(outs[:nk], carry_in)
 
 
