@@ -155,7 +155,9 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
         out = outs[0]
         if aval_of(out).dtype.kind not in "fc":
             raise NonScalarOutputError(f"grad requires a float output, got {aval_of(out).short()}")
-        ct = np.ones((), aval_of(out).dtype)
+        av = aval_of(out)
+        # the seed of a Python-float output is a Python 1.0 (weakly typed, cheap)
+        ct = 1.0 if av.weak and av.dtype == np.float64 else np.ones((), av.dtype)
         cts = backward_pass(lin, [ct])
         grads = unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)])
         g = grads[0] if single else tuple(grads)

@@ -167,9 +167,13 @@ def is_float(aval):
 
 
 def instantiate(x):
-    """A Zero becomes a concrete array of zeros; anything else is returned."""
+    """A Zero becomes a concrete array of zeros (a Python 0.0 for the tangent
+    of a Python float, which stays weakly typed); anything else is returned."""
     if isinstance(x, Zero):
-        return np.zeros(x.aval.shape, x.aval.dtype)
+        a = x.aval
+        if a.weak and a.shape == () and a.dtype == np.float64:
+            return 0.0
+        return np.zeros(a.shape, a.dtype)
     return x
 
 
