@@ -64,16 +64,21 @@ _ENV_NAMES = {}
 _VOCABULARY = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
 
 
-def _vocabulary_closure(fun):
-    """Whether ``fun``'s closure holds only modules and functions (``np``,
-    helpers): then no call can change what the generated code computes."""
+def _data_snapshot(fun):
+    """(holder, key, value) for each global and closure value ``fun`` reads
+    as data: a later call checks they are still the same objects."""
+    snap = []
+    code = getattr(fun, "__code__", None)
+    glb = getattr(fun, "__globals__", {})
+    for name in _ENV_NAMES.get(code, ()) if code is not None else ():
+        snap.append((glb, name, glb.get(name)))
     for cell in getattr(fun, "__closure__", None) or ():
         try:
             if not isinstance(cell.cell_contents, _VOCABULARY):
-                return False
+                snap.append((cell, None, cell.cell_contents))
         except ValueError:
-            return False
-    return True
+            pass
+    return tuple(snap)
 
 
 def _env_key(fun):
@@ -232,7 +237,12 @@ class SourceTransformed:
                 if type(a) is not float:
                     break
             else:
-                return floats[1].plain(args)
+                # the values the code baked in must be the same objects
+                for holder, key, value in floats[2]:
+                    if (holder.cell_contents if key is None else holder.get(key)) is not value:
+                        break
+                else:
+                    return floats[1].plain(args)
         if self.fallback is not None:
             return self.fallback(*args, **kwargs)
         fast = None if kwargs else self._fast_key(args)
@@ -261,9 +271,8 @@ class SourceTransformed:
                 self.cache[key] = compiled
                 if fast is not None:
                     self.fast[fast] = compiled
-                    if fast[1] == () and all(t is float for t in fast[0]) and \
-                            _vocabulary_closure(self.fun):
-                        self.floats = (len(args), compiled)
+                    if all(t is float for t in fast[0]):
+                        self.floats = (len(args), compiled, _data_snapshot(self.fun))
         self.last = compiled
         return compiled([x for x, s in zip(leaves, static) if not s])
 
