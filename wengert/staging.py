@@ -15,7 +15,7 @@ from .ir import Eqn, Lit, Program, Var, aval_of
 from .primitives.core import Trace, Zero, new_trace
 from .primitives.numpy_api import Tracer
 
-__all__ = ["StagingTrace", "StagingTracer", "stage", "atom_of", "name_value", "closure_convert"]
+__all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert"]
 
 
 def name_value(value, name):
@@ -104,10 +104,6 @@ class StagingTrace(Trace):
             import numpy as np
             return Lit(np.zeros(x.aval.shape, x.aval.dtype))
         return Lit(x)
-
-
-def atom_of(trace, x):
-    return trace.atom(x)
 
 
 def stage(fn, in_avals, name="f", hints=None, concrete_vals=None, role="", dynamic=False,

@@ -453,12 +453,6 @@ def _loop_fixpoint(run_block, state, names, where):
     raise UnsupportedSyntax(f"{where}: a loop variable's shape or dtype keeps changing")
 
 
-def _unrolled_for(iterable, body, state):
-    for item in iterable:
-        state = body(item, *state)
-    return state
-
-
 def for_stmt(iterable, body, state, names, brk, lineno):
     where = lineno
     if isinstance(iterable, (list, tuple, dict, str)):

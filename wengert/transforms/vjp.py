@@ -12,7 +12,7 @@ from ..staging import stage
 from .partial_eval import linearize_flat
 from .transpose import backward_pass
 
-__all__ = ["vjp_flat", "vjp_program", "grad_program"]
+__all__ = ["vjp_flat", "vjp_program"]
 
 
 def vjp_flat(fn, primals, mask=None):
@@ -36,17 +36,3 @@ def vjp_program(prog, mask=None):
     hints = [v.hint for v in prog.inputs] + [f"ct_{v.hint}" if getattr(v, "hint", "") else "%ct"
                                              for v in prog.outputs]
     return stage(run, prog.in_avals + prog.out_avals, name=f"{prog.name}_vjp", hints=hints)
-
-
-def grad_program(prog, mask=None):
-    """Program -> Program taking its inputs and returning (output, gradients of
-    the inputs ``mask`` selects): a vjp whose output cotangent is the literal 1,
-    so what is constant folds away."""
-    import numpy as np
-
-    def run(*args):
-        outs, _, pullback = vjp_flat(lambda *xs: eval_program(prog, xs), list(args), mask)
-        one = np.ones((), prog.out_avals[0].dtype)
-        return [outs[0]] + list(pullback([one]))
-
-    return stage(run, prog.in_avals, name=f"{prog.name}_grad", hints=[v.hint for v in prog.inputs])
