@@ -1,0 +1,236 @@
+"""The loops of converted code: ``for_stmt`` and ``while_stmt`` (reached as
+``__wg.for_stmt`` / ``__wg.while_stmt`` through ``source_runtime``).
+
+A loop runs as Python when nothing it depends on is traced or when its body
+needs Python values (a slice bound, a list index); otherwise its body is
+staged once (until the carried shapes and dtypes are stable) and recorded as
+a ``for_loop`` or ``while_loop`` equation. ``break`` in a ``for`` loop makes
+it a ``while_loop`` over the counter.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..errors import UnsupportedSyntax
+from ..ir import Aval, Program, Var, aval_of
+from ..primitives import arith, control, index as index_mod
+from .source_runtime import (_NEEDS_CONCRETE, TracedRange, Undefined, _Block, _Sequence,
+                             _any_traced, _assemble, _coerce, _join, _python_iterable,
+                             _traced, and_, not_)
+
+__all__ = ["for_stmt", "while_stmt"]
+
+
+def _undef_discovery(run_block, state, names):
+    """Give loop variables first assigned inside the loop (unassigned before it)
+    an initial value of the right aval (zeros) by staging the body once."""
+    if not any(isinstance(v, Undefined) for v in state):
+        return state
+    block = run_block(state)
+    new = list(state)
+    for k, v in enumerate(state):
+        kd, info = block.out_info[k]
+        if isinstance(v, Undefined) and kd == "op":
+            new[k] = np.zeros(info.shape, info.dtype)
+    return tuple(new)
+
+
+def _loop_fixpoint(run_block, state, names, where):
+    """Stage the body until the carried avals are stable: ``s = 0`` before a
+    loop that adds arrays to ``s`` carries an array."""
+    state = _undef_discovery(run_block, state, names)
+    for _ in range(3):
+        block = run_block(state)
+        changed = False
+        new = list(state)
+        for k, (v, o) in enumerate(zip(state, block.is_op)):
+            kd, info = block.out_info[k]
+            if not o:
+                if kd != "py" or info is not v:
+                    raise UnsupportedSyntax(
+                        f"{where}: {names[k]!r} is changed by a loop that depends on a traced "
+                        f"value, but is not an array or a number ({v!r}); build lists outside "
+                        "such loops, or loop over a Python range of fixed length")
+                continue
+            if kd != "op":
+                raise UnsupportedSyntax(f"{where}: {names[k]!r} stops being an array in the loop")
+            a = aval_of(v)
+            if info.shape != a.shape or info.dtype != a.dtype:
+                j = _join(a, info)
+                new[k] = _coerce(v, j)
+                changed = True
+        if not changed:
+            return block, state
+        state = tuple(new)
+    raise UnsupportedSyntax(f"{where}: a loop variable's shape or dtype keeps changing")
+
+
+def for_stmt(iterable, body, state, names, brk, lineno):
+    where = lineno
+    if isinstance(iterable, (list, tuple, dict, str)):
+        return _loop_python(iterable, body, state, names, brk)
+    if any(isinstance(v, list) for v in state):
+        # appending to a Python list: the loop runs as Python (its length is fixed)
+        if isinstance(iterable, TracedRange):
+            raise UnsupportedSyntax(f"{where}: a list is built in a loop whose length is traced; "
+                                    "loop over a range of Python ints")
+        return _loop_python(_python_iterable(iterable), body, state, names, brk)
+    n, item_of, xs, lead = _loop_items(iterable, where)
+    try:
+        return _structured_for(n, item_of, xs, lead, body, state, names, brk, where)
+    except _NEEDS_CONCRETE:
+        if _traced(n) or not isinstance(iterable, (range, np.ndarray)):
+            raise
+        # the body needs a Python counter (a slice bound, a Python list index):
+        # run the loop as Python, each step recorded
+        return _loop_python(iterable, body, state, names, brk)
+
+
+def _structured_for(n, item_of, xs, lead, body, state, names, brk, where):
+    if brk:
+        return _for_with_break(n, item_of, xs, lead, body, state, names, brk, where)
+
+    def run_block(st):
+        def fn(i, *rest):
+            nxs = len(xs)
+            x_i = rest[:nxs]
+            return body(item_of(i, x_i), *rest[nxs:])
+        return _Block(fn, [Aval((), np.int64)] + lead, st, names, "for_body")
+
+    block, state = _loop_fixpoint(run_block, state, names, where)
+    # body program inputs: (consts, i, x_i..., carry...) -> loop order (i, consts, carry, xs)
+    prog, nc = block.prog, len(block.consts)
+    nx = len(xs)
+    ins = prog.inputs
+    prog = Program([ins[nc]] + ins[:nc] + ins[nc + 1 + nx:] + ins[nc + 1:nc + 1 + nx],
+                   prog.eqns, prog.outputs, prog.name)
+    res = control.for_loop(n, prog, block.consts, block.operands, xs)
+    merged = [("op", None) if o else ("py", v) for v, o in zip(state, block.is_op)]
+    return _assemble(names, merged, [k for k, o in enumerate(block.is_op) if o],
+                     res[:len(block.operands)])
+
+
+def _loop_python(iterable, body, state, names, brk):
+    k_brk = names.index(brk) if brk else None
+    for item in iterable:
+        state = body(item, *state)
+        if k_brk is not None:
+            flag = state[k_brk]
+            if _traced(flag):
+                raise UnsupportedSyntax("break on a traced condition inside a loop over a "
+                                        "Python sequence; loop over range(len(...)) instead")
+            if flag:
+                break
+    return state
+
+
+def _loop_items(iterable, where):
+    """(n, item_of(i, x_i), xs, lead avals of x_i) for a structured loop."""
+    if isinstance(iterable, range):
+        start, step = iterable.start, iterable.step
+        return len(iterable), (lambda i, x: arith.add(start, arith.mul(i, step))
+                               if (start, step) != (0, 1) else i), [], []
+    if isinstance(iterable, TracedRange):
+        r = iterable
+        n = _range_length(r.start, r.stop, r.step)
+        return n, (lambda i, x: arith.add(r.start, arith.mul(i, r.step))), [], []
+    if _traced(iterable) or isinstance(iterable, np.ndarray):
+        a = aval_of(iterable)
+        if not a.shape:
+            raise UnsupportedSyntax(f"{where}: iteration over a 0-d array")
+        return a.shape[0], (lambda i, x: x[0]), [iterable], [Aval(a.shape[1:], a.dtype)]
+    if isinstance(iterable, _Sequence):
+        arrays = list(iterable.args)
+        lengths = {aval_of(a).shape[0] for a in arrays}
+        n = min(lengths)
+        arrays = [a if aval_of(a).shape[0] == n else index_mod.getitem(a, slice(0, n))
+                  for a in arrays]
+        lead = [Aval(aval_of(a).shape[1:], aval_of(a).dtype) for a in arrays]
+        if iterable.kind is builtins.enumerate:
+            return n, (lambda i, x: (i, x[0])), arrays, lead
+        return n, (lambda i, x: tuple(x)), arrays, lead
+    raise UnsupportedSyntax(f"{where}: a for loop over {type(iterable).__name__} is not "
+                            "supported; loop over range, an array, a list, enumerate or zip")
+
+
+def _range_length(start, stop, step):
+    # ceil((stop - start) / step), at least 0, as integer arithmetic
+    span = arith.sub(stop, start)
+    if step > 0:
+        n = arith.floor(arith.div(arith.add(span, step - 1), step))
+    else:
+        n = arith.floor(arith.div(arith.add(span, step + 1), step))
+    return arith.convert(arith.maximum(n, 0), dtype=np.dtype(np.int64))
+
+
+def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where):
+    """A for loop with ``break``: a while loop over the counter."""
+    k_brk = names.index(brk)
+
+    def cond(i, *st):
+        return and_(lambda: arith.less(i, n), lambda: not_(st[k_brk]))
+
+    def step(i, *st):
+        x_i = [index_mod.getitem(x, i) for x in xs]
+        out = body(item_of(i, x_i), *st)
+        return (arith.add(i, 1),) + tuple(out)
+
+    out = _structured_while(cond, step, (np.int64(0),) + tuple(state),
+                            ("__wg_i",) + tuple(names), where)
+    return out[1:]
+
+
+def while_stmt(cond_fn, body_fn, state, names, lineno):
+    where = lineno
+    first = cond_fn(*state)
+    if not _traced(first) and not _any_traced(state):
+        c = first
+        while c:
+            state = body_fn(*state)
+            c = cond_fn(*state)
+            if _traced(c):
+                raise UnsupportedSyntax(
+                    f"{where}: a while loop whose condition becomes traced after it starts; "
+                    "make the condition depend on traced values from the first test")
+        return state
+
+    try:
+        return _structured_while(cond_fn, body_fn, state, names, where)
+    except _NEEDS_CONCRETE:
+        if _traced(first):
+            raise
+        c = first
+        while c:
+            state = body_fn(*state)
+            c = cond_fn(*state)
+            if _traced(c):
+                raise
+        return state
+
+
+def _structured_while(cond_fn, body_fn, state, names, where):
+    def run_block(st):
+        return _Block(body_fn, [], st, names, "while_body")
+
+    block, state = _loop_fixpoint(run_block, state, names, where)
+    is_op = block.is_op
+    cblock = _Block(lambda *s: (cond_fn(*s),), [], state, ("__wg_cond",), "while_cond")
+    # both programs take (cond consts, body consts, carry)
+    cc, bc = cblock.consts, block.consts
+    cprog = _with_inputs(cblock.prog, len(cc), [aval_of(c) for c in bc], after=True)
+    bprog = _with_inputs(block.prog, len(bc), [aval_of(c) for c in cc], after=False)
+    res = control.while_loop(cprog, bprog, cc + bc, block.operands)
+    merged = [("op", None) if o else ("py", v) for v, o in zip(state, is_op)]
+    return _assemble(names, merged, [k for k, o in enumerate(is_op) if o],
+                     res[:len(block.operands)])
+
+
+def _with_inputs(prog, nc, avals, after):
+    """Add unused inputs for the other program's closed-over values, so both
+    read (cond consts, body consts, carry)."""
+    extra = [Var(a) for a in avals]
+    ins = prog.inputs
+    new = ins[:nc] + extra + ins[nc:] if after else extra + ins
+    return Program(new, prog.eqns, prog.outputs, prog.name)
