@@ -136,13 +136,14 @@ class Eqn:
 class Program:
     """Inputs, equations, outputs. ``str(prog)`` is the printed listing."""
 
-    __slots__ = ("inputs", "eqns", "outputs", "name")
+    __slots__ = ("inputs", "eqns", "outputs", "name", "all_linear")
 
     def __init__(self, inputs, eqns, outputs, name="f"):
         self.inputs = list(inputs)
         self.eqns = list(eqns)
         self.outputs = list(outputs)
         self.name = name
+        self.all_linear = False     # set by linearize: every equation reads a tangent
 
     @property
     def in_avals(self):

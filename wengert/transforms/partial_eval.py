@@ -52,6 +52,9 @@ def linearize_flat(fn, primals, reverse=True, name="f", mask=None):
             out_p.append(primal)
             out_atoms.append(ltrace.atom(tangent))
     lin = Program([t.atom for t in t_ins], ltrace.eqns, out_atoms, name=f"{name}_lin")
+    # each recorded equation took a tangent operand (only those reach the
+    # linear trace), so the transpose need not sort the equations
+    lin.all_linear = True
     return out_p, lin
 
 

@@ -30,6 +30,8 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
     (``Zero`` where an input receives nothing). ``mask[k]`` False marks input
     k as a non-linear operand (a residual), whose values are
     ``nonlinear_args`` in order."""
+    if mask is None and getattr(prog, "all_linear", False):
+        return _backward_all_linear(prog, cts_out)
     mask = mask or [True] * len(prog.inputs)
     linear = {id(v) for v, m in zip(prog.inputs, mask) if m}
     values = {id(v): a for v, a in zip([v for v, m in zip(prog.inputs, mask) if not m],
@@ -97,6 +99,40 @@ def _ct_name(hint):
     if hint in ROLES:
         return "%ct"
     return "ct_" + (hint[2:] if hint.startswith("d_") else hint)
+
+
+def _backward_all_linear(prog, cts_out):
+    """``backward_pass`` of a linear Program every equation of which reads a
+    linear variable (what linearize records): every variable is linear, every
+    literal a constant, so no equation is sorted or evaluated forward."""
+    ct_env = {}
+
+    def accumulate(v, ct):
+        if ct is None or type(ct) is Zero:
+            return
+        key = id(v)
+        prev = ct_env.get(key)
+        ct_env[key] = ct if prev is None else add_any(prev, ct)
+
+    for v, ct in zip(prog.outputs, cts_out):
+        if type(v) is not Lit:
+            accumulate(v, ct)
+    for eqn in reversed(prog.eqns):
+        prim = eqn.prim
+        if prim.multiple_results:
+            cts = [ct_env.pop(id(v), None) for v in eqn.outputs]
+            if all(c is None for c in cts):
+                continue
+            ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, cts)]
+        else:
+            ct = ct_env.pop(id(eqn.outputs[0]), None)
+            if ct is None:
+                continue
+        args = [x.val if type(x) is Lit else Linear(x.aval) for x in eqn.inputs]
+        for x, a, c in zip(eqn.inputs, args, prim.transpose(ct, *args, **eqn.params)):
+            if type(a) is Linear:
+                accumulate(x, c)
+    return [ct_env.get(id(v), Zero(v.aval)) for v in prog.inputs]
 
 
 def check_cotangents(prog, cts):
