@@ -234,6 +234,16 @@ def _fn(name, params, body, returns):
                            type_params=[])
 
 
+def _set(flag, value):
+    """``flag = value`` (a constant)."""
+    return ast.Assign(targets=[_name(flag, ast.Store())], value=ast.Constant(value))
+
+
+def _constants(names):
+    """The tuple of names as string constants (for messages and state)."""
+    return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
+
+
 def _guard(flag, stmts):
     """``if __wg.not_(flag): stmts`` (converted later like any if)."""
     node = ast.If(test=_call(_rt("not_"), _name(flag)), body=stmts, orelse=[])
@@ -244,72 +254,62 @@ class _Converter(ast.NodeTransformer):
     def __init__(self, src):
         self.src = src
         self.counter = itertools.count()
+        self._flags = ()          # the early-exit flags of the function being converted
 
     def fresh(self, base):
         return f"__wg_{base}_{next(self.counter)}"
+
+    def visit_block(self, stmts):
+        """Visit statements; a statement may become several."""
+        out = []
+        for s in stmts:
+            v = self.visit(s)
+            out.extend(v if isinstance(v, list) else [v])
+        return out
 
     # -- blocks: early exits become flags that guard what follows
     def block(self, stmts, flags):
         out = []
         for k, s in enumerate(stmts):
             if isinstance(s, ast.Return) and _DONE in flags:
-                val = s.value or ast.Constant(None)
-                out.append(ast.Assign(targets=[_name(_RET, ast.Store())], value=val))
-                out.append(ast.Assign(targets=[_name(_DONE, ast.Store())],
-                                      value=ast.Constant(True)))
-                if _BRK in flags:
-                    out.append(ast.Assign(targets=[_name(_BRK, ast.Store())],
-                                          value=ast.Constant(True)))
-                return out
+                out += [ast.Assign(targets=[_name(_RET, ast.Store())],
+                                   value=s.value or ast.Constant(None)), _set(_DONE, True)]
+                return out + ([_set(_BRK, True)] if _BRK in flags else [])
             if isinstance(s, ast.Break):
-                out.append(ast.Assign(targets=[_name(_BRK, ast.Store())],
-                                      value=ast.Constant(True)))
-                return out
+                return out + [_set(_BRK, True)]
             if isinstance(s, ast.Continue):
-                out.append(ast.Assign(targets=[_name(_CONT, ast.Store())],
-                                      value=ast.Constant(True)))
-                return out
+                return out + [_set(_CONT, True)]
             if isinstance(s, ast.If):
-                s = ast.If(test=s.test, body=self.block(s.body, flags),
-                           orelse=self.block(s.orelse, flags))
-                ast.copy_location(s, stmts[k])
+                s = ast.copy_location(ast.If(test=s.test, body=self.block(s.body, flags),
+                                             orelse=self.block(s.orelse, flags)), stmts[k])
             out.append(s)
             rest = stmts[k + 1:]
-            exits = [f for f in flags if f in (_DONE, _BRK, _CONT)]
-            if rest and isinstance(s, (ast.If, ast.For, ast.While)) and exits:
-                may_exit = [f for f in exits if _may_set(s, f)]
-                if may_exit:
-                    guard_flag = may_exit[0] if len(may_exit) == 1 else None
-                    body = self.block(rest, flags)
-                    if guard_flag is None:
-                        test = _call(_rt("none_of"), *[_name(f) for f in may_exit])
-                        out.append(ast.copy_location(ast.If(test=test, body=body, orelse=[]),
-                                                     rest[0]))
-                    else:
-                        out.append(_guard(guard_flag, body))
-                    return out
+            may_exit = [f for f in flags if _may_set(s, f)] if rest and isinstance(
+                s, (ast.If, ast.For, ast.While)) else []
+            if may_exit:
+                body = self.block(rest, flags)
+                if len(may_exit) == 1:
+                    out.append(_guard(may_exit[0], body))
+                else:
+                    test = _call(_rt("none_of"), *[_name(f) for f in may_exit])
+                    out.append(ast.copy_location(ast.If(test=test, body=body, orelse=[]),
+                                                 rest[0]))
+                return out
         return out
 
     def visit_FunctionDef(self, node):
         body = node.body
         has_early_return = any(_contains([s], (ast.Return,)) for s in body[:-1]) or (
             body and not isinstance(body[-1], ast.Return) and _contains(body, (ast.Return,)))
+        outer = self._flags
+        self._flags = (_DONE,) if has_early_return else ()
         if has_early_return:
-            flags = (_DONE,)
-            body = ([ast.Assign(targets=[_name(_DONE, ast.Store())], value=ast.Constant(False),
-                                lineno=0),
+            body = ([_set(_DONE, False),
                      ast.Assign(targets=[_name(_RET, ast.Store())], value=_rt("UNDEF"))]
-                    + self.block(body, flags)
-                    + [ast.Return(value=_name(_RET))])
-            self._flags = flags
-        else:
-            self._flags = ()
-        outer = getattr(self, "_outer_flags", None)
-        self._outer_flags = self._flags
-        node.body = [self.visit(s) for s in body]
-        node.body = [s for b in node.body for s in (b if isinstance(b, list) else [b])]
+                    + self.block(body, self._flags) + [ast.Return(value=_name(_RET))])
+        node.body = self.visit_block(body)
         node.decorator_list = []
-        self._flags = self._outer_flags = outer if outer is not None else ()
+        self._flags = outer
         return node
 
     # -- statements
@@ -317,73 +317,47 @@ class _Converter(ast.NodeTransformer):
         # the names are the user's, taken before nested blocks add helpers
         names = _assigned(node.body + node.orelse)
         node = self.generic_visit(node)
-        if not names:
-            names = []
         t, f = self.fresh("if_true"), self.fresh("if_false")
         stmts = [_fn(t, names, node.body or [ast.Pass()], names),
                  _fn(f, names, node.orelse or [ast.Pass()], names)]
         call = _call(_rt("if_stmt"), node.test, _name(t), _name(f), _state_values(names),
-                     ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
-                     ast.Constant(self.src.where(node)))
+                     _constants(names), ast.Constant(self.src.where(node)))
         stmts.append(_assign(names, call) if names else ast.Expr(value=call))
         return [ast.copy_location(s, node) for s in stmts]
 
-    def visit_For(self, node):
-        has_brk = _contains(node.body, (ast.Break,)) or (_DONE in self._flags
-                                                            and _contains(node.body, (ast.Return,)))
+    def _loop(self, node, names):
+        """What a for and a while loop share: the early-exit flags of its body,
+        the flags' initialisation before it (``pre``), the converted body and
+        the state names (the loop's own ``names`` and its flags)."""
+        has_brk = _contains(node.body, (ast.Break,)) or (
+            _DONE in self._flags and _contains(node.body, (ast.Return,)))
         has_cont = _contains(node.body, (ast.Continue,))
         flags = tuple(f for f, on in ((_DONE, _DONE in self._flags), (_BRK, has_brk),
                                       (_CONT, has_cont)) if on)
         body = self.block(node.body, flags) if flags else node.body
-        pre = []
         if has_cont:
-            body = [ast.Assign(targets=[_name(_CONT, ast.Store())], value=ast.Constant(False),
-                               lineno=0)] + body
-        if has_brk:
-            pre.append(ast.Assign(targets=[_name(_BRK, ast.Store())], value=ast.Constant(False),
-                                  lineno=0))
-        body = [self.visit(s) for s in body]
-        body = [s for b in body for s in (b if isinstance(b, list) else [b])]
-        it = self.fresh("item")
-        tgt_names = _assigned([ast.Assign(targets=[node.target], value=ast.Constant(0))])
-        names = [n for n in _assigned(node.body) if n not in tgt_names]
-        if has_brk and _BRK not in names:
-            names.append(_BRK)
-        if _DONE in flags:
-            names += [n for n in (_DONE, _RET) if n not in names]
+            body = [_set(_CONT, False)] + body
+        pre = [_set(_BRK, False)] if has_brk else []
         names = [n for n in names if n != _CONT]
-        fname = self.fresh("for_body")
+        names += [n for n in ((_BRK,) if has_brk else ()) + (
+            (_DONE, _RET) if _DONE in flags else ()) if n not in names]
+        return pre, self.visit_block(body), names, has_brk
+
+    def visit_For(self, node):
+        tgt_names = _assigned([ast.Assign(targets=[node.target], value=ast.Constant(0))])
+        pre, body, names, has_brk = self._loop(
+            node, [n for n in _assigned(node.body) if n not in tgt_names])
+        it, fname = self.fresh("item"), self.fresh("for_body")
         bind_target = ast.Assign(targets=[node.target], value=_name(it))
         fn = _fn(fname, [it] + names, [bind_target] + body, names)
         call = _call(_rt("for_stmt"), self.visit(node.iter), _name(fname), _state_values(names),
-                     ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
-                     ast.Constant(_BRK if has_brk else ""),
+                     _constants(names), ast.Constant(_BRK if has_brk else ""),
                      ast.Constant(self.src.where(node)))
         stmts = pre + [fn, _assign(names, call) if names else ast.Expr(value=call)]
         return [ast.copy_location(s, node) for s in stmts]
 
     def visit_While(self, node):
-        has_brk = _contains(node.body, (ast.Break,)) or (_DONE in self._flags
-                                                            and _contains(node.body, (ast.Return,)))
-        has_cont = _contains(node.body, (ast.Continue,))
-        flags = tuple(f for f, on in ((_DONE, _DONE in self._flags), (_BRK, has_brk),
-                                      (_CONT, has_cont)) if on)
-        body = self.block(node.body, flags) if flags else node.body
-        pre = []
-        if has_cont:
-            body = [ast.Assign(targets=[_name(_CONT, ast.Store())], value=ast.Constant(False),
-                               lineno=0)] + body
-        if has_brk:
-            pre.append(ast.Assign(targets=[_name(_BRK, ast.Store())], value=ast.Constant(False),
-                                  lineno=0))
-        body = [self.visit(s) for s in body]
-        body = [s for b in body for s in (b if isinstance(b, list) else [b])]
-        names = _assigned(node.body)
-        if has_brk and _BRK not in names:
-            names.append(_BRK)
-        if _DONE in flags:
-            names += [n for n in (_DONE, _RET) if n not in names]
-        names = [n for n in names if n != _CONT]
+        pre, body, names, has_brk = self._loop(node, _assigned(node.body))
         test = self.visit(node.test)
         if has_brk:
             test = _call(_rt("and_"), ast.Lambda(args=_noargs(), body=_call(_rt("not_"),
@@ -394,8 +368,7 @@ class _Converter(ast.NodeTransformer):
         cond_fn.body = [ast.Return(value=test)]
         body_fn = _fn(bname, names, body or [ast.Pass()], names)
         call = _call(_rt("while_stmt"), _name(cname), _name(bname), _state_values(names),
-                     ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load()),
-                     ast.Constant(self.src.where(node)))
+                     _constants(names), ast.Constant(self.src.where(node)))
         stmts = pre + [cond_fn, body_fn, _assign(names, call) if names else ast.Expr(value=call)]
         return [ast.copy_location(s, node) for s in stmts]
 
