@@ -40,7 +40,7 @@ def _unary(name, impl, jvp, float_out=True):
 
 def _sum_to(ct, like):
     """Undo broadcasting: sum ``ct`` down to the shape of operand ``like``."""
-    shape = like.aval.shape if isinstance(like, Linear) else np.shape(like)
+    shape = np.shape(like)
     if np.shape(ct) == shape:
         return ct
     from .shape import sum_to_shape      # shape imports arith's users; keep the cycle lazy

@@ -93,7 +93,30 @@ def register(prim):
 
 # --- symbolic zeros and linear markers -------------------------------------
 
-class Zero:
+class HasAval:
+    """``shape``, ``ndim``, ``size`` and ``dtype`` read from ``self.aval``:
+    symbolic values answer NumPy's shape questions like arrays."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def ndim(self):
+        return self.aval.ndim
+
+    @property
+    def size(self):
+        return self.aval.size
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+
+class Zero(HasAval):
     """A symbolic zero tangent or cotangent of a known aval.
 
     ``Zero.like(value)`` defers computing the aval until a rule asks for it:
@@ -118,41 +141,17 @@ class Zero:
             self._like = None
         return self._aval
 
-    @property
-    def shape(self):
-        return self.aval.shape
-
-    @property
-    def ndim(self):
-        return self.aval.ndim
-
-    @property
-    def dtype(self):
-        return self.aval.dtype
-
     def __repr__(self):
         return f"Zero({self.aval.short()})"
 
 
-class Linear:
+class Linear(HasAval):
     """Marks the operand a transpose rule is transposing with respect to."""
 
     __slots__ = ("aval",)
 
     def __init__(self, aval):
         self.aval = aval
-
-    @property
-    def shape(self):
-        return self.aval.shape
-
-    @property
-    def ndim(self):
-        return self.aval.ndim
-
-    @property
-    def dtype(self):
-        return self.aval.dtype
 
     def __repr__(self):
         return f"Linear({self.aval.short()})"
@@ -193,7 +192,7 @@ def zero_if_any(prim):
 
 # --- traces ----------------------------------------------------------------
 
-class TracerBase:
+class TracerBase(HasAval):
     """A value of a trace in progress. Subclasses carry what their trace needs;
     ``frontends``/``transforms`` define them, ``primitives.numpy_api`` gives them
     NumPy's face (operators, ufuncs, methods)."""

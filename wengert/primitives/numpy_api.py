@@ -248,23 +248,7 @@ class Tracer(TracerBase):
     __slots__ = ()
     __array_priority__ = 1000
 
-    # --- abstract attributes
-    @property
-    def shape(self):
-        return self.aval.shape
-
-    @property
-    def ndim(self):
-        return self.aval.ndim
-
-    @property
-    def size(self):
-        return self.aval.size
-
-    @property
-    def dtype(self):
-        return self.aval.dtype
-
+    # --- abstract attributes (shape, ndim, size, dtype come from HasAval)
     @property
     def T(self):
         return shape.transpose(self)

@@ -18,10 +18,6 @@ from ..ir import Aval, aval_of
 _wrap = wrapper_of
 
 
-def _shape(x):
-    return x.aval.shape if isinstance(x, Linear) else np.shape(x)
-
-
 # --- dup ---------------------------------------------------------------
 def dup_impl(x):
     return x, x
@@ -283,7 +279,7 @@ def concatenate_transpose(ct, *xs, axis):
     from .index import getitem
     cts, start = [], 0
     for x in xs:
-        n = _shape(x)[axis]
+        n = np.shape(x)[axis]
         if isinstance(x, Linear):
             idx = (slice(None),) * axis + (slice(start, start + n),)
             cts.append(getitem(ct, idx))
