@@ -226,6 +226,11 @@ _TRACE_STACK: list[Trace] = []
 _DYNAMIC = [None]       # the innermost dynamic trace, if it is on top of the stack
 
 
+def tracing():
+    """Whether a transformation is in progress (values may be recorded)."""
+    return bool(_TRACE_STACK)
+
+
 class new_trace:
     """``with new_trace(t):`` pushes ``t`` above every trace now active."""
 

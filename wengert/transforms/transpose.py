@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..errors import ShapeMismatchError
 from ..ir import Lit
-from ..primitives.core import Linear, TracerBase, Zero, bind
+from ..primitives.core import Linear, TracerBase, Zero, bind, tracing
 from ..primitives.shape import add_any
 from ..printing import ROLES
 from ..staging import stage
@@ -29,19 +29,23 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
     """Cotangents of ``prog``'s linear inputs given cotangents of its outputs
     (``Zero`` where an input receives nothing). ``mask[k]`` False marks input
     k as a non-linear operand (a residual), whose values are
-    ``nonlinear_args`` in order."""
-    if mask is None and getattr(prog, "all_linear", False):
-        return _backward_all_linear(prog, cts_out)
-    mask = mask or [True] * len(prog.inputs)
-    linear = {id(v) for v, m in zip(prog.inputs, mask) if m}
-    values = {id(v): a for v, a in zip([v for v, m in zip(prog.inputs, mask) if not m],
-                                       nonlinear_args)}
+    ``nonlinear_args`` in order. A Program from linearize (``all_linear``:
+    every equation reads a tangent) is transposed without sorting."""
+    every = mask is None and prog.all_linear      # every variable is linear
+    naming = tracing()          # cotangents being recorded take the variables' names
+    if every:
+        ins, lin_eqns, linear = prog.inputs, prog.eqns, None
+    else:
+        mask = mask or [True] * len(prog.inputs)
+        ins = [v for v, m in zip(prog.inputs, mask) if m]
+        lin_eqns, linear = [], {id(v) for v in ins}
+        values = {id(v): a for v, a in zip([v for v, m in zip(prog.inputs, mask) if not m],
+                                           nonlinear_args)}
 
     def read(x):
         return x.val if type(x) is Lit else values[id(x)]
 
-    lin_eqns = []
-    for eqn in prog.eqns:
+    for eqn in () if every else prog.eqns:
         for x in eqn.inputs:
             if type(x) is not Lit and id(x) in linear:
                 lin_eqns.append(eqn)
@@ -63,7 +67,7 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
         ct_env[key] = ct if prev is None else add_any(prev, ct)
 
     for v, ct in zip(prog.outputs, cts_out):
-        if type(v) is not Lit and id(v) in linear:
+        if type(v) is not Lit and (every or id(v) in linear):
             accumulate(v, ct)
 
     for eqn in reversed(lin_eqns):
@@ -78,17 +82,18 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
             ct = ct_env.pop(id(v), None)
             if ct is None:
                 continue
-            if v.hint and isinstance(ct, TracerBase):
+            if naming and v.hint and isinstance(ct, TracerBase):
                 ct.name_hint(_ct_name(v.hint))
-        args = [Linear(x.aval) if type(x) is not Lit and id(x) in linear else read(x)
+        args = [x.val if type(x) is Lit else
+                Linear(x.aval) if every or id(x) in linear else values[id(x)]
                 for x in eqn.inputs]
         in_cts = prim.transpose(ct, *args, **eqn.params)
         for x, a, c in zip(eqn.inputs, args, in_cts):
             if type(a) is Linear:
                 accumulate(x, c)
 
-    out = [ct_env.get(id(v), Zero(v.aval)) for v, m in zip(prog.inputs, mask) if m]
-    for v, ct in zip([v for v, m in zip(prog.inputs, mask) if m], out):
+    out = [ct_env.get(id(v), Zero(v.aval)) for v in ins]
+    for v, ct in zip(ins, out) if naming else ():
         if v.hint and isinstance(ct, TracerBase):
             ct.name_hint(_ct_name(v.hint))
     return out
@@ -99,40 +104,6 @@ def _ct_name(hint):
     if hint in ROLES:
         return "%ct"
     return "ct_" + (hint[2:] if hint.startswith("d_") else hint)
-
-
-def _backward_all_linear(prog, cts_out):
-    """``backward_pass`` of a linear Program every equation of which reads a
-    linear variable (what linearize records): every variable is linear, every
-    literal a constant, so no equation is sorted or evaluated forward."""
-    ct_env = {}
-
-    def accumulate(v, ct):
-        if ct is None or type(ct) is Zero:
-            return
-        key = id(v)
-        prev = ct_env.get(key)
-        ct_env[key] = ct if prev is None else add_any(prev, ct)
-
-    for v, ct in zip(prog.outputs, cts_out):
-        if type(v) is not Lit:
-            accumulate(v, ct)
-    for eqn in reversed(prog.eqns):
-        prim = eqn.prim
-        if prim.multiple_results:
-            cts = [ct_env.pop(id(v), None) for v in eqn.outputs]
-            if all(c is None for c in cts):
-                continue
-            ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, cts)]
-        else:
-            ct = ct_env.pop(id(eqn.outputs[0]), None)
-            if ct is None:
-                continue
-        args = [x.val if type(x) is Lit else Linear(x.aval) for x in eqn.inputs]
-        for x, a, c in zip(eqn.inputs, args, prim.transpose(ct, *args, **eqn.params)):
-            if type(a) is Linear:
-                accumulate(x, c)
-    return [ct_env.get(id(v), Zero(v.aval)) for v in prog.inputs]
 
 
 def check_cotangents(prog, cts):
