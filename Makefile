@@ -14,12 +14,12 @@ $(VENV)/.installed: pyproject.toml $(BIN)/python
 
 demo: $(VENV)/.installed
 	$(BIN)/python -m wengert.demo
-	@echo; echo "== wengert show examples/seeds.py:seed000 --mode program"
-	$(BIN)/wengert show examples/seeds.py:seed000 --mode program
-	@echo; echo "== wengert show examples/seeds.py:seed000 --mode vjp"
-	$(BIN)/wengert show examples/seeds.py:seed000 --mode vjp
-	@echo; echo "== wengert show examples/seeds.py:damped --mode vjp (a loop with a branch)"
-	$(BIN)/wengert show examples/seeds.py:damped --mode vjp --args "0.3, 5" --argnums 0 --graph damped.dot
+	@echo; echo "== wengert show wengert/demo.py:seed000 --mode program"
+	$(BIN)/wengert show wengert/demo.py:seed000 --mode program
+	@echo; echo "== wengert show wengert/demo.py:seed000 --mode vjp"
+	$(BIN)/wengert show wengert/demo.py:seed000 --mode vjp
+	@echo; echo "== wengert show wengert/demo.py:damped --mode vjp (a loop with a branch)"
+	$(BIN)/wengert show wengert/demo.py:damped --mode vjp --args "0.3, 5" --argnums 0 --graph damped.dot
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -n 2 tests

@@ -31,6 +31,7 @@ from typing import Any, Callable
 import numpy as np
 
 import wengert as wg
+from wengert.demo import seed000  # noqa: F401  (in the corpus)
 
 from wengert.primitives import arith, composite, index, linalg, matrix, reduce, shape
 from wengert.primitives.index import normalize_index
@@ -729,15 +730,6 @@ _R = np.random.default_rng(20240611)
 def seed004(x, y):
     """Seed 004's running example: z = x y + sin x."""
     return x * y + np.sin(x)
-
-
-def seed000(x, y):
-    """Seed 000's program."""
-    p = 7 * x
-    r = 1 / y
-    q = p * x * 5
-    v = 2 * p * q + 3 * r
-    return v
 
 
 _X = _R.standard_normal((5, 3))

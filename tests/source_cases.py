@@ -14,13 +14,8 @@ import numpy as np
 import wengert as wg
 
 
-# --- seed 000 -----------------------------------------------------------------
-def seed000(x, y):
-    p = 7.0 * x
-    r = 1.0 / y
-    q = p * x * 5.0
-    v = 2.0 * p * q + 3.0 * r
-    return v
+# --- seed 000 (the demo's: the source engine reads wengert/demo.py) -----------
+from wengert.demo import seed000  # noqa: E402,F401
 
 
 # --- arguments, assignment, arithmetic ------------------------------------------

@@ -48,6 +48,18 @@ def seed000(x, y):
     return v
 
 
+def damped(x, n):
+    """A loop with a branch (for ``wengert show``): the state halves when it
+    grows past 1."""
+    s = 0.0
+    for i in range(n):
+        if s > 1.0:
+            s = s * 0.5 + np.sin(x * i)
+        else:
+            s = s + x * x
+    return s
+
+
 def demo_seed000():
     banner("seed 000: a straight-line program, its forward and reverse derivatives")
     x, y = 2.0, 3.0
