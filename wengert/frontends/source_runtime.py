@@ -373,8 +373,15 @@ def if_stmt(test, true_fn, false_fn, state, names, lineno):
         a0, a1 = a0 or a1, a1 or a0
         avals[k] = a0 if a0 == a1 and a0.weak == a1.weak else _join(a0, a1)
     coerce = [avals.get(k) for k in range(len(names))]
-    blocks = [_Block(fn, [], state, names, f"if_{tag}", coerce)
-              for fn, tag in ((false_fn, "false"), (true_fn, "true"))]
+
+    def settled(b):
+        """The branch already gives every output as the joined aval."""
+        return all(b.out_info[k][0] == "op" and b.out_info[k][1] == avals[k]
+                   and b.out_info[k][1].weak == avals[k].weak for k in op_names)
+
+    # a branch is staged again only if its outputs must be cast or filled
+    blocks = [b if settled(b) else _Block(fn, [], state, names, f"if_{tag}", coerce)
+              for b, (fn, tag) in zip(blocks, ((false_fn, "false"), (true_fn, "true")))]
     # each branch keeps only the outputs both produce as operands, and both
     # take every branch's closed-over values
     progs = []
@@ -383,13 +390,10 @@ def if_stmt(test, true_fn, false_fn, state, names, lineno):
         keep = [j for j, (kd, _) in enumerate(b.out_info) if kd == "op"]
         pos = {j: p for p, j in enumerate(keep)}
         outs = [b.prog.outputs[pos[j]] for j in op_names]
-        n_before = len(blocks[0].consts) if k == 1 else 0
-        n_after = len(blocks[1].consts) if k == 0 else 0
         nc = len(b.consts)
         before = [Var(aval_of(c)) for c in blocks[0].consts] if k == 1 else []
         after = [Var(aval_of(c)) for c in blocks[1].consts] if k == 0 else []
         ins = before + b.prog.inputs[:nc] + after + b.prog.inputs[nc:]
-        assert len(before) == n_before and len(after) == n_after
         progs.append(Program(ins, b.prog.eqns, outs, b.prog.name))
     # a boolean test selects branch 0 (false) or 1 (true) directly
     res = control.cond(test, progs, *all_consts, *blocks[0].operands)
