@@ -188,12 +188,7 @@ def test_generated_code_reads_like_numpy():
 
 
 # --- control flow -------------------------------------------------------------
-def loop_f(n):
-    def f(x, a):
-        def body(i, c):
-            return np.sin(c) * a + c * 0.5 + i * 0.01
-        return np.sum(wg.fori_loop(n, body, x) ** 2)
-    return f
+from test_control import loop_f  # noqa: E402  (the same loop as the control-flow tests)
 
 
 def loop32_f(n):
