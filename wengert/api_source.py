@@ -156,15 +156,6 @@ class _Compiled:
             return outs[0]
         return unflatten(self.out_tree, list(outs))
 
-    def plain(self, args):
-        """Call with plain values known to need no checks (all floats)."""
-        outs = self.run(*args)
-        if self.single:
-            return outs[0]
-        if self.flat_tuple:
-            return outs                     # the generated code returns a tuple
-        return unflatten(self.out_tree, list(outs))
-
 
 def source_program(fun, args, kwargs=None):
     """(Program, static mask, input tree, output tree) of ``fun`` at ``args``."""
@@ -242,7 +233,10 @@ class SourceTransformed:
                     if (holder.cell_contents if key is None else holder.get(key)) is not value:
                         break
                 else:
-                    return floats[1].plain(args)
+                    outs = floats[1](*args)
+                    if floats[3]:
+                        return outs[0]
+                    return outs if floats[4] else unflatten(floats[5].out_tree, list(outs))
         if self.fallback is not None:
             return self.fallback(*args, **kwargs)
         fast = None if kwargs else self._fast_key(args)
@@ -272,7 +266,8 @@ class SourceTransformed:
                 if fast is not None:
                     self.fast[fast] = compiled
                     if all(t is float for t in fast[0]):
-                        self.floats = (len(args), compiled, _data_snapshot(self.fun))
+                        self.floats = (len(args), compiled.run, _data_snapshot(self.fun),
+                                       compiled.single, compiled.flat_tuple, compiled)
         self.last = compiled
         return compiled([x for x, s in zip(leaves, static) if not s])
 
@@ -292,7 +287,7 @@ class SourceTransformed:
         avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
         hints = [v.hint for v in prog.inputs]
         der = stage(derived, avals, name=f"{prog.name}_{self.name}", hints=hints)
-        return _Compiled(simplify(der), result_tree[0])
+        return _Compiled(simplify(der, copies=True), result_tree[0])
 
 
 def _warn_fallback(fun, err):
@@ -336,4 +331,4 @@ def source_inner(fun, args, engine, what):
 def generated(prog):
     """The generated function of a Program (for ``.source`` of pullbacks and
     linear functions)."""
-    return _compile(simplify(prog))
+    return _compile(simplify(prog, copies=True))

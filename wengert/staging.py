@@ -12,7 +12,7 @@ program whose inputs are symbolic tangents).
 from __future__ import annotations
 
 from .ir import Eqn, Lit, Program, Var, aval_of
-from .primitives.core import Trace, Zero, new_trace
+from .primitives.core import Trace, Zero, new_trace, zeros
 from .primitives.numpy_api import Tracer
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert"]
@@ -101,8 +101,7 @@ class StagingTrace(Trace):
         if isinstance(x, StagingTracer) and x._trace is self:
             return x.atom
         if isinstance(x, Zero):
-            import numpy as np
-            return Lit(np.zeros(x.aval.shape, x.aval.dtype))
+            return Lit(zeros(x.aval))
         return Lit(x)
 
 

@@ -40,7 +40,7 @@ __all__ = ["CodegenError", "Emitter", "BINARY_OPS", "PY_SCALARS"]
 
 
 # primitives whose impl is Python's operator (see primitives/arith.py)
-_OPERATOR_IMPLS = ("add", "sub", "mul", "div", "neg", "less", "less_equal", "greater",
+_OPERATOR_IMPLS = ("add", "add_any", "sub", "mul", "div", "neg", "less", "less_equal", "greater",
                    "greater_equal", "equal", "not_equal")
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, eval_program, instantiate, register
+from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, eval_program, instantiate, register, zeros
 from ..ir import Aval, Lit, Program, Var, aval_of
 
 
@@ -102,7 +102,7 @@ def cond_jvp(primals, tangents, branches, trace):
         res = known.outputs[n_out:]
         fill = {j: r for (kind, j), r in zip(plan, res) if kind == "slot"}
         outs = list(known.outputs[:n_out]) + [
-            fill.get(j, Lit(np.zeros(a.shape, a.dtype))) for j, a in enumerate(slots)]
+            fill.get(j, Lit(zeros(a))) for j, a in enumerate(slots)]
         knowns.append(Program(known.inputs, known.eqns, outs, known.name))
         slot_in = {j: v for (kind, j), v in zip(plan, lin.inputs[:nres]) if kind == "slot"}
         op_in = {m: v for (kind, m), v in zip(plan, lin.inputs[:nres]) if kind == "operand"}
@@ -308,8 +308,8 @@ def for_loop_transpose(cts, n, *args, body, num_consts, num_carry, reverse, leng
              + [Aval(aval_of(x).shape[1:], aval_of(x).dtype) for x in nl_xs]
              + [Aval(aval_of(c).shape[1:], aval_of(c).dtype) for c in ct_ys])
     body_t = stage(step, avals, name=f"{body.name}_transpose", role="%ct")
-    zeros = [np.zeros(a.shape, a.dtype) for a in lin_consts]
-    out = bind(for_loop_p, n, *nl_consts, *ct_carry, *zeros, *nl_xs, *ct_ys, body=body_t,
+    zeros0 = [zeros(a) for a in lin_consts]
+    out = bind(for_loop_p, n, *nl_consts, *ct_carry, *zeros0, *nl_xs, *ct_ys, body=body_t,
                num_consts=nlc, num_carry=num_carry + n_lc, reverse=not reverse, length=length)
     ct_carry0, ct_consts, ct_xs = (out[:num_carry], out[num_carry:num_carry + n_lc],
                                    out[num_carry + n_lc:])

@@ -168,12 +168,14 @@ def is_float(aval):
 def instantiate(x):
     """A Zero becomes a concrete array of zeros (a Python 0.0 for the tangent
     of a Python float, which stays weakly typed); anything else is returned."""
-    if isinstance(x, Zero):
-        a = x.aval
-        if a.weak and a.shape == () and a.dtype == np.float64:
-            return 0.0
-        return np.zeros(a.shape, a.dtype)
-    return x
+    return zeros(x.aval) if isinstance(x, Zero) else x
+
+
+def zeros(aval):
+    """Concrete zeros of ``aval``: a Python 0.0 for a Python float's."""
+    if aval.weak and aval.shape == () and aval.dtype == np.float64:
+        return 0.0
+    return np.zeros(aval.shape, aval.dtype)
 
 
 def _out_avals(prim, args, params):

@@ -9,6 +9,9 @@
   evaluated;
 * common subexpressions: an equation equal to an earlier one (same
   primitive, same operands, same params) reuses its outputs;
+* copies (``copies=True``, for generated code): the outputs of a ``dup`` are
+  its operand, and ``neg (neg x)`` is ``x`` (what transposing ``sub`` twice
+  leaves). Printed programs keep their ``dup``s: they show the seeds' duality;
 * dead code: equations whose outputs nothing uses are dropped.
 
 Transforms already avoid forming symbolic zeros; this pass cleans what a
@@ -48,9 +51,10 @@ def _param_key(params):
         return None
 
 
-def simplify(prog):
+def simplify(prog, copies=False):
     subst = {}          # id(var) -> replacement atom
     seen = {}
+    negated = {}        # id(v) -> x where v = neg (x)
     eqns = []
 
     def sub(x):
@@ -62,12 +66,19 @@ def simplify(prog):
         if name == "cond" and isinstance(ins[0], Lit) and not hasattr(ins[0].val, "_trace"):
             # a branch chosen by a literal: its equations replace the cond
             branch = eqn.params["branches"][int(ins[0].val)]
-            body, results = _inline(simplify(branch), ins[1:])
+            body, results = _inline(simplify(branch, copies), ins[1:])
             eqns.extend(body)
             for v, w in zip(out, results):
                 subst[id(v)] = w
             continue
-        eqn = _simplify_params(eqn)
+        if copies and name == "dup" and not eqn.params:
+            for v in out:
+                subst[id(v)] = ins[0]
+            continue
+        if copies and name == "neg" and not isinstance(ins[0], Lit) and id(ins[0]) in negated:
+            subst[id(out[0])] = negated[id(ins[0])]
+            continue
+        eqn = _simplify_params(eqn, copies)
         if not eqn.prim.multiple_results and len(out) == 1:
             shape = out[0].aval.shape
             repl = _algebraic(name, ins, shape)
@@ -86,13 +97,15 @@ def simplify(prog):
                     subst[id(v)] = w
                 continue
             seen[key] = out
+        if name == "neg":
+            negated[id(out[0])] = ins[0]
         eqns.append(Eqn(eqn.prim, ins, out, eqn.params))
 
     outputs = [sub(x) for x in prog.outputs]
     return _dce(Program(prog.inputs, eqns, outputs, prog.name))
 
 
-def _simplify_params(eqn):
+def _simplify_params(eqn, copies):
     """Simplify the sub-Programs a control-flow equation holds."""
     if not any(isinstance(v, Program) or (isinstance(v, tuple) and v and
                                           isinstance(v[0], Program))
@@ -101,9 +114,9 @@ def _simplify_params(eqn):
     params = {}
     for k, v in eqn.params.items():
         if isinstance(v, Program):
-            v = simplify(v)
+            v = simplify(v, copies)
         elif isinstance(v, tuple) and v and all(isinstance(p, Program) for p in v):
-            v = tuple(simplify(p) for p in v)
+            v = tuple(simplify(p, copies) for p in v)
         params[k] = v
     return Eqn(eqn.prim, eqn.inputs, eqn.outputs, params)
 
