@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, eval_program, instantiate, register, zeros
+from .core import (NOT_LINEAR, Linear, Primitive, Zero, bind, eval_program, instantiate,
+                   register, zeros)
 from ..ir import Aval, Lit, Program, Var, aval_of
 
 
