@@ -872,6 +872,14 @@ SPECS["cond"] = PrimSpec(API, reason=_CONTROL)
 SPECS["for_loop"] = PrimSpec(API, reason=_CONTROL)
 SPECS["while_loop"] = PrimSpec(API, reason=_CONTROL)
 
+_CHECKPOINTING = ("checkpointing: its params are sub-Programs and a schedule, so its cases are "
+                  "programs (derivatives equal to the store-all ones in both engines, in every "
+                  "mode and to second order; schedules against their formulas) in "
+                  "test_checkpoint.py and test_checkpoint_schedules.py")
+for _name in ("checkpoint", "checkpoint_lin", "checkpointed_loop", "loop_forward", "loop_lin",
+              "loop_reverse"):
+    SPECS[_name] = PrimSpec(API, reason=_CHECKPOINTING)
+
 # x = 2 (k + u), u in (0.2, 0.8), and y near 2: x / y stays away from the jumps
 SPECS["remainder"] = PrimSpec(
     DIFF, variants("offgrid", [frac((3,), 0.2, 0.8, unit=2.0), pos((3,), 1.9, 2.1)]),

@@ -3,13 +3,16 @@ from . import primitives as _primitives  # noqa: F401  (registers the table)
 from .api import (grad, value_and_grad, jvp, vjp, linearize, linear_transpose, jacfwd, fori_loop,
                   jacrev, hessian, make_program)
 from .primitives.custom import custom_jvp, custom_vjp
+from .primitives.checkpoint import checkpointed
+from .api_checkpoint import checkpoint
 from .primitives.index import IndexUpdater as at
 from .errors import (WengertError, NonScalarOutputError, NonDifferentiableInputError,
                      NoDerivativeRule, ShapeMismatchError, ConcretizationError, UnsupportedSyntax)
 from . import testing  # noqa: F401
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop",
-           "jacrev", "hessian", "make_program", "custom_jvp", "custom_vjp", "at", "testing",
+           "jacrev", "hessian", "make_program", "custom_jvp", "custom_vjp", "checkpoint",
+           "checkpointed", "at", "testing",
            "WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError", "UnsupportedSyntax"]
 __version__ = "0.1.0"

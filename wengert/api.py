@@ -432,10 +432,15 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
     """``carry = body(i, carry)`` for ``i in range(n)``, as one structured loop:
     differentiated without unrolling, in both modes. ``body`` runs on symbolic
     values once to record it, so Python control flow inside it cannot depend
-    on the carry (use ``np.where``)."""
-    if checkpoint is not None or snapshots is not None:
-        raise NotImplementedError("fori_loop checkpointing (checkpoint=, snapshots=) is not "
-                                  "available yet; call fori_loop without them")
+    on the carry (use ``np.where``).
+
+    ``checkpoint``: how reverse mode gets the states it needs. ``None`` stores
+    every step's residuals; ``"ctz"`` stores at most ``floor(log2 n) + 1``
+    states and recomputes each step O(log n) times; ``"binomial"`` stores
+    ``snapshots`` states (default ``floor(log2 n) + 1``) with the fewest
+    recomputations (Revolve)."""
+    from .transforms.checkpoint_schedules import schedule_of
+    schedule = schedule_of(checkpoint, snapshots)
     from .primitives.control import for_loop
     from .primitives.core import TracerBase
     from .staging import stage
@@ -481,5 +486,9 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
     from .ir import Program
     prog = Program([prog.inputs[k]] + prog.inputs[:k] + prog.inputs[k + 1:], prog.eqns,
                    prog.outputs, prog.name)
-    out = for_loop(n, prog, consts, leaves)
+    if schedule is None:
+        out = for_loop(n, prog, consts, leaves)
+    else:
+        from .primitives.checkpoint import checkpointed_loop
+        out = checkpointed_loop(n, prog, consts, leaves, schedule)
     return unflatten(tree, list(out))

@@ -239,6 +239,11 @@ def python_scalars(prog, inputs=None, found=None):
                     break
                 carry = new
             outs[:nk] = carry
+        elif list(sub_programs(eqn)):
+            # other holders of sub-programs (checkpointing): any scalar may be a Python one
+            for sub in sub_programs(eqn):
+                run(sub, [v.aval.shape == () for v in sub.inputs])
+            outs = [v.aval.shape == () for v in eqn.outputs]
         found.update(id(v) for v, f in zip(eqn.outputs, outs) if f)
     return found
 
@@ -372,4 +377,8 @@ def _while_loop(em, eqn, ins, py, outs, subs):
     return lines + _assign(outs[:nk], carry_in)
 
 
-_CONTROL = {"cond": _cond, "for_loop": _for_loop, "while_loop": _while_loop}
+# the checkpointing equations' emitters, which use the helpers above
+from .pycheckpoint import EMITTERS as _CHECKPOINT_EMITTERS  # noqa: E402
+
+_CONTROL = {"cond": _cond, "for_loop": _for_loop, "while_loop": _while_loop,
+            **_CHECKPOINT_EMITTERS}

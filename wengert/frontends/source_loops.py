@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod
+from ..primitives.checkpoint import checkpointed, checkpointed_loop
 from .source_runtime import (_NEEDS_CONCRETE, TracedRange, Undefined, _Block, _Sequence,
                              _any_traced, _assemble, _coerce, _join, _python_iterable,
                              _traced, and_, not_)
@@ -69,6 +70,18 @@ def _loop_fixpoint(run_block, state, names, where):
 
 def for_stmt(iterable, body, state, names, brk, lineno):
     where = lineno
+    schedule = None
+    if isinstance(iterable, checkpointed):
+        # for i in wg.checkpointed(range(n), ...): a checkpointed_loop
+        schedule, iterable = iterable.schedule, iterable.iterable
+        if not isinstance(iterable, (range, TracedRange)):
+            raise UnsupportedSyntax(f"{where}: wg.checkpointed takes a range, got "
+                                    f"{type(iterable).__name__}; loop over range(n)",
+                                    construct="wg.checkpointed over a non-range")
+        if brk:
+            raise UnsupportedSyntax(f"{where}: break or return inside a checkpointed loop; its "
+                                    "trip count must be known: set a flag and use np.where",
+                                    construct="break in a checkpointed loop")
     if isinstance(iterable, (list, tuple, dict, str)):
         return _loop_python(iterable, body, state, names, brk)
     if any(isinstance(v, list) for v in state):
@@ -79,7 +92,7 @@ def for_stmt(iterable, body, state, names, brk, lineno):
         return _loop_python(_python_iterable(iterable), body, state, names, brk)
     n, item_of, xs, lead = _loop_items(iterable, where)
     try:
-        return _structured_for(n, item_of, xs, lead, body, state, names, brk, where)
+        return _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule)
     except _NEEDS_CONCRETE:
         if _traced(n) or not isinstance(iterable, (range, np.ndarray)):
             raise
@@ -88,7 +101,7 @@ def for_stmt(iterable, body, state, names, brk, lineno):
         return _loop_python(iterable, body, state, names, brk)
 
 
-def _structured_for(n, item_of, xs, lead, body, state, names, brk, where):
+def _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule=None):
     if brk:
         return _for_with_break(n, item_of, xs, lead, body, state, names, brk, where)
 
@@ -106,7 +119,10 @@ def _structured_for(n, item_of, xs, lead, body, state, names, brk, where):
     ins = prog.inputs
     prog = Program([ins[nc]] + ins[:nc] + ins[nc + 1 + nx:] + ins[nc + 1:nc + 1 + nx],
                    prog.eqns, prog.outputs, prog.name)
-    res = control.for_loop(n, prog, block.consts, block.operands, xs)
+    if schedule is None:
+        res = control.for_loop(n, prog, block.consts, block.operands, xs)
+    else:
+        res = checkpointed_loop(n, prog, block.consts, block.operands, schedule)
     merged = [("op", None) if o else ("py", v) for v, o in zip(state, block.is_op)]
     return _assemble(names, merged, [k for k, o in enumerate(block.is_op) if o],
                      res[:len(block.operands)])

@@ -1,0 +1,400 @@
+"""Checkpointing: recompute in the reverse sweep instead of storing.
+
+    outs    = checkpoint[body] (*args)
+    t_outs  = checkpoint_lin[body, mask] (*args, *t_args)
+        ``wg.checkpoint(fun)``. Under linearize for reverse mode the residuals
+        of a ``checkpoint`` are its operands only: its linear part is
+        ``checkpoint_lin``, linear in ``t_args``, whose transpose linearizes
+        ``body`` again from ``args`` in the reverse sweep and transposes that.
+
+    carry   = checkpointed_loop[body, schedule, num_consts, num_carry, length]
+                                  (n, *consts, *carry)
+        ``fori_loop(..., checkpoint=)``: ``carry = body(i, *consts, *carry)``
+        for ``i in range(n)``, a plain loop; under linearize for reverse mode
+        it splits into the three below.
+    (carry, last, stored) = loop_forward[same params] (n, *consts, *carry)
+        the forward sweep: also the state before the last step (``last``) and
+        the states the schedule stores, stacked in position order;
+    t_carry = loop_lin[same params, mask] (n, *consts, *last, *stored, *t_consts, *t_carry)
+        the loop's linearization, linear in the tangents;
+    (ct_consts, ct_carry) = loop_reverse[body, body_vjp, schedule, ...]
+                                  (n, *consts, *last, *stored, *ct_carry)
+        its transpose: the reverse sweep. It follows the schedule's actions
+        (``transforms/checkpoint_schedules.py``): restore a stored state,
+        advance with ``body``, store, and reverse one step with ``body_vjp``
+        (``(i, consts, state, ct_next) -> (ct_consts, ct_state)``).
+
+Forward mode (``jvp``, and ``linearize`` outside reverse mode: ``jacfwd``)
+has no reverse sweep to save memory for: a ``checkpointed_loop``
+differentiates as a ``for_loop``, a ``checkpoint`` as its body. The
+internal primitives (``loop_*``, ``checkpoint_lin``) are differentiated,
+when a higher-order derivative reaches them (``hessian``: forward over
+reverse), by running their impl on the jvp trace's values: the impls are
+written with primitives, so this unrolls the sweep (``n`` must then be known
+when the derivative is built).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import (NOT_LINEAR, Primitive, TracerBase, Zero, bind, eval_program, instantiate,
+                   register)
+from ..errors import ConcretizationError
+from ..ir import Aval, aval_of
+
+__all__ = ["checkpoint_p", "checkpoint_lin_p", "checkpointed_loop_p", "loop_forward_p",
+           "loop_lin_p", "loop_reverse_p", "checkpointed_loop", "checkpointed"]
+
+
+def _is_float(aval):
+    return aval.dtype.kind in "fc"
+
+
+def _jvp_by_running(impl, n_static=0):
+    """A jvp rule that runs ``impl`` on the jvp trace's values (the first
+    ``n_static`` operands, the trip count, stay plain)."""
+    def rule(primals, tangents, trace, **params):
+        from ..transforms.jvp import JVPTracer
+        ins = list(primals[:n_static]) + [JVPTracer(trace, p, t) for p, t in
+                                          zip(primals[n_static:], tangents[n_static:])]
+        outs = impl(*ins, **params)
+        split = [(o.primal, o.tangent) if isinstance(o, JVPTracer) and o._trace is trace
+                 else (o, Zero(aval_of(o))) for o in outs]
+        return tuple(p for p, _ in split), tuple(t for _, t in split)
+    return rule
+
+
+def _trip_count(n):
+    if isinstance(n, TracerBase):
+        val = n.concrete_value
+        if val is None:
+            raise ConcretizationError(
+                "a checkpointed loop's trip count is symbolic where its sweep must be unrolled "
+                "(a derivative of its reverse sweep); give the loop a Python int")
+        n = val
+    return int(n)
+
+
+# --- checkpoint --------------------------------------------------------
+def checkpoint_impl(*args, body):
+    return tuple(eval_program(body, args))
+
+
+def checkpoint_aval(*avals, body):
+    return tuple(body.out_avals)
+
+
+def checkpoint_jvp(primals, tangents, body, trace):
+    from ..transforms.jvp import jvp_program
+    mask = [not isinstance(t, Zero) and _is_float(aval_of(p)) for p, t in zip(primals, tangents)]
+    nz = [t for t, m in zip(tangents, mask) if m]
+    n_out = len(body.outputs)
+    out_float = [_is_float(a) for a in body.out_avals]
+    if not trace.partial:
+        # forward mode: one checkpoint of the jvp'd body (reverse over it still recomputes)
+        res = bind(checkpoint_p, *primals, *nz, body=jvp_program(body, mask))
+        t_out = [t if f else Zero(a) for t, f, a in zip(res[n_out:], out_float, body.out_avals)]
+        return tuple(res[:n_out]), tuple(t_out)
+    if not trace.reverse:
+        # linearize for forward mode (jacfwd): no reverse sweep to save memory for
+        return _jvp_by_running(checkpoint_impl)(primals, tangents, trace, body=body)
+    # linearize for reverse mode: the primal runs now and keeps nothing; the
+    # linear part reads the operands only
+    out = bind(checkpoint_p, *primals, body=body)
+    lin = iter(bind(checkpoint_lin_p, *primals, *nz, body=body, mask=tuple(mask)))
+    return tuple(out), tuple(next(lin) if f else Zero(a) for f, a in zip(out_float, body.out_avals))
+
+
+checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl,
+                                  jvp=checkpoint_jvp, transpose=NOT_LINEAR,
+                                  abstract_eval=checkpoint_aval, multiple_results=True,
+                                  needs_trace=True))
+
+
+# --- checkpoint_lin ----------------------------------------------------
+def checkpoint_lin_impl(*args, body, mask):
+    from ..transforms.jvp import jvp_flat
+    k = len(body.inputs)
+    primals, nz = args[:k], iter(args[k:])
+    tangents = [next(nz) if m else Zero(a) for m, a in zip(mask, body.in_avals)]
+    _, dots = jvp_flat(lambda *xs: eval_program(body, xs), primals, tangents)
+    return tuple(instantiate(d) for d, a in zip(dots, body.out_avals) if _is_float(a))
+
+
+def checkpoint_lin_aval(*avals, body, mask):
+    return tuple(a for a in body.out_avals if _is_float(a))
+
+
+def checkpoint_lin_transpose(cts, *args, body, mask):
+    """The reverse sweep of a checkpoint: linearize ``body`` again at its
+    operands (recomputing its residuals now), then transpose."""
+    from ..transforms.partial_eval import linearize_flat
+    from ..transforms.transpose import backward_pass
+    k = len(body.inputs)
+    primals = list(args[:k])
+    _, lin = linearize_flat(lambda *xs: eval_program(body, xs), primals, reverse=True,
+                            mask=list(mask), name=body.name)
+    ct_it = iter(cts)
+    full = [next(ct_it) if _is_float(a) else Zero(a) for a in body.out_avals]
+    in_cts = backward_pass(lin, full)
+    return (None,) * k + tuple(in_cts)
+
+
+checkpoint_lin_p = register(Primitive(
+    "checkpoint_lin", nargs=None, impl=checkpoint_lin_impl,
+    jvp=_jvp_by_running(checkpoint_lin_impl), transpose=checkpoint_lin_transpose,
+    abstract_eval=checkpoint_lin_aval, multiple_results=True, needs_trace=True))
+
+
+# --- the loops' helpers -----------------------------------------------
+def _split(args, *sizes):
+    out, k = [], 0
+    for s in sizes:
+        out.append(list(args[k:k + s]))
+        k += s
+    out.append(list(args[k:]))
+    return out
+
+
+def _step(body, consts):
+    return lambda k, state: tuple(eval_program(body, [k, *consts, *state]))
+
+
+def _stack_states(states, avals):
+    """One stacked array per carry leaf (zero rows when nothing is stored)."""
+    from .shape import stack
+    if not states:
+        return [np.zeros((0,) + a.shape, a.dtype) for a in avals]
+    return [stack([s[j] for s in states]) for j in range(len(avals))]
+
+
+def _carry_avals(body, num_consts):
+    return body.in_avals[1 + num_consts:]
+
+
+# --- checkpointed_loop -------------------------------------------------
+def checkpointed_loop_impl(n, *args, body, schedule, num_consts, num_carry, length):
+    consts, carry = args[:num_consts], args[num_consts:]
+    step = _step(body, consts)
+    for k in range(_trip_count(n)):
+        carry = step(k, carry)
+    return tuple(carry)
+
+
+def checkpointed_loop_aval(n, *avals, body, schedule, num_consts, num_carry, length):
+    return tuple(body.out_avals)
+
+
+def checkpointed_loop_jvp(primals, tangents, body, schedule, num_consts, num_carry, length,
+                          trace):
+    if not (trace.partial and trace.reverse):
+        # forward mode stores nothing: the plain loop's rule
+        from .control import for_loop_jvp
+        return for_loop_jvp(primals, tangents, body=body, num_consts=num_consts,
+                            num_carry=num_carry, reverse=False, length=length, trace=trace)
+    n = primals[0]
+    consts, carry = _split(primals[1:], num_consts)
+    t_consts, t_carry = _split(tangents[1:], num_consts)
+    m_consts = tuple(not isinstance(t, Zero) and _is_float(aval_of(c))
+                     for c, t in zip(consts, t_consts))
+    # every float carry gets a tangent: the body may make a constant one vary
+    m_carry = tuple(_is_float(a) for a in _carry_avals(body, num_consts))
+    params = dict(body=body, schedule=schedule, num_consts=num_consts, num_carry=num_carry,
+                  length=length)
+    fwd = bind(loop_forward_p, n, *consts, *carry, **params)
+    carry_out, saved = fwd[:num_carry], fwd[num_carry:]
+    nz_consts = [t for t, m in zip(t_consts, m_consts) if m]
+    nz_carry = [instantiate(t) for t, m in zip(t_carry, m_carry) if m]
+    t_out = iter(bind(loop_lin_p, n, *consts, *saved, *nz_consts, *nz_carry,
+                      mask=(m_consts, m_carry), **params))
+    return tuple(carry_out), tuple(next(t_out) if m else Zero(aval_of(c))
+                                   for c, m in zip(carry_out, m_carry))
+
+
+checkpointed_loop_p = register(Primitive(
+    "checkpointed_loop", nargs=None, impl=checkpointed_loop_impl, jvp=checkpointed_loop_jvp,
+    transpose=NOT_LINEAR, abstract_eval=checkpointed_loop_aval, multiple_results=True,
+    needs_trace=True))
+
+
+def checkpointed_loop(n, body, consts, carry, schedule):
+    """Run ``body`` (a Program in loop form, no per-iteration inputs or
+    outputs) ``n`` times; reverse mode follows ``schedule``."""
+    length = int(n) if isinstance(n, (int, np.integer)) else None
+    return bind(checkpointed_loop_p, n, *consts, *carry, body=body, schedule=schedule,
+                num_consts=len(consts), num_carry=len(carry), length=length)
+
+
+# --- loop_forward ------------------------------------------------------
+def loop_forward_impl(n, *args, body, schedule, num_consts, num_carry, length):
+    from ..transforms.checkpoint_schedules import ADVANCE, STORE
+    consts, state = _split(args, num_consts)
+    state = tuple(state)
+    n = _trip_count(n)
+    step, stored, last = _step(body, consts), {}, state
+    for kind, k in schedule.forward(n):
+        if kind == ADVANCE:
+            last = state
+            state = step(k, state)
+        elif kind == STORE:
+            stored[k] = state
+        else:
+            del stored[k]
+    states = [stored[p] for p in schedule.stored(n)]
+    return state + last + tuple(_stack_states(states, _carry_avals(body, num_consts)))
+
+
+def loop_forward_aval(n, *avals, body, schedule, num_consts, num_carry, length):
+    carry = _carry_avals(body, num_consts)
+    rows = None if length is None else len(schedule.stored(length))
+    return tuple(carry) + tuple(carry) + tuple(Aval((rows,) + a.shape, a.dtype) for a in carry)
+
+
+loop_forward_p = register(Primitive(
+    "loop_forward", nargs=None, impl=loop_forward_impl,
+    jvp=_jvp_by_running(loop_forward_impl, n_static=1), transpose=NOT_LINEAR,
+    abstract_eval=loop_forward_aval, multiple_results=True, needs_trace=True))
+
+
+# --- loop_lin ----------------------------------------------------------
+def _initial_state(schedule, n, last, stored):
+    """s_0: the first stored state (every schedule stores it when n > 1),
+    or ``last`` for a single step."""
+    from .index import getitem
+    if n == 1:
+        return tuple(last)
+    assert schedule.stored(n)[0] == 0, f"{schedule!r} does not store s_0"
+    return tuple(getitem(s, 0) for s in stored)
+
+
+def loop_lin_impl(n, *args, body, schedule, num_consts, num_carry, length, mask):
+    """Tangents through the loop, forward (the linear function evaluated,
+    not transposed): one jvp of the loop from s_0."""
+    from ..transforms.jvp import jvp_flat
+    m_consts, m_carry = mask
+    consts, last, stored, t_nz = _split(args, num_consts, num_carry, num_carry)
+    t_it = iter(t_nz)
+    t_consts = [next(t_it) if m else Zero(aval_of(c)) for c, m in zip(consts, m_consts)]
+    avals = _carry_avals(body, num_consts)
+    t_carry = [next(t_it) if m else Zero(a) for a, m in zip(avals, m_carry)]
+    n = _trip_count(n)
+    if n == 0:
+        return tuple(t for t, m in zip(t_carry, m_carry) if m)
+    state0 = _initial_state(schedule, n, last, stored)
+
+    def run(*xs):
+        step = _step(body, xs[:num_consts])
+        state = tuple(xs[num_consts:])
+        for k in range(n):
+            state = step(k, state)
+        return list(state)
+
+    _, dots = jvp_flat(run, list(consts) + list(state0), t_consts + t_carry)
+    return tuple(instantiate(d) for d, m in zip(dots, m_carry) if m)
+
+
+def loop_lin_aval(n, *avals, body, schedule, num_consts, num_carry, length, mask):
+    return tuple(a for a, m in zip(_carry_avals(body, num_consts), mask[1]) if m)
+
+
+def _step_vjp_program(body, num_consts, m_consts, m_carry):
+    """``(i, consts, state, ct_next) -> (ct_consts, ct_state)``: one step
+    linearized at its state and transposed (cotangents for the differentiated
+    consts and the float carries)."""
+    from ..staging import stage
+    from ..transforms.partial_eval import linearize_flat
+    from ..transforms.transpose import backward_pass
+    carry = _carry_avals(body, num_consts)
+    nk = len(carry)
+
+    def step_vjp(i, *rest):
+        consts, state, ct = rest[:num_consts], rest[num_consts:num_consts + nk], iter(
+            rest[num_consts + nk:])
+        _, lin = linearize_flat(lambda *xs: eval_program(body, [i, *xs]),
+                                list(consts) + list(state), reverse=True,
+                                mask=list(m_consts) + list(m_carry), name=body.name)
+        cts = backward_pass(lin, [next(ct) if m else Zero(a) for a, m in zip(carry, m_carry)])
+        return list(cts)
+
+    avals = list(body.in_avals) + [a for a, m in zip(carry, m_carry) if m]
+    return stage(step_vjp, avals, name=f"{body.name}_vjp", role="%ct")
+
+
+def loop_lin_transpose(cts, n, *args, body, schedule, num_consts, num_carry, length, mask):
+    m_consts, m_carry = mask
+    consts, last, stored, _ = _split(args, num_consts, num_carry, num_carry)
+    body_vjp = _step_vjp_program(body, num_consts, m_consts, m_carry)
+    ct = [instantiate(c) for c in cts]
+    out = bind(loop_reverse_p, n, *consts, *last, *stored, *ct, body=body, body_vjp=body_vjp,
+               schedule=schedule, num_consts=num_consts, num_carry=num_carry, length=length,
+               mask=mask)
+    return (None,) * (1 + num_consts + 2 * num_carry) + tuple(out)
+
+
+loop_lin_p = register(Primitive(
+    "loop_lin", nargs=None, impl=loop_lin_impl, jvp=_jvp_by_running(loop_lin_impl, n_static=1),
+    transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True,
+    needs_trace=True))
+
+
+# --- loop_reverse ------------------------------------------------------
+def loop_reverse_impl(n, *args, body, body_vjp, schedule, num_consts, num_carry, length, mask):
+    from ..transforms.checkpoint_schedules import ADVANCE, FREE, RESTORE, STORE
+    from .index import getitem
+    from .shape import add_any
+    m_consts, _ = mask
+    consts, last, stored, ct = _split(args, num_consts, num_carry, num_carry)
+    n = _trip_count(n)
+    store = {p: tuple(getitem(s, j) for s in stored)
+             for j, p in enumerate(schedule.stored(n))}
+    acc = [instantiate(Zero(aval_of(c))) for c, m in zip(consts, m_consts) if m]
+    n_acc = len(acc)
+    step, state = _step(body, consts), tuple(last)
+    for kind, k in schedule.reverse(n):
+        if kind == ADVANCE:
+            state = step(k, state)
+        elif kind == STORE:
+            store[k] = state
+        elif kind == RESTORE:
+            state = store[k]
+        elif kind == FREE:
+            del store[k]
+        else:
+            out = eval_program(body_vjp, [k, *consts, *state, *ct])
+            acc = [add_any(a, c) for a, c in zip(acc, out[:n_acc])]
+            ct = out[n_acc:]
+    return tuple(acc) + tuple(ct)
+
+
+def loop_reverse_aval(n, *avals, body, body_vjp, schedule, num_consts, num_carry, length, mask):
+    return tuple(body_vjp.out_avals)
+
+
+loop_reverse_p = register(Primitive(
+    "loop_reverse", nargs=None, impl=loop_reverse_impl,
+    jvp=_jvp_by_running(loop_reverse_impl, n_static=1), transpose=NOT_LINEAR,
+    abstract_eval=loop_reverse_aval, multiple_results=True, needs_trace=True))
+
+
+# --- the loop marker of the source engine ------------------------------
+class checkpointed:
+    """``for i in wg.checkpointed(range(n), schedule="ctz", snapshots=None):``
+    marks a loop for checkpointing in the source engine (which turns the loop
+    into a ``checkpointed_loop``). Iterated by Python (the trace engine, or a
+    loop that depends on no traced value) it is its range."""
+
+    def __init__(self, iterable, schedule="ctz", snapshots=None):
+        from ..transforms.checkpoint_schedules import schedule_of
+        self.iterable = iterable
+        self.schedule = schedule_of(schedule, snapshots)
+        if self.schedule is None:
+            raise ValueError("wg.checkpointed needs a schedule: 'ctz' or 'binomial'")
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def __len__(self):
+        return len(self.iterable)
+
+    def __repr__(self):
+        return f"checkpointed({self.iterable!r}, schedule={self.schedule!r})"

@@ -1,0 +1,344 @@
+"""Checkpointing schedules: which states of a loop to store, which to recompute.
+
+A loop of ``n`` steps has states ``s_0 .. s_n`` with ``s_{k+1} = step_k(s_k)``.
+Its reverse sweep needs ``s_{n-1}``, then ``s_{n-2}``, ... ``s_0``. Storing
+all of them costs memory proportional to ``n`` (seed 000's last paragraphs);
+a schedule stores a few and recomputes the rest from the nearest stored one
+(seed 004's last section). A schedule is a plain object with two methods
+that yield *actions*, ``(kind, k)`` pairs of ints:
+
+    ADVANCE k   the current state is s_k: run step k, it becomes s_{k+1}
+    STORE k     keep the current state s_k (a reference: states are never
+                mutated, so a store copies nothing)
+    RESTORE k   the current state becomes the stored s_k
+    FREE k      drop the stored s_k
+    REVERSE k   the reverse step of step k; the current state is s_k
+
+* ``forward(n)``: from ``s_0`` to ``s_n`` (exactly ``n`` ADVANCEs, in order),
+  storing what the reverse sweep will need. The runner keeps the state
+  before the last ADVANCE, ``s_{n-1}``: the reverse sweep starts from it.
+* ``reverse(n)``: REVERSE n-1, ..., REVERSE 0 in this order, starting from
+  the states ``forward(n)`` left stored and the current state ``s_{n-1}``.
+
+``count(schedule, n)`` runs both on positions instead of states, checks that
+every action is valid, and counts stored states and recomputed steps. The
+schedules:
+
+* ``CTZ()`` (seed 004): the stored states are the *prefixes* of the position
+  (the position with its lowest bits cleared: 0, 8, 12, 14 for 15), at most
+  ``floor(log2 n) + 1`` held at once, counting the current one. Going from
+  position ``k - 1`` to ``k`` drops ``ctz(k) - 1`` of them (count of trailing
+  zeros), so the forward sweep never needs ``n``: ``online()`` is the
+  infinite stream of its actions. Reversing step ``j - 1`` after step ``j``
+  recomputes ``lowbit(j) - 1`` steps, ``sum(lowbit(j) - 1 for j < n)`` in all:
+  ``O(n log n)``, each step ``O(log n)`` times.
+* ``Binomial(s)`` (Griewank's Revolve): ``s`` stored states; the fewest
+  recomputations possible with ``s``, the binomial optimum
+  ``t(n, s) = r n - C(s + r, s + 1)`` advances (forward sweep included, the
+  step of the output excluded) where ``r`` is the least integer with
+  ``C(s + r, s) >= n``. ``n`` must be known before the forward sweep.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from math import comb
+
+__all__ = ["ADVANCE", "STORE", "RESTORE", "FREE", "REVERSE", "ACTION_NAMES", "CTZ", "Binomial",
+           "schedule_of", "count", "Counts", "binomial_optimum", "ctz_recomputations"]
+
+ADVANCE, STORE, RESTORE, FREE, REVERSE = range(5)
+ACTION_NAMES = ("advance", "store", "restore", "free", "reverse")
+
+
+# --- CTZ -----------------------------------------------------------------------
+def _ctz(k):
+    """Count of trailing zero bits of k > 0."""
+    return (k & -k).bit_length() - 1
+
+
+@dataclass(frozen=True)
+class CTZ:
+    """Seed 004's schedule: O(log n) states, n not needed in advance."""
+
+    def __repr__(self):
+        return "ctz"
+
+    def online(self):
+        """The forward sweep's actions for an unbounded loop: the actions of
+        step k depend on k only. Even positions are stored; entering an even
+        position k drops the ``ctz(k) - 1`` latest stored states, which are
+        not prefixes of k (they are evicted only once step k is known to
+        run, so the last step's prefixes survive)."""
+        stored = []
+        k = 0
+        while True:
+            if k and k % 2 == 0:
+                for _ in range(_ctz(k) - 1):
+                    yield FREE, stored.pop()
+            if k % 2 == 0:
+                stored.append(k)
+                yield STORE, k
+            yield ADVANCE, k
+            k += 1
+
+    def forward(self, n):
+        if n <= 0:
+            return
+        for action in self.online():
+            yield action
+            if action == (ADVANCE, n - 1):
+                return
+
+    def stored(self, n):
+        """Positions stored after ``forward(n)``, ascending: the even prefixes
+        of n - 1."""
+        if n <= 1:
+            return (0,) if n == 1 else ()
+        k, out = n - 1, set()
+        while True:
+            if k % 2 == 0:
+                out.add(k)
+            if k == 0:
+                break
+            k &= k - 1
+        return tuple(sorted(out))
+
+    def reverse(self, n):
+        stored = list(self.stored(n))
+        for j in range(n - 1, -1, -1):
+            if j != n - 1:
+                # the latest stored state is j with its trailing ones cleared;
+                # recompute from it, storing the prefixes of j passed on the way
+                p = stored[-1]
+                yield RESTORE, p
+                for q in range(p, j):
+                    if q > p and (j & ~((q & -q) - 1)) == q:
+                        stored.append(q)
+                        yield STORE, q
+                    yield ADVANCE, q
+            yield REVERSE, j
+            if stored and stored[-1] == j:
+                stored.pop()
+                yield FREE, j
+
+
+def ctz_recomputations(n):
+    """The steps CTZ recomputes in the reverse sweep, in closed form:
+    ``sum(lowbit(j) - 1 for j in 1..n-1)``, where the number of ``j <= m``
+    with lowbit ``2^t`` is ``floor(m / 2^t) - floor(m / 2^(t+1))``."""
+    m = n - 1
+    if m <= 0:
+        return 0
+    total, t = 0, 0
+    while (1 << t) <= m:
+        total += (1 << t) * ((m >> t) - (m >> (t + 1)))
+        t += 1
+    return total - m
+
+
+# --- Binomial (Revolve) --------------------------------------------------------------
+def _beta(c, r):
+    """C(c + r, c): the most steps c stored states reverse with r repetitions."""
+    return comb(c + r, c) if r >= 0 else 0
+
+
+def _repetitions(n, s):
+    r = 0
+    while _beta(s, r) < n:
+        r += 1
+    return r
+
+
+def binomial_optimum(n, s):
+    """Griewank's t(n, s): the fewest advances that reverse n steps with s
+    stored states (forward sweep included; 0 for n <= 1)."""
+    if n <= 1:
+        return 0
+    r = _repetitions(n, s)
+    return r * n - _beta(s + 1, r - 1)
+
+
+def _split(length, c):
+    """Where to store the next state when reversing ``length`` steps from a
+    stored state with ``c >= 2`` states: an offset ``m`` with
+    ``m + t(length - m, c - 1) + t(m, c) == t(length, c)`` (the optimal
+    binomial partition: the right part may repeat each step once more than
+    the left, which keeps one more state)."""
+    r = _repetitions(length, c)
+    return max(_beta(c, r - 2) + 1, length - _beta(c - 1, r))
+
+
+@dataclass(frozen=True)
+class Binomial:
+    """Revolve: ``snapshots`` stored states, the fewest recomputations.
+    ``snapshots=None`` takes CTZ's budget for the same n, ``floor(log2 n) + 1``."""
+
+    snapshots: int | None = None
+
+    def __post_init__(self):
+        s = self.snapshots
+        if s is not None and (not isinstance(s, int) or isinstance(s, bool) or s < 1):
+            raise ValueError(f"snapshots must be a positive int, got {s!r}")
+
+    def __repr__(self):
+        return f"binomial({self.snapshots})" if self.snapshots is not None else "binomial"
+
+    def budget(self, n):
+        return self.snapshots if self.snapshots is not None else max(1, n.bit_length())
+
+    def _actions(self, n):
+        """Revolve's whole sequence: the forward sweep up to s_{n-1}, then the
+        reverse sweep. Tasks on an explicit stack (no recursion, so each
+        action costs the same however deep the partition)."""
+        if n <= 0:
+            return
+        current = 0
+        if n > 1:
+            yield STORE, 0
+        tasks = [("reverse", 0, n, self.budget(n))]
+        while tasks:
+            task = tasks.pop()
+            if task[0] == "free":
+                yield FREE, task[1]
+                continue
+            _, a, b, c = task
+            if b - a == 1 or c == 1:
+                for j in range(b - 1, a - 1, -1):
+                    if current != a:
+                        yield RESTORE, a
+                    for q in range(a, j):
+                        yield ADVANCE, q
+                    yield REVERSE, j
+                    current = j
+                continue
+            m = a + _split(b - a, c)
+            if current != a:
+                yield RESTORE, a
+            for q in range(a, m):
+                yield ADVANCE, q
+            yield STORE, m
+            current = m
+            # the right part first, with one state fewer; then the left part
+            tasks += [("reverse", a, m, c), ("free", m), ("reverse", m, b, c - 1)]
+
+    def forward(self, n):
+        for kind, k in self._actions(n):
+            if kind == REVERSE:
+                break
+            yield kind, k
+        if n > 0:
+            yield ADVANCE, n - 1
+
+    @functools.lru_cache(maxsize=16)
+    def stored(self, n):
+        """Positions stored after ``forward(n)``, ascending (found by running
+        it: cached, as the runners ask for every sweep)."""
+        out = set()
+        for kind, k in self.forward(n):
+            if kind == STORE:
+                out.add(k)
+            elif kind == FREE:
+                out.discard(k)
+        return tuple(sorted(out))
+
+    def reverse(self, n):
+        started = False
+        for action in self._actions(n):
+            started = started or action[0] == REVERSE
+            if started:
+                yield action
+
+
+def schedule_of(checkpoint, snapshots=None):
+    """The schedule object for ``fori_loop(..., checkpoint=, snapshots=)``;
+    None when the loop stores every state (no checkpointing)."""
+    if checkpoint is None:
+        if snapshots is not None:
+            raise ValueError("snapshots= needs a schedule: checkpoint='binomial'")
+        return None
+    if checkpoint == "ctz":
+        if snapshots is not None:
+            raise ValueError("checkpoint='ctz' chooses its own stored states (at most "
+                             "floor(log2 n) + 1); give snapshots= with checkpoint='binomial'")
+        return CTZ()
+    if checkpoint == "binomial":
+        return Binomial(snapshots)
+    if isinstance(checkpoint, (CTZ, Binomial)):
+        return checkpoint
+    raise ValueError(f"checkpoint must be None, 'ctz' or 'binomial', got {checkpoint!r}")
+
+
+# --- counting ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Counts:
+    """What a schedule costs for n steps. ``max_stored``: stored states at
+    once; ``max_held``: the same with the current state (counted once when it
+    is also stored); ``forward_advances`` is n; ``recomputed``: advances of
+    the reverse sweep; ``max_repeats``: the most times one step is
+    recomputed."""
+    max_stored: int
+    max_held: int
+    forward_advances: int
+    recomputed: int
+    max_repeats: int
+
+
+def count(schedule, n):
+    """Run ``schedule`` for ``n`` steps on positions, checking every action
+    (a store of the current state, a restore of a stored one, advances from
+    the current position, reverse steps in order from n - 1 down to 0)."""
+    stored, current = set(), 0
+    max_stored = max_held = 0
+    fwd = rec = 0
+    repeats = {}
+
+    def note():
+        nonlocal max_stored, max_held
+        max_stored = max(max_stored, len(stored))
+        max_held = max(max_held, len(stored | {current}))
+
+    def apply(kind, k, reverse):
+        nonlocal current, rec
+        if kind == ADVANCE:
+            assert current == k, f"advance {k} from position {current}"
+            current = k + 1
+            if reverse:
+                rec += 1
+                repeats[k] = repeats.get(k, 0) + 1
+        elif kind == STORE:
+            assert current == k, f"store {k} at position {current}"
+            stored.add(k)
+        elif kind == RESTORE:
+            assert k in stored, f"restore {k}, which is not stored"
+            current = k
+        elif kind == FREE:
+            assert k in stored, f"free {k}, which is not stored"
+            stored.discard(k)
+        else:
+            raise AssertionError(f"unknown action {kind}")
+        note()
+
+    if n > 0:
+        note()
+    for kind, k in schedule.forward(n):
+        assert kind != REVERSE, "a reverse step in the forward sweep"
+        if kind == ADVANCE:
+            fwd += 1
+            if k == n - 1:
+                # the output step: the runner keeps s_{n-1} for the reverse sweep
+                assert current == k, f"advance {k} from position {current}"
+                continue
+        apply(kind, k, False)
+    assert fwd == n, f"the forward sweep advanced {fwd} steps, not {n}"
+    assert tuple(sorted(stored)) == schedule.stored(n), "stored() disagrees with forward()"
+    expected = n - 1
+    for kind, k in schedule.reverse(n):
+        if kind == REVERSE:
+            assert k == expected, f"reverse step {k}, expected {expected}"
+            assert current == k, f"reverse step {k} at position {current}"
+            expected -= 1
+        else:
+            apply(kind, k, True)
+    assert expected == -1, f"the reverse sweep stopped before step {expected}"
+    return Counts(max_stored, max_held, fwd, rec, max(repeats.values(), default=0))
