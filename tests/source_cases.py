@@ -682,6 +682,11 @@ def uses_decorated_def(x):
     return inner(x) * x
 
 
+# a lambda on the second line of an expression: its source lines do not parse alone
+uses_lambda_continued = (1.0,
+                         lambda x: x * np.sin(x))[1]  # unsupported
+
+
 def one_branch_only(x):
     if np.sum(x) > 0.0:
         y = x * 2.0

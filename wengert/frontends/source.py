@@ -518,7 +518,13 @@ def _fix_locations(tree):
 @functools.lru_cache(maxsize=None)
 def _converted_code(fn):
     src = _Source(fn)
-    module = ast.parse(src.text)
+    try:
+        module = ast.parse(src.text)
+    except SyntaxError:
+        # inspect gives a lambda's lines from its own line, which may continue
+        # an expression begun above (a lambda passed on a call's second line)
+        raise src.error(ast.Pass(lineno=1, col_offset=0), "a lambda inside an expression that "
+                        "spans several lines", "define the function with def") from None
     tree = module.body[0]
     if isinstance(tree, ast.Expr) and isinstance(tree.value, ast.Lambda):
         raise src.error(tree, "a lambda defined on the same line as other code",
