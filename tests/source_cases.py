@@ -247,6 +247,25 @@ def for_enumerate(x):
     return s
 
 
+def for_enumerate_start(x):
+    s = 0.0
+    for i, v in enumerate(x, start=2):
+        s = s + v * v * i
+    for i, v in enumerate(x, 1):
+        s = s + np.sin(v) * i
+    return s
+
+
+def for_enumerate_list(x):
+    # over a Python list of traced values: the loop runs as Python
+    s = 0.0
+    for i, v in enumerate([x[0], x[2]], start=3):
+        s = s + v * i
+    for a, b in zip([x[1], x[2]], x):
+        s = s + a * b
+    return s
+
+
 def for_zip(x, y):
     s = 0.0
     for a, b in zip(x, y):

@@ -124,6 +124,8 @@ CASES = [
     Case("for-array", C.for_over_array, (A23,)),
     Case("for-list", C.for_over_list, (X3,)),
     Case("for-enumerate", C.for_enumerate, (X3,)),
+    Case("for-enumerate-start", C.for_enumerate_start, (X3,)),
+    Case("for-enumerate-list", C.for_enumerate_list, (X3,)),
     Case("for-zip", C.for_zip, (X3, Y3), (0, 1)),
     Case("while-newton", C.while_newton, (2.0,)),
     Case("while-newton-long", C.while_newton, (50.0,)),

@@ -82,7 +82,7 @@ def for_stmt(iterable, body, state, names, brk, lineno):
             raise UnsupportedSyntax(f"{where}: break or return inside a checkpointed loop; its "
                                     "trip count must be known: set a flag and use np.where",
                                     construct="break in a checkpointed loop")
-    if isinstance(iterable, (list, tuple, dict, str)):
+    if isinstance(iterable, (list, tuple, dict, str, enumerate, zip)):
         return _loop_python(iterable, body, state, names, brk)
     if any(isinstance(v, list) for v in state):
         # appending to a Python list: the loop runs as Python (its length is fixed)
@@ -161,11 +161,14 @@ def _loop_items(iterable, where):
         arrays = list(iterable.args)
         lengths = {aval_of(a).shape[0] for a in arrays}
         n = min(lengths)
+        if iterable.kw.get("strict") and len(lengths) > 1:
+            raise ValueError(f"zip(strict=True): arguments of lengths {sorted(lengths)}")
         arrays = [a if aval_of(a).shape[0] == n else index_mod.getitem(a, slice(0, n))
                   for a in arrays]
         lead = [Aval(aval_of(a).shape[1:], aval_of(a).dtype) for a in arrays]
         if iterable.kind is builtins.enumerate:
-            return n, (lambda i, x: (i, x[0])), arrays, lead
+            start = iterable.start
+            return n, (lambda i, x: (arith.add(i, start) if start else i, x[0])), arrays, lead
         return n, (lambda i, x: tuple(x)), arrays, lead
     raise UnsupportedSyntax(f"{where}: a for loop over {type(iterable).__name__} is not "
                             "supported; loop over range, an array, a list, enumerate or zip")

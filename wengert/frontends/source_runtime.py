@@ -234,8 +234,9 @@ def call(f, *args, **kw):
             return special(*args, **kw)
         if f is builtins.range and _any_traced(args):
             return TracedRange(*args)
-        if f in (builtins.enumerate, builtins.zip) and _any_traced(args):
-            return _Sequence(f, args)
+        if (f in (builtins.enumerate, builtins.zip) and _any_traced(args)
+                and not any(isinstance(a, (list, tuple)) for a in args)):
+            return _Sequence(f, args, kw)       # over arrays: a structured loop
         if getattr(f, "__module__", None) == "math":
             return _math(f)(*args)
         return f(*args, **kw)
@@ -266,8 +267,16 @@ class _Sequence:
     """``enumerate(x)`` / ``zip(a, b)`` over traced arrays, for ``for_stmt``
     (structured), or iterated directly (a comprehension: element by element)."""
 
-    def __init__(self, kind, args):
-        self.kind, self.args = kind, args
+    def __init__(self, kind, args, kw):
+        self.kind, self.kw = kind, kw
+        if kind is builtins.enumerate:
+            # enumerate(x, start): the count starts at a Python int
+            self.args, self.start = args[:1], (args[1:] or [kw.get("start", 0)])[0]
+            if _traced(self.start):
+                raise UnsupportedSyntax("enumerate with a start that depends on differentiated "
+                                        "values is not supported; add the offset in the body")
+        else:
+            self.args, self.start = args, 0
 
     def __iter__(self):
         return iter(_python_iterable(self))
@@ -415,7 +424,7 @@ def _assemble(names, merged, op_names, res):
 
 def _python_iterable(it):
     if isinstance(it, _Sequence):
-        return it.kind(*[list(a) if _traced(a) else a for a in it.args])
+        return it.kind(*[list(a) if _traced(a) else a for a in it.args], **it.kw)
     return it
 
 
