@@ -639,3 +639,16 @@ def test_variable_assigned_in_one_traced_branch_only(x):
                            match=r"variable 'y' is used where it may be unassigned.*"
                                  r"assign it before the branch"):
             run()
+
+
+@pytest.mark.parametrize("engine", ["source", "auto"])
+def test_jvp_and_vjp_of_a_source_gradient_compose_the_transforms(engine):
+    # jvp(grad(f)) and vjp(grad(f)) are Hessian-vector products: against the trace engine's
+    x = np.array([0.3, -0.5, 0.9])
+    v = np.array([1.0, 0.5, -2.0])
+    g = wg.grad(C.for_enumerate, engine=engine)
+    hv = wg.hessian(C.for_enumerate, engine="trace")(x) @ v
+    _, t = wg.jvp(g, (x,), (v,), engine=engine)
+    _, pullback = wg.vjp(g, x, engine=engine)
+    assert_close(t, hv, AD_VS_AD_RTOL_F64, what="jvp of grad")
+    assert_close(pullback(v)[0], hv, AD_VS_AD_RTOL_F64, what="vjp of grad (symmetric Hessian)")

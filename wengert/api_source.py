@@ -314,6 +314,10 @@ def source_inner(fun, args, engine, what):
     """``fun`` as its source Program, callable on the original arguments, for
     the transforms that run at a point (jvp, vjp, linearize); ``None`` when
     ``engine="auto"`` falls back to tracing."""
+    if isinstance(fun, SourceTransformed) and fun.fallback is None:
+        # jvp(grad(f)): f's source Program, the transforms composed
+        inner = source_inner(fun.fun, args, engine, what)
+        return None if inner is None else fun.transform(inner)
     if engine == "auto" and not has_source(fun):
         return None
     leaves, in_tree = flatten(tuple(args))
