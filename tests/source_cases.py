@@ -266,6 +266,18 @@ def for_enumerate_list(x):
     return s
 
 
+def gather_by_index_array(x, idx):
+    # idx is an argument: an integer array known only when the code runs
+    y = x * 1.0
+    y[idx[:1]] = y[idx[:1]] * 2.0 + 1.0
+    return np.sum(x[idx] ** 3) + np.sum(np.sin(y))
+
+
+def gather_by_index_array_traced(x, idx):
+    y = wg.at(x * 1.0)[idx[:1]].set((x * 1.0)[idx[:1]] * 2.0 + 1.0)
+    return np.sum(x[idx] ** 3) + np.sum(np.sin(y))
+
+
 def for_zip(x, y):
     s = 0.0
     for a, b in zip(x, y):

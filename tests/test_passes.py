@@ -67,6 +67,20 @@ def test_simplify_keeps_derivative_programs_exact():
         assert len(simplify(prog).eqns) <= len(prog.eqns)
 
 
+def test_simplify_copies_drops_dups_double_negations_and_first_powers():
+    def f(x, y):
+        return x ** 2 - (y - x * y)          # d/dx reads x ** 1; d/dy negates twice
+
+    prog = vjp_program(explicit_dup(wg.make_program(f, 0.7, -1.3)))
+    kept, copied = verify(simplify(prog)), verify(simplify(prog, copies=True))
+    assert "dup" in _prims(kept) and "dup" not in _prims(copied)
+    assert _prims(copied).count("neg") < _prims(kept).count("neg")
+    assert _prims(copied).count("pow") == 1           # x ** 2 itself, not x ** 1
+    for a, b in zip(interpret(kept, 0.7, -1.3, 1.0), interpret(copied, 0.7, -1.3, 1.0)):
+        assert a == pytest.approx(b, rel=1e-15)
+    assert interpret(copied, 0.7, -1.3, 1.0)[1:] == pytest.approx((2 * 0.7 + -1.3, -1 + 0.7))
+
+
 def test_explicit_dup_splits_a_variable_used_three_times():
     prog = explicit_dup(wg.make_program(lambda x: x * x + x, 2.0))
     verify(prog)

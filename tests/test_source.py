@@ -652,3 +652,18 @@ def test_jvp_and_vjp_of_a_source_gradient_compose_the_transforms(engine):
     _, pullback = wg.vjp(g, x, engine=engine)
     assert_close(t, hv, AD_VS_AD_RTOL_F64, what="jvp of grad")
     assert_close(pullback(v)[0], hv, AD_VS_AD_RTOL_F64, what="vjp of grad (symmetric Hessian)")
+
+
+@pytest.mark.parametrize("idx", [np.array([0, 2, 2]), np.array([1]), np.array([], dtype=np.int64)],
+                         ids=["repeated", "one", "empty"])
+def test_index_array_argument_is_a_runtime_index(idx):
+    # the index array is an argument, not a constant: each call's own values are used
+    x = np.array([0.3, -0.7, 1.1])
+    g = wg.grad(C.gather_by_index_array, engine="source")
+    want = fd_jacobian(lambda x: C.gather_by_index_array(x.copy(), idx), (x,))[0]
+    assert_close(g(x, idx), want, PROGRAM_RTOL_F64, what="source grad vs FD")
+    assert_close(g(x, idx), wg.grad(C.gather_by_index_array_traced, engine="trace")(x, idx),
+                 AD_VS_AD_RTOL_F64, what="source vs trace")
+    h = wg.hessian(C.gather_by_index_array, engine="source")(x, idx)
+    assert_close(h, wg.hessian(C.gather_by_index_array_traced, engine="trace")(x, idx),
+                 AD_VS_AD_RTOL_F64, what="hessian, source vs trace")

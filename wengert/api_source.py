@@ -210,7 +210,7 @@ class SourceTransformed:
         sig = []
         for a in args:
             t = type(a)
-            if t is float:
+            if t is float or t is np.float64:
                 sig.append(t)
             elif t is np.ndarray:
                 sig.append((a.shape, a.dtype))

@@ -5,9 +5,10 @@ transpose of ``getitem``) and ``index_set`` (the functional ``x[i] = v``).
 The index is a static param: a tuple of ints, slices, None, Ellipsis and
 integer arrays. Boolean masks become integer arrays (``nonzero``) when the
 index is normalised, so every index is a fixed gather/scatter pattern. An
-integer known only when the program runs (a loop counter of a structured
-loop) is a *dynamic* position: ``DYN`` in the static index, and an extra
-integer operand after the array operands, in order.
+integer (or integer array) known only when the program runs (a loop counter
+of a structured loop, an index array passed as an argument) is a *dynamic*
+position: ``DYN`` in the static index, and an extra integer operand after the
+array operands, in order.
 """
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ def _concrete_index_part(p):
     if isinstance(p, TracerBase):
         val = getattr(p, "concrete_value", None)
         av = aval_of(p)
-        if val is None and av.dtype.kind in "iu" and av.shape == ():
-            return p                       # a dynamic scalar index
+        if val is None and av.dtype.kind in "iu":
+            return p                       # a dynamic index: a counter, or an index array input
         if val is None or av.dtype.kind not in "iub":
             raise NonDifferentiableInputError(
                 "an index computed from a differentiated value must be an integer or boolean "
@@ -81,7 +82,11 @@ def _fill(idx, dyn):
     if not dyn:
         return idx
     it = iter(dyn)
-    return tuple(int(next(it)) if p is DYN else p for p in idx)
+    return tuple(_position(next(it)) if p is DYN else p for p in idx)
+
+
+def _position(v):
+    return np.asarray(v) if np.ndim(v) else int(v)
 
 
 def _has_arrays(idx):
@@ -98,7 +103,7 @@ def getitem_impl(x, *dyn, idx):
 
 
 def getitem_aval(x, *dyn, idx):
-    return Aval(_dummy(x)[_fill(idx, [0] * len(dyn))].shape, x.dtype)
+    return Aval(_dummy(x)[_fill(idx, [np.zeros(d.shape, np.intp) for d in dyn])].shape, x.dtype)
 
 
 def getitem_jvp(primals, tangents, idx):

@@ -161,6 +161,10 @@ def _algebraic(name, ins, shape):
             return b
         if _is_scalar_lit(b, 0.0) and same_shape(a) and not isinstance(a, Lit):
             return a
+    if name == "pow":
+        a, b = ins
+        if _is_scalar_lit(b, 1.0) and same_shape(a) and not isinstance(a, Lit):
+            return a                        # x ** 1, left by the derivative of x ** 2
     if name == "sub":
         a, b = ins
         if _is_scalar_lit(b, 0.0) and same_shape(a) and not isinstance(a, Lit):
