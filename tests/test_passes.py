@@ -81,6 +81,15 @@ def test_simplify_copies_drops_dups_double_negations_and_first_powers():
     assert interpret(copied, 0.7, -1.3, 1.0)[1:] == pytest.approx((2 * 0.7 + -1.3, -1 + 0.7))
 
 
+def test_square_of_one_value_has_one_product_in_its_derivative():
+    x = RNG.standard_normal((4,))
+    fwd = jvp_program(wg.make_program(lambda x: np.sum(x * x), x))
+    assert _prims(fwd).count("mul") == 2           # x * x, and x_dot * (x + x)
+    v, dv = interpret(fwd, x, np.ones(4))
+    assert dv == pytest.approx(np.sum(2 * x), rel=1e-14)
+    assert_close(wg.grad(lambda x: np.sum(x * x))(x), 2 * x, 1e-15)
+
+
 def test_explicit_dup_splits_a_variable_used_three_times():
     prog = explicit_dup(wg.make_program(lambda x: x * x + x, 2.0))
     verify(prog)

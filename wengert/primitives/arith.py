@@ -126,6 +126,9 @@ def mul_jvp(primals, tangents):
         return mul(x, y), mul(x, y_dot)
     if type(y_dot) is Zero:
         return mul(x, y), mul(x_dot, y)
+    if x is y and x_dot is y_dot:
+        # x * x: one product with 2x, instead of x_dot x + x x_dot
+        return mul(x, y), mul(x_dot, add(x, x))
     return mul(x, y), add(mul(x_dot, y), mul(x, y_dot))
 
 
