@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench bench-gradbench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,6 +28,11 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e ".[bench]"
 	$(BIN)/python -m bench.grad_bench
 	$(BIN)/python -m bench.source_bench
+	$(BIN)/python -m bench.checkpoint_bench
+
+bench-gradbench: $(VENV)/.installed
+	$(BIN)/python -m pip install -q -e ".[gradbench]"
+	$(BIN)/python -m bench.gradbench_compare
 
 clean:
 	rm -rf $(VENV) build *.egg-info
