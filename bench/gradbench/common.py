@@ -24,3 +24,13 @@ class Function:
 
     def __call__(self, input):
         return self.output(self.run(*self.prepare(input)))
+
+
+def data_folder(eval_name):
+    """GradBench's data files of ``eval_name``: under ``$GRADBENCH_DATA`` when
+    set, else in the ``shared/gradbench-data`` folder beside the repository."""
+    import os
+    from pathlib import Path
+    root = os.environ.get("GRADBENCH_DATA") or (
+        Path(__file__).resolve().parents[3] / "shared" / "gradbench-data")
+    return Path(root) / eval_name / "data"

@@ -23,11 +23,11 @@ import numpy as np
 
 import wengert as wg
 
-from ..common import Function
+from ..common import Function, data_folder
 
 N_CAM_PARAMS = 11
-# GradBench's data files, in the shared/ folder beside the repository
-DATA = Path(__file__).resolve().parents[4] / "shared" / "gradbench-data" / "ba" / "data"
+# GradBench's data files ($GRADBENCH_DATA, or shared/ beside the repository)
+DATA = data_folder("ba")
 
 
 # --- the objective, as a NumPy user writes it --------------------------------

@@ -23,10 +23,10 @@ import numpy as np
 
 import wengert as wg
 
-from ..common import Function
+from ..common import Function, data_folder
 
-# GradBench's data files, in the shared/ folder beside the repository
-DATA = Path(__file__).resolve().parents[4] / "shared" / "gradbench-data" / "ht" / "data"
+# GradBench's data files ($GRADBENCH_DATA, or shared/ beside the repository)
+DATA = data_folder("ht")
 N_FINGERS = 5
 
 
