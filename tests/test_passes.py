@@ -104,7 +104,11 @@ def test_explicit_dup_splits_a_variable_used_three_times():
     lambda x: np.cumsum(x * 2.0)[np.array([0, 2, 2])],
     lambda x: np.concatenate([x, x[::-1]]) @ np.arange(6.0),
     lambda x: np.outer(x, x).T.reshape(-1)[np.array([True, False] * 4 + [True])],
-], ids=["slices", "gather-duplicates", "concat-matmul", "outer-mask"])
+    lambda x: wg.at(np.zeros((2, 4)))[1, 1:].add(x * 3.0)[:, None, :] * x[0],
+    lambda x: wg.at(np.outer(x, x))[::2, 1].set(np.sin(x[:2])) + 1.0,
+    lambda x: wg.at(np.outer(x, x))[0].add(2.0 * x[0]),
+], ids=["slices", "gather-duplicates", "concat-matmul", "outer-mask", "index-add-slices",
+        "index-set-strided", "index-add-broadcast-v"])
 def test_batched_linear_program_equals_one_tangent_at_a_time(fn):
     x = RNG.standard_normal(3)
     _, lin = linearize_flat(lambda x: [fn(x)], [x])

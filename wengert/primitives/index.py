@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import Linear, Primitive, TracerBase, Zero, bind, register, zero_if_any
-from .shape import sum_to_shape
+from .shape import broadcast_to, reshape, sum_to_shape
 from ..errors import NonDifferentiableInputError
 from ..ir import Aval, aval_of
 
@@ -170,8 +170,29 @@ def _instantiate_pair(prim):
     return rule
 
 
+def _update_batch(prim):
+    """Batch rule of index_add / index_set with a basic index (ints, slices,
+    None): the batch axis goes in front of the index, and a batched ``v`` is
+    lined up with the indexed part's rank."""
+    def rule(args, batched, idx):
+        if _has_arrays(idx) or Ellipsis in idx or any(batched[2:]):
+            return NotImplemented
+        x, v = args[0], args[1]
+        size = np.shape(args[0] if batched[0] else args[1])[0]
+        if not batched[0]:
+            x = broadcast_to(x, (size,) + tuple(np.shape(x)))
+        if batched[1]:
+            part = np.shape(_dummy(aval_of(x))[(slice(None),) + idx])
+            v_rank = np.ndim(v) - 1
+            if v_rank < len(part) - 1:
+                v = reshape(v, (size,) + (1,) * (len(part) - 1 - v_rank) + tuple(np.shape(v)[1:]))
+        return bind(prim, x, v, idx=(slice(None),) + idx)
+    return rule
+
+
 index_add_p = register(Primitive("index_add", nargs=None, impl=index_add_impl, jvp=index_add_jvp,
                                  transpose=index_add_transpose, abstract_eval=index_add_aval))
+index_add_p.batch = _update_batch(index_add_p)
 index_add_p.zero_rule = _instantiate_pair(index_add_p)
 
 
@@ -204,6 +225,7 @@ def index_set_transpose(ct, x, v, *dyn, idx):
 index_set_p = register(Primitive("index_set", nargs=None, impl=index_set_impl, jvp=index_set_jvp,
                                  transpose=index_set_transpose, abstract_eval=index_add_aval))
 index_set_p.zero_rule = _instantiate_pair(index_set_p)
+index_set_p.batch = _update_batch(index_set_p)
 
 
 def index_set(x, v, idx):
