@@ -141,10 +141,7 @@ def ba_functions():
 
 
 # --- gmm ------------------------------------------------------------------
-def log_multigamma(a, p):
-    """log Gamma_p(a), a constant of the prior."""
-    return p * (p - 1) / 4.0 * math.log(math.pi) + sum(
-        math.lgamma(a + (1.0 - j) / 2.0) for j in range(1, p + 1))
+from .evals.gmm import log_multigamma  # noqa: E402  (a constant: plain Python)
 
 
 def gmm_objective(alpha, mu, q, l, x, m, gamma):
