@@ -38,16 +38,12 @@ from __future__ import annotations
 import numpy as np
 
 from .core import (NOT_LINEAR, Primitive, TracerBase, Zero, bind, eval_program, instantiate,
-                   register)
+                   is_float, register)
 from ..errors import ConcretizationError
 from ..ir import Aval, aval_of
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p", "checkpointed_loop_p", "loop_forward_p",
            "loop_lin_p", "loop_reverse_p", "checkpointed_loop", "checkpointed"]
-
-
-def _is_float(aval):
-    return aval.dtype.kind in "fc"
 
 
 def _jvp_by_running(impl, n_static=0):
@@ -86,10 +82,10 @@ def checkpoint_aval(*avals, body):
 
 def checkpoint_jvp(primals, tangents, body, trace):
     from ..transforms.jvp import jvp_program
-    mask = [not isinstance(t, Zero) and _is_float(aval_of(p)) for p, t in zip(primals, tangents)]
+    mask = [not isinstance(t, Zero) and is_float(aval_of(p)) for p, t in zip(primals, tangents)]
     nz = [t for t, m in zip(tangents, mask) if m]
     n_out = len(body.outputs)
-    out_float = [_is_float(a) for a in body.out_avals]
+    out_float = [is_float(a) for a in body.out_avals]
     if not trace.partial:
         # forward mode: one checkpoint of the jvp'd body (reverse over it still recomputes)
         res = bind(checkpoint_p, *primals, *nz, body=jvp_program(body, mask))
@@ -118,26 +114,22 @@ def checkpoint_lin_impl(*args, body, mask):
     primals, nz = args[:k], iter(args[k:])
     tangents = [next(nz) if m else Zero(a) for m, a in zip(mask, body.in_avals)]
     _, dots = jvp_flat(lambda *xs: eval_program(body, xs), primals, tangents)
-    return tuple(instantiate(d) for d, a in zip(dots, body.out_avals) if _is_float(a))
+    return tuple(instantiate(d) for d, a in zip(dots, body.out_avals) if is_float(a))
 
 
 def checkpoint_lin_aval(*avals, body, mask):
-    return tuple(a for a in body.out_avals if _is_float(a))
+    return tuple(a for a in body.out_avals if is_float(a))
 
 
 def checkpoint_lin_transpose(cts, *args, body, mask):
     """The reverse sweep of a checkpoint: linearize ``body`` again at its
     operands (recomputing its residuals now), then transpose."""
-    from ..transforms.partial_eval import linearize_flat
-    from ..transforms.transpose import backward_pass
+    from ..transforms.vjp import vjp_flat
     k = len(body.inputs)
-    primals = list(args[:k])
-    _, lin = linearize_flat(lambda *xs: eval_program(body, xs), primals, reverse=True,
-                            mask=list(mask), name=body.name)
+    _, _, pullback = vjp_flat(lambda *xs: eval_program(body, xs), list(args[:k]), list(mask))
     ct_it = iter(cts)
-    full = [next(ct_it) if _is_float(a) else Zero(a) for a in body.out_avals]
-    in_cts = backward_pass(lin, full)
-    return (None,) * k + tuple(in_cts)
+    return (None,) * k + tuple(pullback(
+        [next(ct_it) if is_float(a) else Zero(a) for a in body.out_avals]))
 
 
 checkpoint_lin_p = register(Primitive(
@@ -195,10 +187,10 @@ def checkpointed_loop_jvp(primals, tangents, body, schedule, num_consts, num_car
     n = primals[0]
     consts, carry = _split(primals[1:], num_consts)
     t_consts, t_carry = _split(tangents[1:], num_consts)
-    m_consts = tuple(not isinstance(t, Zero) and _is_float(aval_of(c))
+    m_consts = tuple(not isinstance(t, Zero) and is_float(aval_of(c))
                      for c, t in zip(consts, t_consts))
     # every float carry gets a tangent: the body may make a constant one vary
-    m_carry = tuple(_is_float(a) for a in _carry_avals(body, num_consts))
+    m_carry = tuple(is_float(a) for a in _carry_avals(body, num_consts))
     params = dict(body=body, schedule=schedule, num_consts=num_consts, num_carry=num_carry,
                   length=length)
     fwd = bind(loop_forward_p, n, *consts, *carry, **params)
@@ -302,19 +294,16 @@ def _step_vjp_program(body, num_consts, m_consts, m_carry):
     linearized at its state and transposed (cotangents for the differentiated
     consts and the float carries)."""
     from ..staging import stage
-    from ..transforms.partial_eval import linearize_flat
-    from ..transforms.transpose import backward_pass
+    from ..transforms.vjp import vjp_flat
     carry = _carry_avals(body, num_consts)
     nk = len(carry)
 
     def step_vjp(i, *rest):
         consts, state, ct = rest[:num_consts], rest[num_consts:num_consts + nk], iter(
             rest[num_consts + nk:])
-        _, lin = linearize_flat(lambda *xs: eval_program(body, [i, *xs]),
-                                list(consts) + list(state), reverse=True,
-                                mask=list(m_consts) + list(m_carry), name=body.name)
-        cts = backward_pass(lin, [next(ct) if m else Zero(a) for a, m in zip(carry, m_carry)])
-        return list(cts)
+        _, _, pullback = vjp_flat(lambda *xs: eval_program(body, [i, *xs]),
+                                  list(consts) + list(state), list(m_consts) + list(m_carry))
+        return list(pullback([next(ct) if m else Zero(a) for a, m in zip(carry, m_carry)]))
 
     avals = list(body.in_avals) + [a for a, m in zip(carry, m_carry) if m]
     return stage(step_vjp, avals, name=f"{body.name}_vjp", role="%ct")
