@@ -149,12 +149,14 @@ class _Compiled:
     def __call__(self, dyn):
         if self.fn is None or any(isinstance(x, TracerBase) for x in dyn):
             # under an outer transformation the Program is replayed into it
-            outs = eval_program(self.program, dyn)
+            outs = tuple(eval_program(self.program, dyn))
         else:
             outs = self.run(*dyn)
-        if self.single:
-            return outs[0]
-        return unflatten(self.out_tree, list(outs))
+        return outs[0] if self.single else self.result(outs)
+
+    def result(self, outs):
+        """The structured result of the generated code's output tuple."""
+        return outs if self.flat_tuple else unflatten(self.out_tree, list(outs))
 
 
 def source_program(fun, args, kwargs=None):
@@ -187,8 +189,9 @@ class SourceTransformed:
         self.name = name
         self.cache = {}
         self.fast = {}          # flat float/array/int arguments: a cheaper key
-        self.floats = None      # (number of args, compiled) for all-float calls of a
-                                # function that reads no data from globals or a closure
+        self.floats = None      # (number of args, compiled, data snapshot) for all-float
+                                # calls: valid while the globals and closure values read
+                                # as data are the same objects
         self.last = None
         self.fallback = None
         functools.update_wrapper(self, fun)
@@ -233,10 +236,9 @@ class SourceTransformed:
                     if (holder.cell_contents if key is None else holder.get(key)) is not value:
                         break
                 else:
-                    outs = floats[1](*args)
-                    if floats[3]:
-                        return outs[0]
-                    return outs if floats[4] else unflatten(floats[5].out_tree, list(outs))
+                    compiled = floats[1]
+                    outs = compiled.run(*args)
+                    return outs[0] if compiled.single else compiled.result(outs)
         if self.fallback is not None:
             return self.fallback(*args, **kwargs)
         fast = None if kwargs else self._fast_key(args)
@@ -266,8 +268,7 @@ class SourceTransformed:
                 if fast is not None:
                     self.fast[fast] = compiled
                     if all(t is float for t in fast[0]):
-                        self.floats = (len(args), compiled.run, _data_snapshot(self.fun),
-                                       compiled.single, compiled.flat_tuple, compiled)
+                        self.floats = (len(args), compiled, _data_snapshot(self.fun))
         self.last = compiled
         return compiled([x for x, s in zip(leaves, static) if not s])
 
