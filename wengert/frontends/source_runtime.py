@@ -271,7 +271,8 @@ class _Sequence:
         self.kind, self.kw = kind, kw
         if kind is builtins.enumerate:
             # enumerate(x, start): the count starts at a Python int
-            self.args, self.start = args[:1], (args[1:] or [kw.get("start", 0)])[0]
+            self.args = args[:1]
+            self.start = args[1] if len(args) > 1 else kw.get("start", 0)
             if _traced(self.start):
                 raise UnsupportedSyntax("enumerate with a start that depends on differentiated "
                                         "values is not supported; add the offset in the body")

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Linear, Primitive, TracerBase, Zero, bind, register, zero_if_any
+from .core import (Linear, Primitive, TracerBase, Zero, bind, instantiate, register,
+                   zero_if_any)
 from .shape import broadcast_to, reshape, sum_to_shape
 from ..errors import NonDifferentiableInputError
 from ..ir import Aval, aval_of
@@ -164,9 +165,7 @@ def _instantiate_pair(prim):
     def rule(x, v, *dyn, idx):
         if isinstance(x, Zero) and isinstance(v, Zero):
             return Zero(prim.abstract_eval(x.aval, v.aval, idx=idx))
-        x = np.zeros(x.aval.shape, x.aval.dtype) if isinstance(x, Zero) else x
-        v = np.zeros(v.aval.shape, v.aval.dtype) if isinstance(v, Zero) else v
-        return bind(prim, x, v, *dyn, idx=idx)
+        return bind(prim, instantiate(x), instantiate(v), *dyn, idx=idx)
     return rule
 
 
