@@ -23,7 +23,8 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.backends.pycodegen import CodegenError, GeneratedFunction, codegen
+from wengert.backends.pycodegen import (CodegenError, GeneratedFunction, codegen,
+                                       share_condition_values)
 from wengert.demo import seed000
 from wengert.ir import Aval, Eqn, Lit, Program, Var, aval_of
 from wengert.primitives import PRIMITIVES
@@ -298,6 +299,36 @@ def test_while_loop_programs_agree_including_zero_iterations():
     # the linear part of a while loop runs over its recorded count (a Var)
     src = codegen(vjp_program(prog)).source
     assert re.search(r"range\(\w+ - 1, -1, -1\)", src), src
+
+
+def _cube_root(a):
+    """Newton's step for a ** (1/3) repeats its condition's y*y*y - a."""
+    s = Aval((), F64)
+    c = stage(lambda a, y: [np.abs(y * y * y - a) >= 1e-12], [s, s], name="not_converged")
+    b = stage(lambda a, y: [y - (y * y * y - a) / (3.0 * y * y)], [s, s], name="cube_step")
+    y, count = while_loop(c, b, [a], [a])
+    return y
+
+
+def test_while_body_reads_the_values_its_condition_computed():
+    """share_condition_values: the body's y*y, y*y*y and y*y*y - a are the
+    condition's, computed once an iteration; the code agrees with the
+    interpreter (zero iterations included), and the trip count that only the
+    reverse loop reads is a Python int."""
+    prog = wg.make_program(_cube_root, 2.0, engine="trace")
+    body = next(e for e in prog.eqns if e.prim.name == "while_loop").params["body"]
+    shared = share_condition_values(prog)
+    new_body = next(e for e in shared.eqns if e.prim.name == "while_loop").params["body"]
+    assert len(body.eqns) - len(new_body.eqns) == 3
+    for variant in ("traced", "jvp", "vjp", "vjp_simplified"):
+        p = VARIANTS[variant](prog)
+        for a in (2.0, 27.0, 1.0, -0.5):
+            extra = random_inputs(p.in_avals[1:], _rng("cube", variant))
+            assert_same(p, [a] + extra)
+    src = codegen(simplify(vjp_program(prog), copies=True)).source
+    assert len(re.findall(r" - a$", src, re.M)) == 2, src      # cond, reverse-loop recompute
+    assert re.search(r"^    \w+ = 0$", src, re.M) and "int64" not in src, src
+    assert wg.grad(_cube_root)(2.0) == pytest.approx(2.0 ** (-2 / 3) / 3, rel=1e-12)
 
 
 def source_f(x, n):

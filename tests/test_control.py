@@ -136,6 +136,50 @@ def test_while_loop_newton_sqrt_derivatives():
     check_grads(root, (a,), order=2, eps=1e-5, rtol=1e-6)
 
 
+def _cube_root(a):
+    """Newton's iteration for a ** (1/3): y - (y*y*y - a) / (3*y*y)."""
+    s = Aval((), np.float64)
+    c = stage(lambda a, y: [np.abs(y * y * y - a) >= 1e-12], [s, s], name="not_converged")
+    b = stage(lambda a, y: [y - (y * y * y - a) / (3 * y * y)], [s, s], name="cube_step")
+    y, count = while_loop(c, b, [a], [a])
+    return y
+
+
+def _stored_per_iteration(prog, prim):
+    """The values the forward loop of a vjp Program stores each iteration."""
+    loop = next(e for e in prog.eqns if e.prim.name == prim)     # the forward one
+    p = loop.params
+    return len(loop.outputs) - p["num_carry"] - (prim == "while_loop")
+
+
+def test_cheap_scalar_residuals_of_a_loop_are_recomputed_not_stored():
+    """The reverse loop recomputes what the Newton step's derivative needs from
+    y alone (the forward loop would otherwise store six values a step); the
+    derivative is d a^(1/3)/da, in every mode."""
+    prog = vjp_program(wg.make_program(_cube_root, 2.0))
+    verify(prog)
+    assert _stored_per_iteration(prog, "while_loop") == 1
+    for a in (2.0, 0.3, 7.5):
+        assert wg.grad(_cube_root)(a) == pytest.approx(a ** (-2 / 3) / 3, rel=1e-12)
+        assert wg.jvp(_cube_root, (a,), (1.0,))[1] == pytest.approx(a ** (-2 / 3) / 3,
+                                                                   rel=1e-12)
+    assert wg.grad(_cube_root)(1.0) == 1.0           # no step: y = a
+    check_grads(_cube_root, (2.0,), order=2, eps=1e-5, rtol=1e-6)
+    # a for loop alike: s * s and s + s come from s and i from the index
+    def f(x):
+        return wg.fori_loop(6, lambda i, s: s - 0.1 * s * s * i + x, x)
+
+    prog = vjp_program(wg.make_program(f, 0.5))
+    assert _stored_per_iteration(prog, "for_loop") == 1
+    check_grads(f, (0.5,), order=2)
+    # np.sin and np.cos are no cheap operations: sin(s) and cos(s) are stored
+    def g(x):
+        return wg.fori_loop(6, lambda i, s: np.sin(s) * x, x)
+
+    assert _stored_per_iteration(vjp_program(wg.make_program(g, 0.5)), "for_loop") == 2
+    check_grads(g, (0.5,), order=2)
+
+
 def test_programs_of_control_flow_transform_and_verify():
     prog = wg.make_program(loop_f(3), X, A)
     for t in (jvp_program, vjp_program):

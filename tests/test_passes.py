@@ -6,11 +6,13 @@ import wengert as wg
 from wengert.backends.interpret import interpret
 from wengert.ir import Eqn, Lit, Program, Var, Aval, verify
 from wengert.primitives import PRIMITIVES
+from wengert.primitives.control import for_loop, while_loop
 from wengert.primitives.core import bind
+from wengert.staging import stage
 from wengert.transforms.batching import batch_eval
 from wengert.transforms.dup import explicit_dup
 from wengert.transforms.jvp import jvp_program
-from wengert.transforms.partial_eval import linearize_flat
+from wengert.transforms.partial_eval import linearize_flat, linearize_program, recompute_residuals
 from wengert.transforms.simplify import simplify
 from wengert.transforms.vjp import vjp_program
 
@@ -88,6 +90,120 @@ def test_square_of_one_value_has_one_product_in_its_derivative():
     v, dv = interpret(fwd, x, np.ones(4))
     assert dv == pytest.approx(np.sum(2 * x), rel=1e-14)
     assert_close(wg.grad(lambda x: np.sum(x * x))(x), 2 * x, 1e-15)
+
+
+def _bits(values):
+    """Values compared bit for bit (signed zeros too), with their dtypes."""
+    return [(np.asarray(v).dtype, np.asarray(v).tobytes()) for v in values]
+
+
+def test_simplify_copies_moves_negations_until_something_absorbs_them():
+    def f(x, y):
+        n = -x
+        u = n / y                  # -(x / y)
+        w = y * u                  # -(y * (x / y))
+        return x + w, -u, u * n, y - u
+
+    prog = wg.make_program(f, 0.7, -1.3, engine="trace")
+    moved = verify(simplify(prog, copies=True))
+    # u * n is (x / y) * x; the others are sub/add of the unnegated values
+    assert _prims(prog).count("neg") == 2 and "neg" not in _prims(moved)
+    for x, y in [(0.7, -1.3), (0.0, -2.0), (-0.0, 2.0), (0.0, np.inf), (3.5, -np.inf)]:
+        assert _bits(interpret(moved, x, y)) == _bits(interpret(prog, x, y)), (x, y)
+    # -x - y keeps its negation: -(x + y) is -0.0 where it is 0.0 (x = 0.0, y = -0.0)
+    prog = wg.make_program(lambda x, y: (-x) - y, 0.0, -0.0, engine="trace")
+    kept = verify(simplify(prog, copies=True))
+    assert _prims(kept) == ["neg", "sub"]
+    assert _bits(interpret(kept, 0.0, -0.0)) == _bits(interpret(prog, 0.0, -0.0))
+    # a sign never moves onto a broadcast (larger) result
+    xs = np.array([0.5, -2.0, 0.0])
+    prog = wg.make_program(lambda a, v: (-a) * v + v, 1.5, xs, engine="trace")
+    kept = verify(simplify(prog, copies=True))
+    assert kept.eqns[0].prim.name == "neg" and kept.eqns[0].outputs[0].aval.shape == ()
+    assert _bits(interpret(kept, 1.5, xs)) == _bits(interpret(prog, 1.5, xs))
+
+
+def test_simplify_copies_writes_int_literals_against_floats_as_floats():
+    w = np.linspace(-1.0, 1.0, 3, dtype=np.float32)
+
+    def f(x, w, k):
+        return 3 * x + 7 / x, (2 * w) * 5, 3 * k      # k: an int array keeps its int 3
+
+    k = np.arange(3)
+    prog = wg.make_program(f, 1.5, w, k, engine="trace")
+    simple = verify(simplify(prog, copies=True))
+    lits = {e.prim.name + ":" + type(x.val).__name__ for e in simple.eqns for x in e.inputs
+            if isinstance(x, Lit)}
+    assert lits == {"mul:float", "div:float", "mul:int"}, lits
+    for x in (1.5, -2.5, 1e300):
+        got, want = interpret(simple, x, w, k), interpret(prog, x, w, k)
+        assert _bits(got) == _bits(want)
+    assert np.asarray(got[1]).dtype == np.float32 and np.asarray(got[2]).dtype == k.dtype
+
+
+def _loop_with_idle_parts(a, xs):
+    """A for loop with a carry passed through unchanged (p), a carry nothing
+    reads (d), an unused const (u) and an unused xs (y); s is the result."""
+    f64 = Aval((), np.float64)
+    body = stage(lambda i, a, u, s, p, d, x, y: [s + a * x, p, d * 2.0],
+                 [Aval((), np.int64), f64, f64, f64, f64, f64, f64, f64], name="idle_parts")
+    s, p, d = for_loop(xs.shape[0], body, [a, a * 3.0], [0.0, 2.0, a], [xs, xs * 2.0])
+    return s + p
+
+
+def test_simplify_drops_loop_carries_and_operands_nothing_needs():
+    xs = np.array([0.5, -1.0, 2.0])
+    prog = wg.make_program(_loop_with_idle_parts, 1.25, xs, engine="trace")
+    simple = verify(simplify(prog))
+    loop, = [e for e in simple.eqns if e.prim.name == "for_loop"]
+    # s alone is carried; p is its initial value 2.0; the const a and xs stay
+    assert loop.params["num_carry"] == 1 and loop.params["num_consts"] == 1
+    assert len(loop.inputs) == 4 and len(loop.params["body"].inputs) == 4
+    for a in (1.25, -0.5):
+        assert _bits(interpret(simple, a, xs)) == _bits(interpret(prog, a, xs))
+    assert interpret(simple, 1.25, xs)[0] == pytest.approx(2.0 + 1.25 * np.sum(xs))
+
+
+def _counted_halving(a):
+    """Halve a until a counter (read by the condition only) reaches 3."""
+    f64, i64 = Aval((), np.float64), Aval((), np.int64)
+    cond = stage(lambda a, y, k: [k < 3], [f64, f64, i64], name="counted")
+    body = stage(lambda a, y, k: [y * 0.5, k + 1], [f64, f64, i64], name="halve")
+    y, k, count = while_loop(cond, body, [a], [a, 0])
+    return y, k
+
+
+def test_simplify_keeps_a_while_loop_carry_its_condition_reads():
+    prog = vjp_program(wg.make_program(lambda a: _counted_halving(a)[0], 3.0, engine="trace"))
+    simple = verify(simplify(prog, copies=True))
+    loop, = [e for e in simple.eqns if e.prim.name == "while_loop"]
+    assert loop.params["num_carry"] == 2
+    assert _bits(interpret(simple, 3.0, 1.0)) == _bits(interpret(prog, 3.0, 1.0))
+    assert interpret(simple, 3.0, 1.0) == [0.375, 0.125]
+    assert wg.grad(lambda a: _counted_halving(a)[0], engine="source")(3.0) == 0.125
+
+
+def test_recomputed_residuals_give_the_stored_ones_values():
+    """recompute_residuals on a Newton step (cube root): one stored value in
+    place of six, and the linear body computes what it did from them."""
+    f64 = Aval((), np.float64)
+    body = stage(lambda a, y: [y - (y * y * y - a) / (3 * y * y)], [f64, f64], name="step")
+    known, lin, nres = linearize_program(body, [True, True])
+    known2, lin2, nres2 = recompute_residuals(known, lin, nres, 1, free=known.inputs[:1])
+    assert nres == 6 and nres2 == 2              # the carry y, and a (a free const)
+    assert {id(v) for v in known2.outputs[1:]} == {id(v) for v in known.inputs}
+    verify(known2)
+    verify(lin2)
+    for a, y, ta, ty in [(2.0, 1.3, 1.0, 0.0), (2.0, 1.3, 0.0, 1.0), (-5.0, 0.4, 0.3, -2.0)]:
+        outs = interpret(known, a, y)
+        outs2 = interpret(known2, a, y)
+        assert _bits(outs[:1]) == _bits(outs2[:1])
+        want = interpret(lin, *outs[1:], ta, ty)
+        assert _bits(interpret(lin2, *outs2[1:], ta, ty)) == _bits(want)
+    # np.sin is not cheap: its cosine stays a stored residual
+    body = stage(lambda a, y: [y - np.sin(y) * a], [f64, f64], name="sin_step")
+    known, lin, nres = linearize_program(body, [True, True])
+    assert recompute_residuals(known, lin, nres, 1, free=known.inputs[:1])[2] == nres
 
 
 def test_explicit_dup_splits_a_variable_used_three_times():

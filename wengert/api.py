@@ -10,6 +10,7 @@ import functools
 
 import numpy as np
 
+from . import dims
 from .errors import (ConcretizationError, NonDifferentiableInputError, NonScalarOutputError,
                      ShapeMismatchError, UnsupportedSyntax)
 from .frontends.tracing import flat_function, make_program as trace_program
@@ -146,7 +147,19 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
     @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         fn, dyn, nums, aux_box = _prepare(fun, args, kwargs, argnums, "grad", has_aux)
-        outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "grad")
+        flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
+        _check_differentiable(leaves, "grad")
+        forward = len(leaves) == 1 and aval_of(leaves[0]).shape == () \
+            and aval_of(leaves[0]).dtype.kind == "f"
+        if forward:
+            # one float in: forward mode gives the derivative in one pass and
+            # stores nothing for a reverse sweep (the cheaper mode here)
+            av = aval_of(leaves[0])
+            seed = 1.0 if av.weak and av.dtype == np.float64 else np.ones((), av.dtype)
+            outs, cts = jvp_flat(flat, leaves, [seed])
+        else:
+            outs, lin = linearize_flat(flat, leaves, reverse=True,
+                                       name=getattr(fn, "__name__", "f"))
         if len(outs) != 1 or aval_of(outs[0]).shape != ():
             shapes = [aval_of(o).shape for o in outs]
             raise NonScalarOutputError(
@@ -155,10 +168,12 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
         out = outs[0]
         if aval_of(out).dtype.kind not in "fc":
             raise NonScalarOutputError(f"grad requires a float output, got {aval_of(out).short()}")
-        av = aval_of(out)
-        # the seed of a Python-float output is a Python 1.0 (weakly typed, cheap)
-        ct = 1.0 if av.weak and av.dtype == np.float64 else np.ones((), av.dtype)
-        cts = backward_pass(lin, [ct])
+        if not forward:
+            av = aval_of(out)
+            # the seed of a Python-float output is a Python 1.0 (weakly typed, cheap)
+            ct = 1.0 if av.weak and av.dtype == np.float64 else np.ones((), av.dtype)
+            cts = backward_pass(lin, [ct])
+        out_tree = out_tree[0]
         grads = unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)])
         g = grads[0] if single else tuple(grads)
         value = unflatten(out_tree, outs)
@@ -319,7 +334,10 @@ def _basis(leaves):
         av = aval_of(x)
         eye = np.zeros((total, n), av.dtype)
         eye[start:start + n] = np.eye(n, dtype=av.dtype)
-        rows.append(eye.reshape((total,) + av.shape))
+        row = eye.reshape((total,) + av.shape)
+        # of symbolic lengths (the source engine's), the code makes it
+        dims.remember(row, (total,) + av.shape, ("eye", total, n, -start))
+        rows.append(row)
         start += n
     return rows, total
 

@@ -3,10 +3,17 @@
     Python function --source frontend--> Program --transform, staged--> Program
                     --simplify--> --pycodegen--> Python function (``.source``)
 
-A derivative is generated once per function, argnums and *signature* (the
-shapes and dtypes of the array arguments, the values of the Python ints and
-other static arguments): valid for every path through the control flow,
-which stays structured in the generated code. The transform itself is the
+A derivative is generated once per function, argnums and *kind* of
+arguments (the ranks and dtypes of the array arguments, the values of the
+Python ints and other static arguments): valid for every path through the
+control flow, which stays structured in the generated code, and for every
+input shape. The lengths of the inputs are staged as symbolic ``Dim``s, so
+the code reads ``x.shape[0]`` where a length is needed; the comparisons of
+lengths made while staging (``n == 1`` when broadcasting) are the code's
+guards, checked at a call with new shapes. The code is trusted for new
+shapes only when staging it again at other lengths gives the same text:
+a length that lost its expression somewhere would show there as a changed
+number, and such code is used at the shapes it was made for only. The transform itself is the
 trace engine's, applied to the source Program and staged: so every API
 function has one implementation of its mathematics.
 
@@ -22,10 +29,11 @@ import warnings
 
 import numpy as np
 
+from . import dims
 from .errors import ConcretizationError, UnsupportedSyntax
 from .frontends import source as source_frontend
 from .ir import Lit, aval_of, sub_programs
-from .primitives.core import TracerBase, eval_program
+from .primitives.core import TracerBase, eval_program, tracing
 from .pytree import flatten, unflatten
 from .staging import stage
 from .transforms.simplify import simplify
@@ -35,8 +43,9 @@ __all__ = ["SourceTransformed", "source_program", "source_inner", "generated"]
 _WARNED = set()
 
 
-def _signature(leaves, static):
-    """The cache key of one call: avals of the inputs, values of the rest."""
+def _signature(leaves, static, shapes=True):
+    """The cache key of one call: avals of the inputs (their ranks only when
+    not ``shapes``), values of the rest."""
     key = []
     for x, s in zip(leaves, static):
         if s:
@@ -47,7 +56,7 @@ def _signature(leaves, static):
                 key.append(("static", type(x), id(x)))
         else:
             a = aval_of(x)
-            key.append((a.shape, a.dtype.str, a.weak))
+            key.append((a.shape if shapes else a.ndim, a.dtype.str, a.weak))
     return tuple(key)
 
 
@@ -128,8 +137,11 @@ class _Compiled:
     """One specialisation: the derived Program, its generated function, and
     how to rebuild the result's structure."""
 
-    def __init__(self, prog, out_tree):
+    def __init__(self, prog, out_tree, shapes=None):
         self.program = prog
+        self.shapes = shapes    # the input shapes it was staged at, when its code holds
+                                # for others too (symbolic lengths)
+        self.respecialize = None    # dyn -> outputs, staged at dyn's own shapes
         # a Program that closes over an outer transformation's values is only
         # ever replayed into that transformation, never turned into code
         self.fn = None if _holds_tracers(prog) else _compile(prog)
@@ -148,7 +160,10 @@ class _Compiled:
 
     def __call__(self, dyn):
         if self.fn is None or any(isinstance(x, TracerBase) for x in dyn):
-            # under an outer transformation the Program is replayed into it
+            # under an outer transformation the Program is replayed into it; its
+            # params hold the lengths it was staged at
+            if self.shapes is not None and tuple(np.shape(x) for x in dyn) != self.shapes:
+                return self.respecialize(dyn)
             outs = tuple(eval_program(self.program, dyn))
         else:
             outs = self.run(*dyn)
@@ -159,12 +174,13 @@ class _Compiled:
         return outs if self.flat_tuple else unflatten(self.out_tree, list(outs))
 
 
-def source_program(fun, args, kwargs=None):
-    """(Program, static mask, input tree, output tree) of ``fun`` at ``args``."""
+def source_program(fun, args, kwargs=None, avals=None):
+    """(Program, static mask, input tree, output tree) of ``fun`` at ``args``
+    (at ``avals`` for the array and float leaves, when given)."""
     fn = functools.partial(fun, **kwargs) if kwargs else fun
     if kwargs:
         functools.update_wrapper(fn, fun)
-    return source_frontend.make_program(fn, args)
+    return source_frontend.make_program(fn, args, avals=avals)
 
 
 def _program_function(prog, static, leaves, in_tree, out_tree):
@@ -179,8 +195,9 @@ def _program_function(prog, static, leaves, in_tree, out_tree):
 
 class SourceTransformed:
     """``transform(fun)`` by the source engine: callable like the trace
-    engine's result, generated once per signature; ``.source`` is the
-    generated code of the latest specialisation."""
+    engine's result, generated once per kind of arguments (and again only
+    for shapes where the code's guards fail); ``.source`` is the generated
+    code of the latest call."""
 
     def __init__(self, fun, transform, engine, name):
         self.fun = fun
@@ -189,6 +206,8 @@ class SourceTransformed:
         self.name = name
         self.cache = {}
         self.fast = {}          # flat float/array/int arguments: a cheaper key
+        self.generic = {}       # kind of arguments -> [(guard check, compiled)]: code
+                                # that holds for every shape its guards accept
         self.floats = None      # (number of args, compiled, data snapshot) for all-float
                                 # calls: valid while the globals and closure values read
                                 # as data are the same objects
@@ -254,26 +273,77 @@ class SourceTransformed:
             in_tree.__repr__(), _signature(leaves, static), env,
             tuple(sorted((k, repr(v)) for k, v in kwargs.items())) if kwargs else ())
         compiled = self.cache.get(key) if key is not None else None
+        dyn = [x for x, s in zip(leaves, static) if not s]
+        kind = None
+        if compiled is None and key is not None:
+            # code made at other shapes, whose guards hold at these
+            kind = (key[0], _signature(leaves, static, shapes=False)) + key[2:]
+            shapes = tuple(np.shape(x) for x in dyn)
+            for check, generic in self.generic.get(kind, ()):
+                if check(*shapes):
+                    compiled = generic
+                    break
         if compiled is None:
             try:
-                compiled = self._build(args, kwargs, leaves, static, in_tree)
+                # a function closing over an outer transformation's values (no
+                # key) is built for this call only
+                compiled, check = self._build(args, kwargs, leaves, static, in_tree,
+                                              generic=key is not None and not tracing())
             except (UnsupportedSyntax, ConcretizationError) as err:
                 if self.engine != "auto":
                     raise
                 _warn_fallback(self.fun, err)
                 self.fallback = self.transform(self.fun)
                 return self.fallback(*args, **kwargs)
-            if key is not None and compiled.fn is not None:
-                self.cache[key] = compiled
-                if fast is not None:
-                    self.fast[fast] = compiled
-                    if all(t is float for t in fast[0]):
-                        self.floats = (len(args), compiled, _data_snapshot(self.fun))
+            if check is not None:
+                self.generic.setdefault(kind, []).append((check, compiled))
+        if key is not None and compiled.fn is not None and key not in self.cache:
+            self.cache[key] = compiled
+            if fast is not None:
+                self.fast[fast] = compiled
+                if all(t is float for t in fast[0]):
+                    self.floats = (len(args), compiled, _data_snapshot(self.fun))
         self.last = compiled
-        return compiled([x for x, s in zip(leaves, static) if not s])
+        return compiled(dyn)
 
-    def _build(self, args, kwargs, leaves, static, in_tree):
-        prog, _, _, out_tree = source_program(self.fun, args, kwargs)
+    def _build(self, args, kwargs, leaves, static, in_tree, generic=True):
+        """(compiled, guard check): the code of one call's arguments; the check
+        is None when the code holds at these shapes only."""
+        avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
+        build = functools.partial(self._stage, args, kwargs, leaves, static, in_tree)
+        if not generic or not any(a.shape for a in avals):
+            return build(avals), None
+        with dims.recording() as guards:
+            compiled = build(dims.symbolic_avals(avals))
+        check = self._holds_elsewhere(compiled, guards, avals, build)
+        compiled.shapes = tuple(a.shape for a in avals)
+        compiled.respecialize = lambda dyn: build([aval_of(x) for x in dyn])(dyn)
+        if check is None:
+            compiled.shapes = None
+        return compiled, check
+
+    @staticmethod
+    def _holds_elsewhere(compiled, guards, avals, build):
+        """The guard check of code staged with symbolic lengths, or None when
+        it holds at its own shapes only: staged again with every length
+        n >= 1 made n + 1 (which keeps the guards' answers unless they name a
+        length; a length of 1, which broadcasts, then answers them otherwise,
+        so its code is its own), the code must come out the same."""
+        if compiled.fn is None:
+            return None
+        check = dims.guard_function(guards, len(avals))
+        other = [tuple(d + 1 if d >= 1 else d for d in a.shape) for a in avals]
+        if other == [a.shape for a in avals] or not check(*other):
+            return None
+        try:
+            with dims.recording():
+                again = build(dims.symbolic_avals(avals, other))
+        except Exception:   # noqa: BLE001 -- the code does not generalise; it is still right here
+            return None
+        return check if _same_code(compiled.fn, again.fn) else None
+
+    def _stage(self, args, kwargs, leaves, static, in_tree, avals):
+        prog, _, _, out_tree = source_program(self.fun, args, kwargs, avals)
         inner = _program_function(prog, static, leaves, in_tree, out_tree)
         transformed = self.transform(inner)
         result_tree = [None]
@@ -285,10 +355,31 @@ class SourceTransformed:
             out_leaves, result_tree[0] = flatten(out)
             return out_leaves
 
-        avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
         hints = [v.hint for v in prog.inputs]
         der = stage(derived, avals, name=f"{prog.name}_{self.name}", hints=hints)
         return _Compiled(simplify(der, copies=True), result_tree[0])
+
+
+def _same_code(a, b):
+    """Whether two generated functions are the same code: the same text, and
+    the same values bound to the names it reads."""
+    if a is None or b is None or a.source != b.source or a.namespace.keys() != b.namespace.keys():
+        return False
+    for name, x in a.namespace.items():
+        y = b.namespace[name]
+        if x is y or name in ("__builtins__", a.fn.__name__):
+            continue
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.shape == y.shape
+                    and x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True)):
+                return False
+            continue
+        try:
+            if not bool(x == y):
+                return False
+        except Exception:   # noqa: BLE001 -- values that do not compare are not the same
+            return False
+    return True
 
 
 def _warn_fallback(fun, err):

@@ -18,6 +18,8 @@ import math
 
 import numpy as np
 
+from . import dims as _dims
+
 __all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "verify", "aval_of", "ProgramError"]
 
 
@@ -71,6 +73,10 @@ def aval_of(x):
     """The Aval of a concrete value, a tracer, or a Python scalar."""
     t = type(x)
     if t is np.ndarray or t is np.float64:
+        if _dims._SHAPED:           # a constant of symbolic shape (``dims``)
+            shape = _dims.shape_of(x)
+            if shape is not None:
+                return Aval(shape, x.dtype)
         return Aval(x.shape, x.dtype)
     if t is float:
         return _WEAK_FLOAT

@@ -26,9 +26,12 @@ Invariants of the generated code:
   ``int(index)``; ``for_loop`` a ``for`` over ``range`` whose per-iteration
   ``ys`` are collected in lists and stacked after it (shape ``(0, *y)`` when
   no iteration ran); ``while_loop`` a ``while True`` that breaks on its
-  condition and counts its iterations in an ``np.int64``. Sub-programs are
-  inlined: their inputs are assigned from the operands, their outputs to the
-  equation's outputs, and a loop carry lives in the body's input variables;
+  condition and counts its iterations in an ``np.int64`` (a Python int when
+  only loops read the count), its body reading the values the condition
+  computed rather than computing them again (``share_condition_values``).
+  Sub-programs are inlined: their inputs are assigned from the operands,
+  their outputs to the equation's outputs, and a loop carry lives in the
+  body's input variables;
 * the source is registered in ``linecache`` under ``<wengert-generated-N>``
   (as Tangent does), so tracebacks, ``inspect.getsource`` and ``pdb`` show it.
 
@@ -43,7 +46,9 @@ from __future__ import annotations
 import itertools
 import linecache
 
-from ..ir import Lit, Program, sub_programs, verify
+import numpy as np
+
+from ..ir import Eqn, Lit, Program, sub_programs, verify
 from ..printing import Namer, walk
 from .pyemit import PY_SCALARS, CodegenError, Emitter
 
@@ -98,16 +103,24 @@ class _Block:
 
 def generate_source(prog, name=None):
     """(source, namespace, function name) of ``prog``: the text only."""
+    prog = share_condition_values(prog)
     names = Namer()
     for _ in walk(prog, names):         # every name first: helpers must avoid them all
         pass
     em = Emitter(names.used)
     em.loop_only = loop_only_values(prog)
+    kinds = _use_kinds(prog)
+    # a while loop's count read only as trip counts (by its reverse sweep) may
+    # be a Python int, which counts several times faster than an np.int64
+    em.trip_only = {k for k, kind in kinds.items() if kind == {"trip"}}
+    em.read = set(kinds)                # every Var something reads
     py = python_scalars(prog)
     stack = []
     for kind, item, uses, defs in walk(prog, Namer()):
         if kind == "program":
             stack.append(_Block(item, [em.ident(n) for n in defs]))
+            if em.inputs is None:
+                em.inputs = stack[0].inputs     # symbolic lengths read their shapes
         elif kind == "eqn":
             block = stack[-1]
             subs, block.subs = block.subs, []
@@ -130,7 +143,7 @@ def generate_source(prog, name=None):
 
 
 def _operands(em, atoms, names):
-    return [em.literal(x.val) if n is None else em.ident(n) for x, n in zip(atoms, names)]
+    return [em.literal(x.val, x.aval) if n is None else em.ident(n) for x, n in zip(atoms, names)]
 
 
 def _indent(lines, depth=1):
@@ -175,27 +188,33 @@ def _equation(em, eqn, ins, py, outs, subs):
     return [f"{lhs} = {rhs}"]
 
 
-def loop_only_values(prog, uses=None):
-    """ids of the Vars read only as a ``for_loop``'s per-iteration inputs
-    (``xs``): a loop's stored residuals. Scalar ones can stay Python lists,
-    indexed as they are, without stacking them into an array."""
-    top = uses is None
-    uses = {} if top else uses
+def _use_kinds(prog, uses=None):
+    """id(Var) -> how it is read: ``"xs"`` (a ``for_loop``'s per-iteration
+    input), ``"trip"`` (a ``for_loop``'s trip count) or ``"other"``."""
+    uses = {} if uses is None else uses
 
     def note(x, kind):
         if not isinstance(x, Lit):
             uses.setdefault(id(x), set()).add(kind)
 
     for eqn in prog.eqns:
-        xs_from = (1 + eqn.params["num_consts"] + eqn.params["num_carry"]
-                   if eqn.prim.name == "for_loop" else len(eqn.inputs))
+        loop = eqn.prim.name == "for_loop"
+        xs_from = (1 + eqn.params["num_consts"] + eqn.params["num_carry"] if loop
+                   else len(eqn.inputs))
         for k, x in enumerate(eqn.inputs):
-            note(x, "xs" if k >= xs_from else "other")
+            note(x, "trip" if loop and k == 0 else "xs" if k >= xs_from else "other")
         for sub in sub_programs(eqn):
-            loop_only_values(sub, uses)
+            _use_kinds(sub, uses)
     for x in prog.outputs:
         note(x, "other")
-    return {k for k, kinds in uses.items() if kinds == {"xs"}} if top else None
+    return uses
+
+
+def loop_only_values(prog):
+    """ids of the Vars read only as a ``for_loop``'s per-iteration inputs
+    (``xs``): a loop's stored residuals. Scalar ones can stay Python lists,
+    indexed as they are, without stacking them into an array."""
+    return {k for k, kinds in _use_kinds(prog).items() if kinds == {"xs"}}
 
 
 def python_scalars(prog, inputs=None, found=None):
@@ -260,10 +279,12 @@ def _by_param(eqn, subs):
     return found
 
 
-def _inline(block, operands, outs):
-    """A sub-program in place: inputs from operands, outputs to ``outs``."""
+def _inline(block, operands, outs, read=None):
+    """A sub-program in place: inputs from operands, outputs to ``outs``;
+    ``read``: the Vars something reads (an input nothing reads is not set)."""
     return ([_comment(block.prog)]
-            + [f"{i} = {o}" for i, o in zip(block.inputs, operands) if i != o]
+            + [f"{i} = {o}" for i, o, v in zip(block.inputs, operands, block.prog.inputs)
+               if i != o and (read is None or id(v) in read)]
             + block.lines + [f"{o} = {r}" for o, r in zip(outs, block.outputs)])
 
 
@@ -310,7 +331,7 @@ def _stack(em, accs, avals, n_static, reverse, ids=None):
             continue
         items = f"{acc}[::-1]" if reverse else acc
         dtype = "" if aval.dtype == "float64" else f", {em.dtype(aval.dtype)}"
-        empty = f"{em.np}.zeros({(0,) + aval.shape!r}{dtype})"
+        empty = f"{em.np}.zeros({em.shape((0,) + aval.shape)}{dtype})"
         # np.array of scalars is many times faster than np.stack
         stacked = (f"{em.np}.array({items}{dtype})" if aval.shape == ()
                    else f"{em.np}.stack({items})")
@@ -336,7 +357,7 @@ def _for_loop(em, eqn, ins, py, outs, subs):
     if isinstance(n_lit, Lit) and isinstance(n_lit.val, int) and not isinstance(n_lit.val, bool):
         n_static = n_lit.val
     if n_static is not None:
-        bounds = f"{n_static - 1}, -1, -1" if reverse else f"{n_static}"
+        bounds = f"{em.dim(n_static - 1)}, -1, -1" if reverse else em.dim(n_static)
     else:
         count = n if n_lit.aval.dtype.kind in "iu" else f"int({n})"    # the impl's int(n)
         bounds = f"{count} - 1, -1, -1" if reverse else count
@@ -355,26 +376,118 @@ def _for_loop(em, eqn, ins, py, outs, subs):
 
 def _while_loop(em, eqn, ins, py, outs, subs):
     """``while True``: the condition's program, ``break`` when it is false,
-    then the body's; an ``np.int64`` counts the steps, as the impl does."""
+    then the body's; an ``np.int64`` counts the steps, as the impl does (a
+    Python int where only loops read the count, none where nothing does).
+    The body may read the condition's values (``share_condition_values``)."""
     nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
     cond, body = subs["cond"], subs["body"]
     consts, carry = ins[:nc], ins[nc:]
     carry_in = body.inputs[nc:]
     count, accs = outs[nk], outs[nk + 1:]
     lines = _assign(carry_in, carry)
-    lines.append(f"{count} = {em.np}.int64(0)")
+    counted = id(eqn.outputs[nk]) in em.read          # a count nothing reads is not kept
+    trip_only = id(eqn.outputs[nk]) in em.trip_only
+    if counted:
+        lines.append(f"{count} = 0" if trip_only else f"{count} = {em.np}.int64(0)")
     lines += [f"{acc} = []" for acc in accs]
     lines.append("while True:")
-    step = _inline(cond, consts + carry_in, [])
+    step = _inline(cond, consts + carry_in, [], em.read)
     step += [f"if not {cond.outputs[0]}:", _INDENT + "break"]
     step += [_comment(body.prog)]
     step += [f"{i} = {o}" for i, o in zip(body.inputs[:nc], consts) if i != o] + body.lines
     step += [f"{acc}.append({y})" for acc, y in zip(accs, body.outputs[nk:])]
-    step += _assign(carry_in, body.outputs[:nk]) + [f"{count} += 1"]
+    step += _assign(carry_in, body.outputs[:nk]) + ([f"{count} += 1"] if counted else [])
     lines += _suite(step)
     lines += _stack(em, accs, eqn.params["body"].out_avals[nk:], None, False,
                     [id(v) for v in eqn.outputs[nk + 1:]])
     return lines + _assign(outs[:nk], carry_in)
+
+
+def share_condition_values(prog):
+    """``prog`` with each ``while_loop`` body reading the values its condition
+    already computed in the same iteration (the condition runs just before
+    the body, and both read the same consts and carry): ``while abs(y*y*y -
+    a) >= tol: y = y - (y*y*y - a) / ...`` computes ``y*y*y - a`` once a step.
+    A body equation equal to one of the condition's (same primitive, params
+    and operands, the inputs matched by position) is dropped and its outputs
+    are the condition's variables, which the body then reads from outside
+    itself: the result is for code generation only (``verify`` rejects it),
+    and the names stay right because ``walk`` names the condition first."""
+    eqns, changed = [], False
+    for eqn in prog.eqns:
+        params = {}
+        for key, v in eqn.params.items():
+            if isinstance(v, Program):
+                v = share_condition_values(v)
+            elif isinstance(v, tuple) and v and all(isinstance(p, Program) for p in v):
+                v = tuple(share_condition_values(p) for p in v)
+            params[key] = v
+        if eqn.prim.name == "while_loop":
+            params["body"] = _reuse_condition(params["cond"], params["body"], eqn.inputs,
+                                              eqn.params["num_consts"])
+        if any(params[k] is not eqn.params[k] for k in params):
+            eqn, changed = Eqn(eqn.prim, eqn.inputs, eqn.outputs, params), True
+        eqns.append(eqn)
+    return Program(prog.inputs, eqns, prog.outputs, prog.name) if changed else prog
+
+
+def _lit_key(x):
+    """A key equal for equal literals (scalars by type and value) and for the
+    same variable."""
+    if not isinstance(x, Lit):
+        return ("var", id(x))
+    if np.ndim(x.val) == 0 and not hasattr(x.val, "_trace"):
+        return ("lit", type(x.val), repr(x.val))
+    return ("obj", id(x.val))
+
+
+def _cse_key(eqn, atom_key):
+    """What makes two equations compute the same values, or None (control
+    flow, params that do not compare by value)."""
+    if any(isinstance(v, (Program, np.ndarray)) for v in eqn.params.values()):
+        return None
+    try:
+        params = tuple(sorted((k, repr(v)) for k, v in eqn.params.items()))
+    except TypeError:
+        return None
+    return (eqn.prim.name, tuple(atom_key(x) for x in eqn.inputs), params)
+
+
+def _reuse_condition(cond, body, operands, num_consts):
+    """``body`` reading ``cond``'s values where it recomputes them. An input
+    is known by its position, a const by its operand (a loop may be passed
+    the same value twice)."""
+    key_of_input = {}
+    for prog in (cond, body):
+        for k, v in enumerate(prog.inputs):
+            key_of_input[id(v)] = _lit_key(operands[k]) if k < num_consts else ("in", k)
+    subst = {}
+
+    def atom_key(x):
+        if isinstance(x, Lit):
+            return _lit_key(x)
+        x = subst.get(id(x), x)
+        return key_of_input.get(id(x), ("var", id(x)))
+
+    computed = {}
+    for e in cond.eqns:
+        key = _cse_key(e, atom_key)
+        if key is not None:
+            computed.setdefault(key, e.outputs)
+    if not computed:
+        return body
+    eqns = []
+    for e in body.eqns:
+        key = _cse_key(e, atom_key)
+        if key is not None and key in computed:
+            subst.update((id(v), w) for v, w in zip(e.outputs, computed[key]))
+            continue
+        eqns.append(Eqn(e.prim, [x if isinstance(x, Lit) else subst.get(id(x), x)
+                                 for x in e.inputs], e.outputs, e.params))
+    if not subst:
+        return body
+    outs = [x if isinstance(x, Lit) else subst.get(id(x), x) for x in body.outputs]
+    return Program(body.inputs, eqns, outs, body.name)
 
 
 # the checkpointing equations' emitters, which use the helpers above

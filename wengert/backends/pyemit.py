@@ -31,6 +31,7 @@ import re
 
 import numpy as np
 
+from ..dims import Dim, Scalar, has_dims, recipe_of as dims_recipe, render
 from ..errors import WengertError
 from ..ir import aval_of
 from ..primitives.core import TracerBase
@@ -59,10 +60,10 @@ UFUNCS = {"add": "add", "add_any": "add", "sub": "subtract", "mul": "multiply", 
           "pow": "power", "less": "less", "less_equal": "less_equal", "greater": "greater",
           "greater_equal": "greater_equal", "equal": "equal", "not_equal": "not_equal",
           "neg": "negative"}
-PY_SCALARS = (bool, int, float, complex)
+PY_SCALARS = (bool, int, float, complex, Dim)
 
 # names the generated code reads from builtins: a variable may not shadow them
-_BUILTINS_USED = {"range", "int", "slice"}
+_BUILTINS_USED = {"range", "int", "slice", "abs"}
 
 
 def _numpy_names():
@@ -103,6 +104,15 @@ class Emitter:
         self.header = []
         self._bound = {}                       # id(value) -> name, for reuse
         self._consts = 0
+        self.inputs = None                     # the function's parameters, for lengths
+
+    def dim(self, d):
+        """A length: ``x.shape[0]`` when it is a symbolic one (``dims``)."""
+        if type(d) is Scalar and self.inputs is not None:
+            return render(d, lambda k, axis: f"{self.inputs[k]}.shape[{axis}]")
+        if type(d) is not Dim or self.inputs is None:
+            return repr(int(d))
+        return render(d, lambda k, axis: f"{self.inputs[k]}.shape[{axis}]")
 
     @property
     def np(self):
@@ -192,6 +202,15 @@ class Emitter:
             item = x.item()
             text = self._float(item) if isinstance(item, float) else repr(item)
             return f"{self.np}.{type(x).__name__}({text})"
+        if type(x) is Dim:        # an operand: a compound length in parentheses
+            return self.dim(x) if x.expr[0] == "in" else f"({self.dim(x)})"
+        if type(x) is Scalar:     # a number computed from lengths
+            if self.inputs is None:
+                return self._float(float(x))
+            aval = getattr(x, "aval", None)
+            if aval is not None and not aval.weak:
+                return f"{self.np}.float64({self.dim(x)})"
+            return f"({self.dim(x)})"
         if isinstance(x, (bool, int)):
             return repr(x)
         if isinstance(x, float):
@@ -200,13 +219,23 @@ class Emitter:
             return repr(x)
         return None
 
-    def literal(self, val):
-        """A ``Lit``'s value as an expression."""
+    def shape(self, shape):
+        """A shape tuple, its symbolic lengths as expressions."""
+        items = [self.dim(d) for d in shape]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    def literal(self, val, aval=None):
+        """A ``Lit``'s value as an expression; ``aval``: the Lit's, whose
+        shape may be symbolic (a constant the code makes at every shape)."""
         if isinstance(val, TracerBase) or hasattr(val, "_trace"):
             raise CodegenError(
                 f"a literal holds a traced value ({type(val).__name__}): the Program was staged "
                 "inside another transformation and closes over its variables; generate code "
                 "for the outer Program, or make the value an input (closure conversion)")
+        if aval is not None and isinstance(val, np.ndarray) and val.ndim and has_dims(aval.shape):
+            text = self._shaped(val, self.shape(aval.shape))
+            if text is not None:
+                return text
         if isinstance(val, np.ndarray) and val.ndim == 0:
             val = val[()]
         text = self.scalar(val)
@@ -219,6 +248,32 @@ class Emitter:
                 return f"{self.np}.zeros({val.shape!r})"
             return f"{self.np}.zeros({val.shape!r}, {self.dtype(val.dtype)})"
         return self.const(val)
+
+    def _shaped(self, val, shape):
+        """A constant of symbolic shape as code: zeros, or one value repeated."""
+        if val.dtype.kind not in "biufc":
+            return None
+        if not val.any() and not (val.dtype.kind in "fc" and np.signbit(val.real).any()):
+            if val.dtype == np.float64:
+                return f"{self.np}.zeros({shape})"
+            return f"{self.np}.zeros({shape}, {self.dtype(val.dtype)})"
+        recipe = dims_recipe(val)
+        if recipe is not None and recipe[0] == "full" and val.dtype == np.float64:
+            return f"{self.np}.full({shape}, {self.dim(recipe[1])})"
+        if recipe is not None and recipe[0] == "eye":
+            _, rows, cols, k = recipe
+            dtype = "" if val.dtype == np.float64 else f", dtype={self.dtype(val.dtype)}"
+            return (f"{self.np}.eye({self.dim(rows)}, {self.dim(cols)}, {self.dim(k)}{dtype})"
+                    f".reshape({shape})")
+        first = val.flat[0]
+        if (val == first).all() and not np.isnan(first):
+            fill = self.scalar(first if val.dtype != np.float64 else float(first))
+            if fill is not None:
+                if val.dtype == np.float64 or val.dtype != np.asarray(first).dtype:
+                    return f"{self.np}.full({shape}, {fill}, {self.dtype(val.dtype)})" \
+                        if val.dtype != np.float64 else f"{self.np}.full({shape}, {fill})"
+                return f"{self.np}.full({shape}, {fill})"
+        return None
 
     def small_array(self, a):
         """A small integer or boolean array written out, else a constant."""
@@ -234,6 +289,8 @@ class Emitter:
         """A param value as a Python literal (a named constant if it has none)."""
         if v is None or type(v) in (bool, int, str):
             return repr(v)
+        if type(v) is Dim:
+            return self.dim(v)
         if v is Ellipsis:
             return "..."
         if v is DYN:
@@ -268,7 +325,7 @@ class Emitter:
             elif isinstance(p, (bool, np.bool_)):
                 return None
             elif isinstance(p, (int, np.integer)):
-                parts.append(str(int(p)))
+                parts.append(self.dim(p))
             elif p is None:
                 parts.append("None")
             elif p is Ellipsis:
@@ -277,8 +334,8 @@ class Emitter:
                 ends = [p.start, p.stop, p.step]
                 if not all(e is None or isinstance(e, (int, np.integer)) for e in ends):
                     return None
-                text = ":".join("" if e is None else str(int(e)) for e in ends[:2])
-                parts.append(text if p.step is None else f"{text}:{int(p.step)}")
+                text = ":".join("" if e is None else self.dim(e) for e in ends[:2])
+                parts.append(text if p.step is None else f"{text}:{self.dim(p.step)}")
             elif isinstance(p, np.ndarray) and p.dtype.kind in "biu":
                 parts.append(self.small_array(p))
             else:
@@ -305,6 +362,8 @@ class Emitter:
             if op == "**" and a.startswith("-"):
                 a = f"({a})"                      # -2.0 ** x is -(2.0 ** x)
             return f"{a} {op} {b}"
+        if prim.name == "abs" and not params:      # the impl is Python's abs
+            return f"abs({ins[0]})"
         if prim.name == "dup" and not params:
             return "(" + ", ".join(ins * len(eqn.outputs)) + ")"
         if not params and id(prim.impl) in _NUMPY_NAMES:

@@ -579,9 +579,10 @@ def is_static(leaf):
     return not isinstance(leaf, (float, complex, _np.ndarray, _np.generic))
 
 
-def make_program(fn, args, name=None):
-    """Convert ``fn`` and stage it at the shapes and dtypes of ``args``; the
-    Program's inputs are the array and float leaves of ``args``."""
+def make_program(fn, args, name=None, avals=None):
+    """Convert ``fn`` and stage it at the shapes and dtypes of ``args`` (or at
+    ``avals``, one per array and float leaf: symbolic lengths); the Program's
+    inputs are the array and float leaves of ``args``."""
     from ..ir import aval_of
     from ..pytree import flatten, unflatten
     from ..staging import stage
@@ -589,7 +590,8 @@ def make_program(fn, args, name=None):
     converted = convert(fn)
     leaves, in_tree = flatten(tuple(args))
     static = [is_static(x) for x in leaves]
-    avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
+    if avals is None:
+        avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
     out_tree = [None]
 
     def flat(*xs):

@@ -13,11 +13,12 @@ import builtins
 
 import numpy as np
 
+from .. import dims
 from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod
 from ..primitives.checkpoint import checkpointed, checkpointed_loop
-from .source_runtime import (_NEEDS_CONCRETE, TracedRange, Undefined, _Block, _Sequence,
+from .source_runtime import (_NEEDS_CONCRETE, DimRange, TracedRange, Undefined, _Block, _Sequence,
                              _any_traced, _assemble, _coerce, _join, _python_iterable,
                              _traced, and_, not_)
 
@@ -34,7 +35,7 @@ def _undef_discovery(run_block, state, names):
     for k, v in enumerate(state):
         kd, info = block.out_info[k]
         if isinstance(v, Undefined) and kd == "op":
-            new[k] = np.zeros(info.shape, info.dtype)
+            new[k] = dims.zeros(info.shape, info.dtype)
     return tuple(new)
 
 
@@ -94,7 +95,7 @@ def for_stmt(iterable, body, state, names, brk, lineno):
     try:
         return _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule)
     except _NEEDS_CONCRETE:
-        if _traced(n) or not isinstance(iterable, (range, np.ndarray)):
+        if _traced(n) or not isinstance(iterable, (range, DimRange, np.ndarray)):
             raise
         # the body needs a Python counter (a slice bound, a Python list index):
         # run the loop as Python, each step recorded
@@ -148,6 +149,10 @@ def _loop_items(iterable, where):
         start, step = iterable.start, iterable.step
         return len(iterable), (lambda i, x: arith.add(start, arith.mul(i, step))
                                if (start, step) != (0, 1) else i), [], []
+    if isinstance(iterable, DimRange):
+        start, step = iterable.start, iterable.step
+        return iterable.length(), (lambda i, x: arith.add(start, arith.mul(i, step))
+                                   if (start, step) != (0, 1) else i), [], []
     if isinstance(iterable, TracedRange):
         r = iterable
         n = _range_length(r.start, r.stop, r.step)
@@ -159,9 +164,9 @@ def _loop_items(iterable, where):
         return a.shape[0], (lambda i, x: x[0]), [iterable], [Aval(a.shape[1:], a.dtype)]
     if isinstance(iterable, _Sequence):
         arrays = list(iterable.args)
-        lengths = {aval_of(a).shape[0] for a in arrays}
-        n = min(lengths)
-        if iterable.kw.get("strict") and len(lengths) > 1:
+        lengths = [aval_of(a).shape[0] for a in arrays]
+        n = min(lengths)            # the first of equal lengths, symbolic ones included
+        if iterable.kw.get("strict") and any(d != n for d in lengths):
             raise ValueError(f"zip(strict=True): arguments of lengths {sorted(lengths)}")
         arrays = [a if aval_of(a).shape[0] == n else index_mod.getitem(a, slice(0, n))
                   for a in arrays]

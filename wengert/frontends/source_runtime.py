@@ -14,6 +14,8 @@ import types
 
 import numpy as np
 
+from .. import dims
+from ..dims import Dim
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, reduce as reduce_mod
@@ -150,6 +152,8 @@ def _float(x=0.0):
 
 
 def _int(x=0, *a):
+    if type(x) is Dim:
+        return x
     if _traced(x):
         return x if aval_of(x).dtype.kind in "iu" else arith.convert(x, dtype=np.dtype(np.int64))
     return builtins.int(x, *a)
@@ -186,7 +190,13 @@ def _isinstance(x, cls):
     return builtins.isinstance(x, cls)
 
 
-_BUILTINS = {builtins.float: _float, builtins.int: _int, builtins.sum: _sum,
+def _len(x):
+    if _traced(x) and aval_of(x).shape:
+        return aval_of(x).shape[0]          # a symbolic length stays one (``dims``)
+    return builtins.len(x)
+
+
+_BUILTINS = {builtins.float: _float, builtins.int: _int, builtins.sum: _sum, builtins.len: _len,
              builtins.min: _extremum(builtins.min, arith.minimum, reduce_mod.reduce_min),
              builtins.max: _extremum(builtins.max, arith.maximum, reduce_mod.reduce_max),
              builtins.isinstance: _isinstance}
@@ -228,12 +238,18 @@ def _is_user_function(f):
 
 
 def call(f, *args, **kw):
+    if dims.recording_now() and _is_maker(f):
+        out = f(*args, **kw)
+        _MAKERS[f](out, *args, **kw)
+        return out
     if isinstance(f, types.BuiltinFunctionType) or isinstance(f, type):
         special = _BUILTINS.get(f)
         if special is not None:
             return special(*args, **kw)
         if f is builtins.range and _any_traced(args):
             return TracedRange(*args)
+        if f is builtins.range and any(type(a) is Dim for a in args):
+            return DimRange(*args)
         if (f in (builtins.enumerate, builtins.zip) and _any_traced(args)
                 and not any(isinstance(a, (list, tuple)) for a in args)):
             return _Sequence(f, args, kw)       # over arrays: a structured loop
@@ -251,6 +267,31 @@ def call(f, *args, **kw):
     return f(*args, **kw)
 
 
+def _made(out, shape, *a, **kw):
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if dims.has_dims(shape):
+        dims.remember(out, shape)
+
+
+def _made_eye(out, n, m=None, k=0, *a, **kw):
+    m = n if m is None else m
+    if dims.has_dims((n, m)):
+        dims.remember(out, (n, m), ("eye", n, m, k))
+
+
+def _is_maker(f):
+    try:
+        return f in _MAKERS
+    except TypeError:       # an unhashable callable
+        return False
+
+
+# NumPy calls that make an array from a shape: of a symbolic shape, the
+# generated code makes it (``np.zeros((x.shape[0],))``), see ``dims``
+_MAKERS = {np.zeros: _made, np.ones: _made, np.full: _made, np.eye: _made_eye,
+           np.identity: _made_eye}
+
+
 class TracedRange:
     """``range`` with a traced bound: only iterable by a structured loop."""
 
@@ -261,6 +302,30 @@ class TracedRange:
             raise UnsupportedSyntax("range with a traced step is not supported; use a step "
                                     "that does not depend on differentiated values")
         self.start, self.stop, self.step = start, stop, step
+
+
+class DimRange:
+    """``range`` over a symbolic length (``range(x.shape[0])``): a structured
+    loop's trip count stays that length; iterated directly, a Python range."""
+
+    def __init__(self, *args):
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (
+            (args[0], args[1], 1) if len(args) == 2 else args)
+        self.start, self.stop, self.step = start, stop, step
+        self.range = builtins.range(int(start), int(stop), int(step))
+
+    def __len__(self):
+        return len(self.range)
+
+    def __iter__(self):
+        return iter(self.range)
+
+    def length(self):
+        """The trip count, symbolic where the range is from 0 or by 1."""
+        start, stop, step = self.start, self.stop, self.step
+        if step == 1:
+            return stop - start if stop >= start else 0
+        return len(self.range)
 
 
 class _Sequence:
@@ -312,7 +377,7 @@ class _Block:
             for k, (nm, o) in enumerate(zip(names, outs)):
                 if isinstance(o, Undefined) and coerce is not None and coerce[k] is not None:
                     # an early return taken on one path only: zeros on the other
-                    o = np.zeros(coerce[k].shape, coerce[k].dtype)
+                    o = dims.zeros(coerce[k].shape, coerce[k].dtype)
                 if _is_operand(o):
                     if coerce is not None and coerce[k] is not None:
                         o = _coerce(o, coerce[k])

@@ -16,6 +16,8 @@ import operator
 
 import numpy as np
 
+from .. import dims as _dims
+
 from .core import NOT_LINEAR, Linear, Primitive, Zero, register, wrapper_of, zero_if_any
 from .rules import elementwise_aval, elementwise_batch
 from ..ir import Aval, aval_of
@@ -40,8 +42,8 @@ def _unary(name, impl, jvp, float_out=True):
 
 def _sum_to(ct, like):
     """Undo broadcasting: sum ``ct`` down to the shape of operand ``like``."""
-    shape = np.shape(like)
-    if np.shape(ct) == shape:
+    shape = _dims.shape(like)
+    if _dims.shape(ct) == shape:
         return ct
     from .shape import sum_to_shape      # shape imports arith's users; keep the cycle lazy
     return sum_to_shape(ct, shape)
@@ -374,7 +376,9 @@ def abs_jvp(primals, tangents):
     return abs(x), mul(tangents[0], sign(x))
 
 
-abs_p = _unary("abs", np.abs, abs_jvp, float_out=False)
+# Python's abs, like the operators above: np.absolute on arrays and NumPy
+# scalars, and a Python float stays one (a ufunc on it costs ~6x more)
+abs_p = _unary("abs", operator.abs, abs_jvp, float_out=False)
 abs = _wrap(abs_p)
 
 sign_p = _unary("sign", np.sign, None, float_out=False)

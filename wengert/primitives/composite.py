@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from .. import dims as _dims
+
 from .arith import (abs, add, convert, div, exp, greater, isfinite, log, mul, not_equal, pow,
                     sqrt, sub, where)
 from .reduce import mean, reduce_max, reduce_min, reduce_sum
@@ -127,7 +129,7 @@ def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     """Mean squared deviation, divided by ``N - ddof``."""
     if out is not None:
         raise NoDerivativeRule("var: out= writes in place; use the returned value instead")
-    shape = np.shape(x)
+    shape = _dims.shape(x)
     axes = _axes(axis, len(shape))
     count = math.prod([shape[a] for a in axes])
     dev = sub(x, mean(x, axis=axes, keepdims=True))

@@ -17,8 +17,10 @@ Derivatives (rules below). Forward mode runs one loop (or branch) of the
 jvp'd body, so memory stays that of the primal. Under linearize the body is
 partially evaluated into a *known* body (primal work, emitting per-iteration
 residuals as extra ``ys``) and a *linear* body reading them as ``xs``; the
-linear loop's transpose runs backwards over the stacked residuals. A while
-loop's linear part is a ``for_loop`` over the recorded trip count.
+linear loop's transpose runs backwards over the stacked residuals (cheap
+scalar ones are recomputed there from the stored carry instead:
+``recompute_residuals``). A while loop's linear part is a ``for_loop`` over
+the recorded trip count.
 
 The rules build sub-Programs with the transforms (``jvp_program``,
 ``linearize_program``, ``transpose_program``), hence the imports inside them.
@@ -27,8 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dims as _dims
+
 from .core import (NOT_LINEAR, Linear, Primitive, Zero, bind, eval_program, instantiate,
                    register, zeros)
+from ..dims import as_int
 from ..ir import Aval, Lit, Program, Var, aval_of
 
 
@@ -232,7 +237,11 @@ def _loop_residuals(known, lin, nres, n_out, first, nc, a, b, m_carry):
     not stored per iteration (the linear loop has them already); the rest are
     stacked. Returns (known body without those outputs, linear body in loop
     order (i, t_consts, invariant residuals, t_carry, stacked residuals, t_x),
-    positions of the invariant residuals among the consts, number stacked)."""
+    positions of the invariant residuals among the consts, number stacked).
+    Cheap scalar residuals are recomputed from the body's inputs instead of
+    stored (``recompute_residuals``)."""
+    from ..transforms.partial_eval import recompute_residuals
+    known, lin, nres = recompute_residuals(known, lin, nres, n_out, known.inputs[:first + nc])
     res_out = known.outputs[n_out:]
     index = known.inputs[0] if first else None
     const_ins = {id(v): j for j, v in enumerate(known.inputs[first:first + nc])}
@@ -353,10 +362,10 @@ def _for_loop_batch(args, batched, body, num_consts, num_carry, reverse, length)
     from ..transforms.batching import batch_eval
     from .shape import broadcast_to, moveaxis
     n = args[0]
-    size = next(np.shape(a)[0] for a, b in zip(args, batched) if b)
+    size = next(_dims.shape(a)[0] for a, b in zip(args, batched) if b)
     consts, carry, xs = _split(args[1:], num_consts, num_carry)
     b_consts, _, b_xs = _split(batched[1:], num_consts, num_carry)
-    carry = [c if b else broadcast_to(c, (size,) + tuple(np.shape(c)))
+    carry = [c if b else broadcast_to(c, (size,) + tuple(_dims.shape(c)))
              for c, b in zip(carry, batched[1 + num_consts:1 + num_consts + num_carry])]
     xs = [moveaxis(x, 0, 1) if b else x for x, b in zip(xs, b_xs)]
     flags = [False] + list(b_consts) + [True] * num_carry + list(b_xs)
@@ -381,7 +390,7 @@ for_loop_p = register(Primitive("for_loop", nargs=None, impl=for_loop_impl, jvp=
 
 def for_loop(n, body, consts, carry, xs=(), reverse=False):
     """Run ``body`` (a Program in loop form) ``n`` times."""
-    length = int(n) if isinstance(n, (int, np.integer)) else None
+    length = as_int(n) if isinstance(n, (int, np.integer)) else None
     return bind(for_loop_p, n, *consts, *carry, *xs, body=body, num_consts=len(consts),
                 num_carry=len(carry), reverse=reverse, length=length)
 

@@ -27,6 +27,7 @@ import functools
 
 import numpy as np
 
+from .. import dims as _dims
 from ..ir import Lit, aval_of
 from ..errors import LeakedTracerError
 
@@ -172,10 +173,11 @@ def instantiate(x):
 
 
 def zeros(aval):
-    """Concrete zeros of ``aval``: a Python 0.0 for a Python float's."""
+    """Concrete zeros of ``aval``: a Python 0.0 for a Python float's. Of a
+    symbolic shape (``dims``), an array remembered as having that shape."""
     if aval.weak and aval.shape == () and aval.dtype == np.float64:
         return 0.0
-    return np.zeros(aval.shape, aval.dtype)
+    return _dims.zeros(aval.shape, aval.dtype)
 
 
 def _out_avals(prim, args, params):
@@ -275,6 +277,8 @@ def bind(prim, *args, **params):
             return prim.zero_rule(*args, **params)
         args = tuple(instantiate(a) for a in args)
     if trace is None:
+        if _dims.recording_now():
+            return _dims.constant(prim, args, params)
         return prim.impl(*args, **params)
     dyn = _DYNAMIC[0]
     if dyn is not None and trace.level < dyn.level:

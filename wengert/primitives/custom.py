@@ -21,6 +21,8 @@ import functools
 
 import numpy as np
 
+from .. import dims as _dims
+
 from .core import NOT_LINEAR, Primitive, Zero, bind, instantiate, register
 from ..errors import NoDerivativeRule, ShapeMismatchError
 from ..ir import aval_of
@@ -123,15 +125,15 @@ def custom_lin_jvp(primals, tangents, **params):
 
 
 def custom_lin_transpose(cts, *args, bwd, res, out_avals, in_avals):
-    cts = [np.zeros(a.shape, a.dtype) if isinstance(c, Zero) else c for c, a in zip(cts, out_avals)]
+    cts = [_dims.zeros(a.shape, a.dtype) if isinstance(c, Zero) else c for c, a in zip(cts, out_avals)]
     in_cts = _as_tuple(bwd(res, cts[0] if len(cts) == 1 else tuple(cts)))
     if len(in_cts) != len(args):
         raise ShapeMismatchError(f"custom_vjp bwd returned {len(in_cts)} cotangents for "
                                  f"{len(args)} arguments; return one per argument (a tuple)")
     for c, a in zip(in_cts, in_avals):
-        if c is not None and tuple(np.shape(c)) != a.shape:
+        if c is not None and tuple(_dims.shape(c)) != a.shape:
             raise ShapeMismatchError(f"custom_vjp bwd returned a cotangent of shape "
-                                     f"{np.shape(c)} for an argument of shape {a.shape}")
+                                     f"{_dims.shape(c)} for an argument of shape {a.shape}")
     return tuple(None if c is None else c for c in in_cts)
 
 

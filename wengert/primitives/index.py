@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dims as _dims
+
 from .core import (Linear, Primitive, TracerBase, Zero, bind, instantiate, register,
-                   zero_if_any)
+                   zero_if_any, zeros as core_zeros)
 from .shape import broadcast_to, reshape, sum_to_shape
+from ..dims import has_dims, slice_length
 from ..errors import NonDifferentiableInputError
 from ..ir import Aval, aval_of
 
@@ -104,7 +107,32 @@ def getitem_impl(x, *dyn, idx):
 
 
 def getitem_aval(x, *dyn, idx):
-    return Aval(_dummy(x)[_fill(idx, [np.zeros(d.shape, np.intp) for d in dyn])].shape, x.dtype)
+    shape = _dummy(x)[_fill(idx, [np.zeros(d.shape, np.intp) for d in dyn])].shape
+    if has_dims(x.shape):
+        shape = _basic_shape(x.shape, idx, dyn) or shape
+    return Aval(shape, x.dtype)
+
+
+def _basic_shape(shape, idx, dyn):
+    """The shape ``x[idx]`` has, in symbolic lengths (``dims``), for a basic
+    index (ints, slices, None, Ellipsis, scalar dynamic positions); None for
+    others (index arrays), whose shape is taken as it is."""
+    dyn = iter(dyn)
+    if any(isinstance(p, np.ndarray) or (p is DYN and next(dyn).shape) for p in idx):
+        return None
+    n_axes = sum(p is not None and p is not Ellipsis for p in idx)
+    if Ellipsis in idx:
+        k = idx.index(Ellipsis)
+        idx = idx[:k] + (slice(None),) * (len(shape) - n_axes) + idx[k + 1:]
+    out, axis = [], 0
+    for p in idx:
+        if p is None:
+            out.append(1)
+            continue
+        if isinstance(p, slice):
+            out.append(slice_length(shape[axis], p))
+        axis += 1
+    return tuple(out) + tuple(shape[axis:])
 
 
 def getitem_jvp(primals, tangents, idx):
@@ -113,7 +141,7 @@ def getitem_jvp(primals, tangents, idx):
 
 
 def getitem_transpose(ct, x, *dyn, idx):
-    zeros = np.zeros(x.aval.shape, ct.dtype)
+    zeros = core_zeros(Aval(x.aval.shape, ct.dtype))
     return (bind(index_add_p, zeros, ct, *dyn, idx=idx),) + (None,) * len(dyn)
 
 
@@ -177,14 +205,14 @@ def _update_batch(prim):
         if _has_arrays(idx) or Ellipsis in idx or any(batched[2:]):
             return NotImplemented
         x, v = args[0], args[1]
-        size = np.shape(args[0] if batched[0] else args[1])[0]
+        size = _dims.shape(args[0] if batched[0] else args[1])[0]
         if not batched[0]:
-            x = broadcast_to(x, (size,) + tuple(np.shape(x)))
+            x = broadcast_to(x, (size,) + tuple(_dims.shape(x)))
         if batched[1]:
-            part = np.shape(_dummy(aval_of(x))[(slice(None),) + idx])
+            part = _dims.shape(_dummy(aval_of(x))[(slice(None),) + idx])
             v_rank = np.ndim(v) - 1
             if v_rank < len(part) - 1:
-                v = reshape(v, (size,) + (1,) * (len(part) - 1 - v_rank) + tuple(np.shape(v)[1:]))
+                v = reshape(v, (size,) + (1,) * (len(part) - 1 - v_rank) + tuple(_dims.shape(v)[1:]))
         return bind(prim, x, v, idx=(slice(None),) + idx)
     return rule
 

@@ -23,6 +23,8 @@ import math
 
 import numpy as np
 
+from .. import dims as _dims
+
 from .core import Linear, Primitive, Zero, bind, register, zero_if_any
 from .rules import result_dtype
 from .arith import add, convert, mul
@@ -36,7 +38,7 @@ _LETTERS = string.ascii_letters
 
 
 def _shape(x):
-    return tuple(np.shape(x))      # Linear markers and Zeros answer np.shape too
+    return tuple(_dims.shape(x))      # Linear markers and Zeros answer np.shape too
 
 
 def _mT(x):
@@ -51,10 +53,10 @@ def _pad_batched(args, batched):
     """Batch rule helper for primitives broadcasting leading axes: give each
     batched operand the full rank so its batch axis does not line up with a
     batch axis of an unbatched operand."""
-    rank = max(len(np.shape(a)) - b for a, b in zip(args, batched))
+    rank = max(len(_dims.shape(a)) - b for a, b in zip(args, batched))
     out = []
     for a, b in zip(args, batched):
-        shp = tuple(np.shape(a))
+        shp = tuple(_dims.shape(a))
         need = rank - (len(shp) - 1)
         if b and need:
             a = reshape(a, shp[:1] + (1,) * need + shp[1:])

@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from .. import dims as _dims
+
 from .core import NOT_LINEAR, Primitive, bind, register, zero_if_any
 from .arith import convert, div, equal, mul
 from .shape import broadcast_to, reshape
@@ -79,19 +81,20 @@ reduce_sum_p.batch = _reduce_batch(reduce_sum_p_bind)
 
 
 def reduce_sum(x, axes=None, axis=None, keepdims=False):
-    shape = np.shape(x)
+    shape = _dims.shape(x)
     axes = _norm_axes(axis if axes is None else axes, len(shape))
     return _finish(reduce_sum_p_bind(x, axes), shape, axes, keepdims)
 
 
 def mean(x, axis=None, keepdims=False):
-    shape = np.shape(x)
+    shape = _dims.shape(x)
     axes = _norm_axes(axis, len(shape))
     count = math.prod([shape[a] for a in axes])
     total = reduce_sum(x, axes=axes, keepdims=keepdims)
     if aval_of(x).dtype.kind not in "fc":
         total = convert(total, dtype=np.float64)
-    return div(total, float(count))
+    # a symbolic count stays one: the code divides by ``x.shape[0]``
+    return div(total, count if type(count) is _dims.Dim else float(count))
 
 
 # --- reduce_max, reduce_min --------------------------------------------
@@ -101,7 +104,7 @@ def _extremum_jvp(wrapper):
         out = wrapper(x, axes=axes)
         # the tangent is the mean of the tangents at the places that attain
         # the extremum, so ties share the derivative evenly
-        hit = convert(equal(x, reshape(out, _kept_shape(np.shape(x), axes))), dtype=aval_of(x).dtype)
+        hit = convert(equal(x, reshape(out, _kept_shape(_dims.shape(x), axes))), dtype=aval_of(x).dtype)
         count = reduce_sum_p_bind(hit, axes)
         return out, div(reduce_sum_p_bind(mul(tangents[0], hit), axes), count)
     return jvp
@@ -134,13 +137,13 @@ reduce_min_p.jvp = _extremum_jvp(_reduce_min_bind)
 
 
 def reduce_max(x, axis=None, keepdims=False):
-    shape = np.shape(x)
+    shape = _dims.shape(x)
     axes = _norm_axes(axis, len(shape))
     return _finish(_reduce_max_bind(x, axes), shape, axes, keepdims)
 
 
 def reduce_min(x, axis=None, keepdims=False):
-    shape = np.shape(x)
+    shape = _dims.shape(x)
     axes = _norm_axes(axis, len(shape))
     return _finish(_reduce_min_bind(x, axes), shape, axes, keepdims)
 
@@ -170,7 +173,7 @@ def _reduce_prod_bind(x, axes):
 
 
 def reduce_prod(x, axis=None, keepdims=False):
-    shape = np.shape(x)
+    shape = _dims.shape(x)
     axes = _norm_axes(axis, len(shape))
     return _finish(_reduce_prod_bind(x, axes), shape, axes, keepdims)
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dims as _dims
+
+from ..dims import broadcast, has_dims
 from ..errors import ShapeMismatchError
 from ..ir import Aval
 
@@ -24,12 +27,13 @@ def result_dtype(*avals):
 
 def broadcast_shapes(*shapes, name="operation"):
     try:
-        return np.broadcast_shapes(*shapes)
+        out = np.broadcast_shapes(*shapes)
     except ValueError:
         from ..errors import user_location
         raise ShapeMismatchError(
             f"{user_location()}: {name}: operand shapes {' and '.join(map(str, shapes))} do not broadcast together; "
             "reshape or index the operands so that trailing dimensions agree or are 1") from None
+    return broadcast(*shapes) if any(has_dims(s) for s in shapes) else out
 
 
 def elementwise_aval(name, float_out=False, out_dtype=None):
@@ -39,7 +43,11 @@ def elementwise_aval(name, float_out=False, out_dtype=None):
 
     def abstract_eval(*avals, **params):
         # memoised on the operands' shapes and dtypes: the same few
-        # combinations recur on every call of a traced function
+        # combinations recur on every call of a traced function. Not while
+        # symbolic lengths are staged: the comparisons broadcasting makes are
+        # guards, recorded each time (``dims``)
+        if _dims.recording_now():
+            return _elementwise(*avals)
         if len(avals) == 2:
             a, b = avals
             key = (a.shape, a.dtype, a.weak, b.shape, b.dtype, b.weak)
@@ -72,7 +80,7 @@ def elementwise_batch(prim_wrapper):
         fixed = []
         for a, b in zip(args, batched):
             if b:
-                shp = np.shape(a)
+                shp = _dims.shape(a)
                 need = rank - (len(shp) - 1)
                 if need:
                     a = reshape(a, shp[:1] + (1,) * need + shp[1:])

@@ -11,7 +11,10 @@ import operator
 
 import numpy as np
 
+from .. import dims as _dims
+
 from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, register, wrapper_of, zero_if_any
+from ..dims import as_int
 from ..errors import ShapeMismatchError
 from ..ir import Aval, aval_of
 
@@ -86,9 +89,9 @@ add_any = _wrap(add_any_p)
 def add_any_batch(args, batched):
     x, y = args
     if not batched[0]:
-        x = broadcast_to(x, shape=np.shape(y))
+        x = broadcast_to(x, shape=_dims.shape(y))
     if not batched[1]:
-        y = broadcast_to(y, shape=np.shape(x))
+        y = broadcast_to(y, shape=_dims.shape(x))
     return add_any(x, y)
 
 
@@ -121,7 +124,7 @@ def broadcast_to_transpose(ct, x, shape):
 
 def broadcast_to_batch(args, batched, shape):
     x, = args
-    xs = np.shape(x)
+    xs = _dims.shape(x)
     x = reshape(x, xs[:1] + (1,) * (len(shape) - len(xs) + 1) + xs[1:])
     return broadcast_to(x, shape=xs[:1] + tuple(shape))
 
@@ -133,8 +136,8 @@ broadcast_to_p.zero_rule = zero_if_any(broadcast_to_p)
 
 
 def broadcast_to(x, shape):
-    shape = tuple(int(d) for d in shape)
-    if tuple(np.shape(x)) == shape:
+    shape = tuple(as_int(d) for d in shape)
+    if tuple(_dims.shape(x)) == shape:
         return x
     return bind(broadcast_to_p, x, shape=shape)
 
@@ -160,7 +163,7 @@ def reshape_transpose(ct, x, shape):
 
 def reshape_batch(args, batched, shape):
     x, = args
-    return reshape(x, np.shape(x)[:1] + tuple(shape))
+    return reshape(x, _dims.shape(x)[:1] + tuple(shape))
 
 
 reshape_p = register(Primitive("reshape", nargs=1, impl=reshape_impl, jvp=reshape_jvp,
@@ -173,8 +176,8 @@ def reshape(x, shape):
     """``np.reshape`` with ``-1`` resolved at trace time."""
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    shape = tuple(int(d) for d in shape)
-    old = tuple(np.shape(x))
+    shape = tuple(as_int(d) for d in shape)
+    old = tuple(_dims.shape(x))
     if -1 in shape:
         known = math.prod([d for d in shape if d != -1])
         size = math.prod(old)
@@ -235,7 +238,7 @@ def moveaxis(x, src, dst):
 
 
 def squeeze(x, axis=None):
-    shape = np.shape(x)
+    shape = _dims.shape(x)
     if axis is None:
         axes = {i for i, d in enumerate(shape) if d == 1}
     else:
@@ -247,7 +250,7 @@ def squeeze(x, axis=None):
 
 
 def expand_dims(x, axis):
-    shape = list(np.shape(x))
+    shape = list(_dims.shape(x))
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     nd = len(shape) + len(axes)
     for a in sorted(a % nd for a in axes):
@@ -272,7 +275,7 @@ def concatenate_aval(*xs, axis):
 
 def concatenate_jvp(primals, tangents, axis):
     out = concatenate(*primals, axis=axis)
-    tans = [np.zeros(t.aval.shape, out.dtype) if isinstance(t, Zero) else t for t in tangents]
+    tans = [_dims.zeros(t.aval.shape, out.dtype) if isinstance(t, Zero) else t for t in tangents]
     return out, concatenate(*tans, axis=axis)
 
 
@@ -280,7 +283,7 @@ def concatenate_transpose(ct, *xs, axis):
     from .index import getitem
     cts, start = [], 0
     for x in xs:
-        n = np.shape(x)[axis]
+        n = _dims.shape(x)[axis]
         if isinstance(x, Linear):
             idx = (slice(None),) * axis + (slice(start, start + n),)
             cts.append(getitem(ct, idx))
@@ -291,8 +294,8 @@ def concatenate_transpose(ct, *xs, axis):
 
 
 def concatenate_batch(args, batched, axis):
-    b = next(np.shape(a)[0] for a, f in zip(args, batched) if f)
-    fixed = [a if f else broadcast_to(a, (b,) + tuple(np.shape(a))) for a, f in zip(args, batched)]
+    b = next(_dims.shape(a)[0] for a, f in zip(args, batched) if f)
+    fixed = [a if f else broadcast_to(a, (b,) + tuple(_dims.shape(a))) for a, f in zip(args, batched)]
     return concatenate(*fixed, axis=axis + 1)
 
 
@@ -318,7 +321,7 @@ def stack(xs, axis=0):
 def sum_to_shape(x, shape):
     """Sum ``x`` over the axes that broadcasting added to reach its shape."""
     from .reduce import reduce_sum
-    xshape = tuple(np.shape(x))
+    xshape = tuple(_dims.shape(x))
     shape = tuple(shape)
     if xshape == shape:
         return x

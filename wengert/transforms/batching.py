@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dims as _dims
+
 from ..ir import Lit
 from ..primitives.core import bind
 from ..primitives.index import getitem
@@ -21,7 +23,7 @@ __all__ = ["batch_eval"]
 
 
 def _loop(prim, vals, flags, params):
-    size = next(np.shape(v)[0] for v, f in zip(vals, flags) if f)
+    size = next(_dims.shape(v)[0] for v, f in zip(vals, flags) if f)
     rows = [bind(prim, *[getitem(v, b) if f else v for v, f in zip(vals, flags)], **params)
             for b in range(size)]
     if prim.multiple_results:

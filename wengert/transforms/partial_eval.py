@@ -17,14 +17,14 @@ are its literals, the residuals.
 """
 from __future__ import annotations
 
-from ..ir import Eqn, Program, aval_of
+from ..ir import Eqn, Lit, Program, Var, aval_of
 from ..primitives.core import Zero, new_trace
 from ..primitives.shape import zeros_like
 from ..primitives.core import eval_program
 from ..staging import StagingTrace, StagingTracer
 from .jvp import JVPTrace, JVPTracer
 
-__all__ = ["linearize_flat", "linearize_program"]
+__all__ = ["linearize_flat", "linearize_program", "recompute_residuals"]
 
 
 def linearize_flat(fn, primals, reverse=True, name="f", mask=None):
@@ -68,7 +68,6 @@ def linearize_program(prog, mask):
     The split runs ``linearize_flat`` on symbolic primal inputs: the primal
     lines record into ``known``; the values the linear Program reads (its
     literals that are ``known``'s variables) become the residuals."""
-    from ..ir import Lit, Var
     trace = StagingTrace(concrete=False)
     with new_trace(trace):
         ins = [trace.new_input(a, hint=v.hint) for a, v in zip(prog.in_avals, prog.inputs)]
@@ -97,3 +96,100 @@ def linearize_program(prog, mask):
     lin_prog = Program([residuals[id(a)] for a in res_vars] + lin.inputs, eqns, lin_outs,
                        name=f"{prog.name}_lin")
     return known, lin_prog, len(res_vars)
+
+
+# primitives cheap enough on scalars to recompute rather than store: on a
+# Python float each costs about what appending it to a list costs (and the
+# stored value must be read back too), unlike a NumPy call such as np.sin
+CHEAP_SCALAR_PRIMS = frozenset({"add", "add_any", "sub", "mul", "div", "neg"})
+RECOMPUTE_PER_STORED = 2        # equations recomputed for each stored value saved
+
+
+def recompute_residuals(known, lin, nres, n_out, free=()):
+    """Rematerialization of a loop body's cheap scalar residuals.
+
+    A loop's known body emits its residuals every iteration (``n_out``
+    outputs, then ``nres`` residuals) and the linear body reads them back;
+    for scalars, storing and reading a value costs about as much as an
+    arithmetic operation. A residual computed from the body's inputs by
+    cheap scalar arithmetic alone (``CHEAP_SCALAR_PRIMS``) is instead
+    recomputed at the top of the linear body from those inputs, which become
+    residuals in its place; inputs in ``free`` (the loop index and consts,
+    which the linear loop has anyway) cost nothing to keep. Done when it
+    stores fewer values and recomputes at most ``RECOMPUTE_PER_STORED``
+    equations per value saved. The values are the same (the same operations
+    on the same operands), so the derivative is too. Newton's step
+    ``y - (y*y*y - a) / (3*y*y)`` (``a`` a const) stores ``y`` alone instead
+    of six values::
+
+        known: ... return (y2, v8, y, v7, v11, v12, v14)    ==>   return (y2, y, a)
+        lin(v8, y, v7, v11, v12, v14, t_a, t_y)             ==>   lin(y, a, t_a, t_y):
+                                                                    v7 = mul (y, y)
+                                                                    v8 = add (y, y)
+                                                                    ...
+
+    Returns (known, lin, nres) in the same form; the linear body now holds
+    primal equations too (transpose evaluates them forward)."""
+    inputs = {id(v) for v in known.inputs}
+    free = {id(v) for v in free}
+    defs = {id(v): e for e in known.eqns for v in e.outputs}
+    res, res_in = known.outputs[n_out:], lin.inputs[:nres]
+    memo = {}
+
+    def cone(x):
+        """The equations that recompute ``x`` from the inputs (ids), or None."""
+        if isinstance(x, Lit) or id(x) in inputs:
+            return set()
+        if id(x) not in memo:
+            memo[id(x)] = None
+            e = defs.get(id(x))
+            if e is not None and e.prim.name in CHEAP_SCALAR_PRIMS and all(
+                    a.aval.shape == () for a in (*e.inputs, *e.outputs)):
+                parts = [cone(a) for a in e.inputs]
+                if all(p is not None for p in parts):
+                    memo[id(x)] = set().union({id(e)}, *parts)
+        return memo[id(x)]
+
+    redo = {id(r): cone(r) for r in res if id(r) not in inputs}
+    redo = {k: c for k, c in redo.items() if c is not None}
+    if not redo:
+        return known, lin, nres
+    eqn_ids = set().union(*redo.values())
+    eqns = [e for e in known.eqns if id(e) in eqn_ids]
+    kept = [(r, w) for r, w in zip(res, res_in) if id(r) not in redo]
+    have = {id(r) for r, _ in kept}
+    leaves = []
+    for e in eqns:
+        for x in e.inputs:
+            if isinstance(x, Var) and id(x) in inputs and id(x) not in have:
+                have.add(id(x))
+                leaves.append((x, Var(x.aval, x.hint)))
+    new = kept + leaves
+    saved = (sum(id(r) not in free for r in res) - sum(id(r) not in free for r, _ in new))
+    if saved <= 0 or len(eqns) > RECOMPUTE_PER_STORED * saved:
+        return known, lin, nres
+    # the recomputed equations, on the linear body's variables: a residual's
+    # copy is the linear input that read it, so lin's own equations stay
+    env = {id(r): w for r, w in new}
+    env.update((id(r), w) for r, w in zip(res, res_in) if id(r) in redo)
+
+    def read(x):
+        return x if isinstance(x, Lit) else env[id(x)]
+
+    copies = []
+    for e in eqns:
+        ins = [read(x) for x in e.inputs]
+        outs = [env.setdefault(id(v), Var(v.aval, v.hint)) for v in e.outputs]
+        copies.append(Eqn(e.prim, ins, outs, e.params))
+    # the known body no longer computes what only the residuals needed
+    outs = known.outputs[:n_out] + [r for r, _ in new]
+    live = {id(x) for x in outs if isinstance(x, Var)}
+    needed = []
+    for e in reversed(known.eqns):
+        if any(id(v) in live for v in e.outputs):
+            needed.append(e)
+            live.update(id(x) for x in e.inputs if isinstance(x, Var))
+    known = Program(known.inputs, needed[::-1], outs, known.name)
+    lin = Program([w for _, w in new] + lin.inputs[nres:], copies + lin.eqns, lin.outputs,
+                  lin.name)
+    return known, lin, len(new)

@@ -12,6 +12,17 @@
 * copies (``copies=True``, for generated code): the outputs of a ``dup`` are
   its operand, and ``neg (neg x)`` is ``x`` (what transposing ``sub`` twice
   leaves). Printed programs keep their ``dup``s: they show the seeds' duality;
+* signs (with ``copies``): a negation moves out of the way until an ``add``,
+  ``sub`` or ``neg`` absorbs it: ``a + (-b)`` is ``a - b``, ``a - (-b)`` is
+  ``a + b``, and ``(-a) * b`` is ``-(a * b)`` (likewise ``/``); IEEE
+  arithmetic is symmetric in the sign, so every value, signed zeros
+  included, stays the same (``-a - b`` is not rewritten: ``-(a + b)`` differs
+  at ``a = 0.0, b = -0.0``);
+* int literals (with ``copies``): ``3 * y`` on a float ``y`` is ``3.0 * y``
+  (the same value and dtype; Python multiplies two floats twice as fast);
+* loops: a carry that the body passes through unchanged is its initial
+  value; a carry, per-iteration output or operand that nothing needs is
+  dropped (``_prune_loop``);
 * dead code: equations whose outputs nothing uses are dropped.
 
 Transforms already avoid forming symbolic zeros; this pass cleans what a
@@ -21,7 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir import Eqn, Lit, Program
+from .. import dims
+from ..dims import in_params
+from ..ir import Eqn, Lit, Program, Var
 
 __all__ = ["simplify"]
 
@@ -60,7 +73,9 @@ def simplify(prog, copies=False):
     def sub(x):
         return x if isinstance(x, Lit) else subst.get(id(x), x)
 
-    for eqn in prog.eqns:
+    pending = prog.eqns[::-1]       # a rewrite pushes its equations back here
+    while pending:
+        eqn = pending.pop()
         ins = [sub(x) for x in eqn.inputs]
         name, out = eqn.prim.name, eqn.outputs
         if name == "cond" and isinstance(ins[0], Lit) and not hasattr(ins[0].val, "_trace"):
@@ -78,15 +93,28 @@ def simplify(prog, copies=False):
         if copies and name == "neg" and not isinstance(ins[0], Lit) and id(ins[0]) in negated:
             subst[id(out[0])] = negated[id(ins[0])]
             continue
+        if copies and name in _SIGN_RULES and not eqn.params:
+            ins = _float_literals(ins)
+        if copies and name in _SIGN_RULES and negated and not eqn.params:
+            rewritten = _move_negation(name, ins, out[0], negated)
+            if rewritten is not None:
+                pending.extend(reversed(rewritten))
+                continue
         eqn = _simplify_params(eqn, copies)
+        if name in _LOOPS:
+            _pass_through(eqn, ins, subst)
         if not eqn.prim.multiple_results and len(out) == 1:
             shape = out[0].aval.shape
             repl = _algebraic(name, ins, shape)
             if repl is not None:
                 subst[id(out[0])] = repl
                 continue
-            if ins and all(_is_scalar_lit(x) for x in ins) and not eqn.prim.inline:
-                val = eqn.prim.impl(*[x.val for x in ins], **eqn.params)
+            if ins and all(_is_scalar_lit(x) for x in ins) and not eqn.prim.inline \
+                    and not in_params(eqn.params):     # a symbolic shape is the code's to make
+                vals = [x.val for x in ins]
+                # of symbolic numbers (``dims``) a symbolic number
+                val = (dims.constant(eqn.prim, vals, eqn.params) if dims.recording_now()
+                       else eqn.prim.impl(*vals, **eqn.params))
                 subst[id(out[0])] = Lit(val)
                 continue
         pk = _param_key(eqn.params)
@@ -172,11 +200,120 @@ def _algebraic(name, ins, shape):
     return None
 
 
+# --- signs ------------------------------------------------------------------------
+_SIGN_RULES = frozenset({"add", "add_any", "sub", "mul", "div"})
+
+
+def _move_negation(name, ins, out, negated):
+    """Equations computing ``out`` with a negated operand's sign moved (see
+    the module docstring), or None. ``negated[id(v)] = x`` where ``v = neg (x)``.
+    Real floats only; a sign moves onto the result only if that is no larger
+    than the negated operand (so it never grows with broadcasting)."""
+    from ..primitives import PRIMITIVES
+    neg_in = [not isinstance(x, Lit) and id(x) in negated for x in ins]
+    if not any(neg_in) or out.aval.dtype.kind != "f" \
+            or any(x.aval.dtype.kind != "f" for x in ins):
+        return None
+    a, b = ins
+    if name in ("add", "add_any"):
+        plus = (a, negated[id(b)]) if neg_in[1] else (b, negated[id(a)])
+        return [Eqn(PRIMITIVES["sub"], plus, (out,), {})]
+    if name == "sub":
+        return [Eqn(PRIMITIVES["add"], (a, negated[id(b)]), (out,), {})] if neg_in[1] else None
+    if any(n and x.aval.shape != out.aval.shape for x, n in zip(ins, neg_in)):
+        return None
+    prim = PRIMITIVES[name]
+    plain = tuple(negated[id(x)] if n else x for x, n in zip(ins, neg_in))
+    if all(neg_in):
+        return [Eqn(prim, plain, (out,), {})]            # (-a) * (-b) is a * b
+    w = Var(out.aval, out.hint)
+    return [Eqn(prim, plain, (w,), {}), Eqn(PRIMITIVES["neg"], (w,), (out,), {})]
+
+
+def _float_literals(ins):
+    """A Python int literal against a float operand, as the equal float
+    literal: the result's value and dtype are the same (a weak int and a weak
+    float both take the other operand's float dtype), and the code skips
+    Python's int-to-float conversion."""
+    def exact_int(x):
+        return type(x) is Lit and type(x.val) is int and abs(x.val) <= 2 ** 53
+
+    if len(ins) == 2:
+        a, b = ins
+        if exact_int(a) and b.aval.dtype.kind == "f":
+            return [Lit(float(a.val)), b]
+        if exact_int(b) and a.aval.dtype.kind == "f":
+            return [a, Lit(float(b.val))]
+    return ins
+
+
+# --- loops --------------------------------------------------------------------------
+_LOOPS = {"for_loop": 1, "while_loop": 0}      # operands before the consts (the trip count)
+
+
+def _pass_through(eqn, ins, subst):
+    """A carry whose new value is the body's carry input itself never changes:
+    the loop's output is the initial value (also after no iteration)."""
+    body, first = eqn.params["body"], _LOOPS[eqn.prim.name]
+    nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
+    for k in range(nk):
+        if body.outputs[k] is body.inputs[first + nc + k]:
+            subst[id(eqn.outputs[k])] = ins[first + nc + k]
+
+
+def _needed_inputs(prog, outputs):
+    """Positions of ``prog``'s inputs that computing ``outputs`` reads."""
+    live = {id(x) for x in outputs if not isinstance(x, Lit)}
+    for eqn in reversed(prog.eqns):
+        if any(id(v) in live for v in eqn.outputs):
+            live.update(id(x) for x in eqn.inputs if not isinstance(x, Lit))
+    return {k for k, v in enumerate(prog.inputs) if id(v) in live}
+
+
+def _prune_loop(eqn, live):
+    """``eqn`` (a loop) without the carries, per-iteration outputs and
+    operands that no live output needs. A carry stays while the body needs
+    its value for something kept (a kept carry, a kept output, the condition)."""
+    p, first = eqn.params, _LOOPS[eqn.prim.name]
+    nc, nk, body = p["num_consts"], p["num_carry"], p["body"]
+    cond = p.get("cond")
+    ys_at = nk + (eqn.prim.name == "while_loop")          # a while loop's count before ys
+    keep_ys = [id(v) in live for v in eqn.outputs[ys_at:]]
+    keep_carry = [id(v) in live for v in eqn.outputs[:nk]]
+    cond_needs = _needed_inputs(cond, cond.outputs) if cond is not None else set()
+    while True:
+        outs = [o for o, k in zip(body.outputs, keep_carry + keep_ys) if k]
+        needs = _needed_inputs(body, outs) | cond_needs
+        more = [k or first + nc + j in needs for j, k in enumerate(keep_carry)]
+        if more == keep_carry:
+            break
+        keep_carry = more
+    keep_in = [True] * first + [k in needs for k in range(first, first + nc)] + keep_carry \
+        + [k in needs for k in range(first + nc + nk, len(body.inputs))]
+    keep_out = keep_carry + keep_ys
+    if all(keep_in) and all(keep_out):
+        return eqn
+
+    def pick(items, flags):
+        return [x for x, f in zip(items, flags) if f]
+
+    params = dict(p, num_consts=sum(keep_in[first:first + nc]), num_carry=sum(keep_carry))
+    params["body"] = _dce(Program(pick(body.inputs, keep_in), body.eqns,
+                                  pick(body.outputs, keep_out), body.name))
+    if cond is not None:
+        params["cond"] = Program(pick(cond.inputs, keep_in), cond.eqns, cond.outputs, cond.name)
+    outs = pick(eqn.outputs[:nk], keep_carry) + list(eqn.outputs[nk:ys_at]) \
+        + pick(eqn.outputs[ys_at:], keep_ys)
+    return Eqn(eqn.prim, pick(eqn.inputs, keep_in), outs, params)
+
+
 def _dce(prog):
     live = {id(x) for x in prog.outputs if not isinstance(x, Lit)}
     kept = []
     for eqn in reversed(prog.eqns):
         if any(id(v) in live for v in eqn.outputs):
+            if eqn.prim.name in _LOOPS:
+                eqn = _prune_loop(eqn, live)
             kept.append(eqn)
             live.update(id(x) for x in eqn.inputs if not isinstance(x, Lit))
     kept.reverse()

@@ -1,0 +1,457 @@
+"""Symbolic lengths: what makes one generated derivative valid for every
+input shape.
+
+A ``Dim`` is an ``int`` (its value at the shapes a Program is staged at)
+that remembers where it comes from: axis ``a`` of input ``k`` of the
+function being generated, or arithmetic on such lengths. Shapes built from
+Dims keep them (``Aval``, params like ``shape=`` or a loop's trip count), and
+the code generator writes a Dim as its expression, ``x.shape[0] - 1``, not
+as the number it was when staged.
+
+Every comparison of a Dim made while staging (``n == 1`` when broadcasting,
+``n >= 1`` for a slice's length) is recorded as a *guard*: the generated code
+is reused for new shapes where every guard gives the same answer, and
+generated again where one does not. A length that lost its expression (went
+through NumPy's C code, or ``int()``) would be written as a number; the
+source engine finds those by staging twice (``api_source``), so such code is
+only ever used at the shapes it was made for.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import weakref
+
+import numpy as np
+
+__all__ = ["Dim", "Scalar", "symbolic", "symbolic_avals", "recording", "render", "guard_function", "has_dims",
+           "as_int", "in_params", "broadcast", "slice_length", "recording_now", "remember",
+           "shape_of", "recipe_of", "constant", "shape", "zeros"]
+
+_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
+        "%": operator.mod, "/": operator.truediv}
+_CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+         ">": operator.gt, ">=": operator.ge}
+_PREC = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2, "/": 2}
+
+_guards = None      # the list comparisons are recorded in, while recording
+
+
+class _Symbolic:
+    """Arithmetic that keeps its expression, comparisons that are guards:
+    what ``Dim`` (a length) and ``Scalar`` (a number computed from lengths,
+    ``1.0 / n``) share. ``expr`` is ``("in", k, axis)`` or ``(op, a, b)``
+    with ``a``, ``b`` symbolic values or plain Python numbers."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return self._base.__repr__(self)
+
+    __str__ = __repr__
+
+    # never the same dictionary key as a plain number: a cache keyed by shapes
+    # must not answer a symbolic shape with a concrete one's entry
+    def __hash__(self):
+        return hash(("dim", self._base(self), self.expr))
+
+    def __reduce__(self):
+        return (self._base, (self._base(self),))
+
+    # --- arithmetic keeps the expression ---
+    def _arith(self, op, other, flip=False):
+        if type(other) not in (int, float) and not isinstance(other, _Symbolic):
+            return NotImplemented
+        a, b = (other, self) if flip else (self, other)
+        if op in ("/", "//", "%") and isinstance(b, _Symbolic):
+            b != 0      # noqa: B015 -- recorded: the code divides by it (Python raises at 0)
+        value = _OPS[op](_plain_number(a), _plain_number(b))
+        if op in "+-" and type(b) in (int, float) and b == 0:
+            return a
+        if op == "+" and type(a) in (int, float) and a == 0:
+            return b
+        if op in ("*", "//", "/") and type(b) is int and b == 1:
+            return a
+        if op == "*" and type(a) is int and a == 1:
+            return b
+        return symbolic(value, (op, a, b))
+
+    def __add__(self, o):
+        return self._arith("+", o)
+
+    def __radd__(self, o):
+        return self._arith("+", o, True)
+
+    def __sub__(self, o):
+        return self._arith("-", o)
+
+    def __rsub__(self, o):
+        return self._arith("-", o, True)
+
+    def __mul__(self, o):
+        return self._arith("*", o)
+
+    def __rmul__(self, o):
+        return self._arith("*", o, True)
+
+    def __truediv__(self, o):
+        return self._arith("/", o)
+
+    def __rtruediv__(self, o):
+        return self._arith("/", o, True)
+
+    def __floordiv__(self, o):
+        return self._arith("//", o)
+
+    def __rfloordiv__(self, o):
+        return self._arith("//", o, True)
+
+    def __mod__(self, o):
+        return self._arith("%", o)
+
+    def __rmod__(self, o):
+        return self._arith("%", o, True)
+
+    def __neg__(self):
+        return self._arith("-", 0, True)
+
+    def __pos__(self):
+        return self
+
+    # --- comparisons are guards ---
+    def _cmp(self, op, other):
+        if isinstance(other, (bool, np.bool_)) or not isinstance(
+                other, (int, float, np.integer, np.floating)):
+            return NotImplemented
+        result = bool(_CMPS[op](_plain_number(self), _plain_number(other)))
+        if _guards is not None and not (isinstance(other, _Symbolic) and other.expr == self.expr):
+            _guards.add((self.expr, op, other.expr if isinstance(other, _Symbolic) else
+                         other.item() if isinstance(other, np.generic) else other, result))
+        return result
+
+    def __eq__(self, o):
+        return self._cmp("==", o)
+
+    def __ne__(self, o):
+        return self._cmp("!=", o)
+
+    def __lt__(self, o):
+        return self._cmp("<", o)
+
+    def __le__(self, o):
+        return self._cmp("<=", o)
+
+    def __gt__(self, o):
+        return self._cmp(">", o)
+
+    def __ge__(self, o):
+        return self._cmp(">=", o)
+
+    def __bool__(self):
+        return self._cmp("!=", 0)
+
+
+class Dim(_Symbolic, int):
+    """A length staged from an input's shape: ``int(d)`` is its value there,
+    ``d.expr`` the expression it was computed by."""
+
+    _base = int
+
+    def __new__(cls, value, expr):
+        self = int.__new__(cls, value)
+        self.expr = expr
+        return self
+
+
+class Scalar(_Symbolic, float):
+    """A float computed from lengths (``1.0 / n``, a mean's weight): its value
+    at the staged lengths, and its expression. ``aval`` is the one the
+    computation that made it gives (a NumPy float64 unless both operands were
+    Python numbers)."""
+
+    _base = float
+
+    def __new__(cls, value, expr, aval=None):
+        self = float.__new__(cls, value)
+        self.expr = expr
+        if aval is not None:
+            self.aval = aval
+        return self
+
+
+def _plain_number(x):
+    return x._base(x) if isinstance(x, _Symbolic) else x
+
+
+def symbolic(value, expr, aval=None):
+    """The symbolic number of ``value`` computed by ``expr``."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return Dim(int(value), expr)
+    return Scalar(float(value), expr, aval)
+
+
+def symbolic_avals(avals, sizes=None):
+    """The avals with every length a Dim of its input and axis; ``sizes``
+    (one shape per aval) gives them other values than the avals' own."""
+    from .ir import Aval
+    out = []
+    for k, a in enumerate(avals):
+        shape = a.shape if sizes is None else sizes[k]
+        out.append(Aval(tuple(Dim(d, ("in", k, i)) for i, d in enumerate(shape)), a.dtype,
+                        a.weak))
+    return out
+
+
+def has_dims(shape):
+    return any(type(d) is Dim for d in shape)
+
+
+def as_int(d):
+    """``int(d)``, keeping a Dim a Dim."""
+    return d if type(d) is Dim else int(d)
+
+
+def in_params(params):
+    """Whether a primitive's params hold a symbolic length (a shape param)."""
+    for v in params.values():
+        if type(v) is Dim or (type(v) is tuple and any(type(d) is Dim for d in v)):
+            return True
+    return False
+
+
+def slice_length(n, s):
+    """``len(range(n)[s])`` for a length ``n`` that may be a Dim: for a step
+    of 1 (or a full reversal) an expression in ``n``, the comparisons that
+    choose it recorded as guards; otherwise a plain int."""
+    start, stop, step = s.start, s.stop, s.step
+    full = len(range(*s.indices(int(n))))
+    if type(n) is not Dim and type(start) is not Dim and type(stop) is not Dim:
+        return full
+    if step == -1 and start is None and stop is None:
+        return n
+    if step not in (None, 1) or not all(e is None or isinstance(e, int) for e in (start, stop)):
+        return full
+
+    def bound(e, default):
+        if e is None:
+            return default
+        if e < 0:
+            e = n + e
+            return e if e >= 0 else 0
+        return e if e <= n else n
+
+    lo, hi = bound(start, 0), bound(stop, n)
+    return hi - lo if hi >= lo else 0
+
+
+def broadcast(*shapes):
+    """NumPy's broadcast of shapes that hold Dims (already known to
+    broadcast): each axis is the first length that is not 1, and the others
+    that are not 1 equal it (both recorded as guards)."""
+    nd = max(len(s) for s in shapes)
+    out = []
+    for j in range(nd, 0, -1):
+        found = 1
+        for s in shapes:
+            if len(s) >= j and s[-j] != 1:
+                if found == 1:
+                    found = s[-j]
+                else:
+                    found == s[-j]      # noqa: B015 -- recorded: they must stay equal
+        if found == 1:
+            found = next((s[-j] for s in shapes if len(s) >= j and type(s[-j]) is Dim), 1)
+        out.append(found)
+    return tuple(out)
+
+
+class recording:
+    """``with recording() as guards:`` collects the comparisons of Dims made
+    inside it: a set of ``(expr, op, expr_or_int, result)``."""
+
+    def __enter__(self):
+        global _guards
+        self.outer = _guards
+        _guards = self.guards = set()
+        return self.guards
+
+    def __exit__(self, *exc):
+        global _guards
+        _guards = self.outer
+        if self.outer is not None:
+            self.outer |= self.guards
+        else:
+            _SHAPED.clear()
+        return False
+
+
+def recording_now():
+    return _guards is not None
+
+
+# --- constants of symbolic shape --------------------------------------------
+# Staging computes a constant (zeros of a cotangent, the ones a sum's
+# transpose broadcasts) as a NumPy array at the staged lengths. While
+# recording, such an array is remembered with its symbolic shape, by id (and
+# a weak reference, so a recycled id is not mistaken for it); a ``Lit`` of it
+# takes that shape, and the code generator writes it as ``np.zeros(shape)``
+# or ``np.full(shape, value)``.
+_SHAPED = {}
+
+
+def remember(value, shape, recipe=None):
+    """Remember ``value``'s symbolic shape; ``recipe`` says how the code makes
+    a constant that is not one value repeated: ``("eye", rows, cols, k)`` is
+    ``np.eye(rows, cols, k)`` reshaped to ``shape``."""
+    if _guards is None or not isinstance(value, np.ndarray):
+        return
+    try:
+        ref = weakref.ref(value)
+    except TypeError:
+        return
+    _SHAPED[id(value)] = (ref, shape, recipe)
+
+
+def _entry(value):
+    entry = _SHAPED.get(id(value))
+    return entry if entry is not None and entry[0]() is value else None
+
+
+def shape_of(value):
+    """The symbolic shape remembered for ``value``, or None."""
+    entry = _entry(value)
+    return None if entry is None else entry[1]
+
+
+def recipe_of(value):
+    entry = _entry(value)
+    return None if entry is None else entry[2]
+
+
+def _plain(v):
+    if type(v) is Dim:
+        return int(v)
+    if type(v) is tuple:
+        return tuple(_plain(e) for e in v)
+    return v
+
+
+def zeros(shape, dtype):
+    """``np.zeros``, remembered with its shape when that is symbolic."""
+    out = np.zeros(shape, dtype)
+    if has_dims(shape):
+        remember(out, shape)
+    return out
+
+
+def shape(x):
+    """``np.shape(x)``, symbolic for a remembered constant."""
+    if _SHAPED:
+        s = shape_of(x)
+        if s is not None:
+            return s
+    return np.shape(x)
+
+
+_SCALAR_OPS = {"add": "+", "add_any": "+", "sub": "-", "mul": "*", "div": "/"}
+
+
+def constant(prim, args, params):
+    """``prim`` applied to constants while recording: computed now; a number
+    computed from symbolic numbers is symbolic (``1.0 / n``), and an array
+    is remembered with the symbolic shape the shape rule gives, when an
+    operand or a param has one."""
+    plain = {k: _plain(v) for k, v in params.items()}
+    out = prim.impl(*[_plain_number(a) for a in args], **plain)
+    if any(isinstance(a, _Symbolic) for a in args):
+        sym = _symbolic_number(prim.name, args, out)
+        if sym is not None:
+            return sym
+    shaped = [shape_of(a) for a in args] if _SHAPED else [None] * len(args)
+    if not (any(s is not None for s in shaped) or in_params(params)):
+        return out
+    from .ir import Aval, aval_of
+    try:
+        avals = [aval_of(a) if s is None else Aval(s, aval_of(a).dtype, aval_of(a).weak)
+                 for a, s in zip(args, shaped)]
+        res = prim.abstract_eval(*avals, **params)
+    except Exception:   # noqa: BLE001 -- the constant keeps its concrete shape
+        return out
+    if prim.multiple_results:
+        for o, a in zip(out, res):
+            if has_dims(a.shape):
+                remember(o, a.shape)
+    elif has_dims(res.shape):
+        fill = args[0] if prim.name == "broadcast_to" and isinstance(args[0], Scalar) else None
+        remember(out, res.shape, None if fill is None else ("full", fill))
+    return out
+
+
+def _symbolic_number(name, args, out):
+    """The symbolic number ``name(*args)`` gives (``out``, its value), for the
+    arithmetic of numbers of float64 or int64; None for anything else."""
+    from .ir import aval_of
+    args = [a.item() if isinstance(a, np.ndarray) and a.ndim == 0 else a for a in args]
+    if np.ndim(out) or not all(isinstance(a, (int, float)) for a in args):
+        return None
+    aval = aval_of(out)
+    if aval.dtype not in (np.float64, np.int64):
+        return None
+    if name == "neg":
+        expr = ("-", 0, args[0])
+    elif name in _SCALAR_OPS and len(args) == 2:
+        expr = (_SCALAR_OPS[name], args[0], args[1])
+        if name == "div" and isinstance(args[1], _Symbolic):
+            args[1] != 0    # noqa: B015 -- recorded: the code divides by it (Python raises at 0)
+    else:
+        return None
+    if aval.dtype == np.int64:
+        return Dim(int(out), expr) if aval.weak else None
+    return Scalar(float(out), expr, aval)
+
+
+def render(d, leaf):
+    """The Python text of a length: ``leaf(k, axis)`` writes an input's axis."""
+    text, _ = _render(d, leaf)
+    return text
+
+
+def _render(d, leaf):
+    if not isinstance(d, _Symbolic):
+        if isinstance(d, float) and not math.isfinite(d):
+            return f"float({repr(d)!r})", 9
+        return repr(_plain_number(d)), (9 if d >= 0 else 0)
+    if d.expr[0] == "in":
+        return leaf(d.expr[1], d.expr[2]), 9
+    op, a, b = d.expr
+    ta, pa = _render(a, leaf)
+    tb, pb = _render(b, leaf)
+    p = _PREC[op]
+    if pa < p:
+        ta = f"({ta})"
+    if pb <= p:
+        tb = f"({tb})"
+    return f"{ta} {op} {tb}", p
+
+
+def _render_expr(e, leaf):
+    return _render(Dim(0, e), leaf)[0] if isinstance(e, tuple) else _render(e, leaf)[0]
+
+
+def guard_function(guards, n_inputs):
+    """``check(*shapes) -> bool``: whether every guard gives its recorded
+    answer at the inputs' shapes (None when there are no guards)."""
+    def leaf(k, axis):
+        return f"s{k}[{axis}]"
+    terms = sorted(f"({_render_expr(a, leaf)} {op} {_render_expr(b, leaf)}) is {result}"
+                   for a, op, b, result in guards)
+    if not terms:
+        return lambda *shapes: True
+    args = ", ".join(f"s{k}" for k in range(n_inputs))
+    test = eval(compile(f"lambda {args}: " + " and ".join(terms), "<wengert-guards>", "eval"), {})
+
+    def check(*shapes):
+        try:
+            return test(*shapes)
+        except ArithmeticError:     # a guard divides by a length that is 0 here
+            return False
+    return check
