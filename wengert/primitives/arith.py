@@ -17,7 +17,6 @@ import operator
 import numpy as np
 
 from .. import dims as _dims
-
 from .core import NOT_LINEAR, Linear, Primitive, Zero, register, wrapper_of, zero_if_any
 from .rules import elementwise_aval, elementwise_batch
 from ..ir import Aval, aval_of

@@ -22,7 +22,6 @@ import math
 import numpy as np
 
 from .. import dims as _dims
-
 from .arith import (abs, add, convert, div, exp, greater, isfinite, log, mul, not_equal, pow,
                     sqrt, sub, where)
 from .reduce import mean, reduce_max, reduce_min, reduce_sum

@@ -30,7 +30,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dims as _dims
-
 from .core import (NOT_LINEAR, Linear, Primitive, Zero, bind, eval_program, instantiate,
                    register, zeros)
 from ..dims import as_int

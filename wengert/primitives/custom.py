@@ -22,7 +22,6 @@ import functools
 import numpy as np
 
 from .. import dims as _dims
-
 from .core import NOT_LINEAR, Primitive, Zero, bind, instantiate, register
 from ..errors import NoDerivativeRule, ShapeMismatchError
 from ..ir import aval_of

@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dims as _dims
-
 from .core import (Linear, Primitive, TracerBase, Zero, bind, instantiate, register,
                    zero_if_any, zeros as core_zeros)
 from .shape import broadcast_to, reshape, sum_to_shape

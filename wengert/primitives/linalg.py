@@ -24,7 +24,6 @@ import math
 import numpy as np
 
 from .. import dims as _dims
-
 from .core import Linear, Primitive, Zero, bind, register, zero_if_any
 from .rules import result_dtype
 from .arith import add, convert, mul

@@ -11,7 +11,6 @@ import math
 import numpy as np
 
 from .. import dims as _dims
-
 from .core import NOT_LINEAR, Primitive, bind, register, zero_if_any
 from .arith import convert, div, equal, mul
 from .shape import broadcast_to, reshape

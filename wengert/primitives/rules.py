@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dims as _dims
-
 from ..dims import broadcast, has_dims
 from ..errors import ShapeMismatchError
 from ..ir import Aval

@@ -12,7 +12,6 @@ import operator
 import numpy as np
 
 from .. import dims as _dims
-
 from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, register, wrapper_of, zero_if_any
 from ..dims import as_int
 from ..errors import ShapeMismatchError

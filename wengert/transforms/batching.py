@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dims as _dims
-
 from ..ir import Lit
 from ..primitives.core import bind
 from ..primitives.index import getitem
