@@ -16,7 +16,8 @@ from .errors import (ConcretizationError, NonDifferentiableInputError, NonScalar
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import aval_of
 from .primitives.core import Zero, eval_program, new_trace
-from .primitives.shape import reshape, transpose as transpose_axes
+from .primitives.control import RAGGED_BATCH
+from .primitives.shape import reshape, stack, transpose as transpose_axes
 from .pytree import flatten, unflatten
 from .staging import StagingTrace, closure_convert
 from .transforms.batching import batch_eval
@@ -342,6 +343,19 @@ def _basis(leaves):
     return rows, total
 
 
+def _batch_or_loop(prog, basis, total):
+    """``batch_eval`` of the basis; where a loop in ``prog`` stores values whose
+    length varies between iterations (they cannot take a batch axis), one
+    evaluation per basis vector, stacked."""
+    try:
+        return batch_eval(prog, basis, total)
+    except UnsupportedSyntax as err:
+        if getattr(err, "construct", None) != RAGGED_BATCH or not total:
+            raise
+    rows = [eval_program(prog, [b[k] for b in basis]) for k in range(total)]
+    return [stack([row[j] for row in rows]) for j in range(len(prog.outputs))]
+
+
 def _jac_blocks(batched_outs, out_leaves, in_leaves, rev):
     """Split batched results into one block per (output leaf, input leaf),
     each shaped out_shape + in_shape."""
@@ -392,7 +406,7 @@ def jacfwd(fun, argnums=0, *, engine="auto"):
         _check_differentiable(leaves, "jacfwd")
         outs, lin = linearize_flat(flat, leaves, reverse=False)
         basis, total = _basis(leaves)
-        batched = batch_eval(lin, basis, total)
+        batched = _batch_or_loop(lin, basis, total)
         table = _jac_blocks(batched, outs, leaves, rev=False)
         return _assemble(table, out_tree[0], in_tree, single)
     return wrapper
@@ -412,7 +426,7 @@ def jacrev(fun, argnums=0, *, engine="auto"):
         outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "jacrev")
         lin_t = transpose_program(lin)
         basis, total = _basis(outs)
-        batched = batch_eval(lin_t, basis, total)
+        batched = _batch_or_loop(lin_t, basis, total)
         batched = [_cast_like(b, np.zeros((total,) + aval_of(x).shape, aval_of(x).dtype))
                    for b, x in zip(batched, leaves)]
         table = _jac_blocks(batched, outs, leaves, rev=True)

@@ -328,6 +328,9 @@ def for_loop_transpose(cts, n, *args, body, num_consts, num_carry, reverse, leng
             + tuple(next(it_x) if m else None for m in m_xs))
 
 
+RAGGED_BATCH = "Jacobian through nested dynamic loops"   # the construct of that error
+
+
 def for_loop_batch(args, batched, body, num_consts, num_carry, reverse, length):
     """A batch of loops as one loop over batched values: the body is batched
     (carries always, consts and xs as given); xs and ys keep the loop axis
@@ -353,7 +356,7 @@ def for_loop_batch(args, batched, body, num_consts, num_carry, reverse, length):
             "a Jacobian of this order through a loop that stores values whose length changes "
             "between iterations (a while loop, break or return inside another loop) is not "
             "supported by the source engine; use engine='trace' (engine='auto' does so by "
-            "itself)", construct="Jacobian through nested dynamic loops") from err
+            "itself)", construct=RAGGED_BATCH) from err
 
 
 def _for_loop_batch(args, batched, body, num_consts, num_carry, reverse, length):
