@@ -6,6 +6,8 @@ import pytest
 import wengert as wg
 from wengert.testing import check_grads, fd_jvp
 
+import source_cases as C
+
 RNG = np.random.default_rng(42)
 
 
@@ -292,13 +294,6 @@ def test_check_grads_catches_a_wrong_rule():
 
 
 # --- grad of one float input: forward mode -------------------------------------
-def _newton_sqrt(a):
-    y = a
-    while np.abs(y * y - a) > 1e-12:
-        y = 0.5 * (y + a / y)
-    return y
-
-
 def _scaled(a):
     return np.sin(a) * a, a * 2.0
 
@@ -309,20 +304,20 @@ def _scaled(a):
 def test_grad_of_one_float_is_forward_mode_and_exact(engine, a):
     # one float in: grad takes forward mode, which stores nothing for a reverse
     # sweep; the value is the derivative all the same, in the input's dtype
-    g = wg.grad(_newton_sqrt, engine=engine)(a)
+    g = wg.grad(C.while_newton, engine=engine)(a)
     assert np.asarray(g).dtype == np.asarray(a).dtype
     tol = 1e-12
     np.testing.assert_allclose(g, 0.5 / np.sqrt(float(a)), rtol=tol)
-    value, g2 = wg.value_and_grad(_newton_sqrt, engine=engine)(a)
+    value, g2 = wg.value_and_grad(C.while_newton, engine=engine)(a)
     np.testing.assert_allclose(value, np.sqrt(float(a)), rtol=tol)
     np.testing.assert_allclose(g2, g, rtol=0)
     # and it equals the reverse mode of the same function (vjp)
-    _, pullback = wg.vjp(_newton_sqrt, a, engine=engine)
+    _, pullback = wg.vjp(C.while_newton, a, engine=engine)
     np.testing.assert_allclose(pullback(np.ones_like(np.asarray(value)))[0], g, rtol=tol)
 
 
 def test_grad_of_one_float_stores_nothing_and_keeps_aux():
-    g = wg.grad(_newton_sqrt, engine="source")
+    g = wg.grad(C.while_newton, engine="source")
     g(2.0)
     assert ".append(" not in g.source and "[::-1]" not in g.source
     grad_aux = wg.grad(_scaled, has_aux=True, engine="source")
