@@ -137,6 +137,11 @@ def _vjp_core(fn, dyn, fname):
     return outs, lin, leaves, in_tree, out_tree[0]
 
 
+def _unit(aval):
+    """The seed 1 of a scalar: a Python 1.0 for a Python float (weakly typed, cheap)."""
+    return 1.0 if aval.weak and aval.dtype == np.float64 else np.ones((), aval.dtype)
+
+
 def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
     _check_engine(engine)
     by_source = _by_source(fun, engine, "value_and_grad", lambda g: value_and_grad(
@@ -155,9 +160,7 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
         if forward:
             # one float in: forward mode gives the derivative in one pass and
             # stores nothing for a reverse sweep (the cheaper mode here)
-            av = aval_of(leaves[0])
-            seed = 1.0 if av.weak and av.dtype == np.float64 else np.ones((), av.dtype)
-            outs, cts = jvp_flat(flat, leaves, [seed])
+            outs, cts = jvp_flat(flat, leaves, [_unit(aval_of(leaves[0]))])
         else:
             outs, lin = linearize_flat(flat, leaves, reverse=True,
                                        name=getattr(fn, "__name__", "f"))
@@ -170,10 +173,7 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
         if aval_of(out).dtype.kind not in "fc":
             raise NonScalarOutputError(f"grad requires a float output, got {aval_of(out).short()}")
         if not forward:
-            av = aval_of(out)
-            # the seed of a Python-float output is a Python 1.0 (weakly typed, cheap)
-            ct = 1.0 if av.weak and av.dtype == np.float64 else np.ones((), av.dtype)
-            cts = backward_pass(lin, [ct])
+            cts = backward_pass(lin, [_unit(aval_of(out))])
         out_tree = out_tree[0]
         grads = unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)])
         g = grads[0] if single else tuple(grads)

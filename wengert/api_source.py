@@ -316,10 +316,9 @@ class SourceTransformed:
         with dims.recording() as guards:
             compiled = build(dims.symbolic_avals(avals))
         check = self._holds_elsewhere(compiled, guards, avals, build)
-        compiled.shapes = tuple(a.shape for a in avals)
-        compiled.respecialize = lambda dyn: build([aval_of(x) for x in dyn])(dyn)
-        if check is None:
-            compiled.shapes = None
+        if check is not None:
+            compiled.shapes = tuple(a.shape for a in avals)
+            compiled.respecialize = lambda dyn: build([aval_of(x) for x in dyn])(dyn)
         return compiled, check
 
     @staticmethod

@@ -232,48 +232,41 @@ class Emitter:
                 f"a literal holds a traced value ({type(val).__name__}): the Program was staged "
                 "inside another transformation and closes over its variables; generate code "
                 "for the outer Program, or make the value an input (closure conversion)")
-        if aval is not None and isinstance(val, np.ndarray) and val.ndim and has_dims(aval.shape):
-            text = self._shaped(val, self.shape(aval.shape))
-            if text is not None:
-                return text
+        symbolic = aval is not None and has_dims(aval.shape)
         if isinstance(val, np.ndarray) and val.ndim == 0:
             val = val[()]
         text = self.scalar(val)
         if text is not None:
             return text
-        if isinstance(val, np.ndarray) and val.dtype.kind in "biuf" and not val.any() \
-                and not (val.dtype.kind == "f" and np.signbit(val).any()):
-            # zeros (an instantiated symbolic zero) read best written out
-            if val.dtype == np.float64:
-                return f"{self.np}.zeros({val.shape!r})"
-            return f"{self.np}.zeros({val.shape!r}, {self.dtype(val.dtype)})"
+        if isinstance(val, np.ndarray) and val.dtype.kind in "biuf":
+            # zeros (an instantiated symbolic zero) read best written out; so
+            # must a constant of symbolic shape, which the code makes at every shape
+            text = self._made(val, self.shape(aval.shape if symbolic else val.shape), symbolic)
+            if text is not None:
+                return text
         return self.const(val)
 
-    def _shaped(self, val, shape):
-        """A constant of symbolic shape as code: zeros, or one value repeated."""
-        if val.dtype.kind not in "biufc":
+    def _made(self, val, shape, symbolic):
+        """A constant array as the NumPy call that makes it at ``shape``:
+        zeros; or, of a symbolic shape (``dims``), one value repeated or its
+        recipe (a number computed from lengths, an identity); else None."""
+        dtype = "" if val.dtype == np.float64 else f", {self.dtype(val.dtype)}"
+        if not val.any() and not (val.dtype.kind == "f" and np.signbit(val).any()):
+            return f"{self.np}.zeros({shape}{dtype})"
+        if not symbolic:
             return None
-        if not val.any() and not (val.dtype.kind in "fc" and np.signbit(val.real).any()):
-            if val.dtype == np.float64:
-                return f"{self.np}.zeros({shape})"
-            return f"{self.np}.zeros({shape}, {self.dtype(val.dtype)})"
         recipe = dims_recipe(val)
         if recipe is not None and recipe[0] == "full" and val.dtype == np.float64:
             return f"{self.np}.full({shape}, {self.dim(recipe[1])})"
         if recipe is not None and recipe[0] == "eye":
             _, rows, cols, k = recipe
-            dtype = "" if val.dtype == np.float64 else f", dtype={self.dtype(val.dtype)}"
             return (f"{self.np}.eye({self.dim(rows)}, {self.dim(cols)}, {self.dim(k)}{dtype})"
                     f".reshape({shape})")
         first = val.flat[0]
-        if (val == first).all() and not np.isnan(first):
-            fill = self.scalar(first if val.dtype != np.float64 else float(first))
-            if fill is not None:
-                if val.dtype == np.float64 or val.dtype != np.asarray(first).dtype:
-                    return f"{self.np}.full({shape}, {fill}, {self.dtype(val.dtype)})" \
-                        if val.dtype != np.float64 else f"{self.np}.full({shape}, {fill})"
-                return f"{self.np}.full({shape}, {fill})"
-        return None
+        fill = self.scalar(float(first) if val.dtype == np.float64 else first)
+        if fill is None or np.isnan(first) or not (val == first).all():
+            return None
+        return f"{self.np}.full({shape}, {fill})"     # a NumPy scalar fill keeps its dtype
 
     def small_array(self, a):
         """A small integer or boolean array written out, else a constant."""

@@ -182,14 +182,9 @@ def recompute_residuals(known, lin, nres, n_out, free=()):
         outs = [env.setdefault(id(v), Var(v.aval, v.hint)) for v in e.outputs]
         copies.append(Eqn(e.prim, ins, outs, e.params))
     # the known body no longer computes what only the residuals needed
-    outs = known.outputs[:n_out] + [r for r, _ in new]
-    live = {id(x) for x in outs if isinstance(x, Var)}
-    needed = []
-    for e in reversed(known.eqns):
-        if any(id(v) in live for v in e.outputs):
-            needed.append(e)
-            live.update(id(x) for x in e.inputs if isinstance(x, Var))
-    known = Program(known.inputs, needed[::-1], outs, known.name)
+    from .simplify import dce
+    known = dce(Program(known.inputs, known.eqns, known.outputs[:n_out] + [r for r, _ in new],
+                        known.name))
     lin = Program([w for _, w in new] + lin.inputs[nres:], copies + lin.eqns, lin.outputs,
                   lin.name)
     return known, lin, len(new)

@@ -36,7 +36,7 @@ from .. import dims
 from ..dims import in_params
 from ..ir import Eqn, Lit, Program, Var
 
-__all__ = ["simplify"]
+__all__ = ["simplify", "dce"]
 
 
 def _is_scalar_lit(x, value=None):
@@ -95,8 +95,7 @@ def simplify(prog, copies=False):
             continue
         if copies and name in _SIGN_RULES and not eqn.params:
             ins = _float_literals(ins)
-        if copies and name in _SIGN_RULES and negated and not eqn.params:
-            rewritten = _move_negation(name, ins, out[0], negated)
+            rewritten = _move_negation(name, ins, out[0], negated) if negated else None
             if rewritten is not None:
                 pending.extend(reversed(rewritten))
                 continue
@@ -130,7 +129,7 @@ def simplify(prog, copies=False):
         eqns.append(Eqn(eqn.prim, ins, out, eqn.params))
 
     outputs = [sub(x) for x in prog.outputs]
-    return _dce(Program(prog.inputs, eqns, outputs, prog.name))
+    return dce(Program(prog.inputs, eqns, outputs, prog.name))
 
 
 def _simplify_params(eqn, copies):
@@ -298,7 +297,7 @@ def _prune_loop(eqn, live):
         return [x for x, f in zip(items, flags) if f]
 
     params = dict(p, num_consts=sum(keep_in[first:first + nc]), num_carry=sum(keep_carry))
-    params["body"] = _dce(Program(pick(body.inputs, keep_in), body.eqns,
+    params["body"] = dce(Program(pick(body.inputs, keep_in), body.eqns,
                                   pick(body.outputs, keep_out), body.name))
     if cond is not None:
         params["cond"] = Program(pick(cond.inputs, keep_in), cond.eqns, cond.outputs, cond.name)
@@ -307,7 +306,8 @@ def _prune_loop(eqn, live):
     return Eqn(eqn.prim, pick(eqn.inputs, keep_in), outs, params)
 
 
-def _dce(prog):
+def dce(prog):
+    """``prog`` without the equations (and loop parts) no output needs."""
     live = {id(x) for x in prog.outputs if not isinstance(x, Lit)}
     kept = []
     for eqn in reversed(prog.eqns):
