@@ -46,10 +46,9 @@ from __future__ import annotations
 import itertools
 import linecache
 
-import numpy as np
-
 from ..ir import Eqn, Lit, Program, sub_programs, verify
 from ..printing import Namer, walk
+from ..transforms.simplify import atom_key, eqn_key
 from .pyemit import PY_SCALARS, CodegenError, Emitter
 
 __all__ = ["codegen", "generate_source", "GeneratedFunction", "CodegenError"]
@@ -431,28 +430,6 @@ def share_condition_values(prog):
     return Program(prog.inputs, eqns, prog.outputs, prog.name) if changed else prog
 
 
-def _lit_key(x):
-    """A key equal for equal literals (scalars by type and value) and for the
-    same variable."""
-    if not isinstance(x, Lit):
-        return ("var", id(x))
-    if np.ndim(x.val) == 0 and not hasattr(x.val, "_trace"):
-        return ("lit", type(x.val), repr(x.val))
-    return ("obj", id(x.val))
-
-
-def _cse_key(eqn, atom_key):
-    """What makes two equations compute the same values, or None (control
-    flow, params that do not compare by value)."""
-    if any(isinstance(v, (Program, np.ndarray)) for v in eqn.params.values()):
-        return None
-    try:
-        params = tuple(sorted((k, repr(v)) for k, v in eqn.params.items()))
-    except TypeError:
-        return None
-    return (eqn.prim.name, tuple(atom_key(x) for x in eqn.inputs), params)
-
-
 def _reuse_condition(cond, body, operands, num_consts):
     """``body`` reading ``cond``'s values where it recomputes them. An input
     is known by its position, a const by its operand (a loop may be passed
@@ -460,27 +437,27 @@ def _reuse_condition(cond, body, operands, num_consts):
     key_of_input = {}
     for prog in (cond, body):
         for k, v in enumerate(prog.inputs):
-            key_of_input[id(v)] = _lit_key(operands[k]) if k < num_consts else ("in", k)
+            key_of_input[id(v)] = atom_key(operands[k]) if k < num_consts else ("in", k)
     subst = {}
 
-    def atom_key(x):
+    def key(x):
         if isinstance(x, Lit):
-            return _lit_key(x)
+            return atom_key(x)
         x = subst.get(id(x), x)
         return key_of_input.get(id(x), ("var", id(x)))
 
     computed = {}
     for e in cond.eqns:
-        key = _cse_key(e, atom_key)
-        if key is not None:
-            computed.setdefault(key, e.outputs)
+        k = eqn_key(e.prim.name, e.inputs, e.params, key)
+        if k is not None:
+            computed.setdefault(k, e.outputs)
     if not computed:
         return body
     eqns = []
     for e in body.eqns:
-        key = _cse_key(e, atom_key)
-        if key is not None and key in computed:
-            subst.update((id(v), w) for v, w in zip(e.outputs, computed[key]))
+        k = eqn_key(e.prim.name, e.inputs, e.params, key)
+        if k is not None and k in computed:
+            subst.update((id(v), w) for v, w in zip(e.outputs, computed[k]))
             continue
         eqns.append(Eqn(e.prim, [x if isinstance(x, Lit) else subst.get(id(x), x)
                                  for x in e.inputs], e.outputs, e.params))

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
-
 from .. import dims as _dims
 from .core import NOT_LINEAR, Primitive, Zero, bind, instantiate, register
 from ..errors import NoDerivativeRule, ShapeMismatchError

@@ -10,8 +10,6 @@ as the batch of tangents; ``jacrev`` the same over the transposed Program.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dims as _dims
 from ..ir import Lit
 from ..primitives.core import bind

@@ -36,7 +36,7 @@ from .. import dims
 from ..dims import in_params
 from ..ir import Eqn, Lit, Program, Var
 
-__all__ = ["simplify", "dce"]
+__all__ = ["simplify", "dce", "atom_key", "eqn_key"]
 
 
 def _is_scalar_lit(x, value=None):
@@ -45,7 +45,8 @@ def _is_scalar_lit(x, value=None):
     return value is None or float(np.asarray(x.val)) == value
 
 
-def _key(x):
+def atom_key(x):
+    """A key equal for the same variable and for equal scalar literals."""
     if isinstance(x, Lit):
         if np.ndim(x.val) == 0 and not hasattr(x.val, "_trace"):
             return ("lit", repr(np.asarray(x.val).item()), np.asarray(x.val).dtype.str)
@@ -62,6 +63,13 @@ def _param_key(params):
         return items
     except TypeError:
         return None
+
+
+def eqn_key(name, ins, params, key=atom_key):
+    """What makes two equations compute the same values (common
+    subexpressions), or None (control flow, params that do not compare)."""
+    pk = _param_key(params)
+    return None if pk is None else (name, tuple(key(x) for x in ins), pk)
 
 
 def simplify(prog, copies=False):
@@ -116,9 +124,8 @@ def simplify(prog, copies=False):
                        else eqn.prim.impl(*vals, **eqn.params))
                 subst[id(out[0])] = Lit(val)
                 continue
-        pk = _param_key(eqn.params)
-        if pk is not None:
-            key = (name, tuple(_key(x) for x in ins), pk)
+        key = eqn_key(name, ins, eqn.params)
+        if key is not None:
             if key in seen:
                 for v, w in zip(out, seen[key]):
                     subst[id(v)] = w
