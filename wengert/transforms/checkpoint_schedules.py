@@ -169,6 +169,15 @@ def _split(length, c):
     return max(_beta(c, r - 2) + 1, length - _beta(c - 1, r))
 
 
+def _reach(current, a, j):
+    """From state ``current``, reach state ``j`` from the stored state ``a``:
+    restore it (unless it is the current one), then advance."""
+    if current != a:
+        yield RESTORE, a
+    for q in range(a, j):
+        yield ADVANCE, q
+
+
 @dataclass(frozen=True)
 class Binomial:
     """Revolve: ``snapshots`` stored states, the fewest recomputations.
@@ -205,18 +214,12 @@ class Binomial:
             _, a, b, c = task
             if b - a == 1 or c == 1:
                 for j in range(b - 1, a - 1, -1):
-                    if current != a:
-                        yield RESTORE, a
-                    for q in range(a, j):
-                        yield ADVANCE, q
+                    yield from _reach(current, a, j)
                     yield REVERSE, j
                     current = j
                 continue
             m = a + _split(b - a, c)
-            if current != a:
-                yield RESTORE, a
-            for q in range(a, m):
-                yield ADVANCE, q
+            yield from _reach(current, a, m)
             yield STORE, m
             current = m
             # the right part first, with one state fewer; then the left part
