@@ -43,6 +43,31 @@ def test_simplify_folds_zeros_ones_constants_and_dead_code():
     assert interpret(simple, 1.5)[0] == pytest.approx(9.0)
 
 
+def test_simplify_writes_a_repeated_constant_as_its_value_and_keeps_dtypes():
+    x = Var(Aval((4,), np.float64))
+    x32 = Var(Aval((4,), np.float32))
+    a, b, c = Var(Aval((4,), np.float64)), Var(Aval((4,), np.float64)), Var(Aval((4,), np.float64))
+    mul = PRIMITIVES["mul"]
+    twos, ones = np.full(4, 2.0), np.ones(4)
+    prog = Program([x, x32], [
+        Eqn(mul, (Lit(twos), x), (a,), {}),          # [2,2,2,2] * x -> 2.0 * x
+        Eqn(mul, (Lit(ones), a), (b,), {}),          # [1,1,1,1] * a -> a
+        Eqn(mul, (Lit(np.float64(1.0)), x32), (c,), {}),   # float64 result: kept
+    ], [b, c])
+    simple = verify(simplify(prog))
+    assert _prims(simple) == ["mul", "mul"]
+    assert all(np.ndim(v.val) == 0 for e in simple.eqns for v in e.inputs if isinstance(v, Lit))
+    args = (np.arange(4.0), np.arange(4.0, dtype=np.float32))
+    for got, want in zip(interpret(simple, *args), interpret(prog, *args)):
+        assert got.dtype == want.dtype == np.float64
+        np.testing.assert_array_equal(got, want)
+    # the seed of a sum's gradient is such a constant: the code multiplies by nothing
+    g = wg.grad(lambda x, y: np.sum(np.sin(x) * y), engine="trace")
+    prog = wg.make_program(g, np.ones(3), np.ones(3))
+    assert not any(isinstance(v, Lit) and np.ndim(v.val) for e in simplify(prog).eqns
+                   for v in e.inputs)
+
+
 def test_simplify_merges_common_subexpressions():
     def f(x):
         return np.sin(x) * np.sin(x) + np.exp(x) / np.exp(x)

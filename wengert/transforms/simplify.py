@@ -112,7 +112,9 @@ def simplify(prog, copies=False):
             _pass_through(eqn, ins, subst)
         if not eqn.prim.multiple_results and len(out) == 1:
             shape = out[0].aval.shape
-            repl = _algebraic(name, ins, shape)
+            if name in _SIGN_RULES:
+                ins = _uniform_as_scalar(ins, out[0].aval)
+            repl = _algebraic(name, ins, out[0].aval)
             if repl is not None:
                 subst[id(out[0])] = repl
                 continue
@@ -175,10 +177,34 @@ def _inline(prog, args):
     return eqns, [read(x) for x in prog.outputs]
 
 
-def _algebraic(name, ins, shape):
-    """A replacement atom for ``name(ins)`` by an identity, or None."""
+def _uniform_as_scalar(ins, out):
+    """An array literal that is one value repeated (the ones a sum's
+    transpose broadcasts), against an operand of the result's shape and its
+    dtype, as that value: broadcasting makes the rest, at no cost."""
+    if len(ins) != 2:
+        return ins
+    new = list(ins)
+    for k, (x, other) in enumerate(((ins[0], ins[1]), (ins[1], ins[0]))):
+        val = x.val if isinstance(x, Lit) else None
+        if not (isinstance(val, np.ndarray) and val.ndim and val.size and val.dtype.kind == "f"
+                and other.aval.dtype == val.dtype == out.dtype
+                and tuple(other.aval.shape) == tuple(out.shape)):
+            continue
+        first = val.flat[0]
+        if np.isnan(first) or not (val == first).all():
+            continue
+        recipe = dims.recipe_of(val)
+        new[k] = Lit(recipe[1] if recipe is not None and recipe[0] == "full" else first)
+    return new
+
+
+def _algebraic(name, ins, out):
+    """A replacement atom for ``name(ins)`` (result ``out``, an aval) by an
+    identity, or None: only where the replacement has the result's dtype."""
+    shape = out.shape
+
     def same_shape(x):
-        return tuple(x.aval.shape) == tuple(shape)
+        return tuple(x.aval.shape) == tuple(shape) and x.aval.dtype == out.dtype
     if name == "mul":
         a, b = ins
         for z, other in ((a, b), (b, a)):
