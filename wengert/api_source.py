@@ -32,7 +32,7 @@ import numpy as np
 from . import dims
 from .errors import ConcretizationError, UnsupportedSyntax
 from .frontends import source as source_frontend
-from .ir import Lit, aval_of, sub_programs
+from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import TracerBase, eval_program, tracing
 from .pytree import flatten, unflatten
 from .staging import stage
@@ -53,7 +53,7 @@ def _signature(leaves, static, shapes=True):
                 hash(x)
                 key.append(("static", type(x), x))
             except TypeError:
-                key.append(("static", type(x), id(x)))
+                key.append(("static", type(x), Ident(x)))
         else:
             a = aval_of(x)
             key.append((a.shape if shapes else a.ndim, a.dtype.str, a.weak))
@@ -120,7 +120,7 @@ def _env_key(fun):
         if isinstance(v, (int, float, complex, bool, str)):
             key.append((name, type(v), v))
         elif not isinstance(v, (types.ModuleType, types.FunctionType, type)):
-            key.append((name, id(v)))
+            key.append((name, Ident(v)))
     return tuple(key)
 
 

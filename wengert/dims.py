@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import operator
-import weakref
+import threading
 
 import numpy as np
 
@@ -34,7 +34,17 @@ _CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.
          ">": operator.gt, ">=": operator.ge}
 _PREC = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2, "/": 2}
 
-_guards = None      # the list comparisons are recorded in, while recording
+
+
+class _Recording(threading.local):
+    """This thread's recording state: each thread generates code on its own."""
+
+    def __init__(self):
+        self.guards = None      # the set comparisons are recorded in, while recording
+        self.shaped = {}        # constants of symbolic shape (see ``remember``)
+
+
+_LOCAL = _Recording()
 
 
 class _Symbolic:
@@ -124,8 +134,9 @@ class _Symbolic:
                 other, (int, float, np.integer, np.floating)):
             return NotImplemented
         result = bool(_CMPS[op](_plain_number(self), _plain_number(other)))
-        if _guards is not None and not (isinstance(other, _Symbolic) and other.expr == self.expr):
-            _guards.add((self.expr, op, other.expr if isinstance(other, _Symbolic) else
+        guards = _LOCAL.guards
+        if guards is not None and not (isinstance(other, _Symbolic) and other.expr == self.expr):
+            guards.add((self.expr, op, other.expr if isinstance(other, _Symbolic) else
                          other.item() if isinstance(other, np.generic) else other, result))
         return result
 
@@ -269,51 +280,44 @@ class recording:
     inside it: a set of ``(expr, op, expr_or_int, result)``."""
 
     def __enter__(self):
-        global _guards
-        self.outer = _guards
-        _guards = self.guards = set()
+        self.outer = _LOCAL.guards
+        _LOCAL.guards = self.guards = set()
         return self.guards
 
     def __exit__(self, *exc):
-        global _guards
-        _guards = self.outer
+        _LOCAL.guards = self.outer
         if self.outer is not None:
             self.outer |= self.guards
         else:
-            _SHAPED.clear()
+            _LOCAL.shaped.clear()
         return False
 
 
 def recording_now():
-    return _guards is not None
+    return _LOCAL.guards is not None
 
 
 # --- constants of symbolic shape --------------------------------------------
 # Staging computes a constant (zeros of a cotangent, the ones a sum's
 # transpose broadcasts) as a NumPy array at the staged lengths. While
-# recording, such an array is remembered with its symbolic shape, by id (and
-# a weak reference, so a recycled id is not mistaken for it); a ``Lit`` of it
-# takes that shape, and the code generator writes it as ``np.zeros(shape)``
+# recording, such an array is remembered with its symbolic shape, keyed by
+# its id and holding the array itself (so the id cannot be recycled while the
+# entry lives: entries end with the recording); a ``Lit`` of it takes that shape, and the code generator writes it as ``np.zeros(shape)``
 # or ``np.full(shape, value)``.
-_SHAPED = {}
 
 
 def remember(value, shape, recipe=None):
     """Remember ``value``'s symbolic shape; ``recipe`` says how the code makes
     a constant that is not one value repeated: ``("eye", rows, cols, k)`` is
     ``np.eye(rows, cols, k)`` reshaped to ``shape``."""
-    if _guards is None or not isinstance(value, np.ndarray):
+    if _LOCAL.guards is None or not isinstance(value, np.ndarray):
         return
-    try:
-        ref = weakref.ref(value)
-    except TypeError:
-        return
-    _SHAPED[id(value)] = (ref, shape, recipe)
+    _LOCAL.shaped[id(value)] = (value, shape, recipe)
 
 
 def _entry(value):
-    entry = _SHAPED.get(id(value))
-    return entry if entry is not None and entry[0]() is value else None
+    entry = _LOCAL.shaped.get(id(value))
+    return entry if entry is not None and entry[0] is value else None
 
 
 def shape_of(value):
@@ -345,7 +349,7 @@ def zeros(shape, dtype):
 
 def shape(x):
     """``np.shape(x)``, symbolic for a remembered constant."""
-    if _SHAPED:
+    if _LOCAL.shaped:
         s = shape_of(x)
         if s is not None:
             return s
@@ -366,7 +370,7 @@ def constant(prim, args, params):
         sym = _symbolic_number(prim.name, args, out)
         if sym is not None:
             return sym
-    shaped = [shape_of(a) for a in args] if _SHAPED else [None] * len(args)
+    shaped = [shape_of(a) for a in args] if _LOCAL.shaped else [None] * len(args)
     if not (any(s is not None for s in shaped) or in_params(params)):
         return out
     from .ir import Aval, aval_of

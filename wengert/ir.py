@@ -20,7 +20,7 @@ import numpy as np
 
 from . import dims as _dims
 
-__all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "verify", "aval_of", "ProgramError"]
+__all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "verify", "aval_of", "ProgramError", "Ident"]
 
 
 class ProgramError(ValueError):
@@ -73,7 +73,7 @@ def aval_of(x):
     """The Aval of a concrete value, a tracer, or a Python scalar."""
     t = type(x)
     if t is np.ndarray or t is np.float64:
-        if _dims._SHAPED:           # a constant of symbolic shape (``dims``)
+        if _dims._LOCAL.shaped:     # a constant of symbolic shape (``dims``)
             shape = _dims.shape_of(x)
             if shape is not None:
                 return Aval(shape, x.dtype)
@@ -94,6 +94,23 @@ def aval_of(x):
     if isinstance(x, (np.ndarray, np.generic)):
         return Aval(x.shape, x.dtype)
     raise TypeError(f"not an array value: {type(x).__name__}")
+
+
+class Ident:
+    """A dictionary key that is an object's identity and holds the object:
+    unlike ``id(obj)``, it cannot be mistaken for a later object that reuses
+    a freed object's id. (``Var`` and ``Lit`` are their own identity keys.)"""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return type(other) is Ident and other.obj is self.obj
 
 
 class Var:
@@ -183,16 +200,16 @@ def verify(prog):
     def define(v, where):
         if not isinstance(v, Var):
             raise ProgramError(f"{where}: defines {v!r}, which is not a Var")
-        if id(v) in defined:
+        if v in defined:
             raise ProgramError(f"{where}: {v!r} is defined twice")
-        defined.add(id(v))
+        defined.add(v)
 
     def use(x, where):
         if isinstance(x, Lit):
             return
         if not isinstance(x, Var):
             raise ProgramError(f"{where}: operand {x!r} is neither Var nor Lit")
-        if id(x) not in defined:
+        if x not in defined:
             raise ProgramError(f"{where}: {x!r} is used before it is defined")
 
     for v in prog.inputs:

@@ -108,12 +108,12 @@ class Namer:
                 name = f"{prefix}{self.counter}"
                 self.counter += 1
         self.used.add(name)
-        self.names[id(v)] = name
+        self.names[v] = name
         return name
 
     def uses(self, atoms):
         """The names of operands (``None`` for a literal)."""
-        return [None if isinstance(x, Lit) else self.names.get(id(x), "?undefined")
+        return [None if isinstance(x, Lit) else self.names.get(x, "?undefined")
                 for x in atoms]
 
 
@@ -159,7 +159,7 @@ def walk(prog, namer, aliases=None):
                                 for k, v in enumerate(prog.inputs)]
     for k, v in enumerate(prog.inputs):
         if k in aliases:
-            namer.names[id(v)] = aliases[k]
+            namer.names[v] = aliases[k]
     for eqn in prog.eqns:
         for sub, sub_aliases in _sub_aliases(eqn, namer):
             yield from walk(sub, namer, sub_aliases)

@@ -11,7 +11,7 @@ program whose inputs are symbolic tangents).
 """
 from __future__ import annotations
 
-from .ir import Eqn, Lit, Program, Var, aval_of
+from .ir import Eqn, Ident, Lit, Program, Var, aval_of
 from .primitives.core import Trace, Zero, new_trace, zeros
 from .primitives.numpy_api import Tracer
 
@@ -129,11 +129,12 @@ def closure_convert(prog):
 
     def conv(x):
         if isinstance(x, Lit) and isinstance(x.val, Tracer):
-            if id(x.val) not in seen:
-                seen[id(x.val)] = Var(x.aval)
-                new_inputs.append(seen[id(x.val)])
+            key = Ident(x.val)
+            if key not in seen:
+                seen[key] = Var(x.aval)
+                new_inputs.append(seen[key])
                 consts.append(x.val)
-            return seen[id(x.val)]
+            return seen[key]
         return x
 
     eqns = [Eqn(e.prim, tuple(conv(x) for x in e.inputs), e.outputs, e.params) for e in prog.eqns]

@@ -40,11 +40,11 @@ def _emit(prog, namer, lines, counter, prefix, indent):
             nid = f"{prefix}lit{counter[0]}"
             lines.append(f"{indent}{nid} [label={_quote(format_literal(x.val))}, shape=plaintext];")
             return nid
-        return ids[id(x)]
+        return ids[x]
 
     for v in prog.inputs:
         name = namer.define(v, "x")
-        ids[id(v)] = f"{prefix}{name}"
+        ids[v] = f"{prefix}{name}"
         lines.append(f"{indent}{prefix}{name} [label={_quote(name + ': ' + v.aval.short())}, "
                      "shape=ellipse, style=bold];")
     for j, eqn in enumerate(prog.eqns):
@@ -57,7 +57,7 @@ def _emit(prog, namer, lines, counter, prefix, indent):
             lines.append(f"{indent}{node_of(x)} -> {eid};")
         for v in eqn.outputs:
             name = namer.define(v, "v")
-            ids[id(v)] = f"{prefix}{name}"
+            ids[v] = f"{prefix}{name}"
             lines.append(f"{indent}{prefix}{name} [label={_quote(name)}, shape=ellipse];")
             lines.append(f"{indent}{eid} -> {prefix}{name};")
         for i, sub in enumerate(subs):

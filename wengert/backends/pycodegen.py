@@ -124,7 +124,7 @@ def generate_source(prog, name=None):
             block = stack[-1]
             subs, block.subs = block.subs, []
             ins = _operands(em, item.inputs, uses)
-            flags = [type(x.val) in PY_SCALARS if isinstance(x, Lit) else id(x) in py
+            flags = [type(x.val) in PY_SCALARS if isinstance(x, Lit) else x in py
                      for x in item.inputs]
             block.lines += _equation(em, item, ins, flags, [em.ident(n) for n in defs], subs)
         else:
@@ -188,13 +188,13 @@ def _equation(em, eqn, ins, py, outs, subs):
 
 
 def _use_kinds(prog, uses=None):
-    """id(Var) -> how it is read: ``"xs"`` (a ``for_loop``'s per-iteration
+    """Var -> how it is read: ``"xs"`` (a ``for_loop``'s per-iteration
     input), ``"trip"`` (a ``for_loop``'s trip count) or ``"other"``."""
     uses = {} if uses is None else uses
 
     def note(x, kind):
         if not isinstance(x, Lit):
-            uses.setdefault(id(x), set()).add(kind)
+            uses.setdefault(x, set()).add(kind)
 
     for eqn in prog.eqns:
         loop = eqn.prim.name == "for_loop"
@@ -210,14 +210,14 @@ def _use_kinds(prog, uses=None):
 
 
 def loop_only_values(prog):
-    """ids of the Vars read only as a ``for_loop``'s per-iteration inputs
+    """The Vars read only as a ``for_loop``'s per-iteration inputs
     (``xs``): a loop's stored residuals. Scalar ones can stay Python lists,
     indexed as they are, without stacking them into an array."""
     return {k for k, kinds in _use_kinds(prog).items() if kinds == {"xs"}}
 
 
 def python_scalars(prog, inputs=None, found=None):
-    """ids of the Vars that may hold a Python scalar when ``prog`` runs (a
+    """The Vars that may hold a Python scalar when ``prog`` runs (a
     sound over-approximation). Only these make an operator differ from its
     ufunc. Scalar inputs may (a caller passes ``2.0``); an impl returns NumPy
     values, but ``dup`` and control flow pass values through as the impls in
@@ -228,13 +228,13 @@ def python_scalars(prog, inputs=None, found=None):
         inputs = [v.aval.shape == () for v in prog.inputs]
 
     def py(x):
-        return type(x.val) in PY_SCALARS if isinstance(x, Lit) else id(x) in found
+        return type(x.val) in PY_SCALARS if isinstance(x, Lit) else x in found
 
     def run(sub, flags):
         python_scalars(sub, flags, found)
         return [py(x) for x in sub.outputs]
 
-    found.update(id(v) for v, f in zip(prog.inputs, inputs) if f)
+    found.update(v for v, f in zip(prog.inputs, inputs) if f)
     for eqn in prog.eqns:
         ins, name, params = [py(x) for x in eqn.inputs], eqn.prim.name, eqn.params
         outs = [False] * len(eqn.outputs)
@@ -262,7 +262,7 @@ def python_scalars(prog, inputs=None, found=None):
             for sub in sub_programs(eqn):
                 run(sub, [v.aval.shape == () for v in sub.inputs])
             outs = [v.aval.shape == () for v in eqn.outputs]
-        found.update(id(v) for v, f in zip(eqn.outputs, outs) if f)
+        found.update(v for v, f in zip(eqn.outputs, outs) if f)
     return found
 
 
@@ -283,7 +283,7 @@ def _inline(block, operands, outs, read=None):
     ``read``: the Vars something reads (an input nothing reads is not set)."""
     return ([_comment(block.prog)]
             + [f"{i} = {o}" for i, o, v in zip(block.inputs, operands, block.prog.inputs)
-               if i != o and (read is None or id(v) in read)]
+               if i != o and (read is None or v in read)]
             + block.lines + [f"{o} = {r}" for o, r in zip(outs, block.outputs)])
 
 
@@ -369,7 +369,7 @@ def _for_loop(em, eqn, ins, py, outs, subs):
     step += _assign(carry_in, body.outputs[:nk])
     lines += _suite(step)
     lines += _stack(em, accs, eqn.params["body"].out_avals[nk:], n_static, reverse,
-                    [id(v) for v in eqn.outputs[nk:]])
+                    [v for v in eqn.outputs[nk:]])
     return lines + _assign(outs[:nk], carry_in)
 
 
@@ -384,8 +384,8 @@ def _while_loop(em, eqn, ins, py, outs, subs):
     carry_in = body.inputs[nc:]
     count, accs = outs[nk], outs[nk + 1:]
     lines = _assign(carry_in, carry)
-    counted = id(eqn.outputs[nk]) in em.read          # a count nothing reads is not kept
-    trip_only = id(eqn.outputs[nk]) in em.trip_only
+    counted = eqn.outputs[nk] in em.read          # a count nothing reads is not kept
+    trip_only = eqn.outputs[nk] in em.trip_only
     if counted:
         lines.append(f"{count} = 0" if trip_only else f"{count} = {em.np}.int64(0)")
     lines += [f"{acc} = []" for acc in accs]
@@ -398,7 +398,7 @@ def _while_loop(em, eqn, ins, py, outs, subs):
     step += _assign(carry_in, body.outputs[:nk]) + ([f"{count} += 1"] if counted else [])
     lines += _suite(step)
     lines += _stack(em, accs, eqn.params["body"].out_avals[nk:], None, False,
-                    [id(v) for v in eqn.outputs[nk + 1:]])
+                    [v for v in eqn.outputs[nk + 1:]])
     return lines + _assign(outs[:nk], carry_in)
 
 
@@ -437,14 +437,14 @@ def _reuse_condition(cond, body, operands, num_consts):
     key_of_input = {}
     for prog in (cond, body):
         for k, v in enumerate(prog.inputs):
-            key_of_input[id(v)] = atom_key(operands[k]) if k < num_consts else ("in", k)
+            key_of_input[v] = atom_key(operands[k]) if k < num_consts else ("in", k)
     subst = {}
 
     def key(x):
         if isinstance(x, Lit):
             return atom_key(x)
-        x = subst.get(id(x), x)
-        return key_of_input.get(id(x), ("var", id(x)))
+        x = subst.get(x, x)
+        return key_of_input.get(x, ("var", x))
 
     computed = {}
     for e in cond.eqns:
@@ -457,13 +457,13 @@ def _reuse_condition(cond, body, operands, num_consts):
     for e in body.eqns:
         k = eqn_key(e.prim.name, e.inputs, e.params, key)
         if k is not None and k in computed:
-            subst.update((id(v), w) for v, w in zip(e.outputs, computed[k]))
+            subst.update((v, w) for v, w in zip(e.outputs, computed[k]))
             continue
-        eqns.append(Eqn(e.prim, [x if isinstance(x, Lit) else subst.get(id(x), x)
+        eqns.append(Eqn(e.prim, [x if isinstance(x, Lit) else subst.get(x, x)
                                  for x in e.inputs], e.outputs, e.params))
     if not subst:
         return body
-    outs = [x if isinstance(x, Lit) else subst.get(id(x), x) for x in body.outputs]
+    outs = [x if isinstance(x, Lit) else subst.get(x, x) for x in body.outputs]
     return Program(body.inputs, eqns, outs, body.name)
 
 

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..dims import Dim, Scalar, has_dims, recipe_of as dims_recipe, render
 from ..errors import WengertError
-from ..ir import aval_of
+from ..ir import Ident, aval_of
 from ..primitives.core import TracerBase
 from ..primitives.index import DYN
 
@@ -67,7 +67,7 @@ _BUILTINS_USED = {"range", "int", "slice", "abs"}
 
 
 def _numpy_names():
-    """id(NumPy function) -> its shortest public name (``np.abs``, not
+    """NumPy function -> its shortest public name (``np.abs``, not
     ``np.absolute``): how an impl that *is* a NumPy function is spelled."""
     found = {}
     cands = [(n, getattr(np, n)) for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc)]
@@ -75,7 +75,7 @@ def _numpy_names():
     cands += [(f"linalg.{n}", getattr(np.linalg, n)) for n in np.linalg.__all__
               if callable(getattr(np.linalg, n)) and not isinstance(getattr(np.linalg, n), type)]
     for name, fn in sorted(cands, key=lambda c: (len(c[0]), c[0])):
-        found.setdefault(id(fn), name)
+        found.setdefault(Ident(fn), name)
     return found
 
 
@@ -102,7 +102,7 @@ class Emitter:
         self.taken = set(var_names) | _BUILTINS_USED
         self.namespace = {}                    # holds every bound value, so ids stay valid
         self.header = []
-        self._bound = {}                       # id(value) -> name, for reuse
+        self._bound = {}                       # Ident(value) -> name, for reuse
         self._consts = 0
         self.inputs = None                     # the function's parameters, for lengths
 
@@ -151,11 +151,11 @@ class Emitter:
     def bind(self, preferred, value, note):
         """Bind ``value`` in the namespace (once) and return its name; the
         name is the first free one of ``preferred`` (a tuple, or one name)."""
-        name = self._bound.get(id(value))
+        name = self._bound.get(Ident(value))
         if name is None:
             name = self.fresh(*((preferred,) if isinstance(preferred, str) else preferred))
             self.namespace[name] = value
-            self._bound[id(value)] = name
+            self._bound[Ident(value)] = name
             self.header.append(f"#   {name} = {note}")
         return name
 
@@ -164,8 +164,9 @@ class Emitter:
                          f"PRIMITIVES[{prim.name!r}].impl")
 
     def const(self, value):
-        if id(value) in self._bound:
-            return self._bound[id(value)]
+        name = self._bound.get(Ident(value))
+        if name is not None:
+            return name
         while f"c{self._consts}" in self.taken:
             self._consts += 1
         note = (f"constant {aval_of(value).short()}" if isinstance(value, np.ndarray)
@@ -359,8 +360,8 @@ class Emitter:
             return f"abs({ins[0]})"
         if prim.name == "dup" and not params:
             return "(" + ", ".join(ins * len(eqn.outputs)) + ")"
-        if not params and id(prim.impl) in _NUMPY_NAMES:
-            return f"{self.np}.{_NUMPY_NAMES[id(prim.impl)]}({', '.join(ins)})"
+        if not params and Ident(prim.impl) in _NUMPY_NAMES:
+            return f"{self.np}.{_NUMPY_NAMES[Ident(prim.impl)]}({', '.join(ins)})"
         special = _DIRECT.get(prim.name)
         text = special(self, eqn, ins, params, py) if special else None
         if text is None:

@@ -87,10 +87,10 @@ def cond_jvp(primals, tangents, branches, trace):
     slots, plans = [], []
     for known, _, _ in parts:
         used, plan = set(), []
-        operand = {id(v): m for m, v in enumerate(known.inputs)}
+        operand = {v: m for m, v in enumerate(known.inputs)}
         for r in known.outputs[n_out:]:
-            if isinstance(r, Var) and id(r) in operand:
-                plan.append(("operand", operand[id(r)]))
+            if isinstance(r, Var) and r in operand:
+                plan.append(("operand", operand[r]))
                 continue
             a = r.aval
             j = next((j for j, s in enumerate(slots)
@@ -243,14 +243,14 @@ def _loop_residuals(known, lin, nres, n_out, first, nc, a, b, m_carry):
     known, lin, nres = recompute_residuals(known, lin, nres, n_out, known.inputs[:first + nc])
     res_out = known.outputs[n_out:]
     index = known.inputs[0] if first else None
-    const_ins = {id(v): j for j, v in enumerate(known.inputs[first:first + nc])}
+    const_ins = {v: j for j, v in enumerate(known.inputs[first:first + nc])}
     res_in = lin.inputs[:nres]
     idx_var, inv, inv_vars, stacked, stacked_vars = None, [], [], [], []
     for out_v, in_v in zip(res_out, res_in):
         if index is not None and out_v is index and idx_var is None:
             idx_var = in_v
-        elif isinstance(out_v, Var) and id(out_v) in const_ins:
-            inv.append(const_ins[id(out_v)])
+        elif isinstance(out_v, Var) and out_v in const_ins:
+            inv.append(const_ins[out_v])
             inv_vars.append(in_v)
         else:
             stacked.append(out_v)

@@ -24,6 +24,7 @@ a higher one (closure over an outer derivative's variable).
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -226,13 +227,22 @@ class Trace:
         raise NotImplementedError
 
 
-_TRACE_STACK: list[Trace] = []
-_DYNAMIC = [None]       # the innermost dynamic trace, if it is on top of the stack
+class _TraceState(threading.local):
+    """The traces active in this thread: each thread differentiates on its
+    own stack, so derivatives taken in several threads at once never see
+    each other's tracers."""
+
+    def __init__(self):
+        self.stack = []         # active traces, innermost last
+        self.dynamic = None     # the innermost dynamic trace, if it is on top of the stack
+
+
+_STATE = _TraceState()
 
 
 def tracing():
-    """Whether a transformation is in progress (values may be recorded)."""
-    return bool(_TRACE_STACK)
+    """Whether a transformation is in progress in this thread."""
+    return bool(_STATE.stack)
 
 
 class new_trace:
@@ -244,16 +254,18 @@ class new_trace:
         self.trace = trace
 
     def __enter__(self):
-        self.trace.level = len(_TRACE_STACK) + 1
-        _TRACE_STACK.append(self.trace)
-        _DYNAMIC[0] = self.trace if self.trace.dynamic else None
+        state = _STATE
+        self.trace.level = len(state.stack) + 1
+        state.stack.append(self.trace)
+        state.dynamic = self.trace if self.trace.dynamic else None
         return self.trace
 
     def __exit__(self, *exc):
-        _TRACE_STACK.pop()
+        state = _STATE
+        state.stack.pop()
         self.trace.level = -self.trace.level   # a tracer that escapes is recognised as leaked
-        top = _TRACE_STACK[-1] if _TRACE_STACK else None
-        _DYNAMIC[0] = top if top is not None and top.dynamic else None
+        top = state.stack[-1] if state.stack else None
+        state.dynamic = top if top is not None and top.dynamic else None
         return False
 
 
@@ -280,7 +292,7 @@ def bind(prim, *args, **params):
         if _dims.recording_now():
             return _dims.constant(prim, args, params)
         return prim.impl(*args, **params)
-    dyn = _DYNAMIC[0]
+    dyn = _STATE.dynamic
     if dyn is not None and trace.level < dyn.level:
         trace = dyn
     return trace.process(prim, args, params)
@@ -291,18 +303,18 @@ def eval_program(prog, args):
     the NumPy interpreter; on tracers it replays the Program into their trace."""
     env = {}
     for v, a in zip(prog.inputs, args):
-        env[id(v)] = a
+        env[v] = a
     for eqn in prog.eqns:
-        ins = [x.val if isinstance(x, Lit) else env[id(x)] for x in eqn.inputs]
+        ins = [x.val if isinstance(x, Lit) else env[x] for x in eqn.inputs]
         outs = bind(eqn.prim, *ins, **eqn.params)
         if eqn.prim.multiple_results:
             for v, o in zip(eqn.outputs, outs):
-                env[id(v)] = o
+                env[v] = o
                 if v.hint and isinstance(o, TracerBase):
                     o.name_hint(v.hint)
         else:
             v = eqn.outputs[0]
-            env[id(v)] = outs
+            env[v] = outs
             if v.hint and isinstance(outs, TracerBase):
                 outs.name_hint(v.hint)
-    return [x.val if isinstance(x, Lit) else env[id(x)] for x in prog.outputs]
+    return [x.val if isinstance(x, Lit) else env[x] for x in prog.outputs]

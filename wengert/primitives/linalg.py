@@ -91,7 +91,12 @@ _MATMUL_AVALS = {}
 
 
 def matmul_aval(x, y):
-    # memoised: a traced function meets the same few shape pairs on every call
+    # memoised for concrete shapes: a traced function meets the same few shape
+    # pairs on every call. Never for symbolic lengths: computing the rule
+    # records its comparisons as the generated code's guards (``dims``), which
+    # a remembered answer would skip
+    if _dims.has_dims(x.shape) or _dims.has_dims(y.shape):
+        return _matmul_aval(x, y)
     key = (x.shape, x.dtype, y.shape, y.dtype)
     out = _MATMUL_AVALS.get(key)
     if out is None:

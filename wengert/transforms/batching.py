@@ -33,10 +33,10 @@ def batch_eval(prog, args, size, batched=None):
     ``size`` (all of them, or those ``batched`` marks); every output carries
     it."""
     batched = batched or [True] * len(args)
-    env = {id(v): (a, b) for v, a, b in zip(prog.inputs, args, batched)}
+    env = {v: (a, b) for v, a, b in zip(prog.inputs, args, batched)}
 
     def read(x):
-        return (x.val, False) if isinstance(x, Lit) else env[id(x)]
+        return (x.val, False) if isinstance(x, Lit) else env[x]
 
     for eqn in prog.eqns:
         vals, flags = zip(*[read(x) for x in eqn.inputs]) if eqn.inputs else ((), ())
@@ -51,7 +51,7 @@ def batch_eval(prog, args, size, batched=None):
             batched = True
         outs = outs if eqn.prim.multiple_results else (outs,)
         for v, o in zip(eqn.outputs, outs):
-            env[id(v)] = (o, batched)
+            env[v] = (o, batched)
 
     results = []
     for x in prog.outputs:

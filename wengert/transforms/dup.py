@@ -22,13 +22,13 @@ __all__ = ["explicit_dup"]
 
 
 def explicit_dup(prog):
-    uses = Counter(id(x) for eqn in prog.eqns for x in eqn.inputs if not isinstance(x, Lit))
-    uses.update(id(x) for x in prog.outputs if not isinstance(x, Lit))
-    copies = {}      # id(var) -> list of the copies still to hand out
+    uses = Counter(x for eqn in prog.eqns for x in eqn.inputs if not isinstance(x, Lit))
+    uses.update(x for x in prog.outputs if not isinstance(x, Lit))
+    copies = {}      # var -> list of the copies still to hand out
     eqns = []
 
     def split(v):
-        n = uses.get(id(v), 0)
+        n = uses.get(v, 0)
         if n < 2:
             return
         base = v.hint or ""
@@ -41,12 +41,12 @@ def explicit_dup(prog):
             pool.append(a)
             src = b
         pool.append(src)
-        copies[id(v)] = pool
+        copies[v] = pool
 
     def take(x):
-        if isinstance(x, Lit) or id(x) not in copies:
+        if isinstance(x, Lit) or x not in copies:
             return x
-        return copies[id(x)].pop(0)
+        return copies[x].pop(0)
 
     for v in prog.inputs:
         split(v)

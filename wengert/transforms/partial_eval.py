@@ -83,17 +83,17 @@ def linearize_program(prog, mask):
             atom = val.atom
             if isinstance(atom, Lit):
                 return atom
-            if id(atom) not in residuals:
-                residuals[id(atom)] = Var(atom.aval, "%r")
+            if atom not in residuals:
+                residuals[atom] = Var(atom.aval, "%r")
                 res_vars.append(atom)
-            return residuals[id(atom)]
+            return residuals[atom]
 
         eqns = [Eqn(e.prim, tuple(residual(x) if isinstance(x, Lit) else x for x in e.inputs),
                     e.outputs, e.params) for e in lin.eqns]
         lin_outs = [residual(x) if isinstance(x, Lit) else x for x in lin.outputs]
         known = Program([t.atom for t in ins], trace.eqns,
                         [trace.atom(o) for o in outs] + res_vars, name=f"{prog.name}_known")
-    lin_prog = Program([residuals[id(a)] for a in res_vars] + lin.inputs, eqns, lin_outs,
+    lin_prog = Program([residuals[a] for a in res_vars] + lin.inputs, eqns, lin_outs,
                        name=f"{prog.name}_lin")
     return known, lin_prog, len(res_vars)
 
@@ -130,56 +130,56 @@ def recompute_residuals(known, lin, nres, n_out, free=()):
 
     Returns (known, lin, nres) in the same form; the linear body now holds
     primal equations too (transpose evaluates them forward)."""
-    inputs = {id(v) for v in known.inputs}
-    free = {id(v) for v in free}
-    defs = {id(v): e for e in known.eqns for v in e.outputs}
+    inputs = {v for v in known.inputs}
+    free = {v for v in free}
+    defs = {v: e for e in known.eqns for v in e.outputs}
     res, res_in = known.outputs[n_out:], lin.inputs[:nres]
     memo = {}
 
     def cone(x):
         """The equations that recompute ``x`` from the inputs (ids), or None."""
-        if isinstance(x, Lit) or id(x) in inputs:
+        if isinstance(x, Lit) or x in inputs:
             return set()
-        if id(x) not in memo:
-            memo[id(x)] = None
-            e = defs.get(id(x))
+        if x not in memo:
+            memo[x] = None
+            e = defs.get(x)
             if e is not None and e.prim.name in CHEAP_SCALAR_PRIMS and all(
                     a.aval.shape == () for a in (*e.inputs, *e.outputs)):
                 parts = [cone(a) for a in e.inputs]
                 if all(p is not None for p in parts):
-                    memo[id(x)] = set().union({id(e)}, *parts)
-        return memo[id(x)]
+                    memo[x] = set().union({e}, *parts)
+        return memo[x]
 
-    redo = {id(r): cone(r) for r in res if id(r) not in inputs}
+    redo = {r: cone(r) for r in res if r not in inputs}
     redo = {k: c for k, c in redo.items() if c is not None}
     if not redo:
         return known, lin, nres
     eqn_ids = set().union(*redo.values())
-    eqns = [e for e in known.eqns if id(e) in eqn_ids]
-    kept = [(r, w) for r, w in zip(res, res_in) if id(r) not in redo]
-    have = {id(r) for r, _ in kept}
+    eqns = [e for e in known.eqns if e in eqn_ids]
+    kept = [(r, w) for r, w in zip(res, res_in) if r not in redo]
+    have = {r for r, _ in kept}
     leaves = []
     for e in eqns:
         for x in e.inputs:
-            if isinstance(x, Var) and id(x) in inputs and id(x) not in have:
-                have.add(id(x))
+            if isinstance(x, Var) and x in inputs and x not in have:
+                have.add(x)
                 leaves.append((x, Var(x.aval, x.hint)))
     new = kept + leaves
-    saved = (sum(id(r) not in free for r in res) - sum(id(r) not in free for r, _ in new))
+    saved = (sum(r not in free for r in res) - sum(r not in free for r, _ in new))
     if saved <= 0 or len(eqns) > RECOMPUTE_PER_STORED * saved:
         return known, lin, nres
     # the recomputed equations, on the linear body's variables: a residual's
     # copy is the linear input that read it, so lin's own equations stay
-    env = {id(r): w for r, w in new}
-    env.update((id(r), w) for r, w in zip(res, res_in) if id(r) in redo)
+    env = {r: w for r, w in new}
+    env.update((r, w) for r, w in zip(res, res_in) if r in redo)
 
     def read(x):
-        return x if isinstance(x, Lit) else env[id(x)]
+        return x if isinstance(x, Lit) else env[x]
 
     copies = []
     for e in eqns:
         ins = [read(x) for x in e.inputs]
-        outs = [env.setdefault(id(v), Var(v.aval, v.hint)) for v in e.outputs]
+        outs = [env.setdefault(v, Var(v.aval, v.hint)) for v in e.outputs]
         copies.append(Eqn(e.prim, ins, outs, e.params))
     # the known body no longer computes what only the residuals needed
     from .simplify import dce

@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import dims
 from ..dims import in_params
-from ..ir import Eqn, Lit, Program, Var
+from ..ir import Eqn, Ident, Lit, Program, Var
 
 __all__ = ["simplify", "dce", "atom_key", "eqn_key"]
 
@@ -50,8 +50,8 @@ def atom_key(x):
     if isinstance(x, Lit):
         if np.ndim(x.val) == 0 and not hasattr(x.val, "_trace"):
             return ("lit", repr(np.asarray(x.val).item()), np.asarray(x.val).dtype.str)
-        return ("obj", id(x.val))
-    return ("var", id(x))
+        return ("obj", Ident(x.val))
+    return ("var", x)
 
 
 def _param_key(params):
@@ -73,13 +73,13 @@ def eqn_key(name, ins, params, key=atom_key):
 
 
 def simplify(prog, copies=False):
-    subst = {}          # id(var) -> replacement atom
+    subst = {}          # var -> replacement atom
     seen = {}
-    negated = {}        # id(v) -> x where v = neg (x)
+    negated = {}        # v -> x where v = neg (x)
     eqns = []
 
     def sub(x):
-        return x if isinstance(x, Lit) else subst.get(id(x), x)
+        return x if isinstance(x, Lit) else subst.get(x, x)
 
     pending = prog.eqns[::-1]       # a rewrite pushes its equations back here
     while pending:
@@ -92,14 +92,14 @@ def simplify(prog, copies=False):
             body, results = _inline(simplify(branch, copies), ins[1:])
             eqns.extend(body)
             for v, w in zip(out, results):
-                subst[id(v)] = w
+                subst[v] = w
             continue
         if copies and name == "dup" and not eqn.params:
             for v in out:
-                subst[id(v)] = ins[0]
+                subst[v] = ins[0]
             continue
-        if copies and name == "neg" and not isinstance(ins[0], Lit) and id(ins[0]) in negated:
-            subst[id(out[0])] = negated[id(ins[0])]
+        if copies and name == "neg" and not isinstance(ins[0], Lit) and ins[0] in negated:
+            subst[out[0]] = negated[ins[0]]
             continue
         if copies and name in _SIGN_RULES and not eqn.params:
             ins = _float_literals(ins)
@@ -116,7 +116,7 @@ def simplify(prog, copies=False):
                 ins = _uniform_as_scalar(ins, out[0].aval)
             repl = _algebraic(name, ins, out[0].aval)
             if repl is not None:
-                subst[id(out[0])] = repl
+                subst[out[0]] = repl
                 continue
             if ins and all(_is_scalar_lit(x) for x in ins) and not eqn.prim.inline \
                     and not in_params(eqn.params):     # a symbolic shape is the code's to make
@@ -124,17 +124,17 @@ def simplify(prog, copies=False):
                 # of symbolic numbers (``dims``) a symbolic number
                 val = (dims.constant(eqn.prim, vals, eqn.params) if dims.recording_now()
                        else eqn.prim.impl(*vals, **eqn.params))
-                subst[id(out[0])] = Lit(val)
+                subst[out[0]] = Lit(val)
                 continue
         key = eqn_key(name, ins, eqn.params)
         if key is not None:
             if key in seen:
                 for v, w in zip(out, seen[key]):
-                    subst[id(v)] = w
+                    subst[v] = w
                 continue
             seen[key] = out
         if name == "neg":
-            negated[id(out[0])] = ins[0]
+            negated[out[0]] = ins[0]
         eqns.append(Eqn(eqn.prim, ins, out, eqn.params))
 
     outputs = [sub(x) for x in prog.outputs]
@@ -161,17 +161,17 @@ def _inline(prog, args):
     """(equations, outputs) of ``prog`` with its inputs replaced by ``args`` and
     fresh variables for everything it defines (a Program may be inlined twice)."""
     from ..ir import Var
-    env = {id(v): a for v, a in zip(prog.inputs, args)}
+    env = {v: a for v, a in zip(prog.inputs, args)}
 
     def read(x):
-        return x if isinstance(x, Lit) else env.get(id(x), x)
+        return x if isinstance(x, Lit) else env.get(x, x)
 
     eqns = []
     for e in prog.eqns:
         outs = []
         for v in e.outputs:
             w = Var(v.aval, v.hint)
-            env[id(v)] = w
+            env[v] = w
             outs.append(w)
         eqns.append(Eqn(e.prim, tuple(read(x) for x in e.inputs), tuple(outs), e.params))
     return eqns, [read(x) for x in prog.outputs]
@@ -238,24 +238,24 @@ _SIGN_RULES = frozenset({"add", "add_any", "sub", "mul", "div"})
 
 def _move_negation(name, ins, out, negated):
     """Equations computing ``out`` with a negated operand's sign moved (see
-    the module docstring), or None. ``negated[id(v)] = x`` where ``v = neg (x)``.
+    the module docstring), or None. ``negated[v] = x`` where ``v = neg (x)``.
     Real floats only; a sign moves onto the result only if that is no larger
     than the negated operand (so it never grows with broadcasting)."""
     from ..primitives import PRIMITIVES
-    neg_in = [not isinstance(x, Lit) and id(x) in negated for x in ins]
+    neg_in = [not isinstance(x, Lit) and x in negated for x in ins]
     if not any(neg_in) or out.aval.dtype.kind != "f" \
             or any(x.aval.dtype.kind != "f" for x in ins):
         return None
     a, b = ins
     if name in ("add", "add_any"):
-        plus = (a, negated[id(b)]) if neg_in[1] else (b, negated[id(a)])
+        plus = (a, negated[b]) if neg_in[1] else (b, negated[a])
         return [Eqn(PRIMITIVES["sub"], plus, (out,), {})]
     if name == "sub":
-        return [Eqn(PRIMITIVES["add"], (a, negated[id(b)]), (out,), {})] if neg_in[1] else None
+        return [Eqn(PRIMITIVES["add"], (a, negated[b]), (out,), {})] if neg_in[1] else None
     if any(n and x.aval.shape != out.aval.shape for x, n in zip(ins, neg_in)):
         return None
     prim = PRIMITIVES[name]
-    plain = tuple(negated[id(x)] if n else x for x, n in zip(ins, neg_in))
+    plain = tuple(negated[x] if n else x for x, n in zip(ins, neg_in))
     if all(neg_in):
         return [Eqn(prim, plain, (out,), {})]            # (-a) * (-b) is a * b
     w = Var(out.aval, out.hint)
@@ -290,16 +290,16 @@ def _pass_through(eqn, ins, subst):
     nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
     for k in range(nk):
         if body.outputs[k] is body.inputs[first + nc + k]:
-            subst[id(eqn.outputs[k])] = ins[first + nc + k]
+            subst[eqn.outputs[k]] = ins[first + nc + k]
 
 
 def _needed_inputs(prog, outputs):
     """Positions of ``prog``'s inputs that computing ``outputs`` reads."""
-    live = {id(x) for x in outputs if not isinstance(x, Lit)}
+    live = {x for x in outputs if not isinstance(x, Lit)}
     for eqn in reversed(prog.eqns):
-        if any(id(v) in live for v in eqn.outputs):
-            live.update(id(x) for x in eqn.inputs if not isinstance(x, Lit))
-    return {k for k, v in enumerate(prog.inputs) if id(v) in live}
+        if any(v in live for v in eqn.outputs):
+            live.update(x for x in eqn.inputs if not isinstance(x, Lit))
+    return {k for k, v in enumerate(prog.inputs) if v in live}
 
 
 def _prune_loop(eqn, live):
@@ -310,8 +310,8 @@ def _prune_loop(eqn, live):
     nc, nk, body = p["num_consts"], p["num_carry"], p["body"]
     cond = p.get("cond")
     ys_at = nk + (eqn.prim.name == "while_loop")          # a while loop's count before ys
-    keep_ys = [id(v) in live for v in eqn.outputs[ys_at:]]
-    keep_carry = [id(v) in live for v in eqn.outputs[:nk]]
+    keep_ys = [v in live for v in eqn.outputs[ys_at:]]
+    keep_carry = [v in live for v in eqn.outputs[:nk]]
     cond_needs = _needed_inputs(cond, cond.outputs) if cond is not None else set()
     while True:
         outs = [o for o, k in zip(body.outputs, keep_carry + keep_ys) if k]
@@ -341,13 +341,13 @@ def _prune_loop(eqn, live):
 
 def dce(prog):
     """``prog`` without the equations (and loop parts) no output needs."""
-    live = {id(x) for x in prog.outputs if not isinstance(x, Lit)}
+    live = {x for x in prog.outputs if not isinstance(x, Lit)}
     kept = []
     for eqn in reversed(prog.eqns):
-        if any(id(v) in live for v in eqn.outputs):
+        if any(v in live for v in eqn.outputs):
             if eqn.prim.name in _LOOPS:
                 eqn = _prune_loop(eqn, live)
             kept.append(eqn)
-            live.update(id(x) for x in eqn.inputs if not isinstance(x, Lit))
+            live.update(x for x in eqn.inputs if not isinstance(x, Lit))
     kept.reverse()
     return Program(prog.inputs, kept, prog.outputs, prog.name)

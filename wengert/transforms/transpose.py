@@ -38,61 +38,61 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
     else:
         mask = mask or [True] * len(prog.inputs)
         ins = [v for v, m in zip(prog.inputs, mask) if m]
-        lin_eqns, linear = [], {id(v) for v in ins}
-        values = {id(v): a for v, a in zip([v for v, m in zip(prog.inputs, mask) if not m],
+        lin_eqns, linear = [], {v for v in ins}
+        values = {v: a for v, a in zip([v for v, m in zip(prog.inputs, mask) if not m],
                                            nonlinear_args)}
 
     def read(x):
-        return x.val if type(x) is Lit else values[id(x)]
+        return x.val if type(x) is Lit else values[x]
 
     for eqn in () if every else prog.eqns:
         for x in eqn.inputs:
-            if type(x) is not Lit and id(x) in linear:
+            if type(x) is not Lit and x in linear:
                 lin_eqns.append(eqn)
                 for v in eqn.outputs:
-                    linear.add(id(v))
+                    linear.add(v)
                 break
         else:
             outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **eqn.params)
             outs = outs if eqn.prim.multiple_results else (outs,)
-            values.update((id(v), o) for v, o in zip(eqn.outputs, outs))
+            values.update((v, o) for v, o in zip(eqn.outputs, outs))
 
     ct_env = {}
 
     def accumulate(v, ct):
         if ct is None or type(ct) is Zero:
             return
-        key = id(v)
+        key = v
         prev = ct_env.get(key)
         ct_env[key] = ct if prev is None else add_any(prev, ct)
 
     for v, ct in zip(prog.outputs, cts_out):
-        if type(v) is not Lit and (every or id(v) in linear):
+        if type(v) is not Lit and (every or v in linear):
             accumulate(v, ct)
 
     for eqn in reversed(lin_eqns):
         prim = eqn.prim
         if prim.multiple_results:
-            cts = [ct_env.pop(id(v), None) for v in eqn.outputs]
+            cts = [ct_env.pop(v, None) for v in eqn.outputs]
             if all(c is None for c in cts):
                 continue
             ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, cts)]
         else:
             v = eqn.outputs[0]
-            ct = ct_env.pop(id(v), None)
+            ct = ct_env.pop(v, None)
             if ct is None:
                 continue
             if naming and v.hint and isinstance(ct, TracerBase):
                 ct.name_hint(_ct_name(v.hint))
         args = [x.val if type(x) is Lit else
-                Linear(x.aval) if every or id(x) in linear else values[id(x)]
+                Linear(x.aval) if every or x in linear else values[x]
                 for x in eqn.inputs]
         in_cts = prim.transpose(ct, *args, **eqn.params)
         for x, a, c in zip(eqn.inputs, args, in_cts):
             if type(a) is Linear:
                 accumulate(x, c)
 
-    out = [ct_env.get(id(v), Zero(v.aval)) for v in ins]
+    out = [ct_env.get(v, Zero(v.aval)) for v in ins]
     for v, ct in zip(ins, out) if naming else ():
         if v.hint and isinstance(ct, TracerBase):
             ct.name_hint(_ct_name(v.hint))
