@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -128,3 +129,76 @@ def test_threads_jvp_and_vjp(engine):
 
     _in_threads(work)
     assert results == [True] * 80
+
+
+# --- control flow ----------------------------------------------------------------------
+def _trace_value_and_grad(f, x):
+    return wg.value_and_grad(f, engine="trace")(x)
+
+
+@pytest.mark.parametrize("name,points", [
+    ("inner_break", (2.0, -3.0)),               # (0.25, 0.125) at 2: not (1.0, 0.5)
+    ("inner_break_traced", (0.5, 150.0, 2500.0)),
+    ("inner_continue", (0.7, -1.2)),
+    ("return_in_nested_loop_in_if", (0.5, 3.0, 20.0)),
+    ("return_in_while_in_for", (0.5, 2.0, 9.0)),
+])
+def test_each_loop_exits_with_its_own_flag(name, points):
+    """A break, continue or return sets the flag of its own loop (an inner
+    loop's break once stopped the outer loop too), and a return inside a
+    loop inside an if reaches the function."""
+    f = getattr(tc, name)
+    for x in points:
+        got = wg.value_and_grad(f, engine="source")(x)
+        want = _trace_value_and_grad(f, x)
+        assert_close(got, want, rtol("exact", np.float64))
+        assert_close(got[1], _fd(f, x), rtol("program", np.float64))
+    assert wg.value_and_grad(tc.inner_break, engine="source")(2.0) == (0.25, 0.125)
+
+
+# --- the function converted ------------------------------------------------------------
+def test_lambda_as_default_argument():
+    h = wg.hessian(tc.make_with_default(), engine="source")(np.array([1.0, 2.0]))
+    assert_close(h, np.eye(2), rtol("exact", np.float64))
+
+
+def test_lambdas_on_one_line():
+    """Lambdas on one line are told apart by their parameters, then (Python
+    3.11+) by the position of their code; where neither tells, a typed error."""
+    fs = [lambda x: 3.0 * x, lambda x, y: x * y]; k = lambda z: np.sin(z) * 2.0  # noqa: E702,E731
+    assert wg.grad(fs[0], engine="source")(1.0) == 3.0
+    assert wg.grad(fs[1], argnums=1, engine="source")(2.0, 5.0) == 2.0
+    assert_close(wg.grad(k, engine="source")(0.3), 2.0 * np.cos(0.3), rtol("exact", np.float64))
+    outer = lambda t: wg.grad(lambda x: 10.0 * x * x, engine="source")(t)  # noqa: E731
+    assert outer(1.5) == 30.0
+    same = [lambda x: 3.0 * x, lambda x: 5.0 * x]
+    if sys.version_info >= (3, 11):
+        assert [wg.grad(f, engine="source")(1.0) for f in same] == [3.0, 5.0]
+    else:
+        with pytest.raises(wg.UnsupportedSyntax, match="several lambdas on one line"):
+            wg.grad(same[1], engine="source")(1.0)
+
+
+def test_decorated_function_keeps_its_decorator():
+    """``inspect`` follows ``functools.wraps``'s ``__wrapped__`` to the
+    undecorated source; the engine converts the wrapper's own code."""
+    assert wg.grad(tc.doubled_square, engine="source")(1.5) == 6.0
+
+
+def test_wengert_derivative_called_inside_converted_code():
+    """A trace-engine ``grad`` called in a source-engine function is called,
+    not converted (its wrapper carries the user's function as __wrapped__)."""
+    assert_close(wg.grad(tc.grad_inside, engine="source")(2.0), 9.0 * 4.0,
+                 rtol("exact", np.float64))
+    g = wg.grad(lambda x, y: np.sum(np.sin(x) * y), engine="trace")
+    prog = wg.make_program(g, np.ones(3), np.ones(3))
+    assert [str(v.aval.shape) for v in prog.outputs] == ["(3,)"]   # the gradient's, not f's
+
+
+# --- custom rules ------------------------------------------------------------------------
+@pytest.mark.parametrize("engine", ["source", "trace"])
+def test_grad_of_one_float_uses_custom_vjp(engine):
+    """grad of one float takes forward mode, which would differentiate a
+    custom_vjp function's body; it takes the user's bwd instead."""
+    assert wg.grad(tc.scaled_clip, engine=engine)(2.0) == 1.0
+    assert wg.value_and_grad(tc.scaled_clip, engine=engine)(0.5) == (5.0, 1.0)

@@ -21,7 +21,7 @@ from .primitives.shape import reshape, stack, transpose as transpose_axes
 from .pytree import flatten, unflatten
 from .staging import StagingTrace, closure_convert
 from .transforms.batching import batch_eval
-from .transforms.jvp import jvp_flat
+from .transforms.jvp import NeedsReverse, jvp_flat
 from .transforms.partial_eval import linearize_flat
 from .transforms.transpose import backward_pass, transpose_program
 
@@ -155,13 +155,19 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
         fn, dyn, nums, aux_box = _prepare(fun, args, kwargs, argnums, "grad", has_aux)
         flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
         _check_differentiable(leaves, "grad")
+        # one float in: forward mode gives the derivative in one pass and
+        # stores nothing for a reverse sweep (the cheaper mode here), unless a
+        # custom_vjp function needs its bwd rule: then the function runs again
+        # in reverse mode, which only a replayed Program (the source engine's)
+        # may do: the user's own code would draw its random numbers twice
         forward = len(leaves) == 1 and aval_of(leaves[0]).shape == () \
-            and aval_of(leaves[0]).dtype.kind == "f"
+            and aval_of(leaves[0]).dtype.kind == "f" and getattr(fun, "wg_replay", False)
         if forward:
-            # one float in: forward mode gives the derivative in one pass and
-            # stores nothing for a reverse sweep (the cheaper mode here)
-            outs, cts = jvp_flat(flat, leaves, [_unit(aval_of(leaves[0]))])
-        else:
+            try:
+                outs, cts = jvp_flat(flat, leaves, [_unit(aval_of(leaves[0]))], for_grad=True)
+            except NeedsReverse:
+                forward = False
+        if not forward:
             outs, lin = linearize_flat(flat, leaves, reverse=True,
                                        name=getattr(fn, "__name__", "f"))
         if len(outs) != 1 or aval_of(outs[0]).shape != ():

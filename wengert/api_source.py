@@ -190,6 +190,10 @@ def _program_function(prog, static, leaves, in_tree, out_tree):
         arg_leaves, _ = flatten(tuple(args))
         dyn = [x for x, s in zip(arg_leaves, static) if not s]
         return unflatten(out_tree, eval_program(prog, dyn))
+    # running it twice has no effect outside it (it replays a Program), so a
+    # transform may try one way and redo it another (``grad``'s forward mode);
+    # the transforms' wrappers keep the mark (functools.wraps copies it)
+    inner.wg_replay = True
     return inner
 
 
@@ -397,8 +401,9 @@ def _warn_fallback(fun, err):
 def has_source(fun):
     """Whether ``fun`` is a Python function the source engine can read; for
     anything else (NumPy functions, builtins, callable objects) ``auto``
-    traces, silently."""
-    return isinstance(fun, types.FunctionType)
+    traces, silently; so for wengert's own functions (a trace-engine
+    derivative's wrapper): their source is wengert's, not the user's."""
+    return isinstance(fun, types.FunctionType) and not source_frontend.is_wengert_code(fun)
 
 
 def source_inner(fun, args, engine, what):

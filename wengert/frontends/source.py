@@ -34,6 +34,8 @@ import ast
 import functools
 import inspect
 import itertools
+import os
+import re
 import textwrap
 
 import numpy as _np
@@ -41,7 +43,7 @@ import numpy as _np
 from ..errors import UnsupportedSyntax
 from ..primitives.core import TracerBase as _TracerBase
 
-__all__ = ["convert", "make_program", "UnsupportedSyntax"]
+__all__ = ["convert", "make_program", "is_wengert_code", "UnsupportedSyntax"]
 
 _ALLOWED_STMTS = (ast.FunctionDef, ast.Return, ast.Assign, ast.AugAssign, ast.AnnAssign,
                   ast.Expr, ast.If, ast.For, ast.While, ast.Break, ast.Continue, ast.Pass,
@@ -79,9 +81,12 @@ class _Source:
     def __init__(self, fn):
         self.fn = fn
         try:
-            self.filename = inspect.getsourcefile(fn) or "<unknown>"
-            lines, self.first = inspect.getsourcelines(fn)
-        except (OSError, TypeError):
+            # the code object's own lines: ``inspect`` would follow a
+            # decorator's ``__wrapped__`` to another function's source
+            code = fn.__code__
+            self.filename = inspect.getsourcefile(code) or "<unknown>"
+            lines, self.first = inspect.getsourcelines(code)
+        except (OSError, TypeError, AttributeError):
             name = getattr(fn, "__qualname__", repr(fn))
             raise UnsupportedSyntax(
                 f"the source of {name} is not available (defined interactively, or not a "
@@ -192,7 +197,8 @@ def _contains(stmts, kinds, stop=(ast.FunctionDef, ast.Lambda)):
 # --- the rewrite ------------------------------------------------------------
 
 _RT = "__wg"
-_DONE, _RET, _BRK, _CONT = "__wg_done", "__wg_ret", "__wg_brk", "__wg_cont"
+_DONE, _RET = "__wg_done", "__wg_ret"
+_FLAG_NAME = re.compile(r"__wg_(done|ret|brk_\d+|cont_\d+)")
 
 
 def _name(id_, ctx=None):
@@ -254,7 +260,7 @@ class _Converter(ast.NodeTransformer):
     def __init__(self, src):
         self.src = src
         self.counter = itertools.count()
-        self._flags = ()          # the early-exit flags of the function being converted
+        self._flags = _Flags()    # the early-exit flags of the loop being converted
 
     def fresh(self, base):
         return f"__wg_{base}_{next(self.counter)}"
@@ -269,22 +275,26 @@ class _Converter(ast.NodeTransformer):
 
     # -- blocks: early exits become flags that guard what follows
     def block(self, stmts, flags):
+        """``stmts`` with ``return``/``break``/``continue`` turned into
+        assignments of ``flags`` (a ``_Flags``) and the statements after a
+        block that may set one guarded by it."""
         out = []
         for k, s in enumerate(stmts):
-            if isinstance(s, ast.Return) and _DONE in flags:
+            if isinstance(s, ast.Return) and flags.done:
                 out += [ast.Assign(targets=[_name(_RET, ast.Store())],
                                    value=s.value or ast.Constant(None)), _set(_DONE, True)]
-                return out + ([_set(_BRK, True)] if _BRK in flags else [])
+                # a return leaves every loop it is in
+                return out + [_set(b, True) for b in flags.loops_left_by_return]
             if isinstance(s, ast.Break):
-                return out + [_set(_BRK, True)]
+                return out + [_set(flags.brk, True)]
             if isinstance(s, ast.Continue):
-                return out + [_set(_CONT, True)]
+                return out + [_set(flags.cont, True)]
             if isinstance(s, ast.If):
                 s = ast.copy_location(ast.If(test=s.test, body=self.block(s.body, flags),
                                              orelse=self.block(s.orelse, flags)), stmts[k])
             out.append(s)
             rest = stmts[k + 1:]
-            may_exit = [f for f in flags if _may_set(s, f)] if rest and isinstance(
+            may_exit = flags.set_by(s) if rest and isinstance(
                 s, (ast.If, ast.For, ast.While)) else []
             if may_exit:
                 body = self.block(rest, flags)
@@ -302,7 +312,7 @@ class _Converter(ast.NodeTransformer):
         has_early_return = any(_contains([s], (ast.Return,)) for s in body[:-1]) or (
             body and not isinstance(body[-1], ast.Return) and _contains(body, (ast.Return,)))
         outer = self._flags
-        self._flags = (_DONE,) if has_early_return else ()
+        self._flags = _Flags(done=has_early_return)
         if has_early_return:
             body = ([_set(_DONE, False),
                      ast.Assign(targets=[_name(_RET, ast.Store())], value=_rt("UNDEF"))]
@@ -314,9 +324,12 @@ class _Converter(ast.NodeTransformer):
 
     # -- statements
     def visit_If(self, node):
-        # the names are the user's, taken before nested blocks add helpers
+        # the names are the user's, taken before nested blocks add helpers,
+        # and the early-exit flags those blocks set (a return in a loop in it)
         names = _assigned(node.body + node.orelse)
         node = self.generic_visit(node)
+        names += [n for n in _assigned(node.body + node.orelse)
+                  if _FLAG_NAME.fullmatch(n) and n not in names]
         t, f = self.fresh("if_true"), self.fresh("if_false")
         stmts = [_fn(t, names, node.body or [ast.Pass()], names),
                  _fn(f, names, node.orelse or [ast.Pass()], names)]
@@ -326,42 +339,52 @@ class _Converter(ast.NodeTransformer):
         return [ast.copy_location(s, node) for s in stmts]
 
     def _loop(self, node, names):
-        """What a for and a while loop share: the early-exit flags of its body,
-        the flags' initialisation before it (``pre``), the converted body and
-        the state names (the loop's own ``names`` and its flags)."""
+        """What a for and a while loop share: the early-exit flags of its body
+        (its own ``break`` and ``continue`` flags: an inner loop's ``break``
+        must not stop an outer one), the flags' initialisation before it
+        (``pre``), the converted body and the state names (the loop's own
+        ``names`` and the flags it may set). Returns (pre, body, names, brk)."""
+        outer = self._flags
         has_brk = _contains(node.body, (ast.Break,)) or (
-            _DONE in self._flags and _contains(node.body, (ast.Return,)))
+            outer.done and _contains(node.body, (ast.Return,)))
         has_cont = _contains(node.body, (ast.Continue,))
-        flags = tuple(f for f, on in ((_DONE, _DONE in self._flags), (_BRK, has_brk),
-                                      (_CONT, has_cont)) if on)
-        body = self.block(node.body, flags) if flags else node.body
+        flags = _Flags(done=outer.done, brk=self.fresh("brk") if has_brk else None,
+                       cont=self.fresh("cont") if has_cont else None,
+                       outer_brks=outer.loops_left_by_return if outer.done else ())
+        body = self.block(node.body, flags) if flags.any() else node.body
         if has_cont:
-            body = [_set(_CONT, False)] + body
-        pre = [_set(_BRK, False)] if has_brk else []
-        names = [n for n in names if n != _CONT]
-        names += [n for n in ((_BRK,) if has_brk else ()) + (
-            (_DONE, _RET) if _DONE in flags else ()) if n not in names]
-        return pre, self.visit_block(body), names, has_brk
+            body = [_set(flags.cont, False)] + body
+        pre = [_set(flags.brk, False)] if has_brk else []
+        returns = flags.done and _contains(node.body, (ast.Return,))
+        added = ((flags.brk,) if has_brk else ()) + (
+            flags.outer_brks + (_DONE, _RET) if returns else ())
+        names = names + [n for n in added if n not in names]
+        self._flags = flags
+        try:
+            body = self.visit_block(body)
+        finally:
+            self._flags = outer
+        return pre, body, names, flags.brk
 
     def visit_For(self, node):
         tgt_names = _assigned([ast.Assign(targets=[node.target], value=ast.Constant(0))])
-        pre, body, names, has_brk = self._loop(
+        pre, body, names, brk = self._loop(
             node, [n for n in _assigned(node.body) if n not in tgt_names])
         it, fname = self.fresh("item"), self.fresh("for_body")
         bind_target = ast.Assign(targets=[node.target], value=_name(it))
         fn = _fn(fname, [it] + names, [bind_target] + body, names)
         call = _call(_rt("for_stmt"), self.visit(node.iter), _name(fname), _state_values(names),
-                     _constants(names), ast.Constant(_BRK if has_brk else ""),
+                     _constants(names), ast.Constant(brk or ""),
                      ast.Constant(self.src.where(node)))
         stmts = pre + [fn, _assign(names, call) if names else ast.Expr(value=call)]
         return [ast.copy_location(s, node) for s in stmts]
 
     def visit_While(self, node):
-        pre, body, names, has_brk = self._loop(node, _assigned(node.body))
+        pre, body, names, brk = self._loop(node, _assigned(node.body))
         test = self.visit(node.test)
-        if has_brk:
+        if brk:
             test = _call(_rt("and_"), ast.Lambda(args=_noargs(), body=_call(_rt("not_"),
-                                                                             _name(_BRK))),
+                                                                             _name(brk))),
                          ast.Lambda(args=_noargs(), body=test))
         cname, bname = self.fresh("while_cond"), self.fresh("while_body")
         cond_fn = _fn(cname, names, [], [])
@@ -458,37 +481,85 @@ def _noargs():
                          kwarg=None, defaults=[])
 
 
-def _may_set(node, flag):
+class _Flags:
+    """The early-exit flags in force where a block is converted: ``done``
+    (the function returns early: ``__wg_done``/``__wg_ret``), the innermost
+    loop's own ``brk`` and ``cont`` flag names (None where it has no
+    ``break``/``continue``), and ``outer_brks``, the break flags of the loops
+    around it, which a ``return`` sets too."""
+
+    def __init__(self, done=False, brk=None, cont=None, outer_brks=()):
+        self.done, self.brk, self.cont, self.outer_brks = done, brk, cont, outer_brks
+
+    def any(self):
+        return bool(self.done or self.brk or self.cont)
+
+    @property
+    def loops_left_by_return(self):
+        return ((self.brk,) if self.brk else ()) + self.outer_brks
+
+    def set_by(self, node):
+        """The flags ``node`` (a converted statement) may set."""
+        found = []
+        for flag, stmt in ((_DONE if self.done else None, ast.Return), (self.brk, ast.Break),
+                           (self.cont, ast.Continue)):
+            if flag and _may_set(node, flag, stmt):
+                found.append(flag)
+        return found
+
+
+def _may_set(node, flag, stmt):
+    """Whether ``node`` assigns ``flag`` or holds a ``stmt`` (Return, Break,
+    Continue) that will; an over-approximation (a nested loop's own break
+    counts), which only adds a guard that is always true."""
     for n in ast.walk(node):
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == flag
                                              for t in n.targets):
             return True
-        if flag == _DONE and isinstance(n, ast.Return):
-            return True
-        if flag == _BRK and isinstance(n, ast.Break):
-            return True
-        if flag == _CONT and isinstance(n, ast.Continue):
+        if isinstance(n, stmt):
             return True
     return False
 
 
+def _parameters(args):
+    """A function's parameter names in ``co_varnames`` order."""
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return tuple(names)
+
+
+def _code_parameters(code):
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return tuple(code.co_varnames[:n])
+
+
 def _find_lambda(module, fn, src):
-    """The lambda among those in ``fn``'s source lines that compiled to ``fn``:
-    the one whose body starts where its code's first position does."""
-    lams = [n for n in ast.walk(module) if isinstance(n, ast.Lambda)]
-    if not lams:
-        raise src.error(module.body[0], "this kind of definition", "define the function with def")
+    """The lambda among those in ``fn``'s source lines that compiled to
+    ``fn``: on ``fn``'s first line, with its parameters, and where several
+    remain, the innermost one whose body holds the code's first position.
+    (The lines may be a whole ``def`` whose default argument is the lambda.)"""
+    code = fn.__code__
+    lams = [n for n in ast.walk(module) if isinstance(n, ast.Lambda)
+            and n.lineno + src.first - 1 == code.co_firstlineno
+            and _parameters(n.args) == _code_parameters(code)]
     if len(lams) == 1:
         return lams[0]
-    positions = [p for p in fn.__code__.co_positions()
+    if not lams:
+        raise src.error(module.body[0], "this kind of definition", "define the function with def")
+    positions = [p for p in getattr(code, "co_positions", lambda: ())()
                  if p[0] is not None and p[2] is not None and p[3] is not None and p[3] > p[2]]
     if positions:
         line, _, col, _ = min(positions, key=lambda p: (p[0], p[2]))
+        holding = []
         for lam in lams:
             b = lam.body
-            if (b.lineno + src.first - 1, b.col_offset + src.indent) <= (line, col) <= (
-                    b.end_lineno + src.first - 1, b.end_col_offset + src.indent):
-                return lam
+            start = (b.lineno + src.first - 1, b.col_offset + src.indent)
+            stop = (b.end_lineno + src.first - 1, b.end_col_offset + src.indent)
+            if start <= (line, col) <= stop:
+                holding.append((stop[0] - start[0], stop[1] - start[1], lam))
+        if holding:
+            return min(holding, key=lambda h: h[:2])[2]
     raise src.error(lams[0], "several lambdas on one line",
                     "give each function its own line or a def")
 
@@ -529,7 +600,11 @@ def _converted_code(fn):
     if isinstance(tree, ast.Expr) and isinstance(tree.value, ast.Lambda):
         raise src.error(tree, "a lambda defined on the same line as other code",
                         "define the function with def")
-    if not isinstance(tree, ast.FunctionDef):
+    name = fn.__code__.co_name          # not __name__, which functools.wraps rewrites
+    if isinstance(tree, ast.FunctionDef) and name != "<lambda>" and tree.name != name:
+        raise src.error(tree, f"a function whose source is not its own def (found {tree.name!r})",
+                        "define it with def")
+    if not isinstance(tree, ast.FunctionDef) or name == "<lambda>":
         lam = _find_lambda(module, fn, src)
         tree = ast.FunctionDef(name="__wg_lambda", args=lam.args,
                                body=[ast.Return(value=lam.body)], decorator_list=[],
@@ -564,6 +639,18 @@ def convert(fn):
     out.__wrapped__ = fn
     out.__wg_source__ = src
     return out
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def is_wengert_code(fn):
+    """Whether ``fn`` is wengert's own (a trace-engine derivative's wrapper):
+    judged by its code's file, since ``functools.wraps`` gives a wrapper the
+    user's ``__module__`` and ``__wrapped__``. Such functions are called, not
+    converted."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith(_PACKAGE_DIR)
 
 
 def is_static(leaf):

@@ -230,6 +230,9 @@ def _is_user_function(f):
         return False
     if getattr(f, "__wg_source__", None) is not None:
         return False
+    from .source import is_wengert_code
+    if is_wengert_code(f):
+        return False
     try:
         inspect.getsourcefile(f)
     except TypeError:

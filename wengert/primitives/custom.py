@@ -81,6 +81,10 @@ def custom_vjp_call_impl(*args, fun, fwd, bwd):
 
 
 def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
+    if trace is not None and getattr(trace, "for_grad", False):
+        # grad's forward-mode shortcut would differentiate the body, not use bwd
+        from ..transforms.jvp import NeedsReverse
+        raise NeedsReverse(fun)
     if trace is None or not trace.reverse:
         # forward mode differentiates the primal definition
         from ..transforms.jvp import JVPTracer   # the trace type this rule runs under

@@ -27,7 +27,7 @@ from ..primitives.numpy_api import Tracer
 from ..staging import stage
 from ..primitives.core import eval_program
 
-__all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "jvp_program"]
+__all__ = ["JVPTrace", "JVPTracer", "NeedsReverse", "jvp_flat", "jvp_program"]
 
 
 class JVPTracer(Tracer):
@@ -62,11 +62,15 @@ class JVPTrace(Trace):
     """``reverse``: this jvp feeds a transpose (linearize for vjp), so
     ``custom_vjp`` functions use their fwd/bwd rules instead of their body.
     ``partial``: tangents are being recorded into a linear Program (linearize),
-    so control flow splits into a primal part and a linear part."""
+    so control flow splits into a primal part and a linear part.
+    ``for_grad``: forward mode standing in for ``grad`` (one float input),
+    which a ``custom_vjp`` function refuses (``NeedsReverse``): its gradient
+    is its ``bwd``, so ``grad`` must take reverse mode."""
 
-    def __init__(self, reverse=False, partial=False):
+    def __init__(self, reverse=False, partial=False, for_grad=False):
         self.reverse = reverse
         self.partial = partial
+        self.for_grad = for_grad
 
     def lift(self, x):
         return JVPTracer(self, x, Zero(aval_of(x)))
@@ -124,9 +128,15 @@ def _tangent_for(out, t):
     return t
 
 
-def jvp_flat(fn, primals, tangents, reverse=False):
+class NeedsReverse(Exception):
+    """Raised inside ``jvp_flat(for_grad=True)`` where forward mode would
+    not give what ``grad`` means (a ``custom_vjp`` function): the caller
+    takes reverse mode instead. Never reaches the user."""
+
+
+def jvp_flat(fn, primals, tangents, reverse=False, for_grad=False):
     """Run ``fn(*flat) -> list`` forward with tangents; return (outs, out_tangents)."""
-    trace = JVPTrace(reverse)
+    trace = JVPTrace(reverse, for_grad=for_grad)
     with new_trace(trace):
         ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
         outs = fn(*ins)
