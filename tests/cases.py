@@ -876,6 +876,11 @@ _CHECKPOINTING = ("checkpointing: its params are sub-Programs and a schedule, so
                   "programs (derivatives equal to the store-all ones in both engines, in every "
                   "mode and to second order; schedules against their formulas) in "
                   "test_checkpoint.py and test_checkpoint_schedules.py")
+_OUTSIDE = ("what a Program reads and calls outside the function at run time (a global's "
+            "array, a random draw): made by the source engine from a function's globals, "
+            "tested through it in test_trust.py")
+SPECS["env_read"] = PrimSpec(API, reason=_OUTSIDE)
+SPECS["host_call"] = PrimSpec(API, reason=_OUTSIDE)
 for _name in ("checkpoint", "checkpoint_lin", "checkpointed_loop", "loop_forward", "loop_lin",
               "loop_reverse"):
     SPECS[_name] = PrimSpec(API, reason=_CHECKPOINTING)

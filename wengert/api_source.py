@@ -31,7 +31,7 @@ import numpy as np
 
 from . import dims
 from .errors import ConcretizationError, UnsupportedSyntax
-from .frontends import source as source_frontend
+from .frontends import source as source_frontend, source_env
 from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import TracerBase, eval_program, tracing
 from .pytree import flatten, unflatten
@@ -69,61 +69,6 @@ def _compile(prog):
     return codegen(prog)
 
 
-_ENV_NAMES = {}
-_VOCABULARY = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
-
-
-def _data_snapshot(fun):
-    """(holder, key, value) for each global and closure value ``fun`` reads
-    as data: a later call checks they are still the same objects."""
-    snap = []
-    code = getattr(fun, "__code__", None)
-    glb = getattr(fun, "__globals__", {})
-    for name in _ENV_NAMES.get(code, ()) if code is not None else ():
-        snap.append((glb, name, glb.get(name)))
-    for cell in getattr(fun, "__closure__", None) or ():
-        try:
-            if not isinstance(cell.cell_contents, _VOCABULARY):
-                snap.append((cell, None, cell.cell_contents))
-        except ValueError:
-            pass
-    return tuple(snap)
-
-
-def _env_key(fun):
-    """What the function reads from its globals and closure: rebinding one of
-    those regenerates the code (their values are the code's constants).
-    Returns None when one is a traced value (an outer transformation's
-    variable): such a derivative is rebuilt at every call, never cached."""
-    code = getattr(fun, "__code__", None)
-    if code is None:
-        return ()
-    items = []
-    glb = getattr(fun, "__globals__", {})
-    names = _ENV_NAMES.get(code)
-    if names is None:
-        # modules and functions the code names are its vocabulary, not its data
-        names = _ENV_NAMES[code] = [n for n in code.co_names if n in glb and not isinstance(
-            glb[n], _VOCABULARY)]
-    for name in names:
-        if name in glb:
-            items.append((name, glb[name]))
-    for name, cell in zip(code.co_freevars, getattr(fun, "__closure__", None) or ()):
-        try:
-            items.append((name, cell.cell_contents))
-        except ValueError:
-            pass
-    key = []
-    for name, v in items:
-        if isinstance(v, TracerBase):
-            return None
-        if isinstance(v, (int, float, complex, bool, str)):
-            key.append((name, type(v), v))
-        elif not isinstance(v, (types.ModuleType, types.FunctionType, type)):
-            key.append((name, Ident(v)))
-    return tuple(key)
-
-
 def _holds_tracers(prog):
     for e in prog.eqns:
         if any(isinstance(x, Lit) and isinstance(x.val, TracerBase) for x in e.inputs):
@@ -146,10 +91,17 @@ class _Compiled:
         # ever replayed into that transformation, never turned into code
         self.fn = None if _holds_tracers(prog) else _compile(prog)
         self.run = None if self.fn is None else self.fn.fn      # the plain function
+        # what it read from outside the function must be as it was (``source_env``)
+        self.env_check = None
         self.out_tree = out_tree
         self.single = out_tree.kind == "leaf"
         self.flat_tuple = out_tree.kind == "tuple" and all(
             c.kind == "leaf" for c in out_tree.children)
+
+    def valid(self):
+        """Whether the globals, closure values and outside objects the code
+        was made from still pass its checks (see ``source_env``)."""
+        return self.env_check is None or self.env_check()
 
     @property
     def source(self):
@@ -212,9 +164,9 @@ class SourceTransformed:
         self.fast = {}          # flat float/array/int arguments: a cheaper key
         self.generic = {}       # kind of arguments -> [(guard check, compiled)]: code
                                 # that holds for every shape its guards accept
-        self.floats = None      # (number of args, compiled, data snapshot) for all-float
-                                # calls: valid while the globals and closure values read
-                                # as data are the same objects
+        self.floats = None      # (number of args, compiled) for all-float calls
+        # every entry is used only while its checks of what it read from
+        # outside the function pass (``_Compiled.valid``); else it is made again
         self.last = None
         self.fallback = None
         functools.update_wrapper(self, fun)
@@ -244,8 +196,7 @@ class SourceTransformed:
                 sig.append(("int", a))
             else:
                 return None
-        env = _env_key(self.fun)
-        return None if env is None else (tuple(sig), env)
+        return tuple(sig)
 
     def __call__(self, *args, **kwargs):
         floats = self.floats
@@ -254,12 +205,8 @@ class SourceTransformed:
                 if type(a) is not float:
                     break
             else:
-                # the values the code baked in must be the same objects
-                for holder, key, value in floats[2]:
-                    if (holder.cell_contents if key is None else holder.get(key)) is not value:
-                        break
-                else:
-                    compiled = floats[1]
+                compiled = floats[1]
+                if compiled.env_check is None or compiled.env_check():
                     outs = compiled.run(*args)
                     return outs[0] if compiled.single else compiled.result(outs)
         if self.fallback is not None:
@@ -267,62 +214,68 @@ class SourceTransformed:
         fast = None if kwargs else self._fast_key(args)
         if fast is not None:
             compiled = self.fast.get(fast)
-            if compiled is not None:
+            if compiled is not None and compiled.valid():
                 self.last = compiled
                 return compiled([a for a in args if type(a) is not int])
         leaves, in_tree = flatten(tuple(args))
         static = [_is_static(x) for x in leaves]
-        env = _env_key(self.fun)
-        key = None if env is None else (
-            in_tree.__repr__(), _signature(leaves, static), env,
-            tuple(sorted((k, repr(v)) for k, v in kwargs.items())) if kwargs else ())
-        compiled = self.cache.get(key) if key is not None else None
+        key = (in_tree.__repr__(), _signature(leaves, static),
+               tuple(sorted((k, repr(v)) for k, v in kwargs.items())) if kwargs else ())
+        compiled = self.cache.get(key)
+        if compiled is not None and not compiled.valid():
+            compiled = None
         dyn = [x for x, s in zip(leaves, static) if not s]
-        kind = None
-        if compiled is None and key is not None:
+        kind = (key[0], _signature(leaves, static, shapes=False)) + key[2:]
+        if compiled is None:
             # code made at other shapes, whose guards hold at these
-            kind = (key[0], _signature(leaves, static, shapes=False)) + key[2:]
             shapes = tuple(np.shape(x) for x in dyn)
             for check, generic in self.generic.get(kind, ()):
-                if check(*shapes):
+                if check(*shapes) and generic.valid():
                     compiled = generic
                     break
         if compiled is None:
             try:
-                # a function closing over an outer transformation's values (no
-                # key) is built for this call only
                 compiled, check = self._build(args, kwargs, leaves, static, in_tree,
-                                              generic=key is not None and not tracing())
+                                              generic=not tracing())
             except (UnsupportedSyntax, ConcretizationError) as err:
                 if self.engine != "auto":
                     raise
                 _warn_fallback(self.fun, err)
                 self.fallback = self.transform(self.fun)
                 return self.fallback(*args, **kwargs)
-            if check is not None:
-                self.generic.setdefault(kind, []).append((check, compiled))
-        if key is not None and compiled.fn is not None and key not in self.cache:
-            self.cache[key] = compiled
-            if fast is not None:
-                self.fast[fast] = compiled
-                if all(t is float for t in fast[0]):
-                    self.floats = (len(args), compiled, _data_snapshot(self.fun))
+            if compiled.fn is not None:
+                # a Program closing over an outer transformation's values has no
+                # code and is built for this call only; code made from outside
+                # values that changed is replaced
+                if check is not None:
+                    self.generic[kind] = [(c, g) for c, g in self.generic.get(kind, ())
+                                          if g.valid()] + [(check, compiled)]
+                self.cache[key] = compiled
+                if fast is not None:
+                    self.fast[fast] = compiled
+                    if all(t is float for t in fast):
+                        self.floats = (len(args), compiled)
+        elif fast is not None and key in self.cache:
+            self.fast[fast] = compiled
         self.last = compiled
         return compiled(dyn)
 
     def _build(self, args, kwargs, leaves, static, in_tree, generic=True):
-        """(compiled, guard check): the code of one call's arguments; the check
-        is None when the code holds at these shapes only."""
+        """(compiled, guard check): the code of one call's arguments; the
+        check is None when the code holds at these shapes only."""
         avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
         build = functools.partial(self._stage, args, kwargs, leaves, static, in_tree)
-        if not generic or not any(a.shape for a in avals):
-            return build(avals), None
-        with dims.recording() as guards:
-            compiled = build(dims.symbolic_avals(avals))
-        check = self._holds_elsewhere(compiled, guards, avals, build)
-        if check is not None:
-            compiled.shapes = tuple(a.shape for a in avals)
-            compiled.respecialize = lambda dyn: build([aval_of(x) for x in dyn])(dyn)
+        with source_env.recording() as outside:
+            if not generic or not any(a.shape for a in avals):
+                compiled, check = build(avals), None
+            else:
+                with dims.recording() as guards:
+                    compiled = build(dims.symbolic_avals(avals))
+                check = self._holds_elsewhere(compiled, guards, avals, build)
+                if check is not None:
+                    compiled.shapes = tuple(a.shape for a in avals)
+                    compiled.respecialize = lambda dyn: build([aval_of(x) for x in dyn])(dyn)
+        compiled.env_check = source_env.guard_function(outside.guards)
         return compiled, check
 
     @staticmethod

@@ -57,6 +57,8 @@ class StagingTrace(Trace):
         self.dynamic = dynamic
         self.keep_custom = keep_custom   # record custom-rule calls instead of their bodies
         self.role = role      # print-time role of the variables it defines ("%t": tangents)
+        # a linear Program's recorder (linearize's tangents) holds no primal work
+        self.records_primal = role != "%t"
 
     def new_input(self, aval, val=None, hint=""):
         return StagingTracer(self, Var(aval, hint), val)
@@ -75,7 +77,7 @@ class StagingTrace(Trace):
                        for a in args]
             atoms = [t.atom for t in tracers]
             vals = None
-            if all(t.val is not None for t in tracers):
+            if all(t.val is not None for t in tracers) and not prim.runtime:
                 vals = prim.impl(*[t.val for t in tracers], **params)
                 out_avals = ([aval_of(v) for v in vals] if prim.multiple_results
                              else aval_of(vals))

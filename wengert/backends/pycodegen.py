@@ -179,6 +179,9 @@ def _equation(em, eqn, ins, py, outs, subs):
     if subs:
         raise CodegenError(f"{eqn.prim.name}: a primitive holding sub-programs, with no "
                            "Python control-flow form")
+    if eqn.prim.name == "host_call":       # a call made when the code runs: 0 or 1 result
+        text = em.host_call(eqn, ins)
+        return [f"{outs[0]} = {text}"] if outs else [text]
     rhs = em.expression(eqn, ins, py)
     if eqn.prim.multiple_results:
         lhs = "(" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")"
@@ -448,14 +451,14 @@ def _reuse_condition(cond, body, operands, num_consts):
 
     computed = {}
     for e in cond.eqns:
-        k = eqn_key(e.prim.name, e.inputs, e.params, key)
+        k = eqn_key(e.prim, e.inputs, e.params, key)
         if k is not None:
             computed.setdefault(k, e.outputs)
     if not computed:
         return body
     eqns = []
     for e in body.eqns:
-        k = eqn_key(e.prim.name, e.inputs, e.params, key)
+        k = eqn_key(e.prim, e.inputs, e.params, key)
         if k is not None and k in computed:
             subst.update((v, w) for v, w in zip(e.outputs, computed[k]))
             continue

@@ -28,6 +28,7 @@ import builtins
 import keyword
 import math
 import re
+import sys
 
 import numpy as np
 
@@ -158,6 +159,50 @@ class Emitter:
             self._bound[Ident(value)] = name
             self.header.append(f"#   {name} = {note}")
         return name
+
+    # --- the outside world (primitives/host.py) ----------------------------------
+    def outside(self, ref):
+        """The text reading ``ref`` (a ``host.EnvRef``) when the code runs:
+        ``items.W`` for a global of module ``items``, ``cell_W.cell_contents``
+        for a closure variable, ``rng.normal`` for an argument's method."""
+        if ref.kind == "globals" and ref.label:
+            module = sys.modules[ref.label]
+            root = self.bind((ref.label.split(".")[-1], f"module_{ref.label.split('.')[-1]}"),
+                             module, f"module {ref.label}")
+        elif ref.kind == "globals":
+            root = self.bind("globals_", ref.root, "the function's globals")
+            return ref.text(root)
+        elif ref.kind == "cell":
+            root = self.bind(f"cell_{ref.label}", ref.root, f"closure cell of {ref.label}")
+        else:
+            root = self.bind(ref.label, ref.root, f"argument {ref.label} "
+                             f"({type(ref.root).__name__}, the same object at every call)")
+        return ref.text(root)
+
+    def host_call(self, eqn, ins):
+        """``fn(args...)`` of a ``host_call``, made when the code runs; a
+        result whose shape and dtype the code assumes is checked
+        (``checked(value, aval)``)."""
+        p = eqn.params
+        fn = p["fn"]
+        if hasattr(fn, "resolve"):
+            callee = self.outside(fn)
+        elif fn is builtins.print:
+            callee = "print"
+        elif getattr(np.random, getattr(fn, "__name__", ""), None) is fn:
+            callee = f"{self.np}.random.{fn.__name__}"
+        else:
+            callee = self.bind(getattr(fn, "__name__", "host_fn"), fn,
+                               f"{getattr(fn, '__qualname__', repr(fn))}, called at each call")
+
+        def arg(spec):
+            return ins[spec[1]] if spec[0] == "op" else self.param(spec[1])
+        text = f"{callee}({', '.join([arg(a) for a in p['args']] + [f'{k}={arg(a)}' for k, a in p['kwargs']])})"
+        if p["checked"] and p["outs"]:
+            from ..primitives.host import check_value
+            checked = self.bind("checked", check_value, "wengert.primitives.host.check_value")
+            text = f"{checked}({text}, {self.const(p['outs'][0])})"
+        return text
 
     def impl(self, prim):
         return self.bind((prim.name, f"{prim.name}_impl"), prim.impl,
@@ -433,7 +478,12 @@ def _like(fn):
     return emit
 
 
+def _env_read(em, eqn, ins, params, py):
+    return em.outside(params["ref"])
+
+
 _DIRECT = {
+    "env_read": _env_read,
     "reduce_sum": _np_call("sum", "axes"), "reduce_max": _np_call("max", "axes"),
     "reduce_min": _np_call("min", "axes"), "reduce_prod": _np_call("prod", "axes"),
     "argmax": _np_call("argmax", "axis"), "argmin": _np_call("argmin", "axis"),

@@ -31,6 +31,7 @@ construct and what to do instead.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import inspect
 import itertools
@@ -198,6 +199,7 @@ def _contains(stmts, kinds, stop=(ast.FunctionDef, ast.Lambda)):
 
 _RT = "__wg"
 _DONE, _RET = "__wg_done", "__wg_ret"
+_GLOBALS, _CELL = "__wg_G", "__wg_cell_"
 _FLAG_NAME = re.compile(r"__wg_(done|ret|brk_\d+|cont_\d+)")
 
 
@@ -470,10 +472,17 @@ class _Converter(ast.NodeTransformer):
 
     def visit_Call(self, node):
         node = self.generic_visit(node)
-        if _is_append(node):
+        if _is_append(node) or _is_runtime_call(node):
             return node
         return ast.copy_location(ast.Call(func=_rt("call"), args=[node.func] + node.args,
                                           keywords=node.keywords), node)
+
+
+def _is_runtime_call(call):
+    """A call of the runtime itself (``__wg.env_global(...)``), put there by an
+    earlier rewrite: called as it is."""
+    f = call.func
+    return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == _RT
 
 
 def _noargs():
@@ -586,6 +595,134 @@ def _fix_locations(tree):
     visit(tree, 1, 0)
 
 
+# --- names read from outside the function -----------------------------------------
+_SCOPES = (ast.FunctionDef, ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _parameters_of(scope):
+    if isinstance(scope, (ast.FunctionDef, ast.Lambda)):
+        return set(_parameters(scope.args))
+    names = set()
+    for gen in scope.generators:
+        names |= {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+    return names
+
+
+def _scope_parts(scope):
+    """(evaluated in the scope, evaluated in the enclosing scope): a def's
+    defaults and a comprehension's first iterable belong to the enclosing one."""
+    if isinstance(scope, ast.FunctionDef):
+        return scope.body, scope.args.defaults + [d for d in scope.args.kw_defaults if d]
+    if isinstance(scope, ast.Lambda):
+        return [scope.body], scope.args.defaults + [d for d in scope.args.kw_defaults if d]
+    first, *rest = scope.generators
+    inner = [first.target] + first.ifs + [g for g in rest]
+    inner += [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
+    return inner, [first.iter]
+
+
+def _bound_in(nodes):
+    """Names the nodes bind in their own scope (not in nested ones)."""
+    names = set()
+
+    def visit(node):
+        if isinstance(node, _SCOPES):
+            if isinstance(node, ast.FunctionDef):
+                names.add(node.name)
+            for part in _scope_parts(node)[1]:
+                visit(part)
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    for n in nodes:
+        visit(n)
+    return names
+
+
+def _outside_names(tree):
+    """The ``Name`` loads of ``tree`` (a function) that no scope inside it
+    binds: reads of its closure, its module's globals or builtins."""
+    found = []
+
+    def visit(node, bound):
+        if isinstance(node, _SCOPES):
+            inner, outer = _scope_parts(node)
+            for part in outer:
+                visit(part, bound)
+            here = bound | _parameters_of(node) | _bound_in(inner)
+            for part in inner:
+                visit(part, here)
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child, bound)
+
+    body, _ = _scope_parts(tree)
+    bound = _parameters_of(tree) | _bound_in(body)
+    for part in body:
+        visit(part, bound)
+    return found
+
+
+class _ReadsOutside(ast.NodeTransformer):
+    """Each read of a name from outside the function becomes
+    ``__wg.env_cell(__wg_cell_x, "x")`` (a closure variable) or
+    ``__wg.env_global(__wg_G, "x")`` (a global or builtin): the value is
+    looked up where it lives, each time the code is generated, and what the
+    generated code needs of it is read or checked at every call
+    (``source_env``)."""
+
+    def __init__(self, names, freevars, src):
+        self.names, self.freevars, self.src = set(names), set(freevars), src
+
+    def visit_Name(self, node):
+        if node not in self.names:
+            return node
+        if node.id in self.freevars:
+            call = _call(_rt("env_cell"), _name(_CELL + node.id), ast.Constant(node.id))
+        else:
+            call = _call(_rt("env_global"), _name(_GLOBALS), ast.Constant(node.id))
+        return ast.copy_location(call, node)
+
+    def _store_into(self, target, node):
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        if isinstance(target, ast.Name) and target in self.names:
+            raise self.src.error(node, f"assignment into {target.id!r}, which the function reads "
+                                 "from outside (a global or closure variable)",
+                                 f"copy it first ({target.id}_copy = np.array({target.id})) "
+                                 "or return the new value")
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            if isinstance(t, ast.Subscript):
+                self._store_into(t, node)
+        return self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        if isinstance(node.target, ast.Subscript):
+            self._store_into(node.target, node)
+        return self.generic_visit(node)
+
+
+def _read_outside_at_run(tree, fn, src):
+    """``tree`` with its outside reads rewritten (``_ReadsOutside``); the
+    defaults and annotations of ``fn`` itself are dropped (its defaults are
+    set from ``fn`` after the converted def runs)."""
+    a = tree.args
+    a.defaults = [ast.Constant(None) for _ in a.defaults]
+    a.kw_defaults = [None if d is None else ast.Constant(None) for d in a.kw_defaults]
+    for arg in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]:
+        if arg is not None:
+            arg.annotation = None
+    tree.returns = None
+    return _ReadsOutside(_outside_names(tree), fn.__code__.co_freevars, src).visit(tree)
+
+
 @functools.lru_cache(maxsize=None)
 def _converted_code(fn):
     src = _Source(fn)
@@ -611,6 +748,7 @@ def _converted_code(fn):
                                returns=None, type_params=[], lineno=lam.lineno,
                                col_offset=lam.col_offset)
     _check(tree, src)
+    tree = _read_outside_at_run(tree, fn, src)
     conv = _Converter(src)
     new = conv.visit(tree)
     mod = ast.Module(body=[new], type_ignores=[])
@@ -620,22 +758,23 @@ def _converted_code(fn):
 
 
 def convert(fn):
-    """The converted version of a plain Python function (cached per function)."""
+    """The converted version of a plain Python function (cached per function).
+    Its namespace holds only what the rewrite reads through: the runtime,
+    ``fn``'s globals dict itself (read at each staging, never copied) and its
+    closure cells."""
     from . import source_runtime
     code, name, src = _converted_code(fn)
-    glb = dict(fn.__globals__)
-    glb[_RT] = source_runtime
-    if fn.__closure__:
-        for var, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-            try:
-                glb[var] = cell.cell_contents
-            except ValueError:
-                pass
+    glb = {_RT: source_runtime, _GLOBALS: fn.__globals__,
+           "__builtins__": fn.__globals__.get("__builtins__", builtins)}
+    for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        glb[_CELL + var] = cell
     ns = {}
     exec(code, glb, ns)
     out = ns[name]
     if fn.__defaults__:
         out.__defaults__ = fn.__defaults__
+    if fn.__kwdefaults__:
+        out.__kwdefaults__ = dict(fn.__kwdefaults__)
     out.__wrapped__ = fn
     out.__wg_source__ = src
     return out
@@ -681,9 +820,15 @@ def make_program(fn, args, name=None, avals=None):
         avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
     out_tree = [None]
 
+    from .source_env import static_object
+    # an object argument is the same object at every call (the cache is keyed
+    # by it), but what the code reads from it is read at each call
+    statics = [static_object(x, f"arg{k}") if s else None
+               for k, (x, s) in enumerate(zip(leaves, static))]
+
     def flat(*xs):
         it = iter(xs)
-        full = [x if s else next(it) for x, s in zip(leaves, static)]
+        full = [st if s else next(it) for st, s in zip(statics, static)]
         out = converted(*unflatten(in_tree, full))
         out_leaves, out_tree[0] = flatten(out)
         return out_leaves

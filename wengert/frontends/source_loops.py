@@ -18,6 +18,7 @@ from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod
 from ..primitives.checkpoint import checkpointed, checkpointed_loop
+from .source_env import EnvObject
 from .source_runtime import (_NEEDS_CONCRETE, DimRange, TracedRange, Undefined, _Block, _Sequence,
                              _any_traced, _assemble, _coerce, _join, _python_iterable,
                              _traced, and_, not_)
@@ -71,6 +72,9 @@ def _loop_fixpoint(run_block, state, names, where):
 
 def for_stmt(iterable, body, state, names, brk, lineno):
     where = lineno
+    if isinstance(iterable, EnvObject):
+        # a list, tuple or dict found outside: its items, each read where it lives
+        iterable = list(iterable)
     schedule = None
     if isinstance(iterable, checkpointed):
         # for i in wg.checkpointed(range(n), ...): a checkpointed_loop

@@ -22,12 +22,14 @@ from ..primitives import arith, control, index as index_mod, reduce as reduce_mo
 from ..primitives.core import TracerBase
 from ..pytree import flatten
 from ..staging import closure_convert, stage
+from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
+                         holds_outside_object, is_impure, materialize)
 
 # what a block raises when it needs a Python value where it got a traced one
 _NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError, TypeError)
 
 __all__ = ["UNDEF", "read", "not_", "and_", "or_", "none_of", "ifexp", "setitem", "getitem",
-           "call", "if_stmt", "for_stmt", "while_stmt"]
+           "call", "if_stmt", "for_stmt", "while_stmt", "env_global", "env_cell"]
 
 
 class Undefined:
@@ -180,6 +182,7 @@ def _sum(iterable, start=0):
 
 
 def _isinstance(x, cls):
+    x = concrete(x)             # an outside object: its type is checked at each call
     if _traced(x):
         classes = cls if isinstance(cls, tuple) else (cls,)
         if any(c in (np.ndarray, np.generic, np.number, np.floating) for c in classes):
@@ -241,6 +244,30 @@ def _is_user_function(f):
 
 
 def call(f, *args, **kw):
+    if isinstance(f, EnvObject):
+        return f(*args, **kw)               # a method of an object found outside
+    if is_impure(f):
+        return call_outside(f, args, kw)    # made at every call of the generated code
+    if _is_user_function(f):
+        from .source import convert
+        try:
+            return convert(f)(*args, **kw)
+        except RecursionError:
+            raise UnsupportedSyntax(
+                f"{f.__qualname__} recurses on a traced value: the recursion depth must follow "
+                "from Python values (ints, shapes); use a loop instead") from None
+    if f is builtins.type and len(args) == 1:
+        return type(concrete(args[0]))      # checked at each call (source_env)
+    if not _is_builtin_special(f):
+        # a function that is called, not converted: lists and dicts found
+        # outside become real ones; an outside object it would read inside
+        # is read at each call instead, by calling it then. wengert's own
+        # functions (fori_loop's schedule, a custom rule) take the object
+        args, kw = materialize(list(args)), materialize(kw)
+        if holds_outside_object(args) or holds_outside_object(kw):
+            if not _is_wengert(f):
+                return call_outside(f, args, kw)
+            args, kw = [concrete(a) for a in args], {k: concrete(v) for k, v in kw.items()}
     if dims.recording_now() and _is_maker(f):
         out = f(*args, **kw)
         _MAKERS[f](out, *args, **kw)
@@ -259,15 +286,26 @@ def call(f, *args, **kw):
         if getattr(f, "__module__", None) == "math":
             return _math(f)(*args)
         return f(*args, **kw)
-    if _is_user_function(f):
-        from .source import convert
-        try:
-            return convert(f)(*args, **kw)
-        except RecursionError:
-            raise UnsupportedSyntax(
-                f"{f.__qualname__} recurses on a traced value: the recursion depth must follow "
-                "from Python values (ints, shapes); use a loop instead") from None
     return f(*args, **kw)
+
+
+def _is_wengert(f):
+    """wengert's own functions and callable objects (custom rules)."""
+    from .source import is_wengert_code
+    return is_wengert_code(f) or type(f).__module__.split(".")[0] == "wengert"
+
+
+def _is_builtin_special(f):
+    """Builtins that take outside objects as they are (``len``, ``isinstance``)."""
+    try:
+        return f in _BUILTINS or f in _OBJECT_BUILTINS
+    except TypeError:       # an unhashable callable
+        return False
+
+
+_OBJECT_BUILTINS = {builtins.getattr, builtins.hasattr, builtins.callable, builtins.iter,
+                    builtins.enumerate, builtins.zip, builtins.list, builtins.tuple,
+                    builtins.reversed, builtins.sorted}
 
 
 def _made(out, shape, *a, **kw):

@@ -52,11 +52,11 @@ class Primitive:
 
     __slots__ = ("name", "nargs", "impl", "abstract_eval", "jvp", "transpose",
                  "zero_rule", "batch", "multiple_results", "inline", "differentiable",
-                 "needs_trace", "__dict__")
+                 "needs_trace", "runtime", "effect", "__dict__")
 
     def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
                  zero_rule=None, batch=None, multiple_results=False, inline=False,
-                 differentiable=True, needs_trace=False):
+                 differentiable=True, needs_trace=False, runtime=False, effect=False):
         self.name = name
         self.nargs = nargs                  # None: variadic
         self.impl = impl
@@ -69,6 +69,12 @@ class Primitive:
         self.inline = inline                # staging runs impl on tracers (custom rules)
         self.differentiable = differentiable  # False: outputs carry no tangent
         self.needs_trace = needs_trace      # jvp rule takes trace= (control flow)
+        # runtime: its value is known only when the code runs (a global's
+        # array now, a random draw), so staging records it and never computes
+        # it (``bind``); effect: it also acts outside (draws, prints), so it is
+        # never merged, dropped or run twice (``host``)
+        self.runtime = runtime or effect
+        self.effect = effect
 
     @property
     def linear(self):
@@ -219,6 +225,7 @@ class Trace:
 
     level = 0
     dynamic = False
+    records_primal = False      # records primal work into a Program (see bind)
 
     def lift(self, x):
         raise NotImplementedError
@@ -269,6 +276,17 @@ class new_trace:
         return False
 
 
+def _primal_stager():
+    """The innermost active trace that records primal equations into a
+    Program (``records_primal``): where a runtime primitive applied to
+    constants belongs. None when no Program is being recorded (the value is
+    then wanted now)."""
+    for t in reversed(_STATE.stack):
+        if t.records_primal:
+            return t
+    return None
+
+
 def bind(prim, *args, **params):
     """Apply ``prim``: to the highest trace among the operands, else ``impl``."""
     trace = None
@@ -289,7 +307,12 @@ def bind(prim, *args, **params):
             return prim.zero_rule(*args, **params)
         args = tuple(instantiate(a) for a in args)
     if trace is None:
-        if _dims.recording_now():
+        if prim.runtime and _STATE.stack:
+            # never computed while staging: recorded where primal work is
+            stager = _primal_stager()
+            if stager is not None:
+                return stager.process(prim, args, params)
+        elif _dims.recording_now():
             return _dims.constant(prim, args, params)
         return prim.impl(*args, **params)
     dyn = _STATE.dynamic

@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import dims
 from ..dims import in_params
-from ..ir import Eqn, Ident, Lit, Program, Var
+from ..ir import Eqn, Ident, Lit, Program, Var, sub_programs
 
 __all__ = ["simplify", "dce", "atom_key", "eqn_key"]
 
@@ -56,7 +56,9 @@ def atom_key(x):
 
 def _param_key(params):
     try:
-        items = tuple(sorted((k, repr(v)) for k, v in params.items()
+        # a place outside the function (host.EnvRef) compares by where it is
+        items = tuple(sorted((k, getattr(v, "param_key", None) or repr(v))
+                             for k, v in params.items()
                              if not isinstance(v, (np.ndarray, Program))))
         if any(isinstance(v, (np.ndarray, Program)) for v in params.values()):
             return None
@@ -65,11 +67,14 @@ def _param_key(params):
         return None
 
 
-def eqn_key(name, ins, params, key=atom_key):
+def eqn_key(prim, ins, params, key=atom_key):
     """What makes two equations compute the same values (common
-    subexpressions), or None (control flow, params that do not compare)."""
+    subexpressions), or None (control flow, params that do not compare, and
+    calls with an effect: two random draws are two draws)."""
+    if prim.effect:
+        return None
     pk = _param_key(params)
-    return None if pk is None else (name, tuple(key(x) for x in ins), pk)
+    return None if pk is None else (prim.name, tuple(key(x) for x in ins), pk)
 
 
 def simplify(prog, copies=False):
@@ -119,6 +124,7 @@ def simplify(prog, copies=False):
                 subst[out[0]] = repl
                 continue
             if ins and all(_is_scalar_lit(x) for x in ins) and not eqn.prim.inline \
+                    and not eqn.prim.runtime \
                     and not in_params(eqn.params):     # a symbolic shape is the code's to make
                 vals = [x.val for x in ins]
                 # of symbolic numbers (``dims``) a symbolic number
@@ -126,7 +132,7 @@ def simplify(prog, copies=False):
                        else eqn.prim.impl(*vals, **eqn.params))
                 subst[out[0]] = Lit(val)
                 continue
-        key = eqn_key(name, ins, eqn.params)
+        key = eqn_key(eqn.prim, ins, eqn.params)
         if key is not None:
             if key in seen:
                 for v, w in zip(out, seen[key]):
@@ -293,11 +299,19 @@ def _pass_through(eqn, ins, subst):
             subst[eqn.outputs[k]] = ins[first + nc + k]
 
 
+def _acts(eqn):
+    """Whether ``eqn`` has an effect (a host call), itself or in its control
+    flow: it is kept, and what it reads is live, whether or not its outputs are."""
+    from ..primitives.host import has_effect
+    return eqn.prim.effect or any(has_effect(p) for p in sub_programs(eqn))
+
+
 def _needed_inputs(prog, outputs):
-    """Positions of ``prog``'s inputs that computing ``outputs`` reads."""
+    """Positions of ``prog``'s inputs that computing ``outputs``, and the
+    effects ``prog`` has, read."""
     live = {x for x in outputs if not isinstance(x, Lit)}
     for eqn in reversed(prog.eqns):
-        if any(v in live for v in eqn.outputs):
+        if any(v in live for v in eqn.outputs) or _acts(eqn):
             live.update(x for x in eqn.inputs if not isinstance(x, Lit))
     return {k for k, v in enumerate(prog.inputs) if v in live}
 
@@ -344,7 +358,7 @@ def dce(prog):
     live = {x for x in prog.outputs if not isinstance(x, Lit)}
     kept = []
     for eqn in reversed(prog.eqns):
-        if any(v in live for v in eqn.outputs):
+        if any(v in live for v in eqn.outputs) or _acts(eqn):
             if eqn.prim.name in _LOOPS:
                 eqn = _prune_loop(eqn, live)
             kept.append(eqn)

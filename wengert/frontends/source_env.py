@@ -1,0 +1,528 @@
+"""What converted code reads from outside the function, and the checks that
+keep generated code valid when that changes.
+
+Python reads a global when the line runs; a derivative generated once must
+give the answer the plain function would give at each call. The converter
+(``source.py``) rewrites every name the function does not bind itself into
+``__wg.env_global(G, "name")`` or ``__wg.env_cell(cell, "name")``; what that
+returns depends on the value found there (``classify``):
+
+* a float array: read again by the generated code at every call (an
+  ``env_read`` equation: ``W = items.W``), so an array changed in place is
+  seen; its shape and dtype are checked at each call;
+* an integer or boolean array (an index, a mask, whose values may set
+  shapes): folded into the code, and compared with the array found at each
+  call;
+* a number, string, None, or a tuple/list/dict of them: folded into the
+  code, and compared with the value found at each call;
+* a module, function or class (the code's vocabulary): used while the code
+  is generated; at each call the name must still hold the same object
+  (rebinding a helper gives new code);
+* anything else (an object, a generator, a list of arrays): an ``EnvObject``
+  that stands for the place. Reading an attribute or an item classifies what
+  is there in turn (``model.W`` is read at every call); calling a method of
+  it runs the method at every call (``rs.randn(3)`` is a ``host_call``), on a
+  copy of the object while the code is generated, so generating code never
+  consumes a random stream.
+
+Each check is recorded while the code is generated (``recording``); the
+source engine compiles them into one function (``guard_function``) that a
+call must pass before cached code runs, else the code is generated again.
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import os
+import random
+import sys
+import threading
+import types
+
+import numpy as np
+
+from ..errors import UnsupportedSyntax
+from ..ir import Aval
+from ..primitives.core import TracerBase
+from ..primitives.host import EnvRef, env_read, host_call, out_aval_of
+
+__all__ = ["recording", "guard_function", "env_global", "env_cell", "static_object",
+           "EnvObject", "call_outside", "is_impure", "concrete", "materialize",
+           "holds_outside_object"]
+
+
+# --- the checks recorded while code is generated ----------------------------------
+class _State(threading.local):
+    def __init__(self):
+        self.guards = None          # {key: guard} while recording
+
+
+_LOCAL = _State()
+
+
+class recording:
+    """``with recording() as rec:`` collects the checks the code generated
+    inside it depends on, as the list ``rec.guards``. Nested recordings pass
+    theirs on to the enclosing one."""
+
+    def __enter__(self):
+        self.outer = _LOCAL.guards
+        _LOCAL.guards = {}
+        return self
+
+    def __exit__(self, *exc):
+        mine = _LOCAL.guards
+        self.guards = list(mine.values())
+        if self.outer is not None:
+            self.outer.update(mine)
+        _LOCAL.guards = self.outer
+        return False
+
+
+def _guard(ref, kind, expected):
+    """Record that the code needs ``ref`` to pass check ``kind`` at each call:
+    ``"is"`` (the same object), ``"eq"`` (an equal plain value), ``"array"``
+    (an ndarray of this (shape, dtype)), ``"type"`` (an object of this type),
+    ``"values"`` (an integer or boolean ndarray equal to this one), ``"len"``
+    (this length), ``"keys"`` (a dict with these keys, in order), ``"absent"`` (a global name that must stay
+    unbound: the builtin it names is used), ``"func"`` (a bound method of
+    this function)."""
+    guards = _LOCAL.guards
+    if guards is not None:
+        guards.setdefault((ref.param_key, kind), (ref, kind, expected))
+
+
+def guard_function(guards):
+    """``check() -> bool``: whether every guard holds now (always True when
+    there are none). Compiled into one expression: a call pays a few dict
+    lookups and comparisons."""
+    if not guards:
+        return None
+    ns = {"_same": _same_value, "_same_array": _same_array, "_ndarray": np.ndarray,
+          "_MISSING": _MISSING}
+    roots = {}
+
+    def root_name(ref):
+        key = ref.param_key[1]
+        if key not in roots:
+            roots[key] = f"r{len(roots)}"
+            ns[roots[key]] = ref.root
+        return roots[key]
+
+    terms = []
+    for k, (ref, kind, expected) in enumerate(guards):
+        name = root_name(ref)
+        if ref.kind == "globals":
+            # a module's dict, read as a dict (the text's ``module.name`` form
+            # is for readers of generated code)
+            head = f"{name}.get({ref.path[0][1]!r}, _MISSING)"
+            text = EnvRef("object", None, "", ref.path[1:]).text(head)
+        else:
+            text = ref.text(name)
+        e = f"e{k}"
+        ns[e] = expected
+        if kind == "is":
+            terms.append(f"{text} is {e}")
+        elif kind == "eq":
+            terms.append(f"_same({text}, {e})")
+        elif kind == "array":
+            ns[e + "s"], ns[e + "d"] = expected
+            terms.append(f"(type({text}) is _ndarray and {text}.shape == {e}s "
+                         f"and {text}.dtype == {e}d)")
+        elif kind == "values":
+            terms.append(f"_same_array({text}, {e})")
+        elif kind == "type":
+            terms.append(f"type({text}) is {e}")
+        elif kind == "len":
+            terms.append(f"len({text}) == {e}")
+        elif kind == "keys":
+            terms.append(f"tuple({text}) == {e}")
+        elif kind == "absent":
+            terms.append(f"{text} is _MISSING")
+        elif kind == "func":
+            terms.append(f"getattr({text}, '__func__', None) is {e}")
+    test = eval(compile("lambda: " + " and ".join(terms), "<wengert-env-guards>", "eval"), ns)
+
+    def check():
+        try:
+            return test()
+        except Exception:       # noqa: BLE001 -- a name or attribute gone: not the same
+            return False
+    return check
+
+
+class _Missing:
+    def __repr__(self):
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def _same_array(a, b):
+    """An ndarray of ``b``'s shape, dtype and values."""
+    return (type(a) is np.ndarray and a.shape == b.shape and a.dtype == b.dtype
+            and bool((a == b).all()))
+
+
+def _same_value(a, b):
+    """Equal plain values of the same types, NaN equal to NaN."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (float, complex, np.inexact)):
+        return a == b or (a != a and b != b)
+    return bool(a == b)
+
+
+# --- what a value found outside is -------------------------------------------------
+_PLAIN = (type(None), bool, int, float, complex, str, bytes, np.bool_, np.number, np.dtype,
+          slice, type(Ellipsis))
+_MAX_PLAIN = 10_000       # elements of a plain container compared at each call
+
+
+def _is_plain(v, budget=None):
+    """A number, string or None, or a tuple/list/dict of them (a list or
+    dict of at most ``_MAX_PLAIN`` elements in all)."""
+    budget = budget if budget is not None else [_MAX_PLAIN]
+    if isinstance(v, _PLAIN):
+        return True
+    if type(v) in (tuple, list):
+        budget[0] -= len(v)
+        return budget[0] >= 0 and all(_is_plain(e, budget) for e in v)
+    if type(v) is dict:
+        budget[0] -= len(v)
+        return budget[0] >= 0 and all(_is_plain(k, budget) and _is_plain(e, budget)
+                                      for k, e in v.items())
+    return False
+
+
+_LIBRARY_ROOTS = frozenset({"numpy", "scipy", "math", "cmath", "builtins", "wengert", "functools",
+                            "operator", "itertools", "collections", "typing", "numbers"})
+_PREFIXES = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix,
+                                                          sys.exec_prefix})
+
+
+def _is_library_module(m):
+    """numpy, the standard library and installed packages: their attributes
+    are vocabulary (fixed), unlike a user's module, whose globals are data."""
+    if m.__name__.split(".")[0] in _LIBRARY_ROOTS:
+        return True
+    f = getattr(m, "__file__", None)
+    if f is None:
+        return True                 # built in to the interpreter
+    path = os.path.realpath(f)
+    return path.startswith(_PREFIXES) or "site-packages" in path
+
+
+def _is_vocabulary(v):
+    """Functions, classes, ufuncs, library modules, wengert's own objects:
+    fixed things the code is made of, checked by identity."""
+    if isinstance(v, types.ModuleType):
+        return _is_library_module(v)
+    if isinstance(v, (types.FunctionType, type, np.ufunc)):
+        return True
+    if isinstance(v, types.BuiltinFunctionType):
+        owner = getattr(v, "__self__", None)
+        return owner is None or isinstance(owner, types.ModuleType)
+    if isinstance(v, types.MethodType):
+        return False
+    mod = getattr(type(v), "__module__", "") or ""
+    return mod.split(".")[0] in ("wengert", "functools") or (
+        callable(v) and mod.split(".")[0] in ("numpy", "scipy"))
+
+
+def classify(value, ref):
+    """What converted code gets for ``value``, found at ``ref`` (see the
+    module docstring), with the check it needs recorded."""
+    if isinstance(value, TracerBase):
+        # a value of the staging itself (a closure of a nested def), or of an
+        # outer transformation (then the Program holds it, and has no code)
+        return value
+    if isinstance(value, EnvObject):
+        return value
+    if _is_vocabulary(value):
+        _guard(ref, "is", value)
+        return value
+    if _is_plain(value):
+        kept = copy.deepcopy(value) if isinstance(value, (list, dict)) else value
+        _guard(ref, "eq", kept)
+        return value
+    if type(value) is np.ndarray:
+        if value.dtype.kind in "biu":
+            # integers and booleans index (a mask's count of True sets a
+            # shape): their values are the code's, compared at each call
+            kept = value.copy()
+            kept.flags.writeable = False
+            _guard(ref, "values", kept)
+            return kept
+        if value.dtype.kind not in "fc":
+            raise UnsupportedSyntax(
+                f"{ref!r} is an array of dtype {value.dtype}, which the source engine cannot "
+                "read: pass it as an argument, or use engine='trace'",
+                construct="non-numeric global array")
+        _guard(ref, "array", (value.shape, value.dtype))
+        return env_read(ref, Aval(value.shape, value.dtype))
+    _guard(ref, "type", type(value))
+    return EnvObject(ref, value)
+
+
+def env_global(glb, name):
+    """``name`` read by converted code from its module's globals ``glb``
+    (builtins where the module does not bind it)."""
+    label = glb.get("__name__", "") if sys.modules.get(glb.get("__name__", "")) is not None \
+        and getattr(sys.modules[glb["__name__"]], "__dict__", None) is glb else ""
+    ref = EnvRef("globals", glb, label, (("item", name),))
+    try:
+        value = glb[name]
+    except KeyError:
+        scope = glb.get("__builtins__", builtins)
+        scope = scope.__dict__ if isinstance(scope, types.ModuleType) else scope
+        if name not in scope:
+            raise NameError(f"name {name!r} is not defined") from None
+        _guard(ref, "absent", None)
+        return scope[name]
+    return classify(value, ref)
+
+
+def env_cell(cell, name):
+    """Closure variable ``name`` read by converted code from ``cell``."""
+    try:
+        value = cell.cell_contents
+    except ValueError:
+        raise NameError(f"free variable {name!r} referenced before assignment") from None
+    return classify(value, EnvRef("cell", cell, name))
+
+
+def static_object(value, label):
+    """A non-array argument that the code is specialised to (the same object
+    at every call, by identity): its attributes are read at each call all
+    the same."""
+    if _is_plain(value) or _is_vocabulary(value) or isinstance(value, (TracerBase, EnvObject)):
+        return value
+    return EnvObject(EnvRef("object", value, label), value)
+
+
+def materialize(x):
+    """``x`` with the lists, tuples and dicts found outside turned into real
+    ones of their (classified) items, for a function that is called rather
+    than converted; other outside objects stay ``EnvObject``s."""
+    if isinstance(x, EnvObject):
+        v = x._value
+        if type(v) in (list, tuple):
+            return type(v)(materialize(e) for e in x)
+        if isinstance(v, tuple) and hasattr(v, "_fields"):         # a namedtuple
+            return type(v)(*[materialize(e) for e in x])
+        if type(v) is dict:
+            return {k: materialize(x[k]) for k in x}
+        return x
+    if type(x) in (list, tuple):
+        return type(x)(materialize(e) for e in x)
+    if type(x) is dict:
+        return {k: materialize(e) for k, e in x.items()}
+    return x
+
+
+def holds_outside_object(x):
+    """Whether ``x`` is, or holds, an outside object (after ``materialize``)."""
+    if isinstance(x, EnvObject):
+        return True
+    if type(x) in (list, tuple):
+        return any(holds_outside_object(e) for e in x)
+    if type(x) is dict:
+        return any(holds_outside_object(e) for e in x.values())
+    return False
+
+
+def concrete(x):
+    """The value an ``EnvObject`` stands for (as found while the code is
+    generated); anything else as it is."""
+    return x._value if isinstance(x, EnvObject) else x
+
+
+class EnvObject:
+    """An object outside the function (a model, a generator, a list of
+    arrays), standing for the place it is found at: what converted code reads
+    from it is classified in turn, what it calls on it is called at run time."""
+
+    __slots__ = ("_ref", "_value", "_receiver")
+
+    def __init__(self, ref, value, receiver=None):
+        self._ref, self._value = ref, value
+        self._receiver = receiver       # for a bound method: its object's EnvObject
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        if type(self._value) is dict and name in ("keys", "values", "items", "get"):
+            return getattr(self, "_dict_" + name)
+        value = getattr(self._value, name)
+        ref = self._ref.attr(name)
+        if isinstance(value, (types.MethodType, types.BuiltinMethodType)) and \
+                getattr(value, "__self__", None) is self._value:
+            _guard(ref, "type", type(value))
+            return EnvObject(ref, value, receiver=self)
+        return classify(value, ref)
+
+    def __getitem__(self, key):
+        if isinstance(key, TracerBase) or (isinstance(key, tuple) and any(
+                isinstance(k, TracerBase) for k in key)):
+            raise UnsupportedSyntax(
+                f"{self._ref!r}[...] at a traced position: the source engine reads outside "
+                "values at positions known when the code is generated; convert it to an array "
+                "first (np.asarray), or use engine='trace'", construct="traced index of an object")
+        if not _is_plain(key):
+            raise UnsupportedSyntax(f"{self._ref!r}[...] with a key of type "
+                                    f"{type(key).__name__}; use a number or a string",
+                                    construct="object key")
+        return classify(self._value[key], self._ref.item(key))
+
+    # a dict found outside: what is read of it now is checked at each call
+    def _dict_keys(self):
+        keys = tuple(self._value)
+        _guard(self._ref, "keys", keys)
+        return list(keys)
+
+    def _dict_values(self):
+        return [self[k] for k in self._dict_keys()]
+
+    def _dict_items(self):
+        return [(k, self[k]) for k in self._dict_keys()]
+
+    def _dict_get(self, key, default=None):
+        return self[key] if key in self._dict_keys() else default
+
+    def __contains__(self, key):
+        if type(self._value) is dict:
+            return key in self._dict_keys()
+        return any(_same_value(key, e) for e in materialize(self))
+
+    def __len__(self):
+        n = len(self._value)
+        _guard(self._ref, "len", n)
+        return n
+
+    def __iter__(self):
+        v = self._value
+        if isinstance(v, dict):
+            return iter(self._dict_keys())
+        if isinstance(v, (list, tuple)):
+            return iter([self[k] for k in range(len(self))])
+        raise UnsupportedSyntax(f"iterating over {self._ref!r} (a {type(v).__name__}): the "
+                                "source engine iterates over lists, tuples, dicts and arrays "
+                                "found outside the function", construct="iteration over object")
+
+    def __bool__(self):
+        if isinstance(self._value, (list, tuple, dict)):
+            _guard(self._ref, "len", len(self._value))
+        return bool(self._value)        # an object's own truth is fixed by its type
+
+    def __call__(self, *args, **kwargs):
+        return call_outside(self, args, kwargs)
+
+    def __array__(self, *a, **k):
+        raise UnsupportedSyntax(
+            f"{self._ref!r} (a {type(self._value).__name__}) used as an array: read its arrays "
+            "explicitly (np.stack of its items, an attribute), or use engine='trace'",
+            construct="object as array")
+
+    def __repr__(self):
+        return f"<outside value {self._ref!r}: {type(self._value).__name__}>"
+
+
+# --- calls that act outside -------------------------------------------------------
+_RNG_TYPES = (np.random.RandomState, np.random.Generator, np.random.BitGenerator,
+              np.random.SeedSequence, random.Random)
+_IMPURE_MODULES = frozenset({"random", "time", "os", "io", "sys", "datetime", "secrets", "uuid",
+                             "numpy.random", "numpy.random.mtrand", "shutil", "socket"})
+
+
+def is_impure(f):
+    """Whether calling ``f`` acts outside or gives a new value each time: a
+    random generator's method (``np.random.*`` included), a SciPy
+    distribution's ``rvs``, ``print``, and functions of ``random``, ``time``,
+    ``os`` and the like."""
+    if f is builtins.print or f is builtins.input or f is builtins.open:
+        return True
+    owner = getattr(f, "__self__", None)
+    if isinstance(owner, _RNG_TYPES):
+        return True
+    if getattr(f, "__name__", None) == "rvs":
+        return True
+    mod = getattr(f, "__module__", None) or ""
+    return isinstance(f, (types.BuiltinFunctionType, types.FunctionType)) and (
+        mod in _IMPURE_MODULES or mod.startswith("numpy.random"))
+
+
+def _operand(x):
+    return isinstance(x, (TracerBase, np.ndarray))
+
+
+def _dummy(x):
+    """A stand-in for an operand while the call's result type is found."""
+    if isinstance(x, TracerBase):
+        a = x.aval
+        return np.zeros(tuple(int(d) for d in a.shape), a.dtype)
+    return x
+
+
+def call_outside(f, args, kwargs):
+    """``f(*args, **kwargs)`` made by the generated code at each call (a
+    ``host_call``). Its result's shape and dtype are found now by calling it
+    on copies: of its object (a generator's state is copied, so nothing is
+    drawn from the user's stream) and of its operands (zeros)."""
+    fixed = concrete(f)
+    if isinstance(f, EnvObject) and isinstance(fixed, types.MethodType) \
+            and isinstance(fixed.__func__, types.FunctionType):
+        # a Python method of an object found outside: converted, its self the
+        # object's place (so self.W is read at each call)
+        _guard(f._ref, "func", fixed.__func__)
+        from .source_runtime import call
+        return call(fixed.__func__, f._receiver, *args, **kwargs)
+    args = [concrete(a) for a in args]
+    kwargs = {k: concrete(v) for k, v in kwargs.items()}
+    operands, spec, kw_spec = [], [], []
+    for a in args:
+        if _operand(a):
+            spec.append(("op", len(operands)))
+            operands.append(a)
+        else:
+            spec.append(("const", a))
+    for k, a in kwargs.items():
+        if _operand(a):
+            kw_spec.append((k, ("op", len(operands))))
+            operands.append(a)
+        else:
+            kw_spec.append((k, ("const", a)))
+    owner = getattr(fixed, "__self__", None)
+    probe = fixed
+    if owner is not None and not isinstance(owner, types.ModuleType):
+        try:
+            probe = getattr(copy.deepcopy(owner), fixed.__name__)
+        except Exception:   # noqa: BLE001 -- an object that cannot be copied
+            raise UnsupportedSyntax(
+                f"{_label(f)}: the source engine calls a method of an outside object at each "
+                "call, and finds the result's shape on a copy of the object, which this one "
+                "cannot make; call it outside the function and pass the result in, or use "
+                "engine='trace'", construct="call on an uncopyable object") from None
+    try:
+        result = probe(*[_dummy(a) for a in args], **{k: _dummy(v) for k, v in kwargs.items()})
+        out = out_aval_of(result)
+    except TypeError as err:
+        raise UnsupportedSyntax(
+            f"{_label(f)} returns {err}, which generated code cannot hold as a value; call it "
+            "outside the function and pass what you need in, or use engine='trace'",
+            construct="outside call returning an object") from None
+    callee = f._ref if isinstance(f, EnvObject) else fixed
+    checked = not isinstance(owner, _RNG_TYPES)
+    return host_call(callee, operands, spec, kw_spec, out, checked=checked)
+
+
+def _label(f):
+    if isinstance(f, EnvObject):
+        return repr(f._ref)
+    return getattr(f, "__qualname__", None) or repr(f)
+

@@ -1,0 +1,201 @@
+"""The outside world: values a Program reads, and calls it makes, at run time.
+
+A derivative is generated once and called many times, so whatever may differ
+between calls is computed by the generated code at each call, never while it
+is generated:
+
+    W = env_read[ref=model.W] ()              an array that a global, a closure
+                                              cell, or an attribute or item of an
+                                              object reached from them holds now
+    eps = host_call[fn=rs.randn, args=(3,)] ()     a call outside NumPy's pure
+                                              functions: a random draw, I/O
+
+Both primitives are *runtime* ones: ``bind`` never evaluates them while a
+Program is staged; it records them into the innermost trace that records
+primal work (``core.bind``). Their values carry no tangent. ``host_call`` also
+has an *effect*: it is never merged with an equal call, never dropped because
+its result is unused, and never run twice (a checkpointed region, which
+recomputes, refuses it), so one derivative call makes exactly the calls one
+plain call makes, in the same order.
+
+Where a value lives is an ``EnvRef``: a root (a module's globals, a closure
+cell, or a fixed object such as a generator passed as an argument) and a path
+of attribute and item accesses, read again by the generated code at each call
+(``items.W``, ``model.layers[0].W``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import NOT_LINEAR, Primitive, bind, register
+from ..errors import NoDerivativeRule, WengertError
+from ..ir import Aval, Ident
+
+__all__ = ["EnvRef", "env_read", "host_call", "has_effect", "HostCallError"]
+
+
+class HostCallError(WengertError, RuntimeError):
+    """A call made at run time returned a value of another shape or dtype
+    than when the code was generated."""
+
+
+class EnvRef:
+    """Where a value outside the function lives.
+
+    ``kind`` is ``"globals"`` (``root`` a module's globals dict, ``label`` the
+    module's name), ``"cell"`` (``root`` a closure cell, ``label`` the
+    variable's name) or ``"object"`` (``root`` a fixed object, ``label`` a name
+    to show). ``path`` is a tuple of ``("attr", name)`` and ``("item", key)``;
+    a global's path starts with ``("item", name)`` in its module's dict."""
+
+    __slots__ = ("kind", "root", "label", "path")
+
+    def __init__(self, kind, root, label, path=()):
+        self.kind, self.root, self.label, self.path = kind, root, label, path
+
+    def attr(self, name):
+        return EnvRef(self.kind, self.root, self.label, self.path + (("attr", name),))
+
+    def item(self, key):
+        return EnvRef(self.kind, self.root, self.label, self.path + (("item", key),))
+
+    def resolve(self):
+        """The value there now."""
+        v = self.root.cell_contents if self.kind == "cell" else self.root
+        for op, key in self.path:
+            v = getattr(v, key) if op == "attr" else v[key]
+        return v
+
+    @property
+    def param_key(self):
+        """Equal for the same place (common subexpressions compare params by it)."""
+        return ("env", Ident(self.root), self.path)
+
+    def text(self, root_name):
+        """Python text reading it, the root written as ``root_name``: a
+        module's global is an attribute of the module (``items.W``)."""
+        path = self.path
+        if self.kind == "cell":
+            out = f"{root_name}.cell_contents"
+        elif self.kind == "globals" and path and path[0][0] == "item" and self.label:
+            out, path = f"{root_name}.{path[0][1]}", path[1:]
+        else:
+            out = root_name
+        for op, key in path:
+            out += f".{key}" if op == "attr" else f"[{key!r}]"
+        return out
+
+    def __repr__(self):
+        if self.kind == "cell":
+            return self.text(self.label).replace(f"{self.label}.cell_contents", self.label, 1)
+        return self.text(self.label or "globals()")
+
+
+# --- env_read ----------------------------------------------------------
+def env_read_impl(*, ref, aval):
+    return ref.resolve()
+
+
+def env_read_aval(*, ref, aval):
+    return aval
+
+
+def env_read_jvp(primals, tangents, *, ref, aval):
+    raise AssertionError("env_read has no operands, so never a tangent")     # pragma: no cover
+
+
+env_read_p = register(Primitive(
+    "env_read", nargs=0, impl=env_read_impl, abstract_eval=env_read_aval, jvp=env_read_jvp,
+    transpose=NOT_LINEAR, differentiable=False, runtime=True))
+
+
+def env_read(ref, aval):
+    """The array at ``ref``, read when the code runs."""
+    return bind(env_read_p, ref=ref, aval=aval)
+
+
+# --- host_call ----------------------------------------------------------
+def _call_args(ops, args, kwargs):
+    """The call's positional and keyword arguments: ``("op", k)`` is operand
+    ``k``, ``("const", v)`` the value ``v``."""
+    def value(spec):
+        return ops[spec[1]] if spec[0] == "op" else spec[1]
+    return [value(a) for a in args], {k: value(a) for k, a in kwargs}
+
+
+def check_value(out, aval):
+    """``out``, the result of a call made at run time, if it has the shape
+    and dtype ``aval`` it had when the code was generated; else an error
+    (the code after it assumes them)."""
+    shape = np.shape(out)
+    dtype = aval.dtype if isinstance(out, (float, int, bool)) else np.result_type(out)
+    if tuple(shape) != tuple(int(d) for d in aval.shape) or np.dtype(dtype) != aval.dtype:
+        raise HostCallError(
+            f"a call made at run time returned a value of shape {tuple(shape)} and dtype "
+            f"{np.dtype(dtype)}, but {aval.short()} when the derivative's code was generated; "
+            "the code assumes it does not change: pass the shape explicitly, or use "
+            "engine='trace'")
+    return out
+
+
+def host_call_impl(*ops, fn, args, kwargs, outs, checked):
+    callee = fn.resolve() if isinstance(fn, EnvRef) else fn
+    a, kw = _call_args(ops, args, kwargs)
+    out = callee(*a, **kw)
+    if not outs:
+        return ()
+    return (check_value(out, outs[0]) if checked else out,)
+
+
+def host_call_aval(*avals, fn, args, kwargs, outs, checked):
+    return tuple(outs)
+
+
+def host_call_jvp(primals, tangents, fn, args, kwargs, outs, checked):
+    # reached only when an operand carries a tangent: the call has no rule
+    raise NoDerivativeRule(
+        f"{fn!r} is called outside NumPy (at run time) on a value that depends on a "
+        "differentiated input, and has no derivative rule: compute it from values you do not "
+        "differentiate, write the differentiated part with NumPy (for a random draw: "
+        "mu + sigma * rng.standard_normal(shape)), or give it a rule with wg.custom_jvp")
+
+
+host_call_p = register(Primitive(
+    "host_call", nargs=None, impl=host_call_impl, abstract_eval=host_call_aval,
+    jvp=host_call_jvp, transpose=NOT_LINEAR, multiple_results=True, runtime=True,
+    effect=True))
+
+
+def host_call(fn, operands, args, kwargs, out_aval, checked=True):
+    """Call ``fn`` (a callable, or an ``EnvRef`` to one) when the code runs,
+    with ``args``/``kwargs`` specs over ``operands`` (see ``_call_args``);
+    ``out_aval`` is its result's (None: it returns nothing). ``checked``: the
+    result's shape and dtype are checked at run time."""
+    outs = () if out_aval is None else (out_aval,)
+    res = bind(host_call_p, *operands, fn=fn, args=tuple(args), kwargs=tuple(kwargs),
+               outs=outs, checked=checked)
+    return res[0] if outs else None
+
+
+def has_effect(prog):
+    """Whether ``prog`` (or a Program inside its control flow) makes a call
+    with an effect (``host_call``)."""
+    from ..ir import sub_programs
+    for eqn in prog.eqns:
+        if eqn.prim.effect or any(has_effect(p) for p in sub_programs(eqn)):
+            return True
+    return False
+
+
+def out_aval_of(value):
+    """The aval of a host call's result, or None for None; anything that is
+    not an array or a number is an error (the code cannot hold it)."""
+    from ..ir import aval_of
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray) and value.dtype.kind not in "biufc":
+        raise TypeError(f"an array of dtype {value.dtype}")
+    try:
+        return Aval(np.shape(value), aval_of(value).dtype, aval_of(value).weak)
+    except TypeError:
+        raise TypeError(f"a {type(value).__name__}") from None
