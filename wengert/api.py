@@ -14,8 +14,9 @@ from . import dims
 from .errors import (ConcretizationError, NonDifferentiableInputError, NonScalarOutputError,
                      ShapeMismatchError, UnsupportedSyntax)
 from .frontends.tracing import flat_function, make_program as trace_program
-from .ir import aval_of
-from .primitives.core import Zero, eval_program, new_trace
+from .ir import Ident, Lit, aval_of, sub_programs
+from .primitives.core import TracerBase, Zero, eval_program, new_trace
+from .primitives.arith import convert
 from .primitives.control import RAGGED_BATCH
 from .primitives.shape import reshape, stack, transpose as transpose_axes
 from .pytree import flatten, unflatten
@@ -122,10 +123,12 @@ def _cast_like(ct, x):
     """A cotangent with the dtype and type of its primal (float32 stays float32)."""
     av = aval_of(x)
     if isinstance(ct, Zero):
-        return np.zeros(av.shape, av.dtype)
+        return dims.zeros(av.shape, av.dtype)
     dt = getattr(ct, "dtype", None)
-    if dt is not None and dt != av.dtype and not hasattr(ct, "_trace"):
-        ct = np.asarray(ct).astype(av.dtype)
+    if dt is not None and dt != av.dtype:
+        # staged (the source engine), the cast is an equation of the code
+        ct = convert(ct, dtype=av.dtype) if isinstance(ct, TracerBase) else \
+            np.asarray(ct).astype(av.dtype)
     return ct
 
 
@@ -135,6 +138,21 @@ def _vjp_core(fn, dyn, fname):
     _check_differentiable(leaves, fname)
     outs, lin = linearize_flat(flat, leaves, reverse=True, name=getattr(fn, "__name__", "f"))
     return outs, lin, leaves, in_tree, out_tree[0]
+
+
+def _unshared(outs, lin):
+    """The outputs handed to the caller, copied where the linear Program
+    keeps the same array (``exp``'s output is its own derivative): the
+    caller may write to what it is given before using the pullback."""
+    kept = set()
+
+    def collect(prog):
+        for e in prog.eqns:
+            kept.update(Ident(x.val) for x in e.inputs if isinstance(x, Lit))
+            for sub in sub_programs(e):
+                collect(sub)
+    collect(lin)
+    return [o.copy() if type(o) is np.ndarray and Ident(o) in kept else o for o in outs]
 
 
 def _unit(aval):
@@ -217,7 +235,7 @@ def vjp(fun, *primals, has_aux=False, engine="auto"):
             fun = functools.wraps(fun)(inner)
     fn, dyn, _, aux_box = _prepare(fun, primals, {}, tuple(range(len(primals))), "vjp", has_aux)
     outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "vjp")
-    out = unflatten(out_tree, outs)
+    out = unflatten(out_tree, _unshared(outs, lin))
 
     def pullback(ct):
         ct_leaves, ct_tree = flatten(ct)
@@ -229,6 +247,9 @@ def vjp(fun, *primals, has_aux=False, engine="auto"):
                 raise ShapeMismatchError(
                     f"vjp pullback: cotangent of shape {np.shape(c)} for an output of shape "
                     f"{aval_of(o).shape}; pass a cotangent shaped like the output")
+        # a Python number or list is taken as an array of the output's dtype
+        ct_leaves = [c if isinstance(c, (np.ndarray, TracerBase)) else
+                     np.asarray(c, dtype=aval_of(o).dtype) for c, o in zip(ct_leaves, outs)]
         cts = backward_pass(lin, ct_leaves)
         return tuple(unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)]))
 
@@ -284,7 +305,7 @@ def linearize(fun, *primals, engine="auto"):
         res = eval_program(lin, t_leaves)
         return unflatten(out_tree[0], res)
 
-    return unflatten(out_tree[0], outs), _WithSource(linear_fun, lambda: lin)
+    return unflatten(out_tree[0], _unshared(outs, lin)), _WithSource(linear_fun, lambda: lin)
 
 
 class _WithSource:

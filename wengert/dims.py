@@ -24,7 +24,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["Dim", "Scalar", "symbolic", "symbolic_avals", "recording", "render", "guard_function", "has_dims",
+__all__ = ["Dim", "Scalar", "symbolic", "plain_numbers", "symbolic_avals", "recording", "render", "guard_function", "has_dims",
            "as_int", "in_params", "broadcast", "slice_length", "recording_now", "remember",
            "shape_of", "recipe_of", "constant", "shape", "zeros"]
 
@@ -192,6 +192,17 @@ class Scalar(_Symbolic, float):
 
 def _plain_number(x):
     return x._base(x) if isinstance(x, _Symbolic) else x
+
+
+def plain_numbers(args):
+    """``args`` with symbolic numbers as the Python numbers they stand for:
+    what NumPy must see when it computes (it takes an ``int`` subclass for a
+    64-bit integer, not a weakly typed Python int, and would promote float32
+    to float64 where the generated code, reading ``x.shape[0]``, does not)."""
+    for a in args:
+        if isinstance(a, _Symbolic):
+            return [_plain_number(b) for b in args]
+    return args
 
 
 def symbolic(value, expr, aval=None):

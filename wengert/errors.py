@@ -2,7 +2,8 @@
 
 __all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError",
-           "LeakedTracerError", "UnsupportedSyntax", "UnsupportedFunctionError"]
+           "LeakedTracerError", "UnsupportedSyntax", "UnsupportedFunctionError",
+           "InPlaceUpdateError"]
 
 
 class WengertError(Exception):
@@ -32,6 +33,11 @@ class ShapeMismatchError(WengertError, ValueError):
 
 class ConcretizationError(WengertError, TypeError):
     """A symbolic value was used where Python needs a concrete one."""
+
+
+class InPlaceUpdateError(WengertError, TypeError):
+    """``x[i] = v`` on a traced array in the trace engine (arrays being
+    differentiated are values: update them functionally)."""
 
 
 class LeakedTracerError(WengertError, RuntimeError):

@@ -11,6 +11,7 @@ program whose inputs are symbolic tangents).
 """
 from __future__ import annotations
 
+from . import dims as _dims
 from .ir import Eqn, Ident, Lit, Program, Var, aval_of
 from .primitives.core import Trace, Zero, new_trace, zeros
 from .primitives.numpy_api import Tracer
@@ -78,7 +79,7 @@ class StagingTrace(Trace):
             atoms = [t.atom for t in tracers]
             vals = None
             if all(t.val is not None for t in tracers) and not prim.runtime:
-                vals = prim.impl(*[t.val for t in tracers], **params)
+                vals = prim.impl(*_dims.plain_numbers([t.val for t in tracers]), **params)
                 out_avals = ([aval_of(v) for v in vals] if prim.multiple_results
                              else aval_of(vals))
             else:

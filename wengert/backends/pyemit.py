@@ -64,7 +64,7 @@ UFUNCS = {"add": "add", "add_any": "add", "sub": "subtract", "mul": "multiply", 
 PY_SCALARS = (bool, int, float, complex, Dim)
 
 # names the generated code reads from builtins: a variable may not shadow them
-_BUILTINS_USED = {"range", "int", "slice", "abs"}
+_BUILTINS_USED = {"range", "int", "slice", "abs", "float", "bool", "complex"}
 
 
 def _numpy_names():

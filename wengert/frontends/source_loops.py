@@ -18,6 +18,8 @@ from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod
 from ..primitives.checkpoint import checkpointed, checkpointed_loop
+from ..primitives.core import new_trace
+from ..staging import StagingTrace
 from .source_env import EnvObject
 from .source_runtime import (_NEEDS_CONCRETE, DimRange, TracedRange, Undefined, _Block, _Sequence,
                              _any_traced, _assemble, _coerce, _join, _python_iterable,
@@ -60,7 +62,9 @@ def _loop_fixpoint(run_block, state, names, where):
             if kd != "op":
                 raise UnsupportedSyntax(f"{where}: {names[k]!r} stops being an array in the loop")
             a = aval_of(v)
-            if info.shape != a.shape or info.dtype != a.dtype:
+            # a Python float that a step makes a NumPy one (``s = np.float64(c) + s``)
+            # is a NumPy float from the start: the loop has one type per carry
+            if info.shape != a.shape or info.dtype != a.dtype or (a.weak and not info.weak):
                 j = _join(a, info)
                 new[k] = _coerce(v, j)
                 changed = True
@@ -210,9 +214,20 @@ def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where):
     return out[1:]
 
 
+def _probe(fn, *args):
+    """``fn(*args)`` recorded into a Program that is thrown away: a first look
+    at a value (is a loop's condition traced?) that, if traced, is computed
+    again where it belongs, so the calls with an effect it makes (a random
+    draw) must not stay in the enclosing Program. A traced result is only
+    good for telling that it is traced."""
+    trace = StagingTrace(dynamic=True)
+    with new_trace(trace):
+        return fn(*args)
+
+
 def while_stmt(cond_fn, body_fn, state, names, lineno):
     where = lineno
-    first = cond_fn(*state)
+    first = _probe(cond_fn, *state)
     if not _traced(first) and not _any_traced(state):
         c = first
         while c:

@@ -19,7 +19,7 @@ from ..dims import Dim
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, reduce as reduce_mod
-from ..primitives.core import TracerBase
+from ..primitives.core import TracerBase, effects_made
 from ..pytree import flatten
 from ..staging import closure_convert, stage
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
@@ -81,12 +81,27 @@ def not_(x):
     return arith.logical_not(x) if _traced(x) else not x
 
 
+def _all_evaluated(thunks, what):
+    """The values of ``thunks``, each evaluated: what ``and``, ``or`` and ``x if
+    c else y`` do when the deciding value is traced (they become selects).
+    A call with an effect among them (a random draw) would then be made on
+    every path, so it is refused."""
+    before = effects_made()
+    vals = [t() for t in thunks]
+    if effects_made() != before:
+        raise UnsupportedSyntax(
+            f"a call with an effect (a random draw, I/O) inside {what} whose condition depends "
+            "on a traced value: both sides are computed, so it would be made on every path; "
+            "make the call before, or use an if statement", construct=f"effect inside {what}")
+    return vals
+
+
 def and_(*thunks):
     val = True
     for k, th in enumerate(thunks):
         v = th()
         if _traced(v):
-            rest = [t() for t in thunks[k + 1:]]
+            rest = _all_evaluated(thunks[k + 1:], "'and'")
             out = v
             for r in rest:
                 out = arith.logical_and(out, r)
@@ -103,7 +118,7 @@ def or_(*thunks):
         v = th()
         if _traced(v):
             out = v
-            for r in [t() for t in thunks[k + 1:]]:
+            for r in _all_evaluated(thunks[k + 1:], "'or'"):
                 out = arith.logical_or(out, r)
             return out
         if v:
@@ -119,7 +134,7 @@ def none_of(*flags):
 def ifexp(c, a, b):
     if _traced(c):
         # both sides are computed; the select keeps the derivative of the taken one
-        return arith.where(c, a(), b())
+        return arith.where(c, *_all_evaluated((a, b), "'x if c else y'"))
     return a() if c else b()
 
 
@@ -436,7 +451,9 @@ class _Block:
 
 
 def _coerce(v, aval):
-    if aval_of(v).dtype != aval.dtype:
+    a = aval_of(v)
+    if a.dtype != aval.dtype or (a.weak and not aval.weak):
+        # a Python number joined with a NumPy one is the NumPy one (NEP 50)
         v = arith.convert(v, dtype=aval.dtype)
     if aval_of(v).shape != aval.shape:
         from ..primitives.shape import broadcast_to

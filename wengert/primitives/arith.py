@@ -17,12 +17,15 @@ import operator
 import numpy as np
 
 from .. import dims as _dims
-from .core import NOT_LINEAR, Linear, Primitive, Zero, register, wrapper_of, zero_if_any
+from .core import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register, wrapper_of, zero_if_any
 from .rules import elementwise_aval, elementwise_batch
 from ..ir import Aval, aval_of
 
 
 _wrap = wrapper_of
+# impls that are Python's operators: on Python numbers they give Python numbers
+_PYTHON_OPERATORS = (operator.abs, operator.lt, operator.le, operator.gt, operator.ge,
+                     operator.eq, operator.ne)
 
 
 def _zero_jvp(out_fn):
@@ -35,7 +38,8 @@ def _zero_jvp(out_fn):
 
 def _unary(name, impl, jvp, float_out=True):
     prim = Primitive(name, nargs=1, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
-                     abstract_eval=elementwise_aval(name, float_out=float_out))
+                     abstract_eval=elementwise_aval(name, float_out=float_out,
+                                                    python_scalars=impl in _PYTHON_OPERATORS))
     return register(prim)
 
 
@@ -72,7 +76,7 @@ def add_zero_rule(x, y):
 
 
 add_p = register(Primitive("add", nargs=2, impl=operator.add, jvp=add_jvp, transpose=add_transpose,
-                           abstract_eval=elementwise_aval("add"), zero_rule=add_zero_rule))
+                           abstract_eval=elementwise_aval("add", python_scalars=True), zero_rule=add_zero_rule))
 add = _wrap(add_p)
 add_p.batch = elementwise_batch(add)
 
@@ -97,7 +101,7 @@ def sub_zero_rule(x, y):
 
 
 sub_p = register(Primitive("sub", nargs=2, impl=operator.sub, jvp=sub_jvp, transpose=sub_transpose,
-                           abstract_eval=elementwise_aval("sub"), zero_rule=sub_zero_rule))
+                           abstract_eval=elementwise_aval("sub", python_scalars=True), zero_rule=sub_zero_rule))
 sub = _wrap(sub_p)
 sub_p.batch = elementwise_batch(sub)
 
@@ -112,7 +116,7 @@ def neg_transpose(ct, x):
 
 
 neg_p = register(Primitive("neg", nargs=1, impl=operator.neg, jvp=neg_jvp, transpose=neg_transpose,
-                           abstract_eval=elementwise_aval("neg")))
+                           abstract_eval=elementwise_aval("neg", python_scalars=True)))
 neg_p.zero_rule = zero_if_any(neg_p)
 neg = _wrap(neg_p)
 neg_p.batch = elementwise_batch(neg)
@@ -141,7 +145,7 @@ def mul_transpose(ct, x, y):
 
 
 mul_p = register(Primitive("mul", nargs=2, impl=operator.mul, jvp=mul_jvp, transpose=mul_transpose,
-                           abstract_eval=elementwise_aval("mul")))
+                           abstract_eval=elementwise_aval("mul", python_scalars=True)))
 mul_p.zero_rule = zero_if_any(mul_p)
 mul = _wrap(mul_p)
 mul_p.batch = elementwise_batch(mul)
@@ -173,7 +177,7 @@ def div_zero_rule(x, y):
 
 
 div_p = register(Primitive("div", nargs=2, impl=operator.truediv, jvp=div_jvp, transpose=div_transpose,
-                           abstract_eval=elementwise_aval("div", float_out=True),
+                           abstract_eval=elementwise_aval("div", float_out=True, python_scalars=True),
                            zero_rule=div_zero_rule))
 div = _wrap(div_p)
 div_p.batch = elementwise_batch(div)
@@ -413,7 +417,7 @@ def where_jvp(primals, tangents, ):
 
 
 def where_transpose(ct, c, x, y):
-    zero = np.zeros((), ct.dtype if hasattr(ct, "dtype") else np.float64)
+    zero = np.zeros((), aval_of(ct).dtype)
     return (None,
             _sum_to(where(c, ct, zero), x) if isinstance(x, Linear) else None,
             _sum_to(where(c, zero, ct), y) if isinstance(y, Linear) else None)
@@ -427,9 +431,8 @@ def where_aval(c, x, y):
 def where_zero_rule(c, x, y):
     if isinstance(x, Zero) and isinstance(y, Zero):
         return Zero(where_aval(aval_of(c), x.aval, y.aval))
-    x = np.zeros((), y.dtype) if isinstance(x, Zero) else x
-    y = np.zeros((), x.dtype) if isinstance(y, Zero) else y
-    return where(c, x, y)
+    # the zero side as concrete zeros of its own aval (a Python float's is 0.0)
+    return where(c, instantiate(x), instantiate(y))
 
 
 where_p = register(Primitive("where", nargs=3, impl=np.where, jvp=where_jvp,
@@ -499,7 +502,8 @@ floor_divide_p.jvp = _zero_jvp(floor_divide)
 # --- comparisons and logical operations (not differentiated) -----------
 def _predicate(name, impl, nargs=2):
     prim = register(Primitive(name, nargs=nargs, impl=impl, jvp=None, transpose=NOT_LINEAR,
-                              abstract_eval=elementwise_aval(name, out_dtype=np.bool_),
+                              abstract_eval=elementwise_aval(
+                                  name, out_dtype=np.bool_, python_scalars=impl in _PYTHON_OPERATORS),
                               differentiable=False))
     return prim, _wrap(prim)
 

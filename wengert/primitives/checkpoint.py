@@ -39,7 +39,7 @@ import numpy as np
 
 from .core import (NOT_LINEAR, Primitive, TracerBase, Zero, bind, eval_program, instantiate,
                    is_float, register)
-from ..errors import ConcretizationError
+from ..errors import ConcretizationError, UnsupportedSyntax
 from ..ir import Aval, aval_of
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p", "checkpointed_loop_p", "loop_forward_p",
@@ -80,6 +80,18 @@ def checkpoint_aval(*avals, body):
     return tuple(body.out_avals)
 
 
+def _refuse_effects(body, what):
+    """Reverse mode recomputes a checkpointed body: a call with an effect in
+    it (a random draw) would be made again and give other values."""
+    from .host import has_effect
+    if has_effect(body):
+        raise UnsupportedSyntax(
+            f"{what} makes a call with an effect (a random draw, I/O) that reverse mode would "
+            "make again when it recomputes the region, drawing other numbers: make the call "
+            "outside the checkpointed region and pass its result in", construct="effect in "
+            "a checkpointed region")
+
+
 def checkpoint_jvp(primals, tangents, body, trace):
     from ..transforms.jvp import jvp_program
     mask = [not isinstance(t, Zero) and is_float(aval_of(p)) for p, t in zip(primals, tangents)]
@@ -96,6 +108,7 @@ def checkpoint_jvp(primals, tangents, body, trace):
         return _jvp_by_running(checkpoint_impl)(primals, tangents, trace, body=body)
     # linearize for reverse mode: the primal runs now and keeps nothing; the
     # linear part reads the operands only
+    _refuse_effects(body, "wg.checkpoint")
     out = bind(checkpoint_p, *primals, body=body)
     lin = iter(bind(checkpoint_lin_p, *primals, *nz, body=body, mask=tuple(mask)))
     return tuple(out), tuple(next(lin) if f else Zero(a) for f, a in zip(out_float, body.out_avals))
@@ -184,6 +197,7 @@ def checkpointed_loop_jvp(primals, tangents, body, schedule, num_consts, num_car
         from .control import for_loop_jvp
         return for_loop_jvp(primals, tangents, body=body, num_consts=num_consts,
                             num_carry=num_carry, reverse=False, length=length, trace=trace)
+    _refuse_effects(body, "a checkpointed loop")
     n = primals[0]
     consts, carry = _split(primals[1:], num_consts)
     t_consts, t_carry = _split(tangents[1:], num_consts)

@@ -33,7 +33,7 @@ from .. import dims as _dims
 from .core import (NOT_LINEAR, Linear, Primitive, Zero, bind, eval_program, instantiate,
                    register, zeros)
 from ..dims import as_int
-from ..ir import Aval, Lit, Program, Var, aval_of
+from ..ir import Aval, Eqn, Lit, Program, Var, aval_of
 
 
 def _is_float_aval(a):
@@ -76,7 +76,7 @@ def cond_jvp(primals, tangents, branches, trace):
     n_out = len(branches[0].outputs)
     if not trace.partial:
         jvps = tuple(jvp_program(b, mask) for b in branches)
-        res = bind(cond_p, index, *ops, *nz, branches=jvps)
+        res = bind(cond_p, index, *ops, *nz, branches=_agreeing(jvps))
         return tuple(res[:n_out]), tuple(res[n_out:])
     # partial evaluation: a primal cond that also emits the taken branch's
     # residuals, then a linear cond reading them. A residual that is one of
@@ -93,10 +93,12 @@ def cond_jvp(primals, tangents, branches, trace):
                 plan.append(("operand", operand[r]))
                 continue
             a = r.aval
-            j = next((j for j, s in enumerate(slots)
-                      if j not in used and s.shape == a.shape and s.dtype == a.dtype), None)
+            # by shape, dtype and weak typing: a Python float and an np.float64
+            # promote differently in the linear branch that reads the slot
+            j = next((j for j, s in enumerate(slots) if j not in used and s.shape == a.shape
+                      and s.dtype == a.dtype and s.weak == a.weak), None)
             if j is None:
-                slots.append(Aval(a.shape, a.dtype))
+                slots.append(Aval(a.shape, a.dtype, a.weak))
                 j = len(slots) - 1
             used.add(j)
             plan.append(("slot", j))
@@ -107,17 +109,120 @@ def cond_jvp(primals, tangents, branches, trace):
         res = known.outputs[n_out:]
         fill = {j: r for (kind, j), r in zip(plan, res) if kind == "slot"}
         outs = list(known.outputs[:n_out]) + [
-            fill.get(j, Lit(zeros(a))) for j, a in enumerate(slots)]
+            fill.get(j, Lit(_filler(a))) for j, a in enumerate(slots)]
         knowns.append(Program(known.inputs, known.eqns, outs, known.name))
         slot_in = {j: v for (kind, j), v in zip(plan, lin.inputs[:nres]) if kind == "slot"}
         op_in = {m: v for (kind, m), v in zip(plan, lin.inputs[:nres]) if kind == "operand"}
         ins = ([slot_in.get(j) or Var(a) for j, a in enumerate(slots)]
                + [op_in.get(m) or Var(aval_of(ops[m])) for m in needed])
         lins.append(Program(ins + lin.inputs[nres:], lin.eqns, lin.outputs, lin.name))
-    out = bind(cond_p, index, *ops, branches=tuple(knowns))
+    out = bind(cond_p, index, *ops, branches=_agreeing(knowns))
     res = out[n_out:]
-    t_out = bind(cond_p, index, *res, *[ops[m] for m in needed], *nz, branches=tuple(lins))
+    t_out = bind(cond_p, index, *res, *[ops[m] for m in needed], *nz, branches=_agreeing(lins))
     return tuple(out[:n_out]), tuple(t_out)
+
+
+def _agreeing(branches):
+    """``branches`` with outputs of one type: where one branch gives a Python
+    scalar (weakly typed, a transposed branch's ``0.0``) and another a NumPy
+    one, the Python one is made a NumPy scalar too (``convert``), so the
+    cond's result promotes the same way on either path."""
+    branches = tuple(branches)
+    fixes = {}
+    for k, avals in enumerate(zip(*[b.out_avals for b in branches])):
+        if len({a.weak for a in avals}) > 1:
+            fixes[k] = next(a for a in avals if not a.weak).dtype
+    if not fixes:
+        return branches
+    from .arith import convert_p
+    out = []
+    for b in branches:
+        eqns, outs = list(b.eqns), list(b.outputs)
+        for k, dtype in fixes.items():
+            x = outs[k]
+            if not x.aval.weak:
+                continue
+            if isinstance(x, Lit):
+                outs[k] = Lit(np.asarray(x.val, dtype)[()])
+            else:
+                v = Var(Aval(x.aval.shape, dtype), x.hint)
+                eqns.append(Eqn(convert_p, (x,), (v,), {"dtype": np.dtype(dtype)}))
+                outs[k] = v
+        out.append(Program(b.inputs, eqns, outs, b.name))
+    return tuple(out)
+
+
+def _coherent_carries(body, first, num_carry, carry, cond=None):
+    """A loop whose carries keep one type. A transform may give a carry an
+    initial value of another type than its body takes (a ``0.0`` zero for a
+    float32 cotangent), or a body that returns a NumPy scalar for a carry
+    that enters as a Python scalar (a tangent that ``cos`` makes an
+    ``np.float64``), which promotes float32 values differently from the
+    second step on. Such a carry is a NumPy scalar of the body's dtype from
+    the start: the initial value converted, the body (and the condition)
+    staged again; one that leaves the body as a Python scalar is converted on
+    the way out. Returns (body, carry, cond)."""
+    from ..staging import stage
+    from .arith import convert
+    carry = list(carry)
+    for k in range(num_carry):       # the initial values take the body's dtypes
+        a, want = aval_of(carry[k]), body.inputs[first + k].aval
+        if a.dtype != want.dtype or (a.weak and not want.weak):
+            carry[k] = convert(carry[k], dtype=want.dtype)
+    for _ in range(3):
+        ins, outs = body.inputs[first:first + num_carry], body.outputs[:num_carry]
+        strong = [v.aval.weak and (not o.aval.weak or not aval_of(c).weak)
+                  for v, o, c in zip(ins, outs, carry)]
+        if not any(strong):
+            break
+        new = list(body.in_avals)
+        for k, st in enumerate(strong):
+            if st:
+                a = new[first + k]
+                new[first + k] = Aval(a.shape, a.dtype)
+
+        def again(prog):
+            return stage(lambda *xs: eval_program(prog, xs), new[:len(prog.inputs)],
+                         name=prog.name, hints=[v.hint for v in prog.inputs])
+        body = again(body)
+        cond = None if cond is None else again(cond)
+        carry = [convert(c, dtype=aval_of(c).dtype) if st and aval_of(c).weak else c
+                 for c, st in zip(carry, strong)]
+    ins, outs = body.inputs[first:first + num_carry], body.outputs[:num_carry]
+    fix = {k for k, (v, o) in enumerate(zip(ins, outs))
+           if (o.aval.weak and not v.aval.weak) or o.aval.dtype != v.aval.dtype}
+    if fix:
+        from .arith import convert_p
+        eqns, new_outs = list(body.eqns), list(body.outputs)
+        for k in fix:
+            x, dtype = new_outs[k], ins[k].aval.dtype
+            if isinstance(x, Lit):
+                new_outs[k] = Lit(np.asarray(x.val, dtype)[()])
+            else:
+                v = Var(Aval(x.aval.shape, dtype), x.hint)
+                eqns.append(Eqn(convert_p, (x,), (v,), {"dtype": np.dtype(dtype)}))
+                new_outs[k] = v
+        body = Program(body.inputs, eqns, new_outs, body.name)
+    return body, carry, cond
+
+
+def _bind_for(n, consts, carry, xs, body, reverse, length):
+    body, carry, _ = _coherent_carries(body, 1 + len(consts), len(carry), carry)
+    return bind(for_loop_p, n, *consts, *carry, *xs, body=body, num_consts=len(consts),
+                num_carry=len(carry), reverse=reverse, length=length)
+
+
+def _bind_while(consts, carry, cond, body):
+    body, carry, cond = _coherent_carries(body, len(consts), len(carry), carry, cond)
+    return bind(while_loop_p, *consts, *carry, cond=cond, body=body, num_consts=len(consts),
+                num_carry=len(carry))
+
+
+def _filler(aval):
+    """What a branch puts in a residual slot it does not fill (the other
+    branch's; never read on this path): zeros, of length 0 along a length
+    known only at run time (a while loop's stacked values)."""
+    return zeros(Aval(tuple(0 if d is None else d for d in aval.shape), aval.dtype, aval.weak))
 
 
 def cond_transpose(cts, index, *ops, branches):
@@ -126,7 +231,7 @@ def cond_transpose(cts, index, *ops, branches):
     nonlin = [o for o in ops if not isinstance(o, Linear)]
     cts = [instantiate(c) for c in cts]
     t_branches = tuple(transpose_program(b, mask) for b in branches)
-    in_cts = iter(bind(cond_p, index, *nonlin, *cts, branches=t_branches))
+    in_cts = iter(bind(cond_p, index, *nonlin, *cts, branches=_agreeing(t_branches)))
     return (None,) + tuple(next(in_cts) if m else None for m in mask)
 
 
@@ -169,8 +274,10 @@ def for_loop_impl(n, *args, body, num_consts, num_carry, reverse, length):
     n = int(n)
     ys = [[] for _ in body.outputs[num_carry:]]
     order = range(n - 1, -1, -1) if reverse else range(n)
+    python = _python_scalar_inputs(body, 1 + num_consts + num_carry)
     for i in order:
-        outs = eval_program(body, [i, *consts, *carry, *[x[i] for x in xs]])
+        outs = eval_program(body, [i, *consts, *carry,
+                                   *[p(x[i]) if p else x[i] for x, p in zip(xs, python)]])
         carry = outs[:num_carry]
         for acc, y in zip(ys, outs[num_carry:]):
             acc.append(y)
@@ -179,6 +286,15 @@ def for_loop_impl(n, *args, body, num_consts, num_carry, reverse, length):
             acc.reverse()
     stacked = [_stack(acc, a, n) for acc, a in zip(ys, body.out_avals[num_carry:])]
     return tuple(carry) + tuple(stacked)
+
+
+def _python_scalar_inputs(body, first):
+    """Which per-iteration inputs of a loop body are Python scalars (weakly
+    typed): a value stored per iteration in an array reads back as a NumPy
+    scalar, which promotes float32 operands to float64 where the Python
+    float it was does not, so it is read back as a Python number."""
+    return [{"f": float, "i": int, "b": bool, "c": complex}[v.aval.dtype.kind]
+            if v.aval.weak and v.aval.shape == () else None for v in body.inputs[first:]]
 
 
 def for_loop_aval(n, *avals, body, num_consts, num_carry, reverse, length):
@@ -213,21 +329,19 @@ def for_loop_jvp(primals, tangents, body, num_consts, num_carry, reverse, length
                + list(range(1 + nc, 1 + nc + nk)) + list(range(base + a, base + a + b))
                + list(range(1 + nc + nk, base)) + list(range(base + a + b, base + a + b + c)))
         jb = _reorder(jb, ins, _jvp_out_order(nk, n_ys, m_carry), f"{body.name}_jvp")
-        res = bind(for_loop_p, n, *consts, *nz_consts, *carry, *nz_carry, *xs, *nz_xs,
-                   body=jb, num_consts=nc + a, num_carry=nk + b, reverse=reverse, length=length)
+        res = _bind_for(n, [*consts, *nz_consts], [*carry, *nz_carry], [*xs, *nz_xs], jb,
+                        reverse, length)
         carry_out, t_carry_out = res[:nk], res[nk:nk + b]
         ys, t_ys = res[nk + b:nk + b + n_ys], res[nk + b + n_ys:]
         return _merge_tangents(carry_out, ys, t_carry_out, t_ys, m_carry)
     known, lin, nres = linearize_program(body, mask)
     known, lin_body, inv, n_stacked = _loop_residuals(known, lin, nres, nk + n_ys, 1, nc, a, b,
                                                       m_carry)
-    out = bind(for_loop_p, n, *consts, *carry, *xs, body=known, num_consts=nc,
-               num_carry=nk, reverse=reverse, length=length)
+    out = _bind_for(n, consts, carry, xs, known, reverse, length)
     carry_out, ys, res = out[:nk], out[nk:nk + n_ys], out[nk + n_ys:]
     inv_vals = [consts[j] for j in inv]
-    t_out = bind(for_loop_p, n, *nz_consts, *inv_vals, *nz_carry, *res, *nz_xs,
-                 body=lin_body, num_consts=a + len(inv), num_carry=b,
-                 reverse=reverse, length=length)
+    t_out = _bind_for(n, [*nz_consts, *inv_vals], nz_carry, [*res, *nz_xs], lin_body,
+                      reverse, length)
     return _merge_tangents(carry_out, ys, t_out[:b], t_out[b:], m_carry)
 
 
@@ -312,14 +426,18 @@ def for_loop_transpose(cts, n, *args, body, num_consts, num_carry, reverse, leng
         ct_c, ct_prev, ct_x = out[:n_lc], out[n_lc:n_lc + num_carry], out[n_lc + num_carry:]
         return list(ct_prev) + [add_any(s, c) for s, c in zip(acc, ct_c)] + list(ct_x)
 
+    # a per-iteration value keeps the body's typing: a Python scalar (weak)
+    # is read back as one (``_python_scalar_inputs``)
+    x_weak = [v.aval.weak for v, m in zip(body.inputs[1 + num_consts + num_carry:], m_xs)
+              if not m]
     avals = ([Aval((), np.int64)] + [aval_of(c) for c in nl_consts]
              + [c.aval for c in carry] + lin_consts
-             + [Aval(aval_of(x).shape[1:], aval_of(x).dtype) for x in nl_xs]
+             + [Aval(aval_of(x).shape[1:], aval_of(x).dtype, w) for x, w in zip(nl_xs, x_weak)]
              + [Aval(aval_of(c).shape[1:], aval_of(c).dtype) for c in ct_ys])
     body_t = stage(step, avals, name=f"{body.name}_transpose", role="%ct")
     zeros0 = [zeros(a) for a in lin_consts]
-    out = bind(for_loop_p, n, *nl_consts, *ct_carry, *zeros0, *nl_xs, *ct_ys, body=body_t,
-               num_consts=nlc, num_carry=num_carry + n_lc, reverse=not reverse, length=length)
+    out = _bind_for(n, nl_consts, [*ct_carry, *zeros0], [*nl_xs, *ct_ys], body_t,
+                    not reverse, length)
     ct_carry0, ct_consts, ct_xs = (out[:num_carry], out[num_carry:num_carry + n_lc],
                                    out[num_carry + n_lc:])
     it_c, it_x = iter(ct_consts), iter(ct_xs)
@@ -380,8 +498,7 @@ def _for_loop_batch(args, batched, body, num_consts, num_carry, reverse, length)
 
     avals = [batched_aval(a, f) for a, f in zip(body.in_avals, flags)]
     body_b = stage(run, avals, name=f"{body.name}_batched")
-    out = bind(for_loop_p, n, *consts, *carry, *xs, body=body_b, num_consts=num_consts,
-               num_carry=num_carry, reverse=reverse, length=length)
+    out = _bind_for(n, consts, carry, xs, body_b, reverse, length)
     return tuple(out[:num_carry]) + tuple(moveaxis(y, 1, 0) for y in out[num_carry:])
 
 
@@ -440,8 +557,7 @@ def while_loop_jvp(primals, tangents, cond, body, num_consts, num_carry, trace):
         # the condition reads primal values only: give it the tangents as unused inputs
         jc = _with_extra_inputs(cond, [aval_of(t) for t in nz_consts], nc)
         jc = _with_extra_inputs(jc, [aval_of(t) for t in nz_carry], nc + a + nk)
-        res = bind(while_loop_p, *consts, *nz_consts, *carry, *nz_carry, cond=jc, body=jb,
-                   num_consts=nc + a, num_carry=nk + b)
+        res = _bind_while([*consts, *nz_consts], [*carry, *nz_carry], jc, jb)
         carry_out, t_carry_out = res[:nk], res[nk:nk + b]
         count = res[nk + b]
         ys, t_ys = res[nk + b + 1:nk + b + 1 + n_ys], res[nk + b + 1 + n_ys:]
@@ -452,14 +568,11 @@ def while_loop_jvp(primals, tangents, cond, body, num_consts, num_carry, trace):
     # the linear part is a for_loop over that count
     known, lin, nres = linearize_program(body, mask)
     known, lin_body, inv, _ = _loop_residuals(known, lin, nres, nk + n_ys, 0, nc, a, b, m_carry)
-    out = bind(while_loop_p, *consts, *carry, cond=cond, body=known, num_consts=nc,
-               num_carry=nk)
+    out = _bind_while(consts, carry, cond, known)
     carry_out, count = out[:nk], out[nk]
     ys, res = out[nk + 1:nk + 1 + n_ys], out[nk + 1 + n_ys:]
     inv_vals = [consts[j] for j in inv]
-    t_out = bind(for_loop_p, count, *nz_consts, *inv_vals, *nz_carry, *res,
-                 body=lin_body, num_consts=a + len(inv), num_carry=b,
-                 reverse=False, length=None)
+    t_out = _bind_for(count, [*nz_consts, *inv_vals], nz_carry, res, lin_body, False, None)
     primal, tangent = _merge_tangents(carry_out, ys, t_out[:b], t_out[b:], m_carry)
     return (primal[:nk] + (count,) + primal[nk:],
             tangent[:nk] + (Zero(Aval((), np.int64)),) + tangent[nk:])

@@ -33,6 +33,7 @@ from ..ir import Lit, aval_of
 from ..errors import LeakedTracerError
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "Zero", "Linear", "bind",
+           "snapshot", "effects_made",
            "Trace", "TracerBase", "new_trace", "instantiate", "is_zero", "zero_if_any",
            "eval_program", "is_float"]
 
@@ -165,6 +166,17 @@ class Linear(HasAval):
         return f"Linear({self.aval.short()})"
 
 
+def snapshot(x):
+    """``x`` as a value a derivative may keep: a writeable ndarray is copied
+    (its owner may write to it before the derivative is used: ``w *= 0.25``
+    after ``y = w * x``), read-only arrays, scalars and tracers are kept as
+    they are, and so are constants of symbolic shape (``dims``), which
+    staging made and nobody else holds."""
+    if type(x) is np.ndarray and x.flags.writeable and _dims.shape_of(x) is None:
+        return x.copy()
+    return x
+
+
 def is_zero(x):
     return isinstance(x, Zero)
 
@@ -242,6 +254,7 @@ class _TraceState(threading.local):
     def __init__(self):
         self.stack = []         # active traces, innermost last
         self.dynamic = None     # the innermost dynamic trace, if it is on top of the stack
+        self.effects = 0        # applications of primitives with an effect so far
 
 
 _STATE = _TraceState()
@@ -287,8 +300,16 @@ def _primal_stager():
     return None
 
 
+def effects_made():
+    """How many primitives with an effect this thread has applied: a change
+    across a piece of staging says it made (or recorded) a call with an effect."""
+    return _STATE.effects
+
+
 def bind(prim, *args, **params):
     """Apply ``prim``: to the highest trace among the operands, else ``impl``."""
+    if prim.effect:
+        _STATE.effects += 1
     trace = None
     has_zero = False
     for a in args:
@@ -314,7 +335,7 @@ def bind(prim, *args, **params):
                 return stager.process(prim, args, params)
         elif _dims.recording_now():
             return _dims.constant(prim, args, params)
-        return prim.impl(*args, **params)
+        return prim.impl(*_dims.plain_numbers(args), **params)
     dyn = _STATE.dynamic
     if dyn is not None and trace.level < dyn.level:
         trace = dyn

@@ -140,7 +140,7 @@ def getitem_jvp(primals, tangents, idx):
 
 
 def getitem_transpose(ct, x, *dyn, idx):
-    zeros = core_zeros(Aval(x.aval.shape, ct.dtype))
+    zeros = core_zeros(Aval(x.aval.shape, aval_of(ct).dtype))   # ct may be a Python float
     return (bind(index_add_p, zeros, ct, *dyn, idx=idx),) + (None,) * len(dyn)
 
 
@@ -242,7 +242,7 @@ def index_set_jvp(primals, tangents, idx):
 
 def index_set_transpose(ct, x, v, *dyn, idx):
     # overwritten places send nothing back to x; v receives what they got
-    return ((bind(index_set_p, ct, np.zeros((), ct.dtype), *dyn, idx=idx)
+    return ((bind(index_set_p, ct, np.zeros((), aval_of(ct).dtype), *dyn, idx=idx)
              if isinstance(x, Linear) else None,
              sum_to_shape(bind(getitem_p, ct, *dyn, idx=idx), v.aval.shape)
              if isinstance(v, Linear) else None) + (None,) * len(dyn))

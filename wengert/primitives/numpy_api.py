@@ -18,7 +18,8 @@ import numpy as np
 
 from . import arith, composite, index, linalg, matrix, reduce, shape
 from .core import TracerBase
-from ..errors import ConcretizationError, NoDerivativeRule, UnsupportedFunctionError, user_location
+from ..errors import (ConcretizationError, InPlaceUpdateError, NoDerivativeRule,
+                      UnsupportedFunctionError, user_location)
 from ..ir import aval_of
 
 
@@ -298,9 +299,10 @@ class Tracer(TracerBase):
         return index.getitem(self, idx)
 
     def __setitem__(self, idx, v):
-        raise TypeError("a traced array cannot be assigned to in place (x[i] = v); write "
-                        "x = wg.at(x)[i].set(v), or use engine='source', which turns "
-                        "subscripted assignment into a functional update")
+        raise InPlaceUpdateError(
+            f"{user_location()}: a traced array cannot be assigned to in place (x[i] = v); "
+            "write x = wg.at(x)[i].set(v), or use engine='source', which turns subscripted "
+            "assignment into a functional update")
 
     # --- conversion to Python values: control flow is taken at the concrete
     # value; a float/array conversion would drop the derivative, so it raises

@@ -35,9 +35,13 @@ def broadcast_shapes(*shapes, name="operation"):
     return broadcast(*shapes) if any(has_dims(s) for s in shapes) else out
 
 
-def elementwise_aval(name, float_out=False, out_dtype=None):
+def elementwise_aval(name, float_out=False, out_dtype=None, python_scalars=False):
     """Shape rule of an elementwise op: broadcast shapes, promote dtypes.
-    ``float_out``: integer operands give float64 (``sin(1) -> float``)."""
+    ``float_out``: integer operands give float64 (``sin(1) -> float``).
+    ``python_scalars``: the impl is Python's operator, which keeps Python
+    numbers Python numbers (weakly typed, ``2.0 * 3.0``); a ufunc makes a NumPy
+    scalar of them (``np.sin(2.0)`` is an ``np.float64``, which promotes
+    float32 operands to float64)."""
     cache = {}
 
     def abstract_eval(*avals, **params):
@@ -59,12 +63,13 @@ def elementwise_aval(name, float_out=False, out_dtype=None):
 
     def _elementwise(*avals):
         shape = broadcast_shapes(*(a.shape for a in avals), name=name)
+        weak = python_scalars and all(a.weak for a in avals)
         if out_dtype is not None:
-            return Aval(shape, out_dtype, weak=all(a.weak for a in avals))
+            return Aval(shape, out_dtype, weak=weak)
         dtype = result_dtype(*avals)
         if float_out and dtype.kind not in "fc":
             dtype = np.dtype(np.float64)
-        return Aval(shape, dtype, weak=all(a.weak for a in avals))
+        return Aval(shape, dtype, weak=weak)
     abstract_eval.__name__ = f"{name}_abstract_eval"
     return abstract_eval
 

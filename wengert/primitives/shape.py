@@ -16,6 +16,7 @@ from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, register, wrapper_o
 from ..dims import as_int
 from ..errors import ShapeMismatchError
 from ..ir import Aval, aval_of
+from .rules import result_dtype
 
 
 _wrap = wrapper_of
@@ -70,7 +71,8 @@ def add_any_transpose(ct, x, y):
 def add_any_aval(x, y):
     if x.shape != y.shape:
         raise ShapeMismatchError(f"add_any: cotangents of shapes {x.shape} and {y.shape} differ")
-    return Aval(x.shape, np.result_type(x.dtype, y.dtype))
+    # operator.add: NumPy's promotion, Python numbers weakly typed (NEP 50)
+    return Aval(x.shape, result_dtype(x, y), weak=x.weak and y.weak)
 
 
 def add_any_zero_rule(x, y):
@@ -263,7 +265,6 @@ def concatenate_impl(*xs, axis):
 
 
 def concatenate_aval(*xs, axis):
-    from .rules import result_dtype
     first = xs[0].shape
     for x in xs[1:]:
         if len(x.shape) != len(first) or any(a != b for i, (a, b) in enumerate(zip(x.shape, first)) if i != axis):

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..errors import ShapeMismatchError, WengertError, user_location
 from ..ir import aval_of
-from ..primitives.core import Trace, Zero, bind, is_float, new_trace
+from ..primitives.core import Trace, Zero, bind, is_float, new_trace, snapshot
+from ..primitives.arith import convert
 from ..primitives.numpy_api import Tracer
 from ..staging import stage
 from ..primitives.core import eval_program
@@ -83,7 +84,9 @@ class JVPTrace(Trace):
                 tangents.append(a.tangent)
                 live = live or not isinstance(a.tangent, Zero)
             else:
-                primals.append(a)
+                # a value from outside this trace: under linearize, rules may keep
+                # it in the linear Program, so keep a copy its owner cannot write
+                primals.append(snapshot(a) if self.partial else a)
                 tangents.append(None)
         if not live or not prim.differentiable:
             try:
@@ -104,7 +107,8 @@ class JVPTrace(Trace):
             raise_shape_error(prim, primals, e)
         if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
             return tuple(JVPTracer(self, o, _tangent_for(o, t)) for o, t in zip(out, out_dot))
-        if type(out) is np.ndarray and out.dtype.kind in "fc":    # the common case, inline
+        if type(out) is np.ndarray and out.dtype.kind in "fc" and \
+                getattr(out_dot, "dtype", None) == out.dtype:      # the common case, inline
             return JVPTracer(self, out, out_dot)
         return JVPTracer(self, out, _tangent_for(out, out_dot))
 
@@ -119,12 +123,18 @@ def raise_shape_error(prim, operands, err):
 
 
 def _tangent_for(out, t):
-    dtype = getattr(out, "dtype", None)
-    if dtype is not None and dtype.kind in "fc" or type(out) is float:
+    """The tangent of ``out``: none for integers and booleans; of ``out``'s
+    dtype for floats (a float32 value's tangent is float32 even where a rule
+    computed it against float64 operands, as NumPy's promotion does)."""
+    if type(out) is float:
         return t
     av = aval_of(out)
     if not is_float(av):
         return Zero(av)     # integer and boolean values carry no tangent
+    dt = getattr(t, "dtype", None)
+    if dt is not None and dt != av.dtype and dt.kind == "f" and av.dtype.kind == "f" \
+            and not av.weak:
+        return convert(t, dtype=av.dtype)
     return t
 
 

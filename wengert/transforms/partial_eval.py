@@ -18,7 +18,7 @@ are its literals, the residuals.
 from __future__ import annotations
 
 from ..ir import Eqn, Lit, Program, Var, aval_of
-from ..primitives.core import Zero, new_trace
+from ..primitives.core import Zero, new_trace, snapshot
 from ..primitives.shape import zeros_like
 from ..primitives.core import eval_program
 from ..staging import StagingTrace, StagingTracer
@@ -39,7 +39,9 @@ def linearize_flat(fn, primals, reverse=True, name="f", mask=None):
     with new_trace(jtrace), new_trace(ltrace):
         t_ins = [ltrace.new_input(aval_of(p), hint="%t") for p, m in zip(primals, mask) if m]
         tans = iter(t_ins)
-        ins = [JVPTracer(jtrace, p, next(tans) if m else Zero(aval_of(p)))
+        # the inputs are kept (residuals) until the linear Program is used:
+        # copies, so the caller may write to its arrays meanwhile
+        ins = [JVPTracer(jtrace, snapshot(p), next(tans) if m else Zero(aval_of(p)))
                for p, m in zip(primals, mask)]
         outs = fn(*ins)
         out_p, out_atoms = [], []

@@ -214,11 +214,11 @@ def _algebraic(name, ins, out):
     if name == "mul":
         a, b = ins
         for z, other in ((a, b), (b, a)):
-            if _is_scalar_lit(z, 0.0) and shape == ():
-                # a Python zero stays a Python number (weakly typed), as the user's would
+            if _is_scalar_lit(z, 0.0) and shape == () and out.dtype.kind in "fc":
+                # zero of the product's type (a float32 zero times a Python
+                # float is float32); a Python zero stays a Python number
                 weak = other.aval.weak and z.aval.weak
-                return Lit(0.0 if weak and other.aval.dtype.kind == "f"
-                           else np.zeros((), other.aval.dtype))
+                return Lit(0.0 if weak and out.dtype == np.float64 else np.zeros((), out.dtype))
             if _is_scalar_lit(z, 1.0) and same_shape(other) and not isinstance(other, Lit):
                 return other
     if name in ("add", "add_any"):
