@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dims
 from .errors import (ConcretizationError, NonDifferentiableInputError, NonScalarOutputError,
-                     ShapeMismatchError, UnsupportedSyntax)
+                     ShapeMismatchError, UnsupportedDtypeError, UnsupportedSyntax)
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import TracerBase, Zero, eval_program, new_trace
@@ -70,6 +70,11 @@ def _check_differentiable(leaves, what):
         except TypeError:
             raise TypeError(f"{what}: leaf {k} is a {type(x).__name__}, not an array or number; "
                             "pass floats, NumPy arrays, or tuples/lists/dicts of them") from None
+        if av.dtype.kind == "c":
+            raise UnsupportedDtypeError(
+                f"{what}: leaf {k} is {av.short()}, a complex value; wengert does not "
+                "differentiate complex values yet: pass the real and imaginary parts as "
+                "separate float arrays")
         if av.dtype.kind not in "fc":
             raise NonDifferentiableInputError(
                 f"{what}: cannot differentiate with respect to a {av.short()} value (leaf {k}); "

@@ -3,7 +3,7 @@
 __all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError",
            "LeakedTracerError", "UnsupportedSyntax", "UnsupportedFunctionError",
-           "InPlaceUpdateError"]
+           "InPlaceUpdateError", "UnsupportedDtypeError"]
 
 
 class WengertError(Exception):
@@ -33,6 +33,18 @@ class ShapeMismatchError(WengertError, ValueError):
 
 class ConcretizationError(WengertError, TypeError):
     """A symbolic value was used where Python needs a concrete one."""
+
+
+class UnsupportedDtypeError(WengertError, TypeError):
+    """A value of a dtype wengert does not handle yet (complex)."""
+
+    @classmethod
+    def complex_operand(cls, prim_name):
+        """Complex values are refused where wengert meets them: its rules are
+        written for real values (a complex norm decomposed by them is wrong)."""
+        return cls(f"{user_location()}: {prim_name} on a complex value: wengert does not "
+                   "handle complex values yet; split the computation into real and "
+                   "imaginary parts (np.real, np.imag of real inputs)")
 
 
 class InPlaceUpdateError(WengertError, TypeError):

@@ -12,6 +12,7 @@ program whose inputs are symbolic tangents).
 from __future__ import annotations
 
 from . import dims as _dims
+from .errors import UnsupportedDtypeError
 from .ir import Eqn, Ident, Lit, Program, Var, aval_of
 from .primitives.core import Trace, Zero, new_trace, zeros
 from .primitives.numpy_api import Tracer
@@ -90,6 +91,8 @@ class StagingTrace(Trace):
                      for a in args]
             vals = None
             out_avals = prim.abstract_eval(*[x.aval for x in atoms], **params)
+        if _complex(atoms, out_avals, prim.multiple_results):
+            raise UnsupportedDtypeError.complex_operand(prim.name)
         if prim.multiple_results:
             outs = [Var(a, self.role) for a in out_avals]
             self.eqns.append(Eqn(prim, atoms, outs, params))
@@ -106,6 +109,14 @@ class StagingTrace(Trace):
         if isinstance(x, Zero):
             return Lit(zeros(x.aval))
         return Lit(x)
+
+
+def _complex(atoms, out_avals, multiple):
+    """Whether an operand or a result is complex (refused until wengert's
+    rules handle complex values: a complex norm decomposed by them is wrong)."""
+    outs = out_avals if multiple else (out_avals,)
+    return any(a.dtype.kind == "c" for a in outs) or any(
+        x.aval.dtype.kind == "c" for x in atoms)
 
 
 def stage(fn, in_avals, name="f", hints=None, concrete_vals=None, role="", dynamic=False,

@@ -10,9 +10,9 @@ returns depends on the value found there (``classify``):
 * a float array: read again by the generated code at every call (an
   ``env_read`` equation: ``W = items.W``), so an array changed in place is
   seen; its shape and dtype are checked at each call;
-* an integer or boolean array (an index, a mask, whose values may set
-  shapes): folded into the code, and compared with the array found at each
-  call;
+* an integer, boolean or complex array (an index, a mask, whose values may
+  set shapes; a complex constant, which NumPy computes on): folded into the
+  code, and compared with the array found at each call;
 * a number, string, None, or a tuple/list/dict of them: folded into the
   code, and compared with the value found at each call;
 * a module, function or class (the code's vocabulary): used while the code
@@ -83,7 +83,7 @@ def _guard(ref, kind, expected):
     """Record that the code needs ``ref`` to pass check ``kind`` at each call:
     ``"is"`` (the same object), ``"eq"`` (an equal plain value), ``"array"``
     (an ndarray of this (shape, dtype)), ``"type"`` (an object of this type),
-    ``"values"`` (an integer or boolean ndarray equal to this one), ``"len"``
+    ``"values"`` (an integer, boolean or complex ndarray equal to this one), ``"len"``
     (this length), ``"keys"`` (a dict with these keys, in order), ``"absent"`` (a global name that must stay
     unbound: the builtin it names is used), ``"func"`` (a bound method of
     this function)."""
@@ -162,7 +162,7 @@ _MISSING = _Missing()
 def _same_array(a, b):
     """An ndarray of ``b``'s shape, dtype and values."""
     return (type(a) is np.ndarray and a.shape == b.shape and a.dtype == b.dtype
-            and bool((a == b).all()))
+            and np.array_equal(a, b, equal_nan=b.dtype.kind in "fc"))
 
 
 def _same_value(a, b):
@@ -252,14 +252,15 @@ def classify(value, ref):
         _guard(ref, "eq", kept)
         return value
     if type(value) is np.ndarray:
-        if value.dtype.kind in "biu":
+        if value.dtype.kind in "biuc":
             # integers and booleans index (a mask's count of True sets a
-            # shape): their values are the code's, compared at each call
+            # shape), complex values are computed on by NumPy only (wengert
+            # refuses them): their values are the code's, compared at each call
             kept = value.copy()
             kept.flags.writeable = False
             _guard(ref, "values", kept)
             return kept
-        if value.dtype.kind not in "fc":
+        if value.dtype.kind != "f":
             raise UnsupportedSyntax(
                 f"{ref!r} is an array of dtype {value.dtype}, which the source engine cannot "
                 "read: pass it as an argument, or use engine='trace'",

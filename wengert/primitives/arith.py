@@ -188,15 +188,27 @@ def pow_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = pow(x, y)
+    # d/dx x^y = y x^(y-1), which is 0 where y = 0 (x^0 is 1 everywhere; the
+    # formula gives 0 * inf at x = 0)
+    if isinstance(x_dot, Zero):
+        dx = None
+    elif isinstance(y, (int, float)):
+        dx = None if y == 0 else mul(x_dot, mul(y, pow(x, y - 1)))
+    else:
+        dx = mul(x_dot, where(equal(y, 0), 0.0, mul(y, pow(x, sub(y, 1)))))
     # the y_dot term needs log(x); it is only formed when y carries a tangent,
-    # so integer and constant exponents of negative bases stay finite
-    y_minus_1 = y - 1 if isinstance(y, (int, float)) else sub(y, 1)
-    dx = mul(x_dot, mul(y, pow(x, y_minus_1)))
+    # so integer and constant exponents of negative bases stay finite. At
+    # x = 0 it is 0 (x^y log x -> 0 as x -> 0, y > 0), not 0 * -inf. A
+    # Python-number base keeps a Python-number log, so float32 stays float32
     if isinstance(y_dot, Zero):
-        return out, dx
-    # a Python-number base keeps a Python-number log, so float32 stays float32
-    log_x = float(np.log(x)) if isinstance(x, (int, float)) else log(x)
-    return out, add(dx, mul(y_dot, mul(out, log_x)))
+        dy = None
+    elif isinstance(x, (int, float)):
+        dy = None if x == 0 else mul(y_dot, mul(out, float(np.log(x))))
+    else:
+        dy = mul(y_dot, mul(out, log(where(equal(x, 0), 1.0, x))))
+    if dx is None and dy is None:
+        return out, Zero(aval_of(out))
+    return out, dy if dx is None else dx if dy is None else add(dx, dy)
 
 
 def pow_impl(x, y):

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeMismatchError, WengertError, user_location
+from ..errors import ShapeMismatchError, UnsupportedDtypeError, WengertError, user_location
 from ..ir import aval_of
 from ..primitives.core import Trace, Zero, bind, is_float, new_trace, snapshot
+from .. import dims as _dims
 from ..primitives.arith import convert
+from ..primitives.shape import broadcast_to
 from ..primitives.numpy_api import Tracer
 from ..staging import stage
 from ..primitives.core import eval_program
@@ -96,6 +98,9 @@ class JVPTrace(Trace):
             if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
                 return tuple(JVPTracer(self, o, Zero.like(o)) for o in out)
             return JVPTracer(self, out, Zero.like(out))
+        for p in primals:
+            if type(p) is complex or getattr(getattr(p, "dtype", None), "kind", "") == "c":
+                raise UnsupportedDtypeError.complex_operand(prim.name)
         tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
         try:
             if prim.inline or prim.needs_trace:
@@ -108,7 +113,8 @@ class JVPTrace(Trace):
         if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
             return tuple(JVPTracer(self, o, _tangent_for(o, t)) for o, t in zip(out, out_dot))
         if type(out) is np.ndarray and out.dtype.kind in "fc" and \
-                getattr(out_dot, "dtype", None) == out.dtype:      # the common case, inline
+                getattr(out_dot, "dtype", None) == out.dtype and \
+                out_dot.shape == out.shape:                         # the common case, inline
             return JVPTracer(self, out, out_dot)
         return JVPTracer(self, out, _tangent_for(out, out_dot))
 
@@ -125,16 +131,23 @@ def raise_shape_error(prim, operands, err):
 def _tangent_for(out, t):
     """The tangent of ``out``: none for integers and booleans; of ``out``'s
     dtype for floats (a float32 value's tangent is float32 even where a rule
-    computed it against float64 operands, as NumPy's promotion does)."""
+    computed it against float64 operands, as NumPy's promotion does)..."""
     if type(out) is float:
         return t
     av = aval_of(out)
     if not is_float(av):
         return Zero(av)     # integer and boolean values carry no tangent
+    if isinstance(t, Zero):
+        return t
     dt = getattr(t, "dtype", None)
     if dt is not None and dt != av.dtype and dt.kind == "f" and av.dtype.kind == "f" \
             and not av.weak:
-        return convert(t, dtype=av.dtype)
+        t = convert(t, dtype=av.dtype)
+    # and of ``out``'s shape: a rule may leave a tangent to broadcast (x % y
+    # with y constant has tangent x_dot, of x's shape)
+    shape = tuple(_dims.shape(t))
+    if shape != tuple(av.shape) and None not in av.shape and None not in shape:
+        t = broadcast_to(t, shape=av.shape)
     return t
 
 
