@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench bench-gradbench clean
+.PHONY: demo test fuzz bench bench-gradbench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -23,6 +23,11 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -n 2 tests
+
+# the differential fuzzer at size: PROGRAMS random programs with control flow
+PROGRAMS ?= 10000
+fuzz: $(VENV)/.installed
+	$(BIN)/python tests/fuzz_programs.py --programs $(PROGRAMS)
 
 bench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e ".[bench]"

@@ -202,3 +202,261 @@ def test_grad_of_one_float_uses_custom_vjp(engine):
     custom_vjp function's body; it takes the user's bwd instead."""
     assert wg.grad(tc.scaled_clip, engine=engine)(2.0) == 1.0
     assert wg.value_and_grad(tc.scaled_clip, engine=engine)(0.5) == (5.0, 1.0)
+
+
+# --- values that may differ between calls ------------------------------------------
+EXACT = rtol("exact", np.float64)
+
+
+@pytest.fixture
+def restore_globals():
+    """Tests below change trust_cases' globals; each gets them back."""
+    saved = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(tc).items()
+             if k.isupper()}
+    rng_state = tc.RS.get_state()
+    model = (tc.MODEL.w.copy(), [m.copy() for m in tc.MODEL.layers])
+    yield
+    for k, v in saved.items():
+        setattr(tc, k, v)
+    tc.RS.set_state(rng_state)
+    tc.MODEL.w, tc.MODEL.layers = model[0], model[1]
+
+
+@pytest.mark.parametrize("engine", ["source", "trace"])
+def test_random_draws_are_made_at_each_call(engine, restore_globals):
+    """One derivative call draws what one plain call draws, in order, and
+    generating code draws nothing (the first call generates it)."""
+    w = np.array([0.5, -1.0, 2.0])
+    g = wg.grad(tc.noisy, engine=engine)
+    tc.RS.seed(0)
+    twin = np.random.RandomState(0)
+    for _ in range(3):
+        assert_close(g(w), 2 * (w + twin.randn(3)), EXACT)
+    assert tc.RS.randn() == twin.randn()
+
+
+@pytest.mark.parametrize("engine", ["source", "trace"])
+def test_draws_of_numpy_global_generator(engine):
+    state = np.random.get_state()
+    try:
+        w = np.array([0.5, -1.0, 2.0])
+        g = wg.grad(tc.noisy_module_rng, engine=engine)
+        np.random.seed(3)
+        twin = np.random.RandomState(3)
+        for _ in range(2):
+            assert_close(g(w), 2 * (w + twin.randn(3)), EXACT)
+    finally:
+        np.random.set_state(state)
+
+
+@pytest.mark.parametrize("engine", ["source", "trace"])
+def test_draws_of_a_generator_passed_in(engine):
+    w = np.array([0.5, -1.0, 2.0])
+    rng, twin = np.random.default_rng(7), np.random.default_rng(7)
+    g = wg.grad(tc.noisy_generator, engine=engine)
+    for _ in range(3):
+        assert_close(g(w, rng), twin.standard_normal(3) + w, EXACT)
+
+
+@pytest.mark.parametrize("name", ["noisy_in_loop", "noisy_structured_loop"])
+@pytest.mark.parametrize("engine", ["source", "trace"])
+def test_draws_in_loops(name, engine, restore_globals):
+    w = np.array([0.5, -1.0, 2.0, 0.25])
+    f = getattr(tc, name)
+    args = (w, 4) if name == "noisy_in_loop" else (w,)
+    g = wg.grad(f, engine=engine)
+    for seed in (1, 2):
+        tc.RS.seed(seed)
+        got = g(*args)
+        after = tc.RS.get_state()[2]
+        tc.RS.seed(seed)
+        want = _fd_array(lambda u: f(u, *args[1:]), w, tc.RS, seed)
+        assert_close(got, want, rtol("program", np.float64))
+        tc.RS.seed(seed)
+        f(*args)
+        assert tc.RS.get_state()[2] == after       # as many draws as a plain call
+
+
+def _fd_array(f, w, rs, seed, eps=1e-6):
+    """Central differences, each evaluation with the same draws."""
+    out = np.zeros_like(w)
+    for k in range(w.size):
+        e = np.zeros_like(w)
+        e[k] = eps
+        rs.seed(seed)
+        hi = f(w + e)
+        rs.seed(seed)
+        lo = f(w - e)
+        out[k] = (hi - lo) / (2 * eps)
+    return out
+
+
+@pytest.mark.parametrize("engine", ["source", "trace"])
+def test_a_draw_decides_a_branch_at_each_call(engine, restore_globals):
+    g = wg.value_and_grad(tc.noisy_scalar_branch, engine=engine)
+    for seed in range(6):
+        tc.RS.seed(seed)
+        got = g(1.5)
+        tc.RS.seed(seed)
+        assert got == (tc.noisy_scalar_branch(1.5), 3.0 if got[0] == 4.5 else 3.0)
+
+
+@pytest.mark.parametrize("engine", ["source", "trace"])
+def test_draws_in_a_while_condition(engine, restore_globals):
+    g = wg.value_and_grad(tc.draw_in_condition, engine=engine)
+    for seed in range(4):
+        tc.RS.seed(seed)
+        value, slope = g(0.7)
+        left = tc.RS.get_state()[2]
+        tc.RS.seed(seed)
+        plain = tc.draw_in_condition(0.7)
+        assert tc.RS.get_state()[2] == left
+        assert value == plain and slope == pytest.approx(plain / 0.7, rel=1e-12)
+
+
+def test_a_print_runs_at_each_call(capsys):
+    g = wg.grad(tc.prints_its_value, engine="source")
+    assert g(3.0) == 6.0 and g(2.0) == 4.0
+    assert capsys.readouterr().out == "value 9.0\nvalue 4.0\n"
+
+
+def test_effects_that_would_run_on_every_path_or_twice_are_refused(restore_globals):
+    with pytest.raises(wg.UnsupportedSyntax, match="both sides are computed"):
+        wg.grad(tc.draw_in_and, engine="source")(1.0)
+    x = np.ones(2)
+    with pytest.raises(wg.UnsupportedSyntax, match="reverse mode would make again"):
+        wg.grad(tc.draws_in_checkpointed_loop, engine="source")(x)
+    # forward mode does not recompute: the draws are made once
+    tc.RS.seed(4)
+    _, dot = wg.jvp(tc.draws_in_checkpointed_loop, (x,), (np.ones(2),), engine="source")
+    tc.RS.seed(4)
+    assert_close(dot, 2 * np.prod([1.0 + 0.1 * tc.RS.rand() for _ in range(4)]), EXACT)
+    # the trace engine runs the user's code as it is: one draw per plain draw
+    tc.RS.seed(4)
+    g = wg.grad(tc.draws_in_checkpointed_loop, engine="trace")(x)
+    tc.RS.seed(4)
+    assert_close(g, np.full(2, np.prod([1.0 + 0.1 * tc.RS.rand() for _ in range(4)])), EXACT)
+
+
+def test_a_call_whose_result_changes_shape_is_an_error(restore_globals):
+    from wengert.primitives.host import HostCallError
+    tc.QUEUE.extend([np.ones(3), 2.0 * np.ones(3), np.ones(2)])
+    g = wg.grad(tc.consumes_queue, engine="source")
+    assert_close(g(np.zeros(3)), np.ones(3), EXACT)
+    assert len(tc.QUEUE) == 2            # finding the shape popped from a copy only
+    assert_close(g(np.zeros(3)), 2.0 * np.ones(3), EXACT)
+    with pytest.raises(HostCallError, match="shape"):
+        g(np.zeros(3))
+
+
+# --- globals, closures and objects are read where they live ---------------------
+def test_global_array_changed_in_place(restore_globals):
+    g = wg.grad(tc.uses_global_array, engine="source")
+    assert_close(g(np.ones(3)), np.array([1.0, 2.0, 3.0]), EXACT)
+    tc.W[0] = 5.0
+    assert_close(g(np.ones(3)), np.array([5.0, 2.0, 3.0]), EXACT)
+    tc.W = np.array([7.0, 8.0])         # rebound, another shape: new code
+    assert_close(g(np.ones(2)), np.array([7.0, 8.0]), EXACT)
+    assert "uses_global_array" in g.source and "trust_cases.W" in g.source
+
+
+def test_rebound_globals_regenerate(restore_globals):
+    x = np.ones(3)
+    g_helper = wg.grad(tc.uses_helper_global, engine="source")
+    g_fn = wg.grad(tc.uses_global_function, engine="source")
+    g_list = wg.grad(tc.uses_global_list, engine="source")
+    assert_close(g_helper(x), 2.0 * x, EXACT)
+    assert_close(g_fn(x), 2.0 * x, EXACT)
+    assert g_list(2.0) == 2 * 2.0 + 0.5
+    tc.K = 3.0                           # read by a helper
+    tc.G_FN = tc.cube_fn
+    tc.COEFFS[1] = -4.0                  # a list changed in place
+    assert_close(g_helper(x), 3.0 * x, EXACT)
+    assert_close(g_fn(2.0 * x), 12.0 * x, EXACT)
+    assert g_list(2.0) == 2 * 2.0 - 4.0
+
+
+def test_closure_array_changed_in_place():
+    a = np.array([1.0, 2.0])
+    g = wg.grad(tc.make_closure_over_array(a), engine="source")
+    x = np.array([0.3, 0.4])
+    assert_close(g(x), a * np.cos(x), EXACT)
+    a *= -3.0
+    assert_close(g(x), np.array([-3.0, -6.0]) * np.cos(x), EXACT)
+
+
+def test_object_attributes_are_read_at_each_call(restore_globals):
+    g = wg.grad(tc.uses_model, engine="source")
+    t = wg.grad(tc.uses_model, engine="trace")
+    x = np.array([0.2, -0.4])
+    assert_close(g(x), t(x), EXACT)
+    tc.MODEL.w[:] = [3.0, 0.5]          # in place
+    assert_close(g(x), t(x), EXACT)
+    tc.MODEL.layers[1] = -1.0 * np.eye(2)
+    assert_close(g(x), t(x), EXACT)
+    tc.MODEL.w = np.array([1.0, 1.0])   # rebound
+    assert_close(g(x), t(x), EXACT)
+    h = wg.grad(tc.uses_model_arg, engine="source")
+    m = tc.Model(np.array([2.0, 1.0]))
+    assert_close(h(x, m), 2.0 * m.w * x, EXACT)
+    m.w *= 2.0
+    assert_close(h(x, m), 2.0 * m.w * x, EXACT)
+
+
+def test_writing_into_a_global_is_refused():
+    src = "import numpy as np\nG = np.ones(3)\ndef f(x):\n    G[0] = x\n    return np.sum(G)\n"
+    mod = _module_from_source(src)
+    with pytest.raises(wg.UnsupportedSyntax, match="assignment into 'G'"):
+        wg.grad(mod.f, engine="source")(1.0)
+
+
+def _module_from_source(text):
+    import importlib.util
+    import tempfile
+    path = pathlib.Path(tempfile.mkdtemp()) / "trust_written.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("trust_written", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+# --- arrays the caller writes after the derivative kept them ----------------------
+@pytest.mark.parametrize("engine", ["source", "trace"])
+def test_arrays_written_after_use(engine):
+    w, x = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    assert_close(wg.grad(tc.rescaled_after_use, argnums=1, engine=engine)(w, x), w, EXACT)
+    x = np.array([0.5, 1.0])
+    y, pullback = wg.vjp(tc.expm, x, engine=engine)
+    y *= 0.0                              # the output the caller got
+    x *= 3.0                              # the input it passed
+    assert_close(pullback(np.ones(2))[0], np.exp([0.5, 1.0]), EXACT)
+    x = np.array([0.5, 1.0])
+    _, lin = wg.linearize(tc.expm, x, engine=engine)
+    x[:] = 9.0
+    assert_close(lin(np.ones(2)), np.exp([0.5, 1.0]), EXACT)
+
+
+# --- values outside the contract -------------------------------------------------
+@pytest.mark.parametrize("engine", ["source", "trace"])
+def test_complex_values_are_refused(engine):
+    z = np.array([1 + 2j, 3 - 1j])
+    with pytest.raises(wg.errors.UnsupportedDtypeError):
+        wg.jvp(tc.complex_norm, (z,), (np.ones(2, complex),), engine=engine)
+    with pytest.raises(wg.errors.UnsupportedDtypeError):
+        wg.grad(tc.complex_norm, engine=engine)(z)
+    with pytest.raises(wg.errors.UnsupportedDtypeError):
+        wg.grad(tc.complex_inside, engine=engine)(0.5)
+
+
+@pytest.mark.parametrize("engine", ["source", "trace"])
+def test_edge_values(engine):
+    x, y = np.array(5.0), np.arange(1.0, 5.0)
+    out, dot = wg.jvp(tc.remainder, (x, y), (np.array(1.0), np.zeros(4)), engine=engine)
+    assert_close(dot, np.ones(4), EXACT)
+    out, dot = wg.jvp(tc.remainder_by_constant, (x,), (np.array(1.0),), engine=engine)
+    assert_close(dot, np.ones(4), EXACT)
+    assert wg.grad(tc.power_of_zero, engine=engine)(2.0) == 0.0
+    assert wg.grad(tc.to_the_zero, engine=engine)(0.0) == 0.0
+    assert wg.grad(tc.to_the_zero, engine=engine)(1.5) == 0.0
+    assert_close(wg.grad(tc.power_of_zero, engine=engine)(0.5), 0.0, EXACT)

@@ -162,3 +162,184 @@ clip_gradient.defvjp(lambda x: (x, None), lambda res, ct: (np.clip(ct, -1.0, 1.0
 
 def scaled_clip(x):
     return 10.0 * clip_gradient(x)
+
+
+# --- values that may differ between calls: read or made at each call ----------------
+RS = np.random.RandomState(0)
+
+
+def noisy(w):
+    eps = RS.randn(3)
+    return np.sum((w + eps) ** 2)
+
+
+def noisy_module_rng(w):
+    eps = np.random.randn(3)           # the global RandomState behind np.random
+    return np.sum((w + eps) ** 2)
+
+
+def noisy_generator(w, rng):
+    eps = rng.standard_normal(3)
+    return np.sum(w * eps) + 0.5 * np.sum(w * w)
+
+
+def noisy_in_loop(w, n):
+    s = 0.0
+    for i in range(n):
+        s = s + np.sum(w * RS.randn(w.shape[0]))
+    return s
+
+
+def noisy_scalar_branch(x):
+    if RS.rand() > 0.5:                # a runtime value decides the branch
+        return x * x
+    return 3.0 * x
+
+
+W = np.array([1.0, 2.0, 3.0])
+K = 2.0
+COEFFS = [1.0, 0.5, 0.25]
+
+
+def uses_global_array(x):
+    return np.sum(W * x)
+
+
+def scale_by_k(x):
+    return K * x
+
+
+def uses_helper_global(x):
+    return np.sum(scale_by_k(x))
+
+
+def uses_global_list(x):
+    acc = 0.0
+    for c in COEFFS:
+        acc = acc * x + c
+    return acc
+
+
+def square_fn(x):
+    return x * x
+
+
+def cube_fn(x):
+    return x * x * x
+
+
+G_FN = square_fn
+
+
+def uses_global_function(x):
+    return np.sum(G_FN(x))
+
+
+def make_closure_over_array(a):
+    def f(x):
+        return np.sum(a * np.sin(x))
+    return f
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+        self.layers = [np.eye(2), 2.0 * np.eye(2)]
+
+    def predict(self, x):
+        h = x
+        for m in self.layers:
+            h = np.tanh(m @ h)
+        return np.sum(self.w * h)
+
+
+MODEL = Model(np.array([1.0, -1.0]))
+
+
+def uses_model(x):
+    return MODEL.predict(x)
+
+
+def uses_model_arg(x, model):
+    return np.sum(model.w * x * x)
+
+
+def prints_its_value(x):
+    y = x * x
+    print("value", y)
+    return y
+
+
+def draw_in_condition(x):
+    s = x
+    k = 0
+    while RS.rand() < 0.8 and k < 20:
+        s = s * 1.1
+        k = k + 1
+    return s
+
+
+# --- the caller may write to its arrays after the derivative kept them ------------
+def rescaled_after_use(w, x):
+    w = 1.0 * w
+    y = w * x
+    w *= 0.25
+    return np.sum(y)
+
+
+def expm(x):
+    return np.exp(x)
+
+
+# --- edge values -------------------------------------------------------------------------
+def remainder(x, y):
+    return x % y
+
+
+Y = np.arange(1.0, 5.0)
+
+
+def remainder_by_constant(x):
+    return x % Y
+
+
+def power_of_zero(y):
+    return np.power(0.0, y)
+
+
+def to_the_zero(x):
+    return x ** 0.0
+
+
+def complex_norm(z):
+    return np.linalg.norm(z)
+
+
+def complex_inside(x):
+    return np.abs(x * (1.0 + 2.0j))
+
+
+def noisy_structured_loop(w):
+    s = 0.0
+    for i in range(w.shape[0]):        # a loop over a length: one structured loop
+        s = s + w[i] * RS.randn()
+    return s
+
+
+def draw_in_and(x):
+    return x * 2.0 if x > 0.0 and RS.rand() < 0.5 else x
+
+
+def draws_in_checkpointed_loop(x):
+    for i in wg.checkpointed(range(4)):
+        x = x * (1.0 + 0.1 * RS.rand())
+    return np.sum(x)
+
+
+from collections import deque  # noqa: E402
+
+QUEUE = deque()
+
+
+def consumes_queue(x):
+    return np.sum(x * QUEUE.popleft())

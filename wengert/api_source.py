@@ -49,11 +49,11 @@ def _signature(leaves, static, shapes=True):
     key = []
     for x, s in zip(leaves, static):
         if s:
-            try:
-                hash(x)
-                key.append(("static", type(x), x))
-            except TypeError:
-                key.append(("static", type(x), Ident(x)))
+            # a number or string by value; any other object by identity: the
+            # code reads that object's attributes at each call, so an equal but
+            # distinct object (a dataclass) must get code of its own
+            plain = type(x) in (int, bool, str, bytes, type(None)) or isinstance(x, np.generic)
+            key.append(("static", type(x), x if plain else Ident(x)))
         else:
             a = aval_of(x)
             key.append((a.shape if shapes else a.ndim, a.dtype.str, a.weak))

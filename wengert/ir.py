@@ -133,9 +133,11 @@ class Lit:
 
     __slots__ = ("val", "aval")
 
-    def __init__(self, val):
+    def __init__(self, val, aval=None):
         self.val = val
-        self.aval = aval_of(val)
+        # ``aval``: a more general one than the value's own (lengths known
+        # only at run time: a slot a branch leaves empty)
+        self.aval = aval_of(val) if aval is None else aval
 
     def __repr__(self):
         return f"Lit({self.val!r})"

@@ -93,13 +93,13 @@ def _guard(ref, kind, expected):
 
 
 def guard_function(guards):
-    """``check() -> bool``: whether every guard holds now (always True when
-    there are none). Compiled into one expression: a call pays a few dict
-    lookups and comparisons."""
+    """``check() -> bool``: whether every guard holds now (None when there
+    are none). Compiled into one Python function of a statement per guard, so
+    a call pays a few dict lookups and comparisons."""
     if not guards:
         return None
     ns = {"_same": _same_value, "_same_array": _same_array, "_ndarray": np.ndarray,
-          "_MISSING": _MISSING}
+          "_MISSING": _MISSING, "_map": map, "_type": type, "_list": list}
     roots = {}
 
     def root_name(ref):
@@ -109,7 +109,7 @@ def guard_function(guards):
             ns[roots[key]] = ref.root
         return roots[key]
 
-    terms = []
+    lines = ["def check():", "    try:"]
     for k, (ref, kind, expected) in enumerate(guards):
         name = root_name(ref)
         if ref.kind == "globals":
@@ -121,34 +121,44 @@ def guard_function(guards):
             text = ref.text(name)
         e = f"e{k}"
         ns[e] = expected
-        if kind == "is":
-            terms.append(f"{text} is {e}")
-        elif kind == "eq":
-            terms.append(f"_same({text}, {e})")
-        elif kind == "array":
-            ns[e + "s"], ns[e + "d"] = expected
-            terms.append(f"(type({text}) is _ndarray and {text}.shape == {e}s "
-                         f"and {text}.dtype == {e}d)")
-        elif kind == "values":
-            terms.append(f"_same_array({text}, {e})")
-        elif kind == "type":
-            terms.append(f"type({text}) is {e}")
-        elif kind == "len":
-            terms.append(f"len({text}) == {e}")
-        elif kind == "keys":
-            terms.append(f"tuple({text}) == {e}")
-        elif kind == "absent":
-            terms.append(f"{text} is _MISSING")
-        elif kind == "func":
-            terms.append(f"getattr({text}, '__func__', None) is {e}")
-    test = eval(compile("lambda: " + " and ".join(terms), "<wengert-env-guards>", "eval"), ns)
+        lines.append(f"        x = {text}")
+        lines.append(f"        if not ({_guard_test(kind, e, expected, ns)}): return False")
+    lines += ["        return True", "    except Exception:",
+              "        return False    # a name or attribute gone: not the same"]
+    exec(compile("\n".join(lines), "<wengert-env-guards>", "exec"), ns)
+    return ns["check"]
 
-    def check():
-        try:
-            return test()
-        except Exception:       # noqa: BLE001 -- a name or attribute gone: not the same
-            return False
-    return check
+
+def _guard_test(kind, e, expected, ns):
+    """The test of one guard on ``x`` (what was found there now)."""
+    if kind == "is":
+        return f"x is {e}"
+    if kind == "eq":
+        ns[e + "t"] = type(expected)
+        if isinstance(expected, (bool, int, str, bytes, type(None))) or (
+                isinstance(expected, float) and expected == expected):
+            return f"_type(x) is {e}t and x == {e}"
+        if type(expected) in (list, tuple) and all(
+                isinstance(v, (bool, int, str, float)) and v == v for v in expected):
+            ns[e + "types"] = [type(v) for v in expected]
+            return f"_type(x) is {e}t and x == {e} and _list(_map(_type, x)) == {e}types"
+        return f"_same(x, {e})"
+    if kind == "array":
+        ns[e + "s"], ns[e + "d"] = expected
+        return f"_type(x) is _ndarray and x.shape == {e}s and x.dtype == {e}d"
+    if kind == "values":
+        return f"_same_array(x, {e})"
+    if kind == "type":
+        return f"_type(x) is {e}"
+    if kind == "len":
+        return f"len(x) == {e}"
+    if kind == "keys":
+        return f"tuple(x) == {e}"
+    if kind == "absent":
+        return "x is _MISSING"
+    if kind == "func":
+        return f"getattr(x, '__func__', None) is {e}"
+    raise ValueError(kind)
 
 
 class _Missing:
@@ -499,6 +509,8 @@ def call_outside(f, args, kwargs):
         else:
             kw_spec.append((k, ("const", a)))
     owner = getattr(fixed, "__self__", None)
+    if fixed is builtins.print:         # I/O: known to give None, never probed
+        return host_call(fixed, operands, spec, kw_spec, None)
     probe = fixed
     if owner is not None and not isinstance(owner, types.ModuleType):
         try:

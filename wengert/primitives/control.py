@@ -109,7 +109,7 @@ def cond_jvp(primals, tangents, branches, trace):
         res = known.outputs[n_out:]
         fill = {j: r for (kind, j), r in zip(plan, res) if kind == "slot"}
         outs = list(known.outputs[:n_out]) + [
-            fill.get(j, Lit(_filler(a))) for j, a in enumerate(slots)]
+            fill.get(j, Lit(_filler(a), a)) for j, a in enumerate(slots)]
         knowns.append(Program(known.inputs, known.eqns, outs, known.name))
         slot_in = {j: v for (kind, j), v in zip(plan, lin.inputs[:nres]) if kind == "slot"}
         op_in = {m: v for (kind, m), v in zip(plan, lin.inputs[:nres]) if kind == "operand"}

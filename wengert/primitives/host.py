@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Primitive, bind, register
+from .core import NOT_LINEAR, Primitive, Zero, bind, register
 from ..errors import NoDerivativeRule, WengertError
 from ..ir import Aval, Ident
 
@@ -152,7 +152,12 @@ def host_call_aval(*avals, fn, args, kwargs, outs, checked):
 
 
 def host_call_jvp(primals, tangents, fn, args, kwargs, outs, checked):
-    # reached only when an operand carries a tangent: the call has no rule
+    # reached only when an operand carries a tangent. A call without float
+    # results (print) needs no derivative; otherwise the call has no rule
+    if not any(a.dtype.kind in "fc" for a in outs):
+        out = bind(host_call_p, *primals, fn=fn, args=args, kwargs=kwargs, outs=outs,
+                   checked=checked)
+        return out, tuple(Zero(a) for a in outs)
     raise NoDerivativeRule(
         f"{fn!r} is called outside NumPy (at run time) on a value that depends on a "
         "differentiated input, and has no derivative rule: compute it from values you do not "

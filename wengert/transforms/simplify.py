@@ -129,9 +129,13 @@ def simplify(prog, copies=False):
                 vals = [x.val for x in ins]
                 # of symbolic numbers (``dims``) a symbolic number
                 val = (dims.constant(eqn.prim, vals, eqn.params) if dims.recording_now()
-                       else eqn.prim.impl(*vals, **eqn.params))
-                subst[out[0]] = Lit(val)
-                continue
+                       else eqn.prim.impl(*dims.plain_numbers(vals), **eqn.params))
+                # only where the value has the result's shape: operands made
+                # scalars by ``_uniform_as_scalar`` fold to a scalar where the
+                # equation broadcast them to an array
+                if np.shape(val) == tuple(shape):
+                    subst[out[0]] = Lit(val)
+                    continue
         key = eqn_key(eqn.prim, ins, eqn.params)
         if key is not None:
             if key in seen:
