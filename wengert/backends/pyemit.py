@@ -390,6 +390,10 @@ class Emitter:
             raise CodegenError(
                 f"equation {prim.name} is an inline primitive (a custom rule), which staging "
                 "runs through and never records; a Program holding one was built by hand")
+        if prim.name == "pow" and not params:
+            # np.power, as the impl: NumPy < 2.3 gives ``x ** 2.0`` and
+            # ``x ** 0.5`` its own fast paths, which round differently in float32
+            return f"{self.np}.power({', '.join(ins)})"
         op = BINARY_OPS.get(prim.name) if len(ins) == 2 else "-" if prim.name == "neg" else None
         if op is not None and not params:
             if all(py) and prim.name not in _OPERATOR_IMPLS:
