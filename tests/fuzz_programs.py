@@ -331,6 +331,21 @@ def _same_state(a, b):
     return np.array_equal(a[0], b[0]) and a[1:] == b[1:]
 
 
+def _point(f, mod, rng):
+    """(x, v, the random state's seed, the plain value there), the value None
+    where the program is not finite (an overflow, a log of a negative)."""
+    x = float(rng.uniform(-1.5, 1.5))
+    v = rng.uniform(-1.0, 1.0, N)
+    draw_seed = int(rng.integers(0, 2 ** 31))
+    try:
+        plain = _run(lambda: f(x, v.copy()), draw_seed, mod)
+    except (ZeroDivisionError, FloatingPointError, OverflowError):
+        return x, v, draw_seed, None
+    if not np.isfinite(plain) or abs(plain) > 1e6:
+        return x, v, draw_seed, None
+    return x, v, draw_seed, plain
+
+
 def check(source, seed=0, orders=4):
     """Run every check on the program ``source``; raise ``WrongValue`` on a
     wrong value (any non-wengert exception propagates). Returns a Report."""
@@ -338,14 +353,8 @@ def check(source, seed=0, orders=4):
     f = mod.f
     report = Report()
     rng = np.random.default_rng(seed)
-    x = float(rng.uniform(-1.5, 1.5))
-    v = rng.uniform(-1.0, 1.0, N)
-    draw_seed = int(rng.integers(0, 2 ** 31))
-    try:
-        plain = _run(lambda: f(x, v.copy()), draw_seed, mod)
-    except (ZeroDivisionError, FloatingPointError, OverflowError):
-        return report
-    if not np.isfinite(plain) or abs(plain) > 1e6:
+    x, v, draw_seed, plain = _point(f, mod, rng)
+    if plain is None:
         return report
     after_plain = _state(mod.RS)
     grads = {}
@@ -465,14 +474,8 @@ def _check_again(f, mod, grads, rng, report, source):
     and at new inputs with another random state."""
     mod.G[0] += 0.5
     mod.C = mod.C * 1.5 + 0.125
-    x = float(rng.uniform(-1.5, 1.5))
-    v = rng.uniform(-1.0, 1.0, N)
-    draw_seed = int(rng.integers(0, 2 ** 31))
-    try:
-        plain = _run(lambda: f(x, v.copy()), draw_seed, mod)
-    except (ZeroDivisionError, FloatingPointError, OverflowError):
-        return
-    if not np.isfinite(plain) or abs(plain) > 1e6:
+    x, v, draw_seed, plain = _point(f, mod, rng)
+    if plain is None:
         return
     fd = _reliable_fd(f, x, v, draw_seed, mod, report)
     for engine, (_, _, vg) in grads.items():

@@ -33,15 +33,15 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-import inspect
 import itertools
 import os
 import re
-import textwrap
 
 import numpy as _np
 
 from ..errors import UnsupportedSyntax
+from .source_names import CELL as _CELL, GLOBALS as _GLOBALS, read_outside_at_run
+from .source_text import Source, find_lambda, fix_locations
 from ..primitives.core import TracerBase as _TracerBase
 
 __all__ = ["convert", "make_program", "is_wengert_code", "UnsupportedSyntax"]
@@ -74,39 +74,6 @@ def _construct_name(node):
     return {ast.NamedExpr: "assignment expression (:=)", ast.YieldFrom: "yield from",
             ast.AsyncFunctionDef: "async def", ast.ClassDef: "class definition",
             ast.ImportFrom: "import"}.get(type(node), type(node).__name__.lower())
-
-
-class _Source:
-    """Where a function's source came from, to report file:line:column."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        try:
-            # the code object's own lines: ``inspect`` would follow a
-            # decorator's ``__wrapped__`` to another function's source
-            code = fn.__code__
-            self.filename = inspect.getsourcefile(code) or "<unknown>"
-            lines, self.first = inspect.getsourcelines(code)
-        except (OSError, TypeError, AttributeError):
-            name = getattr(fn, "__qualname__", repr(fn))
-            raise UnsupportedSyntax(
-                f"the source of {name} is not available (defined interactively, or not a "
-                "Python function); the source engine reads a function's source. Define it "
-                "in a file, or use engine='trace'", construct="unavailable source") from None
-        self.text = textwrap.dedent("".join(lines))
-        self.indent = len(lines[0]) - len(lines[0].lstrip())
-
-    def where(self, node):
-        line = getattr(node, "lineno", None)
-        return f"{self.filename}:{self.first + line - 1}" if line else self.filename
-
-    def error(self, node, construct, advice):
-        line = self.first + getattr(node, "lineno", 1) - 1
-        col = getattr(node, "col_offset", 0) + self.indent + 1
-        return UnsupportedSyntax(
-            f"{self.filename}:{line}:{col}: {construct} is not supported by the source engine "
-            f"(in {self.fn.__qualname__}); {advice}. Or use engine='trace'",
-            filename=self.filename, lineno=line, col=col, construct=construct)
 
 
 def _check(tree, src):
@@ -199,7 +166,6 @@ def _contains(stmts, kinds, stop=(ast.FunctionDef, ast.Lambda)):
 
 _RT = "__wg"
 _DONE, _RET = "__wg_done", "__wg_ret"
-_GLOBALS, _CELL = "__wg_G", "__wg_cell_"
 _FLAG_NAME = re.compile(r"__wg_(done|ret|brk_\d+|cont_\d+)")
 
 
@@ -530,202 +496,9 @@ def _may_set(node, flag, stmt):
     return False
 
 
-def _parameters(args):
-    """A function's parameter names in ``co_varnames`` order."""
-    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    return tuple(names)
-
-
-def _code_parameters(code):
-    n = code.co_argcount + code.co_kwonlyargcount
-    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    return tuple(code.co_varnames[:n])
-
-
-def _find_lambda(module, fn, src):
-    """The lambda among those in ``fn``'s source lines that compiled to
-    ``fn``: on ``fn``'s first line, with its parameters, and where several
-    remain, the innermost one whose body holds the code's first position.
-    (The lines may be a whole ``def`` whose default argument is the lambda.)"""
-    code = fn.__code__
-    lams = [n for n in ast.walk(module) if isinstance(n, ast.Lambda)
-            and n.lineno + src.first - 1 == code.co_firstlineno
-            and _parameters(n.args) == _code_parameters(code)]
-    if len(lams) == 1:
-        return lams[0]
-    if not lams:
-        raise src.error(module.body[0], "this kind of definition", "define the function with def")
-    positions = [p for p in getattr(code, "co_positions", lambda: ())()
-                 if p[0] is not None and p[2] is not None and p[3] is not None and p[3] > p[2]]
-    if positions:
-        line, _, col, _ = min(positions, key=lambda p: (p[0], p[2]))
-        holding = []
-        for lam in lams:
-            b = lam.body
-            start = (b.lineno + src.first - 1, b.col_offset + src.indent)
-            stop = (b.end_lineno + src.first - 1, b.end_col_offset + src.indent)
-            if start <= (line, col) <= stop:
-                holding.append((stop[0] - start[0], stop[1] - start[1], lam))
-        if holding:
-            return min(holding, key=lambda h: h[:2])[2]
-    raise src.error(lams[0], "several lambdas on one line",
-                    "give each function its own line or a def")
-
-
-def _fix_locations(tree):
-    """Give every node a valid position: new nodes take their parent's line,
-    and no node ends before it starts (so tracebacks point at user lines)."""
-    def visit(node, line, col):
-        if "lineno" in node._attributes:
-            if not getattr(node, "lineno", 0):
-                node.lineno, node.col_offset = line, col
-            if not hasattr(node, "col_offset"):
-                node.col_offset = col
-            end = getattr(node, "end_lineno", None) or node.lineno
-            if end < node.lineno:
-                end = node.lineno
-            node.end_lineno = end
-            if end == node.lineno and (getattr(node, "end_col_offset", None) is None
-                                       or node.end_col_offset < node.col_offset):
-                node.end_col_offset = node.col_offset
-            line, col = node.lineno, node.col_offset
-        for child in ast.iter_child_nodes(node):
-            visit(child, line, col)
-    visit(tree, 1, 0)
-
-
-# --- names read from outside the function -----------------------------------------
-_SCOPES = (ast.FunctionDef, ast.Lambda, ast.ListComp, ast.GeneratorExp, ast.DictComp)
-
-
-def _parameters_of(scope):
-    if isinstance(scope, (ast.FunctionDef, ast.Lambda)):
-        return set(_parameters(scope.args))
-    names = set()
-    for gen in scope.generators:
-        names |= {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
-    return names
-
-
-def _scope_parts(scope):
-    """(evaluated in the scope, evaluated in the enclosing scope): a def's
-    defaults and a comprehension's first iterable belong to the enclosing one."""
-    if isinstance(scope, ast.FunctionDef):
-        return scope.body, scope.args.defaults + [d for d in scope.args.kw_defaults if d]
-    if isinstance(scope, ast.Lambda):
-        return [scope.body], scope.args.defaults + [d for d in scope.args.kw_defaults if d]
-    first, *rest = scope.generators
-    inner = [first.target] + first.ifs + [g for g in rest]
-    inner += [scope.key, scope.value] if isinstance(scope, ast.DictComp) else [scope.elt]
-    return inner, [first.iter]
-
-
-def _bound_in(nodes):
-    """Names the nodes bind in their own scope (not in nested ones)."""
-    names = set()
-
-    def visit(node):
-        if isinstance(node, _SCOPES):
-            if isinstance(node, ast.FunctionDef):
-                names.add(node.name)
-            for part in _scope_parts(node)[1]:
-                visit(part)
-            return
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    for n in nodes:
-        visit(n)
-    return names
-
-
-def _outside_names(tree):
-    """The ``Name`` loads of ``tree`` (a function) that no scope inside it
-    binds: reads of its closure, its module's globals or builtins."""
-    found = []
-
-    def visit(node, bound):
-        if isinstance(node, _SCOPES):
-            inner, outer = _scope_parts(node)
-            for part in outer:
-                visit(part, bound)
-            here = bound | _parameters_of(node) | _bound_in(inner)
-            for part in inner:
-                visit(part, here)
-            return
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in bound:
-            found.append(node)
-        for child in ast.iter_child_nodes(node):
-            visit(child, bound)
-
-    body, _ = _scope_parts(tree)
-    bound = _parameters_of(tree) | _bound_in(body)
-    for part in body:
-        visit(part, bound)
-    return found
-
-
-class _ReadsOutside(ast.NodeTransformer):
-    """Each read of a name from outside the function becomes
-    ``__wg.env_cell(__wg_cell_x, "x")`` (a closure variable) or
-    ``__wg.env_global(__wg_G, "x")`` (a global or builtin): the value is
-    looked up where it lives, each time the code is generated, and what the
-    generated code needs of it is read or checked at every call
-    (``source_env``)."""
-
-    def __init__(self, names, freevars, src):
-        self.names, self.freevars, self.src = set(names), set(freevars), src
-
-    def visit_Name(self, node):
-        if node not in self.names:
-            return node
-        if node.id in self.freevars:
-            call = _call(_rt("env_cell"), _name(_CELL + node.id), ast.Constant(node.id))
-        else:
-            call = _call(_rt("env_global"), _name(_GLOBALS), ast.Constant(node.id))
-        return ast.copy_location(call, node)
-
-    def _store_into(self, target, node):
-        while isinstance(target, ast.Subscript):
-            target = target.value
-        if isinstance(target, ast.Name) and target in self.names:
-            raise self.src.error(node, f"assignment into {target.id!r}, which the function reads "
-                                 "from outside (a global or closure variable)",
-                                 f"copy it first ({target.id}_copy = np.array({target.id})) "
-                                 "or return the new value")
-
-    def visit_Assign(self, node):
-        for t in node.targets:
-            if isinstance(t, ast.Subscript):
-                self._store_into(t, node)
-        return self.generic_visit(node)
-
-    def visit_AugAssign(self, node):
-        if isinstance(node.target, ast.Subscript):
-            self._store_into(node.target, node)
-        return self.generic_visit(node)
-
-
-def _read_outside_at_run(tree, fn, src):
-    """``tree`` with its outside reads rewritten (``_ReadsOutside``); the
-    defaults and annotations of ``fn`` itself are dropped (its defaults are
-    set from ``fn`` after the converted def runs)."""
-    a = tree.args
-    a.defaults = [ast.Constant(None) for _ in a.defaults]
-    a.kw_defaults = [None if d is None else ast.Constant(None) for d in a.kw_defaults]
-    for arg in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]:
-        if arg is not None:
-            arg.annotation = None
-    tree.returns = None
-    return _ReadsOutside(_outside_names(tree), fn.__code__.co_freevars, src).visit(tree)
-
-
 @functools.lru_cache(maxsize=None)
 def _converted_code(fn):
-    src = _Source(fn)
+    src = Source(fn)
     try:
         module = ast.parse(src.text)
     except SyntaxError:
@@ -742,17 +515,17 @@ def _converted_code(fn):
         raise src.error(tree, f"a function whose source is not its own def (found {tree.name!r})",
                         "define it with def")
     if not isinstance(tree, ast.FunctionDef) or name == "<lambda>":
-        lam = _find_lambda(module, fn, src)
+        lam = find_lambda(module, fn, src)
         tree = ast.FunctionDef(name="__wg_lambda", args=lam.args,
                                body=[ast.Return(value=lam.body)], decorator_list=[],
                                returns=None, type_params=[], lineno=lam.lineno,
                                col_offset=lam.col_offset)
     _check(tree, src)
-    tree = _read_outside_at_run(tree, fn, src)
+    tree = read_outside_at_run(tree, fn, src)
     conv = _Converter(src)
     new = conv.visit(tree)
     mod = ast.Module(body=[new], type_ignores=[])
-    _fix_locations(mod)
+    fix_locations(mod)
     ast.increment_lineno(mod, src.first - 1)
     return compile(mod, src.filename, "exec"), new.name, src
 

@@ -134,22 +134,26 @@ def _agreeing(branches):
             fixes[k] = next(a for a in avals if not a.weak).dtype
     if not fixes:
         return branches
+    return tuple(_numpy_outputs(b, {k: d for k, d in fixes.items() if b.outputs[k].aval.weak})
+                 for b in branches)
+
+
+def _numpy_outputs(prog, fixes):
+    """``prog`` with output ``k`` converted to a NumPy value of dtype
+    ``fixes[k]`` (a literal in place, a variable by a ``convert`` equation)."""
+    if not fixes:
+        return prog
     from .arith import convert_p
-    out = []
-    for b in branches:
-        eqns, outs = list(b.eqns), list(b.outputs)
-        for k, dtype in fixes.items():
-            x = outs[k]
-            if not x.aval.weak:
-                continue
-            if isinstance(x, Lit):
-                outs[k] = Lit(np.asarray(x.val, dtype)[()])
-            else:
-                v = Var(Aval(x.aval.shape, dtype), x.hint)
-                eqns.append(Eqn(convert_p, (x,), (v,), {"dtype": np.dtype(dtype)}))
-                outs[k] = v
-        out.append(Program(b.inputs, eqns, outs, b.name))
-    return tuple(out)
+    eqns, outs = list(prog.eqns), list(prog.outputs)
+    for k, dtype in fixes.items():
+        x = outs[k]
+        if isinstance(x, Lit):
+            outs[k] = Lit(np.asarray(x.val, dtype)[()])
+        else:
+            v = Var(Aval(x.aval.shape, dtype), x.hint)
+            eqns.append(Eqn(convert_p, (x,), (v,), {"dtype": np.dtype(dtype)}))
+            outs[k] = v
+    return Program(prog.inputs, eqns, outs, prog.name)
 
 
 def _coherent_carries(body, first, num_carry, carry, cond=None):
@@ -189,20 +193,9 @@ def _coherent_carries(body, first, num_carry, carry, cond=None):
         carry = [convert(c, dtype=aval_of(c).dtype) if st and aval_of(c).weak else c
                  for c, st in zip(carry, strong)]
     ins, outs = body.inputs[first:first + num_carry], body.outputs[:num_carry]
-    fix = {k for k, (v, o) in enumerate(zip(ins, outs))
-           if (o.aval.weak and not v.aval.weak) or o.aval.dtype != v.aval.dtype}
-    if fix:
-        from .arith import convert_p
-        eqns, new_outs = list(body.eqns), list(body.outputs)
-        for k in fix:
-            x, dtype = new_outs[k], ins[k].aval.dtype
-            if isinstance(x, Lit):
-                new_outs[k] = Lit(np.asarray(x.val, dtype)[()])
-            else:
-                v = Var(Aval(x.aval.shape, dtype), x.hint)
-                eqns.append(Eqn(convert_p, (x,), (v,), {"dtype": np.dtype(dtype)}))
-                new_outs[k] = v
-        body = Program(body.inputs, eqns, new_outs, body.name)
+    body = _numpy_outputs(body, {k: v.aval.dtype for k, (v, o) in enumerate(zip(ins, outs))
+                                 if (o.aval.weak and not v.aval.weak)
+                                 or o.aval.dtype != v.aval.dtype})
     return body, carry, cond
 
 
