@@ -20,7 +20,9 @@ Checks (``check``), for the source and the trace engine:
 * nested gradients in x, to order 4 (source engine), against central
   differences of the order below;
 * the same derivative objects again after the inputs, ``G`` (in place), ``C``
-  (rebound) and the random state changed.
+  (rebound) and the random state changed;
+* with ``--hessians``, the Hessian in v (source engine) of every third
+  program against differences of the gradient.
 
 A typed ``wengert`` error (``UnsupportedSyntax``...) is a refusal, not a
 failure; any other exception, and any wrong value, is a failure. Run many:
@@ -29,6 +31,7 @@ failure; any other exception, and any wrong value, is a failure. Run many:
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import itertools
 import os
@@ -346,9 +349,11 @@ def _point(f, mod, rng):
     return x, v, draw_seed, plain
 
 
-def check(source, seed=0, orders=4):
+def check(source, seed=0, orders=4, hessians=False):
     """Run every check on the program ``source``; raise ``WrongValue`` on a
-    wrong value (any non-wengert exception propagates). Returns a Report."""
+    wrong value (any non-wengert exception propagates). Returns a Report.
+    ``hessians``: also the Hessian in v of every third program (``make fuzz``;
+    Hessians through loops with early exits still crash: issue 11)."""
     mod = load(source)
     f = mod.f
     report = Report()
@@ -391,8 +396,35 @@ def check(source, seed=0, orders=4):
         _check_float32(f, x, v, draw_seed, mod, grads, report, source)
     if "source" in grads and orders > 1:
         _check_nested(f, x, v, draw_seed, mod, report, source, orders)
+        if hessians and seed % 3 == 1:
+            _check_hessian(f, x, v, draw_seed, mod, grads["source"][2], report, source)
     _check_again(f, mod, grads, rng, report, source)
     return report
+
+
+def _check_hessian(f, x, v, draw_seed, mod, vg, report, source):
+    """The Hessian in v (jacfwd of jacrev, source engine), and jacfwd against
+    jacrev of the gradient, against differences of the AD gradient."""
+    def grad_v(u):
+        return vg(x, u)[1][1]
+    h = _typed(lambda: _run(lambda: wg.hessian(lambda u: f(x, u), engine="source")(v),
+                            draw_seed, mod), "source", report)
+    if h is None:
+        return
+    cols = []
+    for e in np.eye(N):
+        hi = _run(lambda: grad_v(v + 1e-5 * e), draw_seed, mod)
+        lo = _run(lambda: grad_v(v - 1e-5 * e), draw_seed, mod)
+        lo2 = _run(lambda: grad_v(v - 1e-6 * e), draw_seed, mod)
+        hi2 = _run(lambda: grad_v(v + 1e-6 * e), draw_seed, mod)
+        a, b = (hi - lo) / 2e-5, (hi2 - lo2) / 2e-6
+        if np.max(np.abs(a - b)) > 1e-4 * max(1.0, np.max(np.abs(a))):
+            report.skipped_fd += 1
+            return
+        cols.append(b)
+    report.checks += 1
+    _close(h, np.array(cols).T, 1e-4, 1e-5, "source: Hessian in v against differences of "
+           "the gradient", source)
 
 
 def _check_float32(f, x, v, draw_seed, mod, grads, report, source):
@@ -496,10 +528,10 @@ def generate(seed):
 
 
 # --- many programs ------------------------------------------------------------------
-def _one(seed):
+def _one(seed, hessians=False):
     source = generate(seed)
     try:
-        rep = check(source, seed)
+        rep = check(source, seed, hessians=hessians)
         return seed, "ok", rep.checks, rep.skipped_fd, sorted(set(rep.refused.values())), ""
     except WrongValue as err:
         return seed, "wrong", 0, 0, [], str(err)
@@ -512,7 +544,10 @@ def main(argv=None):
     ap.add_argument("--programs", type=int, default=2000)
     ap.add_argument("--start", type=int, default=0, help="first seed")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--hessians", action="store_true",
+                    help="also check the Hessian in v of every third program")
     args = ap.parse_args(argv)
+    one = functools.partial(_one, hessians=args.hessians)
     seeds = range(args.start, args.start + args.programs)
     t0 = time.time()
     counts = {"ok": 0, "wrong": 0, "crash": 0}
@@ -522,9 +557,9 @@ def main(argv=None):
     if args.jobs > 1:
         import multiprocessing
         pool = multiprocessing.get_context("fork").Pool(args.jobs)
-        results = pool.imap_unordered(_one, seeds, chunksize=4)
+        results = pool.imap_unordered(one, seeds, chunksize=4)
     else:
-        results = map(_one, seeds)
+        results = map(one, seeds)
     for seed, status, n, sk, ref, text in results:
         counts[status] += 1
         checks += n

@@ -278,7 +278,7 @@ class Emitter:
                 f"a literal holds a traced value ({type(val).__name__}): the Program was staged "
                 "inside another transformation and closes over its variables; generate code "
                 "for the outer Program, or make the value an input (closure conversion)")
-        symbolic = aval is not None and has_dims(aval.shape)
+        symbolic = aval is not None and has_dims(aval.shape) and None not in aval.shape
         if isinstance(val, np.ndarray) and val.ndim == 0:
             val = val[()]
         text = self.scalar(val)
