@@ -156,6 +156,19 @@ def test_each_loop_exits_with_its_own_flag(name, points):
     assert wg.value_and_grad(tc.inner_break, engine="source")(2.0) == (0.25, 0.125)
 
 
+def test_return_in_traced_if_inside_python_if():
+    """The statements after the return assign b on the path that did not
+    return: b is an operand there (it was dropped as unassigned, and the
+    function returned the return value's zero fill: (0, 0) at 0.5)."""
+    g = wg.value_and_grad(tc.return_in_traced_if_in_python_if, engine="source")
+    assert g(0.5) == (1.0, 2.0) and g(1.5) == (1.5, 1.0)
+
+
+def test_reading_an_unassigned_variable_is_an_error():
+    with pytest.raises(wg.UnsupportedSyntax, match="'b'"):
+        wg.grad(tc.reads_unassigned, engine="source")(0.5)
+
+
 # --- the function converted ------------------------------------------------------------
 def test_lambda_as_default_argument():
     h = wg.hessian(tc.make_with_default(), engine="source")(np.array([1.0, 2.0]))

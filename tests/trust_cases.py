@@ -343,3 +343,23 @@ QUEUE = deque()
 
 def consumes_queue(x):
     return np.sum(x * QUEUE.popleft())
+
+
+# --- a return in a traced if inside a Python if -----------------------------------
+def return_in_traced_if_in_python_if(x):
+    c = 1.0
+    if c > 0.0:
+        if x > 1.0:
+            return x
+        b = 2.0 * x
+    else:
+        b = x
+    return b
+
+
+def reads_unassigned(x):
+    if x > 1.0:
+        return x
+    if x > 0.0:
+        b = 2.0 * x
+    return b                # unassigned where x <= 0: plain Python raises

@@ -219,8 +219,10 @@ def _constants(names):
 
 
 def _guard(flag, stmts):
-    """``if __wg.not_(flag): stmts`` (converted later like any if)."""
+    """``if __wg.not_(flag): stmts``: the statements after an exit, converted
+    later as a guard (see ``visit_If``)."""
     node = ast.If(test=_call(_rt("not_"), _name(flag)), body=stmts, orelse=[])
+    node.wg_guard = True
     return ast.copy_location(node, stmts[0]) if stmts else node
 
 
@@ -270,8 +272,9 @@ class _Converter(ast.NodeTransformer):
                     out.append(_guard(may_exit[0], body))
                 else:
                     test = _call(_rt("none_of"), *[_name(f) for f in may_exit])
-                    out.append(ast.copy_location(ast.If(test=test, body=body, orelse=[]),
-                                                 rest[0]))
+                    guard = ast.If(test=test, body=body, orelse=[])
+                    guard.wg_guard = True
+                    out.append(ast.copy_location(guard, rest[0]))
                 return out
         return out
 
@@ -301,7 +304,10 @@ class _Converter(ast.NodeTransformer):
         t, f = self.fresh("if_true"), self.fresh("if_false")
         stmts = [_fn(t, names, node.body or [ast.Pass()], names),
                  _fn(f, names, node.orelse or [ast.Pass()], names)]
-        call = _call(_rt("if_stmt"), node.test, _name(t), _name(f), _state_values(names),
+        # a guard of the statements after an exit (``block``): what they assign
+        # is defined on the path that did not exit, and only read there
+        runtime = "guard_stmt" if getattr(node, "wg_guard", False) else "if_stmt"
+        call = _call(_rt(runtime), node.test, _name(t), _name(f), _state_values(names),
                      _constants(names), ast.Constant(self.src.where(node)))
         stmts.append(_assign(names, call) if names else ast.Expr(value=call))
         return [ast.copy_location(s, node) for s in stmts]
@@ -594,6 +600,7 @@ def make_program(fn, args, name=None, avals=None):
     out_tree = [None]
 
     from .source_env import static_object
+    from .source_runtime import Undefined
     # an object argument is the same object at every call (the cache is keyed
     # by it), but what the code reads from it is read at each call
     statics = [static_object(x, f"arg{k}") if s else None
@@ -604,6 +611,9 @@ def make_program(fn, args, name=None, avals=None):
         full = [st if s else next(it) for st, s in zip(statics, static)]
         out = converted(*unflatten(in_tree, full))
         out_leaves, out_tree[0] = flatten(out)
+        for leaf in out_leaves:
+            if isinstance(leaf, Undefined):     # returned where it may be unassigned
+                leaf.fail()
         return out_leaves
 
     names = input_names(fn, args, len(leaves))

@@ -18,7 +18,7 @@ from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod
 from ..primitives.checkpoint import checkpointed, checkpointed_loop
-from ..primitives.core import new_trace
+from ..primitives.core import new_trace, zeros
 from ..staging import StagingTrace
 from .source_env import EnvObject
 from .source_runtime import (_NEEDS_CONCRETE, DimRange, TracedRange, Undefined, _Block, _Sequence,
@@ -38,7 +38,7 @@ def _undef_discovery(run_block, state, names):
     for k, v in enumerate(state):
         kd, info = block.out_info[k]
         if isinstance(v, Undefined) and kd == "op":
-            new[k] = dims.zeros(info.shape, info.dtype)
+            new[k] = zeros(info)           # a Python float's is 0.0
     return tuple(new)
 
 

@@ -19,7 +19,7 @@ from ..dims import Dim
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, reduce as reduce_mod
-from ..primitives.core import TracerBase, effects_made
+from ..primitives.core import TracerBase, effects_made, zeros
 from ..pytree import flatten
 from ..staging import closure_convert, stage
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
@@ -29,7 +29,7 @@ from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global
 _NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError, TypeError)
 
 __all__ = ["UNDEF", "read", "not_", "and_", "or_", "none_of", "ifexp", "setitem", "getitem",
-           "call", "if_stmt", "for_stmt", "while_stmt", "env_global", "env_cell"]
+           "call", "if_stmt", "guard_stmt", "for_stmt", "while_stmt", "env_global", "env_cell"]
 
 
 class Undefined:
@@ -38,17 +38,17 @@ class Undefined:
     def __init__(self, name=""):
         self.name = name
 
-    def _fail(self, *a, **k):
+    def fail(self, *a, **k):
         raise UnsupportedSyntax(
             f"variable {self.name!r} is used where it may be unassigned: it is assigned only on "
             "some paths through a branch or loop whose condition depends on a traced value; "
             "assign it before the branch or loop")
 
-    __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = __truediv__ = _fail
-    __getitem__ = __call__ = __iter__ = __len__ = __array__ = _fail
+    __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = __truediv__ = fail
+    __getitem__ = __call__ = __iter__ = __len__ = __array__ = fail
 
     def __bool__(self):
-        self._fail()
+        self.fail()
 
     def __repr__(self):
         return f"<unassigned {self.name}>"
@@ -433,7 +433,7 @@ class _Block:
             for k, (nm, o) in enumerate(zip(names, outs)):
                 if isinstance(o, Undefined) and coerce is not None and coerce[k] is not None:
                     # an early return taken on one path only: zeros on the other
-                    o = dims.zeros(coerce[k].shape, coerce[k].dtype)
+                    o = zeros(coerce[k])       # a Python float's is 0.0
                 if _is_operand(o):
                     if coerce is not None and coerce[k] is not None:
                         o = _coerce(o, coerce[k])
@@ -477,8 +477,10 @@ def _merge_pyvalues(names, infos, where):
         pys = [v for kd, v in kinds if kd == "py"]
         if len(pys) == len(kinds) and all(p is pys[0] for p in pys):
             merged.append(("py", pys[0]))
-        elif nm == "__wg_ret" or all(isinstance(p, Undefined) for p in pys):
-            merged.append(("undef", nm))
+        elif all(isinstance(p, Undefined) for p in pys):
+            # keep the user's name of what is unassigned (``ret = b``: b)
+            users = [p.name for p in pys if p.name and not p.name.startswith("__wg")]
+            merged.append(("undef", users[0] if users else nm))
         else:
             raise UnsupportedSyntax(
                 f"{where}: {nm!r} takes a value that is not an array or a number ({pys[0]!r}) "
@@ -487,18 +489,30 @@ def _merge_pyvalues(names, infos, where):
     return merged
 
 
-def if_stmt(test, true_fn, false_fn, state, names, lineno):
+def guard_stmt(test, true_fn, false_fn, state, names, lineno):
+    """``if not exited: ...``, the statements after a ``return``, ``break`` or
+    ``continue`` (the converter's guard): a variable they assign is defined on
+    the path that did not exit, and read on that path only."""
+    return if_stmt(test, true_fn, false_fn, state, names, lineno, guard=True)
+
+
+def if_stmt(test, true_fn, false_fn, state, names, lineno, guard=False):
     if not _traced(test):
         return true_fn(*state) if test else false_fn(*state)
     where = lineno
     blocks = [_Block(fn, [], state, names, f"if_{tag}")
               for fn, tag in ((false_fn, "false"), (true_fn, "true"))]
     merged = _merge_pyvalues(names, [b.out_info for b in blocks], where)
-    # outputs: a name that is an operand in both branches; avals joined
+    # outputs: a name that is an operand in both branches; avals joined. A
+    # variable still unassigned on the other path is an operand too, filled
+    # with zeros there, where it is the return value (set on the paths that
+    # return) or assigned by a guard: those paths never read it
     for k, nm in enumerate(names):
-        kinds = [b.out_info[k][0] for b in blocks]
-        if nm == "__wg_ret" and "op" in kinds:
-            merged[k] = ("op", None)        # the other path fills zeros (never read)
+        infos = [b.out_info[k] for b in blocks]
+        if merged[k][0] == "undef" and any(kd == "op" for kd, _ in infos) and (
+                nm == "__wg_ret" or guard) and all(
+                isinstance(v, Undefined) and v.name in (nm, "") for kd, v in infos if kd == "py"):
+            merged[k] = ("op", None)
     op_names = [k for k, (kd, _) in enumerate(merged) if kd == "op"]
     avals = {}
     for k in op_names:
@@ -542,7 +556,7 @@ def _assemble(names, merged, op_names, res):
         elif kd == "py":
             out.append(v)
         else:
-            out.append(Undefined(names[k]))
+            out.append(Undefined(v))
     return tuple(out)
 
 

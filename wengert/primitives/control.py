@@ -503,8 +503,7 @@ for_loop_p = register(Primitive("for_loop", nargs=None, impl=for_loop_impl, jvp=
 def for_loop(n, body, consts, carry, xs=(), reverse=False):
     """Run ``body`` (a Program in loop form) ``n`` times."""
     length = as_int(n) if isinstance(n, (int, np.integer)) else None
-    return bind(for_loop_p, n, *consts, *carry, *xs, body=body, num_consts=len(consts),
-                num_carry=len(carry), reverse=reverse, length=length)
+    return _bind_for(n, consts, carry, xs, body, reverse, length)
 
 
 # --- while_loop --------------------------------------------------------
@@ -578,5 +577,4 @@ while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl
 
 
 def while_loop(cond, body, consts, carry):
-    return bind(while_loop_p, *consts, *carry, cond=cond, body=body, num_consts=len(consts),
-                num_carry=len(carry))
+    return _bind_while(consts, carry, cond, body)
