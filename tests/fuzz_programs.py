@@ -56,7 +56,6 @@ class Gen:
     """Writes one program, drawing every choice from ``pick(n) -> 0..n-1``
     (a seeded generator, or hypothesis's ``data.draw``)."""
 
-    SCALARS = ("x", "s", "t", "u")
     UNARY = ("np.sin({})", "np.cos({})", "np.tanh({})", "np.exp(np.tanh({}))",
              "np.sqrt(1.0 + {0} * {0})", "np.log(1.0 + {0} * {0})", "abs({})", "({}) ** 2",
              "np.arctan({})", "-({})")
@@ -70,6 +69,8 @@ class Gen:
         self.depth = 0
         self.in_loop = 0
         self.uses_random = False
+        self.scalars = ["x", "s", "t", "u"]      # float names in scope
+        self.fresh = itertools.count()
 
     def choice(self, items):
         return items[self.pick(len(items))]
@@ -84,7 +85,7 @@ class Gen:
         """A float expression."""
         k = self.pick(10 if depth < 2 else 4)
         if k < 2:
-            return self.choice(self.SCALARS)
+            return self.choice(self.scalars)
         if k == 2:
             return self.const()
         if k == 3:
@@ -137,19 +138,24 @@ class Gen:
     def emit(self, line):
         self.lines.append("    " * self.depth + line)
 
-    def block(self, n):
-        start = len(self.lines)
+    def block(self, n, assign=None):
+        """``n`` statements; a name first assigned in them is not seen after
+        the block. ``assign``: a new name the block assigns last."""
+        start, scope = len(self.lines), len(self.scalars)
         for _ in range(n):
             self.statement()
+        if assign is not None:
+            self.emit(f"{assign} = {self.scalar(1)}")
         if len(self.lines) == start:
             self.emit("pass")
+        del self.scalars[scope:]
 
     def statement(self):
         k = self.pick(16 if self.depth < 3 else 8)
         if k < 4:
-            self.emit(f"{self.choice(self.SCALARS[1:])} = {self.scalar()}")
+            self.emit(f"{self.choice(self.scalars[1:])} = {self.scalar()}")
         elif k == 4:
-            self.emit(f"{self.choice(self.SCALARS[1:])} {self.choice(('+=', '*=', '-='))} "
+            self.emit(f"{self.choice(self.scalars[1:])} {self.choice(('+=', '*=', '-='))} "
                       f"{self.scalar(1)}")
         elif k == 5:
             idx = self.choice(self.loop_vars) if self.loop_vars and self.chance(5) else self.pick(N)
@@ -176,20 +182,25 @@ class Gen:
             self.emit(f"s = s + {self.scalar(1)}")
 
     def if_statement(self):
+        # sometimes a name first assigned in every branch, read after the if
+        # (on every path that gets there it is assigned)
+        fresh = f"w{next(self.fresh)}" if self.chance(3) else None
         self.emit(f"if {self.condition()}:")
         self.depth += 1
-        self.block(1 + self.pick(2))
+        self.block(1 + self.pick(2), fresh)
         self.depth -= 1
         if self.chance(3):
             self.emit(f"elif {self.condition()}:")
             self.depth += 1
-            self.block(1)
+            self.block(1, fresh)
             self.depth -= 1
-        if self.chance(4):
+        if fresh or self.chance(4):
             self.emit("else:")
             self.depth += 1
-            self.block(1 + self.pick(2))
+            self.block(1 + self.pick(2), fresh)
             self.depth -= 1
+        if fresh:
+            self.scalars.append(fresh)
 
     def for_loop(self):
         var = "ijk"[len(self.loop_vars)] if len(self.loop_vars) < 3 else None

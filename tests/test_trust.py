@@ -164,6 +164,17 @@ def test_return_in_traced_if_inside_python_if():
     assert g(0.5) == (1.0, 2.0) and g(1.5) == (1.5, 1.0)
 
 
+def test_variable_unassigned_only_where_the_function_returned():
+    """Unassigned on a path whose return depends on traced values: the
+    source engine cannot tell it is never read, so it refuses (typed) rather
+    than fill it; auto takes the trace engine, which is right."""
+    with pytest.raises(wg.UnsupportedSyntax, match="'w'"):
+        wg.value_and_grad(tc.assigned_except_where_returned, engine="source")(1.5)
+    with pytest.warns(UserWarning, match="trace engine"):
+        g = wg.value_and_grad(tc.assigned_except_where_returned)
+        assert g(1.5) == (4.5, 6.0) and g(-2.0) == (2.0, -1.0)
+
+
 def test_reading_an_unassigned_variable_is_an_error():
     with pytest.raises(wg.UnsupportedSyntax, match="'b'"):
         wg.grad(tc.reads_unassigned, engine="source")(0.5)

@@ -363,3 +363,13 @@ def reads_unassigned(x):
     if x > 0.0:
         b = 2.0 * x
     return b                # unassigned where x <= 0: plain Python raises
+
+
+def assigned_except_where_returned(x):
+    if x > 0.0:                 # traced
+        w = 2.0 * x
+    else:
+        if x < 10.0:            # traced too: both paths of the else return
+            return -x
+        return x
+    return w * x                # read only where it was assigned

@@ -93,6 +93,9 @@ def aval_of(x):
         return Aval((), np.complex128, weak=True)
     if isinstance(x, (np.ndarray, np.generic)):
         return Aval(x.shape, x.dtype)
+    fail = getattr(x, "fail", None)       # an unassigned variable of converted code
+    if callable(fail):                      # says which, and where
+        fail()
     raise TypeError(f"not an array value: {type(x).__name__}")
 
 

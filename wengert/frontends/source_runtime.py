@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import re
 import types
 
 import numpy as np
@@ -429,6 +430,8 @@ class _Block:
             lead, ops = xs[:n_lead], iter(xs[n_lead:])
             vals = [next(ops) if o else v for v, o in zip(state, self.is_op)]
             outs = fn(*lead, *vals)
+            # the block ends having certainly returned, broken or continued
+            self.exits = any(_EXIT_FLAG.fullmatch(nm) and o is True for nm, o in zip(names, outs))
             leaves, info = [], []
             for k, (nm, o) in enumerate(zip(names, outs)):
                 if isinstance(o, Undefined) and coerce is not None and coerce[k] is not None:
@@ -489,6 +492,11 @@ def _merge_pyvalues(names, infos, where):
     return merged
 
 
+# a branch that sets one of these to True has returned, broken or continued:
+# a variable it leaves unassigned is never read after it on its path
+_EXIT_FLAG = re.compile(r"__wg_(done|brk_\d+|cont_\d+)")
+
+
 def guard_stmt(test, true_fn, false_fn, state, names, lineno):
     """``if not exited: ...``, the statements after a ``return``, ``break`` or
     ``continue`` (the converter's guard): a variable they assign is defined on
@@ -507,11 +515,13 @@ def if_stmt(test, true_fn, false_fn, state, names, lineno, guard=False):
     # variable still unassigned on the other path is an operand too, filled
     # with zeros there, where it is the return value (set on the paths that
     # return) or assigned by a guard: those paths never read it
+    exited = [b.exits for b in blocks]
     for k, nm in enumerate(names):
         infos = [b.out_info[k] for b in blocks]
-        if merged[k][0] == "undef" and any(kd == "op" for kd, _ in infos) and (
-                nm == "__wg_ret" or guard) and all(
-                isinstance(v, Undefined) and v.name in (nm, "") for kd, v in infos if kd == "py"):
+        if merged[k][0] == "undef" and any(kd == "op" for kd, _ in infos) and all(
+                isinstance(v, Undefined) and v.name in (nm, "") and (
+                    nm == "__wg_ret" or guard or gone)
+                for (kd, v), gone in zip(infos, exited) if kd == "py"):
             merged[k] = ("op", None)
     op_names = [k for k, (kd, _) in enumerate(merged) if kd == "op"]
     avals = {}
