@@ -347,12 +347,15 @@ def _same_state(a, b):
 
 def _point(f, mod, rng):
     """(x, v, the random state's seed, the plain value there), the value None
-    where the program is not finite (an overflow, a log of a negative)."""
+    where the program is not finite there, even in values it does not return
+    (an overflow, a log of a negative: reverse mode multiplies such a value's
+    zero cotangent, and 0 * inf is nan, as in every AD tool)."""
     x = float(rng.uniform(-1.5, 1.5))
     v = rng.uniform(-1.0, 1.0, N)
     draw_seed = int(rng.integers(0, 2 ** 31))
     try:
-        plain = _run(lambda: f(x, v.copy()), draw_seed, mod)
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            plain = _run(lambda: f(x, v.copy()), draw_seed, mod)
     except (ZeroDivisionError, FloatingPointError, OverflowError):
         return x, v, draw_seed, None
     if not np.isfinite(plain) or abs(plain) > 1e6:

@@ -484,3 +484,23 @@ def test_edge_values(engine):
     assert wg.grad(tc.to_the_zero, engine=engine)(0.0) == 0.0
     assert wg.grad(tc.to_the_zero, engine=engine)(1.5) == 0.0
     assert_close(wg.grad(tc.power_of_zero, engine=engine)(0.5), 0.0, EXACT)
+
+
+# --- simplify keeps every value's shape -----------------------------------------------
+@pytest.mark.parametrize("prim", ["add_any", "add", "mul", "sub"])
+def test_simplify_keeps_shapes_of_uniform_literals(prim):
+    """Two literals of one repeated value: only one may become a scalar (both
+    did, and the sum of a (4,) cotangent came out a scalar); constant folding
+    gives a value of the result's shape or none."""
+    from wengert.backends.interpret import interpret
+    from wengert.ir import Aval, Eqn, Lit, Program, Var
+    from wengert.primitives import PRIMITIVES
+    from wengert.transforms.simplify import simplify
+    out = Var(Aval((4,), np.float64))
+    prog = Program([], [Eqn(PRIMITIVES[prim], (Lit(np.full(4, 2.0)), Lit(np.full(4, 3.0))),
+                            (out,), {})], [out])
+    want = interpret(prog)
+    for copies in (False, True):
+        got = interpret(simplify(prog, copies=copies))
+        assert got[0].shape == (4,)
+        assert_close(got, want, EXACT)

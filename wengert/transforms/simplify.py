@@ -194,7 +194,10 @@ def _uniform_as_scalar(ins, out):
     if len(ins) != 2:
         return ins
     new = list(ins)
-    for k, (x, other) in enumerate(((ins[0], ins[1]), (ins[1], ins[0]))):
+    for k in (0, 1):
+        # against the other operand as it now is: of two such literals only
+        # one becomes a scalar, or nothing would give the result its shape
+        x, other = new[k], new[1 - k]
         val = x.val if isinstance(x, Lit) else None
         if not (isinstance(val, np.ndarray) and val.ndim and val.size and val.dtype.kind == "f"
                 and other.aval.dtype == val.dtype == out.dtype
