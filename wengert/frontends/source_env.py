@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import math
 import os
 import random
 import sys
@@ -46,7 +47,7 @@ from ..ir import Aval
 from ..primitives.core import TracerBase
 from ..primitives.host import EnvRef, env_read, host_call, out_aval_of
 
-__all__ = ["recording", "guard_function", "env_global", "env_cell", "static_object",
+__all__ = ["recording", "note", "guard_function", "env_global", "env_cell", "static_object", "default_value",
            "EnvObject", "call_outside", "is_impure", "concrete", "materialize",
            "holds_outside_object"]
 
@@ -79,6 +80,15 @@ class recording:
         return False
 
 
+def note(guards):
+    """Record ``guards`` (another code's checks) in the recording in
+    progress, if one is."""
+    recorded = _LOCAL.guards
+    if recorded is not None:
+        for ref, kind, expected in guards:
+            recorded.setdefault(_key(ref, kind, expected), (ref, kind, expected))
+
+
 def _guard(ref, kind, expected):
     """Record that the code needs ``ref`` to pass check ``kind`` at each call:
     ``"is"`` (the same object), ``"eq"`` (an equal plain value), ``"array"``
@@ -89,7 +99,12 @@ def _guard(ref, kind, expected):
     this function)."""
     guards = _LOCAL.guards
     if guards is not None:
-        guards.setdefault((ref.param_key, kind), (ref, kind, expected))
+        guards.setdefault(_key(ref, kind, expected), (ref, kind, expected))
+
+
+def _key(ref, kind, expected):
+    """One guard per place and kind (an object lacks several attributes)."""
+    return (ref.param_key, kind, expected if kind == "lacks" else None)
 
 
 def guard_function(guards):
@@ -135,11 +150,13 @@ def _guard_test(kind, e, expected, ns):
         return f"x is {e}"
     if kind == "eq":
         ns[e + "t"] = type(expected)
-        if isinstance(expected, (bool, int, str, bytes, type(None))) or (
-                isinstance(expected, float) and expected == expected):
+        if isinstance(expected, (bool, int, str, bytes, type(None))):
+            return f"_type(x) is {e}t and x == {e}"
+        if isinstance(expected, float) and expected == expected and expected != 0:
             return f"_type(x) is {e}t and x == {e}"
         if type(expected) in (list, tuple) and all(
-                isinstance(v, (bool, int, str, float)) and v == v for v in expected):
+                isinstance(v, (bool, int, str)) or (isinstance(v, float) and v == v and v != 0)
+                for v in expected):
             ns[e + "types"] = [type(v) for v in expected]
             return f"_type(x) is {e}t and x == {e} and _list(_map(_type, x)) == {e}types"
         return f"_same(x, {e})"
@@ -158,6 +175,10 @@ def _guard_test(kind, e, expected, ns):
         return "x is _MISSING"
     if kind == "func":
         return f"getattr(x, '__func__', None) is {e}"
+    if kind == "lacks":
+        return f"not hasattr(x, {e})"
+    if kind == "truth":
+        return f"bool(x) is {e}"
     raise ValueError(kind)
 
 
@@ -183,8 +204,12 @@ def _same_value(a, b):
         return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
-    if isinstance(a, (float, complex, np.inexact)):
-        return a == b or (a != a and b != b)
+    if isinstance(a, (float, np.floating)):
+        # NaN equal to NaN, and 0.0 not -0.0 (np.copysign tells them apart)
+        return (a == b and math.copysign(1.0, a) == math.copysign(1.0, b)) or (
+            a != a and b != b)
+    if isinstance(a, (complex, np.complexfloating)):
+        return _same_value(a.real, b.real) and _same_value(a.imag, b.imag)
     return bool(a == b)
 
 
@@ -211,38 +236,34 @@ def _is_plain(v, budget=None):
 
 
 _LIBRARY_ROOTS = frozenset({"numpy", "scipy", "math", "cmath", "builtins", "wengert", "functools",
-                            "operator", "itertools", "collections", "typing", "numbers"})
-_PREFIXES = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix,
-                                                          sys.exec_prefix})
+                            "operator", "itertools", "collections", "typing", "numbers",
+                            "abc", "_abc", "enum", "types"})
 
 
-def _is_library_module(m):
-    """numpy, the standard library and installed packages: their attributes
-    are vocabulary (fixed), unlike a user's module, whose globals are data."""
-    if m.__name__.split(".")[0] in _LIBRARY_ROOTS:
-        return True
-    f = getattr(m, "__file__", None)
-    if f is None:
-        return True                 # built in to the interpreter
-    path = os.path.realpath(f)
-    return path.startswith(_PREFIXES) or "site-packages" in path
+def _root(name):
+    return (name or "").split(".")[0]
 
 
 def _is_vocabulary(v):
-    """Functions, classes, ufuncs, library modules, wengert's own objects:
-    fixed things the code is made of, checked by identity."""
+    """What the code is made of, fixed for the life of a program and checked
+    by identity: functions (the user's are converted where they are called),
+    ufuncs, and the modules and classes of NumPy, SciPy, the math modules and
+    wengert. A user's module or class holds data (``config.SCALE``,
+    ``Model.dtype``): it is an ``EnvObject``, its attributes read where they
+    live."""
     if isinstance(v, types.ModuleType):
-        return _is_library_module(v)
-    if isinstance(v, (types.FunctionType, type, np.ufunc)):
+        return _root(v.__name__) in _LIBRARY_ROOTS
+    if isinstance(v, type):
+        return _root(v.__module__) in _LIBRARY_ROOTS
+    if isinstance(v, (types.FunctionType, np.ufunc)):
         return True
     if isinstance(v, types.BuiltinFunctionType):
         owner = getattr(v, "__self__", None)
         return owner is None or isinstance(owner, types.ModuleType)
     if isinstance(v, types.MethodType):
         return False
-    mod = getattr(type(v), "__module__", "") or ""
-    return mod.split(".")[0] in ("wengert", "functools") or (
-        callable(v) and mod.split(".")[0] in ("numpy", "scipy"))
+    mod = _root(getattr(type(v), "__module__", ""))
+    return mod in ("wengert", "functools") or (callable(v) and mod in ("numpy", "scipy"))
 
 
 def classify(value, ref):
@@ -257,10 +278,19 @@ def classify(value, ref):
     if _is_vocabulary(value):
         _guard(ref, "is", value)
         return value
-    if _is_plain(value):
-        kept = copy.deepcopy(value) if isinstance(value, (list, dict)) else value
-        _guard(ref, "eq", kept)
+    if _is_plain(value) and not isinstance(value, (list, dict)):
+        _guard(ref, "eq", value)
         return value
+    if isinstance(value, (type, types.ModuleType)):
+        # a user's class or module: the same one (its attributes are checked
+        # where they are read)
+        _guard(ref, "is", value)
+        return EnvObject(ref, value)
+    if isinstance(value, types.MethodType) and not _is_vocabulary(value.__self__):
+        # a bound method found outside (``step = model.apply``): its object's
+        # place is the method's ``__self__``
+        _guard(ref, "type", type(value))
+        return EnvObject(ref, value, receiver=classify(value.__self__, ref.attr("__self__")))
     if type(value) is np.ndarray:
         if value.dtype.kind in "biuc":
             # integers and booleans index (a mask's count of True sets a
@@ -306,6 +336,13 @@ def env_cell(cell, name):
     except ValueError:
         raise NameError(f"free variable {name!r} referenced before assignment") from None
     return classify(value, EnvRef("cell", cell, name))
+
+
+def default_value(fn, attr, key, value):
+    """A default argument of ``fn`` (``__defaults__[key]`` or
+    ``__kwdefaults__[key]``), as converted code gets it."""
+    return classify(value, EnvRef("object", fn, getattr(fn, "__name__", "function"),
+                                  (("attr", attr), ("item", key))))
 
 
 def static_object(value, label):
@@ -370,7 +407,11 @@ class EnvObject:
             raise AttributeError(name)
         if type(self._value) is dict and name in ("keys", "values", "items", "get"):
             return getattr(self, "_dict_" + name)
-        value = getattr(self._value, name)
+        try:
+            value = getattr(self._value, name)
+        except AttributeError:
+            _guard(self._ref, "lacks", name)       # hasattr() is False: it must stay so
+            raise
         ref = self._ref.attr(name)
         if isinstance(value, (types.MethodType, types.BuiltinMethodType)) and \
                 getattr(value, "__self__", None) is self._value:
@@ -385,11 +426,23 @@ class EnvObject:
                 f"{self._ref!r}[...] at a traced position: the source engine reads outside "
                 "values at positions known when the code is generated; convert it to an array "
                 "first (np.asarray), or use engine='trace'", construct="traced index of an object")
+        if isinstance(key, np.integer):
+            key = int(key)          # written as a plain int in the checks' code
         if not _is_plain(key):
             raise UnsupportedSyntax(f"{self._ref!r}[...] with a key of type "
                                     f"{type(key).__name__}; use a number or a string",
                                     construct="object key")
+        if self._plain_whole():
+            return self._value[key]
         return classify(self._value[key], self._ref.item(key))
+
+    def _plain_whole(self):
+        """A list or dict of numbers and strings: compared whole at each call
+        (one check, however many of its items the code reads)."""
+        if isinstance(self._value, (list, dict)) and _is_plain(self._value):
+            _guard(self._ref, "eq", copy.deepcopy(self._value))
+            return True
+        return False
 
     # a dict found outside: what is read of it now is checked at each call
     def _dict_keys(self):
@@ -421,17 +474,24 @@ class EnvObject:
         if isinstance(v, dict):
             return iter(self._dict_keys())
         if isinstance(v, (list, tuple)):
+            if self._plain_whole():
+                return iter(list(v))
             return iter([self[k] for k in range(len(self))])
         raise UnsupportedSyntax(f"iterating over {self._ref!r} (a {type(v).__name__}): the "
                                 "source engine iterates over lists, tuples, dicts and arrays "
                                 "found outside the function", construct="iteration over object")
 
     def __bool__(self):
-        if isinstance(self._value, (list, tuple, dict)):
-            _guard(self._ref, "len", len(self._value))
-        return bool(self._value)        # an object's own truth is fixed by its type
+        truth = bool(self._value)
+        _guard(self._ref, "truth", truth)       # a deque or list emptied since is False
+        return truth
 
     def __call__(self, *args, **kwargs):
+        if isinstance(self._value, type):
+            # a user's class: the object is made now, as the plain code would
+            args = [concrete(a) for a in materialize(list(args))]
+            kwargs = {k: concrete(v) for k, v in materialize(kwargs).items()}
+            return self._value(*args, **kwargs)
         return call_outside(self, args, kwargs)
 
     def __array__(self, *a, **k):
@@ -473,11 +533,22 @@ def _operand(x):
 
 
 def _dummy(x):
-    """A stand-in for an operand while the call's result type is found."""
+    """A stand-in for an argument while the call's result type is found:
+    zeros for a traced operand, a copy of anything a call could change (an
+    iterator ``next`` would advance)."""
     if isinstance(x, TracerBase):
         a = x.aval
         return np.zeros(tuple(int(d) for d in a.shape), a.dtype)
-    return x
+    if isinstance(x, (bool, int, float, complex, str, bytes, type(None), np.generic)):
+        return x
+    try:
+        return copy.deepcopy(x)
+    except Exception:   # noqa: BLE001 -- an object that cannot be copied
+        raise UnsupportedSyntax(
+            f"an argument of type {type(x).__name__} to a call the source engine makes at each "
+            "call: it finds the result's shape on copies of the arguments, and this one cannot "
+            "be copied; make the call outside the function, or use engine='trace'",
+            construct="call with an uncopyable argument") from None
 
 
 def call_outside(f, args, kwargs):

@@ -9,6 +9,7 @@ converter turned into functions of the variables they assign (``state``).
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import re
 import types
@@ -30,7 +31,8 @@ from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global
 _NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError, TypeError)
 
 __all__ = ["UNDEF", "read", "not_", "and_", "or_", "none_of", "ifexp", "setitem", "getitem",
-           "call", "if_stmt", "guard_stmt", "for_stmt", "while_stmt", "env_global", "env_cell"]
+           "call", "if_stmt", "guard_stmt", "for_stmt", "while_stmt", "env_global", "env_cell",
+           "is_"]
 
 
 class Undefined:
@@ -77,6 +79,12 @@ def _any_traced(xs):
 
 
 # --- boolean operators and conditional expressions ---------------------------
+
+def is_(a, b):
+    """``a is b`` of the values themselves (an outside object's proxy is not
+    the object)."""
+    return concrete(a) is concrete(b)
+
 
 def not_(x):
     return arith.logical_not(x) if _traced(x) else not x
@@ -199,6 +207,7 @@ def _sum(iterable, start=0):
 
 def _isinstance(x, cls):
     x = concrete(x)             # an outside object: its type is checked at each call
+    cls = tuple(concrete(c) for c in cls) if isinstance(cls, tuple) else concrete(cls)
     if _traced(x):
         classes = cls if isinstance(cls, tuple) else (cls,)
         if any(c in (np.ndarray, np.generic, np.number, np.floating) for c in classes):
@@ -249,8 +258,8 @@ def _is_user_function(f):
         return False
     if getattr(f, "__wg_source__", None) is not None:
         return False
-    from .source import is_wengert_code
-    if is_wengert_code(f):
+    from .source import is_converted, is_wengert_code
+    if is_wengert_code(f) or is_converted(f):
         return False
     try:
         inspect.getsourcefile(f)
@@ -264,6 +273,9 @@ def call(f, *args, **kw):
         return f(*args, **kw)               # a method of an object found outside
     if is_impure(f):
         return call_outside(f, args, kw)    # made at every call of the generated code
+    if isinstance(f, functools.partial):    # its function, with its arguments
+        return call(f.func, *f.args, *args, **{**f.keywords, **kw})
+    f = _with_converted_functions(f)
     if _is_user_function(f):
         from .source import convert
         try:
@@ -278,8 +290,12 @@ def call(f, *args, **kw):
         # a function that is called, not converted: lists and dicts found
         # outside become real ones; an outside object it would read inside
         # is read at each call instead, by calling it then. wengert's own
-        # functions (fori_loop's schedule, a custom rule) take the object
+        # functions (fori_loop's schedule, a custom rule) take the object.
+        # The user's functions it is given (``map(f, xs)``, a loop body) are
+        # given converted, so what they read outside is read where it lives
         args, kw = materialize(list(args)), materialize(kw)
+        args = [_converted_argument(a) for a in args]
+        kw = {k: _converted_argument(v) for k, v in kw.items()}
         if holds_outside_object(args) or holds_outside_object(kw):
             if not _is_wengert(f):
                 return call_outside(f, args, kw)
@@ -303,6 +319,39 @@ def call(f, *args, **kw):
             return _math(f)(*args)
         return f(*args, **kw)
     return f(*args, **kw)
+
+
+def _converted_argument(a):
+    """A user's function as its converted version (anything else as it is)."""
+    if isinstance(a, functools.partial) and _is_user_function(a.func):
+        from .source import convert
+        return functools.partial(convert(a.func), *a.args, **a.keywords)
+    if _is_user_function(a):
+        from .source import convert
+        return convert(a)
+    return _with_converted_functions(a)
+
+
+def _with_converted_functions(f):
+    """wengert's objects that hold the user's functions (``custom_jvp``,
+    ``custom_vjp``, ``checkpoint``), remade with those functions converted:
+    run by the object, unconverted, the functions would read globals and
+    draw random numbers while the code is generated, not at each call."""
+    from ..api_checkpoint import checkpoint
+    from ..primitives.custom import custom_jvp, custom_vjp
+    from .source import convert
+    t = type(f)
+    if t is custom_jvp and f.rule is not None:
+        twin = custom_jvp(_converted_argument(f.fun))
+        twin.defjvp(_converted_argument(f.rule))
+        return twin
+    if t is custom_vjp and f.fwd is not None:
+        twin = custom_vjp(_converted_argument(f.fun))
+        twin.defvjp(_converted_argument(f.fwd), _converted_argument(f.bwd))
+        return twin
+    if t is checkpoint and _is_user_function(f.fun):
+        return checkpoint(convert(f.fun))
+    return f
 
 
 def _is_wengert(f):
