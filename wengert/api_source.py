@@ -61,6 +61,7 @@ def _signature(leaves, static, shapes=True):
 
 
 _is_static = source_frontend.is_static
+_RECORDING = source_env._LOCAL      # this thread's recording of outside checks, if any
 
 
 def _compile(prog):
@@ -207,7 +208,8 @@ class SourceTransformed:
             else:
                 compiled = floats[1]
                 if compiled.env_check is None or compiled.env_check():
-                    source_env.note(compiled.env_guards)
+                    if _RECORDING.guards is not None:
+                        source_env.note(compiled.env_guards)
                     outs = compiled.run(*args)
                     return outs[0] if compiled.single else compiled.result(outs)
         if self.fallback is not None:
@@ -216,7 +218,8 @@ class SourceTransformed:
         if fast is not None:
             compiled = self.fast.get(fast)
             if compiled is not None and compiled.valid():
-                source_env.note(compiled.env_guards)
+                if _RECORDING.guards is not None:
+                    source_env.note(compiled.env_guards)
                 self.last = compiled
                 return compiled([a for a in args if type(a) is not int])
         leaves, in_tree = flatten(tuple(args))
