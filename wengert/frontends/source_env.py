@@ -144,42 +144,37 @@ def guard_function(guards):
     return ns["check"]
 
 
+# the test of each kind of guard on ``x`` (what is found there now); ``{e}``
+# is the name of what was expected
+_TESTS = {
+    "is": "x is {e}", "values": "_same_array(x, {e})", "type": "_type(x) is {e}",
+    "len": "len(x) == {e}", "keys": "tuple(x) == {e}", "absent": "x is _MISSING",
+    "func": "getattr(x, '__func__', None) is {e}", "lacks": "not hasattr(x, {e})",
+    "truth": "bool(x) is {e}",
+}
+
+
 def _guard_test(kind, e, expected, ns):
     """The test of one guard on ``x`` (what was found there now)."""
-    if kind == "is":
-        return f"x is {e}"
-    if kind == "eq":
-        ns[e + "t"] = type(expected)
-        if isinstance(expected, (bool, int, str, bytes, type(None))):
-            return f"_type(x) is {e}t and x == {e}"
-        if isinstance(expected, float) and expected == expected and expected != 0:
-            return f"_type(x) is {e}t and x == {e}"
-        if type(expected) in (list, tuple) and all(
-                isinstance(v, (bool, int, str)) or (isinstance(v, float) and v == v and v != 0)
-                for v in expected):
-            ns[e + "types"] = [type(v) for v in expected]
-            return f"_type(x) is {e}t and x == {e} and _list(_map(_type, x)) == {e}types"
-        return f"_same(x, {e})"
     if kind == "array":
         ns[e + "s"], ns[e + "d"] = expected
         return f"_type(x) is _ndarray and x.shape == {e}s and x.dtype == {e}d"
-    if kind == "values":
-        return f"_same_array(x, {e})"
-    if kind == "type":
-        return f"_type(x) is {e}"
-    if kind == "len":
-        return f"len(x) == {e}"
-    if kind == "keys":
-        return f"tuple(x) == {e}"
-    if kind == "absent":
-        return "x is _MISSING"
-    if kind == "func":
-        return f"getattr(x, '__func__', None) is {e}"
-    if kind == "lacks":
-        return f"not hasattr(x, {e})"
-    if kind == "truth":
-        return f"bool(x) is {e}"
-    raise ValueError(kind)
+    if kind != "eq":
+        return _TESTS[kind].format(e=e)
+    ns[e + "t"] = type(expected)
+    # a number or string, or a flat list of them, compared with ==; a float
+    # only where == is exact (not NaN, not a zero, whose sign == ignores)
+    if isinstance(expected, (bool, int, str, bytes, type(None))) or _exact_float(expected):
+        return f"_type(x) is {e}t and x == {e}"
+    if type(expected) in (list, tuple) and all(
+            isinstance(v, (bool, int, str)) or _exact_float(v) for v in expected):
+        ns[e + "types"] = [type(v) for v in expected]
+        return f"_type(x) is {e}t and x == {e} and _list(_map(_type, x)) == {e}types"
+    return f"_same(x, {e})"
+
+
+def _exact_float(v):
+    return isinstance(v, float) and v == v and v != 0
 
 
 class _Missing:
