@@ -511,8 +511,10 @@ def _may_set(node, flag, stmt):
 
 
 @functools.lru_cache(maxsize=None)
-def _converted_code(fn):
-    src = Source(fn)
+def _converted_code(code, qualname):
+    """The compiled conversion of a function's code: one per code object (the
+    closures a factory makes share it; a reassigned ``__code__`` gets its own)."""
+    src = Source(code, qualname)
     try:
         module = ast.parse(src.text)
     except SyntaxError:
@@ -524,18 +526,18 @@ def _converted_code(fn):
     if isinstance(tree, ast.Expr) and isinstance(tree.value, ast.Lambda):
         raise src.error(tree, "a lambda defined on the same line as other code",
                         "define the function with def")
-    name = fn.__code__.co_name          # not __name__, which functools.wraps rewrites
+    name = code.co_name                 # not __name__, which functools.wraps rewrites
     if isinstance(tree, ast.FunctionDef) and name != "<lambda>" and tree.name != name:
         raise src.error(tree, f"a function whose source is not its own def (found {tree.name!r})",
                         "define it with def")
     if not isinstance(tree, ast.FunctionDef) or name == "<lambda>":
-        lam = find_lambda(module, fn, src)
+        lam = find_lambda(module, code, src)
         tree = ast.FunctionDef(name="__wg_lambda", args=lam.args,
                                body=[ast.Return(value=lam.body)], decorator_list=[],
                                returns=None, type_params=[], lineno=lam.lineno,
                                col_offset=lam.col_offset)
     _check(tree, src)
-    tree = read_outside_at_run(tree, fn, src)
+    tree = read_outside_at_run(tree, code.co_freevars, src)
     conv = _Converter(src)
     new = conv.visit(tree)
     mod = ast.Module(body=[new], type_ignores=[])
@@ -552,7 +554,12 @@ def convert(fn):
     from . import source_runtime
     if getattr(fn, "__wg_source__", None) is not None or is_converted(fn):
         return fn           # converted already (handed on by converted code)
-    code, name, src = _converted_code(fn)
+    if not hasattr(fn, "__code__"):
+        raise UnsupportedSyntax(
+            f"the source of {getattr(fn, '__qualname__', repr(fn))} is not available (not a "
+            "Python function); the source engine reads a function's source. Use engine='trace'",
+            construct="unavailable source")
+    code, name, src = _converted_code(fn.__code__, fn.__qualname__)
     glb = {_RT: source_runtime, _GLOBALS: fn.__globals__, _CONVERTED: True,
            "__builtins__": fn.__globals__.get("__builtins__", builtins)}
     for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):

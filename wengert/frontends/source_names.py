@@ -152,10 +152,11 @@ class _ReadsOutside(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def read_outside_at_run(tree, fn, src):
-    """``tree`` with its outside reads rewritten (``_ReadsOutside``); the
-    defaults and annotations of ``fn`` itself are dropped (its defaults are
-    set from ``fn`` after the converted def runs)."""
+def read_outside_at_run(tree, freevars, src):
+    """``tree`` with its outside reads rewritten (``_ReadsOutside``;
+    ``freevars``: the function's closure variables); the defaults and
+    annotations of the function itself are dropped (its defaults are set from
+    the function after the converted def runs)."""
     a = tree.args
     a.defaults = [ast.Constant(None) for _ in a.defaults]
     a.kw_defaults = [None if d is None else ast.Constant(None) for d in a.kw_defaults]
@@ -163,4 +164,4 @@ def read_outside_at_run(tree, fn, src):
         if arg is not None:
             arg.annotation = None
     tree.returns = None
-    return _ReadsOutside(_outside_names(tree), fn.__code__.co_freevars, src).visit(tree)
+    return _ReadsOutside(_outside_names(tree), freevars, src).visit(tree)

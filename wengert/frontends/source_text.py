@@ -16,20 +16,19 @@ __all__ = ["Source", "find_lambda", "fix_locations"]
 
 
 class Source:
-    """Where a function's source came from, to report file:line:column."""
+    """Where a function's source came from (its code object ``code``, named
+    ``qualname``), to report file:line:column."""
 
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, code, qualname):
+        self.code, self.qualname = code, qualname
         try:
             # the code object's own lines: ``inspect`` would follow a
             # decorator's ``__wrapped__`` to another function's source
-            code = fn.__code__
             self.filename = inspect.getsourcefile(code) or "<unknown>"
             lines, self.first = inspect.getsourcelines(code)
-        except (OSError, TypeError, AttributeError):
-            name = getattr(fn, "__qualname__", repr(fn))
+        except (OSError, TypeError):
             raise UnsupportedSyntax(
-                f"the source of {name} is not available (defined interactively, or not a "
+                f"the source of {qualname} is not available (defined interactively, or not a "
                 "Python function); the source engine reads a function's source. Define it "
                 "in a file, or use engine='trace'", construct="unavailable source") from None
         self.text = textwrap.dedent("".join(lines))
@@ -44,7 +43,7 @@ class Source:
         col = getattr(node, "col_offset", 0) + self.indent + 1
         return UnsupportedSyntax(
             f"{self.filename}:{line}:{col}: {construct} is not supported by the source engine "
-            f"(in {self.fn.__qualname__}); {advice}. Or use engine='trace'",
+            f"(in {self.qualname}); {advice}. Or use engine='trace'",
             filename=self.filename, lineno=line, col=col, construct=construct)
 
 
@@ -54,12 +53,11 @@ def _code_parameters(code):
     return tuple(code.co_varnames[:n])
 
 
-def find_lambda(module, fn, src):
-    """The lambda among those in ``fn``'s source lines that compiled to
-    ``fn``: on ``fn``'s first line, with its parameters, and where several
+def find_lambda(module, code, src):
+    """The lambda among those in ``code``'s source lines that compiled to
+    ``code``: on its first line, with its parameters, and where several
     remain, the innermost one whose body holds the code's first position.
     (The lines may be a whole ``def`` whose default argument is the lambda.)"""
-    code = fn.__code__
     lams = [n for n in ast.walk(module) if isinstance(n, ast.Lambda)
             and n.lineno + src.first - 1 == code.co_firstlineno
             and parameters(n.args) == _code_parameters(code)]
