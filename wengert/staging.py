@@ -91,7 +91,8 @@ class StagingTrace(Trace):
                      for a in args]
             vals = None
             out_avals = prim.abstract_eval(*[x.aval for x in atoms], **params)
-        if _complex(atoms, out_avals, prim.multiple_results):
+        # (linearize's tangents mirror primal dtypes, already checked where they were staged)
+        if self.records_primal and _complex(atoms, out_avals, prim.multiple_results):
             raise UnsupportedDtypeError.complex_operand(prim.name)
         if prim.multiple_results:
             outs = [Var(a, self.role) for a in out_avals]
