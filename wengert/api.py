@@ -75,7 +75,7 @@ def _check_differentiable(leaves, what):
                 f"{what}: leaf {k} is {av.short()}, a complex value; wengert does not "
                 "differentiate complex values yet: pass the real and imaginary parts as "
                 "separate float arrays")
-        if av.dtype.kind not in "fc":
+        if av.dtype.kind != "f":
             raise NonDifferentiableInputError(
                 f"{what}: cannot differentiate with respect to a {av.short()} value (leaf {k}); "
                 "integer and boolean inputs have no derivative. Pass it as a float "

@@ -24,8 +24,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["Dim", "Scalar", "symbolic", "plain_numbers", "symbolic_avals", "recording", "render", "guard_function", "has_dims",
-           "as_int", "in_params", "broadcast", "slice_length", "recording_now", "remember",
+__all__ = ["Dim", "Scalar", "symbolic", "plain_numbers", "symbolic_avals", "recording",
+           "render", "guard_function", "has_dims", "as_int", "in_params", "broadcast", "slice_length", "recording_now", "remember",
            "shape_of", "recipe_of", "constant", "shape", "zeros"]
 
 _OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
@@ -33,7 +33,6 @@ _OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.
 _CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
          ">": operator.gt, ">=": operator.ge}
 _PREC = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2, "/": 2}
-
 
 
 class _Recording(threading.local):
@@ -312,9 +311,10 @@ def recording_now():
 # Staging computes a constant (zeros of a cotangent, the ones a sum's
 # transpose broadcasts) as a NumPy array at the staged lengths. While
 # recording, such an array is remembered with its symbolic shape, keyed by
-# its id and holding the array itself (so the id cannot be recycled while the
-# entry lives: entries end with the recording); a ``Lit`` of it takes that shape, and the code generator writes it as ``np.zeros(shape)``
-# or ``np.full(shape, value)``.
+# its id and holding the array itself (so the id cannot be recycled while
+# the entry lives: entries end with the recording); a ``Lit`` of it takes
+# that shape, and the code generator writes it as ``np.zeros(shape)`` or
+# ``np.full(shape, value)``.
 
 
 def remember(value, shape, recipe=None):
