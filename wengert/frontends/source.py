@@ -35,12 +35,12 @@ import builtins
 import functools
 import itertools
 import os
-import re
 
 import numpy as _np
 
 from ..errors import UnsupportedSyntax
-from .source_names import CELL as _CELL, GLOBALS as _GLOBALS, read_outside_at_run
+from .source_names import (CELL as _CELL, DONE as _DONE, EXIT_FLAG, GLOBALS as _GLOBALS,
+                           RET as _RET, read_outside_at_run)
 from .source_text import Source, find_lambda, fix_locations
 from ..primitives.core import TracerBase as _TracerBase
 
@@ -165,9 +165,7 @@ def _contains(stmts, kinds, stop=(ast.FunctionDef, ast.Lambda)):
 # --- the rewrite ------------------------------------------------------------
 
 _RT = "__wg"
-_DONE, _RET = "__wg_done", "__wg_ret"
 _CONVERTED = "__wg_converted__"
-_FLAG_NAME = re.compile(r"__wg_(done|ret|brk_\d+|cont_\d+)")
 
 
 def _name(id_, ctx=None):
@@ -301,7 +299,7 @@ class _Converter(ast.NodeTransformer):
         names = _assigned(node.body + node.orelse)
         node = self.generic_visit(node)
         names += [n for n in _assigned(node.body + node.orelse)
-                  if _FLAG_NAME.fullmatch(n) and n not in names]
+                  if (n == _RET or EXIT_FLAG.fullmatch(n)) and n not in names]
         t, f = self.fresh("if_true"), self.fresh("if_false")
         stmts = [_fn(t, names, node.body or [ast.Pass()], names),
                  _fn(f, names, node.orelse or [ast.Pass()], names)]

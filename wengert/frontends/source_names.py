@@ -18,10 +18,15 @@ so the value is looked up where it lives each time the code is staged.
 from __future__ import annotations
 
 import ast
+import re
 
-__all__ = ["read_outside_at_run", "parameters", "GLOBALS", "CELL"]
+__all__ = ["read_outside_at_run", "parameters", "GLOBALS", "CELL", "DONE", "RET", "EXIT_FLAG"]
 
 GLOBALS, CELL = "__wg_G", "__wg_cell_"
+# an early exit: the value returned, and the flags a block sets to True once
+# it has returned, broken or continued (``__wg_brk_3``: loop 3's break)
+DONE, RET = "__wg_done", "__wg_ret"
+EXIT_FLAG = re.compile(r"__wg_(done|brk_\d+|cont_\d+)")
 
 
 def _rt_call(attr, *args):

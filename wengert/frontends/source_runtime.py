@@ -11,7 +11,6 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
-import re
 import types
 
 import numpy as np
@@ -26,6 +25,7 @@ from ..pytree import flatten
 from ..staging import closure_convert, stage
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
                          holds_outside_object, is_impure, materialize)
+from .source_names import EXIT_FLAG
 
 # what a block raises when it needs a Python value where it got a traced one
 _NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError, TypeError)
@@ -480,7 +480,7 @@ class _Block:
             vals = [next(ops) if o else v for v, o in zip(state, self.is_op)]
             outs = fn(*lead, *vals)
             # the block ends having certainly returned, broken or continued
-            self.exits = any(_EXIT_FLAG.fullmatch(nm) and o is True for nm, o in zip(names, outs))
+            self.exits = any(EXIT_FLAG.fullmatch(nm) and o is True for nm, o in zip(names, outs))
             leaves, info = [], []
             for k, (nm, o) in enumerate(zip(names, outs)):
                 if isinstance(o, Undefined) and coerce is not None and coerce[k] is not None:
@@ -539,11 +539,6 @@ def _merge_pyvalues(names, infos, where):
                 "in a branch or loop that depends on a traced value; keep lists, strings and "
                 "objects out of such blocks (or make the condition a Python value)")
     return merged
-
-
-# a branch that sets one of these to True has returned, broken or continued:
-# a variable it leaves unassigned is never read after it on its path
-_EXIT_FLAG = re.compile(r"__wg_(done|brk_\d+|cont_\d+)")
 
 
 def guard_stmt(test, true_fn, false_fn, state, names, lineno):
