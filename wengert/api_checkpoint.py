@@ -42,6 +42,11 @@ class checkpoint:
         self.fun = fun
         functools.update_wrapper(self, fun)
 
+    def _wg_with_functions(self, convert):
+        """This checkpoint of ``convert(fun)`` (the source engine runs the
+        function converted)."""
+        return checkpoint(convert(self.fun))
+
     def __call__(self, *args, **kwargs):
         if not tracing():
             return self.fun(*args, **kwargs)

@@ -13,7 +13,6 @@ import builtins
 
 import numpy as np
 
-from .. import dims
 from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod

@@ -322,36 +322,25 @@ def call(f, *args, **kw):
 
 
 def _converted_argument(a):
-    """A user's function as its converted version (anything else as it is)."""
-    if isinstance(a, functools.partial) and _is_user_function(a.func):
-        from .source import convert
-        return functools.partial(convert(a.func), *a.args, **a.keywords)
+    """A user's function as its converted version, a partial or one of
+    wengert's objects holding such functions remade around them converted
+    (anything else as it is)."""
     if _is_user_function(a):
         from .source import convert
         return convert(a)
+    if isinstance(a, functools.partial) and _is_user_function(a.func):
+        return functools.partial(_converted_argument(a.func), *a.args, **a.keywords)
     return _with_converted_functions(a)
 
 
 def _with_converted_functions(f):
     """wengert's objects that hold the user's functions (``custom_jvp``,
-    ``custom_vjp``, ``checkpoint``), remade with those functions converted:
-    run by the object, unconverted, the functions would read globals and
-    draw random numbers while the code is generated, not at each call."""
-    from ..api_checkpoint import checkpoint
-    from ..primitives.custom import custom_jvp, custom_vjp
-    from .source import convert
-    t = type(f)
-    if t is custom_jvp and f.rule is not None:
-        twin = custom_jvp(_converted_argument(f.fun))
-        twin.defjvp(_converted_argument(f.rule))
-        return twin
-    if t is custom_vjp and f.fwd is not None:
-        twin = custom_vjp(_converted_argument(f.fun))
-        twin.defvjp(_converted_argument(f.fwd), _converted_argument(f.bwd))
-        return twin
-    if t is checkpoint and _is_user_function(f.fun):
-        return checkpoint(convert(f.fun))
-    return f
+    ``custom_vjp``, ``checkpoint``: their ``_wg_with_functions``), remade with
+    those functions converted: run by the object, unconverted, the functions
+    would read globals and draw random numbers while the code is generated,
+    not at each call."""
+    remake = getattr(type(f), "_wg_with_functions", None)
+    return f if remake is None else remake(f, _converted_argument)
 
 
 def _is_wengert(f):

@@ -68,6 +68,14 @@ class custom_jvp:
         self.rule = rule
         return rule
 
+    def _wg_with_functions(self, convert):
+        """This function and rule, each passed through ``convert`` (the
+        source engine runs them converted)."""
+        twin = custom_jvp(convert(self.fun))
+        if self.rule is not None:
+            twin.defjvp(convert(self.rule))
+        return twin
+
     def __call__(self, *args):
         if self.rule is None:
             raise NoDerivativeRule(f"custom_jvp function {self.fun.__name__} has no rule; "
@@ -154,6 +162,14 @@ class custom_vjp:
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
+
+    def _wg_with_functions(self, convert):
+        """This function and rules, each passed through ``convert`` (the
+        source engine runs them converted)."""
+        twin = custom_vjp(convert(self.fun))
+        if self.fwd is not None:
+            twin.defvjp(convert(self.fwd), convert(self.bwd))
+        return twin
 
     def __call__(self, *args):
         if self.fwd is None:
