@@ -13,17 +13,21 @@ returns depends on the value found there (``classify``):
 * an integer, boolean or complex array (an index, a mask, whose values may
   set shapes; a complex constant, which NumPy computes on): folded into the
   code, and compared with the array found at each call;
-* a number, string, None, or a tuple/list/dict of them: folded into the
-  code, and compared with the value found at each call;
-* a module, function or class (the code's vocabulary): used while the code
-  is generated; at each call the name must still hold the same object
-  (rebinding a helper gives new code);
-* anything else (an object, a generator, a list of arrays): an ``EnvObject``
-  that stands for the place. Reading an attribute or an item classifies what
-  is there in turn (``model.W`` is read at every call); calling a method of
-  it runs the method at every call (``rs.randn(3)`` is a ``host_call``), on a
-  copy of the object while the code is generated, so generating code never
-  consumes a random stream.
+* a number, string, None, or a tuple of them: folded into the code, and
+  compared with the value found at each call;
+* a function (a user's is converted where it is called), a ufunc, a module
+  or class of NumPy, SciPy, the math modules or wengert (the code's
+  vocabulary): used while the code is generated; at each call the name must
+  still hold the same object (rebinding a helper gives new code);
+* anything else (a user's module, class or object, a list, a dict, a
+  generator): an ``EnvObject`` that stands for the place. Reading an
+  attribute or an item classifies what is there in turn (``model.W`` is read
+  at every call); calling it, or a method of it, runs the call at every call
+  (``rs.randn(3)`` is a ``host_call``), on a copy of the object while the
+  code is generated, so generating code never consumes a random stream; a
+  Python method is converted, its ``self`` the object's place.
+
+Default values of parameters are read like globals (``default_value``).
 
 Each check is recorded while the code is generated (``recording``); the
 source engine compiles them into one function (``guard_function``) that a
@@ -34,7 +38,6 @@ from __future__ import annotations
 import builtins
 import copy
 import math
-import os
 import random
 import sys
 import threading
@@ -47,8 +50,8 @@ from ..ir import Aval
 from ..primitives.core import TracerBase
 from ..primitives.host import EnvRef, env_read, host_call, out_aval_of
 
-__all__ = ["recording", "note", "guard_function", "env_global", "env_cell", "static_object", "default_value",
-           "EnvObject", "call_outside", "is_impure", "concrete", "materialize",
+__all__ = ["recording", "note", "guard_function", "env_global", "env_cell", "static_object",
+           "default_value", "EnvObject", "call_outside", "is_impure", "concrete", "materialize",
            "holds_outside_object"]
 
 
@@ -83,20 +86,13 @@ class recording:
 def note(guards):
     """Record ``guards`` (another code's checks) in the recording in
     progress, if one is."""
-    recorded = _LOCAL.guards
-    if recorded is not None:
-        for ref, kind, expected in guards:
-            recorded.setdefault(_key(ref, kind, expected), (ref, kind, expected))
+    for g in guards:
+        _guard(*g)
 
 
 def _guard(ref, kind, expected):
-    """Record that the code needs ``ref`` to pass check ``kind`` at each call:
-    ``"is"`` (the same object), ``"eq"`` (an equal plain value), ``"array"``
-    (an ndarray of this (shape, dtype)), ``"type"`` (an object of this type),
-    ``"values"`` (an integer, boolean or complex ndarray equal to this one), ``"len"``
-    (this length), ``"keys"`` (a dict with these keys, in order), ``"absent"`` (a global name that must stay
-    unbound: the builtin it names is used), ``"func"`` (a bound method of
-    this function)."""
+    """Record that the code needs ``ref`` to pass check ``kind`` (a key of
+    ``_TESTS``, or ``"array"``/``"eq"``: see ``_guard_test``) at each call."""
     guards = _LOCAL.guards
     if guards is not None:
         guards.setdefault(_key(ref, kind, expected), (ref, kind, expected))
@@ -309,8 +305,8 @@ def classify(value, ref):
 def env_global(glb, name):
     """``name`` read by converted code from its module's globals ``glb``
     (builtins where the module does not bind it)."""
-    label = glb.get("__name__", "") if sys.modules.get(glb.get("__name__", "")) is not None \
-        and getattr(sys.modules[glb["__name__"]], "__dict__", None) is glb else ""
+    module = sys.modules.get(glb.get("__name__"))
+    label = glb["__name__"] if getattr(module, "__dict__", None) is glb else ""
     ref = EnvRef("globals", glb, label, (("item", name),))
     try:
         value = glb[name]
