@@ -20,7 +20,8 @@ import numpy as np
 
 from . import dims as _dims
 
-__all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "verify", "aval_of", "ProgramError", "Ident"]
+__all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "verify", "aval_of", "ProgramError", "Ident",
+           "sub_programs", "acts", "has_effect"]
 
 
 class ProgramError(ValueError):
@@ -196,6 +197,18 @@ def sub_programs(eqn):
             yield v
         elif isinstance(v, (tuple, list)):
             yield from (p for p in v if isinstance(p, Program))
+
+
+def acts(eqn):
+    """Whether ``eqn`` has an effect (a ``host_call``), itself or in a
+    Program inside it: it is kept, and run once, whether or not its outputs
+    are used."""
+    return eqn.prim.effect or any(has_effect(p) for p in sub_programs(eqn))
+
+
+def has_effect(prog):
+    """Whether an equation of ``prog`` has an effect (see ``acts``)."""
+    return any(acts(eqn) for eqn in prog.eqns)
 
 
 def verify(prog):

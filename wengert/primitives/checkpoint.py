@@ -40,7 +40,7 @@ import numpy as np
 from .core import (NOT_LINEAR, Primitive, TracerBase, Zero, bind, eval_program, instantiate,
                    is_float, register)
 from ..errors import ConcretizationError, UnsupportedSyntax
-from ..ir import Aval, aval_of
+from ..ir import Aval, aval_of, has_effect
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p", "checkpointed_loop_p", "loop_forward_p",
            "loop_lin_p", "loop_reverse_p", "checkpointed_loop", "checkpointed"]
@@ -83,7 +83,6 @@ def checkpoint_aval(*avals, body):
 def _refuse_effects(body, what):
     """Reverse mode recomputes a checkpointed body: a call with an effect in
     it (a random draw) would be made again and give other values."""
-    from .host import has_effect
     if has_effect(body):
         raise UnsupportedSyntax(
             f"{what} makes a call with an effect (a random draw, I/O) that reverse mode would "

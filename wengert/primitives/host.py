@@ -29,9 +29,9 @@ import numpy as np
 
 from .core import NOT_LINEAR, Primitive, Zero, bind, register
 from ..errors import NoDerivativeRule, WengertError
-from ..ir import Aval, Ident
+from ..ir import Aval, Ident, aval_of
 
-__all__ = ["EnvRef", "env_read", "host_call", "has_effect", "HostCallError"]
+__all__ = ["EnvRef", "env_read", "host_call", "check_value", "out_aval_of", "HostCallError"]
 
 
 class HostCallError(WengertError, RuntimeError):
@@ -182,25 +182,15 @@ def host_call(fn, operands, args, kwargs, out_aval, checked=True):
     return res[0] if outs else None
 
 
-def has_effect(prog):
-    """Whether ``prog`` (or a Program inside its control flow) makes a call
-    with an effect (``host_call``)."""
-    from ..ir import sub_programs
-    for eqn in prog.eqns:
-        if eqn.prim.effect or any(has_effect(p) for p in sub_programs(eqn)):
-            return True
-    return False
-
-
 def out_aval_of(value):
     """The aval of a host call's result, or None for None; anything that is
     not an array or a number is an error (the code cannot hold it)."""
-    from ..ir import aval_of
     if value is None:
         return None
     if isinstance(value, np.ndarray) and value.dtype.kind not in "biufc":
         raise TypeError(f"an array of dtype {value.dtype}")
     try:
-        return Aval(np.shape(value), aval_of(value).dtype, aval_of(value).weak)
+        av = aval_of(value)
     except TypeError:
         raise TypeError(f"a {type(value).__name__}") from None
+    return Aval(np.shape(value), av.dtype, av.weak)

@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import dims
 from ..dims import in_params
-from ..ir import Eqn, Ident, Lit, Program, Var, sub_programs
+from ..ir import Eqn, Ident, Lit, Program, Var, acts
 
 __all__ = ["simplify", "dce", "atom_key", "eqn_key"]
 
@@ -306,19 +306,12 @@ def _pass_through(eqn, ins, subst):
             subst[eqn.outputs[k]] = ins[first + nc + k]
 
 
-def _acts(eqn):
-    """Whether ``eqn`` has an effect (a host call), itself or in its control
-    flow: it is kept, and what it reads is live, whether or not its outputs are."""
-    from ..primitives.host import has_effect
-    return eqn.prim.effect or any(has_effect(p) for p in sub_programs(eqn))
-
-
 def _needed_inputs(prog, outputs):
     """Positions of ``prog``'s inputs that computing ``outputs``, and the
     effects ``prog`` has, read."""
     live = {x for x in outputs if not isinstance(x, Lit)}
     for eqn in reversed(prog.eqns):
-        if any(v in live for v in eqn.outputs) or _acts(eqn):
+        if any(v in live for v in eqn.outputs) or acts(eqn):
             live.update(x for x in eqn.inputs if not isinstance(x, Lit))
     return {k for k, v in enumerate(prog.inputs) if v in live}
 
@@ -365,7 +358,7 @@ def dce(prog):
     live = {x for x in prog.outputs if not isinstance(x, Lit)}
     kept = []
     for eqn in reversed(prog.eqns):
-        if any(v in live for v in eqn.outputs) or _acts(eqn):
+        if any(v in live for v in eqn.outputs) or acts(eqn):
             if eqn.prim.name in _LOOPS:
                 eqn = _prune_loop(eqn, live)
             kept.append(eqn)
