@@ -57,6 +57,16 @@ class Aval:
     def __hash__(self):
         return hash((self.shape, self.dtype))
 
+    @property
+    def python_type(self):
+        """``float``/``int``/``bool``/``complex`` for a Python scalar's aval
+        (weak, shape ``()``), else None: a value stored per loop iteration
+        in an array reads back as a NumPy scalar, which promotes differently,
+        so it is read back as this type."""
+        if self.weak and self.shape == ():
+            return _PYTHON_TYPE[self.dtype.kind]
+        return None
+
     def short(self):
         """``f64[3,4]`` style, as printed in Program signatures."""
         kind = {"f": "f", "i": "i", "u": "u", "b": "bool", "c": "c"}.get(self.dtype.kind, self.dtype.kind)
@@ -67,6 +77,7 @@ class Aval:
         return f"Aval({self.short()})"
 
 
+_PYTHON_TYPE = {"f": float, "i": int, "u": int, "b": bool, "c": complex}
 _WEAK_FLOAT = Aval((), np.float64, weak=True)
 
 

@@ -369,7 +369,8 @@ def _for_loop(em, eqn, ins, py, outs, subs):
     lines.append(f"for {index} in range({bounds}):")
     # a Python scalar stored per iteration reads back as a Python number (an
     # array of them, stacked, gives NumPy scalars), as the impl does
-    step = [f"{x_in} = " + _python_read(f"{x}[{index}]", v.aval)
+    step = [f"{x_in} = {x}[{index}]" if v.aval.python_type is None
+            else f"{x_in} = {v.aval.python_type.__name__}({x}[{index}])"
             for x_in, x, v in zip(xs_in, xs, eqn.params["body"].inputs[k:])] + body.lines
     step += [f"{acc}.append({y})" for acc, y in zip(accs, body.outputs[nk:])]
     step += _assign(carry_in, body.outputs[:nk])
@@ -377,14 +378,6 @@ def _for_loop(em, eqn, ins, py, outs, subs):
     lines += _stack(em, accs, eqn.params["body"].out_avals[nk:], n_static, reverse,
                     [v for v in eqn.outputs[nk:]])
     return lines + _assign(outs[:nk], carry_in)
-
-
-def _python_read(text, aval):
-    """``text`` (an element read), as a Python number where ``aval`` is a
-    Python scalar's (weakly typed): ``float(xs[i])``."""
-    if not (aval.weak and aval.shape == ()):
-        return text
-    return {"f": "float", "i": "int", "b": "bool", "c": "complex"}[aval.dtype.kind] + f"({text})"
 
 
 def _while_loop(em, eqn, ins, py, outs, subs):

@@ -173,7 +173,7 @@ def _coherent_carries(body, first, num_carry, carry, cond=None):
         a, want = aval_of(carry[k]), body.inputs[first + k].aval
         if a.dtype != want.dtype or (a.weak and not want.weak):
             carry[k] = convert(carry[k], dtype=want.dtype)
-    for _ in range(3):
+    while True:     # each round makes a weak carry strong: at most num_carry rounds
         ins, outs = body.inputs[first:first + num_carry], body.outputs[:num_carry]
         strong = [v.aval.weak and (not o.aval.weak or not aval_of(c).weak)
                   for v, o, c in zip(ins, outs, carry)]
@@ -267,7 +267,8 @@ def for_loop_impl(n, *args, body, num_consts, num_carry, reverse, length):
     n = int(n)
     ys = [[] for _ in body.outputs[num_carry:]]
     order = range(n - 1, -1, -1) if reverse else range(n)
-    python = _python_scalar_inputs(body, 1 + num_consts + num_carry)
+    # a Python scalar stored per iteration is read back as one (Aval.python_type)
+    python = [v.aval.python_type for v in body.inputs[1 + num_consts + num_carry:]]
     for i in order:
         outs = eval_program(body, [i, *consts, *carry,
                                    *[p(x[i]) if p else x[i] for x, p in zip(xs, python)]])
@@ -279,15 +280,6 @@ def for_loop_impl(n, *args, body, num_consts, num_carry, reverse, length):
             acc.reverse()
     stacked = [_stack(acc, a, n) for acc, a in zip(ys, body.out_avals[num_carry:])]
     return tuple(carry) + tuple(stacked)
-
-
-def _python_scalar_inputs(body, first):
-    """Which per-iteration inputs of a loop body are Python scalars (weakly
-    typed): a value stored per iteration in an array reads back as a NumPy
-    scalar, which promotes float32 operands to float64 where the Python
-    float it was does not, so it is read back as a Python number."""
-    return [{"f": float, "i": int, "b": bool, "c": complex}[v.aval.dtype.kind]
-            if v.aval.weak and v.aval.shape == () else None for v in body.inputs[first:]]
 
 
 def for_loop_aval(n, *avals, body, num_consts, num_carry, reverse, length):
@@ -420,7 +412,7 @@ def for_loop_transpose(cts, n, *args, body, num_consts, num_carry, reverse, leng
         return list(ct_prev) + [add_any(s, c) for s, c in zip(acc, ct_c)] + list(ct_x)
 
     # a per-iteration value keeps the body's typing: a Python scalar (weak)
-    # is read back as one (``_python_scalar_inputs``)
+    # is read back as one (``Aval.python_type``)
     x_weak = [v.aval.weak for v, m in zip(body.inputs[1 + num_consts + num_carry:], m_xs)
               if not m]
     avals = ([Aval((), np.int64)] + [aval_of(c) for c in nl_consts]
