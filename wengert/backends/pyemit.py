@@ -36,6 +36,7 @@ from ..dims import Dim, Scalar, has_dims, recipe_of as dims_recipe, render
 from ..errors import WengertError
 from ..ir import Ident, aval_of
 from ..primitives.core import TracerBase
+from ..primitives.host import check_value
 from ..primitives.index import DYN
 
 __all__ = ["CodegenError", "Emitter", "BINARY_OPS", "PY_SCALARS"]
@@ -197,9 +198,9 @@ class Emitter:
 
         def arg(spec):
             return ins[spec[1]] if spec[0] == "op" else self.param(spec[1])
-        text = f"{callee}({', '.join([arg(a) for a in p['args']] + [f'{k}={arg(a)}' for k, a in p['kwargs']])})"
+        args = [arg(a) for a in p["args"]] + [f"{k}={arg(a)}" for k, a in p["kwargs"]]
+        text = f"{callee}({', '.join(args)})"
         if p["checked"] and p["outs"]:
-            from ..primitives.host import check_value
             checked = self.bind("checked", check_value, "wengert.primitives.host.check_value")
             text = f"{checked}({text}, {self.const(p['outs'][0])})"
         return text
