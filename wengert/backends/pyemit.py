@@ -42,26 +42,16 @@ from ..primitives.index import DYN
 __all__ = ["CodegenError", "Emitter", "BINARY_OPS", "PY_SCALARS"]
 
 
-# primitives whose impl is Python's operator (see primitives/arith.py)
-_OPERATOR_IMPLS = ("add", "add_any", "sub", "mul", "div", "neg", "less", "less_equal", "greater",
-                   "greater_equal", "equal", "not_equal")
-
-
 class CodegenError(WengertError, ValueError):
     """A Program that cannot be turned into Python source."""
 
 
-# Python operators, and the ufuncs the impls are. An operator with a NumPy
-# operand *is* the ufunc (NumPy's __mul__ calls np.multiply); on two Python
-# scalars Python's rules would apply instead (a Python float result, weak in
-# NumPy's promotion; ``1.0 / 0.0`` raising), so there the ufunc is spelled out.
-BINARY_OPS = {"add": "+", "add_any": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**",
+# primitives whose impl is Python's operator (``python_operator``), written
+# as the operator: on NumPy operands it *is* the ufunc (NumPy's __mul__ calls
+# np.multiply), on two Python scalars it is what the impl does too.
+BINARY_OPS = {"add": "+", "add_any": "+", "sub": "-", "mul": "*", "div": "/",
               "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
               "equal": "==", "not_equal": "!="}
-UFUNCS = {"add": "add", "add_any": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
-          "pow": "power", "less": "less", "less_equal": "less_equal", "greater": "greater",
-          "greater_equal": "greater_equal", "equal": "equal", "not_equal": "not_equal",
-          "neg": "negative"}
 PY_SCALARS = (bool, int, float, complex, Dim)
 
 # names the generated code reads from builtins: a variable may not shadow them
@@ -391,21 +381,11 @@ class Emitter:
             raise CodegenError(
                 f"equation {prim.name} is an inline primitive (a custom rule), which staging "
                 "runs through and never records; a Program holding one was built by hand")
-        if prim.name == "pow" and not params:
-            # np.power, as the impl: NumPy < 2.3 gives ``x ** 2.0`` and
-            # ``x ** 0.5`` its own fast paths, which round differently in float32
-            return f"{self.np}.power({', '.join(ins)})"
         op = BINARY_OPS.get(prim.name) if len(ins) == 2 else "-" if prim.name == "neg" else None
         if op is not None and not params:
-            if all(py) and prim.name not in _OPERATOR_IMPLS:
-                # two Python numbers: the impl is a ufunc, so the code calls it too
-                return f"{self.np}.{UFUNCS[prim.name]}({', '.join(ins)})"
             if len(ins) == 1:
                 return f"-({ins[0]})" if ins[0].startswith("-") else f"-{ins[0]}"
-            a, b = ins
-            if op == "**" and a.startswith("-"):
-                a = f"({a})"                      # -2.0 ** x is -(2.0 ** x)
-            return f"{a} {op} {b}"
+            return f"{ins[0]} {op} {ins[1]}"
         if prim.name == "abs" and not params:      # the impl is Python's abs
             return f"abs({ins[0]})"
         if prim.name == "dup" and not params:

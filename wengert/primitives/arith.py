@@ -17,15 +17,13 @@ import operator
 import numpy as np
 
 from .. import dims as _dims
-from .core import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register, wrapper_of, zero_if_any
-from .rules import elementwise_aval, elementwise_batch
+from .core import (NOT_LINEAR, Linear, Primitive, Zero, instantiate, register, wrapper_of,
+                   zero_if_any)
+from .rules import elementwise_aval, elementwise_batch, python_operator
 from ..ir import Aval, aval_of
 
 
 _wrap = wrapper_of
-# impls that are Python's operators: on Python numbers they give Python numbers
-_PYTHON_OPERATORS = (operator.abs, operator.lt, operator.le, operator.gt, operator.ge,
-                     operator.eq, operator.ne)
 
 
 def _zero_jvp(out_fn):
@@ -39,7 +37,7 @@ def _zero_jvp(out_fn):
 def _unary(name, impl, jvp, float_out=True):
     prim = Primitive(name, nargs=1, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
                      abstract_eval=elementwise_aval(name, float_out=float_out,
-                                                    python_scalars=impl in _PYTHON_OPERATORS))
+                                                    python_scalars=python_operator(impl)))
     return register(prim)
 
 
@@ -211,11 +209,9 @@ def pow_jvp(primals, tangents):
     return out, dy if dx is None else dx if dy is None else add(dx, dy)
 
 
-def pow_impl(x, y):
-    return np.power(x, y)
-
-
-pow_p = register(Primitive("pow", nargs=2, impl=pow_impl, jvp=pow_jvp, transpose=NOT_LINEAR,
+# np.power, not Python's **: NumPy < 2.3 gives ``x ** 2.0`` and ``x ** 0.5``
+# fast paths of their own, which round differently in float32
+pow_p = register(Primitive("pow", nargs=2, impl=np.power, jvp=pow_jvp, transpose=NOT_LINEAR,
                            abstract_eval=elementwise_aval("pow")))
 pow = _wrap(pow_p)
 
@@ -514,8 +510,8 @@ floor_divide_p.jvp = _zero_jvp(floor_divide)
 # --- comparisons and logical operations (not differentiated) -----------
 def _predicate(name, impl, nargs=2):
     prim = register(Primitive(name, nargs=nargs, impl=impl, jvp=None, transpose=NOT_LINEAR,
-                              abstract_eval=elementwise_aval(
-                                  name, out_dtype=np.bool_, python_scalars=impl in _PYTHON_OPERATORS),
+                              abstract_eval=elementwise_aval(name, out_dtype=np.bool_,
+                                                             python_scalars=python_operator(impl)),
                               differentiable=False))
     return prim, _wrap(prim)
 

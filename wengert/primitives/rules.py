@@ -5,12 +5,26 @@ Nothing here is a primitive; these are the common shapes of rule functions
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .. import dims as _dims
 from ..dims import broadcast, has_dims
 from ..errors import ShapeMismatchError
 from ..ir import Aval
+
+
+_OPERATORS = frozenset(v for k, v in vars(operator).items()
+                       if not k.startswith("_") and callable(v) and not isinstance(v, type))
+
+
+def python_operator(impl):
+    """Whether ``impl`` is one of Python's operators (``operator.add``): on
+    Python numbers it gives Python numbers (weakly typed, ``2.0 * 3.0``),
+    where a ufunc gives a NumPy scalar (``np.sin(2.0)``, an ``np.float64``,
+    which promotes float32 operands to float64)."""
+    return impl in _OPERATORS
 
 
 def result_dtype(*avals):
@@ -38,10 +52,8 @@ def broadcast_shapes(*shapes, name="operation"):
 def elementwise_aval(name, float_out=False, out_dtype=None, python_scalars=False):
     """Shape rule of an elementwise op: broadcast shapes, promote dtypes.
     ``float_out``: integer operands give float64 (``sin(1) -> float``).
-    ``python_scalars``: the impl is Python's operator, which keeps Python
-    numbers Python numbers (weakly typed, ``2.0 * 3.0``); a ufunc makes a NumPy
-    scalar of them (``np.sin(2.0)`` is an ``np.float64``, which promotes
-    float32 operands to float64)."""
+    ``python_scalars``: the impl is a ``python_operator``, so Python scalars
+    in give a Python scalar (weakly typed) out."""
     cache = {}
 
     def abstract_eval(*avals, **params):
