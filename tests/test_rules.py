@@ -282,6 +282,13 @@ def _check_transpose(name, prim, spec, case, ops):
                 f"cotangent of operand {i} has dtype {np.asarray(c).dtype}"
         dot_product_check(ct, lin_t, [cts[i] for i in group], t,
                           rtol("exact", case.dtype, lin_t), what=f"transpose in operands {group}")
+        if not prim.multiple_results and np.shape(lin_t) == () and lin_t.dtype == np.float64:
+            # a scalar cotangent reaches a rule as a Python float too (a
+            # transposed branch's 0.0, grad's seed 1.0): same cotangents
+            py_cts = prim.transpose(float(ct), *markers, **case.params)
+            for i in group:
+                assert_close(py_cts[i], cts[i], 1e-15,
+                             what=f"transpose of a Python-float cotangent, operand {i}")
 
 
 @by_name(_names(DIFF, ZERO_DERIV, linear=True))
