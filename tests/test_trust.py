@@ -13,7 +13,7 @@ import pytest
 import wengert as wg
 
 import trust_cases as tc
-from checks import assert_close, rtol
+from checks import assert_close, fd_jvp, rtol
 
 PACKAGE = pathlib.Path(wg.__file__).parent
 
@@ -464,6 +464,41 @@ def test_arrays_written_after_use(engine):
     _, lin = wg.linearize(tc.expm, x, engine=engine)
     x[:] = 9.0
     assert_close(lin(np.ones(2)), np.exp([0.5, 1.0]), EXACT)
+
+
+def _kept_arrays(prog, shape):
+    """The distinct arrays of ``shape`` a Program holds as literals."""
+    from wengert.ir import Lit, sub_programs
+    found = {}
+
+    def walk(p):
+        for e in p.eqns:
+            for x in e.inputs:
+                if isinstance(x, Lit) and np.shape(x.val) == shape:
+                    found[id(x.val)] = x.val
+            for sub in sub_programs(e):
+                walk(sub)
+    walk(prog)
+    return list(found.values())
+
+
+def test_a_global_read_at_each_step_is_kept_once(restore_globals):
+    """The linear Program keeps one copy of a global array a loop reads at
+    every step (not one per step: memory would grow with the trip count),
+    and still the values it had: writing to it afterwards changes nothing."""
+    y = np.array([0.3, -0.2])
+    t = np.array([1.0, 0.5])
+    _, lin = wg.linearize(tc.iterated_map, y, engine="trace")
+    kept = _kept_arrays(lin.program, tc.M.shape)
+    assert len(kept) == 1 and kept[0] is not tc.M
+    want = fd_jvp(tc.iterated_map, (y,), (t,))
+    tc.M *= 0.0
+    assert_close(lin(t), want, 1e-6)
+    tc.M[...] = [[0.5, -0.25], [0.125, 0.75]]
+    _, lin = wg.linearize(tc.row_of_global, y, engine="trace")     # keeps a view of M
+    want = tc.M[0] * t
+    tc.M[0] = 4.0
+    assert_close(lin(t), want, EXACT)
 
 
 # --- values outside the contract -------------------------------------------------

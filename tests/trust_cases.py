@@ -291,6 +291,19 @@ def expm(x):
     return np.exp(x)
 
 
+M = np.array([[0.5, -0.25], [0.125, 0.75]])
+
+
+def iterated_map(y):
+    for _ in range(20):         # the trace engine meets M at each step
+        y = np.tanh(M @ y)
+    return y
+
+
+def row_of_global(x):
+    return M[0] * x             # a view of M
+
+
 # --- edge values -------------------------------------------------------------------------
 def remainder(x, y):
     return x % y

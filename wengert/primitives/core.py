@@ -29,7 +29,7 @@ import threading
 import numpy as np
 
 from .. import dims as _dims
-from ..ir import Lit, aval_of
+from ..ir import Ident, Lit, aval_of
 from ..errors import LeakedTracerError
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "Zero", "Linear", "bind",
@@ -166,15 +166,31 @@ class Linear(HasAval):
         return f"Linear({self.aval.short()})"
 
 
-def snapshot(x):
+def snapshot(x, memo=None):
     """``x`` as a value a derivative may keep: a writeable ndarray is copied
     (its owner may write to it before the derivative is used: ``w *= 0.25``
     after ``y = w * x``), read-only arrays, scalars and tracers are kept as
     they are, and so are constants of symbolic shape (``dims``), which
-    staging made and nobody else holds."""
-    if type(x) is np.ndarray and x.flags.writeable and _dims.shape_of(x) is None:
+    staging made and nobody else holds. ``memo`` (a dict that lives as long
+    as one derivative's recording) keeps one copy of an array while it holds
+    the same bytes: a loop that reads a global array at each step keeps one
+    copy, not one per step."""
+    if type(x) is not np.ndarray or not x.flags.writeable or _dims.shape_of(x) is not None:
+        return x
+    if memo is None:
         return x.copy()
-    return x
+    key = Ident(x)          # holds x: its id is not reused while the memo lives
+    kept = memo.get(key)
+    if kept is None or not _same_bytes(kept, x):
+        kept = memo[key] = x.copy()
+    return kept
+
+
+def _same_bytes(a, b):
+    """Same shape, dtype and bytes (NaN equal to itself, 0.0 not -0.0)."""
+    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(
+        np.ascontiguousarray(a).reshape(-1).view(np.uint8),
+        np.ascontiguousarray(b).reshape(-1).view(np.uint8))
 
 
 def is_zero(x):

@@ -74,6 +74,7 @@ class JVPTrace(Trace):
         self.reverse = reverse
         self.partial = partial
         self.for_grad = for_grad
+        self._copies = {}       # the outside arrays kept (``snapshot``), while it records
 
     def lift(self, x):
         return JVPTracer(self, x, Zero(aval_of(x)))
@@ -86,9 +87,10 @@ class JVPTrace(Trace):
                 tangents.append(a.tangent)
                 live = live or not isinstance(a.tangent, Zero)
             else:
-                # a value from outside this trace: under linearize, rules may keep
-                # it in the linear Program, so keep a copy its owner cannot write
-                primals.append(snapshot(a) if self.partial else a)
+                # a value from outside this trace: under linearize, a rule may keep
+                # it (or a view of it) in the linear Program, so it gets a copy its
+                # owner cannot write
+                primals.append(snapshot(a, self._copies) if self.partial else a)
                 tangents.append(None)
         if not live or not prim.differentiable:
             try:
