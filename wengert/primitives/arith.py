@@ -557,6 +557,18 @@ convert = _wrap(convert_p)
 convert_p.batch = elementwise_batch(convert)
 
 
+def cast_float(t, aval):
+    """A tangent or cotangent ``t`` of a value of ``aval``, of that value's
+    float dtype: a float32 value's is float32 even where a rule computed it
+    against float64 operands (as NumPy's promotion does). A Python scalar's
+    (weakly typed) is left as it is."""
+    dt = getattr(t, "dtype", None)
+    if dt is not None and dt != aval.dtype and dt.kind == "f" and aval.dtype.kind == "f" \
+            and not aval.weak:
+        return convert(t, dtype=aval.dtype)
+    return t
+
+
 # --- plain functions over primitives (no rules of their own) -----------
 def square(x):
     return mul(x, x)

@@ -24,7 +24,7 @@ from ..errors import ShapeMismatchError, UnsupportedDtypeError, WengertError, us
 from ..ir import aval_of
 from ..primitives.core import Trace, Zero, bind, is_float, new_trace, snapshot
 from .. import dims as _dims
-from ..primitives.arith import convert
+from ..primitives.arith import cast_float
 from ..primitives.shape import broadcast_to
 from ..primitives.numpy_api import Tracer
 from ..staging import stage
@@ -141,10 +141,7 @@ def _tangent_for(out, t):
         return Zero(av)     # integer and boolean values carry no tangent
     if isinstance(t, Zero):
         return t
-    dt = getattr(t, "dtype", None)
-    if dt is not None and dt != av.dtype and dt.kind == "f" and av.dtype.kind == "f" \
-            and not av.weak:
-        t = convert(t, dtype=av.dtype)
+    t = cast_float(t, av)
     # and of ``out``'s shape: a rule may leave a tangent to broadcast (x % y
     # with y constant has tangent x_dot, of x's shape)
     shape = tuple(_dims.shape(t))

@@ -18,22 +18,12 @@ from __future__ import annotations
 from ..errors import ShapeMismatchError
 from ..ir import Lit
 from ..primitives.core import Linear, TracerBase, Zero, bind, tracing
-from ..primitives.arith import convert
+from ..primitives.arith import cast_float
 from ..primitives.shape import add_any
 from ..printing import ROLES
 from ..staging import stage
 
 __all__ = ["backward_pass", "transpose_program"]
-
-
-def _with_dtype(ct, dtype):
-    """A cotangent has its variable's dtype: a float32 value's is float32 even
-    where a rule computed it against float64 operands (as NumPy's promotion
-    does): cast, so the cotangents that reach the inputs keep their dtypes."""
-    dt = getattr(ct, "dtype", None)
-    if dt is not None and dt != dtype and dt.kind == "f" and dtype.kind == "f":
-        return convert(ct, dtype=dtype)
-    return ct
 
 
 def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
@@ -73,7 +63,7 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
     def accumulate(v, ct):
         if ct is None or type(ct) is Zero:
             return
-        ct = _with_dtype(ct, v.aval.dtype)
+        ct = cast_float(ct, v.aval)
         key = v
         prev = ct_env.get(key)
         ct_env[key] = ct if prev is None else add_any(prev, ct)
