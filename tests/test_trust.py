@@ -394,6 +394,8 @@ def test_rebound_globals_regenerate(restore_globals):
     g_helper = wg.grad(tc.uses_helper_global, engine="source")
     g_fn = wg.grad(tc.uses_global_function, engine="source")
     g_list = wg.grad(tc.uses_global_list, engine="source")
+    g_comp = wg.grad(tc.k_beside_comprehensions, engine="source")
+    assert_close(g_comp(x), 2.0 * 6 * x, EXACT)
     assert_close(g_helper(x), 2.0 * x, EXACT)
     assert_close(g_fn(x), 2.0 * x, EXACT)
     assert g_list(2.0) == 2 * 2.0 + 0.5
@@ -403,6 +405,7 @@ def test_rebound_globals_regenerate(restore_globals):
     assert_close(g_helper(x), 3.0 * x, EXACT)
     assert_close(g_fn(2.0 * x), 12.0 * x, EXACT)
     assert g_list(2.0) == 2 * 2.0 - 4.0
+    assert_close(g_comp(x), 3.0 * 6 * x, EXACT)
 
 
 def test_closure_array_changed_in_place():

@@ -213,6 +213,12 @@ def uses_helper_global(x):
     return np.sum(scale_by_k(x))
 
 
+def k_beside_comprehensions(x):
+    # each comprehension binds K in its own scope only: the K read is the global
+    n = len([K for K in range(3)]) + len({K: 0 for K in range(2)}) + sum(K for K in range(2))
+    return np.sum(K * x) * n
+
+
 def uses_global_list(x):
     acc = 0.0
     for c in COEFFS:
