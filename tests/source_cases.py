@@ -117,8 +117,6 @@ def recursion(x, n):
     return np.sum(_iterate(x, n) ** 2)
 
 
-
-
 @wg.custom_jvp
 def scaled_sin(x):
     return np.sin(x)
