@@ -26,7 +26,7 @@ Checks (``check``), for the source and the trace engine:
 
 A typed ``wengert`` error (``UnsupportedSyntax``...) is a refusal, not a
 failure; any other exception, and any wrong value, is a failure. Run many:
-``python -m tests.fuzz_programs --programs 5000`` (``make fuzz``).
+``python tests/fuzz_programs.py --programs 10000 --jobs 2`` (``make fuzz``).
 """
 from __future__ import annotations
 
@@ -366,7 +366,7 @@ def _point(f, mod, rng):
 def check(source, seed=0, orders=4, hessians=False):
     """Run every check on the program ``source``; raise ``WrongValue`` on a
     wrong value (any non-wengert exception propagates). Returns a Report.
-    ``hessians``: also the Hessian in v of every third program (``make fuzz``;
+    ``hessians``: also the Hessian in v of every third program (``--hessians``;
     Hessians through loops with early exits still crash: issue 11)."""
     mod = load(source)
     f = mod.f
