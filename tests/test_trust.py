@@ -251,31 +251,23 @@ def restore_globals():
     tc.MODEL.w, tc.MODEL.layers = model[0], model[1]
 
 
+@pytest.mark.parametrize("name, gen", [("noisy", tc.RS), ("noisy_module_rng", np.random)],
+                         ids=["a global RandomState", "np.random"])
 @pytest.mark.parametrize("engine", ["source", "trace"])
-def test_random_draws_are_made_at_each_call(engine, restore_globals):
+def test_random_draws_are_made_at_each_call(name, gen, engine):
     """One derivative call draws what one plain call draws, in order, and
     generating code draws nothing (the first call generates it)."""
-    w = np.array([0.5, -1.0, 2.0])
-    g = wg.grad(tc.noisy, engine=engine)
-    tc.RS.seed(0)
-    twin = np.random.RandomState(0)
-    for _ in range(3):
-        assert_close(g(w), 2 * (w + twin.randn(3)), EXACT)
-    assert tc.RS.randn() == twin.randn()
-
-
-@pytest.mark.parametrize("engine", ["source", "trace"])
-def test_draws_of_numpy_global_generator(engine):
-    state = np.random.get_state()
+    state = gen.get_state()
     try:
         w = np.array([0.5, -1.0, 2.0])
-        g = wg.grad(tc.noisy_module_rng, engine=engine)
-        np.random.seed(3)
-        twin = np.random.RandomState(3)
-        for _ in range(2):
+        g = wg.grad(getattr(tc, name), engine=engine)
+        gen.seed(0)
+        twin = np.random.RandomState(0)
+        for _ in range(3):
             assert_close(g(w), 2 * (w + twin.randn(3)), EXACT)
+        assert gen.randn() == twin.randn()
     finally:
-        np.random.set_state(state)
+        gen.set_state(state)
 
 
 @pytest.mark.parametrize("engine", ["source", "trace"])
