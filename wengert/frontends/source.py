@@ -508,10 +508,13 @@ def _may_set(node, flag, stmt):
     return False
 
 
-@functools.lru_cache(maxsize=None)
-def _converted_code(code, qualname):
+@functools.lru_cache(maxsize=1024)
+def _converted_code(code, filename, qualname):
     """The compiled conversion of a function's code: one per code object (the
-    closures a factory makes share it; a reassigned ``__code__`` gets its own)."""
+    closures a factory makes share it; a reassigned ``__code__`` gets its own),
+    for the 1024 used last (code made at run time, in a loop, stays bounded).
+    ``filename`` is part of the key: code objects compare equal without it,
+    and two files' equal functions each report their own lines."""
     src = Source(code, qualname)
     try:
         module = ast.parse(src.text)
@@ -545,10 +548,10 @@ def _converted_code(code, qualname):
 
 
 def convert(fn):
-    """The converted version of a plain Python function (cached per function).
-    Its namespace holds only what the rewrite reads through: the runtime,
-    ``fn``'s globals dict itself (read at each staging, never copied) and its
-    closure cells."""
+    """The converted version of a plain Python function (its compiled code
+    cached per code object: ``_converted_code``). Its namespace holds only
+    what the rewrite reads through: the runtime, ``fn``'s globals dict itself
+    (read at each staging, never copied) and its closure cells."""
     from . import source_runtime
     if getattr(fn, "__wg_source__", None) is not None or is_converted(fn):
         return fn           # converted already (handed on by converted code)
@@ -557,7 +560,7 @@ def convert(fn):
             f"the source of {getattr(fn, '__qualname__', repr(fn))} is not available (not a "
             "Python function); the source engine reads a function's source. Use engine='trace'",
             construct="unavailable source")
-    code, name, src = _converted_code(fn.__code__, fn.__qualname__)
+    code, name, src = _converted_code(fn.__code__, fn.__code__.co_filename, fn.__qualname__)
     glb = {_RT: source_runtime, _GLOBALS: fn.__globals__, _CONVERTED: True,
            "__builtins__": fn.__globals__.get("__builtins__", builtins)}
     for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
