@@ -434,6 +434,17 @@ def test_writing_into_a_global_is_refused():
         wg.grad(mod.f, engine="source")(1.0)
 
 
+def test_equal_functions_of_two_files_report_their_own_file():
+    """Code objects compare equal without their file: each file's function
+    still runs its own conversion, whose traceback names that file."""
+    src = "def f(x, n):\n    k = 1 // n\n    return x * k\n"
+    for _ in range(2):
+        mod = _module_from_source(src)
+        with pytest.raises(ZeroDivisionError) as info:
+            wg.grad(mod.f, engine="source")(1.0, 0)
+        assert mod.__file__ in {str(entry.path) for entry in info.traceback}
+
+
 def _module_from_source(text):
     import importlib.util
     import tempfile
