@@ -34,6 +34,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m bench.grad_bench
 	$(BIN)/python -m bench.source_bench
 	$(BIN)/python -m bench.checkpoint_bench
+	$(BIN)/python -m bench.held_memory
 
 bench-gradbench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e ".[gradbench]"
