@@ -365,6 +365,8 @@ def has_source(fun):
     anything else (NumPy functions, builtins, callable objects) ``auto``
     traces, silently; so for wengert's own functions (a trace-engine
     derivative's wrapper): their source is wengert's, not the user's."""
+    if isinstance(fun, types.MethodType):       # a bound method: its function
+        fun = fun.__func__
     return isinstance(fun, types.FunctionType) and not source_frontend.is_wengert_code(fun)
 
 

@@ -35,6 +35,7 @@ import builtins
 import functools
 import itertools
 import os
+import types
 
 import numpy as _np
 
@@ -132,12 +133,27 @@ def _assigned(stmts):
                 visit(s)
         elif isinstance(node, ast.FunctionDef):
             add(node.name)
-        elif isinstance(node, ast.Expr) and _is_append(node.value):
-            add(node.value.func.value.id)
+        if not isinstance(node, (ast.For, ast.While, ast.If, ast.FunctionDef)):
+            # ``parts.append(v)``, ``d.update(...)``: the container is part of
+            # the block's state, so a branch or loop on a traced value that
+            # changes it in place is seen (``source_blocks.Block``)
+            for sub in ast.walk(node):
+                if _mutates_receiver(sub):
+                    add(sub.func.value.id)
 
     for s in stmts:
         visit(s)
     return out
+
+
+# methods that change a list, dict or set in place
+_MUTATORS = frozenset(("append", "extend", "insert", "pop", "remove", "clear", "sort",
+                       "reverse", "update", "setdefault", "popitem", "add", "discard"))
+
+
+def _mutates_receiver(node):
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATORS and isinstance(node.func.value, ast.Name))
 
 
 def _is_append(call):
@@ -633,12 +649,17 @@ def make_program(fn, args, name=None, avals=None):
     # by it), but what the code reads from it is read at each call
     statics = [static_object(x, f"arg{k}") if s else None
                for k, (x, s) in enumerate(zip(leaves, static))]
+    # a bound method (``model.loss``): its function, converted, given the
+    # object as a static argument (its attributes are read at each call)
+    bound = ((static_object(fn.__self__, "self"),) if isinstance(fn, types.MethodType)
+             else ())
 
     def flat(*xs):
         it = iter(xs)
         full = [st if s else next(it) for st, s in zip(statics, static)]
-        converted = convert(fn)         # while staging: its defaults are read here
-        out = converted(*unflatten(in_tree, full))
+        # while staging: its defaults are read here
+        converted = convert(fn.__func__ if bound else fn)
+        out = converted(*bound, *unflatten(in_tree, full))
         out_leaves, out_tree[0] = flatten(out)
         for leaf in out_leaves:
             if isinstance(leaf, Undefined):     # returned where it may be unassigned

@@ -20,16 +20,17 @@ from ..primitives.checkpoint import checkpointed, checkpointed_loop
 from ..primitives.core import new_trace, zeros
 from ..staging import StagingTrace
 from .source_env import EnvObject
-from .source_runtime import (_NEEDS_CONCRETE, DimRange, TracedRange, Undefined, _Block, _Sequence,
-                             _any_traced, _assemble, _coerce, _join, _python_iterable,
-                             _traced, and_, not_)
+from .source_blocks import (Block, Undefined, assemble, coerce_to, join_spec, spec_of, widens,
+                            zeros_of)
+from .source_runtime import (_NEEDS_CONCRETE, DimRange, TracedRange, _Sequence, _any_traced,
+                             _python_iterable, _traced, and_, not_)
 
 __all__ = ["for_stmt", "while_stmt"]
 
 
 def _undef_discovery(run_block, state, names):
     """Give loop variables first assigned inside the loop (unassigned before it)
-    an initial value of the right aval (zeros) by staging the body once."""
+    an initial value of the right spec (zeros) by staging the body once."""
     if not any(isinstance(v, Undefined) for v in state):
         return state
     block = run_block(state)
@@ -37,40 +38,68 @@ def _undef_discovery(run_block, state, names):
     for k, v in enumerate(state):
         kd, info = block.out_info[k]
         if isinstance(v, Undefined) and kd == "op":
-            new[k] = zeros(info)           # a Python float's is 0.0
+            new[k] = zeros_of(info)           # a Python float's is 0.0
     return tuple(new)
 
 
+def _dropped(where, name, value):
+    """A Python value the loop changes: unknown after the loop, and an error
+    only where it is read (after the loop, or in the body before the body
+    assigns it)."""
+    return Undefined(name, why=(
+        f"{where}: {name!r} is changed by a loop that depends on a traced value, but is not an "
+        f"array or a number ({value!r}), so it cannot be carried from one step to the next or "
+        "out of the loop; use it only within one step (assign it before reading it in the "
+        "body), build lists outside such loops, or loop over a Python range of fixed length"))
+
+
 def _loop_fixpoint(run_block, state, names, where):
-    """Stage the body until the carried avals are stable: ``s = 0`` before a
+    """Stage the body until the carried specs are stable: ``s = 0`` before a
     loop that adds arrays to ``s`` carries an array."""
     state = _undef_discovery(run_block, state, names)
-    for _ in range(3):
+    for _ in range(4):
         block = run_block(state)
         changed = False
         new = list(state)
         for k, (v, o) in enumerate(zip(state, block.is_op)):
             kd, info = block.out_info[k]
             if not o:
-                if kd != "py" or info is not v:
-                    raise UnsupportedSyntax(
-                        f"{where}: {names[k]!r} is changed by a loop that depends on a traced "
-                        f"value, but is not an array or a number ({v!r}); build lists outside "
-                        "such loops, or loop over a Python range of fixed length")
+                if kd == "py" and (info is v or isinstance(v, Undefined) and (
+                        v.why or isinstance(info, Undefined))):
+                    continue            # unchanged, or unknown after the loop anyway
+                if kd == "op" and isinstance(v, tuple) and _numbers_like(v, info):
+                    new[k] = coerce_to(v, info, repr(names[k]))   # (0.0, 0.0) -> (s, t)
+                else:
+                    new[k] = _dropped(where, names[k], info)
+                changed = True
                 continue
             if kd != "op":
-                raise UnsupportedSyntax(f"{where}: {names[k]!r} stops being an array in the loop")
-            a = aval_of(v)
+                raise UnsupportedSyntax(f"{where}: {names[k]!r} stops being an array or a "
+                                        f"number in the loop ({info!r})")
+            a = spec_of(v)
             # a Python float that a step makes a NumPy one (``s = np.float64(c) + s``)
             # is a NumPy float from the start: the loop has one type per carry
-            if info.shape != a.shape or info.dtype != a.dtype or (a.weak and not info.weak):
-                j = _join(a, info)
-                new[k] = _coerce(v, j)
+            if widens(a, info):
+                new[k] = coerce_to(v, join_spec(a, info, f"{where}: {names[k]!r}"),
+                                   repr(names[k]))
                 changed = True
         if not changed:
             return block, state
         state = tuple(new)
     raise UnsupportedSyntax(f"{where}: a loop variable's shape or dtype keeps changing")
+
+
+def _numbers_like(v, spec):
+    """A tuple of Python numbers with the structure of the tuple ``spec``."""
+    from ..pytree import flatten
+    leaves, tree = flatten(v)
+    return getattr(spec, "tree", None) == tree and all(
+        isinstance(x, (int, float, bool)) for x in leaves)
+
+
+# what a structured loop can iterate: ranges (Python, symbolic or traced
+# bounds), arrays, and enumerate/zip over arrays
+_STRUCTURED = (range, DimRange, TracedRange, np.ndarray, _Sequence)
 
 
 def for_stmt(iterable, body, state, names, brk, lineno):
@@ -90,14 +119,16 @@ def for_stmt(iterable, body, state, names, brk, lineno):
             raise UnsupportedSyntax(f"{where}: break or return inside a checkpointed loop; its "
                                     "trip count must be known: set a flag and use np.where",
                                     construct="break in a checkpointed loop")
-    if isinstance(iterable, (list, tuple, dict, str, enumerate, zip)):
-        return _loop_python(iterable, body, state, names, brk)
+    if not (_traced(iterable) or isinstance(iterable, _STRUCTURED)):
+        # a Python iterable (a list, a dict or its views, a generator, map,
+        # reversed): its length is fixed, the loop runs as Python
+        return _loop_python(iterable, body, state, names, brk, where)
     if any(isinstance(v, list) for v in state):
         # appending to a Python list: the loop runs as Python (its length is fixed)
         if isinstance(iterable, TracedRange):
             raise UnsupportedSyntax(f"{where}: a list is built in a loop whose length is traced; "
                                     "loop over a range of Python ints")
-        return _loop_python(_python_iterable(iterable), body, state, names, brk)
+        return _loop_python(_python_iterable(iterable), body, state, names, brk, where)
     n, item_of, xs, lead = _loop_items(iterable, where)
     try:
         return _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule)
@@ -106,7 +137,7 @@ def for_stmt(iterable, body, state, names, brk, lineno):
             raise
         # the body needs a Python counter (a slice bound, a Python list index):
         # run the loop as Python, each step recorded
-        return _loop_python(iterable, body, state, names, brk)
+        return _loop_python(iterable, body, state, names, brk, where)
 
 
 def _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule=None):
@@ -118,7 +149,7 @@ def _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedu
             nxs = len(xs)
             x_i = rest[:nxs]
             return body(item_of(i, x_i), *rest[nxs:])
-        return _Block(fn, [Aval((), np.int64)] + lead, st, names, "for_body")
+        return Block(fn, [Aval((), np.int64)] + lead, st, names, "for_body", where=where)
 
     block, state = _loop_fixpoint(run_block, state, names, where)
     # body program inputs: (consts, i, x_i..., carry...) -> loop order (i, consts, carry, xs)
@@ -131,22 +162,24 @@ def _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedu
         res = control.for_loop(n, prog, block.consts, block.operands, xs)
     else:
         res = checkpointed_loop(n, prog, block.consts, block.operands, schedule)
-    merged = [("op", None) if o else ("py", v) for v, o in zip(state, block.is_op)]
-    return _assemble(names, merged, [k for k, o in enumerate(block.is_op) if o],
-                     res[:len(block.operands)])
+    return _after_loop(names, state, block, res)
 
 
-def _loop_python(iterable, body, state, names, brk):
+def _loop_python(iterable, body, state, names, brk, where=None):
+    """The loop run as Python, each step recorded. Once a ``break`` depends on
+    a traced test, each later step is a branch on it: taken where the loop
+    has not broken, the state unchanged where it has."""
     k_brk = names.index(brk) if brk else None
     for item in iterable:
+        flag = state[k_brk] if k_brk is not None else False
+        if _traced(flag):
+            from .source_runtime import if_stmt
+            state = if_stmt(flag, lambda *st: st, lambda *st, item=item: body(item, *st),
+                            state, names, where)
+            continue
+        if flag:
+            break
         state = body(item, *state)
-        if k_brk is not None:
-            flag = state[k_brk]
-            if _traced(flag):
-                raise UnsupportedSyntax("break on a traced condition inside a loop over a "
-                                        "Python sequence; loop over range(len(...)) instead")
-            if flag:
-                break
     return state
 
 
@@ -228,14 +261,15 @@ def while_stmt(cond_fn, body_fn, state, names, lineno):
     where = lineno
     first = _probe(cond_fn, *state)
     if not _traced(first) and not _any_traced(state):
+        # steps run as Python while the test is a Python value; where a step
+        # makes it traced (``diff = abs(new - old)``), the rest of the loop
+        # is a structured loop from the state reached
         c = first
         while c:
             state = body_fn(*state)
-            c = cond_fn(*state)
+            c = _probe(cond_fn, *state)
             if _traced(c):
-                raise UnsupportedSyntax(
-                    f"{where}: a while loop whose condition becomes traced after it starts; "
-                    "make the condition depend on traced values from the first test")
+                return _structured_while(cond_fn, body_fn, state, names, where)
         return state
 
     try:
@@ -246,7 +280,7 @@ def while_stmt(cond_fn, body_fn, state, names, lineno):
         c = first
         while c:
             state = body_fn(*state)
-            c = cond_fn(*state)
+            c = _probe(cond_fn, *state)
             if _traced(c):
                 raise
         return state
@@ -254,19 +288,24 @@ def while_stmt(cond_fn, body_fn, state, names, lineno):
 
 def _structured_while(cond_fn, body_fn, state, names, where):
     def run_block(st):
-        return _Block(body_fn, [], st, names, "while_body")
+        return Block(body_fn, [], st, names, "while_body", where=where)
 
     block, state = _loop_fixpoint(run_block, state, names, where)
-    is_op = block.is_op
-    cblock = _Block(lambda *s: (cond_fn(*s),), [], state, ("__wg_cond",), "while_cond")
+    cblock = Block(lambda *s: (cond_fn(*s),), [], state, ("__wg_cond",), "while_cond")
     # both programs take (cond consts, body consts, carry)
     cc, bc = cblock.consts, block.consts
     cprog = _with_inputs(cblock.prog, len(cc), [aval_of(c) for c in bc], after=True)
     bprog = _with_inputs(block.prog, len(bc), [aval_of(c) for c in cc], after=False)
     res = control.while_loop(cprog, bprog, cc + bc, block.operands)
-    merged = [("op", None) if o else ("py", v) for v, o in zip(state, is_op)]
-    return _assemble(names, merged, [k for k, o in enumerate(is_op) if o],
-                     res[:len(block.operands)])
+    return _after_loop(names, state, block, res)
+
+
+def _after_loop(names, state, block, res):
+    """The state after a structured loop: the carries from ``res``, the
+    Python values the loop leaves alone as they were."""
+    merged = [("op", None) if o else ("py", v) for v, o in zip(state, block.is_op)]
+    specs = dict(enumerate(block.in_specs))
+    return assemble(names, merged, specs, res[:len(block.operands)])
 
 
 def _with_inputs(prog, nc, avals, after):

@@ -18,14 +18,14 @@ import numpy as np
 from .. import dims
 from ..dims import Dim
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
-from ..ir import Aval, Program, Var, aval_of
+from ..ir import Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, reduce as reduce_mod
-from ..primitives.core import TracerBase, effects_made, zeros
+from ..primitives.core import TracerBase, effects_made
 from ..pytree import flatten
-from ..staging import closure_convert, stage
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
                          holds_outside_object, is_impure, materialize)
-from .source_names import EXIT_FLAG
+from .source_blocks import (Block, Undefined, assemble, join_spec, merge_pyvalues,
+                            same_spec)
 
 # what a block raises when it needs a Python value where it got a traced one
 _NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError, TypeError)
@@ -33,28 +33,6 @@ _NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError,
 __all__ = ["UNDEF", "read", "not_", "and_", "or_", "none_of", "ifexp", "setitem", "getitem",
            "call", "if_stmt", "guard_stmt", "for_stmt", "while_stmt", "env_global", "env_cell",
            "is_"]
-
-
-class Undefined:
-    """The value of a variable not assigned (yet) on this path."""
-
-    def __init__(self, name=""):
-        self.name = name
-
-    def fail(self, *a, **k):
-        raise UnsupportedSyntax(
-            f"variable {self.name!r} is used where it may be unassigned: it is assigned only on "
-            "some paths through a branch or loop whose condition depends on a traced value; "
-            "assign it before the branch or loop")
-
-    __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = __truediv__ = fail
-    __getitem__ = __call__ = __iter__ = __len__ = __array__ = fail
-
-    def __bool__(self):
-        self.fail()
-
-    def __repr__(self):
-        return f"<unassigned {self.name}>"
 
 
 UNDEF = Undefined()
@@ -445,91 +423,6 @@ class _Sequence:
 
 # --- staging a block as a Program ---------------------------------------------------
 
-def _is_operand(v):
-    """Numbers and arrays (traced or not) are a block's operands."""
-    return _traced(v) or isinstance(v, (np.ndarray, np.generic, float, int, complex, bool))
-
-
-class _Block:
-    """A user block staged as a Program over its operand state.
-
-    ``fn(*lead, *state) -> state'``; state entries that are numbers or arrays
-    are operands (symbolic inputs), the rest pass through and must come back
-    unchanged. ``coerce`` gives, per output leaf, an aval to cast to."""
-
-    def __init__(self, fn, lead_avals, state, names, name, coerce=None):
-        self.state, self.names = state, names
-        self.is_op = [_is_operand(v) for v in state]
-        op_avals = [aval_of(v) for v, o in zip(state, self.is_op) if o]
-        self.out_info = None
-        n_lead = len(lead_avals)
-
-        def flat(*xs):
-            lead, ops = xs[:n_lead], iter(xs[n_lead:])
-            vals = [next(ops) if o else v for v, o in zip(state, self.is_op)]
-            outs = fn(*lead, *vals)
-            # the block ends having certainly returned, broken or continued
-            self.exits = any(EXIT_FLAG.fullmatch(nm) and o is True for nm, o in zip(names, outs))
-            leaves, info = [], []
-            for k, (nm, o) in enumerate(zip(names, outs)):
-                if isinstance(o, Undefined) and coerce is not None and coerce[k] is not None:
-                    # an early return taken on one path only: zeros on the other
-                    o = zeros(coerce[k])       # a Python float's is 0.0
-                if _is_operand(o):
-                    if coerce is not None and coerce[k] is not None:
-                        o = _coerce(o, coerce[k])
-                    leaves.append(o)
-                    info.append(("op", aval_of(o)))
-                else:
-                    info.append(("py", o))
-            self.out_info = info
-            return leaves
-
-        self.prog, self.consts = closure_convert(stage(flat, list(lead_avals) + op_avals,
-                                                        name=name, dynamic=True,
-                                                        keep_custom=True))
-        self.operands = [v for v, o in zip(state, self.is_op) if o]
-
-
-def _coerce(v, aval):
-    a = aval_of(v)
-    if a.dtype != aval.dtype or (a.weak and not aval.weak):
-        # a Python number joined with a NumPy one is the NumPy one (NEP 50)
-        v = arith.convert(v, dtype=aval.dtype)
-    if aval_of(v).shape != aval.shape:
-        from ..primitives.shape import broadcast_to
-        v = broadcast_to(v, aval.shape)
-    return v
-
-
-def _join(a, b):
-    from ..primitives.rules import broadcast_shapes, result_dtype
-    return Aval(broadcast_shapes(a.shape, b.shape), result_dtype(a, b))
-
-
-def _merge_pyvalues(names, infos, where):
-    """Per state name: ('op', aval) in every block, or one Python value."""
-    merged = []
-    for k, nm in enumerate(names):
-        kinds = [inf[k] for inf in infos]
-        if all(kd == "op" for kd, _ in kinds):
-            merged.append(("op", None))
-            continue
-        pys = [v for kd, v in kinds if kd == "py"]
-        if len(pys) == len(kinds) and all(p is pys[0] for p in pys):
-            merged.append(("py", pys[0]))
-        elif all(isinstance(p, Undefined) for p in pys):
-            # keep the user's name of what is unassigned (``ret = b``: b)
-            users = [p.name for p in pys if p.name and not p.name.startswith("__wg")]
-            merged.append(("undef", users[0] if users else nm))
-        else:
-            raise UnsupportedSyntax(
-                f"{where}: {nm!r} takes a value that is not an array or a number ({pys[0]!r}) "
-                "in a branch or loop that depends on a traced value; keep lists, strings and "
-                "objects out of such blocks (or make the condition a Python value)")
-    return merged
-
-
 def guard_stmt(test, true_fn, false_fn, state, names, lineno):
     """``if not exited: ...``, the statements after a ``return``, ``break`` or
     ``continue`` (the converter's guard): a variable they assign is defined on
@@ -541,10 +434,11 @@ def if_stmt(test, true_fn, false_fn, state, names, lineno, guard=False):
     if not _traced(test):
         return true_fn(*state) if test else false_fn(*state)
     where = lineno
-    blocks = [_Block(fn, [], state, names, f"if_{tag}")
-              for fn, tag in ((false_fn, "false"), (true_fn, "true"))]
-    merged = _merge_pyvalues(names, [b.out_info for b in blocks], where)
-    # outputs: a name that is an operand in both branches; avals joined. A
+    fns = ((false_fn, "false"), (true_fn, "true"))
+    blocks = [Block(fn, [], state, names, f"if_{tag}", where=where)
+              for fn, tag in fns]
+    merged = merge_pyvalues(names, [b.out_info for b in blocks], where)
+    # outputs: a name that is an operand in both branches; specs joined. A
     # variable still unassigned on the other path is an operand too, filled
     # with zeros there, where it is the return value (set on the paths that
     # return) or assigned by a guard: those paths never read it
@@ -557,29 +451,28 @@ def if_stmt(test, true_fn, false_fn, state, names, lineno, guard=False):
                 for (kd, v), gone in zip(infos, exited) if kd == "py"):
             merged[k] = ("op", None)
     op_names = [k for k, (kd, _) in enumerate(merged) if kd == "op"]
-    avals = {}
+    specs = {}
     for k in op_names:
-        a0, a1 = (b.out_info[k][1] if b.out_info[k][0] == "op" else None for b in blocks)
-        a0, a1 = a0 or a1, a1 or a0
-        avals[k] = a0 if a0 == a1 and a0.weak == a1.weak else _join(a0, a1)
-    coerce = [avals.get(k) for k in range(len(names))]
+        s0, s1 = (b.out_info[k][1] if b.out_info[k][0] == "op" else None for b in blocks)
+        s0, s1 = (s1, s1) if s0 is None else ((s0, s0) if s1 is None else (s0, s1))
+        specs[k] = join_spec(s0, s1, f"{where}: {names[k]!r}")
+    coerce = [specs.get(k) for k in range(len(names))]
 
     def settled(b):
-        """The branch already gives every output as the joined aval."""
-        return all(b.out_info[k][0] == "op" and b.out_info[k][1] == avals[k]
-                   and b.out_info[k][1].weak == avals[k].weak for k in op_names)
+        """The branch already gives every output as the joined spec."""
+        return all(b.out_info[k][0] == "op" and same_spec(b.out_info[k][1], specs[k])
+                   for k in op_names)
 
     # a branch is staged again only if its outputs must be cast or filled
-    blocks = [b if settled(b) else _Block(fn, [], state, names, f"if_{tag}", coerce)
-              for b, (fn, tag) in zip(blocks, ((false_fn, "false"), (true_fn, "true")))]
+    blocks = [b if settled(b) else Block(fn, [], state, names, f"if_{tag}", coerce, where)
+              for b, (fn, tag) in zip(blocks, fns)]
     # each branch keeps only the outputs both produce as operands, and both
     # take every branch's closed-over values
     progs = []
     all_consts = blocks[0].consts + blocks[1].consts
     for k, b in enumerate(blocks):
-        keep = [j for j, (kd, _) in enumerate(b.out_info) if kd == "op"]
-        pos = {j: p for p, j in enumerate(keep)}
-        outs = [b.prog.outputs[pos[j]] for j in op_names]
+        where_out = b.output_slices()
+        outs = [o for j in op_names for o in b.prog.outputs[where_out[j]]]
         nc = len(b.consts)
         before = [Var(aval_of(c)) for c in blocks[0].consts] if k == 1 else []
         after = [Var(aval_of(c)) for c in blocks[1].consts] if k == 0 else []
@@ -587,20 +480,7 @@ def if_stmt(test, true_fn, false_fn, state, names, lineno, guard=False):
         progs.append(Program(ins, b.prog.eqns, outs, b.prog.name))
     # a boolean test selects branch 0 (false) or 1 (true) directly
     res = control.cond(test, progs, *all_consts, *blocks[0].operands)
-    return _assemble(names, merged, op_names, res)
-
-
-def _assemble(names, merged, op_names, res):
-    it = iter(res)
-    out = []
-    for k, (kd, v) in enumerate(merged):
-        if kd == "op":
-            out.append(next(it))
-        elif kd == "py":
-            out.append(v)
-        else:
-            out.append(Undefined(v))
-    return tuple(out)
+    return assemble(names, merged, specs, res)
 
 
 def _python_iterable(it):

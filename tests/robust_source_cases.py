@@ -1,0 +1,140 @@
+"""Ordinary code the source engine once refused (issue 11), one function per
+construct; ``tests/test_robust_source.py`` differentiates each in every mode.
+Each takes floats or arrays and returns a float."""
+from __future__ import annotations
+
+import numpy as np
+
+
+# --- tuples through traced branches and loops --------------------------------------
+def _pair(x):
+    s = np.sum(x * x)
+    if s > 1.0:
+        return (s, x * 2.0)          # an early return of a tuple in a traced if
+    return (2.0 * s, x)
+
+
+def early_return_pair(x):
+    s, y = _pair(x)
+    return s * np.sum(np.sin(y))
+
+
+def tuple_in_branches(x):
+    if np.sum(x) > 0.5:
+        p = (x[0], (x * 2.0, 3.0))
+    else:
+        p = (x[1] * 3.0, (np.cos(x), 1.0))
+    return p[0] * np.sum(p[1][0]) + p[1][1]
+
+
+def tuple_carried(x):
+    st = (x[0], x * 2.0)
+    while st[0] < 10.0:
+        st = (st[0] * 2.0 + 0.1, st[1] + st[0])
+    return np.sum(st[1] ** 2)
+
+
+# --- while loops whose test starts on Python values ---------------------------------
+def fixed_point(x):
+    a, b = x[0], x[1]
+    y = 0.0
+    diff = 1.0
+    while diff > 1e-13:            # a Python test, traced after the first step
+        y_new = a * np.cos(y) + b
+        diff = abs(y_new - y)
+        y = y_new
+    return y
+
+
+def counted_break(x):
+    i = 0
+    s = 1.0
+    while i < 8:                    # a Python counter; the break depends on x
+        s = s * x[0] + x[1]
+        if s > 4.0:
+            break
+        i += 1
+    return s * i
+
+
+# --- Python values a data-dependent loop changes --------------------------------------
+def label_in_loop(x):
+    s = x[0]
+    while s < 10.0:
+        label = "step"              # not an array: unknown after the loop, not read there
+        s = s * 2.0 + len(label) * 0.01
+    return s * x[1]
+
+
+def one_path_in_loop(x):
+    s = x[0]
+    n = 0
+    while s < 10.0 and n < 50:
+        if s > 2.0:
+            t = s * x[1]            # assigned on one path of a traced branch
+            s = s + t
+        s = s * 1.5
+        n += 1
+    return s
+
+
+def list_per_step(x):
+    s = x[0]
+    while s < 10.0:
+        parts = [s, x[1]]           # a list built and used within one step
+        s = parts[0] * 2.0 + parts[1]
+    return s
+
+
+def label_read_after(x):
+    s = x[0]
+    while s < 10.0:
+        label = "a"
+        s = s * 2.0
+    return s if label else 0.0
+
+
+# --- loops over dicts and Python sequences -------------------------------------------------
+def dict_loops(x):
+    d = {"a": x[:2], "bb": x[2:] * 2.0}
+    s = 0.0
+    for v in d.values():
+        s = s + np.sum(v ** 2)
+    for k, v in d.items():
+        s = s + np.sum(np.sin(v)) * len(k)
+    for k in d:
+        s = s + np.sum(d[k]) * 0.5
+    return s
+
+
+def break_in_list_loop(x):
+    s = 0.0
+    for c in [1.0, 2.0, 3.0, 4.0]:
+        s = s + c * x[0]
+        if s > 2.0:                 # a traced break in a loop over a list
+            break
+        s = s * x[1]
+    return s
+
+
+def break_in_dict_loop(x):
+    d = {"a": x[:2], "b": x[2:]}
+    s = 0.0
+    for v in d.values():
+        s = s + np.sum(v * v)
+        if s > 1.0:
+            break
+        s = s * 2.0
+    return s
+
+
+# --- methods ---------------------------------------------------------------------------
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def loss(self, x):
+        h = np.tanh(self.w * x)
+        if np.sum(h) > 0.0:
+            return np.sum(h ** 2)
+        return np.sum(h)
