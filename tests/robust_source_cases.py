@@ -138,3 +138,11 @@ class Model:
         if np.sum(h) > 0.0:
             return np.sum(h ** 2)
         return np.sum(h)
+
+
+# --- keyword arguments at the call ----------------------------------------------------------
+def with_keywords(x, y, k=2, scale=1.0, w=None):
+    s = np.sum(np.sin(x * scale) * y) * k
+    if w is not None:
+        s = s + np.sum(w * x)
+    return s

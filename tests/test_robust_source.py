@@ -190,3 +190,28 @@ def test_a_container_changed_in_place_in_a_traced_block_is_a_typed_error(f):
     g = wg.grad(f)                                   # auto: falls back to trace, right
     with pytest.warns(UserWarning):
         assert_close(g(x), _fd_grad(f, x), 1e-6, 1e-7)
+
+
+def test_keyword_arguments_at_the_call():
+    """Keyword arguments are inputs like positional ones: an int picks its
+    own code, a float or an array is read at each call (never baked in)."""
+    f = rc.with_keywords
+    x, y = np.array([0.3, -0.2, 0.5]), np.array([1.0, 2.0, -0.5])
+    for name in ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian"):
+        src = getattr(wg, name)(f, engine="source")
+        trc = getattr(wg, name)(f, engine="trace")
+        for kw in ({"k": 3}, {"k": 3, "scale": 0.5}, {"scale": 2.0, "w": np.arange(3.0)},
+                   {"w": np.ones(3)}, {"w": -np.ones(3), "k": 5}):
+            got, want = src(x, y, **kw), trc(x, y, **kw)
+            assert_close(np.asarray(got if name != "value_and_grad" else got[1]),
+                         np.asarray(want if name != "value_and_grad" else want[1]),
+                         1e-11, 1e-12, what=f"{name} {kw}")
+    g = wg.grad(f, argnums=1, engine="source")
+    w = np.array([0.5, 0.5, 0.5])
+    fd = _fd_grad(lambda yy: f(x, yy, k=4, w=w), y)
+    assert_close(g(x, y, k=4, w=w), fd, 1e-6, 1e-7)
+    w[:] = 7.0                                   # the same array, changed in place
+    g0 = wg.grad(f, argnums=0, engine="source")
+    assert_close(g0(x, y, w=w), _fd_grad(lambda xx: f(xx, y, w=w), x), 1e-6, 1e-7)
+    w2 = np.array([1.0, -2.0, 3.0])               # another array by keyword
+    assert_close(g0(x, y, w=w2), _fd_grad(lambda xx: f(xx, y, w=w2), x), 1e-6, 1e-7)

@@ -129,18 +129,22 @@ class _Compiled:
 
 def source_program(fun, args, kwargs=None, avals=None):
     """(Program, static mask, input tree, output tree) of ``fun`` at ``args``
-    (at ``avals`` for the array and float leaves, when given)."""
-    fn = functools.partial(fun, **kwargs) if kwargs else fun
-    if kwargs:
-        functools.update_wrapper(fn, fun)
-    return source_frontend.make_program(fn, args, avals=avals)
+    and ``kwargs`` (at ``avals`` for the array and float leaves, when given)."""
+    return source_frontend.make_program(fun, args, avals=avals, kwargs=kwargs)
+
+
+def _call_leaves(args, kwargs):
+    """The leaves and tree of a call's arguments: its keyword arguments are
+    inputs like the positional ones (an array passed by keyword is read at
+    each call, never baked into the code)."""
+    return flatten((tuple(args), kwargs) if kwargs else tuple(args))
 
 
 def _program_function(prog, static, leaves, in_tree, out_tree):
     """``prog`` as a Python function of the original arguments (traced values
     in, traced values out), for the trace engine's transforms to act on."""
-    def inner(*args):
-        arg_leaves, _ = flatten(tuple(args))
+    def inner(*args, **kwargs):
+        arg_leaves, _ = _call_leaves(args, kwargs)
         dyn = [x for x, s in zip(arg_leaves, static) if not s]
         return unflatten(out_tree, eval_program(prog, dyn))
     # running it twice has no effect outside it (it replays a Program), so a
@@ -222,10 +226,9 @@ class SourceTransformed:
                     source_env.note(compiled.env_guards)
                 self.last = compiled
                 return compiled([a for a in args if type(a) is not int])
-        leaves, in_tree = flatten(tuple(args))
+        leaves, in_tree = _call_leaves(args, kwargs)
         static = [_is_static(x) for x in leaves]
-        key = (in_tree.__repr__(), _signature(leaves, static),
-               tuple(sorted((k, repr(v)) for k, v in kwargs.items())) if kwargs else ())
+        key = (in_tree.__repr__(), _signature(leaves, static))
         compiled = self.cache.get(key)
         if compiled is not None and not compiled.valid():
             compiled = None
@@ -316,7 +319,8 @@ class SourceTransformed:
         def derived(*dyn):
             it = iter(dyn)
             full = [next(it) if not s else x for x, s in zip(leaves, static)]
-            out = transformed(*unflatten(in_tree, full))
+            call = unflatten(in_tree, full)
+            out = transformed(*call[0], **call[1]) if kwargs else transformed(*call)
             out_leaves, result_tree[0] = flatten(out)
             return out_leaves
 

@@ -629,15 +629,16 @@ def is_static(leaf):
     return not isinstance(leaf, (float, complex, _np.ndarray, _np.generic))
 
 
-def make_program(fn, args, name=None, avals=None):
-    """Convert ``fn`` and stage it at the shapes and dtypes of ``args`` (or at
-    ``avals``, one per array and float leaf: symbolic lengths); the Program's
-    inputs are the array and float leaves of ``args``."""
+def make_program(fn, args, name=None, avals=None, kwargs=None):
+    """Convert ``fn`` and stage it at the shapes and dtypes of ``args`` and
+    ``kwargs`` (or at ``avals``, one per array and float leaf: symbolic
+    lengths); the Program's inputs are the array and float leaves of ``args``,
+    then of ``kwargs`` (by sorted key)."""
     from ..ir import aval_of
     from ..pytree import flatten, unflatten
     from ..staging import stage
     from .tracing import input_names
-    leaves, in_tree = flatten(tuple(args))
+    leaves, in_tree = flatten((tuple(args), kwargs) if kwargs else tuple(args))
     static = [is_static(x) for x in leaves]
     if avals is None:
         avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
@@ -659,7 +660,9 @@ def make_program(fn, args, name=None, avals=None):
         full = [st if s else next(it) for st, s in zip(statics, static)]
         # while staging: its defaults are read here
         converted = convert(fn.__func__ if bound else fn)
-        out = converted(*bound, *unflatten(in_tree, full))
+        call = unflatten(in_tree, full)
+        out = (converted(*bound, *call[0], **call[1]) if kwargs
+               else converted(*bound, *call))
         out_leaves, out_tree[0] = flatten(out)
         for leaf in out_leaves:
             if isinstance(leaf, Undefined):     # returned where it may be unassigned
