@@ -6,6 +6,8 @@ differences, the trace engine, and the other modes; where a value cannot be
 carried the refusal is a typed error that names the variable and its line."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -215,3 +217,47 @@ def test_keyword_arguments_at_the_call():
     assert_close(g0(x, y, w=w), _fd_grad(lambda xx: f(xx, y, w=w), x), 1e-6, 1e-7)
     w2 = np.array([1.0, -2.0, 3.0])               # another array by keyword
     assert_close(g0(x, y, w=w2), _fd_grad(lambda xx: f(xx, y, w=w2), x), 1e-6, 1e-7)
+
+
+# --- Hessians through loops that store values of run-time length ----------------------
+def _load_program(tmp_path, seed):
+    import importlib.util
+    from robust_hessian_programs import PROGRAMS
+    path = tmp_path / f"hessian_prog_{seed}.py"
+    path.write_text(PROGRAMS[seed])
+    spec = importlib.util.spec_from_file_location(f"hessian_prog_{seed}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("seed", [124, 190, 328, 334])
+def test_hessian_through_loops_is_right_or_a_typed_refusal(tmp_path, seed):
+    """Once a raw ValueError/TypeError from inside wengert. The source
+    engine gives the Hessian or refuses with ``UnsupportedSyntax``; ``auto``
+    gives it either way; both against differences of the gradient."""
+    mod = _load_program(tmp_path, seed)
+    rng = np.random.default_rng(seed)
+    x = float(rng.uniform(-1.5, 1.5))
+    v = rng.uniform(-1.0, 1.0, 4)
+    draws = int(rng.integers(0, 2 ** 31))
+
+    def at(fn, u):
+        mod.RS.seed(draws)
+        return fn(u)
+
+    def f_v(u):
+        return mod.f(x, u.copy())
+    grad_v = wg.grad(f_v, engine="source")
+    fd = np.array([(at(grad_v, v + 1e-6 * e) - at(grad_v, v - 1e-6 * e)) / 2e-6
+                   for e in np.eye(4)])
+    try:
+        h = at(wg.hessian(f_v, engine="source"), v)
+    except UnsupportedSyntax as err:
+        assert "engine='trace'" in str(err)
+    else:
+        assert_close(h, fd, 1e-4, 1e-5, what="source Hessian")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # auto may say it falls back
+        h = at(wg.hessian(f_v), v)
+    assert_close(h, fd, 1e-4, 1e-5, what="auto Hessian")

@@ -11,7 +11,7 @@ as the batch of tangents; ``jacrev`` the same over the transposed Program.
 from __future__ import annotations
 
 from .. import dims as _dims
-from ..ir import Lit
+from ..ir import Lit, aval_of
 from ..primitives.core import bind
 from ..primitives.index import getitem
 from ..primitives.shape import broadcast_to, stack
@@ -19,10 +19,25 @@ from ..primitives.shape import broadcast_to, stack
 __all__ = ["batch_eval"]
 
 
+def _refuse_ragged(prim, vals):
+    """Rows whose length is known only at run time (a while loop's stored
+    values) cannot be stacked as staged: a typed refusal."""
+    if any(d is None for v in vals for d in aval_of(v).shape):
+        from ..errors import UnsupportedSyntax
+        from ..primitives.control import RAGGED_BATCH
+        raise UnsupportedSyntax(
+            f"a Jacobian of this order through {prim.name} on values whose length is known only "
+            "at run time (a while loop, or a break or return inside a loop, that stores "
+            "values) is not supported by the source engine; use engine='trace' "
+            "(engine='auto' does so by itself)", construct=RAGGED_BATCH)
+
+
 def _loop(prim, vals, flags, params):
     size = next(_dims.shape(v)[0] for v, f in zip(vals, flags) if f)
+    _refuse_ragged(prim, vals)
     rows = [bind(prim, *[getitem(v, b) if f else v for v, f in zip(vals, flags)], **params)
             for b in range(size)]
+    _refuse_ragged(prim, [x for r in rows for x in (r if prim.multiple_results else (r,))])
     if prim.multiple_results:
         return tuple(stack([r[k] for r in rows]) for k in range(len(rows[0])))
     return stack(rows)
