@@ -146,3 +146,19 @@ def with_keywords(x, y, k=2, scale=1.0, w=None):
     if w is not None:
         s = s + np.sum(w * x)
     return s
+
+
+# --- gradients replayed inside another transformation -------------------------------------
+# (sums, means and broadcasts whose cotangents are uniform arrays: the simplified
+# derivative once held ``add_any`` of a scalar and a matrix, valid as NumPy code
+# but not as a Program replayed under jvp)
+def sum_and_mean(W):
+    return np.sum(W) * 2.0 + np.mean(W ** 2)
+
+
+def broadcast_rows(W):
+    return np.sum(W + np.sum(W, axis=1, keepdims=True)) + np.sum(np.tanh(W)) * 0.5
+
+
+def mean_of_maximum(W):
+    return np.mean(np.maximum(W, 0.1)) - np.sum(W * 3.0) + np.sum(W) ** 2

@@ -261,3 +261,22 @@ def test_hessian_through_loops_is_right_or_a_typed_refusal(tmp_path, seed):
         warnings.simplefilter("ignore")         # auto may say it falls back
         h = at(wg.hessian(f_v), v)
     assert_close(h, fd, 1e-4, 1e-5, what="auto Hessian")
+
+
+@pytest.mark.parametrize("name", ["sum_and_mean", "broadcast_rows", "mean_of_maximum"])
+@pytest.mark.parametrize("outer", ["source", "trace"])
+def test_a_gradient_replayed_under_jvp(name, outer):
+    """jvp of a source-engine gradient (a Hessian-vector product): the
+    gradient's Program is replayed into the outer transformation, so it must
+    be a valid Program (``verify``), not only valid NumPy code."""
+    from wengert.ir import verify
+    f = getattr(rc, name)
+    rng = np.random.default_rng(3)
+    W, T = rng.normal(size=(2, 45)), rng.normal(size=(2, 45))
+    g = wg.grad(f, engine="source")
+    g(W)
+    verify(g.program)
+    _, hvp = wg.jvp(lambda y: g(y), (W,), (T,), engine=outer)
+    g_trace = wg.grad(f, engine="trace")
+    fd = (g_trace(W + 1e-6 * T) - g_trace(W - 1e-6 * T)) / 2e-6
+    assert_close(hvp, fd, 1e-5, 1e-7, what="Hessian-vector product")

@@ -84,13 +84,17 @@ class _Compiled:
     how to rebuild the result's structure."""
 
     def __init__(self, prog, out_tree, shapes=None):
-        self.program = prog
+        # replayed into an outer transformation: the Program simplified as a
+        # Program (every equation's operands fit its rule); the code is made
+        # from it simplified as code, where NumPy's broadcasting may stand in
+        # for an explicit broadcast (``simplify(copies=True)``)
+        self.program = simplify(prog)
         self.shapes = shapes    # the input shapes it was staged at, when its code holds
                                 # for others too (symbolic lengths)
         self.respecialize = None    # dyn -> outputs, staged at dyn's own shapes
         # a Program that closes over an outer transformation's values is only
         # ever replayed into that transformation, never turned into code
-        self.fn = None if _holds_tracers(prog) else _compile(prog)
+        self.fn = None if _holds_tracers(prog) else _compile(simplify(prog, copies=True))
         self.run = None if self.fn is None else self.fn.fn      # the plain function
         # what it read from outside the function must be as it was (``source_env``)
         self.env_guards, self.env_check = [], None
@@ -326,7 +330,7 @@ class SourceTransformed:
 
         hints = [v.hint for v in prog.inputs]
         der = stage(derived, avals, name=f"{prog.name}_{self.name}", hints=hints)
-        return _Compiled(simplify(der, copies=True), result_tree[0])
+        return _Compiled(der, result_tree[0])
 
 
 def _same_code(a, b):

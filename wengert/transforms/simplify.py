@@ -117,7 +117,9 @@ def simplify(prog, copies=False):
             _pass_through(eqn, ins, subst)
         if not eqn.prim.multiple_results and len(out) == 1:
             shape = out[0].aval.shape
-            if name in _SIGN_RULES:
+            if name in _SIGN_RULES and (copies or name != "add_any"):
+                # add_any's rule takes equal shapes: a scalar for an array is
+                # for the generated code only, whose ``+`` broadcasts
                 ins = _uniform_as_scalar(ins, out[0].aval)
             repl = _algebraic(name, ins, out[0].aval)
             if repl is not None:
