@@ -162,3 +162,23 @@ def broadcast_rows(W):
 
 def mean_of_maximum(W):
     return np.mean(np.maximum(W, 0.1)) - np.sum(W * 3.0) + np.sum(W) ** 2
+
+
+# --- the examples, as written --------------------------------------------------------
+def while_in_traced_if(x, y):
+    if y[0] > 1.5:
+        b = y
+    else:
+        s = np.mean(y)
+        while s < 1.5:
+            s = s + np.sum(x * x)
+        b = y * s
+    return np.sum(b * x)
+
+
+def conditional_expression(x):
+    return 1.0 if x > 1.0 else x * x
+
+
+def where_with_a_float(x):
+    return np.sum(np.where(x > 1.0, 1.0, x) ** 2)

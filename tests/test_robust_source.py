@@ -280,3 +280,28 @@ def test_a_gradient_replayed_under_jvp(name, outer):
     g_trace = wg.grad(f, engine="trace")
     fd = (g_trace(W + 1e-6 * T) - g_trace(W - 1e-6 * T)) / 2e-6
     assert_close(hvp, fd, 1e-5, 1e-7, what="Hessian-vector product")
+
+
+@pytest.mark.parametrize("y0", [2.0, 0.3])
+def test_while_inside_a_traced_if_reverse_mode(y0):
+    f = rc.while_in_traced_if
+    x, y = np.array([0.3, 0.2]), np.array([y0, 0.2])
+    for engine in ("source", "trace"):
+        gx, gy = wg.grad(f, argnums=(0, 1), engine=engine)(x, y)
+        assert_close(gx, _fd_grad(lambda u: f(u, y), x), 1e-6, 1e-7, what=f"{engine} d/dx")
+        assert_close(gy, _fd_grad(lambda u: f(x, u), y), 1e-6, 1e-7, what=f"{engine} d/dy")
+
+
+@pytest.mark.parametrize("engine", ["source", "trace"])
+@pytest.mark.parametrize("x", [0.5, 1.5])
+def test_float_constants_in_selects_under_jvp_and_grad(engine, x):
+    """``1.0 if x > 1.0 else ...`` and ``np.where(x > 1.0, 1.0, x)``: a Python
+    float branch has a zero tangent (once a raw AttributeError)."""
+    f = rc.conditional_expression
+    out, t = wg.jvp(f, (x,), (1.0,), engine=engine)
+    assert_close(t, (f(x + 1e-6) - f(x - 1e-6)) / 2e-6, 1e-6, 1e-8)
+    v = np.array([0.5, 1.5, 0.9]) * x
+    g = rc.where_with_a_float
+    assert_close(wg.grad(g, engine=engine)(v), _fd_grad(g, v), 1e-6, 1e-8)
+    out, t = wg.jvp(g, (v,), (np.ones(3),), engine=engine)
+    assert_close(t, _fd_grad(g, v).sum(), 1e-6, 1e-8)
