@@ -224,7 +224,7 @@ class SourceTransformed:
                 return compiled([a for a in args if type(a) is not int])
         leaves, in_tree = flatten(tuple(args))
         static = [_is_static(x) for x in leaves]
-        key = (in_tree.__repr__(), _signature(leaves, static),
+        key = (in_tree, _signature(leaves, static),
                tuple(sorted((k, repr(v)) for k, v in kwargs.items())) if kwargs else ())
         compiled = self.cache.get(key)
         if compiled is not None and not compiled.valid():

@@ -3,7 +3,7 @@
 __all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError",
            "LeakedTracerError", "UnsupportedSyntax", "UnsupportedFunctionError",
-           "InPlaceUpdateError", "UnsupportedDtypeError"]
+           "InPlaceUpdateError", "UnsupportedDtypeError", "PytreeDepthError"]
 
 
 class WengertError(Exception):
@@ -21,6 +21,15 @@ class NonDifferentiableInputError(WengertError, TypeError):
 class NoDerivativeRule(WengertError, NotImplementedError):
     """A NumPy (or Python) function without a registered rule was called on a
     traced value."""
+
+
+class PytreeDepthError(WengertError, ValueError):
+    """A pytree (tuples, lists, dicts) nested deeper than ``pytree.MAX_DEPTH``.
+    ``steps`` is the path to the container that is too deep (indices, keys)."""
+
+    def __init__(self, message, steps=()):
+        super().__init__(message)
+        self.steps = list(steps)
 
 
 class UnsupportedFunctionError(NoDerivativeRule):
