@@ -3,21 +3,26 @@ never shows (issue 11), each tested as a class, in every engine and every
 transform it applies to:
 
 * pytree structure keys are linear in the tree's size, and nesting past
-  ``MAX_DEPTH`` is a typed error.
+  ``MAX_DEPTH`` is a typed error;
+* ``engine="auto"`` falling back to tracing mid-function draws and prints
+  what one plain call does, and warns once per function (not per name).
 """
 import contextlib
+import io
+import random
 import signal
 import threading
+import warnings
 
 import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import errors
+from wengert import api_source, errors
 from wengert.pytree import MAX_DEPTH, flatten, leaf_paths, unflatten
 
 import robust_cases as R
-from checks import PROGRAM_RTOL_F64, fd_jvp, inner, random_like
+from checks import EXACT_RTOL_F64, PROGRAM_RTOL_F64, assert_close, fd_jvp, inner, random_like
 
 ENGINES = ("trace", "source", "auto")
 
@@ -126,3 +131,109 @@ def test_past_max_depth_is_a_typed_error(transform, engine):
     assert isinstance(info.value, ValueError)
     assert f"deeper than {MAX_DEPTH} levels" in str(info.value)
     assert "[0][0][0]" in str(info.value) and "flatter structure" in str(info.value)
+
+
+# --- 3. engine="auto" falling back -----------------------------------------------
+TRANSFORMS = ("grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "hessian")
+
+
+def derivative(transform, fn, x, engine, **kw):
+    """One call of ``transform`` of ``fn`` at ``x``: its values."""
+    # a tangent of ones (x itself where x is not an array: a bad argument)
+    tangent = np.ones_like(x) if isinstance(x, np.ndarray) else x
+    if transform == "jvp":
+        return wg.jvp(fn, (x,), (tangent,), engine=engine, **kw)
+    if transform == "vjp":
+        out, pullback = wg.vjp(fn, x, engine=engine, **kw)[:2]
+        return out, pullback(1.0)
+    if transform == "linearize":
+        out, linear = wg.linearize(fn, x, engine=engine, **kw)
+        return out, linear(tangent)
+    return getattr(wg, transform)(fn, engine=engine, **kw)(x)
+
+
+def _reseed():
+    R.RS.seed(7)
+    np.random.seed(7)
+    R.GEN.bit_generator.state = np.random.default_rng(7).bit_generator.state
+    random.seed(7)
+
+
+def _after():
+    """Where every generator is left, and what was printed, after a call."""
+    return (R.RS.random_sample(), np.random.random_sample(), R.GEN.random(), random.random())
+
+
+def _run(call):
+    _reseed()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        value = call()
+    return value, _after(), out.getvalue().count(R.PRINTED)
+
+
+EFFECTS = ["draws_rs_then_try", "draws_np_then_try", "draws_gen_then_try",
+           "draws_random_then_try", "prints_then_try", "draws_rs_then_traced_index",
+           "draws_gen_then_traced_index"]
+
+
+@pytest.mark.filterwarnings("ignore:wengert.*trace engine:UserWarning")
+@pytest.mark.parametrize("transform", TRANSFORMS)
+@pytest.mark.parametrize("name", EFFECTS)
+def test_auto_fallback_mid_function_draws_and_prints_what_one_plain_call_does(name, transform):
+    fn = getattr(R, name)
+    x = np.array([0.3, -0.7])
+    # the source engine refuses it after the draw or print (so auto falls back)
+    with pytest.raises((errors.UnsupportedSyntax, errors.ConcretizationError)):
+        _run(lambda: derivative(transform, fn, x, "source"))
+    _, plain_after, plain_printed = _run(lambda: fn(x))
+    got, after, printed = _run(lambda: derivative(transform, fn, x, "auto"))
+    assert after == plain_after, "the generators are not where one plain call leaves them"
+    assert printed == plain_printed == (name == "prints_then_try")
+    # the same draws as the trace engine's one run: the same derivative
+    want, _, _ = _run(lambda: derivative(transform, fn, x, "trace"))
+    assert_close(got, want, EXACT_RTOL_F64, what=f"{transform} of {name}")
+
+
+def _fallback_warnings(calls):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = [call() for call in calls]
+    return values, [str(w.message) for w in caught
+                    if issubclass(w.category, UserWarning) and "trace engine" in str(w.message)]
+
+
+def test_auto_fallback_warns_once_per_function_even_with_one_name():
+    first, second = R.twin_first, R.twin_second
+    assert first.__qualname__ == second.__qualname__ and first is not second
+    for fn in (first, second):
+        api_source._WARNED.discard(api_source.fallback_key(fn))
+    values, messages = _fallback_warnings([
+        lambda: wg.grad(first)(0.3), lambda: wg.grad(first)(0.5),
+        lambda: wg.jvp(first, (0.3,), (1.0,))[1], lambda: wg.grad(second)(0.3),
+        lambda: wg.vjp(second, 0.3)[1](1.0)[0]])
+    assert len(messages) == 2, messages
+    for message, fn in zip(messages, (first, second)):
+        # each names its own function's try, at its own line
+        assert f"robust_cases.py:{fn.__code__.co_firstlineno + 1}" in message, message
+    assert_close(values, [np.cos(0.3), np.cos(0.5), np.cos(0.3), -np.sin(0.3), -np.sin(0.3)],
+                 EXACT_RTOL_F64)
+
+
+def test_auto_fallback_warns_once_for_the_closures_of_one_def():
+    a, b = R.make_refused_closure(2.0), R.make_refused_closure(3.0)
+    api_source._WARNED.discard(api_source.fallback_key(a))
+    values, messages = _fallback_warnings([lambda: wg.grad(a)(0.3), lambda: wg.grad(b)(0.3)])
+    assert len(messages) == 1, messages
+    assert_close(values, [2.0 * np.cos(0.3), 3.0 * np.cos(0.3)], EXACT_RTOL_F64)
+
+
+def test_fallback_warnings_are_remembered_in_a_bounded_table():
+    seen = api_source._Seen(3)
+    assert [seen.add(k) for k in "abca"] == [True, True, True, False]
+    seen.add("d")           # "b" is now the oldest: forgotten
+    assert len(seen) == 3 and "b" not in seen and {"a", "c", "d"} <= {k for k in "acd" if k in seen}
+    assert seen.add("b") and "c" not in seen
+    assert api_source._WARNED.size >= 1000      # large enough never to repeat in practice
+    key = api_source.fallback_key(R.twin_first)
+    assert key == (R.__file__, R.twin_first.__code__.co_firstlineno, "twin")

@@ -19,10 +19,12 @@ function has one implementation of its mathematics.
 
 ``engine="auto"`` tries this and falls back to the trace engine, with one
 warning naming the construct and its file:line, when the source cannot be
-transformed.
+transformed: one warning per function (its file, line and qualified name)
+and process, remembered for the last ``_WARNED.size`` functions.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import types
 import warnings
@@ -38,9 +40,37 @@ from .pytree import flatten, unflatten
 from .staging import stage
 from .transforms.simplify import simplify
 
-__all__ = ["SourceTransformed", "source_program", "source_inner", "generated"]
+__all__ = ["SourceTransformed", "source_program", "source_inner", "generated", "fallback_key"]
 
-_WARNED = set()
+
+class _Seen:
+    """A bounded set: the ``size`` keys added last (the oldest forgotten first)."""
+
+    def __init__(self, size):
+        self.size, self._keys = size, collections.OrderedDict()
+
+    def add(self, key):
+        """Add ``key``; whether it was new."""
+        if key in self._keys:
+            self._keys.move_to_end(key)
+            return False
+        self._keys[key] = None
+        if len(self._keys) > self.size:
+            self._keys.popitem(last=False)
+        return True
+
+    def discard(self, key):
+        self._keys.pop(key, None)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def __len__(self):
+        return len(self._keys)
+
+
+# the functions whose fallback to tracing was reported (``fallback_key``)
+_WARNED = _Seen(4096)
 
 
 def _signature(leaves, static, shapes=True):
@@ -347,11 +377,21 @@ def _same_code(a, b):
     return True
 
 
+def fallback_key(fun):
+    """What a fallback warning is remembered by: the function's file, first
+    line and qualified name (never ``id()``: a key that outlives the function
+    must not be reused by another one). Closures of one ``def`` share it."""
+    code = getattr(fun, "__code__", None)
+    qualname = getattr(fun, "__qualname__", None) or repr(fun)
+    if code is None:
+        return (None, None, qualname)
+    return (code.co_filename, code.co_firstlineno, qualname)
+
+
 def _warn_fallback(fun, err):
-    key = getattr(fun, "__qualname__", repr(fun))
-    if key in _WARNED:
+    if not _WARNED.add(fallback_key(fun)):
         return
-    _WARNED.add(key)
+    key = getattr(fun, "__qualname__", repr(fun))
     where = (f"{err.filename}:{err.lineno}" if getattr(err, "filename", None) and
              getattr(err, "lineno", None) else "")
     construct = getattr(err, "construct", None) or type(err).__name__
