@@ -1,8 +1,125 @@
-"""Functions for test_robust_api.py. Line numbers of some defs are asserted
-by the tests (through ``__code__.co_firstlineno``, never written as numbers)."""
+"""Functions for test_robust_api.py, importable by a worker process (a
+pickled transformed function names its function by module and name), and the
+worker's entry points. Line numbers of some defs are asserted by the tests
+(through ``__code__.co_firstlineno``, never written as numbers)."""
+import pickle
 import random
+import sys
 
 import numpy as np
+
+import wengert as wg
+
+
+# --- functions that travel (pickled, run in another process) ---------------
+def f_scalar(x):
+    return np.sum(np.sin(x) * x) + x[0] * x[1]
+
+
+def f_two(x, y):
+    return np.sum(np.tanh(x) * y) + np.sum(y ** 2)
+
+
+def f_vec(x):
+    return np.stack([np.sum(x ** 2), np.prod(np.cos(x)), x[0] * x[-1]])
+
+
+def f_1d(x):
+    return np.sin(x) * x ** 3
+
+
+def f_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        if x[i] > 0:
+            s = s + x[i] ** 2
+        else:
+            s = s - np.sin(x[i])
+    return s
+
+
+def f_aux(x):
+    y = np.sum(np.exp(x))
+    return y, {"norm": np.sum(x ** 2)}
+
+
+@wg.custom_jvp
+def cj(x):
+    return np.sin(x)
+
+
+@cj.defjvp
+def _cj_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return np.sin(x), np.cos(x) * t
+
+
+@wg.custom_vjp
+def cv(x):
+    return np.exp(x)
+
+
+def _cv_fwd(x):
+    return np.exp(x), np.exp(x)
+
+
+def _cv_bwd(e, g):
+    return (e * g,)
+
+
+cv.defvjp(_cv_fwd, _cv_bwd)
+
+
+@wg.checkpoint
+def ck(x):
+    return np.tanh(x) * x
+
+
+def f_custom(x):
+    return np.sum(cj(x) * cv(x) + ck(x))
+
+
+def refused(x):
+    """The source engine refuses the ``try``; auto falls back to tracing."""
+    try:
+        y = np.sin(x) * x
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+@wg.grad
+def decorated_grad(x):
+    return x ** 3 * np.cos(x)
+
+
+def run_pickled(blob, args):
+    """In the worker: the unpickled function's value at ``args``, and where
+    ``wengert`` was imported from there."""
+    g = pickle.loads(blob)
+    return g(*args), sys.modules["wengert"].__file__
+
+
+def jvp_at(f, x, t, engine):
+    return wg.jvp(f, (x,), (t,), engine=engine)
+
+
+def vjp_at(f, x, ct, engine):
+    out, pullback = wg.vjp(f, x, engine=engine)
+    return out, pullback(ct)[0]
+
+
+def linearize_at(f, x, t, engine):
+    out, linear = wg.linearize(f, x, engine=engine)
+    return out, linear(t)
+
+
+def run_transform(blob):
+    """In the worker: an unpickled call (a transform at a point, e.g.
+    ``(wg.jvp, f, primals, tangents)``) made."""
+    fn, *args = pickle.loads(blob)
+    return fn(*args)
 
 
 # --- deep structures ---------------------------------------------------------
@@ -94,3 +211,18 @@ def make_refused_closure(c):
         except ValueError:
             return x
     return closure
+
+
+# --- a custom rule that differs from the function's own derivative -------------
+@wg.custom_jvp
+def doubled_rule(x):
+    """Its rule says 2 cos(x): a transform that went around the rule (to the
+    function's own derivative, cos(x)) shows."""
+    return np.sin(x)
+
+
+@doubled_rule.defjvp
+def _doubled_rule_jvp(primals, tangents):
+    x, = primals
+    t, = tangents
+    return np.sin(x), 2.0 * np.cos(x) * t

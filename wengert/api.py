@@ -2,7 +2,9 @@
 
 Every entry point flattens pytrees, checks its inputs, runs a transform from
 ``transforms`` on the flat function and rebuilds the output trees. Names and
-meanings follow JAX.
+meanings follow JAX. The functions returned by ``grad``, ``jacfwd``... are
+``transformed.Transformed`` objects: they pickle as the transform's recipe
+(see there).
 """
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import numpy as np
 
 from . import dims
 from .errors import (ConcretizationError, NonDifferentiableInputError, NonScalarOutputError,
-                     ShapeMismatchError, UnsupportedDtypeError, UnsupportedSyntax)
+                     ShapeMismatchError, UnpicklableError, UnsupportedDtypeError,
+                     UnsupportedSyntax)
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import TracerBase, Zero, eval_program, new_trace
@@ -25,6 +28,7 @@ from .transforms.batching import batch_eval
 from .transforms.jvp import NeedsReverse, jvp_flat
 from .transforms.partial_eval import linearize_flat
 from .transforms.transpose import backward_pass, transpose_program
+from .transformed import TraceTransformed
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose",
            "jacfwd", "jacrev", "hessian", "make_program"]
@@ -37,21 +41,23 @@ def _check_engine(engine):
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
 
 
-def _by_source(fun, engine, name, transform):
+def _by_source(fun, engine, transform, recipe):
     """The source engine's version of ``transform`` (a trace-engine transform
-    of a function), or None for ``engine="trace"``."""
+    of a function), or None for ``engine="trace"``. ``recipe`` is the public
+    call that made it (how it pickles)."""
     if engine == "trace":
         return None
     from .api_source import SourceTransformed
+    name = recipe[0]
     if isinstance(fun, SourceTransformed) and fun.fallback is None:
         # grad(grad(f)): one source Program of f, the transforms composed
         inner = fun.transform
         return SourceTransformed(fun.fun, lambda g: transform(inner(g)), engine,
-                                 f"{name}_{fun.name}")
+                                 f"{name}_{fun.name}", recipe)
     from .api_source import has_source
     if engine == "auto" and not has_source(fun):
         return None
-    return SourceTransformed(fun, transform, engine, name)
+    return SourceTransformed(fun, transform, engine, name, recipe)
 
 
 def _argnums_tuple(argnums, nargs, fname):
@@ -167,13 +173,13 @@ def _unit(aval):
 
 def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
     _check_engine(engine)
-    by_source = _by_source(fun, engine, "value_and_grad", lambda g: value_and_grad(
-        g, argnums, has_aux=has_aux, engine="trace"))
+    recipe = ("value_and_grad", fun, (argnums,), {"has_aux": has_aux, "engine": engine})
+    by_source = _by_source(fun, engine, lambda g: value_and_grad(
+        g, argnums, has_aux=has_aux, engine="trace"), recipe)
     if by_source is not None:
         return by_source
     single = isinstance(argnums, int)
 
-    @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         fn, dyn, nums, aux_box = _prepare(fun, args, kwargs, argnums, "grad", has_aux)
         flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
@@ -210,24 +216,24 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
         if has_aux:
             return (value, _unwrap_aux(aux_box)), g
         return value, g
-    return wrapper
+    return TraceTransformed(wrapper, fun, recipe)
 
 
 def grad(fun, argnums=0, *, has_aux=False, engine="auto"):
     _check_engine(engine)
-    by_source = _by_source(fun, engine, "grad", lambda g: grad(g, argnums, has_aux=has_aux,
-                                                                 engine="trace"))
+    recipe = ("grad", fun, (argnums,), {"has_aux": has_aux, "engine": engine})
+    by_source = _by_source(fun, engine, lambda g: grad(g, argnums, has_aux=has_aux,
+                                                         engine="trace"), recipe)
     if by_source is not None:
         return by_source
     vg = value_and_grad(fun, argnums, has_aux=has_aux, engine=engine)
 
-    @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         (value_aux, g) = vg(*args, **kwargs)
         if has_aux:
             return g, value_aux[1]
         return g
-    return wrapper
+    return TraceTransformed(wrapper, fun, recipe)
 
 
 def vjp(fun, *primals, has_aux=False, engine="auto"):
@@ -335,6 +341,12 @@ class _WithSource:
             self._generated = generated(self._make_program())
         return self._generated.source
 
+    def __reduce__(self):
+        raise UnpicklableError(
+            f"{self.__name__} holds the values of one evaluation (its residuals), so it "
+            "cannot be pickled by reference; pickle the function and its primals instead and "
+            "call wg.vjp / wg.linearize where they arrive")
+
 
 def linear_transpose(linear_fun, *primals):
     """The transpose of a linear function, traced at the shapes of ``primals``."""
@@ -353,8 +365,7 @@ def linear_transpose(linear_fun, *primals):
         cts = backward_pass(prog, ct_leaves)
         return tuple(unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)]))
 
-    transposed.program = prog
-    return transposed
+    return _WithSource(transposed, lambda: prog)
 
 
 # --- Jacobians ---------------------------------------------------------
@@ -426,12 +437,12 @@ def _assemble(table, out_tree, in_tree, single):
 def jacfwd(fun, argnums=0, *, engine="auto"):
     """Jacobian by forward mode: one linearize, one batched pass of tangents."""
     _check_engine(engine)
-    by_source = _by_source(fun, engine, "jacfwd", lambda g: jacfwd(g, argnums, engine="trace"))
+    recipe = ("jacfwd", fun, (argnums,), {"engine": engine})
+    by_source = _by_source(fun, engine, lambda g: jacfwd(g, argnums, engine="trace"), recipe)
     if by_source is not None:
         return by_source
     single = isinstance(argnums, int)
 
-    @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacfwd")
         flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
@@ -441,18 +452,18 @@ def jacfwd(fun, argnums=0, *, engine="auto"):
         batched = _batch_or_loop(lin, basis, total)
         table = _jac_blocks(batched, outs, leaves, rev=False)
         return _assemble(table, out_tree[0], in_tree, single)
-    return wrapper
+    return TraceTransformed(wrapper, fun, recipe)
 
 
 def jacrev(fun, argnums=0, *, engine="auto"):
     """Jacobian by reverse mode: one linearize, one batched pass of cotangents."""
     _check_engine(engine)
-    by_source = _by_source(fun, engine, "jacrev", lambda g: jacrev(g, argnums, engine="trace"))
+    recipe = ("jacrev", fun, (argnums,), {"engine": engine})
+    by_source = _by_source(fun, engine, lambda g: jacrev(g, argnums, engine="trace"), recipe)
     if by_source is not None:
         return by_source
     single = isinstance(argnums, int)
 
-    @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacrev")
         outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "jacrev")
@@ -463,16 +474,18 @@ def jacrev(fun, argnums=0, *, engine="auto"):
                    for b, x in zip(batched, leaves)]
         table = _jac_blocks(batched, outs, leaves, rev=True)
         return _assemble(table, out_tree, in_tree, single)
-    return wrapper
+    return TraceTransformed(wrapper, fun, recipe)
 
 
 def hessian(fun, argnums=0, *, engine="auto"):
     """Forward over reverse: ``jacfwd(jacrev(fun))``."""
     _check_engine(engine)
-    by_source = _by_source(fun, engine, "hessian", lambda g: hessian(g, argnums, engine="trace"))
+    recipe = ("hessian", fun, (argnums,), {"engine": engine})
+    by_source = _by_source(fun, engine, lambda g: hessian(g, argnums, engine="trace"), recipe)
     if by_source is not None:
         return by_source
-    return jacfwd(jacrev(fun, argnums, engine=engine), argnums, engine=engine)
+    return TraceTransformed(jacfwd(jacrev(fun, argnums, engine="trace"), argnums, engine="trace"),
+                            fun, recipe)
 
 
 def make_program(fun, *example_args, engine="auto"):

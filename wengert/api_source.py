@@ -21,6 +21,9 @@ function has one implementation of its mathematics.
 warning naming the construct and its file:line, when the source cannot be
 transformed: one warning per function (its file, line and qualified name)
 and process, remembered for the last ``_WARNED.size`` functions.
+
+Pickled, a ``SourceTransformed`` is its recipe (``transformed``): the
+receiving process generates its own code.
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import TracerBase, eval_program, tracing
 from .pytree import flatten, unflatten
 from .staging import stage
+from .transformed import Transformed
 from .transforms.simplify import simplify
 
 __all__ = ["SourceTransformed", "source_program", "source_inner", "generated", "fallback_key"]
@@ -180,13 +184,14 @@ def _program_function(prog, static, leaves, in_tree, out_tree):
     return inner
 
 
-class SourceTransformed:
+class SourceTransformed(Transformed):
     """``transform(fun)`` by the source engine: callable like the trace
     engine's result, generated once per kind of arguments (and again only
     for shapes where the code's guards fail); ``.source`` is the generated
-    code of the latest call."""
+    code of the latest call. ``recipe`` is how it pickles."""
 
-    def __init__(self, fun, transform, engine, name):
+    def __init__(self, fun, transform, engine, name, recipe):
+        self._wrap(fun, recipe)
         self.fun = fun
         self.transform = transform          # inner function -> transformed function (trace)
         self.engine = engine
@@ -200,7 +205,6 @@ class SourceTransformed:
         # outside the function pass (``_Compiled.valid``); else it is made again
         self.last = None
         self.fallback = None
-        functools.update_wrapper(self, fun)
 
     @property
     def source(self):

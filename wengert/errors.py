@@ -1,9 +1,11 @@
 """Typed errors. Each message says what happened and what to do instead."""
+import pickle
 
 __all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError",
            "LeakedTracerError", "UnsupportedSyntax", "UnsupportedFunctionError",
-           "InPlaceUpdateError", "UnsupportedDtypeError", "PytreeDepthError"]
+           "InPlaceUpdateError", "UnsupportedDtypeError", "PytreeDepthError",
+           "UnpicklableError"]
 
 
 class WengertError(Exception):
@@ -30,6 +32,11 @@ class PytreeDepthError(WengertError, ValueError):
     def __init__(self, message, steps=()):
         super().__init__(message)
         self.steps = list(steps)
+
+
+class UnpicklableError(WengertError, pickle.PicklingError):
+    """An object bound to the values of one evaluation (a pullback, a linear
+    function) cannot travel by reference; the message says what to send."""
 
 
 class UnsupportedFunctionError(NoDerivativeRule):
