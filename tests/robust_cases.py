@@ -213,6 +213,27 @@ def make_refused_closure(c):
     return closure
 
 
+# --- bad functions and outputs -----------------------------------------------
+def simple(x):
+    return np.sum(np.sin(x) * x)
+
+
+def yields(x):
+    yield np.sin(x)
+
+
+def aux_one(x):
+    return np.sum(np.sin(x))
+
+
+def aux_three(x):
+    return np.sum(np.sin(x)), 1.0, 2.0
+
+
+def vector_out(x):
+    return np.sin(x) * 2.0
+
+
 # --- a custom rule that differs from the function's own derivative -------------
 @wg.custom_jvp
 def doubled_rule(x):

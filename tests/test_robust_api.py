@@ -7,7 +7,8 @@ transform it applies to:
 * pytree structure keys are linear in the tree's size, and nesting past
   ``MAX_DEPTH`` is a typed error;
 * ``engine="auto"`` falling back to tracing mid-function draws and prints
-  what one plain call does, and warns once per function (not per name).
+  what one plain call does, and warns once per function (not per name);
+* bad input is a typed error at the transform's entry, naming the argument.
 """
 import concurrent.futures
 import contextlib
@@ -234,26 +235,6 @@ def test_structure_keys_are_linear_and_tell_structures_apart():
     assert flatten([None, 1.0])[1] != flatten([1.0, None])[1]
 
 
-LIMIT_TRANSFORMS = ("grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev",
-                    "hessian")
-
-
-@pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("transform", LIMIT_TRANSFORMS)
-def test_past_max_depth_is_a_typed_error(transform, engine):
-    t = nest("list", MAX_DEPTH + 1)
-    with pytest.raises(errors.PytreeDepthError) as info:
-        if transform == "jvp":
-            wg.jvp(R.top_of_list, (t,), (t,), engine=engine)
-        elif transform in ("vjp", "linearize"):
-            getattr(wg, transform)(R.top_of_list, t, engine=engine)
-        else:
-            getattr(wg, transform)(R.top_of_list, engine=engine)(t)
-    assert isinstance(info.value, ValueError)
-    assert f"deeper than {MAX_DEPTH} levels" in str(info.value)
-    assert "[0][0][0]" in str(info.value) and "flatter structure" in str(info.value)
-
-
 # --- 3. engine="auto" falling back -----------------------------------------------
 TRANSFORMS = ("grad", "value_and_grad", "jvp", "vjp", "linearize", "jacfwd", "jacrev", "hessian")
 
@@ -358,3 +339,69 @@ def test_fallback_warnings_are_remembered_in_a_bounded_table():
     assert api_source._WARNED.size >= 1000      # large enough never to repeat in practice
     key = api_source.fallback_key(R.twin_first)
     assert key == (R.__file__, R.twin_first.__code__.co_firstlineno, "twin")
+
+
+# --- 4. typed errors for bad input -------------------------------------------------
+def where(fn):
+    return f"robust_cases.py:{fn.__code__.co_firstlineno}"
+
+
+X2 = np.array([0.3, -0.7])
+AUX = ("grad", "value_and_grad", "vjp")
+# (id, function, argument, transforms, has_aux, class, builtin base, message fragments)
+BAD = [
+    ("str", R.simple, "abc", TRANSFORMS, False, errors.NonDifferentiableInputError, TypeError,
+     ["argument 0 (x) is a str", "pass floats or NumPy float arrays"]),
+    ("none", R.simple, None, TRANSFORMS, False, errors.NonDifferentiableInputError, TypeError,
+     ["argument 0 (x) is None", "Pass a float or a NumPy float array"]),
+    ("complex", R.simple, 1.0 + 2.0j, TRANSFORMS, False, errors.UnsupportedDtypeError, TypeError,
+     ["argument 0 (x) is c128[], a complex value", "real and imaginary parts"]),
+    ("complex-array", R.simple, np.ones(2, np.complex64), TRANSFORMS, False,
+     errors.UnsupportedDtypeError, TypeError,
+     ["argument 0 (x) is c64[2], a complex value", "real and imaginary parts"]),
+    ("int", R.simple, 3, TRANSFORMS, False, errors.NonDifferentiableInputError, TypeError,
+     ["argument 0 (x) is i64[]", "pass it as a float"]),
+    ("str-in-tree", R.simple, {"a": X2, "b": [1.0, "s"]}, TRANSFORMS, False,
+     errors.NonDifferentiableInputError, TypeError,
+     ["argument 0 (x) at ['b'][1] is a str", "pass floats"]),
+    ("too-deep", R.simple, nest("list", MAX_DEPTH + 1), TRANSFORMS, False,
+     errors.PytreeDepthError, ValueError,
+     ["argument 0 (x) at [0][0]", f"deeper than {MAX_DEPTH} levels", "a flatter structure"]),
+    ("generator", R.yields, X2, TRANSFORMS + ("make_program",), False,
+     errors.InvalidFunctionError, TypeError,
+     [where(R.yields), "yields is a generator function", "instead of yielding"]),
+    ("aux-one-value", R.aux_one, X2, AUX, True, errors.OutputStructureError, TypeError,
+     [where(R.aux_one), "(has_aux=True): aux_one returned one f64[] value",
+      "return (output, aux)"]),
+    ("aux-three-values", R.aux_three, X2, AUX, True, errors.OutputStructureError, TypeError,
+     [where(R.aux_three), "returned a tuple of 3 values", "return (output, aux)"]),
+    ("non-scalar", R.vector_out, X2, ("grad", "value_and_grad"), False,
+     errors.NonScalarOutputError, TypeError,
+     [where(R.vector_out), "vector_out returns output shapes [(2,)]", "use jacrev or vjp"]),
+]
+BAD_CASES = [(fn, x, tr, aux, cls, base, frags, e)
+             for _, fn, x, trs, aux, cls, base, frags in BAD for tr in trs for e in ENGINES]
+BAD_IDS = [f"{name}-{tr}-{e}" for name, _, _, trs, *_ in BAD for tr in trs for e in ENGINES]
+
+
+def _call_with(transform, fn, x, engine, has_aux):
+    if transform == "make_program":
+        return wg.make_program(fn, x, engine=engine)
+    return derivative(transform, fn, x, engine, **({"has_aux": True} if has_aux else {}))
+
+
+@pytest.mark.parametrize("fn, x, transform, has_aux, cls, base, fragments, engine", BAD_CASES,
+                         ids=BAD_IDS)
+def test_bad_input_is_a_typed_error_naming_it(fn, x, transform, has_aux, cls, base, fragments,
+                                             engine):
+    assert issubclass(cls, errors.WengertError) and issubclass(cls, base)
+    with pytest.raises(cls) as info:
+        _call_with(transform, fn, x, engine, has_aux)
+    message = str(info.value)
+    name = f"{transform}(has_aux=True)" if has_aux else f"{transform}:"
+    for fragment in fragments + [name]:
+        assert fragment in message, f"{fragment!r} not in: {message}"
+    if cls not in (errors.InvalidFunctionError, errors.OutputStructureError,
+                   errors.NonScalarOutputError):
+        # a bad argument names the line that passed it
+        assert message.startswith(__file__ + ":"), message

@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 
 from . import dims
-from .errors import ConcretizationError, UnsupportedSyntax
+from .errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
 from .frontends import source as source_frontend, source_env
 from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import TracerBase, eval_program, tracing
@@ -170,9 +170,10 @@ def source_program(fun, args, kwargs=None, avals=None):
     return source_frontend.make_program(fn, args, avals=avals)
 
 
-def _program_function(prog, static, leaves, in_tree, out_tree):
+def _program_function(prog, static, leaves, in_tree, out_tree, fun):
     """``prog`` as a Python function of the original arguments (traced values
-    in, traced values out), for the trace engine's transforms to act on."""
+    in, traced values out), for the trace engine's transforms to act on;
+    errors about it name ``fun``, the user's function it was made from."""
     def inner(*args):
         arg_leaves, _ = flatten(tuple(args))
         dyn = [x for x, s in zip(arg_leaves, static) if not s]
@@ -181,6 +182,7 @@ def _program_function(prog, static, leaves, in_tree, out_tree):
     # transform may try one way and redo it another (``grad``'s forward mode);
     # the transforms' wrappers keep the mark (functools.wraps copies it)
     inner.wg_replay = True
+    inner.wg_origin = fun
     return inner
 
 
@@ -188,10 +190,12 @@ class SourceTransformed(Transformed):
     """``transform(fun)`` by the source engine: callable like the trace
     engine's result, generated once per kind of arguments (and again only
     for shapes where the code's guards fail); ``.source`` is the generated
-    code of the latest call. ``recipe`` is how it pickles."""
+    code of the latest call. ``check(args)`` checks the arguments of a call
+    before code is generated for them; ``recipe`` is how it pickles."""
 
-    def __init__(self, fun, transform, engine, name, recipe):
+    def __init__(self, fun, transform, engine, name, recipe, check):
         self._wrap(fun, recipe)
+        self.check = check
         self.fun = fun
         self.transform = transform          # inner function -> transformed function (trace)
         self.engine = engine
@@ -256,7 +260,11 @@ class SourceTransformed(Transformed):
                     source_env.note(compiled.env_guards)
                 self.last = compiled
                 return compiled([a for a in args if type(a) is not int])
-        leaves, in_tree = flatten(tuple(args))
+        try:
+            leaves, in_tree = flatten(tuple(args))
+        except PytreeDepthError:
+            self.check(args)        # the error that names the argument, if it is one
+            raise
         static = [_is_static(x) for x in leaves]
         key = (in_tree, _signature(leaves, static),
                tuple(sorted((k, repr(v)) for k, v in kwargs.items())) if kwargs else ())
@@ -273,6 +281,7 @@ class SourceTransformed(Transformed):
                     compiled = generic
                     break
         if compiled is None:
+            self.check(args)        # before any of the user's code runs
             try:
                 compiled, check = self._build(args, kwargs, leaves, static, in_tree,
                                               generic=not tracing())
@@ -343,7 +352,7 @@ class SourceTransformed(Transformed):
 
     def _stage(self, args, kwargs, leaves, static, in_tree, avals):
         prog, _, _, out_tree = source_program(self.fun, args, kwargs, avals)
-        inner = _program_function(prog, static, leaves, in_tree, out_tree)
+        inner = _program_function(prog, static, leaves, in_tree, out_tree, self.fun)
         transformed = self.transform(inner)
         result_tree = [None]
 
@@ -431,7 +440,7 @@ def source_inner(fun, args, engine, what):
             raise
         _warn_fallback(fun, err)
         return None
-    return _program_function(prog, static, leaves, in_tree, out_tree)
+    return _program_function(prog, static, leaves, in_tree, out_tree, fun)
 
 
 def generated(prog):
