@@ -1,8 +1,11 @@
 """The public API (DESIGN.md), composed from the stages.
 
-Every entry point flattens pytrees, checks its inputs, runs a transform from
-``transforms`` on the flat function and rebuilds the output trees. Names and
-meanings follow JAX.
+Every entry point checks the function and its differentiated arguments
+(``api_checks``, before any of the user's code runs), flattens pytrees, runs
+a transform from ``transforms`` on the flat function and rebuilds the output
+trees. Names and meanings follow JAX. The functions returned by ``grad``,
+``jacfwd``... are ``transformed.Transformed`` objects: they pickle as the
+transform's recipe (see there).
 """
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ import functools
 import numpy as np
 
 from . import dims
-from .errors import (ConcretizationError, NonDifferentiableInputError, NonScalarOutputError,
-                     ShapeMismatchError, UnsupportedDtypeError, UnsupportedSyntax)
+from .api_checks import (argnums_tuple, check_aux_pair, check_function, check_inputs,
+                         check_scalar_output)
+from .errors import ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import TracerBase, Zero, eval_program, new_trace
@@ -25,6 +29,7 @@ from .transforms.batching import batch_eval
 from .transforms.jvp import NeedsReverse, jvp_flat
 from .transforms.partial_eval import linearize_flat
 from .transforms.transpose import backward_pass, transpose_program
+from .transformed import TraceTransformed
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose",
            "jacfwd", "jacrev", "hessian", "make_program"]
@@ -37,49 +42,33 @@ def _check_engine(engine):
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
 
 
-def _by_source(fun, engine, name, transform):
+def _by_source(fun, engine, transform, recipe, argnums):
     """The source engine's version of ``transform`` (a trace-engine transform
-    of a function), or None for ``engine="trace"``."""
+    of a function), or None for ``engine="trace"``. ``recipe`` is the public
+    call that made it (how it pickles); its arguments at ``argnums`` are
+    checked before any code is generated."""
     if engine == "trace":
         return None
     from .api_source import SourceTransformed
+    name = recipe[0]
+
+    def check(args):
+        nums = argnums_tuple(argnums, len(args), name)
+        check_inputs(name, fun, args, nums, "leave it out of argnums")
+
     if isinstance(fun, SourceTransformed) and fun.fallback is None:
         # grad(grad(f)): one source Program of f, the transforms composed
-        inner = fun.transform
+        inner, inner_check = fun.transform, fun.check
+
+        def both(args):
+            inner_check(args)
+            check(args)
         return SourceTransformed(fun.fun, lambda g: transform(inner(g)), engine,
-                                 f"{name}_{fun.name}")
+                                 f"{name}_{fun.name}", recipe, both)
     from .api_source import has_source
     if engine == "auto" and not has_source(fun):
         return None
-    return SourceTransformed(fun, transform, engine, name)
-
-
-def _argnums_tuple(argnums, nargs, fname):
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    for i in nums:
-        if not isinstance(i, int) or not -nargs <= i < nargs:
-            raise ValueError(f"{fname}: argnums {argnums!r} out of range for {nargs} positional "
-                             "arguments")
-    return tuple(i % nargs for i in nums)
-
-
-def _check_differentiable(leaves, what):
-    for k, x in enumerate(leaves):
-        try:
-            av = aval_of(x)
-        except TypeError:
-            raise TypeError(f"{what}: leaf {k} is a {type(x).__name__}, not an array or number; "
-                            "pass floats, NumPy arrays, or tuples/lists/dicts of them") from None
-        if av.dtype.kind == "c":
-            raise UnsupportedDtypeError(
-                f"{what}: leaf {k} is {av.short()}, a complex value; wengert does not "
-                "differentiate complex values yet: pass the real and imaginary parts as "
-                "separate float arrays")
-        if av.dtype.kind != "f":
-            raise NonDifferentiableInputError(
-                f"{what}: cannot differentiate with respect to a {av.short()} value (leaf {k}); "
-                "integer and boolean inputs have no derivative. Pass it as a float "
-                "(e.g. np.asarray(x, float)), or leave it out of argnums")
+    return SourceTransformed(fun, transform, engine, name, recipe, check)
 
 
 class _Partial:
@@ -95,8 +84,12 @@ class _Partial:
         return self.fun(*args, **self.kwargs)
 
 
-def _prepare(fun, args, kwargs, argnums, fname, has_aux=False):
-    nums = _argnums_tuple(argnums, len(args), fname)
+def _prepare(fun, args, kwargs, argnums, fname, has_aux=False,
+             where_else="leave it out of argnums"):
+    """(function of the differentiated arguments, those arguments, their
+    positions, the box aux lands in); the arguments are checked first."""
+    nums = argnums_tuple(argnums, len(args), fname)
+    check_inputs(fname, fun, args, nums, where_else)
     dyn = tuple(args[i] for i in nums)
     part = _Partial(fun, args, kwargs, nums)
     if has_aux:
@@ -104,11 +97,10 @@ def _prepare(fun, args, kwargs, argnums, fname, has_aux=False):
 
         def main(*xs):
             out = part(*xs)
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError(f"{fname}(has_aux=True): the function must return a pair "
-                                "(output, aux)")
+            check_aux_pair(out, fname, fun)
             aux_box[0] = out[1]
             return out[0]
+        main.wg_origin = fun
         return main, dyn, nums, aux_box
     return part, dyn, nums, None
 
@@ -138,9 +130,12 @@ def _cast_like(ct, x):
 
 
 # --- reverse mode ------------------------------------------------------
+# the advice for a value that is not to be differentiated, where every
+# argument is (jvp, vjp, linearize)
+_CLOSE_OVER = "pass a function of the differentiated values only (a lambda closing over the rest)"
+
 def _vjp_core(fn, dyn, fname):
     flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
-    _check_differentiable(leaves, fname)
     outs, lin = linearize_flat(flat, leaves, reverse=True, name=getattr(fn, "__name__", "f"))
     return outs, lin, leaves, in_tree, out_tree[0]
 
@@ -165,19 +160,28 @@ def _unit(aval):
     return 1.0 if aval.weak and aval.dtype == np.float64 else np.ones((), aval.dtype)
 
 
-def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
+def _transform_entry(fun, engine, fname):
     _check_engine(engine)
-    by_source = _by_source(fun, engine, "value_and_grad", lambda g: value_and_grad(
-        g, argnums, has_aux=has_aux, engine="trace"))
-    if by_source is not None:
-        return by_source
+    check_function(fun, fname)
+
+
+def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
+    return _value_and_grad(fun, argnums, has_aux, engine, "value_and_grad")
+
+
+def _value_and_grad(fun, argnums, has_aux, engine, fname):
+    _transform_entry(fun, engine, fname)
+    recipe = (fname, fun, (argnums,), {"has_aux": has_aux, "engine": engine})
+    if fname == "value_and_grad":
+        by_source = _by_source(fun, engine, lambda g: value_and_grad(
+            g, argnums, has_aux=has_aux, engine="trace"), recipe, argnums)
+        if by_source is not None:
+            return by_source
     single = isinstance(argnums, int)
 
-    @functools.wraps(fun)
     def wrapper(*args, **kwargs):
-        fn, dyn, nums, aux_box = _prepare(fun, args, kwargs, argnums, "grad", has_aux)
+        fn, dyn, nums, aux_box = _prepare(fun, args, kwargs, argnums, fname, has_aux)
         flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
-        _check_differentiable(leaves, "grad")
         # one float in: forward mode gives the derivative in one pass and
         # stores nothing for a reverse sweep (the cheaper mode here), unless a
         # custom_vjp function needs its bwd rule: then the function runs again
@@ -193,14 +197,8 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
         if not forward:
             outs, lin = linearize_flat(flat, leaves, reverse=True,
                                        name=getattr(fn, "__name__", "f"))
-        if len(outs) != 1 or aval_of(outs[0]).shape != ():
-            shapes = [aval_of(o).shape for o in outs]
-            raise NonScalarOutputError(
-                f"grad requires a function with one scalar output, got output shapes {shapes}; "
-                "use jacrev or vjp for non-scalar outputs, or reduce the output (e.g. .sum())")
+        check_scalar_output(outs, fname, fun)
         out = outs[0]
-        if aval_of(out).dtype.kind not in "fc":
-            raise NonScalarOutputError(f"grad requires a float output, got {aval_of(out).short()}")
         if not forward:
             cts = backward_pass(lin, [_unit(aval_of(out))])
         out_tree = out_tree[0]
@@ -210,35 +208,37 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
         if has_aux:
             return (value, _unwrap_aux(aux_box)), g
         return value, g
-    return wrapper
+    return TraceTransformed(wrapper, fun, recipe)
 
 
 def grad(fun, argnums=0, *, has_aux=False, engine="auto"):
-    _check_engine(engine)
-    by_source = _by_source(fun, engine, "grad", lambda g: grad(g, argnums, has_aux=has_aux,
-                                                                 engine="trace"))
+    _transform_entry(fun, engine, "grad")
+    recipe = ("grad", fun, (argnums,), {"has_aux": has_aux, "engine": engine})
+    by_source = _by_source(fun, engine, lambda g: grad(g, argnums, has_aux=has_aux,
+                                                         engine="trace"), recipe, argnums)
     if by_source is not None:
         return by_source
-    vg = value_and_grad(fun, argnums, has_aux=has_aux, engine=engine)
+    vg = _value_and_grad(fun, argnums, has_aux, "trace", "grad")
 
-    @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         (value_aux, g) = vg(*args, **kwargs)
         if has_aux:
             return g, value_aux[1]
         return g
-    return wrapper
+    return TraceTransformed(wrapper, fun, recipe)
 
 
 def vjp(fun, *primals, has_aux=False, engine="auto"):
     """(out, pullback); ``pullback(ct)`` returns a tuple, one per primal."""
-    _check_engine(engine)
+    _transform_entry(fun, engine, "vjp")
+    check_inputs("vjp", fun, primals, range(len(primals)), _CLOSE_OVER)
     if engine != "trace":
         from .api_source import source_inner
         inner = source_inner(fun, primals, engine, "vjp")
         if inner is not None:
             fun = functools.wraps(fun)(inner)
-    fn, dyn, _, aux_box = _prepare(fun, primals, {}, tuple(range(len(primals))), "vjp", has_aux)
+    fn, dyn, _, aux_box = _prepare(fun, primals, {}, tuple(range(len(primals))), "vjp", has_aux,
+                                   _CLOSE_OVER)
     outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "vjp")
     out = unflatten(out_tree, _unshared(outs, lin))
 
@@ -267,20 +267,21 @@ def vjp(fun, *primals, has_aux=False, engine="auto"):
 # --- forward mode ------------------------------------------------------
 def jvp(fun, primals, tangents, *, engine="auto"):
     """(out, tangent_out) for tuples ``primals`` and ``tangents``."""
-    _check_engine(engine)
-    if engine != "trace" and isinstance(primals, (tuple, list)):
+    _transform_entry(fun, engine, "jvp")
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples "
+                        "(one entry per argument), e.g. jvp(f, (x,), (v,))")
+    check_inputs("jvp", fun, primals, range(len(primals)), _CLOSE_OVER)
+    _, in_tree = flatten(tuple(primals))
+    t_leaves, t_tree = flatten(tuple(tangents))
+    if t_tree != in_tree:
+        raise ShapeMismatchError(f"jvp: tangents structure {t_tree} differs from primals {in_tree}")
+    if engine != "trace":
         from .api_source import source_inner
         inner = source_inner(fun, tuple(primals), engine, "jvp")
         if inner is not None:
             fun = inner
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples "
-                        "(one entry per argument), e.g. jvp(f, (x,), (v,))")
     flat, leaves, in_tree, out_tree = flat_function(fun, primals)
-    t_leaves, t_tree = flatten(tuple(tangents))
-    if t_tree != in_tree:
-        raise ShapeMismatchError(f"jvp: tangents structure {t_tree} differs from primals {in_tree}")
-    _check_differentiable(leaves, "jvp")
     for p, t in zip(leaves, t_leaves):
         if tuple(np.shape(t)) != aval_of(p).shape:
             raise ShapeMismatchError(f"jvp: tangent of shape {np.shape(t)} for a primal of shape "
@@ -292,14 +293,14 @@ def jvp(fun, primals, tangents, *, engine="auto"):
 
 def linearize(fun, *primals, engine="auto"):
     """(out, linear_fun): ``linear_fun(*tangents)`` evaluates the linear Program."""
-    _check_engine(engine)
+    _transform_entry(fun, engine, "linearize")
+    check_inputs("linearize", fun, primals, range(len(primals)), _CLOSE_OVER)
     if engine != "trace":
         from .api_source import source_inner
         inner = source_inner(fun, primals, engine, "linearize")
         if inner is not None:
             fun = inner
     flat, leaves, in_tree, out_tree = flat_function(fun, primals)
-    _check_differentiable(leaves, "linearize")
     outs, lin = linearize_flat(flat, leaves, reverse=False)
 
     def linear_fun(*tangents):
@@ -335,6 +336,12 @@ class _WithSource:
             self._generated = generated(self._make_program())
         return self._generated.source
 
+    def __reduce__(self):
+        raise UnpicklableError(
+            f"{self.__name__} holds the values of one evaluation (its residuals), so it "
+            "cannot be pickled by reference; pickle the function and its primals instead and "
+            "call wg.vjp / wg.linearize where they arrive")
+
 
 def linear_transpose(linear_fun, *primals):
     """The transpose of a linear function, traced at the shapes of ``primals``."""
@@ -353,8 +360,7 @@ def linear_transpose(linear_fun, *primals):
         cts = backward_pass(prog, ct_leaves)
         return tuple(unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)]))
 
-    transposed.program = prog
-    return transposed
+    return _WithSource(transposed, lambda: prog)
 
 
 # --- Jacobians ---------------------------------------------------------
@@ -425,34 +431,35 @@ def _assemble(table, out_tree, in_tree, single):
 
 def jacfwd(fun, argnums=0, *, engine="auto"):
     """Jacobian by forward mode: one linearize, one batched pass of tangents."""
-    _check_engine(engine)
-    by_source = _by_source(fun, engine, "jacfwd", lambda g: jacfwd(g, argnums, engine="trace"))
+    _transform_entry(fun, engine, "jacfwd")
+    recipe = ("jacfwd", fun, (argnums,), {"engine": engine})
+    by_source = _by_source(fun, engine, lambda g: jacfwd(g, argnums, engine="trace"), recipe,
+                           argnums)
     if by_source is not None:
         return by_source
     single = isinstance(argnums, int)
 
-    @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacfwd")
         flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
-        _check_differentiable(leaves, "jacfwd")
         outs, lin = linearize_flat(flat, leaves, reverse=False)
         basis, total = _basis(leaves)
         batched = _batch_or_loop(lin, basis, total)
         table = _jac_blocks(batched, outs, leaves, rev=False)
         return _assemble(table, out_tree[0], in_tree, single)
-    return wrapper
+    return TraceTransformed(wrapper, fun, recipe)
 
 
 def jacrev(fun, argnums=0, *, engine="auto"):
     """Jacobian by reverse mode: one linearize, one batched pass of cotangents."""
-    _check_engine(engine)
-    by_source = _by_source(fun, engine, "jacrev", lambda g: jacrev(g, argnums, engine="trace"))
+    _transform_entry(fun, engine, "jacrev")
+    recipe = ("jacrev", fun, (argnums,), {"engine": engine})
+    by_source = _by_source(fun, engine, lambda g: jacrev(g, argnums, engine="trace"), recipe,
+                           argnums)
     if by_source is not None:
         return by_source
     single = isinstance(argnums, int)
 
-    @functools.wraps(fun)
     def wrapper(*args, **kwargs):
         fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacrev")
         outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "jacrev")
@@ -463,22 +470,30 @@ def jacrev(fun, argnums=0, *, engine="auto"):
                    for b, x in zip(batched, leaves)]
         table = _jac_blocks(batched, outs, leaves, rev=True)
         return _assemble(table, out_tree, in_tree, single)
-    return wrapper
+    return TraceTransformed(wrapper, fun, recipe)
 
 
 def hessian(fun, argnums=0, *, engine="auto"):
     """Forward over reverse: ``jacfwd(jacrev(fun))``."""
-    _check_engine(engine)
-    by_source = _by_source(fun, engine, "hessian", lambda g: hessian(g, argnums, engine="trace"))
+    _transform_entry(fun, engine, "hessian")
+    recipe = ("hessian", fun, (argnums,), {"engine": engine})
+    by_source = _by_source(fun, engine, lambda g: hessian(g, argnums, engine="trace"), recipe,
+                           argnums)
     if by_source is not None:
         return by_source
-    return jacfwd(jacrev(fun, argnums, engine=engine), argnums, engine=engine)
+    hess = jacfwd(jacrev(fun, argnums, engine="trace"), argnums, engine="trace")
+
+    def wrapper(*args, **kwargs):
+        check_inputs("hessian", fun, args, argnums_tuple(argnums, len(args), "hessian"),
+                     "leave it out of argnums")
+        return hess(*args, **kwargs)
+    return TraceTransformed(wrapper, fun, recipe)
 
 
 def make_program(fun, *example_args, engine="auto"):
     """The Program of ``fun`` at ``example_args``; ``print()`` shows it. With
     the source engine it keeps the function's control flow and names."""
-    _check_engine(engine)
+    _transform_entry(fun, engine, "make_program")
     from .api_source import has_source
     if engine == "source" or (engine == "auto" and has_source(fun)):
         from .api_source import _warn_fallback, source_program

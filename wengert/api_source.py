@@ -19,10 +19,15 @@ function has one implementation of its mathematics.
 
 ``engine="auto"`` tries this and falls back to the trace engine, with one
 warning naming the construct and its file:line, when the source cannot be
-transformed.
+transformed: one warning per function (its file, line and qualified name)
+and process, remembered for the last ``_WARNED.size`` functions.
+
+Pickled, a ``SourceTransformed`` is its recipe (``transformed``): the
+receiving process generates its own code.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import types
 import warnings
@@ -30,17 +35,46 @@ import warnings
 import numpy as np
 
 from . import dims
-from .errors import ConcretizationError, UnsupportedSyntax
+from .errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
 from .frontends import source as source_frontend, source_env
 from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import TracerBase, eval_program, tracing
 from .pytree import flatten, unflatten
 from .staging import stage
+from .transformed import Transformed
 from .transforms.simplify import simplify
 
-__all__ = ["SourceTransformed", "source_program", "source_inner", "generated"]
+__all__ = ["SourceTransformed", "source_program", "source_inner", "generated", "fallback_key"]
 
-_WARNED = set()
+
+class _Seen:
+    """A bounded set: the ``size`` keys added last (the oldest forgotten first)."""
+
+    def __init__(self, size):
+        self.size, self._keys = size, collections.OrderedDict()
+
+    def add(self, key):
+        """Add ``key``; whether it was new."""
+        if key in self._keys:
+            self._keys.move_to_end(key)
+            return False
+        self._keys[key] = None
+        if len(self._keys) > self.size:
+            self._keys.popitem(last=False)
+        return True
+
+    def discard(self, key):
+        self._keys.pop(key, None)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def __len__(self):
+        return len(self._keys)
+
+
+# the functions whose fallback to tracing was reported (``fallback_key``)
+_WARNED = _Seen(4096)
 
 
 def _signature(leaves, static, shapes=True):
@@ -144,9 +178,10 @@ def _call_leaves(args, kwargs):
     return flatten((tuple(args), kwargs) if kwargs else tuple(args))
 
 
-def _program_function(prog, static, leaves, in_tree, out_tree):
+def _program_function(prog, static, leaves, in_tree, out_tree, fun):
     """``prog`` as a Python function of the original arguments (traced values
-    in, traced values out), for the trace engine's transforms to act on."""
+    in, traced values out), for the trace engine's transforms to act on;
+    errors about it name ``fun``, the user's function it was made from."""
     def inner(*args, **kwargs):
         arg_leaves, _ = _call_leaves(args, kwargs)
         dyn = [x for x, s in zip(arg_leaves, static) if not s]
@@ -155,16 +190,20 @@ def _program_function(prog, static, leaves, in_tree, out_tree):
     # transform may try one way and redo it another (``grad``'s forward mode);
     # the transforms' wrappers keep the mark (functools.wraps copies it)
     inner.wg_replay = True
+    inner.wg_origin = fun
     return inner
 
 
-class SourceTransformed:
+class SourceTransformed(Transformed):
     """``transform(fun)`` by the source engine: callable like the trace
     engine's result, generated once per kind of arguments (and again only
     for shapes where the code's guards fail); ``.source`` is the generated
-    code of the latest call."""
+    code of the latest call. ``check(args)`` checks the arguments of a call
+    before code is generated for them; ``recipe`` is how it pickles."""
 
-    def __init__(self, fun, transform, engine, name):
+    def __init__(self, fun, transform, engine, name, recipe, check):
+        self._wrap(fun, recipe)
+        self.check = check
         self.fun = fun
         self.transform = transform          # inner function -> transformed function (trace)
         self.engine = engine
@@ -178,7 +217,6 @@ class SourceTransformed:
         # outside the function pass (``_Compiled.valid``); else it is made again
         self.last = None
         self.fallback = None
-        functools.update_wrapper(self, fun)
 
     @property
     def source(self):
@@ -230,9 +268,13 @@ class SourceTransformed:
                     source_env.note(compiled.env_guards)
                 self.last = compiled
                 return compiled([a for a in args if type(a) is not int])
-        leaves, in_tree = _call_leaves(args, kwargs)
+        try:
+            leaves, in_tree = _call_leaves(args, kwargs)
+        except PytreeDepthError:
+            self.check(args)        # the error that names the argument, if it is one
+            raise
         static = [_is_static(x) for x in leaves]
-        key = (in_tree.__repr__(), _signature(leaves, static))
+        key = (in_tree, _signature(leaves, static))
         compiled = self.cache.get(key)
         if compiled is not None and not compiled.valid():
             compiled = None
@@ -246,6 +288,7 @@ class SourceTransformed:
                     compiled = generic
                     break
         if compiled is None:
+            self.check(args)        # before any of the user's code runs
             try:
                 compiled, check = self._build(args, kwargs, leaves, static, in_tree,
                                               generic=not tracing())
@@ -316,7 +359,7 @@ class SourceTransformed:
 
     def _stage(self, args, kwargs, leaves, static, in_tree, avals):
         prog, _, _, out_tree = source_program(self.fun, args, kwargs, avals)
-        inner = _program_function(prog, static, leaves, in_tree, out_tree)
+        inner = _program_function(prog, static, leaves, in_tree, out_tree, self.fun)
         transformed = self.transform(inner)
         result_tree = [None]
 
@@ -355,11 +398,21 @@ def _same_code(a, b):
     return True
 
 
+def fallback_key(fun):
+    """What a fallback warning is remembered by: the function's file, first
+    line and qualified name (never ``id()``: a key that outlives the function
+    must not be reused by another one). Closures of one ``def`` share it."""
+    code = getattr(fun, "__code__", None)
+    qualname = getattr(fun, "__qualname__", None) or repr(fun)
+    if code is None:
+        return (None, None, qualname)
+    return (code.co_filename, code.co_firstlineno, qualname)
+
+
 def _warn_fallback(fun, err):
-    key = getattr(fun, "__qualname__", repr(fun))
-    if key in _WARNED:
+    if not _WARNED.add(fallback_key(fun)):
         return
-    _WARNED.add(key)
+    key = getattr(fun, "__qualname__", repr(fun))
     where = (f"{err.filename}:{err.lineno}" if getattr(err, "filename", None) and
              getattr(err, "lineno", None) else "")
     construct = getattr(err, "construct", None) or type(err).__name__
@@ -397,7 +450,7 @@ def source_inner(fun, args, engine, what):
             raise
         _warn_fallback(fun, err)
         return None
-    return _program_function(prog, static, leaves, in_tree, out_tree)
+    return _program_function(prog, static, leaves, in_tree, out_tree, fun)
 
 
 def generated(prog):

@@ -1,9 +1,16 @@
-"""Typed errors. Each message says what happened and what to do instead."""
+"""Typed errors. Each message says what happened and what to do instead.
+
+Every class subclasses ``WengertError`` and the builtin a caller would catch
+for the same mistake (``TypeError``, ``ValueError``...), so ``except TypeError``
+written before the class existed still catches it.
+"""
+import pickle
 
 __all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError",
            "LeakedTracerError", "UnsupportedSyntax", "UnsupportedFunctionError",
-           "InPlaceUpdateError", "UnsupportedDtypeError"]
+           "InPlaceUpdateError", "UnsupportedDtypeError", "InvalidFunctionError",
+           "OutputStructureError", "PytreeDepthError", "UnpicklableError"]
 
 
 class WengertError(Exception):
@@ -15,7 +22,32 @@ class NonScalarOutputError(WengertError, TypeError):
 
 
 class NonDifferentiableInputError(WengertError, TypeError):
-    """Differentiating with respect to an integer or boolean input."""
+    """Differentiating with respect to a value that has no derivative: an
+    integer or boolean, a string, None, any other non-array object."""
+
+
+class InvalidFunctionError(WengertError, TypeError):
+    """A transform was given something it cannot differentiate as a function:
+    a generator or coroutine function, or an object that is not callable."""
+
+
+class OutputStructureError(WengertError, TypeError):
+    """The function's output does not have the structure the transform was
+    told to expect (``has_aux=True`` without an ``(output, aux)`` pair)."""
+
+
+class PytreeDepthError(WengertError, ValueError):
+    """A pytree (tuples, lists, dicts) nested deeper than ``pytree.MAX_DEPTH``.
+    ``steps`` is the path to the container that is too deep (indices, keys)."""
+
+    def __init__(self, message, steps=()):
+        super().__init__(message)
+        self.steps = list(steps)
+
+
+class UnpicklableError(WengertError, pickle.PicklingError):
+    """An object bound to the values of one evaluation (a pullback, a linear
+    function) cannot travel by reference; the message says what to send."""
 
 
 class NoDerivativeRule(WengertError, NotImplementedError):
@@ -79,3 +111,30 @@ def user_location():
             return f"{fname}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
+
+
+def user_function(fun):
+    """The user's Python function behind ``fun``: wengert's wrappers
+    (transformed functions, custom rules, partials, its own closures marked
+    with ``wg_origin``) are looked through. ``None`` when there is none."""
+    import os
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    for _ in range(100):        # a chain of wrappers, never a cycle
+        code = getattr(fun, "__code__", None)
+        if code is not None and not os.path.abspath(code.co_filename).startswith(here):
+            return fun
+        nxt = (getattr(fun, "wg_origin", None) or getattr(fun, "__wrapped__", None)
+               or getattr(fun, "func", None) or getattr(fun, "fun", None))
+        if nxt is None or nxt is fun:
+            return None
+        fun = nxt
+    return None
+
+
+def where_defined(fun):
+    """``file:line`` of the definition of the user's function behind ``fun``
+    (``user_function``), or ``None``."""
+    user = user_function(fun)
+    if user is None:
+        return None
+    return f"{user.__code__.co_filename}:{user.__code__.co_firstlineno}"
