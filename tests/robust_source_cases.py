@@ -3,6 +3,8 @@ construct; ``tests/test_robust_source.py`` differentiates each in every mode.
 Each takes floats or arrays and returns a float."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 
@@ -182,3 +184,31 @@ def conditional_expression(x):
 
 def where_with_a_float(x):
     return np.sum(np.where(x > 1.0, 1.0, x) ** 2)
+
+
+# --- calls made at each call, never while the code is generated ------------------------------
+class Counter:
+    """A callable object with state: each call is seen."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, a):
+        self.calls += 1
+        return np.full(3, a * self.calls)
+
+
+COUNTER = Counter()
+
+
+def calls_a_counter(x):
+    return np.sum(x * COUNTER(2.0))
+
+
+def writes_to_a_file_descriptor(x, fd):
+    os.write(fd, b"w")
+    return np.sum(x * x)
+
+
+def zeros_of_a_traced_length(x):
+    return np.sum(np.zeros(int(x[0]) + 2)) + np.sum(x)

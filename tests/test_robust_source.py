@@ -305,3 +305,39 @@ def test_float_constants_in_selects_under_jvp_and_grad(engine, x):
     assert_close(wg.grad(g, engine=engine)(v), _fd_grad(g, v), 1e-6, 1e-8)
     out, t = wg.jvp(g, (v,), (np.ones(3),), engine=engine)
     assert_close(t, _fd_grad(g, v).sum(), 1e-6, 1e-8)
+
+
+def test_a_callable_object_is_called_once_per_call():
+    """Found the result's shape on a copy: generating code calls nothing."""
+    rc.COUNTER.calls = 0
+    g = wg.grad(rc.calls_a_counter, engine="source")
+    x = np.ones(3)
+    for k in (1, 2, 3):
+        assert_close(g(x), np.full(3, 2.0 * k), 0.0, 0.0, what=f"call {k}")
+        assert rc.COUNTER.calls == k
+
+
+def test_an_io_call_is_refused_by_the_source_engine_and_made_once_by_auto(tmp_path):
+    import os
+    path = tmp_path / "out.bin"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        with pytest.raises(UnsupportedSyntax, match="I/O call"):
+            wg.grad(rc.writes_to_a_file_descriptor, engine="source")(np.ones(2), fd)
+        assert path.read_bytes() == b""             # refused before writing
+        g = wg.grad(rc.writes_to_a_file_descriptor)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(3):
+                assert_close(g(np.ones(2), fd), np.full(2, 2.0), 0.0, 0.0)
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b"www"              # one write per call
+
+
+@pytest.mark.parametrize("engine", ["source", "trace", "auto"])
+def test_a_shape_from_a_traced_value_is_a_concretization_error(engine):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(wg.errors.ConcretizationError, match="robust_source_cases.py"):
+            wg.grad(rc.zeros_of_a_traced_length, engine=engine)(np.ones(3))

@@ -499,7 +499,13 @@ class EnvObject:
 _RNG_TYPES = (np.random.RandomState, np.random.Generator, np.random.BitGenerator,
               np.random.SeedSequence, random.Random)
 _IMPURE_MODULES = frozenset({"random", "time", "os", "io", "sys", "datetime", "secrets", "uuid",
-                             "numpy.random", "numpy.random.mtrand", "shutil", "socket"})
+                             "numpy.random", "numpy.random.mtrand", "shutil", "socket",
+                             # where os's and io's C functions say they live
+                             "posix", "nt", "_io", "_socket", "_random"})
+
+
+# modules whose functions read or write files, streams and the like
+_IO_MODULES = frozenset({"posix", "nt", "_io", "io", "os", "sys", "shutil", "socket", "_socket"})
 
 
 def is_impure(f):
@@ -573,10 +579,20 @@ def call_outside(f, args, kwargs):
     owner = getattr(fixed, "__self__", None)
     if fixed is builtins.print:         # I/O: known to give None, never probed
         return host_call(fixed, operands, spec, kw_spec, None)
+    if isinstance(owner, types.ModuleType) and owner.__name__ in _IO_MODULES:
+        # its result's type cannot be found without making the call (a write)
+        raise UnsupportedSyntax(
+            f"{_label(f)}: an I/O call inside a differentiated function; the source engine "
+            "would have to make it once more to find what it returns. Make it outside the "
+            "function, use print, or use engine='trace'", construct="I/O call")
     probe = fixed
+    if owner is None and not isinstance(fixed, (types.FunctionType, types.BuiltinFunctionType,
+                                                types.MethodType, type)):
+        owner = fixed           # a callable object: called on a copy too
     if owner is not None and not isinstance(owner, types.ModuleType):
         try:
-            probe = getattr(copy.deepcopy(owner), fixed.__name__)
+            copied = copy.deepcopy(owner)
+            probe = copied if owner is fixed else getattr(copied, fixed.__name__)
         except Exception:   # noqa: BLE001 -- an object that cannot be copied
             raise UnsupportedSyntax(
                 f"{_label(f)}: the source engine calls a method of an outside object at each "

@@ -278,6 +278,12 @@ def call(f, *args, **kw):
             if not _is_wengert(f):
                 return call_outside(f, args, kw)
             args, kw = [concrete(a) for a in args], {k: concrete(v) for k, v in kw.items()}
+    if _is_maker(f) and _any_traced(list(args[:1]) + [kw.get("shape"), kw.get("N")]):
+        from ..errors import user_location
+        raise ConcretizationError(
+            f"{user_location()}: np.{getattr(f, '__name__', 'zeros')} with a shape that depends "
+            "on a traced value: array shapes must be Python ints (or lengths of inputs); compute "
+            "the shape from values you do not differentiate")
     if dims.recording_now() and _is_maker(f):
         out = f(*args, **kw)
         _MAKERS[f](out, *args, **kw)
