@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test fuzz bench bench-gradbench clean
+.PHONY: demo test test-pythons fuzz bench bench-gradbench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -24,6 +24,13 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -n 2 tests
 
+# the suite on each Python from 3.10 to 3.13 found here, each in .venv-X.Y
+# (missing ones are skipped and named); PYTHONS=3.12 for one, PYTHONS_DONE=X.Y
+# for versions already tested by `make test`
+PYTHONS ?= 3.10 3.11 3.12 3.13
+test-pythons:
+	PYTHONS_DONE="$(PYTHONS_DONE)" bash .ci/test_pythons.sh $(PYTHONS)
+
 # the differential fuzzer at size: PROGRAMS random programs with control flow
 PROGRAMS ?= 10000
 fuzz: $(VENV)/.installed
@@ -41,4 +48,4 @@ bench-gradbench: $(VENV)/.installed
 	$(BIN)/python -m bench.gradbench_compare
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) .venv-3.* build *.egg-info

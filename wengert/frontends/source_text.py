@@ -6,8 +6,10 @@ Errors name file:line:column (``Source.error``)."""
 from __future__ import annotations
 
 import ast
+import dis
 import inspect
 import textwrap
+import types
 
 from ..errors import UnsupportedSyntax
 from .source_names import parameters
@@ -56,7 +58,9 @@ def _code_parameters(code):
 def find_lambda(module, code, src):
     """The lambda among those in ``code``'s source lines that compiled to
     ``code``: on its first line, with its parameters, and where several
-    remain, the innermost one whose body holds the code's first position.
+    remain, the innermost one whose body holds the code's first position
+    (Python 3.11+), else the one that compiles to the same code (where
+    several do, they are the same text, so any one is right).
     (The lines may be a whole ``def`` whose default argument is the lambda.)"""
     lams = [n for n in ast.walk(module) if isinstance(n, ast.Lambda)
             and n.lineno + src.first - 1 == code.co_firstlineno
@@ -78,8 +82,68 @@ def find_lambda(module, code, src):
                 holding.append((stop[0] - start[0], stop[1] - start[1], lam))
         if holding:
             return min(holding, key=lambda h: h[:2])[2]
+    # no column positions (Python 3.10): compile each candidate as it was
+    same = [lam for lam in lams if _same_code(_compile_lambda(lam, code), code)]
+    if same and len({ast.dump(lam) for lam in same}) == 1:
+        return same[0]
     raise src.error(lams[0], "several lambdas on one line",
                     "give each function its own line or a def")
+
+
+def _compile_lambda(lam, code):
+    """The code object of ``lam`` compiled alone, inside a function that
+    makes ``code``'s free variables closure cells, as they were where it was
+    written (other names stay globals): its bytecode is then the original's."""
+    cells = "".join(f"    {name} = None\n" for name in code.co_freevars)
+    text = f"def {_ENCLOSING.split('.')[0]}():\n{cells}    return ({ast.unparse(lam)})\n"
+    try:
+        enclosing = compile(text, "<lambda>", "exec").co_consts
+    except SyntaxError:
+        return None
+    outer = next(c for c in enclosing if isinstance(c, types.CodeType))
+    return next((c for c in outer.co_consts if isinstance(c, types.CodeType)), None)
+
+
+def _same_code(a, b):
+    """The same instructions on the same names and constants (nested code
+    compared alike; constants by type and repr, so 0.0 and -0.0 differ):
+    the same computation, whatever the lines it came from. Python 3.11+
+    compiles ``np.sin(x)`` as a plain attribute load where ``np`` was
+    imported in the module, and a method load elsewhere: the two count as one."""
+    if a is None or (a.co_varnames, a.co_freevars, a.co_cellvars) != \
+            (b.co_varnames, b.co_freevars, b.co_cellvars):
+        return False
+    ops_a, ops_b = _instructions(a), _instructions(b)
+    if len(ops_a) != len(ops_b):
+        return False
+    for (op_a, x), (op_b, y) in zip(ops_a, ops_b):
+        if op_a != op_b:
+            return False
+        if isinstance(x, types.CodeType) or isinstance(y, types.CodeType):
+            if not (isinstance(x, types.CodeType) and isinstance(y, types.CodeType)
+                    and _same_code(x, y)):
+                return False
+        elif isinstance(x, str) and x.startswith(_ENCLOSING):
+            # a nested function's qualified name (Python 3.10 loads it as a constant)
+            if not (isinstance(y, str) and y.endswith("." + x[len(_ENCLOSING):])):
+                return False
+        elif (type(x), repr(x)) != (type(y), repr(y)):
+            return False
+    return True
+
+
+_ENCLOSING = "_enclosing.<locals>."
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _instructions(code):
+    """(operation, argument) of each instruction: jumps by the index of
+    their target, method loads as attribute loads, and no ``PUSH_NULL``
+    (which is the other half of an attribute load followed by a call)."""
+    ins = [i for i in dis.get_instructions(code) if i.opname != "PUSH_NULL"]
+    index = {i.offset: n for n, i in enumerate(ins)}
+    return [("LOAD_ATTR" if i.opname == "LOAD_METHOD" else i.opname,
+             index.get(i.argval) if i.opcode in _JUMPS else i.argval) for i in ins]
 
 
 def fix_locations(tree):
