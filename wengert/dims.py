@@ -376,7 +376,14 @@ def constant(prim, args, params):
     is remembered with the symbolic shape the shape rule gives, when an
     operand or a param has one."""
     plain = {k: _plain(v) for k, v in params.items()}
-    out = prim.impl(*[_plain_number(a) for a in args], **plain)
+    try:
+        out = prim.impl(*[_plain_number(a) for a in args], **plain)
+    except ValueError as err:
+        from .primitives.core import rule_error
+        typed = rule_error(prim, args, params)
+        if typed is None:
+            raise
+        raise typed from err
     if any(isinstance(a, _Symbolic) for a in args):
         sym = _symbolic_number(prim.name, args, out)
         if sym is not None:

@@ -229,7 +229,7 @@ FUNCTIONS = {
     np.linalg.solve: matrix.solve, np.linalg.inv: matrix.inv, np.linalg.det: matrix.det,
     np.linalg.slogdet: matrix.slogdet, np.linalg.cholesky: matrix.cholesky,
     np.linalg.norm: composite.norm, np.var: composite.var, np.std: composite.std,
-    np.astype: _astype,
+    np.astype: _astype, np.tensordot: linalg.tensordot,
 }
 
 
