@@ -1,6 +1,10 @@
 """The primitives' face, tested by class (issue 11): each section takes one
 kind of mistake and runs every member of its class in both engines.
 
+* NumPy's keyword names: every wrapped NumPy function, ufunc and array
+  method takes NumPy's parameters by NumPy's names; a keyword call gives
+  the positional call's value and gradient, and a keyword wengert does not
+  implement is refused, never dropped.
 * shape rules: every rule that checks its operands refuses bad shapes with
   ``ShapeMismatchError`` naming the user's line, also after a derivative of
   the same function ran at good shapes (a remembered answer, compiled code or
@@ -8,6 +12,7 @@ kind of mistake and runs every member of its class in both engines.
 """
 from __future__ import annotations
 
+import inspect
 import os
 
 import numpy as np
@@ -15,6 +20,8 @@ import pytest
 
 import wengert as wg
 from wengert import errors
+from wengert.primitives import numpy_functions as npf
+from wengert.primitives.numpy_api import Tracer
 
 from checks import assert_close, fd_jvp, rtol
 
@@ -152,3 +159,469 @@ def test_shape_guard_runs_after_good_shapes(name, f, good, bad, engine):
     # and the value alone, through a jvp (forward mode: other rules run)
     with pytest.raises(errors.ShapeMismatchError, match=rf"{HERE}:\d+: "):
         wg.jvp(f, wrong, tuple(np.ones_like(w) for w in wrong), engine=engine)
+
+
+# --- NumPy's own keyword names ---------------------------------------------------------
+def _ids(funcs):
+    return [f"{getattr(f, '__module__', 'numpy').replace('numpy.', 'np.')}.{f.__name__}"
+            for f in funcs]
+
+
+def _numpy_signature(f):
+    try:
+        return inspect.signature(f)
+    except (TypeError, ValueError):       # a builtin NumPy gives no signature for
+        return None
+
+
+SIGNED = [f for f in npf.FUNCTIONS if _numpy_signature(f) is not None]
+
+
+def test_most_wrapped_functions_expose_a_signature():
+    """The signature test below covers the table, not a sliver of it."""
+    assert len(SIGNED) == len(npf.FUNCTIONS), sorted(
+        set(_ids(npf.FUNCTIONS)) - set(_ids(SIGNED)))
+
+
+def assert_takes_parameters(theirs, ours, what):
+    """Every parameter of ``theirs`` is one of ``ours``, of the same kind, at
+    the same position when it can be passed by position, with the same
+    default; ``ours`` may add keyword-only parameters with defaults (names
+    of other NumPy versions), and takes ``**kwargs`` only where NumPy does."""
+    mine = list(ours.parameters.values())
+    names = [p.name for p in mine]
+    for k, p in enumerate(theirs.parameters.values()):
+        assert p.name in names, f"{what}: parameter {p.name!r} missing from {ours}"
+        q = ours.parameters[p.name]
+        assert q.kind == p.kind, f"{what}: {p.name!r} is {q.kind}, NumPy's is {p.kind}"
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL):
+            assert names.index(p.name) == k, f"{what}: {p.name!r} at another position"
+        if p.default is not p.empty:
+            assert q.default is p.default or q.default == p.default, \
+                f"{what}: {p.name}={q.default!r}, NumPy's default is {p.default!r}"
+    for q in mine:
+        if q.name not in theirs.parameters:
+            assert q.kind == q.KEYWORD_ONLY and q.default is not q.empty, \
+                f"{what}: extra parameter {q.name!r} NumPy does not have"
+
+
+@pytest.mark.parametrize("np_fn", SIGNED, ids=_ids(SIGNED))
+def test_wrapper_takes_numpys_parameters(np_fn):
+    assert_takes_parameters(inspect.signature(np_fn), inspect.signature(npf.FUNCTIONS[np_fn]),
+                            _ids([np_fn])[0])
+
+
+METHODS = sorted(m for m in vars(Tracer) if not m.startswith("_") and callable(
+    getattr(np.ndarray, m, None)) and callable(vars(Tracer)[m]))
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_array_method_takes_ndarrays_parameters(name):
+    """A traced array's method takes ndarray's parameters by name (its
+    ``**kwargs`` are those of the NumPy function it forwards to)."""
+    theirs = list(inspect.signature(getattr(np.ndarray, name)).parameters.values())[1:]
+    ours = list(inspect.signature(vars(Tracer)[name]).parameters.values())[1:]
+    named = [p.name for p in theirs if p.kind != p.VAR_KEYWORD]
+    assert [p.name for p in ours][:len(named)] == named, (name, ours)
+    rest = [p.name for p in ours][len(named):]
+    if any(p.kind == p.VAR_KEYWORD for p in theirs):
+        forwarded = [p for p in inspect.signature(getattr(np, name)).parameters.values()
+                     if p.name not in named and p.name != "a"]
+        assert rest == [p.name for p in forwarded] or rest == ["kwargs"], (name, rest)
+    else:
+        assert rest == [], (name, rest)
+
+
+# each keyword call, with its positional twin where NumPy has one
+def kw_moveaxis(x):
+    return np.moveaxis(x, source=0, destination=-1) * W342
+
+
+def pos_moveaxis(x):
+    return np.moveaxis(x, 0, -1) * W342
+
+
+def kw_moveaxis_many(x):
+    return np.moveaxis(x, source=[0, 1], destination=[-1, 0]) * W342
+
+
+def pos_moveaxis_many(x):
+    return np.transpose(x, (1, 2, 0)) * W342
+
+
+def kw_swapaxes(x):
+    return np.swapaxes(x, axis1=0, axis2=2) * W432
+
+
+def pos_swapaxes(x):
+    return np.swapaxes(x, 0, 2) * W432
+
+
+def kw_trace_method(x):
+    return x.trace(offset=1, axis1=1, axis2=2)
+
+
+def kw_transpose(x):
+    return np.transpose(x, axes=(2, 0, 1)) * W423
+
+
+def pos_transpose(x):
+    return np.transpose(x, (2, 0, 1)) * W423
+
+
+def kw_reshape(x):
+    return np.sin(np.reshape(x, shape=(6, 4)))
+
+
+def pos_reshape(x):
+    return np.sin(np.reshape(x, (6, 4)))
+
+
+def kw_reshape_f(x):
+    return np.sin(np.reshape(x, (6, 4), order="F")) * W64
+
+
+def kw_ravel_f(x):
+    return np.ravel(x, order="F") * np.arange(24.0)
+
+
+def kw_sum(x):
+    return np.sum(x, axis=1, keepdims=True) * W214
+
+
+def pos_sum(x):
+    return np.sum(x, 1, None, None, True) * W214
+
+
+def kw_sum_method(x):
+    return x.sum(axis=(0, 2), keepdims=True) ** 2
+
+
+def kw_sum_where(x):
+    return np.sum(x ** 2, axis=0, where=MASK34, initial=0.5)
+
+
+def kw_prod_where(x):
+    return np.prod(x, axis=2, where=MASK34, initial=2.0)
+
+
+def kw_mean(x):
+    return np.mean(x ** 2, axis=-1, keepdims=True, dtype=np.float32)
+
+
+def pos_mean(x):
+    return np.mean(x ** 2, -1, np.float32, None, True)
+
+
+def kw_max(x):
+    return np.max(x, axis=0, initial=0.25)
+
+
+def kw_max_where(x):
+    return np.max(x, axis=0, initial=-5.0, where=MASK34)
+
+
+def kw_min(x):
+    return np.min(x * W234, axis=(1, 2), keepdims=True)
+
+
+def pos_min(x):
+    return np.min(x * W234, (1, 2), None, True)
+
+
+def kw_var(x):
+    return np.var(x, axis=1, correction=1)
+
+
+def pos_var(x):
+    return np.var(x, 1, None, None, 1)
+
+
+def kw_std(x):
+    return np.std(x, axis=0, ddof=1, keepdims=True)
+
+
+def pos_std(x):
+    return np.std(x, 0, None, None, 1, True)
+
+
+def kw_cumsum(x):
+    return np.cumsum(x, axis=2) * W234
+
+
+def pos_cumsum(x):
+    return np.cumsum(x, 2) * W234
+
+
+def kw_trace(x):
+    return np.trace(x, offset=1, axis1=1, axis2=2)
+
+
+def pos_trace(x):
+    return np.trace(x, 1, 1, 2)
+
+
+def kw_diagonal(x):
+    return np.diagonal(x, offset=-1, axis1=0, axis2=2)
+
+
+def pos_diagonal(x):
+    return np.diagonal(x, -1, 0, 2)
+
+
+def kw_tensordot(x):
+    return np.tensordot(x, W234, axes=([0, 1], [0, 1]))
+
+
+def pos_tensordot(x):
+    return np.tensordot(x, W234, ([0, 1], [0, 1]))
+
+
+def kw_squeeze(x):
+    return np.squeeze(x[:1], axis=0) * W34
+
+
+def pos_squeeze(x):
+    return np.squeeze(x[:1], 0) * W34
+
+
+def kw_expand_dims(x):
+    return np.expand_dims(x, axis=(0, 2)) * 2.0
+
+
+def pos_expand_dims(x):
+    return np.expand_dims(x, (0, 2)) * 2.0
+
+
+def kw_broadcast_to(x):
+    return np.broadcast_to(x[0, :, 0], shape=(3, 4)) * W34[:, 0]
+
+
+def pos_broadcast_to(x):
+    return np.broadcast_to(x[0, :, 0], (3, 4)) * W34[:, 0]
+
+
+def kw_concatenate(x):
+    return np.concatenate([x, x ** 2], axis=1, dtype=np.float32)
+
+
+def pos_concatenate(x):
+    return np.concatenate([x, x ** 2], 1).astype(np.float32)
+
+
+def kw_stack(x):
+    return np.stack([x, np.sin(x)], axis=-1)
+
+
+def pos_stack(x):
+    return np.stack([x, np.sin(x)], -1)
+
+
+def kw_clip(x):
+    return np.clip(x, min=-0.5, max=0.5) * W234
+
+
+def pos_clip(x):
+    return np.clip(x, -0.5, 0.5) * W234
+
+
+def kw_clip_method(x):
+    return x.clip(min=-0.5, max=0.5) * W234
+
+
+def kw_norm(x):
+    return np.linalg.norm(x, ord=1, axis=2, keepdims=True)
+
+
+def pos_norm(x):
+    return np.linalg.norm(x, 1, 2, True)
+
+
+def kw_cholesky(x):
+    a = np.einsum("ijk,ljk->il", x, x, optimize=True) + 3.0 * np.eye(3)
+    return np.linalg.cholesky(a, upper=True)
+
+
+def pos_cholesky(x):
+    a = np.einsum("ijk,ljk->il", x, x) + 3.0 * np.eye(3)
+    return np.linalg.cholesky(a).T
+
+
+def kw_zeros_like(x):
+    return np.sin(x) + np.zeros_like(x, shape=(4, 2), dtype=np.float32)
+
+
+def kw_full_like(x):
+    return np.full_like(x, fill_value=x[0, 0, 0] ** 2) * W234
+
+
+def kw_round(x):
+    return np.round(x, decimals=1) + x
+
+
+def pos_round(x):
+    return np.round(x, 1) + x
+
+
+def kw_astype(x):
+    return np.sin(x).astype(dtype=np.float32, casting="same_kind")
+
+
+def kw_ufunc_dtype(x):
+    return np.multiply(x, W234, dtype=np.float32)
+
+
+def pos_ufunc_dtype(x):
+    return np.multiply(x.astype(np.float32), W234.astype(np.float32))
+
+
+_RNG = np.random.default_rng(7)
+W234 = _RNG.standard_normal((3, 4, 2))
+W342, W432, W423 = (_RNG.standard_normal(s) for s in ((4, 2, 3), (2, 4, 3), (2, 3, 4)))
+W214, W64, W34 = (_RNG.standard_normal(s) for s in ((3, 1, 2), (6, 4), (4, 2)))
+MASK34 = _RNG.standard_normal((4, 2)) > 0.0
+
+KEYWORD_CALLS = [
+    ("moveaxis", kw_moveaxis, pos_moveaxis), ("moveaxis-many", kw_moveaxis_many, pos_moveaxis_many),
+    ("swapaxes", kw_swapaxes, pos_swapaxes), ("trace-method", kw_trace_method, pos_trace),
+    ("transpose", kw_transpose, pos_transpose), ("reshape", kw_reshape, pos_reshape),
+    ("reshape-F", kw_reshape_f, None), ("ravel-F", kw_ravel_f, None),
+    ("sum", kw_sum, pos_sum), ("sum-method", kw_sum_method, None),
+    ("sum-where-initial", kw_sum_where, None), ("prod-where-initial", kw_prod_where, None),
+    ("mean-dtype", kw_mean, pos_mean), ("max-initial", kw_max, None),
+    ("max-where", kw_max_where, None), ("min", kw_min, pos_min), ("var-correction", kw_var, pos_var),
+    ("std", kw_std, pos_std), ("cumsum", kw_cumsum, pos_cumsum), ("trace", kw_trace, pos_trace),
+    ("diagonal", kw_diagonal, pos_diagonal), ("tensordot", kw_tensordot, pos_tensordot),
+    ("squeeze", kw_squeeze, pos_squeeze), ("expand_dims", kw_expand_dims, pos_expand_dims),
+    ("broadcast_to", kw_broadcast_to, pos_broadcast_to),
+    ("concatenate-dtype", kw_concatenate, pos_concatenate), ("stack", kw_stack, pos_stack),
+    ("clip", kw_clip, pos_clip), ("clip-method", kw_clip_method, pos_clip),
+    ("norm", kw_norm, pos_norm), ("cholesky-upper", kw_cholesky, pos_cholesky),
+    ("zeros_like-shape", kw_zeros_like, None), ("full_like", kw_full_like, None),
+    ("round", kw_round, pos_round), ("astype", kw_astype, None),
+    ("ufunc-dtype", kw_ufunc_dtype, pos_ufunc_dtype),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name, kw, pos", KEYWORD_CALLS, ids=[c[0] for c in KEYWORD_CALLS])
+def test_keyword_call(name, kw, pos, engine):
+    """The keyword call's value is NumPy's (dtype included); its vjp matches
+    the positional call's and, through the dot-product with a jvp, finite
+    differences."""
+    x = _RNG.standard_normal((3, 4, 2))
+    want = kw(x)
+    out, pullback = wg.vjp(kw, x, engine=engine)
+    assert np.asarray(out).dtype == np.asarray(want).dtype, name
+    assert_close(out, want, rtol("ref", want), what=f"{name} value")
+    ct = np.random.default_rng(3).standard_normal(np.shape(want)).astype(np.asarray(want).dtype)
+    g, = pullback(ct)
+    if pos is not None:
+        out_p, pullback_p = wg.vjp(pos, x, engine=engine)
+        assert_close(out_p, out, rtol("exact", want), what=f"{name} positional value")
+        assert_close(pullback_p(ct)[0], g, rtol("exact", want), what=f"{name} positional vjp")
+    t = np.random.default_rng(4).standard_normal(x.shape)
+    got = float(np.sum(np.asarray(g, np.float64) * t))
+    fd = float(np.sum(np.asarray(fd_jvp(kw, (x,), (t,)), np.float64) * ct))
+    assert_close(got, fd, rtol("program", want), what=f"{name} vjp against FD")
+
+
+UFUNC_LIST = sorted(npf.UFUNCS, key=lambda u: u.__name__)
+
+
+def _numpy_refuses(f, args):
+    """Whether NumPy itself refuses the call (a keyword this ufunc does not
+    take, a dtype it has no loop for): wengert must refuse it as NumPy does."""
+    try:
+        f(*args)
+    except TypeError:
+        return True
+    return False
+
+
+def _ufunc_functions(ufunc, **kwargs):
+    """``ufunc(..., **kwargs)`` as a function of its operands."""
+    if ufunc.nin == 1:
+        def call1(x):
+            return ufunc(x, **kwargs)
+        return call1
+
+    def call2(x, y):
+        return ufunc(x, y, **kwargs)
+    return call2
+
+
+@pytest.mark.filterwarnings("ignore:'where' used without 'out'")
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("ufunc", UFUNC_LIST, ids=[u.__name__ for u in UFUNC_LIST])
+def test_ufunc_keywords(ufunc, engine):
+    """Every mapped ufunc: ``dtype=`` computes in that dtype (NumPy's value
+    and dtype, the tangent against FD), ``where=`` and ``out=`` are refused
+    with the user's line: dropping them would give other values than NumPy."""
+    rng = np.random.default_rng(5)
+    args = tuple(rng.uniform(0.2, 0.8, 3) for _ in range(ufunc.nin))
+    ones = tuple(np.ones(3) for _ in args)
+    name = ufunc.__name__
+    for key, val in (("where", np.array([True, False, True])), ("out", np.zeros(3))):
+        f = _ufunc_functions(ufunc, **{key: val})
+        if _numpy_refuses(f, args):
+            with pytest.raises(TypeError):          # NumPy itself refuses the keyword
+                wg.jvp(f, args, ones, engine=engine)
+            continue
+        with pytest.raises(errors.NoDerivativeRule, match=rf"{HERE}:\d+: np\.{name}\(\.\.\., {key}="):
+            wg.jvp(f, args, ones, engine=engine)
+    f = _ufunc_functions(ufunc, dtype=np.float32, casting="same_kind")
+    if _numpy_refuses(f, args):           # no float32 loop (comparisons, float_power)
+        with pytest.raises(TypeError):
+            wg.jvp(f, args, ones, engine=engine)
+        return
+    want = f(*args)
+    t = tuple(rng.standard_normal(3) for _ in args)
+    out, tan = wg.jvp(f, args, t, engine=engine)
+    assert out.dtype == want.dtype == np.float32 and tan.dtype == np.float32, (out, tan)
+    assert_close(out, want, rtol("ref", np.float32), what=f"{name} value")
+    assert_close(tan, fd_jvp(f, args, t), rtol("jvp", np.float32), what=f"{name} tangent")
+
+
+def rf_mean_where(x):
+    return np.mean(x, where=x > 0.0)
+
+
+def rf_var_mean(x):
+    return np.var(x, mean=np.mean(x))
+
+
+def rf_ravel_k(x):
+    return np.ravel(x, order="K")
+
+
+def rf_sum_out(x):
+    return np.sum(x, axis=0, out=np.zeros(2))
+
+
+def rf_clip_kwargs(x):
+    return np.clip(x, 0.0, 1.0, dtype=np.float32)
+
+
+def rf_method_out(x):
+    return x.max(axis=0, out=np.zeros(2))
+
+
+def rf_max_where_alone(x):
+    return np.max(x, where=x > 0.0)
+
+
+REFUSED = [("mean-where", rf_mean_where, errors.NoDerivativeRule, r"np\.mean\(\.\.\., where="),
+           ("var-mean", rf_var_mean, errors.NoDerivativeRule, r"np\.var\(\.\.\., mean="),
+           ("ravel-order-K", rf_ravel_k, errors.NoDerivativeRule, r"np\.ravel\(\.\.\., order="),
+           ("sum-out", rf_sum_out, errors.NoDerivativeRule, r"np\.sum\(\.\.\., out="),
+           ("clip-ufunc-keyword", rf_clip_kwargs, errors.NoDerivativeRule, r"np\.clip\(\.\.\., dtype="),
+           ("method-out", rf_method_out, errors.NoDerivativeRule, r"np\.max\(\.\.\., out="),
+           ("max-where-without-initial", rf_max_where_alone, ValueError, r"np\.max with where= needs initial=")]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name, f, err, msg", REFUSED, ids=[c[0] for c in REFUSED])
+def test_unimplemented_keyword_is_refused(name, f, err, msg, engine):
+    with pytest.raises(err, match=rf"{HERE}:\d+: {msg}"):
+        wg.grad(lambda x: np.sum(f(x)), engine=engine)(np.ones((3, 2)))

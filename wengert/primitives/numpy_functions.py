@@ -1,0 +1,516 @@
+"""NumPy's functions and ufuncs on traced values: the registry's map from
+NumPy callables to primitive wrappers (``numpy_api`` dispatches to it).
+
+Contract: each entry of ``FUNCTIONS`` takes exactly the parameters of the
+NumPy function it stands for, under NumPy's names, kinds and defaults (its
+``inspect.signature``), so any call NumPy accepts reaches it as written
+(``np.moveaxis(x, source=0, destination=1)``). A parameter is either
+implemented or refused: a value other than its default that wengert does not
+implement raises ``NoDerivativeRule`` naming the user's line, never dropped.
+``ufunc_call`` does the same for the keywords every ufunc takes (``dtype``,
+``where``, ``out``, ``casting``...).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import arith, composite, linalg, matrix, reduce, shape
+from ..errors import NoDerivativeRule, user_location
+from ..ir import aval_of
+
+shape_mod = shape       # for the functions whose NumPy parameter is called ``shape``
+
+__all__ = ["FUNCTIONS", "UFUNCS", "NO_VALUE", "ufunc_call", "refuse"]
+
+# NumPy's own marker of an argument not given (``keepdims=<no value>``): the
+# defaults below are NumPy's, so a call forwarded by NumPy with it is the same
+NO_VALUE = np._NoValue
+
+
+def refuse(fname, param, advice):
+    """``fname(..., param=...)`` is not implemented for traced values."""
+    raise NoDerivativeRule(f"{user_location()}: {fname}(..., {param}=...) is not supported on "
+                           f"a traced value; {advice}")
+
+
+def _no_out(out, fname):
+    if out is not None:
+        refuse(fname, "out", "out= writes into an array in place: drop it and use the "
+                             "returned value")
+
+
+def _keep(keepdims):
+    return False if keepdims is NO_VALUE else bool(keepdims)
+
+
+def _plain_device(device, fname):
+    if device not in (None, "cpu"):
+        refuse(fname, "device", "wengert computes with NumPy on the CPU: drop device=")
+
+
+def _as_dtype(x, dtype, casting="unsafe", fname=""):
+    """``x`` computed in ``dtype`` (NumPy's ``dtype=`` of reductions and
+    ufuncs: the operands are cast first); ``casting`` as NumPy checks it."""
+    if dtype is None:
+        return x
+    dtype = np.dtype(dtype)
+    av = aval_of(x)
+    if av.dtype == dtype and not av.weak:
+        return x
+    if not av.weak and not np.can_cast(av.dtype, dtype, casting):
+        raise TypeError(f"{user_location()}: {fname}: cannot cast {av.dtype} to {dtype} with "
+                        f"casting={casting!r}")
+    return arith.convert(x, dtype=dtype)
+
+
+def _like_dtype(x, like):
+    """``x`` in the dtype of ``like``: NumPy casts a reduction's ``initial``
+    and a fill value to the result's dtype."""
+    dt = aval_of(like).dtype
+    return x if aval_of(x).dtype == dt and not aval_of(x).weak else arith.convert(x, dtype=dt)
+
+
+def _masked(a, where, fill):
+    """``where=`` of a reduction: the entries it masks out count as ``fill``."""
+    if where is NO_VALUE or where is True:
+        return a
+    return arith.where(where, a, fill)
+
+
+def _order(order, fname, allowed=("C",)):
+    if order not in allowed:
+        refuse(fname, "order", f"order={order!r} depends on memory layout, which traced "
+                               "values do not have; use the default order")
+
+
+# --- reductions --------------------------------------------------------
+def _sum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
+         where=NO_VALUE):
+    _no_out(out, "np.sum")
+    r = reduce.reduce_sum(_masked(_as_dtype(a, dtype), where, 0), axis=axis,
+                          keepdims=_keep(keepdims))
+    return r if initial is NO_VALUE else _like_dtype(arith.add(r, initial), r)
+
+
+def _prod(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
+          where=NO_VALUE):
+    _no_out(out, "np.prod")
+    r = reduce.reduce_prod(_masked(_as_dtype(a, dtype), where, 1), axis=axis,
+                           keepdims=_keep(keepdims))
+    return r if initial is NO_VALUE else _like_dtype(arith.mul(r, initial), r)
+
+
+def _mean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
+    _no_out(out, "np.mean")
+    if where is not NO_VALUE and where is not True:
+        refuse("np.mean", "where", "write np.sum(np.where(mask, a, 0)) / np.sum(mask)")
+    return reduce.mean(_as_dtype(a, dtype), axis=axis, keepdims=_keep(keepdims))
+
+
+def _extremum(fname, reducer, pair):
+    def fn(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
+        _no_out(out, fname)
+        if where is not NO_VALUE and where is not True:
+            if initial is NO_VALUE:
+                raise ValueError(f"{user_location()}: {fname} with where= needs initial= (the "
+                                 "value of an empty selection), as NumPy does")
+            a = arith.where(where, a, initial)
+        r = reducer(a, axis=axis, keepdims=_keep(keepdims))
+        return r if initial is NO_VALUE else _like_dtype(pair(r, initial), r)
+    fn.__name__ = fname.replace("np.", "")
+    return fn
+
+
+_max = _extremum("np.max", reduce.reduce_max, arith.maximum)
+_min = _extremum("np.min", reduce.reduce_min, arith.minimum)
+
+
+def _var_args(fname, out, where, mean, ddof, correction):
+    _no_out(out, fname)
+    if where is not NO_VALUE and where is not True:
+        refuse(fname, "where", "select the entries first (a[mask]) or weight them explicitly")
+    if mean is not NO_VALUE:
+        refuse(fname, "mean", "drop mean=; the mean is computed (and differentiated) for you")
+    if correction is not NO_VALUE:
+        if ddof != 0:
+            raise ValueError(f"{user_location()}: {fname}: ddof and correction can't both be "
+                             "given")
+        ddof = correction
+    return ddof
+
+
+def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
+         mean=NO_VALUE, correction=NO_VALUE):
+    ddof = _var_args("np.var", out, where, mean, ddof, correction)
+    return composite.var(_as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=_keep(keepdims))
+
+
+def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
+         mean=NO_VALUE, correction=NO_VALUE):
+    ddof = _var_args("np.std", out, where, mean, ddof, correction)
+    return composite.std(_as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=_keep(keepdims))
+
+
+def _cumsum(a, axis=None, dtype=None, out=None):
+    _no_out(out, "np.cumsum")
+    return reduce.cumsum(_as_dtype(a, dtype), axis=axis)
+
+
+def _arg(fname, fn):
+    def arg(a, axis=None, out=None, *, keepdims=NO_VALUE):
+        _no_out(out, fname)
+        r = fn(a, axis)
+        if _keep(keepdims):
+            nd = np.ndim(a)
+            r = shape.reshape(r, (1,) * nd) if axis is None else shape.expand_dims(r, axis % nd)
+        return r
+    arg.__name__ = fname.replace("np.", "")
+    return arg
+
+
+_argmax = _arg("np.argmax", reduce.argmax)
+_argmin = _arg("np.argmin", reduce.argmin)
+
+
+# --- products ----------------------------------------------------------
+def _dot(a, b, out=None):
+    return linalg.dot(a, b, out)
+
+
+def _outer(a, b, out=None):
+    return linalg.outer(a, b, out)
+
+
+def _inner(a, b, /):
+    return linalg.inner(a, b)
+
+
+def _tensordot(a, b, axes=2):
+    return linalg.tensordot(a, b, axes)
+
+
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    _no_out(out, "np.trace")
+    return linalg.trace(_as_dtype(a, dtype), offset, axis1, axis2)
+
+
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+    return linalg.diagonal(a, offset, axis1, axis2)
+
+
+def _diag(v, k=0):
+    return linalg.diag(v, k)
+
+
+def _einsum(*operands, out=None, optimize=False, **kwargs):
+    extra = set(kwargs) - {"dtype", "order", "casting"}
+    if extra:
+        raise TypeError(f"einsum() got an unexpected keyword argument {sorted(extra)[0]!r}")
+    dtype, casting = kwargs.get("dtype"), kwargs.get("casting", "safe")
+    if dtype is not None:
+        operands = (operands[0],) + tuple(_as_dtype(o, dtype, casting, "np.einsum")
+                                          for o in operands[1:])
+    return linalg.einsum(*operands, out=out, optimize=optimize)
+
+
+# --- joining and shaping -----------------------------------------------
+def _joined(parts, dtype, casting, fname):
+    return [_as_dtype(p, dtype, casting, fname) for p in parts]
+
+
+def _concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    _no_out(out, "np.concatenate")
+    arrays = _joined(arrays, dtype, casting, "np.concatenate")
+    if axis is None:
+        arrays = [shape.reshape(a, (-1,)) for a in arrays]
+        axis = 0
+    return shape.concatenate(*arrays, axis=axis)
+
+
+def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    _no_out(out, "np.stack")
+    return shape.stack(_joined(arrays, dtype, casting, "np.stack"), axis=axis)
+
+
+def _hstack(tup, *, dtype=None, casting="same_kind"):
+    arrays = [shape.reshape(a, (1,)) if np.ndim(a) == 0 else a
+              for a in _joined(tup, dtype, casting, "np.hstack")]
+    return shape.concatenate(*arrays, axis=0 if np.ndim(arrays[0]) == 1 else 1)
+
+
+def _vstack(tup, *, dtype=None, casting="same_kind"):
+    arrays = [shape.reshape(a, (1, -1)) if np.ndim(a) < 2 else a
+              for a in _joined(tup, dtype, casting, "np.vstack")]
+    return shape.concatenate(*arrays, axis=0)
+
+
+def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    # ``newshape``: the name of older NumPy versions
+    target = newshape if shape is None else shape
+    if target is None:
+        raise TypeError("reshape() missing required argument 'shape'")
+    return reshape_in_order(a, target, order, "np.reshape")
+
+
+def reshape_in_order(a, target, order, fname):
+    """``a.reshape(target, order=order)``: Fortran order reverses the axes
+    before and after a C-order reshape."""
+    _order(order, fname, ("C", "F"))
+    if order == "F":
+        target = (target,) if np.ndim(target) == 0 else tuple(target)
+        return shape.transpose(shape.reshape(shape.transpose(a), target[::-1]))
+    return shape.reshape(a, target)
+
+
+def _ravel(a, order="C"):
+    return reshape_in_order(a, (-1,), order, "np.ravel")
+
+
+def _transpose(a, axes=None):
+    return shape.transpose(a, axes)
+
+
+def _swapaxes(a, axis1, axis2):
+    return shape.swapaxes(a, axis1, axis2)
+
+
+def _moveaxis(a, source, destination):
+    src = [source] if np.ndim(source) == 0 else list(source)
+    dst = [destination] if np.ndim(destination) == 0 else list(destination)
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of "
+                         "elements")
+    nd = np.ndim(a)
+    src, dst = [int(s) % nd for s in src], [int(d) % nd for d in dst]
+    perm = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return shape.transpose(a, perm)
+
+
+def _squeeze(a, axis=None):
+    return shape.squeeze(a, axis)
+
+
+def _expand_dims(a, axis):
+    return shape.expand_dims(a, axis)
+
+
+def _broadcast_to(array, shape, subok=False):
+    return shape_mod.broadcast_to(array, tuple(np.atleast_1d(shape)) if np.ndim(shape)
+                                  else (int(shape),))
+
+
+def _atleast_1d(*arys):
+    out = [shape.reshape(a, (1,)) if np.ndim(a) == 0 else a for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def _shape(a):
+    return aval_of(a).shape
+
+
+def _ndim(a):
+    return aval_of(a).ndim
+
+
+def _size(a, axis=None):
+    s = aval_of(a).shape
+    return math.prod(s) if axis is None else s[axis]
+
+
+def _copy(a, order="K", subok=False):
+    return a          # traced values are never written in place: a copy is the value
+
+
+def _astype(x, dtype, /, *, copy=True, device=None):
+    _plain_device(device, "np.astype")
+    return arith.convert(x, dtype=np.dtype(dtype))
+
+
+# --- selection and elementwise helpers ---------------------------------
+def _where(condition, x=None, y=None, /):
+    if x is None and y is None:
+        raise NoDerivativeRule(f"{user_location()}: np.where(cond) with one argument returns "
+                               "indices; use np.nonzero on a concrete mask instead")
+    return arith.where(condition, x, y)
+
+
+def _clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_VALUE,
+          **kwargs):
+    _no_out(out, "np.clip")
+    if kwargs:
+        refuse("np.clip", sorted(kwargs)[0], "clip the result of a plain call instead")
+    if (min is not NO_VALUE and a_min is not NO_VALUE) or (
+            max is not NO_VALUE and a_max is not NO_VALUE):
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` "
+                         "are provided is forbidden.")
+    lo = min if min is not NO_VALUE else a_min
+    hi = max if max is not NO_VALUE else a_max
+    return arith.clip(a, None if lo is NO_VALUE else lo, None if hi is NO_VALUE else hi)
+
+
+def _round(a, decimals=0, out=None):
+    _no_out(out, "np.round")
+    return arith.round(a, decimals=decimals)
+
+
+def _filled(fname, fill):
+    """``np.zeros_like`` / ``np.ones_like``: constants, with NumPy's dtype
+    and shape options."""
+    def like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+        _plain_device(device, fname)
+        if shape is not None:
+            return np.full(shape, fill, dtype or aval_of(a).dtype)
+        out = (shape_mod.zeros_like if fill == 0 else shape_mod.ones_like)(a)
+        return out if dtype is None else arith.convert(out, dtype=np.dtype(dtype))
+    like.__name__ = fname.replace("np.", "")
+    return like
+
+
+_zeros_like = _filled("np.zeros_like", 0)
+_ones_like = _filled("np.ones_like", 1)
+
+
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    _plain_device(device, "np.full_like")
+    av = aval_of(a)
+    zeros = np.zeros(av.shape if shape is None else shape, dtype or av.dtype)
+    return _like_dtype(arith.add(zeros, fill_value), zeros)     # the fill takes the dtype
+
+
+# --- np.linalg ---------------------------------------------------------
+def _solve(a, b):
+    return matrix.solve(a, b)
+
+
+def _inv(a):
+    return matrix.inv(a)
+
+
+def _det(a):
+    return matrix.det(a)
+
+
+def _slogdet(a):
+    return matrix.slogdet(a)
+
+
+def _cholesky(a, /, *, upper=False):
+    low = matrix.cholesky(a)
+    return shape.swapaxes(low, -1, -2) if upper else low
+
+
+def _norm(x, ord=None, axis=None, keepdims=False):
+    return composite.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+FUNCTIONS = {
+    np.sum: _sum, np.mean: _mean, np.prod: _prod, np.max: _max, np.amax: _max, np.min: _min,
+    np.amin: _min, np.var: _var, np.std: _std, np.cumsum: _cumsum, np.argmax: _argmax,
+    np.argmin: _argmin, np.dot: _dot, np.outer: _outer, np.inner: _inner,
+    np.tensordot: _tensordot, np.trace: _trace, np.diagonal: _diagonal, np.diag: _diag,
+    np.einsum: _einsum, np.concatenate: _concatenate, np.stack: _stack, np.hstack: _hstack,
+    np.vstack: _vstack, np.reshape: _reshape, np.ravel: _ravel, np.transpose: _transpose,
+    np.swapaxes: _swapaxes, np.moveaxis: _moveaxis, np.squeeze: _squeeze,
+    np.expand_dims: _expand_dims, np.broadcast_to: _broadcast_to, np.atleast_1d: _atleast_1d,
+    np.shape: _shape, np.ndim: _ndim, np.size: _size, np.copy: _copy, np.astype: _astype,
+    np.where: _where, np.clip: _clip, np.round: _round, np.around: _round,
+    np.zeros_like: _zeros_like, np.ones_like: _ones_like, np.full_like: _full_like,
+    np.linalg.solve: _solve, np.linalg.inv: _inv, np.linalg.det: _det,
+    np.linalg.slogdet: _slogdet, np.linalg.cholesky: _cholesky, np.linalg.norm: _norm,
+}
+
+
+# --- ufuncs ------------------------------------------------------------
+def _identity(x):
+    return x
+
+
+def _log2(x):
+    return arith.div(arith.log(x), float(np.log(2.0)))
+
+
+def _log10(x):
+    return arith.div(arith.log(x), float(np.log(10.0)))
+
+
+def _exp2(x):
+    return arith.pow(2.0, x)
+
+
+def _hypot(x, y):
+    return arith.sqrt(arith.add(arith.mul(x, x), arith.mul(y, y)))
+
+
+UFUNCS = {
+    np.add: arith.add, np.subtract: arith.sub, np.multiply: arith.mul,
+    np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
+    np.power: arith.pow, np.float_power: arith.pow, np.exp: arith.exp, np.log: arith.log,
+    np.log1p: arith.log1p, np.expm1: arith.expm1, np.sqrt: arith.sqrt, np.square: arith.square,
+    np.reciprocal: arith.reciprocal, np.sin: arith.sin, np.cos: arith.cos, np.tan: arith.tan,
+    np.arcsin: arith.arcsin, np.arccos: arith.arccos, np.arctan: arith.arctan,
+    np.arctan2: arith.arctan2, np.sinh: arith.sinh, np.cosh: arith.cosh, np.tanh: arith.tanh,
+    np.absolute: arith.abs, np.fabs: arith.abs, np.sign: arith.sign,
+    np.maximum: arith.maximum, np.minimum: arith.minimum, np.fmax: arith.maximum,
+    np.fmin: arith.minimum, np.floor: arith.floor, np.ceil: arith.ceil, np.rint: arith.round,
+    np.less: arith.less, np.less_equal: arith.less_equal, np.greater: arith.greater,
+    np.greater_equal: arith.greater_equal, np.equal: arith.equal, np.not_equal: arith.not_equal,
+    np.logical_and: arith.logical_and, np.logical_or: arith.logical_or,
+    np.logical_xor: arith.logical_xor, np.logical_not: arith.logical_not,
+    np.isfinite: arith.isfinite, np.matmul: linalg.matmul, np.log2: _log2, np.log10: _log10,
+    np.exp2: _exp2, np.logaddexp: arith.logaddexp, np.hypot: _hypot,
+    np.remainder: arith.remainder, np.floor_divide: arith.floor_divide,
+}
+
+# keywords every ufunc call takes that change nothing wengert computes
+_NO_EFFECT = {"order": "K", "subok": True}
+
+
+def ufunc_call(ufunc, inputs, kwargs):
+    """``ufunc(*inputs, **kwargs)`` on traced values, NumPy's keywords
+    implemented (``dtype``: the operands are cast first, as NumPy computes
+    in it) or refused (``out``, ``where``, a gufunc's ``axes``)."""
+    fname = f"np.{ufunc.__name__}"
+    fn = UFUNCS.get(ufunc)
+    if fn is None:
+        raise NoDerivativeRule(f"{user_location()}: {fname} has no derivative rule in wengert; "
+                               "write it with supported NumPy functions or wrap it in "
+                               "wg.custom_jvp / wg.custom_vjp")
+    if not kwargs:
+        return fn(*inputs)
+    kwargs = dict(kwargs)
+    _no_out(kwargs.pop("out", None), fname)
+    where = kwargs.pop("where", True)
+    if where is not True:
+        refuse(fname, "where", f"entries outside the mask would be left unset: write "
+                               f"np.where(mask, {fname}(...), fill)")
+    dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
+    for key in [k for k in kwargs if k in _NO_EFFECT]:
+        kwargs.pop(key)
+    for key in ("signature", "axes", "axis", "keepdims"):
+        if kwargs.get(key, None) not in (None, False):
+            refuse(fname, key, "call it without this keyword")
+        kwargs.pop(key, None)
+    if kwargs:
+        raise TypeError(f"{fname}() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
+    if dtype is None:
+        return fn(*inputs)
+    out_dtype = _loop_dtype(ufunc, inputs, dtype, casting)
+    if out_dtype.kind in "fc":      # NumPy computes in the dtype: the operands are cast first
+        inputs = [_as_dtype(x, out_dtype, "unsafe", fname) for x in inputs]
+    out = fn(*inputs)
+    return out if aval_of(out).dtype == out_dtype else arith.convert(out, dtype=out_dtype)
+
+
+def _loop_dtype(ufunc, inputs, dtype, casting):
+    """The result dtype of ``ufunc(*inputs, dtype=dtype, casting=casting)``,
+    as NumPy resolves it (on empty stand-ins of the operands): NumPy's own
+    TypeError where it has no such loop or may not cast."""
+    stand_ins = []
+    for x in inputs:
+        av = aval_of(x)
+        stand_ins.append(av.python_type(0) if av.weak else np.empty(0, av.dtype))
+    return np.asarray(ufunc(*stand_ins, dtype=dtype, casting=casting)).dtype
