@@ -3,9 +3,10 @@
 
 ``np.sin`` on a tracer becomes ``sin``, ``x.sum(axis=0)`` becomes
 ``reduce_sum``: plain ``import numpy as np`` code runs unchanged on tracers.
-The map from NumPy's callables to primitive wrappers is ``numpy_functions``;
-a NumPy function with no entry raises ``NoDerivativeRule`` naming it. Array
-methods take NumPy's parameter names (``x.swapaxes(axis1, axis2)``).
+The maps from NumPy's callables to primitive wrappers are
+``numpy_functions`` and ``numpy_ufuncs``; a NumPy function with no entry
+raises ``NoDerivativeRule`` naming it. Array methods take NumPy's parameter
+names (``x.swapaxes(axis1, axis2)``).
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ import numpy as np
 from . import arith, index, linalg, shape
 from . import numpy_functions as npf
 from .core import TracerBase
-from .numpy_functions import FUNCTIONS, NO_VALUE, ufunc_call
+from .numpy_functions import FUNCTIONS, NO_VALUE
+from .numpy_ufuncs import ufunc_call
 from ..errors import (ConcretizationError, InPlaceUpdateError, NoDerivativeRule,
                       UnsupportedFunctionError, user_location)
 
@@ -228,7 +230,7 @@ class Tracer(TracerBase):
         return shape.squeeze(self, axis)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        return npf._as_dtype(self, dtype, casting, "astype") if np.dtype(dtype) != \
+        return npf.as_dtype(self, dtype, casting, "astype") if np.dtype(dtype) != \
             self.aval.dtype else self
 
     def clip(self, min=None, max=None, out=None, **kwargs):

@@ -1,5 +1,6 @@
-"""NumPy's functions and ufuncs on traced values: the registry's map from
-NumPy callables to primitive wrappers (``numpy_api`` dispatches to it).
+"""NumPy's functions on traced values: the registry's map from NumPy
+functions to primitive wrappers (``numpy_api`` dispatches to it; the ufuncs'
+map is ``numpy_ufuncs``).
 
 Contract: each entry of ``FUNCTIONS`` takes exactly the parameters of the
 NumPy function it stands for, under NumPy's names, kinds and defaults (its
@@ -7,8 +8,6 @@ NumPy function it stands for, under NumPy's names, kinds and defaults (its
 (``np.moveaxis(x, source=0, destination=1)``). A parameter is either
 implemented or refused: a value other than its default that wengert does not
 implement raises ``NoDerivativeRule`` naming the user's line, never dropped.
-``ufunc_call`` does the same for the keywords every ufunc takes (``dtype``,
-``where``, ``out``, ``casting``...).
 """
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from ..ir import aval_of
 
 shape_mod = shape       # for the functions whose NumPy parameter is called ``shape``
 
-__all__ = ["FUNCTIONS", "UFUNCS", "NO_VALUE", "ufunc_call", "refuse"]
+__all__ = ["FUNCTIONS", "NO_VALUE", "refuse", "as_dtype", "no_out", "reshape_in_order"]
 
 # NumPy's own marker of an argument not given (``keepdims=<no value>``): the
 # defaults below are NumPy's, so a call forwarded by NumPy with it is the same
@@ -35,7 +34,7 @@ def refuse(fname, param, advice):
                            f"a traced value; {advice}")
 
 
-def _no_out(out, fname):
+def no_out(out, fname):
     if out is not None:
         refuse(fname, "out", "out= writes into an array in place: drop it and use the "
                              "returned value")
@@ -50,7 +49,7 @@ def _plain_device(device, fname):
         refuse(fname, "device", "wengert computes with NumPy on the CPU: drop device=")
 
 
-def _as_dtype(x, dtype, casting="unsafe", fname=""):
+def as_dtype(x, dtype, casting="unsafe", fname=""):
     """``x`` computed in ``dtype`` (NumPy's ``dtype=`` of reductions and
     ufuncs: the operands are cast first); ``casting`` as NumPy checks it."""
     if dtype is None:
@@ -88,30 +87,30 @@ def _order(order, fname, allowed=("C",)):
 # --- reductions --------------------------------------------------------
 def _sum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
          where=NO_VALUE):
-    _no_out(out, "np.sum")
-    r = reduce.reduce_sum(_masked(_as_dtype(a, dtype), where, 0), axis=axis,
+    no_out(out, "np.sum")
+    r = reduce.reduce_sum(_masked(as_dtype(a, dtype), where, 0), axis=axis,
                           keepdims=_keep(keepdims))
     return r if initial is NO_VALUE else _like_dtype(arith.add(r, initial), r)
 
 
 def _prod(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
           where=NO_VALUE):
-    _no_out(out, "np.prod")
-    r = reduce.reduce_prod(_masked(_as_dtype(a, dtype), where, 1), axis=axis,
+    no_out(out, "np.prod")
+    r = reduce.reduce_prod(_masked(as_dtype(a, dtype), where, 1), axis=axis,
                            keepdims=_keep(keepdims))
     return r if initial is NO_VALUE else _like_dtype(arith.mul(r, initial), r)
 
 
 def _mean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
-    _no_out(out, "np.mean")
+    no_out(out, "np.mean")
     if where is not NO_VALUE and where is not True:
         refuse("np.mean", "where", "write np.sum(np.where(mask, a, 0)) / np.sum(mask)")
-    return reduce.mean(_as_dtype(a, dtype), axis=axis, keepdims=_keep(keepdims))
+    return reduce.mean(as_dtype(a, dtype), axis=axis, keepdims=_keep(keepdims))
 
 
 def _extremum(fname, reducer, pair):
     def fn(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
-        _no_out(out, fname)
+        no_out(out, fname)
         if where is not NO_VALUE and where is not True:
             if initial is NO_VALUE:
                 raise ValueError(f"{user_location()}: {fname} with where= needs initial= (the "
@@ -128,7 +127,7 @@ _min = _extremum("np.min", reduce.reduce_min, arith.minimum)
 
 
 def _var_args(fname, out, where, mean, ddof, correction):
-    _no_out(out, fname)
+    no_out(out, fname)
     if where is not NO_VALUE and where is not True:
         refuse(fname, "where", "select the entries first (a[mask]) or weight them explicitly")
     if mean is not NO_VALUE:
@@ -144,23 +143,23 @@ def _var_args(fname, out, where, mean, ddof, correction):
 def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
          mean=NO_VALUE, correction=NO_VALUE):
     ddof = _var_args("np.var", out, where, mean, ddof, correction)
-    return composite.var(_as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=_keep(keepdims))
+    return composite.var(as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=_keep(keepdims))
 
 
 def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
          mean=NO_VALUE, correction=NO_VALUE):
     ddof = _var_args("np.std", out, where, mean, ddof, correction)
-    return composite.std(_as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=_keep(keepdims))
+    return composite.std(as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=_keep(keepdims))
 
 
 def _cumsum(a, axis=None, dtype=None, out=None):
-    _no_out(out, "np.cumsum")
-    return reduce.cumsum(_as_dtype(a, dtype), axis=axis)
+    no_out(out, "np.cumsum")
+    return reduce.cumsum(as_dtype(a, dtype), axis=axis)
 
 
 def _arg(fname, fn):
     def arg(a, axis=None, out=None, *, keepdims=NO_VALUE):
-        _no_out(out, fname)
+        no_out(out, fname)
         r = fn(a, axis)
         if _keep(keepdims):
             nd = np.ndim(a)
@@ -192,8 +191,8 @@ def _tensordot(a, b, axes=2):
 
 
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    _no_out(out, "np.trace")
-    return linalg.trace(_as_dtype(a, dtype), offset, axis1, axis2)
+    no_out(out, "np.trace")
+    return linalg.trace(as_dtype(a, dtype), offset, axis1, axis2)
 
 
 def _diagonal(a, offset=0, axis1=0, axis2=1):
@@ -210,18 +209,18 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
         raise TypeError(f"einsum() got an unexpected keyword argument {sorted(extra)[0]!r}")
     dtype, casting = kwargs.get("dtype"), kwargs.get("casting", "safe")
     if dtype is not None:
-        operands = (operands[0],) + tuple(_as_dtype(o, dtype, casting, "np.einsum")
+        operands = (operands[0],) + tuple(as_dtype(o, dtype, casting, "np.einsum")
                                           for o in operands[1:])
     return linalg.einsum(*operands, out=out, optimize=optimize)
 
 
 # --- joining and shaping -----------------------------------------------
 def _joined(parts, dtype, casting, fname):
-    return [_as_dtype(p, dtype, casting, fname) for p in parts]
+    return [as_dtype(p, dtype, casting, fname) for p in parts]
 
 
 def _concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    _no_out(out, "np.concatenate")
+    no_out(out, "np.concatenate")
     arrays = _joined(arrays, dtype, casting, "np.concatenate")
     if axis is None:
         arrays = [shape.reshape(a, (-1,)) for a in arrays]
@@ -230,7 +229,7 @@ def _concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"
 
 
 def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
-    _no_out(out, "np.stack")
+    no_out(out, "np.stack")
     return shape.stack(_joined(arrays, dtype, casting, "np.stack"), axis=axis)
 
 
@@ -340,7 +339,7 @@ def _where(condition, x=None, y=None, /):
 
 def _clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_VALUE,
           **kwargs):
-    _no_out(out, "np.clip")
+    no_out(out, "np.clip")
     if kwargs:
         refuse("np.clip", sorted(kwargs)[0], "clip the result of a plain call instead")
     if (min is not NO_VALUE and a_min is not NO_VALUE) or (
@@ -353,7 +352,7 @@ def _clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_V
 
 
 def _round(a, decimals=0, out=None):
-    _no_out(out, "np.round")
+    no_out(out, "np.round")
     return arith.round(a, decimals=decimals)
 
 
@@ -422,95 +421,3 @@ FUNCTIONS = {
     np.linalg.solve: _solve, np.linalg.inv: _inv, np.linalg.det: _det,
     np.linalg.slogdet: _slogdet, np.linalg.cholesky: _cholesky, np.linalg.norm: _norm,
 }
-
-
-# --- ufuncs ------------------------------------------------------------
-def _identity(x):
-    return x
-
-
-def _log2(x):
-    return arith.div(arith.log(x), float(np.log(2.0)))
-
-
-def _log10(x):
-    return arith.div(arith.log(x), float(np.log(10.0)))
-
-
-def _exp2(x):
-    return arith.pow(2.0, x)
-
-
-def _hypot(x, y):
-    return arith.sqrt(arith.add(arith.mul(x, x), arith.mul(y, y)))
-
-
-UFUNCS = {
-    np.add: arith.add, np.subtract: arith.sub, np.multiply: arith.mul,
-    np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
-    np.power: arith.pow, np.float_power: arith.pow, np.exp: arith.exp, np.log: arith.log,
-    np.log1p: arith.log1p, np.expm1: arith.expm1, np.sqrt: arith.sqrt, np.square: arith.square,
-    np.reciprocal: arith.reciprocal, np.sin: arith.sin, np.cos: arith.cos, np.tan: arith.tan,
-    np.arcsin: arith.arcsin, np.arccos: arith.arccos, np.arctan: arith.arctan,
-    np.arctan2: arith.arctan2, np.sinh: arith.sinh, np.cosh: arith.cosh, np.tanh: arith.tanh,
-    np.absolute: arith.abs, np.fabs: arith.abs, np.sign: arith.sign,
-    np.maximum: arith.maximum, np.minimum: arith.minimum, np.fmax: arith.maximum,
-    np.fmin: arith.minimum, np.floor: arith.floor, np.ceil: arith.ceil, np.rint: arith.round,
-    np.less: arith.less, np.less_equal: arith.less_equal, np.greater: arith.greater,
-    np.greater_equal: arith.greater_equal, np.equal: arith.equal, np.not_equal: arith.not_equal,
-    np.logical_and: arith.logical_and, np.logical_or: arith.logical_or,
-    np.logical_xor: arith.logical_xor, np.logical_not: arith.logical_not,
-    np.isfinite: arith.isfinite, np.matmul: linalg.matmul, np.log2: _log2, np.log10: _log10,
-    np.exp2: _exp2, np.logaddexp: arith.logaddexp, np.hypot: _hypot,
-    np.remainder: arith.remainder, np.floor_divide: arith.floor_divide,
-}
-
-# keywords every ufunc call takes that change nothing wengert computes
-_NO_EFFECT = {"order": "K", "subok": True}
-
-
-def ufunc_call(ufunc, inputs, kwargs):
-    """``ufunc(*inputs, **kwargs)`` on traced values, NumPy's keywords
-    implemented (``dtype``: the operands are cast first, as NumPy computes
-    in it) or refused (``out``, ``where``, a gufunc's ``axes``)."""
-    fname = f"np.{ufunc.__name__}"
-    fn = UFUNCS.get(ufunc)
-    if fn is None:
-        raise NoDerivativeRule(f"{user_location()}: {fname} has no derivative rule in wengert; "
-                               "write it with supported NumPy functions or wrap it in "
-                               "wg.custom_jvp / wg.custom_vjp")
-    if not kwargs:
-        return fn(*inputs)
-    kwargs = dict(kwargs)
-    _no_out(kwargs.pop("out", None), fname)
-    where = kwargs.pop("where", True)
-    if where is not True:
-        refuse(fname, "where", f"entries outside the mask would be left unset: write "
-                               f"np.where(mask, {fname}(...), fill)")
-    dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
-    for key in [k for k in kwargs if k in _NO_EFFECT]:
-        kwargs.pop(key)
-    for key in ("signature", "axes", "axis", "keepdims"):
-        if kwargs.get(key, None) not in (None, False):
-            refuse(fname, key, "call it without this keyword")
-        kwargs.pop(key, None)
-    if kwargs:
-        raise TypeError(f"{fname}() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
-    if dtype is None:
-        return fn(*inputs)
-    out_dtype = _loop_dtype(ufunc, inputs, dtype, casting)
-    if out_dtype.kind in "fc":      # NumPy computes in the dtype: the operands are cast first
-        inputs = [_as_dtype(x, out_dtype, "unsafe", fname) for x in inputs]
-    out = fn(*inputs)
-    return out if aval_of(out).dtype == out_dtype else arith.convert(out, dtype=out_dtype)
-
-
-def _loop_dtype(ufunc, inputs, dtype, casting):
-    """The result dtype of ``ufunc(*inputs, dtype=dtype, casting=casting)``,
-    as NumPy resolves it (on empty stand-ins of the operands): NumPy's own
-    TypeError where it has no such loop or may not cast."""
-    stand_ins = []
-    for x in inputs:
-        av = aval_of(x)
-        stand_ins.append(av.python_type(0) if av.weak else np.empty(0, av.dtype))
-    return np.asarray(ufunc(*stand_ins, dtype=dtype, casting=casting)).dtype
