@@ -5,6 +5,10 @@ kind of mistake and runs every member of its class in both engines.
   method takes NumPy's parameters by NumPy's names; a keyword call gives
   the positional call's value and gradient, and a keyword wengert does not
   implement is refused, never dropped.
+* writes of traced values (trace engine): storing one into an array in
+  place, a traced array or a plain one, by any subscript or ``out=``, is
+  ``InPlaceUpdateError`` naming the user's line and the way out
+  (``engine="source"``, which then gives the right derivative, or ``wg.at``).
 * shape rules: every rule that checks its operands refuses bad shapes with
   ``ShapeMismatchError`` naming the user's line, also after a derivative of
   the same function ran at good shapes (a remembered answer, compiled code or
@@ -44,14 +48,14 @@ def _arrays(shapes, seed=0):
 
 def check_grad_fd(f, args, engine, what=""):
     """The gradient (every argument) against central differences along a
-    random direction."""
+    random direction (float32 tolerances where the output is float32)."""
     argnums = tuple(range(len(args)))
     g = wg.grad(f, argnums=argnums, engine=engine)(*args)
     rng = np.random.default_rng(1)
     t = tuple(rng.standard_normal(np.shape(a)) for a in args)
     got = sum(float(np.sum(gi * ti)) for gi, ti in zip(g, t))
     want = fd_jvp(f, args, t)
-    assert_close(got, want, rtol("jvp", *args), what=f"{what} gradient against FD")
+    assert_close(got, want, rtol("program", *args, f(*args)), what=f"{what} gradient against FD")
 
 
 # --- shape rules: a guard always runs ------------------------------------------------
@@ -556,19 +560,21 @@ def _ufunc_functions(ufunc, **kwargs):
 @pytest.mark.parametrize("ufunc", UFUNC_LIST, ids=[u.__name__ for u in UFUNC_LIST])
 def test_ufunc_keywords(ufunc, engine):
     """Every mapped ufunc: ``dtype=`` computes in that dtype (NumPy's value
-    and dtype, the tangent against FD), ``where=`` and ``out=`` are refused
-    with the user's line: dropping them would give other values than NumPy."""
+    and dtype, the tangent against FD), ``where=`` and ``out=`` (a write in
+    place) are refused with the user's line: dropping them would give other
+    values than NumPy."""
     rng = np.random.default_rng(5)
     args = tuple(rng.uniform(0.2, 0.8, 3) for _ in range(ufunc.nin))
     ones = tuple(np.ones(3) for _ in args)
     name = ufunc.__name__
-    for key, val in (("where", np.array([True, False, True])), ("out", np.zeros(3))):
+    for key, val, err in (("where", np.array([True, False, True]), errors.NoDerivativeRule),
+                          ("out", np.zeros(3), errors.InPlaceUpdateError)):
         f = _ufunc_functions(ufunc, **{key: val})
         if _numpy_refuses(f, args):
             with pytest.raises(TypeError):          # NumPy itself refuses the keyword
                 wg.jvp(f, args, ones, engine=engine)
             continue
-        with pytest.raises(errors.NoDerivativeRule, match=rf"{HERE}:\d+: np\.{name}\(\.\.\., {key}="):
+        with pytest.raises(err, match=rf"{HERE}:\d+: np\.{name}\(\.\.\., {key}="):
             wg.jvp(f, args, ones, engine=engine)
     f = _ufunc_functions(ufunc, dtype=np.float32, casting="same_kind")
     if _numpy_refuses(f, args):           # no float32 loop (comparisons, float_power)
@@ -614,9 +620,9 @@ def rf_max_where_alone(x):
 REFUSED = [("mean-where", rf_mean_where, errors.NoDerivativeRule, r"np\.mean\(\.\.\., where="),
            ("var-mean", rf_var_mean, errors.NoDerivativeRule, r"np\.var\(\.\.\., mean="),
            ("ravel-order-K", rf_ravel_k, errors.NoDerivativeRule, r"np\.ravel\(\.\.\., order="),
-           ("sum-out", rf_sum_out, errors.NoDerivativeRule, r"np\.sum\(\.\.\., out="),
+           ("sum-out", rf_sum_out, errors.InPlaceUpdateError, r"np\.sum\(\.\.\., out="),
            ("clip-ufunc-keyword", rf_clip_kwargs, errors.NoDerivativeRule, r"np\.clip\(\.\.\., dtype="),
-           ("method-out", rf_method_out, errors.NoDerivativeRule, r"np\.max\(\.\.\., out="),
+           ("method-out", rf_method_out, errors.InPlaceUpdateError, r"np\.max\(\.\.\., out="),
            ("max-where-without-initial", rf_max_where_alone, ValueError, r"np\.max with where= needs initial=")]
 
 
@@ -625,3 +631,121 @@ REFUSED = [("mean-where", rf_mean_where, errors.NoDerivativeRule, r"np\.mean\(\.
 def test_unimplemented_keyword_is_refused(name, f, err, msg, engine):
     with pytest.raises(err, match=rf"{HERE}:\d+: {msg}"):
         wg.grad(lambda x: np.sum(f(x)), engine=engine)(np.ones((3, 2)))
+
+
+# --- writes of traced values in the trace engine ---------------------------------------
+def wr_traced_item(x):
+    y = x * 2.0
+    y[1] = x[0] ** 2
+    return np.sum(y * x)
+
+
+def wr_plain_item(x):
+    z = np.zeros(3)
+    z[0] = x[0]
+    return np.sum(z * x)
+
+
+def wr_plain_item_f32(x):
+    z = np.zeros(3, np.float32)
+    z[2] = x[1] * 3.0
+    return np.sum(z * np.float32(2.0))
+
+
+def wr_plain_item_int(x):
+    z = np.zeros(3, np.int64)
+    z[2] = x[1]
+    return np.sum(z * x)
+
+
+def wr_plain_complex(x):
+    z = np.zeros(3, np.complex128)
+    z[0] = x[0]
+    return np.sum(np.real(z) * x)
+
+
+def wr_plain_slice(x):
+    z = np.ones(3)
+    z[0:2] = x[1:] ** 2
+    return np.sum(z * x)
+
+
+def wr_plain_fancy(x):
+    z = np.ones(3)
+    z[[2, 0]] = x[:2]
+    return np.sum(z * x)
+
+
+def wr_plain_mask(x):
+    z = np.ones(3)
+    z[z > 0.0] = x
+    return np.sum(z * x)
+
+
+def wr_plain_ellipsis(x):
+    z = np.ones(3)
+    z[...] = np.sin(x)
+    return np.sum(z * x)
+
+
+def wr_plain_augmented_item(x):
+    z = np.ones(3)
+    z[1] += x[2]
+    return np.sum(z * x)
+
+
+def wr_plain_augmented(x):
+    z = np.ones(3)
+    z += x
+    return np.sum(z * x)
+
+
+def wr_ufunc_out(x):
+    z = np.ones(3)
+    np.multiply(x, 2.0, out=z)
+    return np.sum(z * x)
+
+
+# the writes, and what the source engine does with them: the derivative
+# (None), or a typed refusal of its own (an explicit out=; complex values)
+WRITES = [("traced-item", wr_traced_item, None), ("plain-item", wr_plain_item, None),
+          ("plain-item-float32", wr_plain_item_f32, None),
+          ("plain-item-int", wr_plain_item_int, None),
+          ("plain-item-complex", wr_plain_complex, errors.UnsupportedDtypeError),
+          ("plain-slice", wr_plain_slice, None), ("plain-fancy", wr_plain_fancy, None),
+          ("plain-mask", wr_plain_mask, None), ("plain-ellipsis", wr_plain_ellipsis, None),
+          ("plain-augmented-item", wr_plain_augmented_item, None),
+          ("plain-augmented", wr_plain_augmented, None),
+          ("ufunc-out", wr_ufunc_out, errors.InPlaceUpdateError)]
+
+
+@pytest.mark.parametrize("name, f, source_error", WRITES, ids=[w[0] for w in WRITES])
+def test_write_of_traced_value(name, f, source_error):
+    """The trace engine refuses with the user's line and the ways out; the
+    engine it names gives the derivative NumPy's semantics define (FD:
+    a value stored into an integer array is truncated, so it has none)."""
+    x = np.array([0.3, -0.7, 1.1])
+    for transform in (wg.grad(f, engine="trace"),
+                      lambda x: wg.jvp(f, (x,), (np.ones(3),), engine="trace"),
+                      lambda x: wg.vjp(f, x, engine="trace")):
+        with pytest.raises(errors.InPlaceUpdateError,
+                           match=rf"{HERE}:\d+: .*in place.*engine='source' \(or 'auto'\)"):
+            transform(x)
+    for engine in ("source", "auto"):
+        if source_error is None:
+            check_grad_fd(f, (x,), engine, name)
+        else:
+            with pytest.raises(source_error, match=rf"{HERE}:\d+: "):
+                wg.grad(f, engine=engine)(x)
+
+
+def wr_with_at(x):
+    z = np.zeros(3)
+    z = wg.at(z)[0].set(x[0])
+    y = wg.at(x)[1].set(x[0] ** 2)
+    return np.sum(z * y)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_write_advice_wg_at_works(engine):
+    check_grad_fd(wr_with_at, (np.array([0.3, -0.7, 1.1]),), engine, "wg.at")

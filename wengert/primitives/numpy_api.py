@@ -10,6 +10,7 @@ names (``x.swapaxes(axis1, axis2)``).
 """
 from __future__ import annotations
 
+import dis
 import linecache
 import re
 import sys
@@ -25,6 +26,9 @@ from ..errors import (ConcretizationError, InPlaceUpdateError, NoDerivativeRule,
                       UnsupportedFunctionError, user_location)
 
 
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+
+
 def _caller_math_function(depth=2):
     """``math.sin(x)`` calls ``x.__float__``: name the math function from the
     caller's source line, so the error can say what to use instead."""
@@ -33,6 +37,23 @@ def _caller_math_function(depth=2):
     m = re.search(r"\bmath\.(\w+)\s*\(", line)
     where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
     return (m.group(1) if m else None), where
+
+
+def _stores_item(depth):
+    """Whether the frame ``depth`` levels up is executing ``a[i] = v``:
+    NumPy converts ``v`` (``float()``, ``np.asarray``) as it stores it into
+    a plain array, which is how a traced value reaches a conversion there."""
+    frame = sys._getframe(depth)
+    code, at = frame.f_code.co_code, frame.f_lasti
+    return 0 <= at < len(code) and code[at] == _STORE_SUBSCR
+
+
+def _stored_error(where):
+    return InPlaceUpdateError(
+        f"{where}: a traced value is written into an array in place (a[i] = v); the array "
+        "would keep its value and drop its derivative. Use engine='source' (or 'auto'), which "
+        "turns subscripted assignment into a functional update, or write "
+        "a = wg.at(a)[i].set(v)")
 
 
 class Tracer(TracerBase):
@@ -93,8 +114,8 @@ class Tracer(TracerBase):
     def __setitem__(self, idx, v):
         raise InPlaceUpdateError(
             f"{user_location()}: a traced array cannot be assigned to in place (x[i] = v); "
-            "write x = wg.at(x)[i].set(v), or use engine='source', which turns subscripted "
-            "assignment into a functional update")
+            "write x = wg.at(x)[i].set(v), or use engine='source' (or 'auto'), which turns "
+            "subscripted assignment into a functional update")
 
     # --- conversion to Python values: control flow is taken at the concrete
     # value; a float/array conversion would drop the derivative, so it raises
@@ -127,6 +148,8 @@ class Tracer(TracerBase):
 
     def _float_error(self, kind):
         name, where = _caller_math_function(depth=3)
+        if _stores_item(depth=3):
+            raise _stored_error(where)
         if name is not None:
             raise UnsupportedFunctionError(
                 f"{where}: math.{name} was called on a traced value; math functions work on "
@@ -138,6 +161,8 @@ class Tracer(TracerBase):
 
     def __array__(self, dtype=None, copy=None):
         name, where = _caller_math_function(depth=2)
+        if _stores_item(depth=2):
+            raise _stored_error(where)
         raise ConcretizationError(
             f"{where}: a traced value was converted to a NumPy array (np.asarray, np.array, "
             "or a NumPy function without a rule); this would drop its derivative. Pass the "
@@ -200,7 +225,7 @@ class Tracer(TracerBase):
         return npf._argmin(self, axis, out, keepdims=keepdims)
 
     def dot(self, other, out=None):
-        return linalg.dot(self, other, out)
+        return npf._dot(self, other, out)
 
     def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         return npf._trace(self, offset, axis1, axis2, dtype, out)

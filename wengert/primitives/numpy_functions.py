@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from . import arith, composite, linalg, matrix, reduce, shape
-from ..errors import NoDerivativeRule, user_location
+from ..errors import InPlaceUpdateError, NoDerivativeRule, user_location
 from ..ir import aval_of
 
 shape_mod = shape       # for the functions whose NumPy parameter is called ``shape``
@@ -35,9 +35,15 @@ def refuse(fname, param, advice):
 
 
 def no_out(out, fname):
+    """``out=`` writes the result into an array in place, where it would
+    keep its value and drop its derivative (``a += b`` on a plain array is
+    ``np.add(a, b, out=a)``)."""
     if out is not None:
-        refuse(fname, "out", "out= writes into an array in place: drop it and use the "
-                             "returned value")
+        raise InPlaceUpdateError(
+            f"{user_location()}: {fname}(..., out=...) writes a traced value into an array in "
+            "place; drop out= and use the returned value. For a += b on a plain array write "
+            "a = a + b, or use engine='source' (or 'auto'), which turns augmented assignment "
+            "into a new value")
 
 
 def _keep(keepdims):
@@ -175,11 +181,13 @@ _argmin = _arg("np.argmin", reduce.argmin)
 
 # --- products ----------------------------------------------------------
 def _dot(a, b, out=None):
-    return linalg.dot(a, b, out)
+    no_out(out, "np.dot")
+    return linalg.dot(a, b)
 
 
 def _outer(a, b, out=None):
-    return linalg.outer(a, b, out)
+    no_out(out, "np.outer")
+    return linalg.outer(a, b)
 
 
 def _inner(a, b, /):
@@ -207,6 +215,7 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
     extra = set(kwargs) - {"dtype", "order", "casting"}
     if extra:
         raise TypeError(f"einsum() got an unexpected keyword argument {sorted(extra)[0]!r}")
+    no_out(out, "np.einsum")
     dtype, casting = kwargs.get("dtype"), kwargs.get("casting", "safe")
     if dtype is not None:
         operands = (operands[0],) + tuple(as_dtype(o, dtype, casting, "np.einsum")
