@@ -5,6 +5,10 @@ kind of mistake and runs every member of its class in both engines.
   method takes NumPy's parameters by NumPy's names; a keyword call gives
   the positional call's value and gradient, and a keyword wengert does not
   implement is refused, never dropped.
+* math builtins: every ``math`` function with a NumPy twin works when given
+  to a transform and, in the source engine, inside user code, keeping what
+  ``math`` returns (a Python float); the trace engine refuses it inside user
+  code naming the user's line and the twin.
 * writes of traced values (trace engine): storing one into an array in
   place, a traced array or a plain one, by any subscript or ``out=``, is
   ``InPlaceUpdateError`` naming the user's line and the way out
@@ -17,14 +21,16 @@ kind of mistake and runs every member of its class in both engines.
 from __future__ import annotations
 
 import inspect
+import math
 import os
+import re
 
 import numpy as np
 import pytest
 
 import wengert as wg
 from wengert import errors
-from wengert.primitives import numpy_functions as npf, numpy_ufuncs
+from wengert.primitives import math_twins, numpy_functions as npf, numpy_ufuncs
 from wengert.primitives.numpy_api import Tracer
 
 from checks import assert_close, fd_jvp, rtol
@@ -749,3 +755,63 @@ def wr_with_at(x):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_write_advice_wg_at_works(engine):
     check_grad_fd(wr_with_at, (np.array([0.3, -0.7, 1.1]),), engine, "wg.at")
+
+
+# --- math builtins ----------------------------------------------------------------------
+# arguments inside every twin's domain; two-argument functions get two
+MATH_ARGS = {math.atan2: (0.37, -0.81), math.pow: (1.3, 0.7), math.hypot: (0.37, -0.81),
+             math.log: (1.7,)}
+MATH_CASES = sorted(math_twins.TWINS, key=lambda f: f.__name__)
+
+
+def _math_args(fn):
+    return MATH_ARGS.get(fn, (0.37,))
+
+
+def _in_user_code(fn, nargs):
+    """``fn`` called inside a user function, its Python float result scaled
+    by a float32 array (NumPy keeps float32: the result is weakly typed)."""
+    if nargs == 1:
+        def user1(x):
+            return fn(x) * V32
+        return user1
+
+    def user2(x, y):
+        return fn(x, y) * V32
+    return user2
+
+
+V32 = np.array([1.5, -0.5], np.float32)
+
+
+@pytest.mark.parametrize("engine", ENGINES + ("auto",))
+@pytest.mark.parametrize("fn", MATH_CASES, ids=[f.__name__ for f in MATH_CASES])
+def test_math_builtin_given_to_a_transform(fn, engine):
+    args = _math_args(fn)
+    nums = tuple(range(len(args)))
+    value, g = wg.value_and_grad(fn, argnums=nums, engine=engine)(*args)
+    assert type(value) is float, type(value)
+    assert value == pytest.approx(fn(*args), rel=1e-14)
+    check_grad_fd(fn, args, engine, fn.__name__)
+    out, tan = wg.jvp(fn, args, tuple(1.0 for _ in args), engine=engine)
+    assert type(out) is float and type(tan) is float, (type(out), type(tan))
+    assert tan == pytest.approx(sum(g), rel=1e-12)
+
+
+@pytest.mark.parametrize("fn", MATH_CASES, ids=[f.__name__ for f in MATH_CASES])
+def test_math_builtin_in_user_code(fn):
+    """Source engine: the twin, NumPy's dtype (float32), the gradient (FD).
+    Trace engine: only ``float()`` of the tracer is seen; the error names
+    the user's line and the NumPy function to write instead."""
+    args = _math_args(fn)
+    user = _in_user_code(fn, len(args))
+    want = user(*args)
+    for engine in ("source", "auto"):
+        out, _ = wg.vjp(user, *args, engine=engine)
+        assert out.dtype == want.dtype == np.float32, (engine, out.dtype)
+        assert_close(out, want, rtol("ref", np.float32), what=f"{fn.__name__} value")
+        check_grad_fd(lambda *a: np.sum(user(*a)), args, engine, fn.__name__)
+    twin = re.escape(math_twins.numpy_name(fn))
+    with pytest.raises(errors.UnsupportedFunctionError,
+                       match=rf"{HERE}:\d+: math\.{fn.__name__} was called .* Use {twin} instead"):
+        wg.grad(lambda *a: np.sum(user(*a)), engine="trace")(*args)

@@ -16,6 +16,7 @@ from .errors import (ConcretizationError, NonDifferentiableInputError, NonScalar
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import TracerBase, Zero, eval_program, new_trace
+from .primitives.math_twins import twin_of
 from .primitives.arith import convert
 from .primitives.control import RAGGED_BATCH
 from .primitives.shape import reshape, stack, transpose as transpose_axes
@@ -167,6 +168,7 @@ def _unit(aval):
 
 def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
     _check_engine(engine)
+    fun = twin_of(fun)           # a math builtin: its NumPy twin (math_twins)
     by_source = _by_source(fun, engine, "value_and_grad", lambda g: value_and_grad(
         g, argnums, has_aux=has_aux, engine="trace"))
     if by_source is not None:
@@ -215,6 +217,7 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
 
 def grad(fun, argnums=0, *, has_aux=False, engine="auto"):
     _check_engine(engine)
+    fun = twin_of(fun)           # a math builtin: its NumPy twin (math_twins)
     by_source = _by_source(fun, engine, "grad", lambda g: grad(g, argnums, has_aux=has_aux,
                                                                  engine="trace"))
     if by_source is not None:
@@ -233,6 +236,7 @@ def grad(fun, argnums=0, *, has_aux=False, engine="auto"):
 def vjp(fun, *primals, has_aux=False, engine="auto"):
     """(out, pullback); ``pullback(ct)`` returns a tuple, one per primal."""
     _check_engine(engine)
+    fun = twin_of(fun)           # a math builtin: its NumPy twin (math_twins)
     if engine != "trace":
         from .api_source import source_inner
         inner = source_inner(fun, primals, engine, "vjp")
@@ -268,6 +272,7 @@ def vjp(fun, *primals, has_aux=False, engine="auto"):
 def jvp(fun, primals, tangents, *, engine="auto"):
     """(out, tangent_out) for tuples ``primals`` and ``tangents``."""
     _check_engine(engine)
+    fun = twin_of(fun)           # a math builtin: its NumPy twin (math_twins)
     if engine != "trace" and isinstance(primals, (tuple, list)):
         from .api_source import source_inner
         inner = source_inner(fun, tuple(primals), engine, "jvp")
@@ -293,6 +298,7 @@ def jvp(fun, primals, tangents, *, engine="auto"):
 def linearize(fun, *primals, engine="auto"):
     """(out, linear_fun): ``linear_fun(*tangents)`` evaluates the linear Program."""
     _check_engine(engine)
+    fun = twin_of(fun)           # a math builtin: its NumPy twin (math_twins)
     if engine != "trace":
         from .api_source import source_inner
         inner = source_inner(fun, primals, engine, "linearize")
@@ -426,6 +432,7 @@ def _assemble(table, out_tree, in_tree, single):
 def jacfwd(fun, argnums=0, *, engine="auto"):
     """Jacobian by forward mode: one linearize, one batched pass of tangents."""
     _check_engine(engine)
+    fun = twin_of(fun)           # a math builtin: its NumPy twin (math_twins)
     by_source = _by_source(fun, engine, "jacfwd", lambda g: jacfwd(g, argnums, engine="trace"))
     if by_source is not None:
         return by_source
@@ -447,6 +454,7 @@ def jacfwd(fun, argnums=0, *, engine="auto"):
 def jacrev(fun, argnums=0, *, engine="auto"):
     """Jacobian by reverse mode: one linearize, one batched pass of cotangents."""
     _check_engine(engine)
+    fun = twin_of(fun)           # a math builtin: its NumPy twin (math_twins)
     by_source = _by_source(fun, engine, "jacrev", lambda g: jacrev(g, argnums, engine="trace"))
     if by_source is not None:
         return by_source
@@ -469,6 +477,7 @@ def jacrev(fun, argnums=0, *, engine="auto"):
 def hessian(fun, argnums=0, *, engine="auto"):
     """Forward over reverse: ``jacfwd(jacrev(fun))``."""
     _check_engine(engine)
+    fun = twin_of(fun)           # a math builtin: its NumPy twin (math_twins)
     by_source = _by_source(fun, engine, "hessian", lambda g: hessian(g, argnums, engine="trace"))
     if by_source is not None:
         return by_source
@@ -479,6 +488,7 @@ def make_program(fun, *example_args, engine="auto"):
     """The Program of ``fun`` at ``example_args``; ``print()`` shows it. With
     the source engine it keeps the function's control flow and names."""
     _check_engine(engine)
+    fun = twin_of(fun)           # a math builtin: its NumPy twin (math_twins)
     from .api_source import has_source
     if engine == "source" or (engine == "auto" and has_source(fun)):
         from .api_source import _warn_fallback, source_program

@@ -21,6 +21,7 @@ from ..errors import ConcretizationError, NonDifferentiableInputError, Unsupport
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, reduce as reduce_mod
 from ..primitives.core import TracerBase, effects_made, zeros
+from ..primitives.math_twins import twin_of
 from ..pytree import flatten
 from ..staging import closure_convert, stage
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
@@ -229,19 +230,13 @@ _BUILTINS = {builtins.float: _float, builtins.int: _int, builtins.sum: _sum, bui
              builtins.max: _extremum(builtins.max, arith.maximum, reduce_mod.reduce_max),
              builtins.isinstance: _isinstance}
 
-_MATH_TO_NUMPY = {"fabs": "abs", "pow": "power", "atan": "arctan", "asin": "arcsin",
-                  "acos": "arccos", "atan2": "arctan2"}
-
-
 def _math(f):
     name = f.__name__
-    np_name = _MATH_TO_NUMPY.get(name, name)
-    np_fn = getattr(np, np_name, None)
+    # a twin computes it with NumPy and returns a Python float, as math does
+    np_fn = twin_of(f) if twin_of(f) is not f else getattr(np, name, None)
 
     def fn(*args):
         if _any_traced(args):
-            if name == "log" and len(args) == 2:
-                return arith.div(np.log(args[0]), np.log(args[1]))
             if np_fn is None:
                 raise UnsupportedSyntax(f"math.{name} has no NumPy counterpart for traced "
                                         "values; write it with NumPy functions")

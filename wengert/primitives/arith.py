@@ -12,6 +12,7 @@ operand's shape with ``sum_to_shape``.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -381,6 +382,28 @@ tanh_p = _unary("tanh", np.tanh, tanh_jvp)
 tanh = _wrap(tanh_p)
 
 
+# --- erf ---------------------------------------------------------------
+# NumPy has no erf; math.erf, elementwise, computes it (in float64, then
+# cast to a float32 operand's dtype)
+_erf_elementwise = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf_impl(x):
+    a = np.asarray(x)
+    dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    return np.asarray(_erf_elementwise(a), dtype=dtype)[()]
+
+
+def erf_jvp(primals, tangents):
+    x, = primals
+    # d erf(x) = 2 / sqrt(pi) exp(-x^2) dx
+    return erf(x), mul(tangents[0], mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
+
+
+erf_p = _unary("erf", erf_impl, erf_jvp)
+erf = _wrap(erf_p)
+
+
 # --- abs, sign ---------------------------------------------------------
 def abs_jvp(primals, tangents):
     x, = primals
@@ -529,32 +552,59 @@ logical_not_p, logical_not = _predicate("logical_not", np.logical_not, nargs=1)
 isfinite_p, isfinite = _predicate("isfinite", np.isfinite, nargs=1)
 
 
-# --- convert (astype) --------------------------------------------------
-def convert_impl(x, dtype):
-    return np.asarray(x).astype(dtype)
+# --- convert (astype; float() with weak=True) ----------------------------
+# ``weak``: the result is a Python scalar (``float(x)``, what ``math.sin``
+# returns), which NumPy's promotion treats as weakly typed (NEP 50): it
+# yields to an array's dtype, where a NumPy float64 would not
+def convert_impl(x, dtype, weak=False):
+    out = np.asarray(x).astype(dtype)
+    return out.item() if weak else out
 
 
-def convert_aval(x, dtype):
-    return Aval(x.shape, dtype)
+def convert_aval(x, dtype, weak=False):
+    if weak and x.shape != ():
+        from .rules import shape_error
+        raise shape_error(f"convert: a Python scalar (weak=True) of shape {x.shape}")
+    return Aval(x.shape, dtype, weak=weak)
 
 
-def convert_jvp(primals, tangents, dtype):
+def convert_jvp(primals, tangents, dtype, weak=False):
     x, = primals
-    out = convert(x, dtype=dtype)
+    out = convert(x, dtype=dtype, **_weak(weak))
     if np.dtype(dtype).kind not in "fc":
         return out, Zero(aval_of(out))
-    return out, convert(tangents[0], dtype=dtype)
+    return out, convert(tangents[0], dtype=dtype, **_weak(weak))
 
 
-def convert_transpose(ct, x, dtype):
+def convert_transpose(ct, x, dtype, weak=False):
     return (convert(ct, dtype=x.aval.dtype),)
 
 
+def convert_batch(args, batched, dtype, weak=False):
+    # a batch of Python scalars is an array: the batched result is strong
+    return convert(args[0], dtype=dtype)
+
+
+def _weak(weak):
+    """The params of a weak conversion (none for the usual, strong one, so
+    its equations print and generate code as before)."""
+    return {"weak": True} if weak else {}
+
+
 convert_p = register(Primitive("convert", nargs=1, impl=convert_impl, jvp=convert_jvp,
-                               transpose=convert_transpose, abstract_eval=convert_aval))
+                               transpose=convert_transpose, abstract_eval=convert_aval,
+                               batch=convert_batch))
 convert_p.zero_rule = zero_if_any(convert_p)
 convert = _wrap(convert_p)
-convert_p.batch = elementwise_batch(convert)
+
+
+def python_scalar(x, dtype=np.float64):
+    """``float(x)`` of a 0-d value: a Python scalar of ``dtype``'s kind, weakly
+    typed (NEP 50), as ``float()`` and ``math`` functions give."""
+    av = aval_of(x)
+    if av.weak and av.dtype == np.dtype(dtype):
+        return x
+    return convert(x, dtype=np.dtype(dtype), weak=True)
 
 
 def cast_float(t, aval):

@@ -10,16 +10,20 @@ names (``x.swapaxes(axis1, axis2)``).
 """
 from __future__ import annotations
 
+import builtins
 import dis
 import linecache
+import os
 import re
 import sys
+import types
 
 import numpy as np
 
 from . import arith, index, linalg, shape
 from . import numpy_functions as npf
 from .core import TracerBase
+from .math_twins import numpy_name
 from .numpy_functions import FUNCTIONS, NO_VALUE
 from .numpy_ufuncs import ufunc_call
 from ..errors import (ConcretizationError, InPlaceUpdateError, NoDerivativeRule,
@@ -27,16 +31,38 @@ from ..errors import (ConcretizationError, InPlaceUpdateError, NoDerivativeRule,
 
 
 _STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _caller_math_function(depth=2):
-    """``math.sin(x)`` calls ``x.__float__``: name the math function from the
-    caller's source line, so the error can say what to use instead."""
+    """``math.sin(x)`` calls ``x.__float__`` from C, with no frame of its own:
+    the function is found among the callables named on the caller's source
+    line (``math.sin(``, or ``sin(`` after ``from math import sin``) that are
+    ``math`` builtins, so the error can say what to use instead. Returns
+    (the builtin or None, the caller's file:line)."""
     frame = sys._getframe(depth)
-    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-    m = re.search(r"\bmath\.(\w+)\s*\(", line)
+    if frame.f_code.co_filename.startswith(_PACKAGE):
+        return None, user_location()        # wengert's own call: name the user's line
     where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
-    return (m.group(1) if m else None), where
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    for name in re.findall(r"([A-Za-z_][\w.]*)\s*\(", line):
+        fn = _resolve(name, frame)
+        if isinstance(fn, types.BuiltinFunctionType) and getattr(fn, "__module__", "") == "math":
+            return fn, where
+    return None, where
+
+
+def _resolve(dotted, frame):
+    """The object a dotted name on ``frame``'s line stands for, looking into
+    modules only (reading an attribute of another object could run code)."""
+    head, *rest = dotted.split(".")
+    scopes = (frame.f_locals, frame.f_globals, vars(builtins))
+    obj = next((sc[head] for sc in scopes if head in sc), None)
+    for attr in rest:
+        if not isinstance(obj, types.ModuleType):
+            return None
+        obj = getattr(obj, attr, None)
+    return obj
 
 
 def _stores_item(depth):
@@ -147,14 +173,17 @@ class Tracer(TracerBase):
         return self._float_error("complex")
 
     def _float_error(self, kind):
-        name, where = _caller_math_function(depth=3)
+        fn, where = _caller_math_function(depth=3)
         if _stores_item(depth=3):
             raise _stored_error(where)
-        if name is not None:
+        if fn is not None:
+            twin = numpy_name(fn)
+            instead = (f"Use {twin} instead (engine='source' maps math functions "
+                       "automatically)" if twin else "NumPy has no twin of it with a "
+                       "derivative rule: write it with NumPy functions")
             raise UnsupportedFunctionError(
-                f"{where}: math.{name} was called on a traced value; math functions work on "
-                f"Python floats only and would drop the derivative. Use np.{name} instead "
-                "(engine='source' maps math functions automatically)")
+                f"{where}: math.{fn.__name__} was called on a traced value; math functions "
+                f"work on Python floats only and would drop the derivative. {instead}")
         raise ConcretizationError(
             f"{where}: {kind}() of a traced value would drop its derivative; keep it an "
             "array (use np functions), or convert only values you do not differentiate")
@@ -184,7 +213,7 @@ class Tracer(TracerBase):
                                    "rule in wengert; "
                                    "write it with supported NumPy functions or wrap it in "
                                    "wg.custom_jvp / wg.custom_vjp")
-        return fn(*args, **kwargs)
+        return npf.numpy_result(fn(*args, **kwargs))
 
     # --- array methods: ndarray's parameters (and, for the reductions that
     # take ``**kwargs``, those of the NumPy function they forward to)

@@ -16,12 +16,14 @@ import math
 import numpy as np
 
 from . import arith, composite, linalg, matrix, reduce, shape
+from .core import TracerBase
 from ..errors import InPlaceUpdateError, NoDerivativeRule, user_location
 from ..ir import aval_of
 
 shape_mod = shape       # for the functions whose NumPy parameter is called ``shape``
 
-__all__ = ["FUNCTIONS", "NO_VALUE", "refuse", "as_dtype", "no_out", "reshape_in_order"]
+__all__ = ["FUNCTIONS", "NO_VALUE", "refuse", "as_dtype", "no_out", "reshape_in_order",
+           "numpy_result"]
 
 # NumPy's own marker of an argument not given (``keepdims=<no value>``): the
 # defaults below are NumPy's, so a call forwarded by NumPy with it is the same
@@ -44,6 +46,18 @@ def no_out(out, fname):
             "place; drop out= and use the returned value. For a += b on a plain array write "
             "a = a + b, or use engine='source' (or 'auto'), which turns augmented assignment "
             "into a new value")
+
+
+def numpy_result(out):
+    """NumPy's functions and ufuncs return NumPy values: a result that came
+    out a Python scalar (weakly typed, its operands being Python numbers)
+    is the NumPy scalar NumPy gives (``np.sin(0.5)`` is an ``np.float64``,
+    which, unlike a Python float, promotes a float32 array it meets)."""
+    if isinstance(out, TracerBase):
+        return arith.convert(out, dtype=out.aval.dtype) if out.aval.weak else out
+    if type(out) in (tuple, list):
+        return type(out)(numpy_result(o) for o in out)
+    return out
 
 
 def _keep(keepdims):

@@ -5,14 +5,15 @@ primitive wrapper it becomes, and its keywords (``numpy_api`` dispatches
 Contract: the keywords every ufunc takes are implemented (``dtype``: NumPy
 resolves the loop, the operands are cast to it first) or refused with
 ``NoDerivativeRule`` naming the user's line (``out``, ``where``, a gufunc's
-``axes``); ``order`` and ``subok`` change nothing wengert computes.
+``axes``); ``order`` and ``subok`` change nothing wengert computes. A
+ufunc's result is a NumPy value, never a Python scalar (NEP 50).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import arith, linalg
-from .numpy_functions import as_dtype, no_out, refuse
+from .numpy_functions import as_dtype, no_out, numpy_result, refuse
 from ..errors import NoDerivativeRule, user_location
 from ..ir import aval_of
 
@@ -39,6 +40,14 @@ def _hypot(x, y):
     return arith.sqrt(arith.add(arith.mul(x, x), arith.mul(y, y)))
 
 
+def _degrees(x):
+    return arith.mul(x, 180.0 / np.pi)
+
+
+def _radians(x):
+    return arith.mul(x, np.pi / 180.0)
+
+
 UFUNCS = {
     np.add: arith.add, np.subtract: arith.sub, np.multiply: arith.mul,
     np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
@@ -57,6 +66,7 @@ UFUNCS = {
     np.isfinite: arith.isfinite, np.matmul: linalg.matmul, np.log2: _log2, np.log10: _log10,
     np.exp2: _exp2, np.logaddexp: arith.logaddexp, np.hypot: _hypot,
     np.remainder: arith.remainder, np.floor_divide: arith.floor_divide,
+    np.degrees: _degrees, np.rad2deg: _degrees, np.radians: _radians, np.deg2rad: _radians,
 }
 
 # keywords every ufunc call takes that change nothing wengert computes
@@ -74,7 +84,7 @@ def ufunc_call(ufunc, inputs, kwargs):
                                "write it with supported NumPy functions or wrap it in "
                                "wg.custom_jvp / wg.custom_vjp")
     if not kwargs:
-        return fn(*inputs)
+        return numpy_result(fn(*inputs))
     kwargs = dict(kwargs)
     no_out(kwargs.pop("out", None), fname)
     where = kwargs.pop("where", True)
@@ -91,11 +101,11 @@ def ufunc_call(ufunc, inputs, kwargs):
     if kwargs:
         raise TypeError(f"{fname}() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
     if dtype is None:
-        return fn(*inputs)
+        return numpy_result(fn(*inputs))
     out_dtype = _loop_dtype(ufunc, inputs, dtype, casting)
     if out_dtype.kind in "fc":      # NumPy computes in the dtype: the operands are cast first
         inputs = [as_dtype(x, out_dtype, "unsafe", fname) for x in inputs]
-    out = fn(*inputs)
+    out = numpy_result(fn(*inputs))
     return out if aval_of(out).dtype == out_dtype else arith.convert(out, dtype=out_dtype)
 
 
