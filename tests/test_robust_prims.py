@@ -13,6 +13,10 @@ kind of mistake and runs every member of its class in both engines.
   place, a traced array or a plain one, by any subscript or ``out=``, is
   ``InPlaceUpdateError`` naming the user's line and the way out
   (``engine="source"``, which then gives the right derivative, or ``wg.at``).
+* dtypes (NEP 50): for each family of functions and each mix of operand
+  kinds (float32 and float64 arrays, Python float and int, integer array,
+  float32 scalar) the primal has NumPy's dtype (a Python float stays one),
+  each gradient its input's, and a jvp's tangent its output's.
 * shape rules: every rule that checks its operands refuses bad shapes with
   ``ShapeMismatchError`` naming the user's line, also after a derivative of
   the same function ran at good shapes (a remembered answer, compiled code or
@@ -33,7 +37,7 @@ from wengert import errors
 from wengert.primitives import math_twins, numpy_functions as npf, numpy_ufuncs
 from wengert.primitives.numpy_api import Tracer
 
-from checks import assert_close, fd_jvp, rtol
+from checks import assert_close, dot_product_check, fd_jvp, norm, rtol
 
 ENGINES = ("trace", "source")
 HERE = os.path.basename(__file__)
@@ -790,7 +794,7 @@ def test_math_builtin_given_to_a_transform(fn, engine):
     args = _math_args(fn)
     nums = tuple(range(len(args)))
     value, g = wg.value_and_grad(fn, argnums=nums, engine=engine)(*args)
-    assert type(value) is float, type(value)
+    assert type(value) is float and all(type(gi) is float for gi in g), (value, g)
     assert value == pytest.approx(fn(*args), rel=1e-14)
     check_grad_fd(fn, args, engine, fn.__name__)
     out, tan = wg.jvp(fn, args, tuple(1.0 for _ in args), engine=engine)
@@ -815,3 +819,220 @@ def test_math_builtin_in_user_code(fn):
     with pytest.raises(errors.UnsupportedFunctionError,
                        match=rf"{HERE}:\d+: math\.{fn.__name__} was called .* Use {twin} instead"):
         wg.grad(lambda *a: np.sum(user(*a)), engine="trace")(*args)
+
+
+# --- dtypes kept, NEP 50 exactly ------------------------------------------------------
+OPERANDS = {
+    "f32": lambda: np.array([0.3, 0.6, 0.2], np.float32),
+    "f64": lambda: np.array([0.35, 0.65, 0.25]),
+    "pyfloat": lambda: 0.45,
+    "pyint": lambda: 2,
+    "i64": lambda: np.array([1, 2, 3]),
+    "f32scalar": lambda: np.float32(0.7),
+}
+FLOAT_KINDS = ("f32", "f64", "pyfloat", "f32scalar")
+
+
+def _kind(v):
+    """What NumPy's promotion sees: a Python scalar's type (weakly typed), else the dtype."""
+    if type(v) in (bool, int, float, complex):
+        return f"python {type(v).__name__}"
+    return np.asarray(v).dtype.name
+
+
+def dt_sin(x):
+    return np.sin(x)
+
+
+def dt_square_op(x):
+    return x ** 2
+
+
+def dt_sqrt_op(x):
+    return x ** 0.5
+
+
+def dt_neg(x):
+    return -x
+
+
+def dt_abs(x):
+    return abs(x)
+
+
+def dt_np_square(x):
+    return np.square(x)
+
+
+def dt_mod(x):
+    return x % 0.25 + x
+
+
+def dt_floordiv(x):
+    return x // 0.25 + x
+
+
+def dt_exp(x):
+    return np.exp(x)
+
+
+def dt_float(x):
+    return float(x) * 2.0
+
+
+def dt_mul(x, y):
+    return x * y
+
+
+def dt_add(x, y):
+    return x + y
+
+
+def dt_div(x, y):
+    return x / y
+
+
+def dt_sub(x, y):
+    return x - y
+
+
+def dt_pow(x, y):
+    return x ** y
+
+
+def dt_scaled_square(x, y):
+    return np.sum(x ** 2 * y)
+
+
+def dt_np_add(x, y):
+    return np.add(x, y)
+
+
+def dt_maximum(x, y):
+    return np.maximum(x, y)
+
+
+def dt_arctan2(x, y):
+    return np.arctan2(x, y)
+
+
+def dt_where(x, y):
+    return np.where(np.array([True, False, True]), x, y)
+
+
+def dt_sum(x):
+    return np.sum(x)
+
+
+def dt_mean(x):
+    return np.mean(x)
+
+
+def dt_max(x):
+    return np.max(x)
+
+
+def dt_prod(x):
+    return np.prod(x)
+
+
+def dt_matmul(x, y):
+    return x @ y
+
+
+def dt_getitem(x):
+    return x[1] * x
+
+
+def dt_setitem(x, v):
+    y = x * 1
+    y[1:] = v[1:] if np.ndim(v) else v
+    return y
+
+
+def dt_at_set(x, v):
+    return wg.at(x * 1)[1:].set(v[1:] if np.ndim(v) else v)
+
+
+def _setitem_reference(x, v):
+    y = x * 1
+    y[1:] = v[1:] if np.ndim(v) else v
+    return y
+
+
+def _dtype_cases():
+    unary = [dt_sin, dt_square_op, dt_sqrt_op, dt_neg, dt_abs, dt_np_square, dt_mod,
+             dt_floordiv, dt_exp, dt_sum, dt_mean, dt_max, dt_prod]
+    binary = [dt_mul, dt_add, dt_div, dt_sub, dt_pow, dt_scaled_square, dt_np_add, dt_maximum,
+              dt_arctan2, dt_where]
+    cases = []
+    for f in unary:
+        cases += [(f, (k,), ENGINES) for k in FLOAT_KINDS]
+    cases += [(dt_float, (k,), ("source",)) for k in ("pyfloat", "f32scalar")]
+    for f in binary:
+        cases += [(f, (a, b), ENGINES) for a in OPERANDS for b in OPERANDS
+                  if a in FLOAT_KINDS or b in FLOAT_KINDS]
+    cases += [(dt_matmul, (a, b), ENGINES) for a in ("f32", "f64", "i64")
+              for b in ("f32", "f64", "i64") if a != "i64" or b != "i64"]
+    cases += [(dt_getitem, (k,), ENGINES) for k in ("f32", "f64")]
+    for a in ("f32", "f64"):
+        cases += [(dt_setitem, (a, b), ("source",)) for b in OPERANDS if b != "i64"]
+        cases += [(dt_at_set, (a, b), ENGINES) for b in OPERANDS if b != "i64"]
+    return [pytest.param(f, kinds, engine, id=f"{f.__name__[3:]}-{'-'.join(kinds)}-{engine}")
+            for f, kinds, engines in cases for engine in engines]
+
+
+@pytest.mark.parametrize("f, kinds, engine", _dtype_cases())
+def test_dtypes_follow_numpy(f, kinds, engine):
+    args = [OPERANDS[k]() for k in kinds]
+    want = (_setitem_reference if f is dt_at_set else f)(*args)
+    nums = tuple(i for i, k in enumerate(kinds) if k in FLOAT_KINDS)
+    dyn = [args[i] for i in nums]
+
+    def g(*xs):
+        full = list(args)
+        for i, x in zip(nums, xs):
+            full[i] = x
+        return f(*full)
+
+    out, pullback = wg.vjp(g, *dyn, engine=engine)
+    assert _kind(out) == _kind(want), f"primal {_kind(out)}, NumPy gives {_kind(want)}"
+    assert_close(out, want, rtol("ref", np.float32), what="primal")
+    ct = np.ones_like(want) if isinstance(want, np.ndarray) else type(want)(1.0) \
+        if not isinstance(want, float) else 0.5
+    cts = pullback(ct)
+    for x, c in zip(dyn, cts):
+        assert _kind(c) == _kind(x), f"gradient {_kind(c)} of an input {_kind(x)}"
+    rng = np.random.default_rng(11)
+    tangents = tuple(rng.standard_normal(np.shape(x)).astype(np.asarray(x).dtype)
+                     if isinstance(x, np.ndarray) else type(x)(rng.standard_normal())
+                     for x in dyn)
+    out_j, tan = wg.jvp(g, tuple(dyn), tangents, engine=engine)
+    assert _kind(out_j) == _kind(want), f"jvp primal {_kind(out_j)}, NumPy gives {_kind(want)}"
+    assert _kind(tan) == _kind(want), f"tangent {_kind(tan)} of an output {_kind(want)}"
+    # and the two derivatives agree: <ct, J t> = <J^T ct, t> (both 0 where
+    # the float operands do not reach the output: np.maximum(0.3, 2))
+    if norm(tan) == 0.0:
+        assert norm(cts) == 0.0, "a zero jvp, but a vjp that is not"
+    else:
+        dot_product_check(ct, tan, cts, tangents, rtol=rtol("exact", np.float32))
+
+
+FLOAT32_FUNCTIONS = ([(name, kw, [(3, 4, 2)]) for name, kw, _ in KEYWORD_CALLS]
+                     + [(name, f, good) for name, f, good, _ in SHAPE_GUARDS])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name, f, shapes", FLOAT32_FUNCTIONS,
+                         ids=[c[0] for c in FLOAT32_FUNCTIONS])
+def test_float32_stays_float32(name, f, shapes, engine):
+    """float32 inputs (the other families above): NumPy's primal dtype,
+    float32 gradients, a tangent of the output's dtype."""
+    args = tuple(a.astype(np.float32) for a in _arrays(shapes))
+    want = f(*args)
+    out, pullback = wg.vjp(f, *args, engine=engine)
+    assert _kind(out) == _kind(want), (name, _kind(out), _kind(want))
+    cts = pullback(np.ones_like(want))
+    assert all(_kind(c) == "float32" for c in cts), [_kind(c) for c in cts]
+    _, tan = wg.jvp(f, args, tuple(np.ones_like(a) for a in args), engine=engine)
+    assert _kind(tan) == _kind(want), (name, _kind(tan), _kind(want))

@@ -15,9 +15,9 @@ from .errors import (ConcretizationError, NonDifferentiableInputError, NonScalar
                      ShapeMismatchError, UnsupportedDtypeError, UnsupportedSyntax)
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Ident, Lit, aval_of, sub_programs
-from .primitives.core import TracerBase, Zero, eval_program, new_trace
+from .primitives.core import TracerBase, Zero, eval_program, new_trace, zeros
 from .primitives.math_twins import twin_of
-from .primitives.arith import convert
+from .primitives.arith import cast_exact, convert
 from .primitives.control import RAGGED_BATCH
 from .primitives.shape import reshape, stack, transpose as transpose_axes
 from .pytree import flatten, unflatten
@@ -126,16 +126,16 @@ def _unwrap_aux(aux_box):
 
 
 def _cast_like(ct, x):
-    """A cotangent with the dtype and type of its primal (float32 stays float32)."""
+    """A cotangent with the dtype and type of its primal (float32 stays
+    float32, a Python float's is a Python float: ``cast_exact``); staged (the
+    source engine), the cast is an equation of the code."""
     av = aval_of(x)
     if isinstance(ct, Zero):
-        return dims.zeros(av.shape, av.dtype)
+        return zeros(av)            # 0.0 for a Python float
     dt = getattr(ct, "dtype", None)
-    if dt is not None and dt != av.dtype:
-        # staged (the source engine), the cast is an equation of the code
-        ct = convert(ct, dtype=av.dtype) if isinstance(ct, TracerBase) else \
-            np.asarray(ct).astype(av.dtype)
-    return ct
+    if dt is not None and dt != av.dtype and dt.kind not in "fc":
+        ct = convert(ct, dtype=av.dtype)
+    return cast_exact(ct, av)
 
 
 # --- reverse mode ------------------------------------------------------

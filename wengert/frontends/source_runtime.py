@@ -174,6 +174,9 @@ def setitem(x, idx, v):
 
 def _float(x=0.0):
     if _traced(x):
+        # a Python float, weakly typed: float(s) * v32 stays float32 (NEP 50)
+        if aval_of(x).shape == ():
+            return arith.python_scalar(x)
         return arith.convert(x, dtype=np.dtype(np.float64))
     return builtins.float(x)
 

@@ -210,10 +210,27 @@ def pow_jvp(primals, tangents):
     return out, dy if dx is None else dx if dy is None else add(dx, dy)
 
 
+def _python_numbers_kept(ufunc):
+    """``ufunc`` as an impl that gives two Python numbers a Python number, as
+    Python's own ``**``, ``%`` and ``//`` do (``s ** 2`` of a Python float
+    is one, weakly typed: NEP 50): NumPy's value, Python's type."""
+    def impl(x, y):
+        out = ufunc(x, y)
+        if type(x) in _PY_NUMBERS and type(y) in _PY_NUMBERS:
+            return out.item()
+        return out
+    impl.__name__ = f"{ufunc.__name__}_impl"
+    return impl
+
+
+_PY_NUMBERS = (int, float)
+
+
 # np.power, not Python's **: NumPy < 2.3 gives ``x ** 2.0`` and ``x ** 0.5``
 # fast paths of their own, which round differently in float32
-pow_p = register(Primitive("pow", nargs=2, impl=np.power, jvp=pow_jvp, transpose=NOT_LINEAR,
-                           abstract_eval=elementwise_aval("pow")))
+pow_p = register(Primitive("pow", nargs=2, impl=_python_numbers_kept(np.power), jvp=pow_jvp,
+                           transpose=NOT_LINEAR,
+                           abstract_eval=elementwise_aval("pow", python_scalars=True)))
 pow = _wrap(pow_p)
 
 
@@ -518,14 +535,16 @@ def remainder_jvp(primals, tangents):
     return out, sub(x_dot, mul(y_dot, floor_divide(x, y)))
 
 
-remainder_p = register(Primitive("remainder", nargs=2, impl=np.remainder, jvp=remainder_jvp,
-                                 transpose=NOT_LINEAR,
-                                 abstract_eval=elementwise_aval("remainder")))
+remainder_p = register(Primitive("remainder", nargs=2, impl=_python_numbers_kept(np.remainder),
+                                 jvp=remainder_jvp, transpose=NOT_LINEAR,
+                                 abstract_eval=elementwise_aval("remainder", python_scalars=True)))
 remainder = _wrap(remainder_p)
 
-floor_divide_p = register(Primitive("floor_divide", nargs=2, impl=np.floor_divide, jvp=None,
+floor_divide_p = register(Primitive("floor_divide", nargs=2,
+                                    impl=_python_numbers_kept(np.floor_divide), jvp=None,
                                     transpose=NOT_LINEAR,
-                                    abstract_eval=elementwise_aval("floor_divide")))
+                                    abstract_eval=elementwise_aval("floor_divide",
+                                                                   python_scalars=True)))
 floor_divide = _wrap(floor_divide_p)
 floor_divide_p.jvp = _zero_jvp(floor_divide)
 
@@ -611,12 +630,31 @@ def cast_float(t, aval):
     """A tangent or cotangent ``t`` of a value of ``aval``, of that value's
     float dtype: a float32 value's is float32 even where a rule computed it
     against float64 operands (as NumPy's promotion does). A Python scalar's
-    (weakly typed) is left as it is."""
-    dt = getattr(t, "dtype", None)
-    if dt is not None and dt != aval.dtype and dt.kind == "f" and aval.dtype.kind == "f" \
-            and not aval.weak:
+    (weakly typed) is left as it is: inside a derivative, whether a float64
+    scalar is a Python or a NumPy one changes no dtype downstream (each
+    value's derivative is cast to its dtype); ``cast_exact`` makes it so
+    where a derivative is handed out."""
+    if type(t) is np.ndarray and t.dtype == aval.dtype:
+        return t                    # the common case
+    if aval.dtype.kind != "f" or aval.weak:
+        return t
+    have = aval_of(t)
+    if have.dtype.kind == "f" and have.dtype != aval.dtype:
         return convert(t, dtype=aval.dtype)
     return t
+
+
+def cast_exact(t, aval):
+    """``t`` as the derivative handed out for a value of ``aval``: its dtype,
+    and a Python float for a Python float (weakly typed), a NumPy value for
+    a NumPy one, so it promotes what it meets as the value does (NEP 50)."""
+    t = cast_float(t, aval)
+    if aval.dtype.kind != "f":
+        return t
+    have = aval_of(t)
+    if aval.weak:
+        return t if have.weak or aval.shape != () else python_scalar(t, aval.dtype)
+    return convert(t, dtype=aval.dtype) if have.weak else t
 
 
 # --- plain functions over primitives (no rules of their own) -----------
