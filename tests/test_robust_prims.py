@@ -1036,3 +1036,23 @@ def test_float32_stays_float32(name, f, shapes, engine):
     assert all(_kind(c) == "float32" for c in cts), [_kind(c) for c in cts]
     _, tan = wg.jvp(f, args, tuple(np.ones_like(a) for a in args), engine=engine)
     assert _kind(tan) == _kind(want), (name, _kind(tan), _kind(want))
+
+
+SCALAR_UFUNCS = [u for u in UFUNC_LIST if u is not np.matmul]     # matmul takes no scalars
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("ufunc", SCALAR_UFUNCS, ids=[u.__name__ for u in SCALAR_UFUNCS])
+def test_ufunc_of_python_floats_is_numpys(ufunc, engine):
+    """A ufunc of Python floats gives a NumPy scalar (``np.sin(0.5)`` is an
+    np.float64, ``np.add(0.5, 0.25)`` too), whatever wengert's wrapper is
+    written with: the result then promotes a float32 array it meets."""
+    args = (0.4, 0.7)[:ufunc.nin]
+
+    def f(*xs):
+        return ufunc(*xs) * V32
+
+    want = f(*args)
+    out, _ = wg.jvp(f, args, tuple(1.0 for _ in args), engine=engine)
+    assert _kind(out) == _kind(want), (_kind(out), _kind(want))
+    assert_close(out, want, rtol("ref", want), what=ufunc.__name__)

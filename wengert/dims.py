@@ -364,7 +364,10 @@ def shape(x):
         s = shape_of(x)
         if s is not None:
             return s
-    return np.shape(x)
+    # arrays, NumPy scalars and traced values carry their shape: reading it
+    # skips np.shape's dispatch (``__array_function__`` for a tracer)
+    s = getattr(x, "shape", None)
+    return s if type(s) is tuple else np.shape(x)
 
 
 _SCALAR_OPS = {"add": "+", "add_any": "+", "sub": "-", "mul": "*", "div": "/"}

@@ -634,12 +634,9 @@ def cast_float(t, aval):
     scalar is a Python or a NumPy one changes no dtype downstream (each
     value's derivative is cast to its dtype); ``cast_exact`` makes it so
     where a derivative is handed out."""
-    if type(t) is np.ndarray and t.dtype == aval.dtype:
-        return t                    # the common case
-    if aval.dtype.kind != "f" or aval.weak:
-        return t
-    have = aval_of(t)
-    if have.dtype.kind == "f" and have.dtype != aval.dtype:
+    dt = getattr(t, "dtype", None)
+    if dt is not None and dt != aval.dtype and dt.kind == "f" and aval.dtype.kind == "f" \
+            and not aval.weak:
         return convert(t, dtype=aval.dtype)
     return t
 
@@ -648,10 +645,11 @@ def cast_exact(t, aval):
     """``t`` as the derivative handed out for a value of ``aval``: its dtype,
     and a Python float for a Python float (weakly typed), a NumPy value for
     a NumPy one, so it promotes what it meets as the value does (NEP 50)."""
-    t = cast_float(t, aval)
     if aval.dtype.kind != "f":
         return t
     have = aval_of(t)
+    if have.dtype.kind == "f" and have.dtype != aval.dtype and not aval.weak:
+        return convert(t, dtype=aval.dtype)     # a Python float's for a float32 value too
     if aval.weak:
         return t if have.weak or aval.shape != () else python_scalar(t, aval.dtype)
     return convert(t, dtype=aval.dtype) if have.weak else t

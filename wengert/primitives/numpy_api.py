@@ -213,7 +213,8 @@ class Tracer(TracerBase):
                                    "rule in wengert; "
                                    "write it with supported NumPy functions or wrap it in "
                                    "wg.custom_jvp / wg.custom_vjp")
-        return npf.numpy_result(fn(*args, **kwargs))
+        out = fn(*args, **kwargs)
+        return out if func in npf.PYTHON_RESULTS else npf.numpy_result(out)
 
     # --- array methods: ndarray's parameters (and, for the reductions that
     # take ``**kwargs``, those of the NumPy function they forward to)

@@ -22,7 +22,7 @@ from ..ir import aval_of
 
 shape_mod = shape       # for the functions whose NumPy parameter is called ``shape``
 
-__all__ = ["FUNCTIONS", "NO_VALUE", "refuse", "as_dtype", "no_out", "reshape_in_order",
+__all__ = ["FUNCTIONS", "PYTHON_RESULTS", "NO_VALUE", "refuse", "as_dtype", "no_out", "reshape_in_order",
            "numpy_result"]
 
 # NumPy's own marker of an argument not given (``keepdims=<no value>``): the
@@ -108,6 +108,8 @@ def _order(order, fname, allowed=("C",)):
 def _sum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
          where=NO_VALUE):
     no_out(out, "np.sum")
+    if dtype is None and where is NO_VALUE and initial is NO_VALUE:    # the common call
+        return reduce.reduce_sum(a, axis=axis, keepdims=_keep(keepdims))
     r = reduce.reduce_sum(_masked(as_dtype(a, dtype), where, 0), axis=axis,
                           keepdims=_keep(keepdims))
     return r if initial is NO_VALUE else _like_dtype(arith.add(r, initial), r)
@@ -444,3 +446,6 @@ FUNCTIONS = {
     np.linalg.solve: _solve, np.linalg.inv: _inv, np.linalg.det: _det,
     np.linalg.slogdet: _slogdet, np.linalg.cholesky: _cholesky, np.linalg.norm: _norm,
 }
+
+# the functions that answer with Python values (shapes), not arrays
+PYTHON_RESULTS = frozenset({np.shape, np.ndim, np.size})

@@ -69,6 +69,15 @@ UFUNCS = {
     np.degrees: _degrees, np.rad2deg: _degrees, np.radians: _radians, np.deg2rad: _radians,
 }
 
+# the ufuncs whose wrappers are written with Python's operators (``+``, ``**``,
+# ``abs``...), which give Python numbers for Python numbers where the ufunc
+# gives NumPy's: only their results are checked (``numpy_result``)
+_OPERATOR_WRAPPED = frozenset({
+    np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.power,
+    np.float_power, np.square, np.reciprocal, np.absolute, np.fabs, np.remainder,
+    np.floor_divide, np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
+    np.not_equal, np.exp2, np.degrees, np.rad2deg, np.radians, np.deg2rad})
+
 # keywords every ufunc call takes that change nothing wengert computes
 _NO_EFFECT = {"order": "K", "subok": True}
 
@@ -84,7 +93,8 @@ def ufunc_call(ufunc, inputs, kwargs):
                                "write it with supported NumPy functions or wrap it in "
                                "wg.custom_jvp / wg.custom_vjp")
     if not kwargs:
-        return numpy_result(fn(*inputs))
+        out = fn(*inputs)
+        return numpy_result(out) if ufunc in _OPERATOR_WRAPPED else out
     kwargs = dict(kwargs)
     no_out(kwargs.pop("out", None), fname)
     where = kwargs.pop("where", True)
@@ -101,7 +111,8 @@ def ufunc_call(ufunc, inputs, kwargs):
     if kwargs:
         raise TypeError(f"{fname}() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
     if dtype is None:
-        return numpy_result(fn(*inputs))
+        out = fn(*inputs)
+        return numpy_result(out) if ufunc in _OPERATOR_WRAPPED else out
     out_dtype = _loop_dtype(ufunc, inputs, dtype, casting)
     if out_dtype.kind in "fc":      # NumPy computes in the dtype: the operands are cast first
         inputs = [as_dtype(x, out_dtype, "unsafe", fname) for x in inputs]
