@@ -1056,3 +1056,15 @@ def test_ufunc_of_python_floats_is_numpys(ufunc, engine):
     out, _ = wg.jvp(f, args, tuple(1.0 for _ in args), engine=engine)
     assert _kind(out) == _kind(want), (_kind(out), _kind(want))
     assert_close(out, want, rtol("ref", want), what=ufunc.__name__)
+
+
+NO_TWIN = [math.gamma, math.lgamma, math.asinh, math.copysign]
+
+
+@pytest.mark.parametrize("engine", ENGINES + ("auto",))
+@pytest.mark.parametrize("fn", NO_TWIN, ids=[f.__name__ for f in NO_TWIN])
+def test_math_builtin_without_twin_is_refused(fn, engine):
+    args = (0.4, 0.7)[:2 if fn is math.copysign else 1]
+    with pytest.raises(errors.UnsupportedFunctionError,
+                       match=rf"{HERE}:\d+: math\.{fn.__name__} was given to a transform"):
+        wg.grad(fn, engine=engine)(*args)

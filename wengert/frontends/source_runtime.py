@@ -21,7 +21,7 @@ from ..errors import ConcretizationError, NonDifferentiableInputError, Unsupport
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, reduce as reduce_mod
 from ..primitives.core import TracerBase, effects_made, zeros
-from ..primitives.math_twins import twin_of
+from ..primitives.math_twins import find_twin
 from ..pytree import flatten
 from ..staging import closure_convert, stage
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
@@ -236,7 +236,7 @@ _BUILTINS = {builtins.float: _float, builtins.int: _int, builtins.sum: _sum, bui
 def _math(f):
     name = f.__name__
     # a twin computes it with NumPy and returns a Python float, as math does
-    np_fn = twin_of(f) if twin_of(f) is not f else getattr(np, name, None)
+    np_fn = find_twin(f) or getattr(np, name, None)
 
     def fn(*args):
         if _any_traced(args):

@@ -13,13 +13,15 @@ traced value.
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 
 from . import arith
+from ..errors import UnsupportedFunctionError, user_location
 from ..ir import aval_of
 
-__all__ = ["TWINS", "twin_of", "numpy_name"]
+__all__ = ["TWINS", "find_twin", "twin_of", "numpy_name"]
 
 
 def _math_result(y):
@@ -145,13 +147,28 @@ TWINS = {getattr(math, f.__name__): (f, numpy) for f, numpy in [
 ] + ([(exp2, "np.exp2")] if hasattr(math, "exp2") else [])}
 
 
-def twin_of(fun):
-    """The twin of a ``math`` builtin, or ``fun`` itself."""
+def find_twin(fun):
+    """The twin of ``fun``, a ``math`` builtin, or None."""
     try:
         entry = TWINS.get(fun)
     except TypeError:           # an unhashable callable
-        return fun
-    return fun if entry is None else entry[0]
+        return None
+    return None if entry is None else entry[0]
+
+
+def twin_of(fun):
+    """What a transform given ``fun`` differentiates: the twin of a ``math``
+    builtin, or ``fun`` itself; a ``math`` builtin without a twin is refused
+    here, naming the user's line (a transform of it could never run)."""
+    twin = find_twin(fun)
+    if twin is not None:
+        return twin
+    if isinstance(fun, types.BuiltinFunctionType) and getattr(fun, "__module__", "") == "math":
+        raise UnsupportedFunctionError(
+            f"{user_location()}: math.{fun.__name__} was given to a transform, but NumPy has no "
+            "twin of it with a derivative rule in wengert; write it with NumPy functions or "
+            "wrap it in wg.custom_jvp / wg.custom_vjp")
+    return fun
 
 
 def numpy_name(fun):
