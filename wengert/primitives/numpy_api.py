@@ -189,7 +189,7 @@ class Tracer(TracerBase):
             "array (use np functions), or convert only values you do not differentiate")
 
     def __array__(self, dtype=None, copy=None):
-        name, where = _caller_math_function(depth=2)
+        _, where = _caller_math_function(depth=2)
         if _stores_item(depth=2):
             raise _stored_error(where)
         raise ConcretizationError(
