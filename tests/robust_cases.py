@@ -659,6 +659,10 @@ def dt_prod(x):
     return np.prod(x)
 
 
+def dt_builtin_max(x, y):
+    return max(x, y) * V32 + min(x, y)
+
+
 def dt_matmul(x, y):
     return x @ y
 

@@ -334,6 +334,7 @@ def _dtype_cases():
     cases += [(rc.dt_matmul, (a, b), ENGINES) for a in ("f32", "f64", "i64")
               for b in ("f32", "f64", "i64") if a != "i64" or b != "i64"]
     cases += [(rc.dt_getitem, (k,), ENGINES) for k in ("f32", "f64")]
+    cases += [(rc.dt_builtin_max, ("pyfloat", "pyfloat"), ENGINES)]    # Python's max, min
     for a in ("f32", "f64"):
         cases += [(rc.dt_setitem, (a, b), ("source",)) for b in rc.OPERANDS if b != "i64"]
         cases += [(rc.dt_at_set, (a, b), ENGINES) for b in rc.OPERANDS if b != "i64"]

@@ -199,6 +199,9 @@ def _extremum(builtin, pair, reduce_fn):
         out = vals[0]
         for v in vals[1:]:
             out = pair(out, v)
+        if all(type(v) is float or aval_of(v).weak and aval_of(v).dtype.kind == "f"
+               for v in vals):
+            out = arith.python_scalar(out)  # max of Python floats is one of them (NEP 50)
         return out
     return fn
 
