@@ -259,16 +259,26 @@ def _flat_positions(shape, idx):
 def ref_index_add(x, v, idx):
     pos = _flat_positions(np.shape(x), idx)
     vals = np.broadcast_to(v, pos.shape)
-    dtype = np.result_type(x, v)
+    dtype = np.asarray(x).dtype          # an update keeps x's dtype, as x[idx] += v does
     added = np.bincount(pos.ravel(), weights=vals.ravel().astype(np.float64), minlength=np.size(x))
     return (np.asarray(x, np.float64) + added.reshape(np.shape(x))).astype(dtype)
 
 
 def ref_index_set(x, v, idx):
     pos = _flat_positions(np.shape(x), idx)
-    out = np.array(x, dtype=np.result_type(x, v)).ravel()
+    out = np.array(x).ravel()           # keeps x's dtype, as x[idx] = v does
     out[pos.ravel()] = np.broadcast_to(v, pos.shape).ravel()
     return out.reshape(np.shape(x))
+
+
+def ref_erf(x):
+    """erf by its Taylor series, in float64: independent of math.erf."""
+    x = np.asarray(x, np.float64)
+    term, total = x.copy(), x.copy()
+    for n in range(1, 60):
+        term = term * (-x * x) / n
+        total = total + term / (2 * n + 1)
+    return 2.0 / np.sqrt(np.pi) * total
 
 
 def ref_cumsum(x, axis, reverse):
@@ -462,6 +472,7 @@ _DIFF_UNARY = {
     "cosh": (np.cosh, lambda s: real(s, -2.0, 2.0)),
     "tanh": (np.tanh, lambda s: real(s, -2.0, 2.0)),
     "abs": (np.abs, lambda s: away(s)),
+    "erf": (ref_erf, lambda s: real(s, -2.0, 2.0)),
 }
 
 SPECS: dict[str, PrimSpec] = {}
@@ -534,9 +545,12 @@ SPECS.update({
         variants("to_f32", [real((2, 3))], {"dtype": F32}, dtypes=(F64,))
         + variants("to_f64", [real((3,))], {"dtype": F64}, dtypes=(F32,))
         + variants("to_same", [real(())], {"dtype": F64}, dtypes=(F64,))
+        + variants("to_python_float", [real(())], {"dtype": F64, "weak": True},
+                   dtypes=(F64, F32))
         + variants("to_int32", [frac((2, 3), 0.2, 0.8)], {"dtype": np.dtype(np.int32)},
                    dtypes=(F64,), mode=ZERO_DERIV, linear_in=()),
-        lambda x, dtype: np.asarray(x).astype(dtype), arith.convert, linear_in=((0,),)),
+        lambda x, dtype, weak=False: (float if weak else np.asarray)(np.asarray(x).astype(dtype)),
+        arith.convert, linear_in=((0,),)),
 
     # --- the linear helpers of the transforms
     "dup": PrimSpec(DIFF, variants("3", [real((3,))]) + variants("s", [real(())]),

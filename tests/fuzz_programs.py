@@ -327,13 +327,6 @@ def _typed(fn, engine, report):
     except WengertError as err:
         report.refused.setdefault(engine, type(err).__name__)
         return None
-    except ValueError as err:
-        # the trace engine cannot see ``a[i] = traced`` on a plain ndarray:
-        # NumPy's own error (a known limit of running user code on tracers)
-        if engine == "trace" and "setting an array element with a sequence" in str(err):
-            report.refused.setdefault(engine, "NumPy: traced value stored into an ndarray")
-            return None
-        raise
 
 
 def _state(rs):

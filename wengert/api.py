@@ -19,8 +19,9 @@ from .api_checks import (argnums_tuple, check_aux_pair, check_function, check_in
 from .errors import ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Ident, Lit, aval_of, sub_programs
-from .primitives.core import TracerBase, Zero, eval_program, new_trace
-from .primitives.arith import convert
+from .primitives.core import TracerBase, Zero, eval_program, new_trace, zeros
+from .primitives.math_twins import twin_of
+from .primitives.arith import cast_exact, convert
 from .primitives.control import RAGGED_BATCH
 from .primitives.shape import reshape, stack, transpose as transpose_axes
 from .pytree import flatten, unflatten
@@ -117,16 +118,16 @@ def _unwrap_aux(aux_box):
 
 
 def _cast_like(ct, x):
-    """A cotangent with the dtype and type of its primal (float32 stays float32)."""
+    """A cotangent with the dtype and type of its primal (float32 stays
+    float32, a Python float's is a Python float: ``cast_exact``); staged (the
+    source engine), the cast is an equation of the code."""
     av = aval_of(x)
     if isinstance(ct, Zero):
-        return dims.zeros(av.shape, av.dtype)
+        return zeros(av)            # 0.0 for a Python float
     dt = getattr(ct, "dtype", None)
-    if dt is not None and dt != av.dtype:
-        # staged (the source engine), the cast is an equation of the code
-        ct = convert(ct, dtype=av.dtype) if isinstance(ct, TracerBase) else \
-            np.asarray(ct).astype(av.dtype)
-    return ct
+    if dt is not None and dt != av.dtype and dt.kind not in "fc":
+        ct = convert(ct, dtype=av.dtype)
+    return cast_exact(ct, av)
 
 
 # --- reverse mode ------------------------------------------------------
@@ -163,6 +164,7 @@ def _unit(aval):
 def _transform_entry(fun, engine, fname):
     _check_engine(engine)
     check_function(fun, fname)
+    return twin_of(fun)          # a math builtin: its NumPy twin (math_twins)
 
 
 def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
@@ -170,7 +172,7 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
 
 
 def _value_and_grad(fun, argnums, has_aux, engine, fname):
-    _transform_entry(fun, engine, fname)
+    fun = _transform_entry(fun, engine, fname)
     recipe = (fname, fun, (argnums,), {"has_aux": has_aux, "engine": engine})
     if fname == "value_and_grad":
         by_source = _by_source(fun, engine, lambda g: value_and_grad(
@@ -212,7 +214,7 @@ def _value_and_grad(fun, argnums, has_aux, engine, fname):
 
 
 def grad(fun, argnums=0, *, has_aux=False, engine="auto"):
-    _transform_entry(fun, engine, "grad")
+    fun = _transform_entry(fun, engine, "grad")
     recipe = ("grad", fun, (argnums,), {"has_aux": has_aux, "engine": engine})
     by_source = _by_source(fun, engine, lambda g: grad(g, argnums, has_aux=has_aux,
                                                          engine="trace"), recipe, argnums)
@@ -230,7 +232,7 @@ def grad(fun, argnums=0, *, has_aux=False, engine="auto"):
 
 def vjp(fun, *primals, has_aux=False, engine="auto"):
     """(out, pullback); ``pullback(ct)`` returns a tuple, one per primal."""
-    _transform_entry(fun, engine, "vjp")
+    fun = _transform_entry(fun, engine, "vjp")
     check_inputs("vjp", fun, primals, range(len(primals)), _CLOSE_OVER)
     if engine != "trace":
         from .api_source import source_inner
@@ -267,7 +269,7 @@ def vjp(fun, *primals, has_aux=False, engine="auto"):
 # --- forward mode ------------------------------------------------------
 def jvp(fun, primals, tangents, *, engine="auto"):
     """(out, tangent_out) for tuples ``primals`` and ``tangents``."""
-    _transform_entry(fun, engine, "jvp")
+    fun = _transform_entry(fun, engine, "jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples "
                         "(one entry per argument), e.g. jvp(f, (x,), (v,))")
@@ -293,7 +295,7 @@ def jvp(fun, primals, tangents, *, engine="auto"):
 
 def linearize(fun, *primals, engine="auto"):
     """(out, linear_fun): ``linear_fun(*tangents)`` evaluates the linear Program."""
-    _transform_entry(fun, engine, "linearize")
+    fun = _transform_entry(fun, engine, "linearize")
     check_inputs("linearize", fun, primals, range(len(primals)), _CLOSE_OVER)
     if engine != "trace":
         from .api_source import source_inner
@@ -431,7 +433,7 @@ def _assemble(table, out_tree, in_tree, single):
 
 def jacfwd(fun, argnums=0, *, engine="auto"):
     """Jacobian by forward mode: one linearize, one batched pass of tangents."""
-    _transform_entry(fun, engine, "jacfwd")
+    fun = _transform_entry(fun, engine, "jacfwd")
     recipe = ("jacfwd", fun, (argnums,), {"engine": engine})
     by_source = _by_source(fun, engine, lambda g: jacfwd(g, argnums, engine="trace"), recipe,
                            argnums)
@@ -452,7 +454,7 @@ def jacfwd(fun, argnums=0, *, engine="auto"):
 
 def jacrev(fun, argnums=0, *, engine="auto"):
     """Jacobian by reverse mode: one linearize, one batched pass of cotangents."""
-    _transform_entry(fun, engine, "jacrev")
+    fun = _transform_entry(fun, engine, "jacrev")
     recipe = ("jacrev", fun, (argnums,), {"engine": engine})
     by_source = _by_source(fun, engine, lambda g: jacrev(g, argnums, engine="trace"), recipe,
                            argnums)
@@ -475,7 +477,7 @@ def jacrev(fun, argnums=0, *, engine="auto"):
 
 def hessian(fun, argnums=0, *, engine="auto"):
     """Forward over reverse: ``jacfwd(jacrev(fun))``."""
-    _transform_entry(fun, engine, "hessian")
+    fun = _transform_entry(fun, engine, "hessian")
     recipe = ("hessian", fun, (argnums,), {"engine": engine})
     by_source = _by_source(fun, engine, lambda g: hessian(g, argnums, engine="trace"), recipe,
                            argnums)
@@ -493,7 +495,7 @@ def hessian(fun, argnums=0, *, engine="auto"):
 def make_program(fun, *example_args, engine="auto"):
     """The Program of ``fun`` at ``example_args``; ``print()`` shows it. With
     the source engine it keeps the function's control flow and names."""
-    _transform_entry(fun, engine, "make_program")
+    fun = _transform_entry(fun, engine, "make_program")
     from .api_source import has_source
     if engine == "source" or (engine == "auto" and has_source(fun)):
         from .api_source import _warn_fallback, source_program

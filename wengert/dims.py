@@ -364,7 +364,10 @@ def shape(x):
         s = shape_of(x)
         if s is not None:
             return s
-    return np.shape(x)
+    # arrays, NumPy scalars and traced values carry their shape: reading it
+    # skips np.shape's dispatch (``__array_function__`` for a tracer)
+    s = getattr(x, "shape", None)
+    return s if type(s) is tuple else np.shape(x)
 
 
 _SCALAR_OPS = {"add": "+", "add_any": "+", "sub": "-", "mul": "*", "div": "/"}
@@ -376,7 +379,14 @@ def constant(prim, args, params):
     is remembered with the symbolic shape the shape rule gives, when an
     operand or a param has one."""
     plain = {k: _plain(v) for k, v in params.items()}
-    out = prim.impl(*[_plain_number(a) for a in args], **plain)
+    try:
+        out = prim.impl(*[_plain_number(a) for a in args], **plain)
+    except ValueError as err:
+        from .primitives.core import rule_error
+        typed = rule_error(prim, args, params)
+        if typed is None:
+            raise
+        raise typed from err
     if any(isinstance(a, _Symbolic) for a in args):
         sym = _symbolic_number(prim.name, args, out)
         if sym is not None:

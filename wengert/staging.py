@@ -14,7 +14,7 @@ from __future__ import annotations
 from . import dims as _dims
 from .errors import UnsupportedDtypeError
 from .ir import Eqn, Ident, Lit, Program, Var, aval_of
-from .primitives.core import Trace, Zero, new_trace, zeros
+from .primitives.core import Trace, Zero, new_trace, rule_error, zeros
 from .primitives.numpy_api import Tracer
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert"]
@@ -80,7 +80,14 @@ class StagingTrace(Trace):
             atoms = [t.atom for t in tracers]
             vals = None
             if all(t.val is not None for t in tracers) and not prim.runtime:
-                vals = prim.impl(*_dims.plain_numbers([t.val for t in tracers]), **params)
+                concrete = [t.val for t in tracers]
+                try:
+                    vals = prim.impl(*_dims.plain_numbers(concrete), **params)
+                except ValueError as err:
+                    typed = rule_error(prim, concrete, params)
+                    if typed is None:
+                        raise
+                    raise typed from err
                 out_avals = ([aval_of(v) for v in vals] if prim.multiple_results
                              else aval_of(vals))
             else:

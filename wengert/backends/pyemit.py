@@ -437,6 +437,8 @@ def _round(em, eqn, ins, params, py):
 def _convert(em, eqn, ins, params, py):
     if set(params) == {"dtype"}:
         return f"{em.np}.asarray({ins[0]}).astype({em.dtype(params['dtype'])})"
+    if params == {"dtype": np.dtype(np.float64), "weak": True}:
+        return f"float({ins[0]})"           # a Python float, as math functions return
 
 
 def _einsum(em, eqn, ins, params, py):

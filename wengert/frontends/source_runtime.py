@@ -21,6 +21,7 @@ from ..errors import ConcretizationError, NonDifferentiableInputError, Unsupport
 from ..ir import Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, reduce as reduce_mod
 from ..primitives.core import TracerBase, effects_made
+from ..primitives.math_twins import find_twin
 from ..pytree import flatten
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
                          holds_outside_object, is_impure, materialize)
@@ -151,6 +152,9 @@ def setitem(x, idx, v):
 
 def _float(x=0.0):
     if _traced(x):
+        # a Python float, weakly typed: float(s) * v32 stays float32 (NEP 50)
+        if aval_of(x).shape == ():
+            return arith.python_scalar(x)
         return arith.convert(x, dtype=np.dtype(np.float64))
     return builtins.float(x)
 
@@ -173,6 +177,9 @@ def _extremum(builtin, pair, reduce_fn):
         out = vals[0]
         for v in vals[1:]:
             out = pair(out, v)
+        if all(type(v) is float or aval_of(v).weak and aval_of(v).dtype.kind == "f"
+               for v in vals):
+            out = arith.python_scalar(out)  # max of Python floats is one of them (NEP 50)
         return out
     return fn
 
@@ -207,19 +214,13 @@ _BUILTINS = {builtins.float: _float, builtins.int: _int, builtins.sum: _sum, bui
              builtins.max: _extremum(builtins.max, arith.maximum, reduce_mod.reduce_max),
              builtins.isinstance: _isinstance}
 
-_MATH_TO_NUMPY = {"fabs": "abs", "pow": "power", "atan": "arctan", "asin": "arcsin",
-                  "acos": "arccos", "atan2": "arctan2"}
-
-
 def _math(f):
     name = f.__name__
-    np_name = _MATH_TO_NUMPY.get(name, name)
-    np_fn = getattr(np, np_name, None)
+    # a twin computes it with NumPy and returns a Python float, as math does
+    np_fn = find_twin(f) or getattr(np, name, None)
 
     def fn(*args):
         if _any_traced(args):
-            if name == "log" and len(args) == 2:
-                return arith.div(np.log(args[0]), np.log(args[1]))
             if np_fn is None:
                 raise UnsupportedSyntax(f"math.{name} has no NumPy counterpart for traced "
                                         "values; write it with NumPy functions")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 
+from ..errors import WengertError
 from ..ir import aval_of
 from ..pytree import flatten, unflatten
 from ..staging import stage
@@ -24,11 +25,25 @@ def flat_function(fun, args, kwargs=None):
     kwargs = kwargs or {}
 
     def flat(*xs):
-        out = fun(*unflatten(in_tree, xs), **kwargs)
+        try:
+            out = fun(*unflatten(in_tree, xs), **kwargs)
+        except ValueError as err:
+            _raise_typed_cause(err)
+            raise
         out_leaves, out_tree[0] = flatten(out)
         return out_leaves
 
     return flat, leaves, in_tree, out_tree
+
+
+def _raise_typed_cause(err):
+    """NumPy's own ValueError whose cause is wengert's typed error: NumPy
+    storing a traced value into a plain array (``z[0] = x[0]``) replaces
+    what the conversion raised by "setting an array element with a
+    sequence", keeping it as the cause. The typed error is the one to show."""
+    cause = err.__cause__
+    if type(err) is ValueError and isinstance(cause, WengertError):
+        raise cause.with_traceback(cause.__traceback__) from None
 
 
 def make_program(fun, *args, name=None):

@@ -12,6 +12,7 @@ operand's shape with ``sum_to_shape``.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -209,10 +210,27 @@ def pow_jvp(primals, tangents):
     return out, dy if dx is None else dx if dy is None else add(dx, dy)
 
 
+def _python_numbers_kept(ufunc):
+    """``ufunc`` as an impl that gives two Python numbers a Python number, as
+    Python's own ``**``, ``%`` and ``//`` do (``s ** 2`` of a Python float
+    is one, weakly typed: NEP 50): NumPy's value, Python's type."""
+    def impl(x, y):
+        out = ufunc(x, y)
+        if type(x) in _PY_NUMBERS and type(y) in _PY_NUMBERS:
+            return out.item()
+        return out
+    impl.__name__ = f"{ufunc.__name__}_impl"
+    return impl
+
+
+_PY_NUMBERS = (int, float)
+
+
 # np.power, not Python's **: NumPy < 2.3 gives ``x ** 2.0`` and ``x ** 0.5``
 # fast paths of their own, which round differently in float32
-pow_p = register(Primitive("pow", nargs=2, impl=np.power, jvp=pow_jvp, transpose=NOT_LINEAR,
-                           abstract_eval=elementwise_aval("pow")))
+pow_p = register(Primitive("pow", nargs=2, impl=_python_numbers_kept(np.power), jvp=pow_jvp,
+                           transpose=NOT_LINEAR,
+                           abstract_eval=elementwise_aval("pow", python_scalars=True)))
 pow = _wrap(pow_p)
 
 
@@ -381,6 +399,28 @@ tanh_p = _unary("tanh", np.tanh, tanh_jvp)
 tanh = _wrap(tanh_p)
 
 
+# --- erf ---------------------------------------------------------------
+# NumPy has no erf; math.erf, elementwise, computes it (in float64, then
+# cast to a float32 operand's dtype)
+_erf_elementwise = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf_impl(x):
+    a = np.asarray(x)
+    dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    return np.asarray(_erf_elementwise(a), dtype=dtype)[()]
+
+
+def erf_jvp(primals, tangents):
+    x, = primals
+    # d erf(x) = 2 / sqrt(pi) exp(-x^2) dx
+    return erf(x), mul(tangents[0], mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
+
+
+erf_p = _unary("erf", erf_impl, erf_jvp)
+erf = _wrap(erf_p)
+
+
 # --- abs, sign ---------------------------------------------------------
 def abs_jvp(primals, tangents):
     x, = primals
@@ -495,14 +535,16 @@ def remainder_jvp(primals, tangents):
     return out, sub(x_dot, mul(y_dot, floor_divide(x, y)))
 
 
-remainder_p = register(Primitive("remainder", nargs=2, impl=np.remainder, jvp=remainder_jvp,
-                                 transpose=NOT_LINEAR,
-                                 abstract_eval=elementwise_aval("remainder")))
+remainder_p = register(Primitive("remainder", nargs=2, impl=_python_numbers_kept(np.remainder),
+                                 jvp=remainder_jvp, transpose=NOT_LINEAR,
+                                 abstract_eval=elementwise_aval("remainder", python_scalars=True)))
 remainder = _wrap(remainder_p)
 
-floor_divide_p = register(Primitive("floor_divide", nargs=2, impl=np.floor_divide, jvp=None,
+floor_divide_p = register(Primitive("floor_divide", nargs=2,
+                                    impl=_python_numbers_kept(np.floor_divide), jvp=None,
                                     transpose=NOT_LINEAR,
-                                    abstract_eval=elementwise_aval("floor_divide")))
+                                    abstract_eval=elementwise_aval("floor_divide",
+                                                                   python_scalars=True)))
 floor_divide = _wrap(floor_divide_p)
 floor_divide_p.jvp = _zero_jvp(floor_divide)
 
@@ -529,44 +571,88 @@ logical_not_p, logical_not = _predicate("logical_not", np.logical_not, nargs=1)
 isfinite_p, isfinite = _predicate("isfinite", np.isfinite, nargs=1)
 
 
-# --- convert (astype) --------------------------------------------------
-def convert_impl(x, dtype):
-    return np.asarray(x).astype(dtype)
+# --- convert (astype; float() with weak=True) ----------------------------
+# ``weak``: the result is a Python scalar (``float(x)``, what ``math.sin``
+# returns), which NumPy's promotion treats as weakly typed (NEP 50): it
+# yields to an array's dtype, where a NumPy float64 would not
+def convert_impl(x, dtype, weak=False):
+    out = np.asarray(x).astype(dtype)
+    return out.item() if weak else out
 
 
-def convert_aval(x, dtype):
-    return Aval(x.shape, dtype)
+def convert_aval(x, dtype, weak=False):
+    if weak and x.shape != ():
+        from .rules import shape_error
+        raise shape_error(f"convert: a Python scalar (weak=True) of shape {x.shape}")
+    return Aval(x.shape, dtype, weak=weak)
 
 
-def convert_jvp(primals, tangents, dtype):
+def convert_jvp(primals, tangents, dtype, weak=False):
     x, = primals
-    out = convert(x, dtype=dtype)
+    out = convert(x, dtype=dtype, **_weak(weak))
     if np.dtype(dtype).kind not in "fc":
         return out, Zero(aval_of(out))
-    return out, convert(tangents[0], dtype=dtype)
+    return out, convert(tangents[0], dtype=dtype, **_weak(weak))
 
 
-def convert_transpose(ct, x, dtype):
+def convert_transpose(ct, x, dtype, weak=False):
     return (convert(ct, dtype=x.aval.dtype),)
 
 
+def convert_batch(args, batched, dtype, weak=False):
+    # a batch of Python scalars is an array: the batched result is strong
+    return convert(args[0], dtype=dtype)
+
+
+def _weak(weak):
+    """The params of a weak conversion (none for the usual, strong one, so
+    its equations print and generate code as before)."""
+    return {"weak": True} if weak else {}
+
+
 convert_p = register(Primitive("convert", nargs=1, impl=convert_impl, jvp=convert_jvp,
-                               transpose=convert_transpose, abstract_eval=convert_aval))
+                               transpose=convert_transpose, abstract_eval=convert_aval,
+                               batch=convert_batch))
 convert_p.zero_rule = zero_if_any(convert_p)
 convert = _wrap(convert_p)
-convert_p.batch = elementwise_batch(convert)
+
+
+def python_scalar(x, dtype=np.float64):
+    """``float(x)`` of a 0-d value: a Python scalar of ``dtype``'s kind, weakly
+    typed (NEP 50), as ``float()`` and ``math`` functions give."""
+    av = aval_of(x)
+    if av.weak and av.dtype == np.dtype(dtype):
+        return x
+    return convert(x, dtype=np.dtype(dtype), weak=True)
 
 
 def cast_float(t, aval):
     """A tangent or cotangent ``t`` of a value of ``aval``, of that value's
     float dtype: a float32 value's is float32 even where a rule computed it
     against float64 operands (as NumPy's promotion does). A Python scalar's
-    (weakly typed) is left as it is."""
+    (weakly typed) is left as it is: inside a derivative, whether a float64
+    scalar is a Python or a NumPy one changes no dtype downstream (each
+    value's derivative is cast to its dtype); ``cast_exact`` makes it so
+    where a derivative is handed out."""
     dt = getattr(t, "dtype", None)
     if dt is not None and dt != aval.dtype and dt.kind == "f" and aval.dtype.kind == "f" \
             and not aval.weak:
         return convert(t, dtype=aval.dtype)
     return t
+
+
+def cast_exact(t, aval):
+    """``t`` as the derivative handed out for a value of ``aval``: its dtype,
+    and a Python float for a Python float (weakly typed), a NumPy value for
+    a NumPy one, so it promotes what it meets as the value does (NEP 50)."""
+    if aval.dtype.kind != "f":
+        return t
+    have = aval_of(t)
+    if have.dtype.kind == "f" and have.dtype != aval.dtype and not aval.weak:
+        return convert(t, dtype=aval.dtype)     # a Python float's for a float32 value too
+    if aval.weak:
+        return t if have.weak or aval.shape != () else python_scalar(t, aval.dtype)
+    return convert(t, dtype=aval.dtype) if have.weak else t
 
 
 # --- plain functions over primitives (no rules of their own) -----------

@@ -30,12 +30,12 @@ import numpy as np
 
 from .. import dims as _dims
 from ..ir import Ident, Lit, aval_of
-from ..errors import LeakedTracerError
+from ..errors import LeakedTracerError, WengertError, user_location
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "Zero", "Linear", "bind",
            "snapshot", "effects_made",
            "Trace", "TracerBase", "new_trace", "instantiate", "is_zero", "zero_if_any",
-           "eval_program", "is_float"]
+           "eval_program", "is_float", "rule_error"]
 
 PRIMITIVES: dict[str, "Primitive"] = {}
 
@@ -351,11 +351,38 @@ def bind(prim, *args, **params):
                 return stager.process(prim, args, params)
         elif _dims.recording_now():
             return _dims.constant(prim, args, params)
-        return prim.impl(*_dims.plain_numbers(args), **params)
+        try:
+            return prim.impl(*_dims.plain_numbers(args), **params)
+        except ValueError as err:
+            typed = rule_error(prim, args, params)
+            if typed is None:
+                raise
+            raise typed from err
     dyn = _STATE.dynamic
     if dyn is not None and trace.level < dyn.level:
         trace = dyn
     return trace.process(prim, args, params)
+
+
+def rule_error(prim, args, params):
+    """Why ``prim`` refuses ``args``, in wengert's terms: the typed error its
+    shape rule raises on their avals (with the user's file:line), or None.
+
+    Concrete values skip the shape rule (NumPy checks them as it computes),
+    so where NumPy refuses them (a ValueError of its own wording) the rule is
+    asked: the error is then the same as where the rule runs first (staging,
+    the source engine), whichever way the value was computed."""
+    if prim.abstract_eval is None:
+        return None
+    try:
+        avals = [aval_of(a) for a in args]
+        prim.abstract_eval(*avals, **params)
+    except WengertError as err:
+        where = user_location()
+        return err if str(err).startswith(where) else type(err)(f"{where}: {err}")
+    except Exception:   # noqa: BLE001 -- the rule has nothing to add; NumPy's error stands
+        return None
+    return None
 
 
 def eval_program(prog, args):

@@ -162,8 +162,17 @@ def getitem(x, idx):
 
 
 # --- index_add (scatter-add) -------------------------------------------
+def _into(x, v):
+    """A copy of ``x`` to update with ``v``, and ``v`` as it is stored:
+    the update keeps ``x``'s dtype, as NumPy's ``x[i] = v`` and ``x[i] += v``
+    do (a float32 array stays float32, an integer one stores integers)."""
+    out = np.array(x, copy=True)
+    v = np.asarray(v)
+    return out, v if np.can_cast(v.dtype, out.dtype, "same_kind") else v.astype(out.dtype)
+
+
 def index_add_impl(x, v, *dyn, idx):
-    out = np.array(x, dtype=np.result_type(x, v), copy=True)
+    out, v = _into(x, v)
     idx = _fill(idx, dyn)
     if _has_arrays(idx):
         np.add.at(out, idx, v)        # an index array may repeat a position: accumulate
@@ -173,7 +182,7 @@ def index_add_impl(x, v, *dyn, idx):
 
 
 def index_add_aval(x, v, *dyn, idx):
-    return Aval(x.shape, np.result_type(x.dtype, v.dtype))
+    return Aval(x.shape, x.dtype)
 
 
 def index_add_jvp(primals, tangents, idx):
@@ -229,7 +238,7 @@ def index_add(x, v, idx):
 
 # --- index_set (functional x[idx] = v) ---------------------------------
 def index_set_impl(x, v, *dyn, idx):
-    out = np.array(x, dtype=np.result_type(x, v), copy=True)
+    out, v = _into(x, v)
     out[_fill(idx, dyn)] = v
     return out
 

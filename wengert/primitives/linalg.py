@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import dims as _dims
 from .core import Linear, Primitive, Zero, bind, register, zero_if_any
-from .rules import result_dtype
+from .rules import broadcast_shapes, result_dtype, shape_error
 from .arith import add, convert, mul
 from .shape import broadcast_to, reshape, sum_to_shape, swapaxes, transpose
 from .reduce import reduce_sum
@@ -72,16 +72,17 @@ def _no_out(out, name):
 def _batch_shape(name, x, y):
     """Broadcast the leading (batch) axes of two stacks of matrices."""
     try:
-        return np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
-    except ValueError:
-        raise ShapeMismatchError(f"{name}: the leading (batch) axes of shapes {x.shape} and "
+        # symbolic lengths record their comparisons as guards (``dims``)
+        return broadcast_shapes(x.shape[:-2], y.shape[:-2], name=name)
+    except ShapeMismatchError:
+        raise shape_error(f"{name}: the leading (batch) axes of shapes {x.shape} and "
                                  f"{y.shape} do not broadcast together") from None
 
 
 def _square(name, a):
     """Check ``a`` is a (batch of) square matrix; return its batch shape and n."""
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ShapeMismatchError(f"{name}: expected a square matrix or a stack of them "
+        raise shape_error(f"{name}: expected a square matrix or a stack of them "
                                  f"(shape (..., n, n)), got shape {a.shape}")
     return a.shape[:-2], a.shape[-1]
 
@@ -106,11 +107,11 @@ def matmul_aval(x, y):
 
 def _matmul_aval(x, y):
     if x.ndim < 1 or y.ndim < 1:
-        raise ShapeMismatchError(f"matmul_p: operands need ndim >= 1, got shapes {x.shape} and "
+        raise shape_error(f"matmul_p: operands need ndim >= 1, got shapes {x.shape} and "
                                  f"{y.shape}; call the wrapper `matmul`, which handles scalars")
     k_y = y.shape[-2] if y.ndim > 1 else y.shape[0]
     if x.shape[-1] != k_y:
-        raise ShapeMismatchError(f"matmul: shapes {x.shape} and {y.shape} do not fit: the last axis "
+        raise shape_error(f"matmul: shapes {x.shape} and {y.shape} do not fit: the last axis "
                                  f"of the first ({x.shape[-1]}) must equal the contracted axis "
                                  f"of the second ({k_y})")
     xm = x if x.ndim > 1 else Aval((1,) + x.shape, x.dtype)
@@ -218,7 +219,7 @@ def tensordot(x, y, axes=2):
         ax_x = [int(a) % len(xs) for a in ax_x]
         ax_y = [int(a) % len(ys) for a in ax_y]
     if len(ax_x) != len(ax_y) or any(xs[a] != ys[b] for a, b in zip(ax_x, ax_y)):
-        raise ShapeMismatchError(f"tensordot: axes {ax_x} of shape {xs} and {ax_y} of shape {ys} "
+        raise shape_error(f"tensordot: axes {ax_x} of shape {xs} and {ax_y} of shape {ys} "
                                  "do not have the same lengths")
     free_x = [i for i in range(len(xs)) if i not in ax_x]
     free_y = [i for i in range(len(ys)) if i not in ax_y]
@@ -267,19 +268,19 @@ def einsum_impl(*operands, spec):
 def einsum_aval(*avals, spec):
     ins, out = _parse(spec)
     if len(ins) != len(avals):
-        raise ShapeMismatchError(f"einsum {spec!r}: {len(ins)} subscripts for {len(avals)} operands")
+        raise shape_error(f"einsum {spec!r}: {len(ins)} subscripts for {len(avals)} operands")
     sizes = {}
     for k, (sub_k, a) in enumerate(zip(ins, avals)):
         if len(sub_k) != a.ndim:
-            raise ShapeMismatchError(f"einsum {spec!r}: operand {k} has {a.ndim} axes (shape "
+            raise shape_error(f"einsum {spec!r}: operand {k} has {a.ndim} axes (shape "
                                      f"{a.shape}) but subscripts {sub_k!r} name {len(sub_k)}")
         for c, d in zip(sub_k, a.shape):
             if sizes.setdefault(c, d) != d:
-                raise ShapeMismatchError(f"einsum {spec!r}: index {c!r} has length {sizes[c]} in one "
+                raise shape_error(f"einsum {spec!r}: index {c!r} has length {sizes[c]} in one "
                                          f"place and {d} in another (operand {k}, shape {a.shape})")
     for c in out:
         if c not in sizes or out.count(c) > 1:
-            raise ShapeMismatchError(f"einsum {spec!r}: output index {c!r} must appear in an "
+            raise shape_error(f"einsum {spec!r}: output index {c!r} must appear in an "
                                      "operand and only once in the output")
     return Aval(tuple(sizes[c] for c in out), result_dtype(*avals))
 
@@ -358,10 +359,10 @@ def einsum(*operands, out=None, optimize=False):
     lhs, arrow, rhs = spec.partition("->")
     ins = lhs.split(",")
     if len(ins) != len(ops):
-        raise ShapeMismatchError(f"einsum {spec!r}: {len(ins)} subscripts for {len(ops)} operands")
+        raise shape_error(f"einsum {spec!r}: {len(ins)} subscripts for {len(ops)} operands")
     bad = set(spec) - set(_LETTERS) - set(",->.")
     if bad:
-        raise ShapeMismatchError(f"einsum {spec!r}: subscripts must be letters, got {sorted(bad)}")
+        raise shape_error(f"einsum {spec!r}: subscripts must be letters, got {sorted(bad)}")
     shapes = [_shape(o) for o in ops]
     named = [c for c in lhs if c in _LETTERS]
     ell = ""
@@ -370,7 +371,7 @@ def einsum(*operands, out=None, optimize=False):
         fresh = [c for c in _LETTERS if c not in spec]
         counts = [len(sh) - (len(s) - 3) for s, sh in zip(ins, shapes) if "..." in s]
         if any(k < 0 for k in counts):
-            raise ShapeMismatchError(f"einsum {spec!r}: an operand has fewer axes than subscripts")
+            raise shape_error(f"einsum {spec!r}: an operand has fewer axes than subscripts")
         ell = "".join(fresh[:max(counts, default=0)])
         ins = [s.replace("...", ell[len(ell) - (len(sh) - len(s) + 3):]) if "..." in s else s
                for s, sh in zip(ins, shapes)]
@@ -403,7 +404,7 @@ def diagonal(x, offset=0, axis1=0, axis2=1):
     """``np.diagonal``: the diagonal becomes the last axis."""
     nd = len(_shape(x))
     if nd < 2:
-        raise ShapeMismatchError(f"diagonal: needs at least 2 axes, got shape {_shape(x)}")
+        raise shape_error(f"diagonal: needs at least 2 axes, got shape {_shape(x)}")
     a1, a2 = axis1 % nd, axis2 % nd
     xt = transpose(x, [i for i in range(nd) if i not in (a1, a2)] + [a1, a2])
     n, m = _shape(xt)[-2:]
@@ -422,7 +423,7 @@ def diag(v, k=0):
     if len(shp) == 2:
         return diagonal(v, k)
     if len(shp) != 1:
-        raise ShapeMismatchError(f"diag: input must be 1-D or 2-D, got shape {shp}")
+        raise shape_error(f"diag: input must be 1-D or 2-D, got shape {shp}")
     n = shp[0] + abs(int(k))
     zeros = np.zeros((n, n), aval_of(v).dtype)
     return index_add(zeros, v, _diag_index(n, n, int(k)))

@@ -17,12 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, instantiate, register
-from .rules import result_dtype
+from .rules import result_dtype, shape_error
 from .arith import add, mul, neg, sub
 from .shape import reshape, sum_to_shape
 from .reduce import reduce_sum
 from .linalg import _batch_shape, _float_dtype, _matmul, _mT, _pad_batched, _shape, _square
-from ..errors import ShapeMismatchError
 from ..ir import Aval, aval_of
 
 
@@ -30,7 +29,7 @@ from ..ir import Aval, aval_of
 def solve_aval(a, b):
     _, n = _square("solve", a)
     if b.ndim < 2 or b.shape[-2] != n:
-        raise ShapeMismatchError(f"solve: right-hand side of shape {b.shape} does not fit a matrix "
+        raise shape_error(f"solve: right-hand side of shape {b.shape} does not fit a matrix "
                                  f"of shape {a.shape}; expected (..., {n}, k) or ({n},)")
     batch = _batch_shape("solve", a, b)
     return Aval(batch + b.shape[-2:], _float_dtype(result_dtype(a, b)))

@@ -38,6 +38,13 @@ def result_dtype(*avals):
     return np.result_type(*reps)
 
 
+def shape_error(message):
+    """A ``ShapeMismatchError`` that names the line of user code that led to
+    it (shape rules run deep inside wengert, the mistake is the caller's)."""
+    from ..errors import user_location
+    return ShapeMismatchError(f"{user_location()}: {message}")
+
+
 def broadcast_shapes(*shapes, name="operation"):
     try:
         out = np.broadcast_shapes(*shapes)

@@ -14,9 +14,8 @@ import numpy as np
 from .. import dims as _dims
 from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, register, wrapper_of, zero_if_any
 from ..dims import as_int
-from ..errors import ShapeMismatchError
 from ..ir import Aval, aval_of
-from .rules import result_dtype
+from .rules import result_dtype, shape_error
 
 
 _wrap = wrapper_of
@@ -70,7 +69,7 @@ def add_any_transpose(ct, x, y):
 
 def add_any_aval(x, y):
     if x.shape != y.shape:
-        raise ShapeMismatchError(f"add_any: cotangents of shapes {x.shape} and {y.shape} differ")
+        raise shape_error(f"add_any: cotangents of shapes {x.shape} and {y.shape} differ")
     # operator.add: NumPy's promotion, Python numbers weakly typed (NEP 50)
     return Aval(x.shape, result_dtype(x, y), weak=x.weak and y.weak)
 
@@ -108,10 +107,11 @@ def broadcast_to_impl(x, shape):
 
 
 def broadcast_to_aval(x, shape):
-    try:
-        np.broadcast_shapes(x.shape, shape)
-    except ValueError:
-        raise ShapeMismatchError(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}") from None
+    # each of x's axes is 1 or the target's length: compared one by one, so
+    # symbolic lengths record the comparisons as guards (``dims``)
+    lead = len(shape) - len(x.shape)
+    if lead < 0 or any(d != 1 and d != n for d, n in zip(x.shape, shape[lead:])):
+        raise shape_error(f"broadcast_to: cannot broadcast shape {x.shape} to {shape}")
     return Aval(shape, x.dtype)
 
 
@@ -150,7 +150,7 @@ def reshape_impl(x, shape):
 
 def reshape_aval(x, shape):
     if math.prod(shape) != x.size:
-        raise ShapeMismatchError(f"reshape: cannot reshape {x.shape} ({x.size} elements) to {shape}")
+        raise shape_error(f"reshape: cannot reshape {x.shape} ({x.size} elements) to {shape}")
     return Aval(shape, x.dtype)
 
 
@@ -195,7 +195,7 @@ def transpose_impl(x, perm):
 
 def transpose_aval(x, perm):
     if sorted(perm) != list(range(x.ndim)):
-        raise ShapeMismatchError(f"transpose: {perm} is not a permutation of the {x.ndim} axes")
+        raise shape_error(f"transpose: {perm} is not a permutation of the {x.ndim} axes")
     return Aval(tuple(x.shape[p] for p in perm), x.dtype)
 
 
@@ -246,7 +246,7 @@ def squeeze(x, axis=None):
         axes = {a % len(shape) for a in ((axis,) if np.ndim(axis) == 0 else axis)}
         bad = [a for a in axes if shape[a] != 1]
         if bad:
-            raise ShapeMismatchError(f"squeeze: axis {bad[0]} of shape {shape} is not of length 1")
+            raise shape_error(f"squeeze: axis {bad[0]} of shape {shape} is not of length 1")
     return reshape(x, tuple(d for i, d in enumerate(shape) if i not in axes))
 
 
@@ -268,7 +268,7 @@ def concatenate_aval(*xs, axis):
     first = xs[0].shape
     for x in xs[1:]:
         if len(x.shape) != len(first) or any(a != b for i, (a, b) in enumerate(zip(x.shape, first)) if i != axis):
-            raise ShapeMismatchError(f"concatenate: shapes {first} and {x.shape} differ off axis {axis}")
+            raise shape_error(f"concatenate: shapes {first} and {x.shape} differ off axis {axis}")
     size = sum(x.shape[axis] for x in xs)
     return Aval(first[:axis] + (size,) + first[axis + 1:], result_dtype(*xs))
 
@@ -307,7 +307,7 @@ concatenate_p = register(Primitive("concatenate", nargs=None, impl=concatenate_i
 def concatenate(*xs, axis=0):
     nd = np.ndim(xs[0])
     if nd == 0:
-        raise ShapeMismatchError("concatenate: zero-dimensional arrays cannot be concatenated; "
+        raise shape_error("concatenate: zero-dimensional arrays cannot be concatenated; "
                                  "use stack")
     return bind(concatenate_p, *xs, axis=axis % nd)
 

@@ -24,7 +24,7 @@ from ..errors import ShapeMismatchError, UnsupportedDtypeError, WengertError, us
 from ..ir import aval_of
 from ..primitives.core import Trace, Zero, bind, is_float, new_trace, snapshot
 from .. import dims as _dims
-from ..primitives.arith import cast_float
+from ..primitives.arith import cast_exact, cast_float
 from ..primitives.shape import broadcast_to
 from ..primitives.numpy_api import Tracer
 from ..staging import stage
@@ -166,7 +166,10 @@ def jvp_flat(fn, primals, tangents, reverse=False, for_grad=False):
         for o in outs:
             if isinstance(o, JVPTracer) and o._trace is trace:
                 out_p.append(o.primal)
-                out_t.append(o.tangent)
+                # the tangent handed out has its output's type: a Python
+                # float's is a Python float, a NumPy value's a NumPy value
+                t = o.tangent
+                out_t.append(t if isinstance(t, Zero) else cast_exact(t, o.aval))
             else:
                 out_p.append(o)
                 out_t.append(Zero(aval_of(o)))

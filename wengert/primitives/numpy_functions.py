@@ -1,0 +1,451 @@
+"""NumPy's functions on traced values: the registry's map from NumPy
+functions to primitive wrappers (``numpy_api`` dispatches to it; the ufuncs'
+map is ``numpy_ufuncs``).
+
+Contract: each entry of ``FUNCTIONS`` takes exactly the parameters of the
+NumPy function it stands for, under NumPy's names, kinds and defaults (its
+``inspect.signature``), so any call NumPy accepts reaches it as written
+(``np.moveaxis(x, source=0, destination=1)``). A parameter is either
+implemented or refused: a value other than its default that wengert does not
+implement raises ``NoDerivativeRule`` naming the user's line, never dropped.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import arith, composite, linalg, matrix, reduce, shape
+from .core import TracerBase
+from ..errors import InPlaceUpdateError, NoDerivativeRule, user_location
+from ..ir import aval_of
+
+shape_mod = shape       # for the functions whose NumPy parameter is called ``shape``
+
+__all__ = ["FUNCTIONS", "PYTHON_RESULTS", "NO_VALUE", "refuse", "as_dtype", "no_out", "reshape_in_order",
+           "numpy_result"]
+
+# NumPy's own marker of an argument not given (``keepdims=<no value>``): the
+# defaults below are NumPy's, so a call forwarded by NumPy with it is the same
+NO_VALUE = np._NoValue
+
+
+def refuse(fname, param, advice):
+    """``fname(..., param=...)`` is not implemented for traced values."""
+    raise NoDerivativeRule(f"{user_location()}: {fname}(..., {param}=...) is not supported on "
+                           f"a traced value; {advice}")
+
+
+def no_out(out, fname):
+    """``out=`` writes the result into an array in place, where it would
+    keep its value and drop its derivative (``a += b`` on a plain array is
+    ``np.add(a, b, out=a)``)."""
+    if out is not None:
+        raise InPlaceUpdateError(
+            f"{user_location()}: {fname}(..., out=...) writes a traced value into an array in "
+            "place; drop out= and use the returned value. For a += b on a plain array write "
+            "a = a + b, or use engine='source' (or 'auto'), which turns augmented assignment "
+            "into a new value")
+
+
+def numpy_result(out):
+    """NumPy's functions and ufuncs return NumPy values: a result that came
+    out a Python scalar (weakly typed, its operands being Python numbers)
+    is the NumPy scalar NumPy gives (``np.sin(0.5)`` is an ``np.float64``,
+    which, unlike a Python float, promotes a float32 array it meets)."""
+    if isinstance(out, TracerBase):
+        return arith.convert(out, dtype=out.aval.dtype) if out.aval.weak else out
+    if type(out) in (tuple, list):
+        return type(out)(numpy_result(o) for o in out)
+    return out
+
+
+def _keep(keepdims):
+    return False if keepdims is NO_VALUE else bool(keepdims)
+
+
+def _plain_device(device, fname):
+    if device not in (None, "cpu"):
+        refuse(fname, "device", "wengert computes with NumPy on the CPU: drop device=")
+
+
+def as_dtype(x, dtype, casting="unsafe", fname=""):
+    """``x`` computed in ``dtype`` (NumPy's ``dtype=`` of reductions and
+    ufuncs: the operands are cast first); ``casting`` as NumPy checks it."""
+    if dtype is None:
+        return x
+    dtype = np.dtype(dtype)
+    av = aval_of(x)
+    if av.dtype == dtype and not av.weak:
+        return x
+    if not av.weak and not np.can_cast(av.dtype, dtype, casting):
+        raise TypeError(f"{user_location()}: {fname}: cannot cast {av.dtype} to {dtype} with "
+                        f"casting={casting!r}")
+    return arith.convert(x, dtype=dtype)
+
+
+def _like_dtype(x, like):
+    """``x`` in the dtype of ``like``: NumPy casts a reduction's ``initial``
+    and a fill value to the result's dtype."""
+    dt = aval_of(like).dtype
+    return x if aval_of(x).dtype == dt and not aval_of(x).weak else arith.convert(x, dtype=dt)
+
+
+def _masked(a, where, fill):
+    """``where=`` of a reduction: the entries it masks out count as ``fill``."""
+    if where is NO_VALUE or where is True:
+        return a
+    return arith.where(where, a, fill)
+
+
+def _order(order, fname, allowed=("C",)):
+    if order not in allowed:
+        refuse(fname, "order", f"order={order!r} depends on memory layout, which traced "
+                               "values do not have; use the default order")
+
+
+# --- reductions --------------------------------------------------------
+def _sum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
+         where=NO_VALUE):
+    no_out(out, "np.sum")
+    if dtype is None and where is NO_VALUE and initial is NO_VALUE:    # the common call
+        return reduce.reduce_sum(a, axis=axis, keepdims=_keep(keepdims))
+    r = reduce.reduce_sum(_masked(as_dtype(a, dtype), where, 0), axis=axis,
+                          keepdims=_keep(keepdims))
+    return r if initial is NO_VALUE else _like_dtype(arith.add(r, initial), r)
+
+
+def _prod(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
+          where=NO_VALUE):
+    no_out(out, "np.prod")
+    r = reduce.reduce_prod(_masked(as_dtype(a, dtype), where, 1), axis=axis,
+                           keepdims=_keep(keepdims))
+    return r if initial is NO_VALUE else _like_dtype(arith.mul(r, initial), r)
+
+
+def _mean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
+    no_out(out, "np.mean")
+    if where is not NO_VALUE and where is not True:
+        refuse("np.mean", "where", "write np.sum(np.where(mask, a, 0)) / np.sum(mask)")
+    return reduce.mean(as_dtype(a, dtype), axis=axis, keepdims=_keep(keepdims))
+
+
+def _extremum(fname, reducer, pair):
+    def fn(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
+        no_out(out, fname)
+        if where is not NO_VALUE and where is not True:
+            if initial is NO_VALUE:
+                raise ValueError(f"{user_location()}: {fname} with where= needs initial= (the "
+                                 "value of an empty selection), as NumPy does")
+            a = arith.where(where, a, initial)
+        r = reducer(a, axis=axis, keepdims=_keep(keepdims))
+        return r if initial is NO_VALUE else _like_dtype(pair(r, initial), r)
+    fn.__name__ = fname.replace("np.", "")
+    return fn
+
+
+_max = _extremum("np.max", reduce.reduce_max, arith.maximum)
+_min = _extremum("np.min", reduce.reduce_min, arith.minimum)
+
+
+def _var_args(fname, out, where, mean, ddof, correction):
+    no_out(out, fname)
+    if where is not NO_VALUE and where is not True:
+        refuse(fname, "where", "select the entries first (a[mask]) or weight them explicitly")
+    if mean is not NO_VALUE:
+        refuse(fname, "mean", "drop mean=; the mean is computed (and differentiated) for you")
+    if correction is not NO_VALUE:
+        if ddof != 0:
+            raise ValueError(f"{user_location()}: {fname}: ddof and correction can't both be "
+                             "given")
+        ddof = correction
+    return ddof
+
+
+def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
+         mean=NO_VALUE, correction=NO_VALUE):
+    ddof = _var_args("np.var", out, where, mean, ddof, correction)
+    return composite.var(as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=_keep(keepdims))
+
+
+def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
+         mean=NO_VALUE, correction=NO_VALUE):
+    ddof = _var_args("np.std", out, where, mean, ddof, correction)
+    return composite.std(as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=_keep(keepdims))
+
+
+def _cumsum(a, axis=None, dtype=None, out=None):
+    no_out(out, "np.cumsum")
+    return reduce.cumsum(as_dtype(a, dtype), axis=axis)
+
+
+def _arg(fname, fn):
+    def arg(a, axis=None, out=None, *, keepdims=NO_VALUE):
+        no_out(out, fname)
+        r = fn(a, axis)
+        if _keep(keepdims):
+            nd = np.ndim(a)
+            r = shape.reshape(r, (1,) * nd) if axis is None else shape.expand_dims(r, axis % nd)
+        return r
+    arg.__name__ = fname.replace("np.", "")
+    return arg
+
+
+_argmax = _arg("np.argmax", reduce.argmax)
+_argmin = _arg("np.argmin", reduce.argmin)
+
+
+# --- products ----------------------------------------------------------
+def _dot(a, b, out=None):
+    no_out(out, "np.dot")
+    return linalg.dot(a, b)
+
+
+def _outer(a, b, out=None):
+    no_out(out, "np.outer")
+    return linalg.outer(a, b)
+
+
+def _inner(a, b, /):
+    return linalg.inner(a, b)
+
+
+def _tensordot(a, b, axes=2):
+    return linalg.tensordot(a, b, axes)
+
+
+def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    no_out(out, "np.trace")
+    return linalg.trace(as_dtype(a, dtype), offset, axis1, axis2)
+
+
+def _diagonal(a, offset=0, axis1=0, axis2=1):
+    return linalg.diagonal(a, offset, axis1, axis2)
+
+
+def _diag(v, k=0):
+    return linalg.diag(v, k)
+
+
+def _einsum(*operands, out=None, optimize=False, **kwargs):
+    extra = set(kwargs) - {"dtype", "order", "casting"}
+    if extra:
+        raise TypeError(f"einsum() got an unexpected keyword argument {sorted(extra)[0]!r}")
+    no_out(out, "np.einsum")
+    dtype, casting = kwargs.get("dtype"), kwargs.get("casting", "safe")
+    if dtype is not None:
+        operands = (operands[0],) + tuple(as_dtype(o, dtype, casting, "np.einsum")
+                                          for o in operands[1:])
+    return linalg.einsum(*operands, out=out, optimize=optimize)
+
+
+# --- joining and shaping -----------------------------------------------
+def _joined(parts, dtype, casting, fname):
+    return [as_dtype(p, dtype, casting, fname) for p in parts]
+
+
+def _concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    no_out(out, "np.concatenate")
+    arrays = _joined(arrays, dtype, casting, "np.concatenate")
+    if axis is None:
+        arrays = [shape.reshape(a, (-1,)) for a in arrays]
+        axis = 0
+    return shape.concatenate(*arrays, axis=axis)
+
+
+def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    no_out(out, "np.stack")
+    return shape.stack(_joined(arrays, dtype, casting, "np.stack"), axis=axis)
+
+
+def _hstack(tup, *, dtype=None, casting="same_kind"):
+    arrays = [shape.reshape(a, (1,)) if np.ndim(a) == 0 else a
+              for a in _joined(tup, dtype, casting, "np.hstack")]
+    return shape.concatenate(*arrays, axis=0 if np.ndim(arrays[0]) == 1 else 1)
+
+
+def _vstack(tup, *, dtype=None, casting="same_kind"):
+    arrays = [shape.reshape(a, (1, -1)) if np.ndim(a) < 2 else a
+              for a in _joined(tup, dtype, casting, "np.vstack")]
+    return shape.concatenate(*arrays, axis=0)
+
+
+def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
+    # ``newshape``: the name of older NumPy versions
+    target = newshape if shape is None else shape
+    if target is None:
+        raise TypeError("reshape() missing required argument 'shape'")
+    return reshape_in_order(a, target, order, "np.reshape")
+
+
+def reshape_in_order(a, target, order, fname):
+    """``a.reshape(target, order=order)``: Fortran order reverses the axes
+    before and after a C-order reshape."""
+    _order(order, fname, ("C", "F"))
+    if order == "F":
+        target = (target,) if np.ndim(target) == 0 else tuple(target)
+        return shape.transpose(shape.reshape(shape.transpose(a), target[::-1]))
+    return shape.reshape(a, target)
+
+
+def _ravel(a, order="C"):
+    return reshape_in_order(a, (-1,), order, "np.ravel")
+
+
+def _transpose(a, axes=None):
+    return shape.transpose(a, axes)
+
+
+def _swapaxes(a, axis1, axis2):
+    return shape.swapaxes(a, axis1, axis2)
+
+
+def _moveaxis(a, source, destination):
+    src = [source] if np.ndim(source) == 0 else list(source)
+    dst = [destination] if np.ndim(destination) == 0 else list(destination)
+    if len(src) != len(dst):
+        raise ValueError("`source` and `destination` arguments must have the same number of "
+                         "elements")
+    nd = np.ndim(a)
+    src, dst = [int(s) % nd for s in src], [int(d) % nd for d in dst]
+    perm = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        perm.insert(d, s)
+    return shape.transpose(a, perm)
+
+
+def _squeeze(a, axis=None):
+    return shape.squeeze(a, axis)
+
+
+def _expand_dims(a, axis):
+    return shape.expand_dims(a, axis)
+
+
+def _broadcast_to(array, shape, subok=False):
+    return shape_mod.broadcast_to(array, tuple(np.atleast_1d(shape)) if np.ndim(shape)
+                                  else (int(shape),))
+
+
+def _atleast_1d(*arys):
+    out = [shape.reshape(a, (1,)) if np.ndim(a) == 0 else a for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+def _shape(a):
+    return aval_of(a).shape
+
+
+def _ndim(a):
+    return aval_of(a).ndim
+
+
+def _size(a, axis=None):
+    s = aval_of(a).shape
+    return math.prod(s) if axis is None else s[axis]
+
+
+def _copy(a, order="K", subok=False):
+    return a          # traced values are never written in place: a copy is the value
+
+
+def _astype(x, dtype, /, *, copy=True, device=None):
+    _plain_device(device, "np.astype")
+    return arith.convert(x, dtype=np.dtype(dtype))
+
+
+# --- selection and elementwise helpers ---------------------------------
+def _where(condition, x=None, y=None, /):
+    if x is None and y is None:
+        raise NoDerivativeRule(f"{user_location()}: np.where(cond) with one argument returns "
+                               "indices; use np.nonzero on a concrete mask instead")
+    return arith.where(condition, x, y)
+
+
+def _clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_VALUE,
+          **kwargs):
+    no_out(out, "np.clip")
+    if kwargs:
+        refuse("np.clip", sorted(kwargs)[0], "clip the result of a plain call instead")
+    if (min is not NO_VALUE and a_min is not NO_VALUE) or (
+            max is not NO_VALUE and a_max is not NO_VALUE):
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` "
+                         "are provided is forbidden.")
+    lo = min if min is not NO_VALUE else a_min
+    hi = max if max is not NO_VALUE else a_max
+    return arith.clip(a, None if lo is NO_VALUE else lo, None if hi is NO_VALUE else hi)
+
+
+def _round(a, decimals=0, out=None):
+    no_out(out, "np.round")
+    return arith.round(a, decimals=decimals)
+
+
+def _filled(fname, fill):
+    """``np.zeros_like`` / ``np.ones_like``: constants, with NumPy's dtype
+    and shape options."""
+    def like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+        _plain_device(device, fname)
+        if shape is not None:
+            return np.full(shape, fill, dtype or aval_of(a).dtype)
+        out = (shape_mod.zeros_like if fill == 0 else shape_mod.ones_like)(a)
+        return out if dtype is None else arith.convert(out, dtype=np.dtype(dtype))
+    like.__name__ = fname.replace("np.", "")
+    return like
+
+
+_zeros_like = _filled("np.zeros_like", 0)
+_ones_like = _filled("np.ones_like", 1)
+
+
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    _plain_device(device, "np.full_like")
+    av = aval_of(a)
+    zeros = np.zeros(av.shape if shape is None else shape, dtype or av.dtype)
+    return _like_dtype(arith.add(zeros, fill_value), zeros)     # the fill takes the dtype
+
+
+# --- np.linalg ---------------------------------------------------------
+def _solve(a, b):
+    return matrix.solve(a, b)
+
+
+def _inv(a):
+    return matrix.inv(a)
+
+
+def _det(a):
+    return matrix.det(a)
+
+
+def _slogdet(a):
+    return matrix.slogdet(a)
+
+
+def _cholesky(a, /, *, upper=False):
+    low = matrix.cholesky(a)
+    return shape.swapaxes(low, -1, -2) if upper else low
+
+
+def _norm(x, ord=None, axis=None, keepdims=False):
+    return composite.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+FUNCTIONS = {
+    np.sum: _sum, np.mean: _mean, np.prod: _prod, np.max: _max, np.amax: _max, np.min: _min,
+    np.amin: _min, np.var: _var, np.std: _std, np.cumsum: _cumsum, np.argmax: _argmax,
+    np.argmin: _argmin, np.dot: _dot, np.outer: _outer, np.inner: _inner,
+    np.tensordot: _tensordot, np.trace: _trace, np.diagonal: _diagonal, np.diag: _diag,
+    np.einsum: _einsum, np.concatenate: _concatenate, np.stack: _stack, np.hstack: _hstack,
+    np.vstack: _vstack, np.reshape: _reshape, np.ravel: _ravel, np.transpose: _transpose,
+    np.swapaxes: _swapaxes, np.moveaxis: _moveaxis, np.squeeze: _squeeze,
+    np.expand_dims: _expand_dims, np.broadcast_to: _broadcast_to, np.atleast_1d: _atleast_1d,
+    np.shape: _shape, np.ndim: _ndim, np.size: _size, np.copy: _copy, np.astype: _astype,
+    np.where: _where, np.clip: _clip, np.round: _round, np.around: _round,
+    np.zeros_like: _zeros_like, np.ones_like: _ones_like, np.full_like: _full_like,
+    np.linalg.solve: _solve, np.linalg.inv: _inv, np.linalg.det: _det,
+    np.linalg.slogdet: _slogdet, np.linalg.cholesky: _cholesky, np.linalg.norm: _norm,
+}
+
+# the functions that answer with Python values (shapes), not arrays
+PYTHON_RESULTS = frozenset({np.shape, np.ndim, np.size})

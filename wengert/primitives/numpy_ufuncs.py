@@ -1,0 +1,131 @@
+"""NumPy's ufuncs on traced values: the map from each ufunc to the
+primitive wrapper it becomes, and its keywords (``numpy_api`` dispatches
+``__array_ufunc__`` here).
+
+Contract: the keywords every ufunc takes are implemented (``dtype``: NumPy
+resolves the loop, the operands are cast to it first) or refused with
+``NoDerivativeRule`` naming the user's line (``out``, ``where``, a gufunc's
+``axes``); ``order`` and ``subok`` change nothing wengert computes. A
+ufunc's result is a NumPy value, never a Python scalar (NEP 50).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import arith, linalg
+from .numpy_functions import as_dtype, no_out, numpy_result, refuse
+from ..errors import NoDerivativeRule, user_location
+from ..ir import aval_of
+
+__all__ = ["UFUNCS", "ufunc_call"]
+
+
+def _identity(x):
+    return x
+
+
+def _log2(x):
+    return arith.div(arith.log(x), float(np.log(2.0)))
+
+
+def _log10(x):
+    return arith.div(arith.log(x), float(np.log(10.0)))
+
+
+def _exp2(x):
+    return arith.pow(2.0, x)
+
+
+def _hypot(x, y):
+    return arith.sqrt(arith.add(arith.mul(x, x), arith.mul(y, y)))
+
+
+def _degrees(x):
+    return arith.mul(x, 180.0 / np.pi)
+
+
+def _radians(x):
+    return arith.mul(x, np.pi / 180.0)
+
+
+UFUNCS = {
+    np.add: arith.add, np.subtract: arith.sub, np.multiply: arith.mul,
+    np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
+    np.power: arith.pow, np.float_power: arith.pow, np.exp: arith.exp, np.log: arith.log,
+    np.log1p: arith.log1p, np.expm1: arith.expm1, np.sqrt: arith.sqrt, np.square: arith.square,
+    np.reciprocal: arith.reciprocal, np.sin: arith.sin, np.cos: arith.cos, np.tan: arith.tan,
+    np.arcsin: arith.arcsin, np.arccos: arith.arccos, np.arctan: arith.arctan,
+    np.arctan2: arith.arctan2, np.sinh: arith.sinh, np.cosh: arith.cosh, np.tanh: arith.tanh,
+    np.absolute: arith.abs, np.fabs: arith.abs, np.sign: arith.sign,
+    np.maximum: arith.maximum, np.minimum: arith.minimum, np.fmax: arith.maximum,
+    np.fmin: arith.minimum, np.floor: arith.floor, np.ceil: arith.ceil, np.rint: arith.round,
+    np.less: arith.less, np.less_equal: arith.less_equal, np.greater: arith.greater,
+    np.greater_equal: arith.greater_equal, np.equal: arith.equal, np.not_equal: arith.not_equal,
+    np.logical_and: arith.logical_and, np.logical_or: arith.logical_or,
+    np.logical_xor: arith.logical_xor, np.logical_not: arith.logical_not,
+    np.isfinite: arith.isfinite, np.matmul: linalg.matmul, np.log2: _log2, np.log10: _log10,
+    np.exp2: _exp2, np.logaddexp: arith.logaddexp, np.hypot: _hypot,
+    np.remainder: arith.remainder, np.floor_divide: arith.floor_divide,
+    np.degrees: _degrees, np.rad2deg: _degrees, np.radians: _radians, np.deg2rad: _radians,
+}
+
+# the ufuncs whose wrappers are written with Python's operators (``+``, ``**``,
+# ``abs``...), which give Python numbers for Python numbers where the ufunc
+# gives NumPy's: only their results are checked (``numpy_result``)
+_OPERATOR_WRAPPED = frozenset({
+    np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.power,
+    np.float_power, np.square, np.reciprocal, np.absolute, np.fabs, np.remainder,
+    np.floor_divide, np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
+    np.not_equal, np.exp2, np.degrees, np.rad2deg, np.radians, np.deg2rad})
+
+# keywords every ufunc call takes that change nothing wengert computes
+_NO_EFFECT = {"order": "K", "subok": True}
+
+
+def ufunc_call(ufunc, inputs, kwargs):
+    """``ufunc(*inputs, **kwargs)`` on traced values, NumPy's keywords
+    implemented (``dtype``: the operands are cast first, as NumPy computes
+    in it) or refused (``out``, ``where``, a gufunc's ``axes``)."""
+    fname = f"np.{ufunc.__name__}"
+    fn = UFUNCS.get(ufunc)
+    if fn is None:
+        raise NoDerivativeRule(f"{user_location()}: {fname} has no derivative rule in wengert; "
+                               "write it with supported NumPy functions or wrap it in "
+                               "wg.custom_jvp / wg.custom_vjp")
+    if not kwargs:
+        out = fn(*inputs)
+        return numpy_result(out) if ufunc in _OPERATOR_WRAPPED else out
+    kwargs = dict(kwargs)
+    no_out(kwargs.pop("out", None), fname)
+    where = kwargs.pop("where", True)
+    if where is not True:
+        refuse(fname, "where", f"entries outside the mask would be left unset: write "
+                               f"np.where(mask, {fname}(...), fill)")
+    dtype, casting = kwargs.pop("dtype", None), kwargs.pop("casting", "same_kind")
+    for key in [k for k in kwargs if k in _NO_EFFECT]:
+        kwargs.pop(key)
+    for key in ("signature", "axes", "axis", "keepdims"):
+        if kwargs.get(key, None) not in (None, False):
+            refuse(fname, key, "call it without this keyword")
+        kwargs.pop(key, None)
+    if kwargs:
+        raise TypeError(f"{fname}() got an unexpected keyword argument {sorted(kwargs)[0]!r}")
+    if dtype is None:
+        out = fn(*inputs)
+        return numpy_result(out) if ufunc in _OPERATOR_WRAPPED else out
+    out_dtype = _loop_dtype(ufunc, inputs, dtype, casting)
+    if out_dtype.kind in "fc":      # NumPy computes in the dtype: the operands are cast first
+        inputs = [as_dtype(x, out_dtype, "unsafe", fname) for x in inputs]
+    out = numpy_result(fn(*inputs))
+    return out if aval_of(out).dtype == out_dtype else arith.convert(out, dtype=out_dtype)
+
+
+def _loop_dtype(ufunc, inputs, dtype, casting):
+    """The result dtype of ``ufunc(*inputs, dtype=dtype, casting=casting)``,
+    as NumPy resolves it (on empty stand-ins of the operands): NumPy's own
+    TypeError where it has no such loop or may not cast."""
+    stand_ins = []
+    for x in inputs:
+        av = aval_of(x)
+        stand_ins.append(av.python_type(0) if av.weak else np.empty(0, av.dtype))
+    return np.asarray(ufunc(*stand_ins, dtype=dtype, casting=casting)).dtype
