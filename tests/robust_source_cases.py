@@ -212,3 +212,9 @@ def writes_to_a_file_descriptor(x, fd):
 
 def zeros_of_a_traced_length(x):
     return np.sum(np.zeros(int(x[0]) + 2)) + np.sum(x)
+
+
+def branchy_sum(W):
+    if np.sum(W) > 0:
+        return np.sum(W ** 3)
+    return np.sum(np.sin(W))

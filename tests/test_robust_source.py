@@ -341,3 +341,21 @@ def test_a_shape_from_a_traced_value_is_a_concretization_error(engine):
         warnings.simplefilter("ignore")
         with pytest.raises(wg.errors.ConcretizationError, match="robust_source_cases.py"):
             wg.grad(rc.zeros_of_a_traced_length, engine=engine)(np.ones(3))
+
+
+def test_a_trace_gradient_inside_a_source_function_says_what_to_do():
+    """The trace engine's ``if`` on a value the source engine stages is a
+    typed error naming the user's line and the way out; ``auto`` traces."""
+    W, T = np.array([0.3, -0.2, 0.5]), np.array([1.0, 0.5, -1.0])
+    g_trace = wg.grad(rc.branchy_sum, engine="trace")
+    with pytest.raises(wg.errors.ConcretizationError, match="engine='source'") as err:
+        wg.jvp(lambda y: g_trace(y), (W,), (T,), engine="source")
+    assert "robust_source_cases.py" in str(err.value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, hvp = wg.jvp(lambda y: g_trace(y), (W,), (T,))
+    fd = (g_trace(W + 1e-6 * T) - g_trace(W - 1e-6 * T)) / 2e-6
+    assert_close(hvp, fd, 1e-6, 1e-8)
+    g_source = wg.grad(rc.branchy_sum, engine="source")     # the way out
+    _, hvp = wg.jvp(lambda y: g_source(y), (W,), (T,), engine="source")
+    assert_close(hvp, fd, 1e-6, 1e-8)

@@ -149,8 +149,11 @@ class Tracer(TracerBase):
         val = self.concrete_value
         if val is None:
             raise ConcretizationError(
-                f"{what} needs a concrete value, but this traced value is symbolic here "
-                "(inside a linear function being transposed); avoid Python control flow on it")
+                f"{user_location()}: {what} needs a concrete value, but this traced value is "
+                "symbolic here: code is being generated for it (a trace-engine derivative "
+                "called inside a source-engine function, or a linear function being "
+                "transposed). Use engine='source' for the inner function too (it keeps the "
+                "control flow), or avoid Python control flow on the value")
         return val
 
     def __bool__(self):
