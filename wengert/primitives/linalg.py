@@ -17,6 +17,7 @@ Contracts:
 """
 from __future__ import annotations
 
+import functools
 import string
 
 import math
@@ -88,21 +89,20 @@ def _square(name, a):
 
 
 # --- matmul ------------------------------------------------------------
-_MATMUL_AVALS = {}
-
-
 def matmul_aval(x, y):
     # memoised for concrete shapes: a traced function meets the same few shape
-    # pairs on every call. Never for symbolic lengths: computing the rule
-    # records its comparisons as the generated code's guards (``dims``), which
-    # a remembered answer would skip
+    # pairs on every call (the 1024 used last: bounded). Never for symbolic
+    # lengths: computing the rule records its comparisons as the generated
+    # code's guards (``dims``), which a remembered answer would skip. A shape
+    # error is raised each time (errors are not remembered)
     if _dims.has_dims(x.shape) or _dims.has_dims(y.shape):
         return _matmul_aval(x, y)
-    key = (x.shape, x.dtype, y.shape, y.dtype)
-    out = _MATMUL_AVALS.get(key)
-    if out is None:
-        out = _MATMUL_AVALS[key] = _matmul_aval(x, y)
-    return out
+    return _concrete_matmul_aval(x.shape, x.dtype, y.shape, y.dtype)
+
+
+@functools.lru_cache(maxsize=1024)
+def _concrete_matmul_aval(x_shape, x_dtype, y_shape, y_dtype):
+    return _matmul_aval(Aval(x_shape, x_dtype), Aval(y_shape, y_dtype))
 
 
 def _matmul_aval(x, y):
