@@ -359,3 +359,18 @@ def test_a_trace_gradient_inside_a_source_function_says_what_to_do():
     g_source = wg.grad(rc.branchy_sum, engine="source")     # the way out
     _, hvp = wg.jvp(lambda y: g_source(y), (W,), (T,), engine="source")
     assert_close(hvp, fd, 1e-6, 1e-8)
+
+
+def test_caches_stay_bounded():
+    """Converting many distinct functions (made at run time, as a loop that
+    builds lambdas does) and many matmul shapes keeps the caches at their
+    bounds, so converted functions and their modules are not kept alive."""
+    import functools as ft
+    from wengert.frontends import source
+    from wengert.primitives import linalg
+    for cache in (source._converted_code, linalg._concrete_matmul_aval):
+        assert isinstance(cache, ft._lru_cache_wrapper) and cache.cache_info().maxsize
+    bound = linalg._concrete_matmul_aval.cache_info().maxsize
+    for n in range(1, bound + 50):
+        wg.grad(lambda a: np.sum(a @ np.ones((n, 1))), engine="trace")(np.ones((1, n)))
+    assert linalg._concrete_matmul_aval.cache_info().currsize <= bound
