@@ -30,7 +30,8 @@ from ..errors import (ConcretizationError, InPlaceUpdateError, NoDerivativeRule,
                       UnsupportedFunctionError, user_location)
 
 
-_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+# ``a[i] = v``; ``a[i:j] = v`` is STORE_SLICE from Python 3.12 on
+_STORES = frozenset(dis.opmap[op] for op in ("STORE_SUBSCR", "STORE_SLICE") if op in dis.opmap)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
@@ -71,7 +72,7 @@ def _stores_item(depth):
     a plain array, which is how a traced value reaches a conversion there."""
     frame = sys._getframe(depth)
     code, at = frame.f_code.co_code, frame.f_lasti
-    return 0 <= at < len(code) and code[at] == _STORE_SUBSCR
+    return 0 <= at < len(code) and code[at] in _STORES
 
 
 def _stored_error(where):
