@@ -3,12 +3,20 @@ a real file (the source engine reads source), differentiated by every engine
 and mode and checked against finite differences and against each other.
 
 A program is a module: a global array ``G``, a global float ``C``, a random
-generator ``RS``, a helper ``h`` that reads them, and ``f(x, v)`` (``x`` a float,
-``v`` an array of ``N`` floats) made of assignments, ``if``/``elif``/``else`` on
-traced and Python conditions, nested ``for`` and ``while`` loops with
-``break``, ``continue`` and early ``return``, ``v[i] = e`` and ``v[i] += e``,
-helper calls, random draws and broadcasting. Its output is a float; ``fvec(x,
-v)`` is a vector-valued function of it.
+generator ``RS``, an instance ``M`` of a small class whose method ``M.scale``
+``f`` calls, a helper ``h`` that reads them (called by position and by
+keyword), sometimes a helper ``g(x, v)`` returning a tuple ``(s, v)`` (early,
+inside a traced ``if``), ``f(x, v)`` (``x`` a float, ``v`` an array of ``N``
+floats) and ``fvec(x, v)``, a vector-valued function of ``f``. ``f`` is made of
+assignments, ``if``/``elif``/``else`` on traced and Python conditions, nested
+``for`` and ``while`` loops with ``break``, ``continue`` and early ``return``,
+``v[i] = e`` and ``v[i] += e``, helper calls, random draws, broadcasting, and
+what users write around them: loops over a dict of arrays, fixed-point
+iterations whose test starts on Python numbers (``diff = 1.0; while diff >
+tol``), while loops counted by a Python int and left by a traced ``break``,
+while loops inside a traced ``if``, ``np.where`` with a Python-float branch,
+and strings, lists and numbers first assigned in a loop with a traced exit
+(or on one path of a branch in it) and not used after it. Its output is a float.
 
 Checks (``check``), for the source and the trace engine:
 
@@ -31,7 +39,7 @@ Checks (``check``), for the source and the trace engine:
   Python float ``x`` is a Python float or a NumPy float64 scalar, the same
   type in both engines;
 * the same derivative objects again after the inputs, ``G`` (in place), ``C``
-  (rebound) and the random state changed.
+  (rebound), ``M.k`` and the random state changed.
 
 Outcomes: a wrong value, a raw crash (an exception that is not a typed
 ``wengert`` error; grouped by its type and the innermost wengert frame), a
@@ -71,13 +79,20 @@ _DIR = None
 # --- the generator ------------------------------------------------------------------
 class Gen:
     """Writes one program, drawing every choice from ``pick(n) -> 0..n-1``
-    (a seeded generator, or hypothesis's ``data.draw``)."""
+    (a seeded generator, or hypothesis's ``data.draw``): the same draws give
+    the same program."""
 
     UNARY = ("np.sin({})", "np.cos({})", "np.tanh({})", "np.exp(np.tanh({}))",
              "np.sqrt(1.0 + {0} * {0})", "np.log(1.0 + {0} * {0})", "abs({})", "({}) ** 2",
              "np.arctan({})", "-({})")
     BINARY = ("{} + {}", "{} - {}", "{} * {}", "{0} / (1.0 + {1} * {1})",
-              "np.maximum({}, {})", "np.minimum({}, {})", "np.where({0} > {1}, {0}, 0.5 * {1})")
+              "np.maximum({}, {})", "np.minimum({}, {})", "np.where({0} > {1}, {0}, 0.5 * {1})",
+              "np.where({0} > {1}, {0}, 0.5)")        # a Python-float branch
+    # the method of the global ``M`` (an instance of a small class)
+    METHODS = ("        return a * self.k + self.w\n",
+               "        if np.sum(a) > self.k:\n"
+               "            return a * self.k\n"
+               "        return a + self.w\n")
 
     def __init__(self, pick):
         self.pick = pick
@@ -87,13 +102,19 @@ class Gen:
         self.in_loop = 0
         self.uses_random = False
         self.scalars = ["x", "s", "t", "u"]      # float names in scope
+        self.arrays = []            # names of shape-(N,) arrays in scope besides v and G
         self.fresh = itertools.count()
+        self.helper = False         # writing the tuple helper ``g`` (which must not call g)
+        self.has_g = False
 
     def choice(self, items):
         return items[self.pick(len(items))]
 
     def chance(self, p_in_8):
         return self.pick(8) < p_in_8
+
+    def name(self, prefix):
+        return f"{prefix}{next(self.fresh)}"
 
     def const(self):
         return self.choice(("0.5", "1.5", "0.25", "2.0", "0.7", "C", "1.0"))
@@ -117,16 +138,17 @@ class Gen:
         if k == 7:
             return self.choice(("np.sum({})", "np.mean({})", "np.max({})", "G @ ({})")).format(
                 self.array(depth + 1))
-        if k == 8:
-            return f"h({self.scalar(depth + 1)}, {self.scalar(depth + 1)})"
+        if k == 8:          # the helper, by position or keyword
+            a, b = self.scalar(depth + 1), self.scalar(depth + 1)
+            return self.choice((f"h({a}, {b})", f"h({a}, b={b})", f"h(b={b}, a={a})"))
         self.uses_random = True
         return self.choice(("RS.randn()", "RS.rand()", "float(np.sum(RS.randn(2)))"))
 
     def array(self, depth=0):
         """An expression of shape (N,)."""
-        k = self.pick(7 if depth < 2 else 3)
+        k = self.pick(9 if depth < 2 else 3)
         if k == 0:
-            return "v"
+            return self.choice(["v"] + self.arrays)
         if k == 1:
             return "G"
         if k == 2:
@@ -140,7 +162,12 @@ class Gen:
         if k == 5:
             self.uses_random = True
             return f"(v + 0.1 * RS.randn({N}))"
-        return f"np.where(v > {self.scalar(depth + 1)}, v, G)"
+        if k == 6:
+            return f"np.where(v > {self.scalar(depth + 1)}, v, G)"
+        if k == 7:          # a Python-float branch
+            return self.choice(("np.where(v > {}, v, 0.0)", "np.where(v < {}, 1.5, v)")).format(
+                self.scalar(depth + 1))
+        return f"M.scale({self.array(depth + 1)})"
 
     def condition(self):
         k = self.pick(6)
@@ -152,13 +179,23 @@ class Gen:
             return f"{self.scalar(1)} > {self.const()} and {self.scalar(2)} < 3.0"
         return f"C > {self.choice(('0.5', '1.0'))}"          # a Python float
 
+    def traced_condition(self):
+        """A test on a value that (almost always) depends on x or v."""
+        return f"{self.choice(('x', 's', 't', 'v[0]', 'np.sum(v)'))} > {self.scalar(1)}"
+
     def emit(self, line):
         self.lines.append("    " * self.depth + line)
+
+    def indented(self, *lines):
+        self.depth += 1
+        for line in lines:
+            self.emit(line)
+        self.depth -= 1
 
     def block(self, n, assign=None):
         """``n`` statements; a name first assigned in them is not seen after
         the block. ``assign``: a new name the block assigns last."""
-        start, scope = len(self.lines), len(self.scalars)
+        start, scope, arrays = len(self.lines), len(self.scalars), len(self.arrays)
         for _ in range(n):
             self.statement()
         if assign is not None:
@@ -166,9 +203,17 @@ class Gen:
         if len(self.lines) == start:
             self.emit("pass")
         del self.scalars[scope:]
+        del self.arrays[arrays:]
+
+    def loop_body(self, n):
+        self.depth += 1
+        self.in_loop += 1
+        self.block(n)
+        self.in_loop -= 1
+        self.depth -= 1
 
     def statement(self):
-        k = self.pick(16 if self.depth < 3 else 8)
+        k = self.pick(23 if self.depth < 3 else 9)
         if k < 4:
             self.emit(f"{self.choice(self.scalars[1:])} = {self.scalar()}")
         elif k == 4:
@@ -181,9 +226,9 @@ class Gen:
             self.emit(f"v = {self.array()} * 1.0")      # never an alias of G
         elif k == 7 and self.in_loop:
             self.emit(f"if {self.condition()}:")
-            self.depth += 1
-            self.emit(self.choice(("break", "continue")))
-            self.depth -= 1
+            self.indented(self.choice(("break", "continue")))
+        elif k == 8 and self.in_loop:
+            self.loop_local()
         elif k in (8, 9, 10):
             self.if_statement()
         elif k in (11, 12):
@@ -192,16 +237,55 @@ class Gen:
             self.while_loop()
         elif k == 14:
             self.emit(f"if {self.condition()}:")
+            self.indented(self.returned(self.scalar()))
+        elif k == 17:
+            self.call_g()
+        elif k == 18:
+            self.converging_while()
+        elif k == 19:
+            self.counted_while()
+        elif k == 20:
+            self.dict_loop()
+        elif k == 21:
+            self.emit(f"if {self.traced_condition()}:")   # a while loop inside a traced if
             self.depth += 1
-            self.emit(f"return {self.scalar()}")
+            self.choice((self.while_loop, self.counted_while, self.converging_while))()
             self.depth -= 1
+        elif k == 22:
+            self.for_loop(traced_exit=True)
         else:
             self.emit(f"s = s + {self.scalar(1)}")
+
+    def returned(self, value):
+        """A return statement: in the helper ``g``, a tuple ``(s, v)``."""
+        return f"return ({value}, v)" if self.helper else f"return {value}"
+
+    def loop_local(self):
+        """A name first assigned in a loop and not used after it: a string
+        label, a list, or a number; sometimes on one path of a branch."""
+        name = self.name(self.choice(("lbl", "lst", "w")))
+        if name.startswith("lbl"):
+            value = repr(self.choice(("up", "down", "mid")))
+        elif name.startswith("lst"):
+            value = f"[{self.scalar(1)}, {self.scalar(1)}]"
+        else:
+            value = self.scalar(1)
+        if self.chance(3):
+            self.emit(f"if {self.condition()}:")
+            self.indented(f"{name} = {value}")
+            return
+        self.emit(f"{name} = {value}")
+        if name.startswith("lst") and self.chance(5):
+            target = self.choice(self.scalars[1:])
+            self.emit(f"{target} = {target} + " +
+                      self.choice((f"{name}[{self.pick(2)}]", f"0.5 * sum({name})")))
+        elif name.startswith("w"):
+            self.scalars.append(name)       # read in the rest of the loop's block
 
     def if_statement(self):
         # sometimes a name first assigned in every branch, read after the if
         # (on every path that gets there it is assigned)
-        fresh = f"w{next(self.fresh)}" if self.chance(3) else None
+        fresh = self.name("w") if self.chance(3) else None
         self.emit(f"if {self.condition()}:")
         self.depth += 1
         self.block(1 + self.pick(2), fresh)
@@ -219,49 +303,157 @@ class Gen:
         if fresh:
             self.scalars.append(fresh)
 
-    def for_loop(self):
+    def for_loop(self, traced_exit=False):
+        """``for`` over a range; ``traced_exit``: its last statement breaks on
+        a traced test (sometimes after assigning a new name on that path)."""
         var = "ijk"[len(self.loop_vars)] if len(self.loop_vars) < 3 else None
         if var is None:
             return
         self.emit(f"for {var} in range({1 + self.pick(N)}):")
-        self.depth += 1
         self.loop_vars.append(var)
-        self.in_loop += 1
-        self.block(1 + self.pick(3))
-        self.in_loop -= 1
+        self.loop_body(1 + self.pick(3))
+        if traced_exit:
+            self.depth += 1
+            self.emit(f"if {self.traced_condition()}:")
+            self.in_loop += 1
+            self.depth += 1
+            scope = len(self.scalars)
+            if self.chance(5):
+                self.loop_local()
+            del self.scalars[scope:]
+            self.emit("break")
+            self.depth -= 2
+            self.in_loop -= 1
         self.loop_vars.pop()
-        self.depth -= 1
 
     def while_loop(self):
         counter = f"n{self.depth}"
         self.emit(f"{counter} = 0")
         self.emit(f"while {self.scalar(1)} < {self.choice(('2.0', '5.0', '1.0'))} and "
                   f"{counter} < {1 + self.pick(4)}:")
-        self.depth += 1
-        self.emit(f"{counter} = {counter} + 1")
-        self.in_loop += 1
-        self.block(1 + self.pick(2))
-        self.in_loop -= 1
-        self.depth -= 1
+        self.indented(f"{counter} = {counter} + 1")
+        self.loop_body(1 + self.pick(2))
 
-    def program(self):
-        g = ", ".join(repr(round(0.3 + 0.4 * k, 2)) for k in range(N))
-        self.depth = 1
+    def counted_while(self):
+        """A while loop counted by a Python int, left early by a break on a
+        traced test."""
+        counter = self.name("c")
+        self.emit(f"{counter} = 0")
+        self.emit(f"while {counter} < {2 + self.pick(4)}:")
+        self.indented(f"{counter} = {counter} + 1")
+        self.loop_body(1 + self.pick(2))
+        self.depth += 1
+        self.emit(f"if {self.traced_condition()}:")
+        self.indented("break")
+        self.depth -= 1
+        if self.chance(3):
+            self.loop_body(1)
+
+    def converging_while(self):
+        """A fixed-point iteration whose test starts on Python numbers
+        (``diff = 1.0``) and becomes traced inside the loop."""
+        n = next(self.fresh)
+        diff, count, old, new = f"diff{n}", f"m{n}", f"old{n}", f"new{n}"
+        target = self.choice(self.scalars[1:])
+        vector = self.chance(3)
+        self.emit(f"{diff} = 1.0")
+        self.emit(f"{count} = 0")
+        self.emit(f"{old} = " + ("v * 0.5" if vector else self.scalar(1)))
+        self.emit(f"while {diff} > {self.choice(('1e-3', '1e-4', '0.01'))} and "
+                  f"{count} < {self.choice(('8', '20', '30'))}:")
+        self.depth += 1
+        self.emit(f"{count} = {count} + 1")
+        self.emit(f"{new} = 0.5 * np.{self.choice(('cos', 'sin', 'tanh'))}({old}) + "
+                  f"0.3 * {_par(self.scalar(2))}")
+        self.emit(f"{diff} = " + (f"np.max(np.abs({new} - {old}))" if vector
+                                   else f"abs({new} - {old})"))
+        if self.chance(3):
+            scope = len(self.scalars)
+            self.loop_local()
+            del self.scalars[scope:]
+        self.emit(f"{old} = {new}")
+        self.depth -= 1
+        if vector:
+            self.emit(self.choice((f"v = {old} * 1.0", f"{target} = {target} + np.sum({old})")))
+        else:
+            self.emit(self.choice((f"{target} = {old}", f"{target} = {target} + {old}")))
+
+    def dict_loop(self):
+        """A loop over a dict of arrays that f builds from v."""
+        n = next(self.fresh)
+        d, a = f"d{n}", f"a{n}"
+        keys = ("a", "b", "c")[:2 + self.pick(2)]
+        self.emit(f"{d} = {{" + ", ".join(f"{k!r}: {_par(self.array(1))} * 1.0" for k in keys)
+                  + "}")
+        style = self.pick(3)
+        if style == 0:
+            self.emit(f"for {a} in {d}.values():")
+        elif style == 1:
+            self.emit(f"for key{n}, {a} in {d}.items():")
+        else:
+            self.emit(f"for key{n} in {d}:")
+            self.indented(f"{a} = {d}[key{n}]")
+        target = self.choice(self.scalars[1:])
+        self.indented(self.choice((
+            f"{target} = {target} + {self.choice(('np.sum', 'np.mean', 'np.max'))}({a})",
+            f"v = v + 0.25 * {a}")))
+        self.arrays.append(a)
+        self.loop_body(self.pick(3))
+        self.arrays.pop()
+
+    def call_g(self):
+        """The tuple helper ``g``: unpacked, or one element taken."""
+        if not self.has_g or self.helper:
+            self.emit(f"u = u + {self.scalar(1)}")
+            return
+        target = self.choice(self.scalars[1:])
+        if self.chance(5):
+            self.emit(f"{target}, v = g({self.scalar(1)}, v)")
+        else:
+            self.emit(f"{target} = {target} + g({self.scalar(1)}, v * 1.0)[0]")
+
+    def function(self, name, statements):
+        """``def name(x, v)`` with a body of ``statements`` random statements."""
+        self.lines, self.depth = [], 1
         self.emit("s = x * 0.5")
         self.emit("t = np.sum(v) * 0.25")
         self.emit("u = 1.0")
-        self.block(2 + self.pick(5))
-        self.emit(f"return {self.scalar()}")
-        body = "\n".join(self.lines)
+        if self.has_g:
+            self.call_g()
+        self.block(statements)
+        if self.helper:     # an early tuple return inside a traced if, then the last one
+            self.emit(f"if {self.traced_condition()}:")
+            self.indented(self.returned(self.scalar()))
+            self.emit(self.choice(("return (s, v)", f"return ({self.scalar()}, v * u)")))
+        else:
+            self.emit(f"return {self.scalar()}")
+        return f"def {name}(x, v):\n" + "\n".join(self.lines) + "\n"
+
+    def program(self):
+        g = ", ".join(repr(round(0.3 + 0.4 * k, 2)) for k in range(N))
+        helper = ""
+        if self.chance(3):
+            self.helper = True
+            helper = self.function("g", 1 + self.pick(2)) + "\n\n"
+            self.helper, self.has_g = False, True
+        body = self.function("f", 2 + self.pick(5))
         return (f"import numpy as np\n\n"
                 f"G = np.array([{g}])\n"
                 f"C = {self.choice(('0.7', '1.3'))}\n"
                 f"RS = np.random.RandomState(0)\n\n\n"
+                f"class Scaler:\n"
+                f"    def __init__(self, k):\n"
+                f"        self.k = k\n"
+                f"        self.w = G * 0.5\n\n"
+                f"    def scale(self, a):\n"
+                f"{self.choice(self.METHODS)}\n\n"
+                f"M = Scaler({self.choice(('0.9', '1.2'))})\n\n\n"
                 f"def h(a, b):\n"
                 f"    if a > b:\n"
                 f"        return np.sin(a) * C + b\n"
                 f"    return a * b * 0.5 + G[0]\n\n\n"
-                f"def f(x, v):\n{body}\n\n\n"
+                f"{helper}"
+                f"{body}\n\n"
                 f"def fvec(x, v):\n"
                 f"    r = f(x, v * 1.0)\n"
                 f"    return v * r + np.sin(v)\n")
@@ -668,10 +860,12 @@ def _check_nested(f, x, v, draw_seed, mod, report, source, orders):
 
 
 def _check_again(f, mod, grads, rng, report, source):
-    """The same derivative objects after G changed in place, C was rebound,
-    and at new inputs with another random state."""
+    """The same derivative objects after G changed in place, C and M.k were
+    rebound, and at new inputs with another random state."""
     mod.G[0] += 0.5
     mod.C = mod.C * 1.5 + 0.125
+    if hasattr(mod, "M"):
+        mod.M.k = mod.M.k * 0.5 + 0.25
     x, v, draw_seed, plain = _point(f, mod, rng)
     if plain is None:
         return
