@@ -136,6 +136,11 @@ class _Compiled:
         self.single = out_tree.kind == "leaf"
         self.flat_tuple = out_tree.kind == "tuple" and all(
             c.kind == "leaf" for c in out_tree.children)
+        # a scalar output is handed out as the type its aval says: a Python
+        # float for a Python float's derivative, a NumPy scalar otherwise,
+        # whichever path through the code's branches computed it
+        self.casts = [(k, _scalar_type(o.aval)) for k, o in enumerate(self.program.outputs)
+                      if o.aval.shape == ()]
 
     def valid(self):
         """Whether the globals, closure values and outside objects the code
@@ -156,13 +161,26 @@ class _Compiled:
             if self.shapes is not None and tuple(np.shape(x) for x in dyn) != self.shapes:
                 return self.respecialize(dyn)
             outs = tuple(eval_program(self.program, dyn))
-        else:
-            outs = self.run(*dyn)
-        return outs[0] if self.single else self.result(outs)
+            return outs[0] if self.single else self.result(outs, cast=False)
+        return self.result(self.run(*dyn))
 
-    def result(self, outs):
+    def result(self, outs, cast=True):
         """The structured result of the generated code's output tuple."""
-        return outs if self.flat_tuple else unflatten(self.out_tree, list(outs))
+        if cast and self.casts:
+            outs = list(outs)
+            for k, typ in self.casts:
+                if type(outs[k]) is not typ:
+                    outs[k] = typ(outs[k])
+        if self.single:
+            return outs[0]
+        return tuple(outs) if self.flat_tuple else unflatten(self.out_tree, list(outs))
+
+
+def _scalar_type(aval):
+    """The Python or NumPy scalar type of a value of 0-d ``aval``."""
+    if aval.weak:
+        return {"f": float, "i": int, "u": int, "b": bool, "c": complex}[aval.dtype.kind]
+    return aval.dtype.type
 
 
 def source_program(fun, args, kwargs=None, avals=None):
@@ -257,7 +275,7 @@ class SourceTransformed(Transformed):
                     if _RECORDING.guards is not None:
                         source_env.note(compiled.env_guards)
                     outs = compiled.run(*args)
-                    return outs[0] if compiled.single else compiled.result(outs)
+                    return compiled.result(outs)
         if self.fallback is not None:
             return self.fallback(*args, **kwargs)
         fast = None if kwargs else self._fast_key(args)

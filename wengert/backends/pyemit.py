@@ -436,7 +436,10 @@ def _round(em, eqn, ins, params, py):
 
 def _convert(em, eqn, ins, params, py):
     if set(params) == {"dtype"}:
-        return f"{em.np}.asarray({ins[0]}).astype({em.dtype(params['dtype'])})"
+        dt = np.dtype(params["dtype"])
+        if eqn.outputs[0].aval.shape == () and dt.kind in "fiub" and dt.isnative:
+            return f"{em.np}.{dt.name}({ins[0]})"     # a NumPy scalar, as NumPy gives
+        return f"{em.np}.asarray({ins[0]}).astype({em.dtype(dt)})"
     if params == {"dtype": np.dtype(np.float64), "weak": True}:
         return f"float({ins[0]})"           # a Python float, as math functions return
 

@@ -577,7 +577,9 @@ isfinite_p, isfinite = _predicate("isfinite", np.isfinite, nargs=1)
 # yields to an array's dtype, where a NumPy float64 would not
 def convert_impl(x, dtype, weak=False):
     out = np.asarray(x).astype(dtype)
-    return out.item() if weak else out
+    # a 0-d result is a NumPy scalar, as NumPy's own operations give (not a
+    # 0-d array, which a user would see as array(0.5))
+    return out.item() if weak else out[()]
 
 
 def convert_aval(x, dtype, weak=False):
