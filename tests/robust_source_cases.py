@@ -218,3 +218,32 @@ def branchy_sum(W):
     if np.sum(W) > 0:
         return np.sum(W ** 3)
     return np.sum(np.sin(W))
+
+
+# --- Python values a traced branch sets differently on each path ----------------------------
+def dict_inside_a_branch(x):
+    s = x[0]
+    if s > 0.0:
+        d = {"a": x * 2.0}           # used inside the branch only
+        s = s + np.sum(d["a"])
+    return s * x[1]
+
+
+def label_per_path(x):
+    s = x[0]
+    if s > 0.0:
+        lbl = "up"                   # set on both paths, never read after
+        s = s * 2.0
+    else:
+        lbl = "down"
+        s = s - 1.0
+    return s * x[1]
+
+
+def float32_carry_given_a_python_float(x):
+    u = x[0]
+    n = 0
+    while x[1] < 2.0 and n < 2:
+        n += 1
+        u = u * 0.5 + 0.25           # a Python float meets a float32 carry
+    return u

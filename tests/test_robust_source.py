@@ -35,6 +35,9 @@ POINTS = {
     "dict_loops": [np.array([0.7, 0.3, -0.2, 0.4])],
     "break_in_list_loop": [np.array([0.3, 1.1, 0.0, 0.0]), np.array([0.9, 1.3, 0.0, 0.0])],
     "break_in_dict_loop": [np.array([0.2, 0.3, 0.2, 0.4]), np.array([0.9, 0.3, 0.2, 0.4])],
+    "dict_inside_a_branch": [np.array([0.7, 0.3, -0.2, 0.4]), np.array([-0.7, 0.3, 0.2, 0.4])],
+    "label_per_path": [np.array([0.7, 0.3, -0.2, 0.4]), np.array([-0.7, 0.3, 0.2, 0.4])],
+    "float32_carry_given_a_python_float": [np.array([0.7, 0.3, 0.0, 0.0])],
 }
 CASES = [(name, k) for name, pts in POINTS.items() for k in range(len(pts))]
 
@@ -374,3 +377,51 @@ def test_caches_stay_bounded():
     for n in range(1, bound + 50):
         wg.grad(lambda a: np.sum(a @ np.ones((n, 1))), engine="trace")(np.ones((1, n)))
     assert linalg._concrete_matmul_aval.cache_info().currsize <= bound
+
+
+def test_a_float32_carry_stays_float32():
+    f = rc.float32_carry_given_a_python_float
+    x = np.array([0.7, 0.3, 0.0, 0.0], np.float32)
+    for name in ("grad", "jacrev", "jacfwd"):
+        g = getattr(wg, name)(f, engine="source")(x)
+        assert g.dtype == np.float32, name
+        assert_close(g, getattr(wg, name)(f, engine="trace")(x), 1e-6, 1e-7)
+
+
+# every way of reading a value that differs between a traced branch's paths
+_READS = {
+    "==": "return s if lbl == 'up' else -s",
+    "!=": "return s if lbl != 'up' else -s",
+    "is": "return s if lbl is None else -s",
+    "is not": "return s if lbl is not None else -s",
+    "in": "return s if 'u' in lbl else -s",
+    "isinstance": "return s if isinstance(lbl, str) else -s",
+    "type": "return s if type(lbl) is str else -s",
+    "len": "return s * len(lbl)",
+    "str": "return s if str(lbl) == 'up' else -s",
+    "method": "return s if lbl.startswith('u') else -s",
+    "key": "return s * {'up': 1.0, 'down': 2.0}[lbl]",
+    "bool": "return s if lbl else -s",
+    "call": "return s * float(len(lbl))",
+}
+
+
+@pytest.mark.parametrize("how", list(_READS), ids=list(_READS))
+def test_a_value_unknown_after_a_traced_branch_is_never_read_silently(how, tmp_path):
+    """``lbl`` is 'up' or 'down' by a traced test: after the branch the source
+    engine cannot know which, so every read of it is the typed error (an
+    ``==`` that answered False would pick a path silently)."""
+    import importlib.util
+    path = tmp_path / f"unknown_{abs(hash(how))}.py"
+    path.write_text("import numpy as np\n\n\ndef f(x):\n    s = x[0] * 1.0\n"
+                    "    if x[0] > 0.0:\n        lbl = 'up'\n    else:\n        lbl = 'down'\n"
+                    f"    {_READS[how]}\n")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x = np.array([0.5, 0.2])
+    with pytest.raises(UnsupportedSyntax, match="'lbl'"):
+        wg.grad(mod.f, engine="source")(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_close(wg.grad(mod.f)(x), _fd_grad(mod.f, x), 1e-6, 1e-8)   # auto: traced

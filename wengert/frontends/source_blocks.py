@@ -46,8 +46,20 @@ class Undefined:
             "some paths through a branch or loop whose condition depends on a traced value; "
             "assign it before the branch or loop"))
 
+    # any use of the value reads it: each is the error (never a silent
+    # answer, as ``==`` or ``is`` of an object would give)
     __add__ = __radd__ = __mul__ = __rmul__ = __sub__ = __rsub__ = __truediv__ = fail
-    __getitem__ = __call__ = __iter__ = __len__ = __array__ = fail
+    __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __pow__ = fail
+    __rpow__ = __matmul__ = __rmatmul__ = __neg__ = __pos__ = __abs__ = __invert__ = fail
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = fail
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __contains__ = __hash__ = fail
+    __getitem__ = __setitem__ = __delitem__ = __call__ = __iter__ = __reversed__ = fail
+    __len__ = __array__ = __float__ = __int__ = __index__ = __str__ = __format__ = fail
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self.fail()
 
     def __bool__(self):
         self.fail()
@@ -140,9 +152,14 @@ def join_spec(a, b, what):
 
 def widens(a, b):
     """Whether a carry of spec ``a`` must change for a step that gives ``b``:
-    another shape or dtype, or a Python number that a step makes a NumPy one."""
+    to their join's shape or dtype, or a Python number that a step makes a
+    NumPy one. (A step giving a value that converts to ``a`` without loss,
+    a Python float for a float32 carry, leaves it as it is.)"""
     if isinstance(a, Aval) and isinstance(b, Aval):
-        return a.shape != b.shape or a.dtype != b.dtype or (a.weak and not b.weak)
+        if a.shape == b.shape and a.dtype == b.dtype:
+            return a.weak and not b.weak
+        j = _join(a, b)
+        return j.shape != a.shape or j.dtype != a.dtype or (a.weak and not b.weak)
     if isinstance(a, TupleSpec) and isinstance(b, TupleSpec) and a.tree == b.tree:
         return any(widens(x, y) for x, y in zip(a.avals, b.avals))
     return True
@@ -303,10 +320,16 @@ def merge_pyvalues(names, infos, where):
             users = [p.name for p in pys if p.name and not p.name.startswith("__wg")]
             merged.append(("undef", users[0] if users else nm))
         else:
-            raise UnsupportedSyntax(
-                f"{where}: {nm!r} takes a value that is not an array or a number ({pys[0]!r}) "
-                "in a branch or loop that depends on a traced value; keep lists, strings and "
-                "objects out of such blocks (or make the condition a Python value)")
+            # which Python value it holds after the branch is known only at
+            # run time: unknown, an error only where it is read
+            shown = next(p for p in pys if not isinstance(p, Undefined)) if any(
+                not isinstance(p, Undefined) for p in pys) else pys[0]
+            merged.append(("undef", Undefined(nm, why=(
+                f"{where}: {nm!r} takes a value that is not an array or a number ({shown!r}) "
+                "in a branch that depends on a traced value, so which value it holds after "
+                "the branch is not known while the code is generated; use it only inside the "
+                "branch, keep lists, strings and objects out of such branches, or make the "
+                "condition a Python value"))))
     return merged
 
 
@@ -321,5 +344,5 @@ def assemble(names, merged, specs, res):
         elif kd == "py":
             out.append(v)
         else:
-            out.append(Undefined(v))
+            out.append(v if isinstance(v, Undefined) else Undefined(v))
     return tuple(out)

@@ -61,7 +61,10 @@ def _any_traced(xs):
 
 def is_(a, b):
     """``a is b`` of the values themselves (an outside object's proxy is not
-    the object)."""
+    the object); of a value unknown here (``Undefined``), the error."""
+    for x in (a, b):
+        if isinstance(x, Undefined):
+            x.fail()
     return concrete(a) is concrete(b)
 
 
@@ -248,6 +251,9 @@ def _is_user_function(f):
 
 
 def call(f, *args, **kw):
+    for a in (*args, *kw.values()):
+        if isinstance(a, Undefined):
+            a.fail()            # a value unknown here, given to a function: read
     if isinstance(f, EnvObject):
         return f(*args, **kw)               # a method of an object found outside
     if is_impure(f):
