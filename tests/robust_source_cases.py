@@ -247,3 +247,23 @@ def float32_carry_given_a_python_float(x):
         n += 1
         u = u * 0.5 + 0.25           # a Python float meets a float32 carry
     return u
+
+
+# --- loops on constant operands whose test is read at each call ----------------------------
+LIMIT = np.array([1.0, 2.0])
+DRAWS = np.random.RandomState(0)
+
+
+def loop_on_a_global_test(x):
+    n = 0
+    s = x[0]
+    while np.max(LIMIT) < 5.0 and n < 3:      # LIMIT is read at each call
+        n = n + 1
+    return s * 2.0 ** n
+
+
+def loop_on_a_drawn_test(x):
+    n = 0
+    while DRAWS.rand() < 0.7 and n < 6:        # a draw at each test, at each call
+        n = n + 1
+    return x[0] * n

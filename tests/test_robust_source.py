@@ -425,3 +425,26 @@ def test_a_value_unknown_after_a_traced_branch_is_never_read_silently(how, tmp_p
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_close(wg.grad(mod.f)(x), _fd_grad(mod.f, x), 1e-6, 1e-8)   # auto: traced
+
+
+def test_a_loop_whose_test_is_read_at_each_call():
+    """Its operands are constants, but its test reads a global (or draws):
+    it is made at each call (it was computed while the code was generated,
+    and failed there)."""
+    g = wg.grad(rc.loop_on_a_global_test, engine="source")
+    x = np.array([0.5, 1.0])
+    try:
+        assert_close(g(x), np.array([8.0, 0.0]), 0.0, 0.0)
+        rc.LIMIT[:] = 10.0                         # in place: the loop now stops at once
+        assert_close(g(x), np.array([1.0, 0.0]), 0.0, 0.0)
+    finally:
+        rc.LIMIT[:] = [1.0, 2.0]
+    d = wg.grad(rc.loop_on_a_drawn_test, engine="source")
+    for seed in range(5):
+        rc.DRAWS.seed(seed)
+        got = d(x)
+        after = rc.DRAWS.rand()
+        rc.DRAWS.seed(seed)
+        want = wg.grad(rc.loop_on_a_drawn_test, engine="trace")(x)
+        assert_close(got, want, 0.0, 0.0, what=f"seed {seed}")
+        assert rc.DRAWS.rand() == after          # the same draws as the plain call

@@ -63,7 +63,20 @@ def cond_impl(index, *ops, branches):
 
 
 def cond_aval(index, *ops, branches):
-    return tuple(branches[0].out_avals)
+    # a length one branch knows only at run time (a while loop's stored
+    # values) and another leaves empty (a residual slot's filler, whose
+    # length 0 a transform may have made concrete): known at run time
+    return tuple(_join_lengths(avals) for avals in zip(*[b.out_avals for b in branches]))
+
+
+def _join_lengths(avals):
+    first = avals[0]
+    if all(a.shape == first.shape for a in avals[1:]):
+        return first
+    shape = tuple(None if any(a.shape[k] is None or a.shape[k] == 0 for a in avals)
+                  and len({a.shape[k] for a in avals}) > 1 else first.shape[k]
+                  for k in range(len(first.shape)))
+    return Aval(shape, first.dtype, first.weak)
 
 
 def cond_jvp(primals, tangents, branches, trace):

@@ -49,6 +49,18 @@ def linearize_flat(fn, primals, reverse=True, name="f", mask=None):
             primal, tangent = ((o.primal, o.tangent) if isinstance(o, JVPTracer)
                                and o._trace is jtrace else (o, Zero(aval_of(o))))
             if isinstance(tangent, Zero) and None in tangent.aval.shape:
+                if None in tangent.aval.shape[1:]:
+                    # per-iteration values of different lengths (an inner
+                    # while loop's, stored by an outer loop): a list, whose
+                    # tangent no array operation can stand for
+                    from ..errors import UnsupportedSyntax
+                    from ..primitives.control import RAGGED_BATCH
+                    raise UnsupportedSyntax(
+                        "a derivative of this order through a loop that stores values whose "
+                        "length changes between iterations (a while loop, break or return "
+                        "inside another loop) is not supported by the source engine; use "
+                        "engine='trace' (engine='auto' does so by itself)",
+                        construct=RAGGED_BATCH)
                 # zeros of a length known only at run time: shaped like the value
                 tangent = zeros_like(primal)
             out_p.append(primal)
