@@ -360,8 +360,16 @@ def test_a_print_runs_at_each_call(capsys):
 
 
 def test_effects_that_would_run_on_every_path_or_twice_are_refused(restore_globals):
-    with pytest.raises(wg.UnsupportedSyntax, match="both sides are computed"):
-        wg.grad(tc.draw_in_and, engine="source")(1.0)
+    # a draw after a traced test in ``and`` is made only where the test holds
+    # (a branch, issue 11; it was refused): the plain call's draws and value
+    for x0 in (1.0, -1.0):
+        for seed in range(4):
+            tc.RS.seed(seed)
+            got = wg.grad(tc.draw_in_and, engine="source")(x0)
+            after = tc.RS.rand()
+            tc.RS.seed(seed)
+            want = 2.0 if x0 > 0.0 and tc.RS.rand() < 0.5 else 1.0
+            assert got == want and tc.RS.rand() == after
     x = np.ones(2)
     with pytest.raises(wg.UnsupportedSyntax, match="reverse mode would make again"):
         wg.grad(tc.draws_in_checkpointed_loop, engine="source")(x)

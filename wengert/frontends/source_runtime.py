@@ -87,11 +87,31 @@ def _all_evaluated(thunks, what):
     return vals
 
 
+def _with_effects(thunks):
+    """Whether evaluating ``thunks`` makes a call with an effect (a random
+    draw), found on a first look whose recording is thrown away."""
+    from .source_loops import _probe
+    before = effects_made()
+    _probe(lambda: [t() for t in thunks])
+    return effects_made() != before
+
+
+def _branch(test, if_true, if_false, what):
+    """``if_true() if test else if_false()`` on a traced test, as a branch:
+    only the path taken is computed at run time (so its draws only)."""
+    out, = if_stmt(test, lambda: (if_true(),), lambda: (if_false(),), (), ("__wg_value",),
+                   what)
+    return out
+
+
 def and_(*thunks):
     val = True
     for k, th in enumerate(thunks):
         v = th()
         if _traced(v):
+            if k + 1 < len(thunks) and _with_effects(thunks[k + 1:]):
+                # ``a and b``: b (and its draws) only where a holds
+                return _branch(v, lambda: and_(*thunks[k + 1:]), lambda: v, "'and'")
             rest = _all_evaluated(thunks[k + 1:], "'and'")
             out = v
             for r in rest:
@@ -108,6 +128,8 @@ def or_(*thunks):
     for k, th in enumerate(thunks):
         v = th()
         if _traced(v):
+            if k + 1 < len(thunks) and _with_effects(thunks[k + 1:]):
+                return _branch(v, lambda: v, lambda: or_(*thunks[k + 1:]), "'or'")
             out = v
             for r in _all_evaluated(thunks[k + 1:], "'or'"):
                 out = arith.logical_or(out, r)
@@ -123,6 +145,8 @@ def none_of(*flags):
 
 
 def ifexp(c, a, b):
+    if _traced(c) and _with_effects((a, b)):
+        return _branch(c, a, b, "'x if c else y'")
     if _traced(c):
         # both sides are computed; the select keeps the derivative of the taken one
         return arith.where(c, *_all_evaluated((a, b), "'x if c else y'"))
