@@ -267,3 +267,14 @@ def loop_on_a_drawn_test(x):
     while DRAWS.rand() < 0.7 and n < 6:        # a draw at each test, at each call
         n = n + 1
     return x[0] * n
+
+
+def draw_after_or(x):
+    s = x[0] * 1.0
+    if s > 0.0 or DRAWS.rand() < 0.5:      # drawn only where s <= 0
+        s = s * 3.0
+    return s
+
+
+def draw_in_a_conditional_expression(x):
+    return x[0] * 2.0 if x[0] > 0.0 else x[0] * DRAWS.rand()

@@ -448,3 +448,20 @@ def test_a_loop_whose_test_is_read_at_each_call():
         want = wg.grad(rc.loop_on_a_drawn_test, engine="trace")(x)
         assert_close(got, want, 0.0, 0.0, what=f"seed {seed}")
         assert rc.DRAWS.rand() == after          # the same draws as the plain call
+
+
+@pytest.mark.parametrize("name", ["draw_after_or", "draw_in_a_conditional_expression"])
+@pytest.mark.parametrize("x0", [0.5, -0.5])
+def test_a_draw_on_one_path_of_an_expression(name, x0):
+    """``a or draw()`` and ``y if c else draw()`` on a traced test: the draw
+    is made on its path only, as in the plain call."""
+    f = getattr(rc, name)
+    x = np.array([x0, 0.0])
+    for seed in range(4):
+        rc.DRAWS.seed(seed)
+        got = wg.grad(f, engine="source")(x)
+        after = rc.DRAWS.rand()
+        rc.DRAWS.seed(seed)
+        want = wg.grad(f, engine="trace")(x)
+        assert rc.DRAWS.rand() == after
+        assert_close(got, want, 0.0, 0.0, what=f"seed {seed}")
