@@ -278,3 +278,15 @@ def draw_after_or(x):
 
 def draw_in_a_conditional_expression(x):
     return x[0] * 2.0 if x[0] > 0.0 else x[0] * DRAWS.rand()
+
+
+def _draws_unless(v):
+    if np.sum(v) > 1.0:
+        return v[0]
+    return v[1] * DRAWS.rand()
+
+
+def the_same_drawing_branch_twice(x):
+    a = _draws_unless(x)            # two equal branches, each drawing: two draws
+    b = _draws_unless(x)
+    return a + 2.0 * b

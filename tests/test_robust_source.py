@@ -465,3 +465,17 @@ def test_a_draw_on_one_path_of_an_expression(name, x0):
         want = wg.grad(f, engine="trace")(x)
         assert rc.DRAWS.rand() == after
         assert_close(got, want, 0.0, 0.0, what=f"seed {seed}")
+
+
+@pytest.mark.parametrize("x0", [0.1, 2.0])
+def test_two_equal_branches_that_draw_are_not_merged(x0):
+    """Common-subexpression elimination once merged two equal branches that
+    draw, so one draw stood for two (a silent wrong value and stream)."""
+    f = rc.the_same_drawing_branch_twice
+    x = np.array([x0, 0.3])
+    for engine in ("source", "trace"):
+        rc.DRAWS.seed(7)
+        want, after = f(x), rc.DRAWS.rand()
+        rc.DRAWS.seed(7)
+        value, g = wg.value_and_grad(f, engine=engine)(x)
+        assert value == want and rc.DRAWS.rand() == after, engine
