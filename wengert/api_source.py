@@ -141,6 +141,7 @@ class _Compiled:
         # whichever path through the code's branches computed it
         self.casts = [(k, _scalar_type(o.aval)) for k, o in enumerate(self.program.outputs)
                       if o.aval.shape == ()]
+        self.finish = self._finisher()
 
     def valid(self):
         """Whether the globals, closure values and outside objects the code
@@ -167,6 +168,8 @@ class _Compiled:
     def result(self, outs, cast=True):
         """The structured result of the generated code's output tuple."""
         if cast and self.casts:
+            if self.finish is not None:
+                return self.finish(outs)
             outs = list(outs)
             for k, typ in self.casts:
                 if type(outs[k]) is not typ:
@@ -174,6 +177,22 @@ class _Compiled:
         if self.single:
             return outs[0]
         return tuple(outs) if self.flat_tuple else unflatten(self.out_tree, list(outs))
+
+    def _finisher(self):
+        """For a single output or a flat tuple: one function that casts and
+        structures the outputs (the per-call path of the common case)."""
+        if not (self.single or self.flat_tuple) or not self.casts:
+            return None
+        ns, typed = {}, dict(self.casts)
+        parts = []
+        for k in range(len(self.program.outputs)):
+            if k in typed:
+                ns[f"t{k}"] = typed[k]
+                parts.append(f"(o[{k}] if type(o[{k}]) is t{k} else t{k}(o[{k}]))")
+            else:
+                parts.append(f"o[{k}]")
+        body = parts[0] if self.single else "(" + ", ".join(parts) + ",)"
+        return eval(f"lambda o: {body}", ns)       # the text is made here, from indices
 
 
 def _scalar_type(aval):
@@ -275,7 +294,8 @@ class SourceTransformed(Transformed):
                     if _RECORDING.guards is not None:
                         source_env.note(compiled.env_guards)
                     outs = compiled.run(*args)
-                    return compiled.result(outs)
+                    finish = compiled.finish
+                    return finish(outs) if finish is not None else compiled.result(outs)
         if self.fallback is not None:
             return self.fallback(*args, **kwargs)
         fast = None if kwargs else self._fast_key(args)
