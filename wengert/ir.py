@@ -21,7 +21,7 @@ import numpy as np
 from . import dims as _dims
 
 __all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "verify", "aval_of", "ProgramError", "Ident",
-           "sub_programs", "acts", "has_effect"]
+           "sub_programs", "programs_in", "acts", "has_effect", "runs_at_call"]
 
 
 class ProgramError(ValueError):
@@ -203,7 +203,12 @@ class Program:
 
 def sub_programs(eqn):
     """The sub-Programs held by a structured control-flow equation."""
-    for v in eqn.params.values():
+    return programs_in(eqn.params)
+
+
+def programs_in(params):
+    """The Programs among an equation's params (a body, a tuple of branches)."""
+    for v in params.values():
         if isinstance(v, Program):
             yield v
         elif isinstance(v, (tuple, list)):
@@ -220,6 +225,14 @@ def acts(eqn):
 def has_effect(prog):
     """Whether an equation of ``prog`` has an effect (see ``acts``)."""
     return any(acts(eqn) for eqn in prog.eqns)
+
+
+def runs_at_call(prog):
+    """Whether ``prog`` holds work that must be made at each call: an effect
+    (a draw) or a runtime read (a global's value), itself or in a Program
+    inside it; such a Program is never computed while code is generated."""
+    return any(e.prim.runtime or e.prim.effect or any(runs_at_call(p) for p in sub_programs(e))
+               for e in prog.eqns)
 
 
 def verify(prog):

@@ -246,10 +246,12 @@ class Block:
                 target = coerce[k] if coerce is not None else None
                 if isinstance(o, Undefined) and target is not None:
                     o = zeros_of(target)       # an early return taken on one path only
-                if operand_leaves(o) is not None:
+                ls = operand_leaves(o)
+                if ls is not None:
                     if target is not None:
                         o = coerce_to(o, target, repr(nm))
-                    leaves.extend(operand_leaves(o))
+                        ls = operand_leaves(o)
+                    leaves.extend(ls)
                     info.append(("op", spec_of(o)))
                 else:
                     info.append(("py", o))

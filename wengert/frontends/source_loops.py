@@ -17,7 +17,7 @@ from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod
 from ..primitives.checkpoint import checkpointed, checkpointed_loop
-from ..primitives.core import new_trace, zeros
+from ..primitives.core import new_trace
 from ..staging import StagingTrace
 from .source_env import EnvObject
 from .source_blocks import (Block, Undefined, assemble, coerce_to, join_spec, spec_of, widens,

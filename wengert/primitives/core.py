@@ -29,7 +29,7 @@ import threading
 import numpy as np
 
 from .. import dims as _dims
-from ..ir import Ident, Lit, Program, aval_of, sub_programs
+from ..ir import Ident, Lit, aval_of, programs_in, runs_at_call
 from ..errors import LeakedTracerError, WengertError, user_location
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "Zero", "Linear", "bind",
@@ -322,23 +322,6 @@ def effects_made():
     return _STATE.effects
 
 
-def _holds_effects(params):
-    """Whether a control-flow equation's Programs hold work made at each call
-    (a random draw, a read of a global: ``runtime`` primitives): such a loop
-    or branch on constant operands is still made at each call, never computed
-    while the code is generated."""
-    return any(_made_at_run_time(v) if isinstance(v, Program) else
-               isinstance(v, tuple) and any(isinstance(p, Program) and _made_at_run_time(p)
-                                            for p in v)
-               for v in params.values()) if params else False
-
-
-def _made_at_run_time(prog):
-    return any(e.prim.runtime or e.prim.effect or any(_made_at_run_time(p)
-                                                      for p in sub_programs(e))
-               for e in prog.eqns)
-
-
 def bind(prim, *args, **params):
     """Apply ``prim``: to the highest trace among the operands, else ``impl``."""
     if prim.effect:
@@ -361,7 +344,9 @@ def bind(prim, *args, **params):
             return prim.zero_rule(*args, **params)
         args = tuple(instantiate(a) for a in args)
     if trace is None:
-        if (prim.runtime or _holds_effects(params)) and _STATE.stack:
+        # a loop or branch on constant operands whose Programs draw or read a
+        # global is made at each call too, never computed while staging
+        if _STATE.stack and (prim.runtime or any(runs_at_call(p) for p in programs_in(params))):
             # never computed while staging: recorded where primal work is
             stager = _primal_stager()
             if stager is not None:

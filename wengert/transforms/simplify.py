@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import dims
 from ..dims import in_params
-from ..ir import Eqn, Ident, Lit, Program, Var, acts, has_effect
+from ..ir import Eqn, Ident, Lit, Program, Var, acts, has_effect, programs_in
 
 __all__ = ["simplify", "dce", "atom_key", "eqn_key"]
 
@@ -67,19 +67,11 @@ def _param_key(params):
         return None
 
 
-def _programs(params):
-    for v in params.values():
-        if isinstance(v, Program):
-            yield v
-        elif isinstance(v, tuple):
-            yield from (p for p in v if isinstance(p, Program))
-
-
 def eqn_key(prim, ins, params, key=atom_key):
     """What makes two equations compute the same values (common
     subexpressions), or None (control flow, params that do not compare, and
     calls with an effect: two random draws are two draws)."""
-    if prim.effect or any(has_effect(p) for p in _programs(params)):
+    if prim.effect or any(has_effect(p) for p in programs_in(params)):
         return None         # a loop or branch that draws: each one draws
     pk = _param_key(params)
     return None if pk is None else (prim.name, tuple(key(x) for x in ins), pk)
