@@ -472,7 +472,21 @@ def _env_read(em, eqn, ins, params, py):
     return em.outside(params["ref"])
 
 
+def _python_kept(fn):
+    """``pow``, ``remainder``, ``floor_divide``: their impl checks at each
+    call whether both operands are Python numbers, to give one back; the
+    avals already say so, so the code does the call it needs and no check."""
+    def emit(em, eqn, ins, params, py):
+        if params:
+            return None
+        call = f"{em.np}.{fn}({', '.join(ins)})"
+        return f"{call}.item()" if eqn.outputs[0].aval.weak else call
+    return emit
+
+
 _DIRECT = {
+    "pow": _python_kept("power"), "remainder": _python_kept("remainder"),
+    "floor_divide": _python_kept("floor_divide"),
     "env_read": _env_read,
     "reduce_sum": _np_call("sum", "axes"), "reduce_max": _np_call("max", "axes"),
     "reduce_min": _np_call("min", "axes"), "reduce_prod": _np_call("prod", "axes"),
