@@ -290,3 +290,11 @@ def the_same_drawing_branch_twice(x):
     a = _draws_unless(x)            # two equal branches, each drawing: two draws
     b = _draws_unless(x)
     return a + 2.0 * b
+
+
+def nested_conditional_expressions(x):
+    v = x[0]
+    return (v * 2 if v > 8 else v * 3 if v > 7 else v * 4 if v > 6 else v * 5 if v > 5 else
+            v * 6 if v > 4 else v * 7 if v > 3 else v * 8 if v > 2 else v * 9 if v > 1 else
+            v * 10 if v > 0.5 else v * 11 if v > 0.25 else v * 12 if v > 0.1 else
+            v * 13 if v > 0.05 else v * DRAWS.rand())

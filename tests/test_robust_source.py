@@ -479,3 +479,22 @@ def test_two_equal_branches_that_draw_are_not_merged(x0):
         rc.DRAWS.seed(7)
         value, g = wg.value_and_grad(f, engine=engine)(x)
         assert value == want and rc.DRAWS.rand() == after, engine
+
+
+@pytest.mark.parametrize("x0", [3.5, 0.01])
+def test_nested_conditional_expressions_with_a_draw_are_looked_at_once(x0):
+    """Twelve nested ``x if c else y`` ending in a draw: right values and
+    draws, and the first look for draws is not repeated at each level (it
+    cost 2 ** depth draws staged: 4.9 s where it now takes 0.1 s)."""
+    from wengert.primitives.core import effects_made
+    f = rc.nested_conditional_expressions
+    x = np.array([x0, 0.0])
+    rc.DRAWS.seed(3)
+    before = effects_made()
+    got = wg.grad(f, engine="source")(x)
+    staged = effects_made() - before
+    after = rc.DRAWS.rand()
+    rc.DRAWS.seed(3)
+    assert_close(got, wg.grad(f, engine="trace")(x), 0.0, 0.0)
+    assert rc.DRAWS.rand() == after
+    assert staged < 64, staged

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import threading
 import types
 
 import numpy as np
@@ -79,7 +80,7 @@ def _all_evaluated(thunks, what):
     every path, so it is refused."""
     before = effects_made()
     vals = [t() for t in thunks]
-    if effects_made() != before:
+    if effects_made() != before and not _LOOK.depth:
         raise UnsupportedSyntax(
             f"a call with an effect (a random draw, I/O) inside {what} whose condition depends "
             "on a traced value: both sides are computed, so it would be made on every path; "
@@ -87,12 +88,28 @@ def _all_evaluated(thunks, what):
     return vals
 
 
+class _Look(threading.local):
+    depth = 0       # > 0 while _with_effects looks at thunks (this thread)
+
+
+_LOOK = _Look()
+
+
 def _with_effects(thunks):
     """Whether evaluating ``thunks`` makes a call with an effect (a random
-    draw), found on a first look whose recording is thrown away."""
+    draw), found on a first look whose recording is thrown away. Within a
+    look, a nested ``and``/``or``/``x if c else y`` evaluates all its parts
+    at once (their draws are counted all the same): looking again at each
+    level would cost twice per level of nesting."""
+    if _LOOK.depth:
+        return False
     from .source_loops import _probe
     before = effects_made()
-    _probe(lambda: [t() for t in thunks])
+    _LOOK.depth += 1
+    try:
+        _probe(lambda: [t() for t in thunks])
+    finally:
+        _LOOK.depth -= 1
     return effects_made() != before
 
 
