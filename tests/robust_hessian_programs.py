@@ -1,13 +1,13 @@
 """Programs of the fuzzer (``fuzz_programs``, seeds 124, 190, 328, 334 before issue
 11) whose Hessian in ``v`` once crashed inside wengert (a reshape of a length
-known only at run time to 0). ``test_robust_source`` checks each."""
+known only at run time to 0). ``test_robust_source`` checks each: the fuzzer's
+module header (``C`` per program), then the program's ``f``."""
 
-PROGRAMS = {
-    124: '''\
+HEADER = '''\
 import numpy as np
 
 G = np.array([0.3, 0.7, 1.1, 1.5])
-C = 1.3
+C = {C}
 RS = np.random.RandomState(0)
 
 
@@ -17,6 +17,10 @@ def h(a, b):
     return a * b * 0.5 + G[0]
 
 
+'''
+
+_F = {
+    124: (1.3, '''\
 def f(x, v):
     s = x * 0.5
     t = np.sum(v) * 0.25
@@ -59,21 +63,8 @@ def f(x, v):
             v = np.tanh(v) * 1.0
         t = RS.rand()
     return u
-''',
-    190: '''\
-import numpy as np
-
-G = np.array([0.3, 0.7, 1.1, 1.5])
-C = 0.7
-RS = np.random.RandomState(0)
-
-
-def h(a, b):
-    if a > b:
-        return np.sin(a) * C + b
-    return a * b * 0.5 + G[0]
-
-
+'''),
+    190: (0.7, '''\
 def f(x, v):
     s = x * 0.5
     t = np.sum(v) * 0.25
@@ -102,21 +93,8 @@ def f(x, v):
     if h(u, s) > C - x:
         return float(np.sum(RS.randn(2)))
     return ((v[1]) * t) + (v[3])
-''',
-    328: '''\
-import numpy as np
-
-G = np.array([0.3, 0.7, 1.1, 1.5])
-C = 0.7
-RS = np.random.RandomState(0)
-
-
-def h(a, b):
-    if a > b:
-        return np.sin(a) * C + b
-    return a * b * 0.5 + G[0]
-
-
+'''),
+    328: (0.7, '''\
 def f(x, v):
     s = x * 0.5
     t = np.sum(v) * 0.25
@@ -135,21 +113,8 @@ def f(x, v):
             v[i] += np.arctan(2.0)
     t = np.maximum((x * t), (np.cos(u)))
     return np.max(v * (s))
-''',
-    334: '''\
-import numpy as np
-
-G = np.array([0.3, 0.7, 1.1, 1.5])
-C = 1.3
-RS = np.random.RandomState(0)
-
-
-def h(a, b):
-    if a > b:
-        return np.sin(a) * C + b
-    return a * b * 0.5 + G[0]
-
-
+'''),
+    334: (1.3, '''\
 def f(x, v):
     s = x * 0.5
     t = np.sum(v) * 0.25
@@ -177,5 +142,7 @@ def f(x, v):
     s = s + (t) ** 2
     t = u
     return np.mean(v * (s))
-''',
+'''),
 }
+
+PROGRAMS = {seed: HEADER.replace("{C}", repr(c)) + f for seed, (c, f) in _F.items()}
