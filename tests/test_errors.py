@@ -29,9 +29,9 @@ def test_integer_argument_outside_argnums_is_fine():
 
 def test_numpy_function_without_rule_names_it_and_the_line():
     def f(x):
-        return np.sum(np.sort(x))
+        return np.sum(np.histogram(x)[0])
 
-    with pytest.raises(errors.NoDerivativeRule, match=r"test_errors.py:\d+: numpy.sort has no derivative"):
+    with pytest.raises(errors.NoDerivativeRule, match=r"test_errors.py:\d+: np.histogram has no deriv"):
         wg.grad(f)(np.array([3.0, 1.0]))
 
 

@@ -20,7 +20,7 @@ from .. import dims
 from ..dims import Dim
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
 from ..ir import Program, Var, aval_of
-from ..primitives import arith, control, index as index_mod, reduce as reduce_mod
+from ..primitives import arith, control, index as index_mod, library, reduce as reduce_mod
 from ..primitives.core import TracerBase, effects_made
 from ..primitives.math_twins import find_twin
 from ..pytree import flatten
@@ -297,6 +297,9 @@ def call(f, *args, **kw):
             a.fail()            # a value unknown here, given to a function: read
     if isinstance(f, EnvObject):
         return f(*args, **kw)               # a method of an object found outside
+    rule = library.call_rule(f)
+    if rule is not None and _any_traced([args, kw]):
+        return rule(*args, **kw)            # np.array, scipy.stats...: the library table
     if is_impure(f):
         return call_outside(f, args, kw)    # made at every call of the generated code
     if isinstance(f, functools.partial):    # its function, with its arguments

@@ -24,7 +24,8 @@ from . import arith, index, linalg, shape
 from . import numpy_functions as npf
 from .core import TracerBase
 from .math_twins import numpy_name
-from .numpy_functions import FUNCTIONS, NO_VALUE
+from .numpy_functions import NO_VALUE
+from . import library
 from .numpy_ufuncs import ufunc_call
 from ..errors import (ConcretizationError, InPlaceUpdateError, NoDerivativeRule,
                       UnsupportedFunctionError, user_location)
@@ -207,13 +208,14 @@ class Tracer(TracerBase):
             raise NoDerivativeRule(f"{user_location()}: np.{ufunc.__name__}.{method} has no "
                                    f"derivative rule; write it with np.{ufunc.__name__} and "
                                    "reductions")
-        return ufunc_call(ufunc, inputs, kwargs)
+        return ufunc_call(ufunc, library.ufunc_rule(ufunc), inputs, kwargs,
+                          library.display_name(ufunc))
 
     def __array_function__(self, func, types, args, kwargs):
-        fn = FUNCTIONS.get(func)
+        fn = library.function_rule(func)
         if fn is None:
-            mod = getattr(func, "__module__", "numpy") or "numpy"
-            raise NoDerivativeRule(f"{user_location()}: {mod}.{func.__name__} has no derivative "
+            raise NoDerivativeRule(f"{user_location()}: {library.display_name(func)} has no "
+                                   "derivative "
                                    "rule in wengert; "
                                    "write it with supported NumPy functions or wrap it in "
                                    "wg.custom_jvp / wg.custom_vjp")

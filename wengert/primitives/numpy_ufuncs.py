@@ -82,12 +82,12 @@ _OPERATOR_WRAPPED = frozenset({
 _NO_EFFECT = {"order": "K", "subok": True}
 
 
-def ufunc_call(ufunc, inputs, kwargs):
-    """``ufunc(*inputs, **kwargs)`` on traced values, NumPy's keywords
+def ufunc_call(ufunc, fn, inputs, kwargs, fname=None):
+    """``ufunc(*inputs, **kwargs)`` on traced values, where ``fn`` is the
+    ufunc's wrapper from the library table (None: no rule); NumPy's keywords
     implemented (``dtype``: the operands are cast first, as NumPy computes
     in it) or refused (``out``, ``where``, a gufunc's ``axes``)."""
-    fname = f"np.{ufunc.__name__}"
-    fn = UFUNCS.get(ufunc)
+    fname = fname or f"np.{ufunc.__name__}"
     if fn is None:
         raise NoDerivativeRule(f"{user_location()}: {fname} has no derivative rule in wengert; "
                                "write it with supported NumPy functions or wrap it in "

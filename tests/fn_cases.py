@@ -1,0 +1,79 @@
+"""The function table's cases: what test_functions.py runs every library
+function on (``wengert.primitives.library``: NumPy's and SciPy's functions,
+ufuncs and calls).
+
+Each family of functions has its own module ``tests/fn_cases_<family>.py``
+defining ``CASES``, a list of ``FnCase``; this module gathers them all.
+A case's ``fun`` is a module-level ``def`` in that module (the source engine
+reads its source; errors name its line there), taking every operand in
+``args`` positionally; operands whose ``Arg.diff`` is False (masks, integer
+arguments, constants) are held fixed, the others are differentiated.
+
+``name`` is the library name the case covers, as ``library.display_name``
+gives it (``np.repeat``, ``np.linalg.svd``, ``scipy.special.gammaln``,
+``scipy.stats.norm.logpdf``): test_functions.py fails for a library entry
+that no case names.
+"""
+from __future__ import annotations
+
+import importlib
+import pathlib
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from cases import DIFF, F32, F64, NONDIFF, ZERO_DERIV  # noqa: F401  (for the family modules)
+
+ENGINES = ("trace", "source")
+
+
+@dataclass(frozen=True)
+class FnCase:
+    """One call of one library function, checked in every engine:
+
+    * ``dtypes``: float dtypes the float operands are drawn in (float32 is
+      checked to stay float32 where NumPy keeps it: the output dtype must be
+      the plain call's);
+    * ``mode``: ``DIFF`` (jvp against finite differences, the dot-product
+      test, and second order if ``order`` is 2), ``ZERO_DERIV`` (piecewise
+      constant: the derivative is zero) or ``NONDIFF`` (no derivative:
+      values only, and a jvp through it carries a zero tangent);
+    * ``complex``: also drawn as complex values (complex64/complex128), with
+      finite differences in the real and the imaginary directions;
+    * ``engines``: the engines it runs in; an engine left out needs a
+      comment in the family module saying why (the trace engine does not
+      see ``CALLS`` entries such as ``np.array``);
+    * ``rtol``: a looser tolerance where the function is ill-conditioned at
+      the drawn operands, with a comment saying why.
+    """
+    name: str
+    fun: Callable
+    args: tuple
+    id: str = ""
+    dtypes: tuple = (F64, F32)
+    mode: str = DIFF
+    order: int = 2
+    complex: bool = False
+    engines: tuple = ENGINES
+    rtol: Optional[float] = None
+    seed: int = 0
+    extra: Any = None
+
+    @property
+    def test_id(self):
+        return self.name + (f"[{self.id}]" if self.id else "")
+
+
+def _gather():
+    here = pathlib.Path(__file__).parent
+    out = []
+    for path in sorted(here.glob("fn_cases_*.py")):
+        out.extend(importlib.import_module(path.stem).CASES)
+    ids = [c.test_id for c in out]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    assert not dup, f"two function cases share the id {dup}: give them an id= apart"
+    return out
+
+
+ALL_CASES = _gather()

@@ -1,0 +1,120 @@
+"""The function table: every NumPy and SciPy function wengert
+differentiates (``wengert.primitives.library``), checked case by case
+(``fn_cases*.py``) in both engines:
+
+* the value and dtype against the plain call (float32 stays float32 where
+  NumPy keeps it);
+* the jvp against central finite differences (float64);
+* reverse against forward mode by the dot-product test;
+* second order: the jvp of the jvp against finite differences of the jvp;
+* a library entry without a case fails ``test_every_entry_has_a_case``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wengert as wg
+from wengert.primitives import library
+
+import checks
+from cases import DIFF, F64, NONDIFF, ZERO_DERIV
+from fn_cases import ALL_CASES
+
+
+def _draw(case, dtype, seed_offset=0):
+    rng = np.random.default_rng(1000 + case.seed + seed_offset)
+    return [a.draw(rng, dtype) for a in case.args]
+
+
+def _split(case, args):
+    """The differentiated operands, and ``g`` taking just those."""
+    diff = [i for i, a in enumerate(case.args) if a.diff]
+    fixed = {i: args[i] for i in range(len(args)) if i not in diff}
+    fun = case.fun
+
+    def g(*d):
+        full = []
+        k = 0
+        for i in range(len(fixed) + len(d)):
+            if i in fixed:
+                full.append(fixed[i])
+            else:
+                full.append(d[k])
+                k += 1
+        return fun(*full)
+    return tuple(args[i] for i in diff), g
+
+
+def _params(engines_of=lambda c: c.engines, dtypes_of=lambda c: c.dtypes):
+    out = []
+    for c in ALL_CASES:
+        for e in engines_of(c):
+            for dt in dtypes_of(c):
+                out.append(pytest.param(c, e, dt, id=f"{c.test_id}-{e}-{np.dtype(dt).name}"))
+    return out
+
+
+def _tangents(primals, rng):
+    return tuple(checks.random_like(p, rng) for p in primals)
+
+
+@pytest.mark.parametrize("case, engine, dtype", _params())
+def test_value_and_dtype(case, engine, dtype):
+    args = _draw(case, dtype)
+    want = case.fun(*args)
+    primals, g = _split(case, args)
+    got, _ = wg.jvp(g, primals, _tangents(primals, np.random.default_rng(0)), engine=engine)
+    for gl, wl in zip(checks.flatten(got)[0], checks.flatten(want)[0]):
+        assert np.asarray(gl).dtype == np.asarray(wl).dtype, \
+            f"{case.name}: dtype {np.asarray(gl).dtype}, the plain call gives {np.asarray(wl).dtype}"
+    checks.assert_close(got, want, case.rtol or checks.rtol("ref", dtype), what=case.name)
+
+
+@pytest.mark.parametrize("case, engine, dtype", _params())
+def test_jvp_and_vjp(case, engine, dtype):
+    args = _draw(case, dtype)
+    primals, g = _split(case, args)
+    rng = np.random.default_rng(1)
+    t = _tangents(primals, rng)
+    out, out_dot = wg.jvp(g, primals, t, engine=engine)
+    if case.mode in (NONDIFF, ZERO_DERIV):
+        checks.assert_close(out_dot, checks.instantiate(0.0 * np.asarray(out, float)), 0.0,
+                            what=f"{case.name}: tangent of a piecewise-constant function")
+        return
+    want = checks.fd_jvp(g, primals, t)
+    checks.assert_close(out_dot, want, case.rtol or checks.rtol("jvp", dtype),
+                        what=f"{case.name}: jvp vs finite differences")
+    out2, pullback = wg.vjp(g, *primals, engine=engine)
+    ct = checks.random_like(out2, rng)
+    checks.dot_product_check(ct, out_dot, pullback(ct), t,
+                             rtol=max(checks.rtol("exact", dtype), case.rtol or 0.0) * 10)
+
+
+@pytest.mark.parametrize("case, engine, dtype", _params(
+    dtypes_of=lambda c: (F64,) if c.mode == DIFF and c.order >= 2 else ()))
+def test_second_order(case, engine, dtype):
+    args = _draw(case, dtype)
+    primals, g = _split(case, args)
+    rng = np.random.default_rng(2)
+    t1, t2 = _tangents(primals, rng), _tangents(primals, rng)
+
+    def jvp_of(*p):
+        return wg.jvp(g, p, t1, engine=engine)[1]
+
+    _, got = wg.jvp(jvp_of, primals, t2, engine=engine)
+    want = checks.fd_jvp(jvp_of, primals, t2)
+    checks.assert_close(got, want, (case.rtol or 0.0) * 10 or checks.rtol("jvp2", dtype),
+                        what=f"{case.name}: second order vs finite differences of the jvp")
+
+
+def test_every_entry_has_a_case():
+    covered = {c.name for c in ALL_CASES}
+    missing = [name for name, _, _ in library.entries() if name not in covered]
+    assert not missing, f"library functions without a case in tests/fn_cases_*.py: {missing}"
+
+
+def test_every_case_names_an_entry():
+    names = {name for name, _, _ in library.entries()}
+    unknown = sorted({c.name for c in ALL_CASES} - names)
+    assert not unknown, f"cases name functions that are not in the library table: {unknown}"

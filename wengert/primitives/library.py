@@ -1,0 +1,127 @@
+"""The library table: every NumPy and SciPy callable wengert differentiates,
+and the wrapper over primitives it becomes on traced values.
+
+A call reaches its wrapper in one of three ways:
+
+* ``FUNCTIONS``: NumPy functions that dispatch through ``__array_function__``
+  (``np.sum(x)``, ``np.stack([a, b])``): both engines;
+* ``UFUNCS``: ufuncs, NumPy's and ``scipy.special``'s, through
+  ``__array_ufunc__``: both engines;
+* ``CALLS``: callables that dispatch through no protocol (``np.array``,
+  ``scipy.special.logsumexp``, ``scipy.stats.norm.logpdf``): the source
+  engine calls the wrapper in place of the callable. The trace engine never
+  sees these calls (NumPy converts the traced value with ``__array__``
+  first), and its error says so.
+
+Each family module (``numpy_functions``, ``numpy_ufuncs``, ...) defines any
+of ``FUNCTIONS``, ``UFUNCS`` and ``CALLS`` as dicts from the library's
+callable to the wrapper, and may define ``NAMES`` (callable -> the name a
+user writes, ``"scipy.special.gammaln"``) where the callable's own
+``__module__``/``__name__`` do not give it. The table is built once, at
+import; SciPy's families are imported the first time a SciPy callable is
+looked up, so wengert itself needs NumPy only.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import threading
+
+from . import numpy_functions, numpy_ufuncs
+
+__all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_rule",
+           "display_name", "entries"]
+
+# the families over NumPy, imported with wengert
+_NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs)
+# the families over SciPy: module names under wengert.primitives, imported
+# when a SciPy callable is first looked up (and only if SciPy is installed)
+_SCIPY_FAMILIES = ()
+
+FUNCTIONS: dict = {}
+UFUNCS: dict = {}
+CALLS: dict = {}
+_NAMES: dict = {}
+_scipy_lock = threading.Lock()
+_scipy_state = {"loaded": False}
+
+
+def _add(module):
+    for table, attr in ((FUNCTIONS, "FUNCTIONS"), (UFUNCS, "UFUNCS"), (CALLS, "CALLS")):
+        table.update(getattr(module, attr, {}))
+    _NAMES.update(getattr(module, "NAMES", {}))
+
+
+for _family in _NUMPY_FAMILIES:
+    _add(_family)
+
+
+def load_scipy():
+    """Import SciPy's families (once); False when SciPy is not installed."""
+    if _scipy_state["loaded"]:
+        return True
+    with _scipy_lock:
+        if not _scipy_state["loaded"]:
+            if importlib.util.find_spec("scipy") is None:
+                return False
+            for name in _SCIPY_FAMILIES:
+                _add(importlib.import_module(f"{__package__}.{name}"))
+            _scipy_state["loaded"] = True
+    return True
+
+
+def _from_scipy(f):
+    mod = getattr(f, "__module__", None) or getattr(getattr(f, "__self__", None), "__module__",
+                                                    None) or ""
+    return mod.split(".")[0] == "scipy" or type(f).__module__.split(".")[0] == "scipy"
+
+
+def _lookup(table, f):
+    try:
+        rule = table.get(f)
+    except TypeError:           # an unhashable callable has no entry
+        return None
+    if rule is None and not _scipy_state["loaded"] and _from_scipy(f) and load_scipy():
+        rule = table.get(f)
+    return rule
+
+
+def function_rule(func):
+    """The wrapper of a NumPy function dispatched by ``__array_function__``, or None."""
+    return _lookup(FUNCTIONS, func)
+
+
+def ufunc_rule(ufunc):
+    """The wrapper of a ufunc (NumPy's or SciPy's), or None."""
+    return _lookup(UFUNCS, ufunc)
+
+
+def call_rule(f):
+    """The wrapper the source engine calls in place of ``f``, or None."""
+    return _lookup(CALLS, f)
+
+
+def display_name(f):
+    """The name a user writes for ``f``: ``np.sum``, ``np.linalg.norm``,
+    ``scipy.special.gammaln``, ``scipy.stats.norm.logpdf``."""
+    if f in _NAMES:
+        return _NAMES[f]
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", repr(f))
+    mod = getattr(f, "__module__", None)
+    if mod is None or type(f).__name__ == "ufunc":
+        mod = "numpy"
+    mod = "np" + mod[len("numpy"):] if mod.split(".")[0] == "numpy" else mod
+    # NumPy's functions live in private modules (numpy._core.fromnumeric)
+    mod = ".".join(p for p in mod.split(".") if not p.startswith("_"))
+    return f"{mod}.{name}"
+
+
+def entries():
+    """Every (display name, callable, kind) of the table, SciPy's included
+    where SciPy is installed, sorted by name: what the coverage table lists."""
+    load_scipy()
+    rows = {}
+    for kind, table in (("function", FUNCTIONS), ("ufunc", UFUNCS), ("call", CALLS)):
+        for f in table:
+            rows.setdefault(display_name(f), (f, kind))
+    return sorted((name, f, kind) for name, (f, kind) in rows.items())
