@@ -906,3 +906,18 @@ SPECS["remainder"] = PrimSpec(
 SPECS["floor_divide"] = PrimSpec(
     ZERO_DERIV, variants("offgrid", [frac((3,), 0.2, 0.8, unit=2.0), pos((3,), 1.9, 2.1)]),
     np.floor_divide, arith.floor_divide)
+
+
+# --- the primitive families added later: each ``tests/prim_cases_<family>.py``
+# defines ``SPECS`` for its own primitives (one file per family, so families
+# are written apart)
+def _family_specs():
+    import importlib
+    import pathlib
+    for path in sorted(pathlib.Path(__file__).parent.glob("prim_cases_*.py")):
+        for name, spec in importlib.import_module(path.stem).SPECS.items():
+            assert name not in SPECS, f"{path.name}: {name} already has a spec"
+            SPECS[name] = spec
+
+
+_family_specs()
