@@ -27,6 +27,7 @@ from .arith import (abs, add, convert, div, exp, greater, isfinite, log, mul, no
 from .reduce import mean, reduce_max, reduce_min, reduce_sum
 from .shape import squeeze
 from ..errors import NoDerivativeRule
+from ..ir import aval_of
 
 
 def _axes(axis, nd):
@@ -78,7 +79,9 @@ def _vector_norm(x, ord, axes, keepdims):
         return reduce_min(abs(x), axis=axes, keepdims=keepdims)
     if ord == 0:
         # a count: piecewise constant, so its derivative is zero
-        count = convert(not_equal(x, 0), dtype=np.float64)
+        # in x's float dtype, as NumPy counts (float64 for integers)
+        dtype = aval_of(x).dtype if aval_of(x).dtype.kind == "f" else np.dtype(np.float64)
+        count = convert(not_equal(x, 0), dtype=dtype)
         return reduce_sum(count, axis=axes, keepdims=keepdims)
     if ord == 1:
         return reduce_sum(abs(x), axis=axes, keepdims=keepdims)

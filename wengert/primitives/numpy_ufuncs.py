@@ -36,6 +36,31 @@ def _exp2(x):
     return arith.pow(2.0, x)
 
 
+def _float_power(x, y):
+    """``x ** y`` computed in float64 at least (complex128 for complex
+    operands): NumPy's float_power has no float32 loop, so float32 operands
+    give a float64 result."""
+    stand_ins = []
+    for v in (x, y):
+        av = aval_of(v)
+        stand_ins.append(av.python_type(1) if av.weak else np.ones(0, av.dtype))
+    dtype = np.asarray(np.float_power(*stand_ins)).dtype
+    return arith.pow(*[as_dtype(v, dtype) for v in (x, y)])
+
+
+def _nan_ignoring(pair):
+    """``np.fmax``/``np.fmin``: ``pair`` (maximum/minimum), except that a NaN
+    operand gives the other operand (maximum would propagate it)."""
+    def fn(x, y):
+        x_nan, y_nan = arith.not_equal(x, x), arith.not_equal(y, y)
+        return arith.where(x_nan, y, arith.where(y_nan, x, pair(x, y)))
+    return fn
+
+
+_fmax = _nan_ignoring(arith.maximum)
+_fmin = _nan_ignoring(arith.minimum)
+
+
 def _hypot(x, y):
     return arith.sqrt(arith.add(arith.mul(x, x), arith.mul(y, y)))
 
@@ -51,14 +76,14 @@ def _radians(x):
 UFUNCS = {
     np.add: arith.add, np.subtract: arith.sub, np.multiply: arith.mul,
     np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
-    np.power: arith.pow, np.float_power: arith.pow, np.exp: arith.exp, np.log: arith.log,
+    np.power: arith.pow, np.float_power: _float_power, np.exp: arith.exp, np.log: arith.log,
     np.log1p: arith.log1p, np.expm1: arith.expm1, np.sqrt: arith.sqrt, np.square: arith.square,
     np.reciprocal: arith.reciprocal, np.sin: arith.sin, np.cos: arith.cos, np.tan: arith.tan,
     np.arcsin: arith.arcsin, np.arccos: arith.arccos, np.arctan: arith.arctan,
     np.arctan2: arith.arctan2, np.sinh: arith.sinh, np.cosh: arith.cosh, np.tanh: arith.tanh,
     np.absolute: arith.abs, np.fabs: arith.abs, np.sign: arith.sign,
-    np.maximum: arith.maximum, np.minimum: arith.minimum, np.fmax: arith.maximum,
-    np.fmin: arith.minimum, np.floor: arith.floor, np.ceil: arith.ceil, np.rint: arith.round,
+    np.maximum: arith.maximum, np.minimum: arith.minimum, np.fmax: _fmax,
+    np.fmin: _fmin, np.floor: arith.floor, np.ceil: arith.ceil, np.rint: arith.round,
     np.less: arith.less, np.less_equal: arith.less_equal, np.greater: arith.greater,
     np.greater_equal: arith.greater_equal, np.equal: arith.equal, np.not_equal: arith.not_equal,
     np.logical_and: arith.logical_and, np.logical_or: arith.logical_or,
