@@ -56,6 +56,16 @@ def with_nan(shape, at):
     return Arg(draw, f"nan at {at}{shape}")
 
 
+def with_zeros(shape, at):
+    """U(-2, 2) with exact zeros at the flat positions ``at`` (np.prod is a
+    polynomial: smooth there, where ``prod / x`` is not)."""
+    def draw(rng, dt):
+        x = rng.uniform(-2.0, 2.0, shape)
+        x.reshape(-1)[list(at)] = 0.0
+        return np.asarray(x, dt)
+    return Arg(draw, f"zeros at {at}{shape}")
+
+
 def traced(arg):
     """The same operand, differentiated (a comparison of traced values
     carries a zero tangent, which the harness checks)."""
@@ -919,6 +929,11 @@ CASES = [
     FnCase("np.prod", prod_axis_keep, (real((2, 3, 2)),), "neg-keepdims"),
     FnCase("np.prod", prod_initial_where, (real((3, 4)), bools((3, 4))), "initial-where"),
     FnCase("np.prod", prod_dtype, (real((2, 3, 2)),), "dtype-tuple"),
+    # exact zeros: one in the product; two, one and three in the columns
+    FnCase("np.prod", prod_all, (with_zeros((2, 3), (4,)),), "one-zero"),
+    FnCase("np.prod", prod_axis_keep, (with_zeros((4, 3), (0, 3, 4, 2, 5, 8)),), "zeros"),
+    FnCase("np.prod", prod_axis_keep, (with_zeros((2, 4, 2), (0, 2, 4, 9, 11)),),
+           "zeros-3d"),
     FnCase("np.mean", mean_all, (R34,), "all"),
     FnCase("np.mean", mean_keep, (R34,), "keepdims"),
     FnCase("np.mean", mean_tuple_neg, (R234,), "tuple-neg"),

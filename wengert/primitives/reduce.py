@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dims as _dims
 from .core import NOT_LINEAR, Primitive, bind, register, zero_if_any
-from .arith import convert, div, equal, mul
+from .arith import convert, div, equal, mul, sub, where
 from .shape import broadcast_to, reshape
 from ..ir import Aval, aval_of
 
@@ -155,11 +155,37 @@ def reduce_prod_impl(x, axes):
 def reduce_prod_jvp(primals, tangents, axes):
     x, = primals
     out = _reduce_prod_bind(x, axes)
-    # d prod = sum_i dx_i * prod_{j != i} x_j = prod * sum(dx / x)  (x != 0)
-    # TODO: an exact zero in x gives nan; the product-of-others form via
-    # cumulative products would fix it (tests keep x away from 0).
-    ratio = div(tangents[0], x)
-    return out, mul(out, reduce_sum_p_bind(ratio, axes))
+    # d prod = sum_i dx_i * prod_{j != i} x_j
+    return out, reduce_sum_p_bind(mul(tangents[0], _product_of_others(x, axes)), axes)
+
+
+def _product_of_others(x, axes):
+    """``prod_{j != i} x_j`` over ``axes`` for each entry ``i``, exact where
+    entries are 0 (``prod / x`` would be nan there).
+
+    The others' product is (the product of the nonzero others) times (the
+    product of the zero others). The second factor is 1 when no other entry
+    is 0, the zero other itself when one is, the product of the two when
+    two are (``(s**2 - sum of squares) / 2``), and 0 beyond: each branch is
+    the product itself as a function, so its derivative is exact too; the
+    last is exact in value and first derivative. Hence ``np.prod``'s
+    derivatives are exact to order 3 everywhere (to every order where no
+    slice holds more than three zeros)."""
+    kept = _kept_shape(_dims.shape(x), axes)
+
+    def total(v):       # the sum over the slice, less the entry itself
+        return sub(reshape(reduce_sum_p_bind(v, axes), kept), v)
+
+    zero = equal(x, 0.0)
+    nonzero = where(zero, 1.0, x)
+    rest = div(reshape(_reduce_prod_bind(nonzero, axes), kept), nonzero)
+    zeros = where(zero, x, 0.0)                   # value 0, the zeros' tangents
+    count = total(convert(zero, dtype=aval_of(rest).dtype))
+    one = total(zeros)                            # the sum of the zero others
+    two = mul(sub(mul(one, one), total(mul(zeros, zeros))), 0.5)
+    factor = where(equal(count, 0.0), 1.0,
+                   where(equal(count, 1.0), one, where(equal(count, 2.0), two, 0.0)))
+    return mul(rest, factor)
 
 
 reduce_prod_p = register(Primitive("reduce_prod", nargs=1, impl=reduce_prod_impl,
