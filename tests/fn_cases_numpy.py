@@ -366,6 +366,14 @@ def einsum_ellipsis(a, b):
     return np.einsum("...i,...i->...", a, b)
 
 
+def einsum_sublists(a, b):
+    return np.einsum(a, [0, 1], b, [1, 2], [0, 2])
+
+
+def einsum_sublists_implicit(a, b):
+    return np.einsum(a, [Ellipsis, 3], b, [3])
+
+
 def einsum_dtype(a, b):
     return np.einsum("ij,ij->i", a, b, dtype=np.float64)
 
@@ -1003,6 +1011,8 @@ CASES = [
     FnCase("np.einsum", einsum_batch_opt, (real((2, 2, 3)), real((2, 3, 2))), "optimize"),
     FnCase("np.einsum", einsum_ellipsis, (R234, real((4,))), "ellipsis"),
     FnCase("np.einsum", einsum_dtype, (R34, R34), "dtype"),
+    FnCase("np.einsum", einsum_sublists, (real((2, 3)), R34), "sublists"),
+    FnCase("np.einsum", einsum_sublists_implicit, (R234, real((4,))), "sublists-ellipsis"),
     # joining and shaping
     FnCase("np.concatenate", concatenate_0, (R34, real((2, 4))), "axis0"),
     FnCase("np.concatenate", concatenate_neg, (R34, real((3, 2))), "neg"),

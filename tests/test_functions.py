@@ -65,6 +65,9 @@ def test_value_and_dtype(case, engine, dtype):
     want = case.fun(*args)
     primals, g = _split(case, args)
     got, _ = wg.jvp(g, primals, _tangents(primals, np.random.default_rng(0)), engine=engine)
+    assert checks.flatten(got)[1] == checks.flatten(want)[1], \
+        f"{case.name}: the result's structure is {type(got).__name__}, the plain call's " \
+        f"{type(want).__name__}"
     for gl, wl in zip(checks.flatten(got)[0], checks.flatten(want)[0]):
         assert np.asarray(gl).dtype == np.asarray(wl).dtype, \
             f"{case.name}: dtype {np.asarray(gl).dtype}, the plain call gives {np.asarray(wl).dtype}"

@@ -12,6 +12,7 @@ implement raises ``NoDerivativeRule`` naming the user's line, never dropped.
 from __future__ import annotations
 
 import math
+import string
 
 import numpy as np
 
@@ -227,11 +228,25 @@ def _diag(v, k=0):
     return linalg.diag(v, k)
 
 
+def _sublists(operands):
+    """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])``, the sublist form, as
+    ``("ab,bc->ac", a, b)``."""
+    def letters(sub):
+        return "".join("..." if s is Ellipsis else string.ascii_letters[int(s)] for s in sub)
+    n = len(operands)
+    spec = ",".join(letters(s) for s in operands[1::2])
+    if n % 2:
+        spec += "->" + letters(operands[-1])
+    return (spec, *operands[0:n - n % 2:2])
+
+
 def _einsum(*operands, out=None, optimize=False, **kwargs):
     extra = set(kwargs) - {"dtype", "order", "casting"}
     if extra:
         raise TypeError(f"einsum() got an unexpected keyword argument {sorted(extra)[0]!r}")
     no_out(out, "np.einsum")
+    if operands and not isinstance(operands[0], str):
+        operands = _sublists(operands)
     dtype, casting = kwargs.get("dtype"), kwargs.get("casting", "safe")
     if dtype is not None:
         operands = (operands[0],) + tuple(as_dtype(o, dtype, casting, "np.einsum")
@@ -328,8 +343,8 @@ def _broadcast_to(array, shape, subok=False):
 
 
 def _atleast_1d(*arys):
-    out = [shape.reshape(a, (1,)) if np.ndim(a) == 0 else a for a in arys]
-    return out[0] if len(out) == 1 else out
+    out = tuple(shape.reshape(a, (1,)) if np.ndim(a) == 0 else a for a in arys)
+    return out[0] if len(out) == 1 else out       # several: a tuple, as NumPy gives
 
 
 def _shape(a):
