@@ -358,6 +358,14 @@ def take_scalar(x):
     return np.take(x, 1, axis=0)
 
 
+def take_wrap(x):
+    return np.take(x, [[4, -5], [1, 7]], axis=1, mode="wrap")
+
+
+def take_clip_traced(x):
+    return np.take(x, np.argsort(x[0]) * 2 - 2, axis=1, mode="clip")
+
+
 def take_traced_index(x):
     return np.take(x, np.argmax(x, axis=0), axis=1)
 
@@ -478,6 +486,8 @@ CASES = [
     FnCase("np.take", take_flat, (real((2, 3)), ints([[5, 0], [0, 2]]))),
     FnCase("np.take", take_axis, (real((2, 3)),), id="axis", dtypes=ONE),
     FnCase("np.take", take_scalar, (real((2, 3)),), id="scalar", dtypes=ONE),
+    FnCase("np.take", take_wrap, (real((2, 3)),), id="wrap", dtypes=ONE),
+    FnCase("np.take", take_clip_traced, (distinct((2, 3)),), id="clip_traced", dtypes=ONE),
     FnCase("np.take", take_traced_index, (distinct((3, 4)),), id="traced", dtypes=ONE),
     FnCase("np.select", select_, (pieces((3, 4)),)),
     FnCase("np.select", select_default, (pieces((4,)), real((4,))), id="default", dtypes=ONE),

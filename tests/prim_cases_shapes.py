@@ -65,6 +65,18 @@ def ref_partition_index(x, kth, axis):
     return np.moveaxis(np.argmax(part[..., :, None] == xs[..., None, :], axis=-1), -1, axis)
 
 
+def ref_piece_point(x, cond):
+    hits = np.broadcast_to(x, np.broadcast_shapes(np.shape(x), np.shape(cond)))[
+        np.broadcast_to(cond, np.broadcast_shapes(np.shape(x), np.shape(cond)))]
+    return hits[0] if hits.size else np.ravel(x)[0]
+
+
+def _mask(shape, value=None):
+    def draw(rng, dt):
+        return np.full(shape, value) if value is not None else rng.random(shape) < 0.3
+    return Arg(draw, f"mask{shape}", diff=False)
+
+
 def call_linrec(a, b, axis, reverse):
     return scan.linrec(a, b, axis, reverse)
 
@@ -75,6 +87,10 @@ def call_cumprod(x, axis):
 
 def call_argsort(x, axis, kind):
     return gather.argsort(x, axis, kind)
+
+
+def call_piece_point(x, cond):
+    return gather.piece_point(x, cond)
 
 
 def call_partition_index(x, kth, axis):
@@ -109,4 +125,10 @@ SPECS = {
         + variants("3x5_k02", [_distinct((3, 5))], {"kth": (0, 2), "axis": 1})
         + variants("5x3_k4", [_distinct((5, 3))], {"kth": 4, "axis": 0}, dtypes=(F64,)),
         ref_partition_index, call_partition_index),
+    "piece_point": PrimSpec(
+        NONDIFF,
+        variants("3x4", [real((3, 4)), _mask((3, 4))])
+        + variants("4_bcast", [real((4,)), _mask((2, 4))], dtypes=(F64,))
+        + variants("5_none", [real((5,)), _mask((5,), False)], dtypes=(F64,)),
+        ref_piece_point, call_piece_point),
 }

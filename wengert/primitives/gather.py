@@ -57,3 +57,27 @@ def partition_index(x, kth, axis):
     """The gather positions that give ``np.partition(x, kth, axis)``."""
     kth = int(kth) if np.ndim(kth) == 0 else tuple(int(k) for k in np.ravel(kth))
     return bind(partition_index_p, x, kth=kth, axis=int(axis))
+
+
+# --- piece_point -----------------------------------------------------------
+def piece_point_impl(x, cond):
+    x, cond = np.broadcast_arrays(np.asarray(x), np.asarray(cond))
+    return x.reshape(-1)[np.argmax(cond.reshape(-1))]
+
+
+def piece_point_aval(x, cond):
+    return Aval((), x.dtype)
+
+
+# the first entry of x where cond holds (the first entry if none does): the
+# stand-in np.piecewise gives a function at the places outside its piece, so
+# that it is evaluated on its piece only. The result does not depend on the
+# stand-in (those places are discarded), so it carries no derivative: exactly
+# zero, and no 0 * inf from a function's derivative at a discarded place
+piece_point_p = register(Primitive("piece_point", nargs=2, impl=piece_point_impl, jvp=None,
+                                   transpose=NOT_LINEAR, abstract_eval=piece_point_aval,
+                                   differentiable=False))
+
+
+def piece_point(x, cond):
+    return bind(piece_point_p, x, cond)

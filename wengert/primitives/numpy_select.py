@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import arith, reduce, shape
+from . import arith, shape
 from .core import TracerBase
-from .gather import argsort, partition_index
+from .gather import argsort, partition_index, piece_point
 from .index import getitem, index_set
 from .numpy_functions import refuse, no_out
 from .. import dims as _dims
@@ -213,11 +213,9 @@ def _piecewise(x, condlist, funclist, *args, **kw):
     # masks known only when the program runs: each function is applied to
     # every entry (it must be elementwise), the entries outside its piece
     # replaced by one inside it, so it is never evaluated off its domain
-    flat = shape.reshape(x, (-1,))
     for cond, func in zip(conds, funclist):
         if callable(func):
-            inside = getitem(flat, reduce.argmax(shape.reshape(cond, (-1,))))
-            val = func(arith.where(cond, x, inside), *args, **kw)
+            val = func(arith.where(cond, x, piece_point(x, cond)), *args, **kw)
         else:
             val = func
         out = arith.where(cond, _cast(val, dtype), out)
