@@ -42,6 +42,13 @@ def pieces(shape):
     return Arg(draw, f"pieces{shape}")
 
 
+def increasing(n, lo=0.2, hi=1.0):
+    """Coordinates: steps in [lo, hi] from -1 (uneven spacing)."""
+    def draw(rng, dt):
+        return (-1.0 + np.cumsum(rng.uniform(lo, hi, n))).astype(dt)
+    return Arg(draw, f"increasing({n})")
+
+
 def index_array(values):
     return ints(values)
 
@@ -185,6 +192,18 @@ def gradient_axis(x):
 
 def gradient_two_spacings(x):
     return np.gradient(x, 0.5, 0.25, axis=(1, 0), edge_order=2)
+
+
+def gradient_coords(x, c):
+    return np.gradient(x, c, axis=0)
+
+
+def gradient_coords_order2(x, c0, c1):
+    return np.gradient(x, c0, c1, edge_order=2)
+
+
+def gradient_fixed_coords(x):
+    return np.gradient(x, np.array([0.0, 0.5, 1.5, 1.75]), 2.0, edge_order=2)
 
 
 # --- cross -------------------------------------------------------------
@@ -438,6 +457,12 @@ CASES = [
     FnCase("np.gradient", gradient_spacing_order2, (real((5,)),), id="order2"),
     FnCase("np.gradient", gradient_axis, (real((3, 4)),), id="axis", dtypes=ONE),
     FnCase("np.gradient", gradient_two_spacings, (real((4, 5)),), id="spacings", dtypes=ONE),
+    # uneven coordinates, differentiated too
+    FnCase("np.gradient", gradient_coords, (real((4, 3)), increasing(4)), id="coords"),
+    FnCase("np.gradient", gradient_coords_order2, (real((4, 3)), increasing(4),
+                                                   increasing(3)), id="coords_order2",
+           dtypes=ONE),
+    FnCase("np.gradient", gradient_fixed_coords, (real((4, 3)),), id="fixed_coords"),
     FnCase("np.cross", cross3, (real((4, 3)), real((3,)))),
     FnCase("np.cross", cross_axes, (real((3, 2)), real((2, 3))), id="axes", dtypes=ONE),
     FnCase("np.cross", cross_axis, (real((3, 2)), real((3, 2))), id="axis", dtypes=ONE),

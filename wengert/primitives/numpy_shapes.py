@@ -288,6 +288,66 @@ def _gradient_axis(f, axis, h, edge_order):
     return out if isinstance(h, (int, float)) and h == 1 else arith.div(out, h)
 
 
+def _weighted(terms):
+    """sum of w * v over the (w, v) pairs."""
+    out = None
+    for w, v in terms:
+        t = arith.mul(w, v)
+        out = t if out is None else arith.add(out, t)
+    return out
+
+
+def _gradient_coords(f, axis, coords, edge_order):
+    """The gradient along one axis at the points ``coords`` (1-D, uneven
+    spacing): second-order differences inside, weighted by the two spacings
+    around each point, and one-sided ones of ``edge_order`` at the ends. The
+    weights are computed from ``coords`` with primitives, so traced
+    coordinates are differentiated too."""
+    n = _dims.shape(f)[axis]
+    if _ndim(coords) != 1:
+        raise ValueError("distances must be either scalars or 1d")
+    if _dims.shape(coords)[0] != n:
+        raise ValueError("when 1d, distances must match the length of the corresponding "
+                         "dimension")
+    if n < edge_order + 1:
+        raise ValueError("Shape of array too small to calculate a numerical gradient, at "
+                         "least (edge_order + 1) elements are required.")
+    nd = _ndim(f)
+
+    def along(v):           # a 1-D weight lined up with ``axis``
+        return shape.reshape(v, tuple(-1 if i == axis else 1 for i in range(nd)))
+
+    def at(part):
+        return _along(f, axis, part)
+
+    dx = arith.sub(getitem(coords, slice(1, None)), getitem(coords, slice(None, -1)))
+    h1, h2 = getitem(dx, slice(None, -1)), getitem(dx, slice(1, None))
+    both = arith.add(h1, h2)
+    inner = _weighted([
+        (along(arith.div(arith.neg(h2), arith.mul(h1, both))), at(slice(None, -2))),
+        (along(arith.div(arith.sub(h2, h1), arith.mul(h1, h2))), at(slice(1, -1))),
+        (along(arith.div(h1, arith.mul(h2, both))), at(slice(2, None)))])
+    if edge_order == 1:
+        first = arith.div(arith.sub(at(slice(1, 2)), at(slice(0, 1))), getitem(dx, 0))
+        last = arith.div(arith.sub(at(slice(-1, None)), at(slice(-2, -1))), getitem(dx, -1))
+    else:
+        d1, d2 = getitem(dx, 0), getitem(dx, 1)
+        s = arith.add(d1, d2)
+        first = _weighted([
+            (arith.neg(arith.div(arith.add(arith.mul(d1, 2.0), d2), arith.mul(d1, s))),
+             at(slice(0, 1))),
+            (arith.div(s, arith.mul(d1, d2)), at(slice(1, 2))),
+            (arith.neg(arith.div(d1, arith.mul(d2, s))), at(slice(2, 3)))])
+        d1, d2 = getitem(dx, -2), getitem(dx, -1)
+        s = arith.add(d1, d2)
+        last = _weighted([
+            (arith.div(d2, arith.mul(d1, s)), at(slice(-3, -2))),
+            (arith.neg(arith.div(s, arith.mul(d1, d2))), at(slice(-2, -1))),
+            (arith.div(arith.add(arith.mul(d2, 2.0), d1), arith.mul(d2, s)),
+             at(slice(-1, None)))])
+    return shape.concatenate(first, inner, last, axis=axis)
+
+
 def _gradient(f, *varargs, axis=None, edge_order=1):
     f = _arr(f)
     nd = _ndim(f)
@@ -299,23 +359,27 @@ def _gradient(f, *varargs, axis=None, edge_order=1):
         raise ValueError("'edge_order' greater than 2 not supported")
     if len(varargs) == 0:
         spacing = [1.0] * len(axes)
-    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+    elif len(varargs) == 1 and _ndim(_arr(varargs[0])) == 0:
         spacing = list(varargs) * len(axes)
     elif len(varargs) == len(axes):
         spacing = list(varargs)
     else:
         raise TypeError("invalid number of arguments")
-    for h in spacing:
-        if np.ndim(h) != 0:
-            refuse("np.gradient", "varargs", "coordinate arrays (uneven spacing) are not "
-                   "implemented; pass one scalar spacing per axis")
     dtype = aval_of(f).dtype
     if dtype.kind in "biu":            # NumPy differentiates integers in float64
         f, dtype = arith.convert(f, dtype=np.dtype(np.float64)), np.dtype(np.float64)
     outs = []
     for ax, h in zip(axes, spacing):
-        h = h if isinstance(h, TracerBase) else float(h)
-        g = _gradient_axis(f, ax, h, edge_order)
+        h = _arr(h)
+        if aval_of(h).dtype.kind in "biu":
+            h = arith.convert(h, dtype=np.dtype(np.float64))
+        if _ndim(h) == 0:
+            g = _gradient_axis(f, ax, h if isinstance(h, TracerBase) else float(h), edge_order)
+        elif not isinstance(h, TracerBase) and h.size and np.all(np.diff(h) == h[1] - h[0]):
+            # evenly spaced coordinates are one spacing, as NumPy reads them
+            g = _gradient_axis(f, ax, float(h[1] - h[0]), edge_order)
+        else:
+            g = _gradient_coords(f, ax, h, edge_order)
         outs.append(g if aval_of(g).dtype == dtype else arith.convert(g, dtype=dtype))
     return outs[0] if len(outs) == 1 else tuple(outs)
 

@@ -40,18 +40,60 @@ def _shift_in(x, axis, fill, reverse=False):
 
 
 # --- linrec --------------------------------------------------------------
+_BLOCK = 32     # places a block scans one by one; longer axes go by blocks
+
+
+def _scan_steps(a, b):
+    """The recurrence along axis 0, one vectorised step per place."""
+    h = np.array(b, dtype=np.result_type(a, b), copy=True)
+    for i in range(1, h.shape[0]):
+        h[i] += a[i] * h[i - 1]
+    return h
+
+
+def _scan_blocks(a, b):
+    """The recurrence along axis 0 in blocks of ``_BLOCK`` places: every
+    block is scanned from 0 at once (one step per place of a block), then
+    the value each block starts from (a recurrence over blocks, scanned the
+    same way) is carried in through the running product of the block's
+    coefficients. O(n) work in about 32 log_32(n) vectorised steps, where
+    one step per place costs n of them."""
+    n = a.shape[0]
+    if n <= 4 * _BLOCK:        # short: the blocks' bookkeeping costs more than it saves
+        return _scan_steps(a, b)
+    m = -(-n // _BLOCK)
+    rest = a.shape[1:]
+
+    def blocks(x, fill):
+        # (n, ...) -> (_BLOCK, m, ...): place within the block first, so
+        # each step reads contiguous memory; padding after the end
+        # (coefficient 1, input 0) changes nothing before it
+        full = np.full((m * _BLOCK,) + rest, fill, x.dtype)
+        full[:n] = x
+        return np.ascontiguousarray(np.swapaxes(full.reshape((m, _BLOCK) + rest), 0, 1))
+
+    blocks_a = blocks(a, 1)
+    h = _scan_steps(blocks_a, blocks(b, 0))
+    runs = np.cumprod(blocks_a, axis=0)
+    start = _scan_blocks(runs[-1], h[-1])       # the value at each block's end
+    h[:, 1:] += start[:-1] * runs[:, 1:]
+    return np.swapaxes(h, 0, 1).reshape((m * _BLOCK,) + rest)[:n]
+
+
 def linrec_impl(a, b, axis, reverse):
-    a, b = np.asarray(a), np.asarray(b)
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape), np.result_type(a, b))
-    # the recurrence runs along axis 0 of views: one vectorised step per place
-    av, bv, hv = (np.moveaxis(v, axis, 0) for v in (np.broadcast_to(a, out.shape),
-                                                     np.broadcast_to(b, out.shape), out))
-    n = hv.shape[0]
-    prev = None
-    for i in (range(n - 1, -1, -1) if reverse else range(n)):
-        hv[i] = bv[i] if prev is None else av[i] * prev + bv[i]
-        prev = hv[i]
-    return out
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    a, b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0)
+    if reverse:
+        a, b = a[::-1], b[::-1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = _scan_blocks(a, b)
+    if not np.isfinite(h).all() and np.isfinite(a).all() and np.isfinite(b).all():
+        # a running product of a block's coefficients overflowed (and met a
+        # zero): the place-by-place order computes only the recurrence's own terms
+        h = _scan_steps(a, b)
+    if reverse:
+        h = h[::-1]
+    return np.ascontiguousarray(np.moveaxis(h, 0, axis))
 
 
 def linrec_aval(a, b, axis, reverse):
