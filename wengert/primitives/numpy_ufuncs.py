@@ -24,22 +24,6 @@ def _identity(x):
     return x
 
 
-def _log2(x):
-    return arith.div(arith.log(x), float(np.log(2.0)))
-
-
-def _log10(x):
-    return arith.div(arith.log(x), float(np.log(10.0)))
-
-
-def _exp2(x):
-    return arith.pow(2.0, x)
-
-
-def _hypot(x, y):
-    return arith.sqrt(arith.add(arith.mul(x, x), arith.mul(y, y)))
-
-
 def _degrees(x):
     return arith.mul(x, 180.0 / np.pi)
 
@@ -57,14 +41,13 @@ UFUNCS = {
     np.arcsin: arith.arcsin, np.arccos: arith.arccos, np.arctan: arith.arctan,
     np.arctan2: arith.arctan2, np.sinh: arith.sinh, np.cosh: arith.cosh, np.tanh: arith.tanh,
     np.absolute: arith.abs, np.fabs: arith.abs, np.sign: arith.sign,
-    np.maximum: arith.maximum, np.minimum: arith.minimum, np.fmax: arith.maximum,
-    np.fmin: arith.minimum, np.floor: arith.floor, np.ceil: arith.ceil, np.rint: arith.round,
+    np.maximum: arith.maximum, np.minimum: arith.minimum, np.floor: arith.floor,
+    np.ceil: arith.ceil, np.rint: arith.round,
     np.less: arith.less, np.less_equal: arith.less_equal, np.greater: arith.greater,
     np.greater_equal: arith.greater_equal, np.equal: arith.equal, np.not_equal: arith.not_equal,
     np.logical_and: arith.logical_and, np.logical_or: arith.logical_or,
     np.logical_xor: arith.logical_xor, np.logical_not: arith.logical_not,
-    np.isfinite: arith.isfinite, np.matmul: linalg.matmul, np.log2: _log2, np.log10: _log10,
-    np.exp2: _exp2, np.logaddexp: arith.logaddexp, np.hypot: _hypot,
+    np.isfinite: arith.isfinite, np.matmul: linalg.matmul, np.logaddexp: arith.logaddexp,
     np.remainder: arith.remainder, np.floor_divide: arith.floor_divide,
     np.degrees: _degrees, np.rad2deg: _degrees, np.radians: _radians, np.deg2rad: _radians,
 }
@@ -76,7 +59,7 @@ _OPERATOR_WRAPPED = frozenset({
     np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.power,
     np.float_power, np.square, np.reciprocal, np.absolute, np.fabs, np.remainder,
     np.floor_divide, np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
-    np.not_equal, np.exp2, np.degrees, np.rad2deg, np.radians, np.deg2rad})
+    np.not_equal, np.degrees, np.rad2deg, np.radians, np.deg2rad})
 
 # keywords every ufunc call takes that change nothing wengert computes
 _NO_EFFECT = {"order": "K", "subok": True}
