@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cases import Arg, away, const, pos, real
+from cases import Arg, away, const, ints, pos, real
 from fn_cases import FnCase
 
 
@@ -101,6 +101,11 @@ def reciprocal_(x):
     return np.reciprocal(x)
 
 
+def reciprocal_int(x, n):
+    # NumPy's integer reciprocal: 1 / 2 is 0 (n not differentiated)
+    return x * np.reciprocal(n)
+
+
 def deg2rad_(x):
     return np.deg2rad(x)
 
@@ -186,6 +191,7 @@ _UNARY = [
 CASES = [FnCase(name, fun, (arg,)) for name, fun, arg in _UNARY] + [
     FnCase("np.arcsinh", arcsinh_, (real((), -3.0, 3.0),), id="scalar"),
     FnCase("np.sinc", sinc_, (near_zero((2, 3)),), id="at_zero"),
+    FnCase("np.reciprocal", reciprocal_int, (real((4,)), ints([1, -1, 2, -3])), id="int"),
     FnCase("np.logaddexp2", logaddexp2_, (real((3, 1)), real((4,)))),
     FnCase("np.logaddexp2", logaddexp2_, (real((2, 3), 900.0, 1000.0), real(())),
            id="large", dtypes=(np.float64,)),
@@ -564,6 +570,22 @@ def einsum_repeated_mixed(a, b):
     return np.einsum("iij,j->i", a, b)
 
 
+def einsum_batched_diag(t):
+    return np.einsum("...ii->...i", t)
+
+
+def einsum_shared_index(a, b, c):
+    return np.einsum("i,i,i->", a, b, c)
+
+
+def einsum_sublist_diag(t):
+    return np.einsum(t, [0, 1, 1], [0])
+
+
+def einsum_permute(a):
+    return np.einsum("ijk->kij", a)
+
+
 def einsum_sum(a):
     return np.einsum("ij->", a, optimize=False)
 
@@ -595,4 +617,9 @@ CASES += [
     FnCase("np.einsum", einsum_repeated_mixed, (real((3, 3, 2)), real((2,))),
            id="repeated_mixed"),
     FnCase("np.einsum", einsum_sum, (real((2, 3)),), id="sum"),
+    FnCase("np.einsum", einsum_batched_diag, (real((2, 3, 3)),), id="ellipsis_diagonal"),
+    FnCase("np.einsum", einsum_shared_index, (real((3,)), real((3,)), real((3,))),
+           id="three_shared"),
+    FnCase("np.einsum", einsum_sublist_diag, (real((2, 3, 3)),), id="sublist_diagonal"),
+    FnCase("np.einsum", einsum_permute, (real((2, 3, 4)),), id="permute"),
 ]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cases import (DIFF, EACH, F64, NONDIFF, Arg, PrimSpec, away, binary_cases, const, pos,
-                   real, unary_cases, variants)
+from cases import (DIFF, EACH, F64, NONDIFF, Arg, PrimSpec, away, binary_cases, const, ints,
+                   pos, real, unary_cases, variants)
 from wengert.primitives import convolution, elementwise
 
 
@@ -32,6 +32,9 @@ SPECS = {
     "arccosh": _unary(np.arccosh, elementwise.arccosh, lambda s: pos(s, 1.2, 3.0)),
     "arctanh": _unary(np.arctanh, elementwise.arctanh, lambda s: real(s, -0.9, 0.9)),
     "cbrt": _unary(np.cbrt, elementwise.cbrt, away),
+    "reciprocal": PrimSpec(DIFF, unary_cases(away)
+                           + variants("int", [ints([1, -1, 2, -3])], mode=NONDIFF),
+                           np.reciprocal, elementwise.reciprocal),
     "log2": _unary(np.log2, elementwise.log2, lambda s: pos(s, 0.3, 3.0)),
     "log10": _unary(np.log10, elementwise.log10, lambda s: pos(s, 0.3, 3.0)),
     "exp2": _unary(np.exp2, elementwise.exp2, real),

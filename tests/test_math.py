@@ -192,3 +192,25 @@ def test_einsum_sublist_matches_string_form(engine):
     np.testing.assert_allclose(out[2], a @ b, rtol=1e-14)
     np.testing.assert_allclose(out_dot[0], out_dot[1], rtol=1e-14)
     np.testing.assert_allclose(out_dot[0], ta @ b + a @ tb, rtol=1e-13)
+
+
+# --- clip: derivative 1 inside, 0 outside; the bounds take it where they bind ------------
+def clip_arrays(x, lo, hi):
+    return np.sum(np.clip(x, lo, hi) * np.array([1.0, 2.0, 3.0]))
+
+
+def clip_lo(x, lo):
+    return np.sum(np.clip(x, lo, None) * np.array([1.0, 2.0, 3.0]))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_clip_derivatives_by_hand(engine):
+    x = np.array([-2.0, 0.3, 2.0])
+    lo, hi = np.array([-1.0, -1.0, -1.0]), np.array([1.0, 1.0, 1.5])
+    gx, glo, ghi = wg.grad(clip_arrays, argnums=(0, 1, 2), engine=engine)(x, lo, hi)
+    np.testing.assert_array_equal(gx, [0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(glo, [1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(ghi, [0.0, 0.0, 3.0])
+    gx, glo = wg.grad(clip_lo, argnums=(0, 1), engine=engine)(x, 0.5)
+    np.testing.assert_array_equal(gx, [0.0, 0.0, 3.0])
+    assert glo == 3.0

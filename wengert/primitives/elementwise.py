@@ -1,7 +1,8 @@
 """Elementwise primitives of NumPy's math ufuncs that a composite of
 ``arith``'s would compute less accurately than NumPy does: the inverse
 hyperbolic functions (``log(x + sqrt(x*x + 1))`` cancels for negative x),
-``cbrt`` (``x ** (1/3)`` is NaN for negative x), ``log2``/``log10``/``exp2``
+``cbrt`` (``x ** (1/3)`` is NaN for negative x), ``reciprocal`` (``1.0 / x``
+turns NumPy's integer reciprocal into a float one), ``log2``/``log10``/``exp2``
 (``log(x) / log(2)`` misses exact powers of two by an ulp), ``logaddexp2``
 and ``hypot`` (``sqrt(x*x + y*y)`` overflows for large x, y); and
 the integer positions ``np.interp`` reads (``interp_segment``,
@@ -17,12 +18,12 @@ import math
 
 import numpy as np
 
-from .arith import add, div, equal, mul, sqrt, sub, where
+from .arith import add, div, equal, mul, neg, sqrt, sub, where
 from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
 from .rules import elementwise_aval
 from ..ir import Aval, aval_of
 
-__all__ = ["arcsinh", "arccosh", "arctanh", "cbrt", "log2", "log10", "exp2", "logaddexp2",
+__all__ = ["arcsinh", "arccosh", "arctanh", "cbrt", "reciprocal", "log2", "log10", "exp2", "logaddexp2",
            "hypot", "interp_segment", "interp_period_order"]
 
 _LN2 = math.log(2.0)
@@ -106,6 +107,20 @@ def cbrt_jvp(primals, tangents):
 
 cbrt_p = _unary("cbrt", np.cbrt, cbrt_jvp)
 cbrt = wrapper_of(cbrt_p)
+
+
+# --- reciprocal --------------------------------------------------------
+def reciprocal_jvp(primals, tangents):
+    out = reciprocal(primals[0])
+    return out, neg(mul(tangents[0], mul(out, out)))
+
+
+# np.reciprocal itself: integers keep NumPy's integer semantics
+# (reciprocal(2) is 0), which 1.0 / x would turn into floats
+reciprocal_p = register(Primitive("reciprocal", nargs=1, impl=np.reciprocal, jvp=reciprocal_jvp,
+                                  transpose=NOT_LINEAR,
+                                  abstract_eval=elementwise_aval("reciprocal")))
+reciprocal = wrapper_of(reciprocal_p)
 
 
 # --- log2, log10, exp2 -------------------------------------------------

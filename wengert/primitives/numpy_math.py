@@ -3,8 +3,9 @@ elementwise ufuncs with primitives of their own (``elementwise``), and
 functions written as composites of primitive wrappers, so their
 derivatives of every order follow: ``sinc``, ``nan_to_num``, ``fmax``,
 ``fmin``, ``linspace``, ``interp``, ``convolve``, ``correlate``,
-``polyval``, ``trapezoid``, ``ptp``, ``average``, ``vdot`` and the
-NaN-ignoring reductions (``nansum``...).
+``polyval``, ``trapezoid``, ``ptp``, ``average``, ``vdot``; and the
+NaN-ignoring reductions of ``numpy_nan`` (``nansum``...), whose entries this
+module's table includes.
 
 Contract, as for every family of the library table: each wrapper takes the
 NumPy function's exact signature; a parameter value not implemented is
@@ -18,13 +19,12 @@ import operator
 
 import numpy as np
 
-from . import arith, convolution, elementwise, index, linalg, reduce, shape
+from . import arith, convolution, elementwise, index, linalg, numpy_nan, reduce, shape
 from .core import TracerBase
-from .numpy_functions import FUNCTIONS as _NUMPY_FUNCTIONS
 from .numpy_functions import NO_VALUE, as_dtype, no_out, numpy_result, refuse
 from .rules import result_dtype
-from ..errors import InPlaceUpdateError, NoDerivativeRule, user_location
-from ..ir import Aval, aval_of
+from ..errors import InPlaceUpdateError, user_location
+from ..ir import aval_of
 
 __all__ = ["FUNCTIONS", "UFUNCS", "convolve1d", "correlate1d"]
 
@@ -37,11 +37,6 @@ def _traced(x):
     return isinstance(x, TracerBase)
 
 
-def _isnan(x):
-    """The NaN entries of ``x``, as a mask that is not differentiated."""
-    return arith.not_equal(x, x)
-
-
 def _array(v):
     """A list or tuple operand as an array (stacked where it holds traced
     values), as NumPy's ``asarray`` makes it; other values unchanged."""
@@ -49,10 +44,6 @@ def _array(v):
         return v
     parts = [_array(e) for e in v]
     return shape.stack(parts) if any(_traced(p) for p in parts) else np.asarray(v)
-
-
-def _float_kind(x):
-    return aval_of(x).dtype.kind in "fc"
 
 
 # --- elementwise: sinc, nan_to_num, fmax, fmin -------------------------
@@ -93,18 +84,18 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     big = np.finfo(dt).max
     fills = [np.asarray(v, dt) for v in (nan, big if posinf is None else posinf,
                                          -big if neginf is None else neginf)]
-    out = arith.where(_isnan(x), fills[0], x)
+    out = arith.where(numpy_nan.isnan(x), fills[0], x)
     out = arith.where(arith.equal(x, np.inf), fills[1], out)
     return numpy_result(arith.where(arith.equal(x, -np.inf), fills[2], out))
 
 
 def _fmax(x, y):
     # NumPy's fmax: where one operand is NaN the other wins (maximum's NaN wins)
-    return arith.where(_isnan(x), y, arith.where(_isnan(y), x, arith.maximum(x, y)))
+    return arith.where(numpy_nan.isnan(x), y, arith.where(numpy_nan.isnan(y), x, arith.maximum(x, y)))
 
 
 def _fmin(x, y):
-    return arith.where(_isnan(x), y, arith.where(_isnan(y), x, arith.minimum(x, y)))
+    return arith.where(numpy_nan.isnan(x), y, arith.where(numpy_nan.isnan(y), x, arith.minimum(x, y)))
 
 
 # --- ptp, average --------------------------------------------------------
@@ -148,104 +139,6 @@ def _average(a, axis=None, weights=None, returned=False, *, keepdims=NO_VALUE):
     if np.shape(scl) != shp:
         scl = shape.broadcast_to(scl, shp) if _traced(scl) else np.broadcast_to(scl, shp).copy()
     return avg, scl
-
-
-# --- NaN-ignoring reductions ---------------------------------------------
-def _filled(a, fill):
-    """``a`` with its NaN entries replaced by ``fill`` (floats only)."""
-    return arith.where(_isnan(a), fill, a) if _float_kind(a) else a
-
-
-def _count(a, axis, keepdims):
-    """How many entries along ``axis`` are not NaN, in ``a``'s float dtype."""
-    dt = aval_of(a).dtype
-    ones = arith.where(_isnan(a), np.asarray(0, dt), np.asarray(1, dt))
-    return reduce.reduce_sum(ones, axis=axis, keepdims=keepdims)
-
-
-def _nansum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
-            where=NO_VALUE):
-    no_out(out, "np.nansum")
-    return _NUMPY_FUNCTIONS[np.sum](_filled(a, 0.0), axis, dtype, None, keepdims, initial,
-                                    where)
-
-
-def _nanprod(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
-             where=NO_VALUE):
-    no_out(out, "np.nanprod")
-    return _NUMPY_FUNCTIONS[np.prod](_filled(a, 1.0), axis, dtype, None, keepdims, initial,
-                                     where)
-
-
-def _nancumsum(a, axis=None, dtype=None, out=None):
-    no_out(out, "np.nancumsum")
-    return _NUMPY_FUNCTIONS[np.cumsum](_filled(a, 0.0), axis, dtype, None)
-
-
-def _nan_args(fname, out, where, extra=()):
-    no_out(out, fname)
-    if where is not NO_VALUE and where is not True:
-        refuse(fname, "where", "select the entries first, or set the others to NaN")
-    for name, value in extra:
-        if value is not NO_VALUE:
-            refuse(fname, name, f"drop {name}=")
-
-
-def _nanmean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
-    _nan_args("np.nanmean", out, where)
-    a = as_dtype(a, dtype)
-    if not _float_kind(a):
-        return _NUMPY_FUNCTIONS[np.mean](a, axis, None, None, keepdims)
-    keep = _keep(keepdims)
-    return arith.div(reduce.reduce_sum(_filled(a, 0.0), axis=axis, keepdims=keep),
-                     _count(a, axis, keep))
-
-
-def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
-            where=NO_VALUE, mean=NO_VALUE, correction=NO_VALUE):
-    _nan_args("np.nanvar", out, where, (("mean", mean),))
-    if correction is not NO_VALUE:
-        if ddof != 0:
-            raise ValueError("ddof and correction can't be provided simultaneously.")
-        ddof = correction
-    a = as_dtype(a, dtype)
-    if not _float_kind(a):
-        a = as_dtype(a, np.float64)
-    keep = _keep(keepdims)
-    nan = _isnan(a)
-    filled = arith.where(nan, 0.0, a)
-    avg = arith.div(reduce.reduce_sum(filled, axis=axis, keepdims=True), _count(a, axis, True))
-    dev = arith.where(nan, 0.0, arith.sub(filled, avg))
-    dof = arith.sub(_count(a, axis, keep), float(ddof))
-    # no degrees of freedom left: NaN, as NumPy gives (with a warning)
-    dof = arith.where(arith.greater(dof, 0.0), dof, np.nan)
-    return arith.div(reduce.reduce_sum(arith.mul(dev, dev), axis=axis, keepdims=keep), dof)
-
-
-def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
-            where=NO_VALUE, mean=NO_VALUE, correction=NO_VALUE):
-    var = _nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
-                  correction=correction)
-    # derivative 0 (not inf * 0) where the variance is 0
-    pos = arith.greater(var, 0.0)
-    return arith.where(pos, arith.sqrt(arith.where(pos, var, 1.0)), arith.mul(var, 0.0))
-
-
-def _nan_extremum(fname, reducer, fill):
-    def fn(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
-        _nan_args(fname, out, where, (("initial", initial),))
-        if not _float_kind(a):
-            return reducer(a, axis=axis, keepdims=_keep(keepdims))
-        keep = _keep(keepdims)
-        r = reducer(_filled(a, fill), axis=axis, keepdims=keep)
-        # an all-NaN slice: NaN, as NumPy gives (with a warning)
-        return arith.where(arith.equal(_count(a, axis, keep), 0.0), np.nan, r)
-    fn.__name__ = fname.replace("np.", "")
-    return fn
-
-
-_nanmax = _nan_extremum("np.nanmax", reduce.reduce_max, -np.inf)
-_nanmin = _nan_extremum("np.nanmin", reduce.reduce_min, np.inf)
 
 
 # --- products: vdot --------------------------------------------------------
@@ -441,15 +334,15 @@ def _trapezoid(y, x=None, dx=1.0, axis=-1):
 
 FUNCTIONS = {
     np.sinc: _sinc, np.nan_to_num: _nan_to_num, np.ptp: _ptp, np.average: _average,
-    np.nansum: _nansum, np.nanprod: _nanprod, np.nancumsum: _nancumsum, np.nanmean: _nanmean,
-    np.nanvar: _nanvar, np.nanstd: _nanstd, np.nanmax: _nanmax, np.nanmin: _nanmin,
     np.vdot: _vdot, np.linspace: _linspace, np.interp: _interp, np.convolve: _convolve,
     np.correlate: _correlate, np.polyval: _polyval, np.trapezoid: _trapezoid,
+    **numpy_nan.FUNCTIONS,
 }
 
 UFUNCS = {
     np.arcsinh: elementwise.arcsinh, np.arccosh: elementwise.arccosh,
-    np.arctanh: elementwise.arctanh, np.cbrt: elementwise.cbrt, np.log2: elementwise.log2,
+    np.arctanh: elementwise.arctanh, np.cbrt: elementwise.cbrt,
+    np.reciprocal: elementwise.reciprocal, np.log2: elementwise.log2,
     np.log10: elementwise.log10, np.exp2: elementwise.exp2,
     np.logaddexp2: elementwise.logaddexp2, np.hypot: elementwise.hypot, np.fmax: _fmax,
     np.fmin: _fmin,

@@ -37,7 +37,7 @@ UFUNCS = {
     np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
     np.power: arith.pow, np.float_power: arith.pow, np.exp: arith.exp, np.log: arith.log,
     np.log1p: arith.log1p, np.expm1: arith.expm1, np.sqrt: arith.sqrt, np.square: arith.square,
-    np.reciprocal: arith.reciprocal, np.sin: arith.sin, np.cos: arith.cos, np.tan: arith.tan,
+    np.sin: arith.sin, np.cos: arith.cos, np.tan: arith.tan,
     np.arcsin: arith.arcsin, np.arccos: arith.arccos, np.arctan: arith.arctan,
     np.arctan2: arith.arctan2, np.sinh: arith.sinh, np.cosh: arith.cosh, np.tanh: arith.tanh,
     np.absolute: arith.abs, np.fabs: arith.abs, np.sign: arith.sign,
@@ -57,7 +57,7 @@ UFUNCS = {
 # gives NumPy's: only their results are checked (``numpy_result``)
 _OPERATOR_WRAPPED = frozenset({
     np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.power,
-    np.float_power, np.square, np.reciprocal, np.absolute, np.fabs, np.remainder,
+    np.float_power, np.square, np.absolute, np.fabs, np.remainder,
     np.floor_divide, np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
     np.not_equal, np.degrees, np.rad2deg, np.radians, np.deg2rad})
 
