@@ -214,3 +214,58 @@ def test_clip_derivatives_by_hand(engine):
     gx, glo = wg.grad(clip_lo, argnums=(0, 1), engine=engine)(x, 0.5)
     np.testing.assert_array_equal(gx, [0.0, 0.0, 3.0])
     assert glo == 3.0
+
+
+# --- one source-engine derivative, every input shape -----------------------------------------
+# The wrappers decide on lengths (convolve's and correlate's windows, interp's
+# segments, polyval's loop over coefficients...): a source-engine derivative
+# is staged once and must stay right when the lengths change.
+def conv_same(a, v):
+    return np.sum(np.convolve(a, v, "same") ** 2)
+
+
+def conv_valid(a, v):
+    return np.sum(np.convolve(a, v, mode="valid") ** 2)
+
+
+def corr_same(a, v):
+    return np.sum(np.correlate(a, v, "same") ** 2)
+
+
+def corr_valid(a, v):
+    return np.sum(np.correlate(a, v) ** 2)
+
+
+def interp_fp(x, fp):
+    return np.sum(np.interp(x, np.arange(fp.shape[0]) * 1.0, fp) ** 2)
+
+
+def polyval_p(p, x):
+    return np.sum(np.polyval(p, x) ** 2)
+
+
+def trapezoid_x(y, x):
+    return np.trapezoid(y ** 2, np.cumsum(x ** 2))
+
+
+def average_w(a, w):
+    return np.average(a ** 2, weights=w ** 2)
+
+
+_PAIRS = [(5, 2), (2, 5), (4, 4), (3, 6), (7, 3)]
+
+
+@pytest.mark.parametrize("fun, shapes", [
+    (conv_same, _PAIRS), (conv_valid, _PAIRS), (corr_same, _PAIRS), (corr_valid, _PAIRS),
+    (interp_fp, [(5, 3), (2, 1), (4, 6)]), (polyval_p, [(3, 4), (1, 2), (5, 1)]),
+    (trapezoid_x, [(4, 4), (2, 2), (7, 7)]), (average_w, [(3, 3), (5, 5), (1, 1)]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_source_derivative_valid_for_every_length(fun, shapes):
+    g_source = wg.grad(fun, argnums=(0, 1), engine="source")
+    rng = np.random.default_rng(7)
+    for n, m in shapes:
+        a, b = rng.uniform(0.2, 2.0, n), rng.uniform(0.2, 2.0, m)
+        want = wg.grad(fun, argnums=(0, 1), engine="trace")(a, b)
+        got = g_source(a, b)
+        for gl, wl in zip(got, want):
+            np.testing.assert_allclose(gl, wl, rtol=1e-12, err_msg=f"lengths {n}, {m}")
