@@ -4,3 +4,4 @@ from .core import PRIMITIVES, NOT_LINEAR, Primitive, Zero, Linear, bind  # noqa:
 from . import arith, shape, reduce, index, linalg, matrix, composite, custom, control, numpy_api  # noqa: F401
 from . import checkpoint, host  # noqa: F401
 from . import gather, scan  # noqa: F401
+from . import elementwise, convolution  # noqa: F401
