@@ -235,6 +235,8 @@ SPECS = {
         DIFF,
         variants("3x3", [spread(3, 3)])
         + variants("rank2_3x3", [low_rank(3, 2)], dtypes=(F64,))
+        # condition ~1e5: the SVD path of the impl on an invertible matrix
+        + variants("illcond_3x3", [spread(3, 3, lo=1e-4)], dtypes=(F64,))
         + variants("batch_2x4x4", [spread(4, 4, (2,))], dtypes=(F64,)),
         ref_adjugate, decomp.adjugate),
     "orientation": PrimSpec(

@@ -20,8 +20,9 @@ accepts leading batch axes, as NumPy does):
   triangle*, so the derivative is that of NumPy's function in every
   direction, not only the symmetric ones (``UPLO='U'`` is the wrapper's
   transpose). Eigenvectors need distinct eigenvalues.
-* ``adjugate_p`` is ``adj(A) = det(U V^T) V adj(S) U^T`` from the SVD
-  ``A = U S V^T``, finite at singular matrices. Its jvp
+* ``adjugate_p`` is ``det(A) inv(A)`` for well-conditioned matrices (two LU
+  factorisations), and ``adj(A) = det(U V^T) V adj(S) U^T`` from the SVD
+  ``A = U S V^T`` otherwise, finite at singular matrices. Its jvp
   is exact there too: ``A + dA = U (S + E) V^T`` with ``E = U^T dA V`` and
   ``U``, ``V`` held fixed, so ``d adj(A) = det(U V^T) V d adj(S)[E] U^T``,
   where ``d adj(S)[E]`` is ``sum_(k != i) P_ik E_kk`` on the diagonal and
@@ -234,6 +235,17 @@ def eigvalsh(a):
 
 # --- adjugate ----------------------------------------------------------------
 def adjugate_impl(a):
+    # well conditioned: det(A) inv(A), two LU factorisations; otherwise (and
+    # at singular matrices, where that is 0 * inf) from the SVD
+    with np.errstate(all="ignore"):
+        try:
+            a_inv = np.linalg.inv(a)
+        except np.linalg.LinAlgError:       # exactly singular (LAPACK saw a zero pivot)
+            a_inv = None
+        if a_inv is not None:
+            cond_1 = np.abs(a).sum(-2).max(-1) * np.abs(a_inv).sum(-2).max(-1)
+            if np.all(cond_1 < 1e4):
+                return np.linalg.det(a)[..., None, None] * a_inv
     u, s, vh = np.linalg.svd(a)
     pi = prod_others_impl(s) * orientation_impl(u, vh)[..., None]
     return np.swapaxes(vh, -1, -2) @ (pi[..., :, None] * np.swapaxes(u, -1, -2))

@@ -188,10 +188,16 @@ def reduce_prod(x, axis=None, keepdims=False):
 
 # --- prod_others ---------------------------------------------------------
 def prod_others_impl(x):
-    """out_i = prod_(j != i) x_j along the last axis: a running product
-    from each end, O(n), no division (exact where x has zeros)."""
+    """out_i = prod_(j != i) x_j along the last axis. Without zeros (and
+    with a product that neither overflows nor underflows), prod / x_i, to a
+    rounding or two; otherwise a running product from each end, O(n) and
+    no division, exact where x has zeros."""
     if x.shape[-1] == 0:
         return x.copy()
+    with np.errstate(all="ignore"):
+        total = np.prod(x, axis=-1, keepdims=True)
+        if np.all(np.abs(total) >= np.finfo(x.dtype).tiny) and np.all(np.isfinite(total)):
+            return total / x                # (a nonzero product has no zero factor)
     ones = np.ones(x.shape[:-1] + (1,), x.dtype)
     left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
     right = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
