@@ -466,8 +466,10 @@ def _slogdet(a):
 
 
 def _cholesky(a, /, *, upper=False):
-    low = matrix.cholesky(a)
-    return shape.swapaxes(low, -1, -2) if upper else low
+    # upper=True reads the upper triangle: the lower one of a's transpose
+    if upper:
+        return shape.swapaxes(matrix.cholesky(shape.swapaxes(a, -1, -2)), -1, -2)
+    return matrix.cholesky(a)
 
 
 def _norm(x, ord=None, axis=None, keepdims=False):
