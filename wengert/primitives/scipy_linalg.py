@@ -27,10 +27,11 @@ import numpy as np
 import scipy.linalg
 import scipy.signal
 
-from . import convolution, matfuncs, matrix, triangular
-from .arith import add, convert, mul
+from . import convolution, linalg, matfuncs, matrix, triangular
+from .arith import add, convert, mul, reciprocal
 from .core import TracerBase
 from .linalg import _mT, _shape
+from .shape import expand_dims
 from .numpy_functions import refuse
 from ..errors import NoDerivativeRule, user_location
 from ..ir import aval_of
@@ -47,7 +48,9 @@ def _dtype(x):
 
 
 def _sym_from_triangle(a, lower):
-    """The symmetric matrix SciPy reads from one triangle of ``a``."""
+    """The symmetric matrix SciPy reads from one triangle of ``a`` (real
+    only: SciPy reads a complex one as Hermitian, or symmetric, by flag)."""
+    triangular.real_only("scipy.linalg (a matrix read from one triangle)", aval_of(a))
     n = _shape(a)[-1]
     dtype = _dtype(a)
     tri = mul(a, triangular.triangle_mask(n, dtype, lower))
@@ -143,7 +146,11 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
         mask = triangular.triangle_mask(n, _dtype(a), assume_a == "lower triangular")
         return matrix.inv(mul(a, mask))
     if assume_a == "diagonal":
-        return matrix.inv(mul(a, np.eye(n, dtype=_dtype(a))))
+        # SciPy inverts the diagonal and passes the other entries through
+        # unread (as they are, not zeroed)
+        eye = np.eye(n, dtype=_dtype(a))
+        inv_diag = reciprocal(expand_dims(linalg.diagonal(a, 0, -2, -1), -1))
+        return add(mul(a, 1 - eye), mul(inv_diag, eye))
     refuse("scipy.linalg.inv", "assume_a",
            "use one of None, 'general', 'sym', 'pos', 'diagonal', 'upper triangular', "
            "'lower triangular'")

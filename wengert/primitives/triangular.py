@@ -142,11 +142,13 @@ def solve_triangular(a, b, lower=False, trans=0, unit_diagonal=False):
 def lu_permutation_impl(piv, dtype):
     piv = np.asarray(piv)
     n = piv.shape[-1]
-    perm = np.broadcast_to(np.arange(n), piv.shape).copy()
-    rows = perm.reshape(-1, n)
-    for r, p in zip(rows, piv.reshape(-1, n)):
-        for i, j in enumerate(p):           # LAPACK: row i was swapped with row j
-            r[i], r[j] = r[j], r[i]
+    rows = np.broadcast_to(np.arange(n), piv.shape).reshape(-1, n).copy()
+    pivots = piv.reshape(-1, n)
+    stack = np.arange(rows.shape[0])
+    for i in range(n):                  # LAPACK: row i was swapped with row piv[i]
+        j = pivots[:, i]
+        rows[stack, i], rows[stack, j] = rows[stack, j], rows[stack, i].copy()
+    perm = rows.reshape(piv.shape)
     # P a = a[perm]: row i of P is the unit vector e_perm[i]
     return (perm[..., :, None] == np.arange(n)).astype(dtype)
 
