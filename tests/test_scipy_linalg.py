@@ -370,3 +370,20 @@ REFUSED = [
 def test_refused_calls_name_the_line(f, error, words):
     with pytest.raises(error, match=f"test_scipy_linalg.py:[0-9]+: .*{words}"):
         wg.jvp(f, (_spd(M),), (np.ones((3, 3)),), engine="source")
+
+
+# --- the NumPy-only correlation (used where SciPy is absent or few outputs remain) --
+@pytest.mark.parametrize("xs, ks", [((7,), (3,)), ((4, 5), (2, 3)), ((3, 4, 5), (2, 1, 2)),
+                                    ((6, 6), (5, 4)), ((3, 3), (3, 3))],
+                         ids=["1d", "2d", "3d", "2d_kernel_larger_than_output", "1_output"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_shifted_sums_is_the_valid_correlation(xs, ks, dtype):
+    from wengert.primitives import convolution
+    rng = np.random.default_rng(5)
+    x, k = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ks).astype(dtype)
+    shape = tuple(n - m + 1 for n, m in zip(xs, ks))
+    got = convolution._shifted_sums(x, k, shape, np.dtype(dtype))
+    assert got.dtype == dtype
+    checks.assert_close(got, ss.correlate(x.astype(np.float64), k.astype(np.float64), "valid",
+                                          method="direct"),
+                        checks.rtol("ref", dtype), what="shifted sums vs scipy")

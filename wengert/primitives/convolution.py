@@ -17,11 +17,15 @@ It is bilinear, and both transposes are correlations again (which is why
 * in ``x``: ``ct_x = correlate(ct, flip(k), pad=(K-1-lo, K-1-hi))``;
 * in ``k``: ``ct_k = correlate(x, ct, pad=(lo, hi))``.
 
-The impl sums shifted slices: O(output size * kernel size), looping in
-Python over the smaller of the kernel's and the output's positions. Real
-operands only (SciPy conjugates a complex kernel).
+The impl is ``np.correlate`` in 1-d and ``scipy.signal.correlate``
+(direct or FFT, chosen by its cost model) in n-d; without SciPy, sums of
+shifted slices, O(output size * kernel size), looping in Python over the
+smaller of the kernel's and the output's positions. Real operands only
+(SciPy conjugates a complex kernel).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -46,9 +50,33 @@ def correlate_impl(x, k, pad):
     dtype = np.result_type(x, k)
     xp = _padded(x, pad)
     shape = tuple(n - m + 1 for n, m in zip(xp.shape, k.shape))
+    if math.prod(shape) == 0 or k.size == 0:
+        return np.zeros(shape, dtype)
+    if k.ndim == 1:
+        return np.correlate(xp, k, "valid").astype(dtype, copy=False)
+    signal = _scipy_signal()
+    if signal is not None and not (k.size > math.prod(shape) <= _FEW):
+        # SciPy picks direct summation or FFT by cost, as its own call does
+        return np.asarray(signal.correlate(xp, k, mode="valid"), dtype)
+    return _shifted_sums(xp, k, shape, dtype)
+
+
+# a transpose in the kernel correlates with a kernel as large as the
+# output: when few outputs remain, one dot product each beats an FFT
+_FEW = 1024
+
+
+def _scipy_signal():
+    try:
+        import scipy.signal
+    except ImportError:         # reached from SciPy calls only, but the impl needs no SciPy
+        return None
+    return scipy.signal
+
+
+def _shifted_sums(xp, k, shape, dtype):
+    """The valid correlation in NumPy alone, O(output size * kernel size)."""
     out = np.zeros(shape, dtype)
-    if out.size == 0 or k.size == 0:
-        return out
     if k.size <= out.size:
         # one shifted slice of x per kernel entry
         for j in np.ndindex(k.shape):
