@@ -387,3 +387,40 @@ def test_shifted_sums_is_the_valid_correlation(xs, ks, dtype):
     checks.assert_close(got, ss.correlate(x.astype(np.float64), k.astype(np.float64), "valid",
                                           method="direct"),
                         checks.rtol("ref", dtype), what="shifted sums vs scipy")
+
+
+# --- batch rules (Jacobians in one pass) ------------------------------------------------
+def _batch_programs():
+    from wengert.primitives import convolution, matfuncs, triangular
+    a = _spd(M)
+    k2 = RNG.standard_normal((2, 2))
+    return [
+        ("solve_triangular_rhs", lambda x: triangular.solve_triangular(a, x.reshape(3, 3), True, 1)),
+        ("solve_triangular_matrix", lambda x: triangular.solve_triangular(
+            a + x.reshape(3, 3), B, False, 0, True)),
+        ("lu_factor", lambda x: triangular.lu_factor(a + x.reshape(3, 3))[0]),
+        ("sylvester_q", lambda x: matfuncs.sylvester(a, a[:2, :2], x[:6].reshape(3, 2))),
+        ("sylvester_ab", lambda x: matfuncs.sylvester(a + x.reshape(3, 3), a.T, B @ B.T)),
+        ("expm", lambda x: matfuncs.expm(0.3 * x.reshape(3, 3))),
+        ("sqrtm", lambda x: matfuncs.sqrtm(a + 0.1 * x.reshape(3, 3))),
+        ("correlate_x", lambda x: convolution.correlate(x.reshape(3, 3), k2, ((1, 0), (1, 1)))),
+        ("correlate_k", lambda x: convolution.correlate(M, x[:4].reshape(2, 2), ((0, 1), (1, 1)))),
+    ]
+
+
+@pytest.mark.parametrize("name", [n for n, _ in _batch_programs()])
+def test_batched_linear_program_equals_one_tangent_at_a_time(name):
+    from wengert.backends.interpret import interpret
+    from wengert.transforms.batching import batch_eval
+    from wengert.transforms.partial_eval import linearize_flat
+    fn = dict(_batch_programs())[name]
+    x = RNG.uniform(-0.5, 0.5, 9)
+    _, lin = linearize_flat(lambda x: [fn(x)], [x])
+    basis = RNG.standard_normal((4, 9))
+    batched, = batch_eval(lin, [basis], 4)
+    for k in range(4):
+        one, = interpret(lin, basis[k])
+        checks.assert_close(batched[k], one, 1e-12, what=f"tangent {k}")
+    jac = wg.jacfwd(fn, engine="trace")(x)
+    checks.assert_close(jac @ basis[0], checks.fd_jvp(fn, (x,), (basis[0],)),
+                        checks.rtol("jvp", np.float64), what="jacfwd vs finite differences")
