@@ -4,7 +4,7 @@ gathered into ``cases.SPECS`` by ``cases._family_specs``.
 
 References are computed another way than the impls: triangular solves by
 ``np.linalg.solve`` on the masked triangle, permutations by swapping rows of
-an identity, the Frechet derivative by SciPy's own ``expm_frechet``,
+an identity, the Frechet derivative by ``expm`` of a block matrix,
 correlations by ``scipy.signal.correlate`` of an explicitly padded operand.
 """
 from __future__ import annotations
@@ -66,12 +66,16 @@ def ref_lu_factor(a):
 
 
 def ref_expm_frechet(a, e):
+    # the top right block of expm([[a, e], [0, a]]) (the impl calls SciPy's
+    # expm_frechet, another algorithm)
     a, e = np.asarray(a), np.asarray(e)
-    out = np.empty(np.broadcast_shapes(a.shape, e.shape), np.result_type(a, e))
-    a, e = np.broadcast_to(a, out.shape), np.broadcast_to(e, out.shape)
-    for idx in np.ndindex(out.shape[:-2]):
-        out[idx] = scipy.linalg.expm_frechet(a[idx], e[idx], compute_expm=False)
-    return out
+    shape = np.broadcast_shapes(a.shape, e.shape)
+    a, e = np.broadcast_to(a, shape), np.broadcast_to(e, shape)
+    n = shape[-1]
+    block = np.zeros(shape[:-2] + (2 * n, 2 * n), np.result_type(a, e))
+    block[..., :n, :n] = block[..., n:, n:] = a
+    block[..., :n, n:] = e
+    return scipy.linalg.expm(block)[..., :n, n:]
 
 
 def ref_sylvester(a, b, q):
