@@ -5,3 +5,4 @@ from . import arith, shape, reduce, index, linalg, decomp, matrix, lstsq, compos
 from . import checkpoint, host  # noqa: F401
 from . import gather, scan  # noqa: F401
 from . import elementwise, convolution  # noqa: F401
+from . import triangular, matfuncs, correlation  # noqa: F401

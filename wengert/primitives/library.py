@@ -36,7 +36,7 @@ __all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_
 _NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs, numpy_shapes, numpy_math, numpy_linalg)
 # the families over SciPy: module names under wengert.primitives, imported
 # when a SciPy callable is first looked up (and only if SciPy is installed)
-_SCIPY_FAMILIES = ()
+_SCIPY_FAMILIES = ("scipy_linalg",)
 
 FUNCTIONS: dict = {}
 UFUNCS: dict = {}
