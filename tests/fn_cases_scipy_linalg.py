@@ -17,6 +17,7 @@ import scipy.signal as ss
 
 from cases import F32, F64, diagdom, ints, real, spd
 from fn_cases import FnCase
+from prim_cases_linalg import spread, sym_junk
 from prim_cases_scipy_linalg import pivoting, stable
 
 SOURCE = ("source",)      # CALLS entries: the source engine only (see the docstring)
@@ -185,10 +186,47 @@ def corr_same_fft(x, k):
     return ss.correlate(x, k, "same", "fft")
 
 
+# --- eigh and svd: gauge-invariant functions of the factors (eigenvectors and
+# singular vectors are defined up to sign)
+def eigh_lower_(a):
+    w, v = sl.eigh(a)
+    return w, v @ (np.sin(w)[:, None] * v.T), v ** 2
+
+
+def eigh_upper_(a):
+    w, v = sl.eigh(a, lower=False)
+    return w, v[:, :2] @ v[:, :2].T
+
+
+def eigh_values_only(a):
+    return sl.eigh(a, eigvals_only=True)
+
+
+def svd_full_(a):
+    u, s, vh = sl.svd(a)
+    k = s.shape[0]
+    return s, u[:, :k] @ (np.exp(s)[:, None] * vh[:k, :]), u[:, k:] @ u[:, k:].T
+
+
+def svd_thin_(a):
+    u, s, vh = sl.svd(a, full_matrices=False, lapack_driver="gesvd")
+    return s, u @ (s[:, None] ** 2 * vh)
+
+
+def svd_values_(a):
+    return sl.svd(a, compute_uv=False)
+
+
 ST = "scipy.linalg.solve_triangular"
 CONV, CORR = "scipy.signal.convolve", "scipy.signal.correlate"
 
 CASES = [
+    case("scipy.linalg.eigh", eigh_lower_, [sym_junk(4)], id="lower"),
+    case("scipy.linalg.eigh", eigh_upper_, [sym_junk(4)], id="upper"),
+    case("scipy.linalg.eigh", eigh_values_only, [sym_junk(3)], id="eigvals_only"),
+    case("scipy.linalg.svd", svd_full_, [spread(4, 2)], id="full_tall"),
+    case("scipy.linalg.svd", svd_thin_, [spread(3, 5)], id="thin_wide_gesvd"),
+    case("scipy.linalg.svd", svd_values_, [spread(4, 3)], id="values"),
     case(ST, st_lower, [diagdom(3), real((3, 2))], id="lower"),
     case(ST, st_upper_T_vector, [diagdom(4), real((4,))], id="upper_T_vector"),
     case(ST, st_lower_C_unit, [diagdom(3), real((3, 2))], id="lower_C_unit", dtypes=(F64,)),

@@ -14,8 +14,8 @@ entries is zero, as it is for SciPy's function. ``cho_factor``'s ``c``
 holds the factor in one triangle and, as SciPy leaves it, the input's
 entries in the other; ``cho_solve`` never reads them.
 
-``scipy.linalg.eigh`` and ``svd`` are not here: they map onto the
-decomposition primitives of ``decomp.py`` (another family).
+``scipy.linalg.eigh`` and ``svd`` are the decomposition primitives of
+``decomp.py``, as ``np.linalg.eigh``/``svd`` are.
 
 Imported only by ``library.load_scipy`` (SciPy installed).
 """
@@ -27,7 +27,7 @@ import numpy as np
 import scipy.linalg
 import scipy.signal
 
-from . import correlation, linalg, matfuncs, matrix, triangular
+from . import correlation, decomp, linalg, matfuncs, matrix, triangular
 from .arith import add, convert, mul, reciprocal
 from .core import TracerBase
 from .linalg import _mT, _shape
@@ -156,6 +156,31 @@ def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
            "'lower triangular'")
 
 
+def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False,
+         type=1, check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    if b is not None:
+        refuse("scipy.linalg.eigh", "b", "the generalized problem has no rule: with b = L L^T "
+                                         "(cholesky), solve the standard one for L^-1 a L^-T")
+    for name, value in (("subset_by_index", subset_by_index),
+                        ("subset_by_value", subset_by_value)):
+        if value is not None:
+            refuse("scipy.linalg.eigh", name, "compute all eigenpairs and slice them")
+    a = _array(a)
+    low = a if lower else _mT(a)            # decomp.eigh reads the lower triangle
+    return decomp.eigvalsh(low) if eigvals_only else decomp.eigh(low)
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True,
+        lapack_driver="gesdd"):
+    if lapack_driver not in ("gesdd", "gesvd"):
+        raise ValueError(f"{user_location()}: scipy.linalg.svd: lapack_driver must be 'gesdd' "
+                         f"or 'gesvd', got {lapack_driver!r}")
+    a = _array(a)
+    if not compute_uv:
+        return decomp.svdvals(a)
+    return tuple(decomp.svd(a, bool(full_matrices)))
+
+
 def det(a, overwrite_a=False, check_finite=True):
     out = matrix.det(_array(a))
     # SciPy's det computes in double precision
@@ -222,6 +247,8 @@ CALLS = {
     scipy.linalg.lu_solve: lu_solve,
     scipy.linalg.inv: inv,
     scipy.linalg.det: det,
+    scipy.linalg.eigh: eigh,
+    scipy.linalg.svd: svd,
     scipy.linalg.expm: expm,
     scipy.linalg.sqrtm: sqrtm,
     scipy.linalg.solve_sylvester: solve_sylvester,
