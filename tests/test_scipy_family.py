@@ -1,0 +1,137 @@
+"""SciPy families (``scipy_special``, ``scipy_stats``): what the function
+table's harness does not check: wengert without SciPy, values and
+derivatives at the edges of a domain, and the derivatives refused with a
+typed error."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.special as sc
+
+import wengert as wg
+from wengert.errors import NoDerivativeRule
+
+import checks
+
+ENGINES = ("trace", "source")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_wengert_imports_and_differentiates_without_scipy(tmp_path):
+    """A meta-path finder that refuses ``scipy``: wengert imports, a NumPy
+    gradient works in both engines, and ``load_scipy`` says SciPy is absent."""
+    (tmp_path / "sitecustomize.py").write_text(textwrap.dedent("""
+        import sys
+
+        class NoScipy:
+            def find_spec(self, name, path=None, target=None):
+                if name == "scipy" or name.startswith("scipy."):
+                    raise ModuleNotFoundError(f"No module named {name!r} (blocked)")
+                return None
+
+        sys.meta_path.insert(0, NoScipy())
+    """))
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""
+        import sys
+        import numpy as np
+        import wengert as wg
+        from wengert.primitives import library
+
+        def f(x):
+            return np.sum(np.sin(x) * x)
+
+        x = np.array([0.5, 1.0, 2.0])
+        want = np.sin(x) + x * np.cos(x)
+        for engine in ("trace", "source"):
+            g = wg.grad(f, engine=engine)(x)
+            assert np.allclose(g, want, rtol=1e-12), (engine, g)
+        try:
+            import scipy
+        except ImportError:
+            pass
+        else:
+            raise SystemExit("the blocker did not block scipy")
+        assert "scipy" not in sys.modules
+        assert library.load_scipy() is False
+        print("ok")
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
+    out = subprocess.run([sys.executable, str(tmp_path / "prog.py")], env=env, cwd=str(tmp_path),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+# --- xlogy and xlog1py at x = 0 ----------------------------------------------
+def xlogy_at(x, y):
+    return sc.xlogy(x, y)
+
+
+def xlog1py_at(x, y):
+    return sc.xlog1py(x, y)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fn, zero_y", [(xlogy_at, 0.0), (xlog1py_at, -1.0)],
+                         ids=["xlogy", "xlog1py"])
+def test_x_times_log_is_zero_at_x_zero(fn, zero_y, engine):
+    """x = 0 gives 0 even where the log is -inf, and the derivative in y at
+    x = 0 is x / y = 0 (finite), in x it is the log (finite for y > 0)."""
+    x = np.array([0.0, 0.0, 1.5])
+    y = np.array([zero_y, 0.7, 0.7])
+    np.testing.assert_array_equal(wg.jvp(lambda x: fn(x, y), (x,), (np.ones(3),),
+                                         engine=engine)[0], fn(x, y))
+    gx, gy = wg.grad(lambda x, y: np.sum(fn(x, y)), argnums=(0, 1), engine=engine)(x, y)
+    log = np.log if fn is xlogy_at else np.log1p
+    assert np.all(np.isfinite(gy)) and gy[0] == 0.0 and gy[1] == 0.0
+    checks.assert_close(gy[2], 1.5 / (0.7 if fn is xlogy_at else 1.7), 1e-12, what="d/dy")
+    checks.assert_close(gx[1:], log(y[1:]), 1e-12, what="d/dx = log")
+
+
+# --- derivatives refused --------------------------------------------------------
+def bessel_in_order(v, x):
+    return sc.jv(v, x)
+
+
+def gammainc_in_a(a, x):
+    return sc.gammainc(a, x)
+
+
+def betainc_in_b(b, x):
+    return sc.betainc(2.0, b, x)
+
+
+def stdtr_in_df(df, x):
+    return sc.stdtr(df, x)
+
+
+def kv_in_order(v, x):
+    return sc.kv(v, x)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fn", [bessel_in_order, kv_in_order, gammainc_in_a, betainc_in_b,
+                                stdtr_in_df], ids=lambda f: f.__name__)
+def test_parameter_derivatives_not_implemented_raise(fn, engine):
+    """A tangent in an order or a shape parameter is refused, naming the
+    user's line; the derivative in x (that parameter held) still works."""
+    p, x = 1.5, 0.6
+    with pytest.raises(NoDerivativeRule, match=r"test_scipy_family\.py:\d+.*not implemented"):
+        wg.grad(fn, argnums=0, engine=engine)(p, x)
+    got = wg.grad(fn, argnums=1, engine=engine)(p, x)
+    h = 1e-6
+    checks.assert_close(got, (fn(p, x + h) - fn(p, x - h)) / (2 * h), 1e-6, what="d/dx")
+
+
+def polygamma_traced_n(n, x):
+    return sc.polygamma(n, x)
+
+
+def test_polygamma_refuses_a_traced_order():
+    with pytest.raises(NoDerivativeRule, match="fixed integer"):
+        wg.grad(polygamma_traced_n, argnums=1, engine="source")(np.array([1.0, 2.0]), 0.5)
