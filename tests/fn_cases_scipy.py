@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
-from cases import Arg, const, ints, pos, real  # noqa: F401
+from cases import Arg, away, const, ints, pos, real  # noqa: F401
 from fn_cases import FnCase
 
 SOURCE = ("source",)      # CALLS entries: the source engine only (see above)
@@ -304,4 +304,225 @@ SPECIAL_CASES = [
            engines=SOURCE),
 ]
 
-CASES = SPECIAL_CASES
+
+
+# --- scipy.stats (CALLS: source engine only) ------------------------------------
+# The distribution is a fixed operand, so one def serves every distribution
+# with the same number of shape parameters; positional and keyword forms.
+def method0(dist, method, x, loc, scale):
+    return getattr(dist, method)(x, loc, scale)
+
+
+def method0_kw(dist, method, x, loc, scale):
+    return getattr(dist, method)(x, scale=scale, loc=loc)
+
+
+def method1(dist, method, x, a, loc, scale):
+    return getattr(dist, method)(x, a, loc, scale)
+
+
+def method1_kw(dist, method, x, a, loc, scale):
+    return getattr(dist, method)(x, a, loc=loc, scale=scale)
+
+
+def method2(dist, method, x, a, b, loc, scale):
+    return getattr(dist, method)(x, a, b, loc=loc, scale=scale)
+
+
+def method_default(dist, method, x):
+    return getattr(dist, method)(x)
+
+
+def frozen0(dist, method, x, loc, scale):
+    return getattr(dist(loc=loc, scale=scale), method)(x)
+
+
+def frozen1(dist, method, x, a, loc, scale):
+    return getattr(dist(a, loc, scale), method)(x)
+
+
+def frozen2(dist, method, x, a, b, loc, scale):
+    return getattr(dist(a, b, loc, scale), method)(x)
+
+
+def fixed(value):
+    """A fixed operand, given as it is (a distribution, a method name)."""
+    return Arg(lambda rng, dt: value, f"fixed({getattr(value, 'name', value)!r})", diff=False)
+
+
+import scipy.stats as st  # noqa: E402  (after the special cases, which need only scipy.special)
+
+CONTINUOUS_METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")
+# x inside the support, where every method is smooth; loc and scale drawn too
+_XS = (3,)
+_CONTINUOUS = {
+    # name: (shape operands, x, loc, scale)
+    "norm": ((), real(_XS, -2.0, 2.0), real((), -0.5, 0.5), pos((), 0.5, 2.0)),
+    "t": ((pos((), 2.0, 6.0),), real(_XS, -2.0, 2.0), real((), -0.5, 0.5), pos((), 0.5, 2.0)),
+    "gamma": ((pos((), 1.5, 3.0),), pos(_XS, 0.3, 3.0), real((), -0.2, 0.0), pos((), 0.5, 2.0)),
+    "beta": ((pos((), 1.5, 3.0), pos((), 1.5, 3.0)), pos(_XS, 0.2, 1.6), real((), -0.1, 0.0),
+             pos((), 2.0, 2.5)),
+    "expon": ((), pos(_XS, 0.3, 3.0), real((), -0.2, 0.0), pos((), 0.5, 2.0)),
+    "laplace": ((), away(_XS, 0.5, 2.0), real((), -0.1, 0.1), pos((), 0.5, 2.0)),
+    "cauchy": ((), real(_XS, -2.0, 2.0), real((), -0.5, 0.5), pos((), 0.5, 2.0)),
+    "logistic": ((), real(_XS, -2.0, 2.0), real((), -0.5, 0.5), pos((), 0.5, 2.0)),
+    "lognorm": ((pos((), 0.5, 1.5),), pos(_XS, 0.3, 3.0), real((), -0.2, 0.0),
+                pos((), 0.5, 2.0)),
+}
+# their cdf and sf need incomplete gamma/beta functions in the shape
+# parameters, which wengert refuses (test_scipy_family): held fixed here
+_SHAPE_FIXED_CDFS = {"t": (const(3.5),), "gamma": (const(2.5),), "beta": (const(2.0), const(3.0))}
+
+
+def _continuous_cases():
+    out = []
+    for name, (shapes, x, loc, scale) in _CONTINUOUS.items():
+        dist = getattr(st, name)
+        fns = {0: (method0, method0_kw, frozen0), 1: (method1, method1_kw, frozen1),
+               2: (method2, method2, frozen2)}[len(shapes)]
+        for method in CONTINUOUS_METHODS:
+            held = method in ("cdf", "logcdf", "sf", "logsf") and name in _SHAPE_FIXED_CDFS
+            sh = _SHAPE_FIXED_CDFS[name] if held else shapes
+            full = (fixed(dist), fixed(method), x, *sh, loc, scale)
+            out.append(FnCase(f"scipy.stats.{name}.{method}", fns[0], full, engines=SOURCE))
+            out.append(FnCase(f"scipy.stats.{name}.{method}", fns[1], full, id="keywords",
+                              engines=SOURCE))
+        if not shapes:
+            out.append(FnCase(f"scipy.stats.{name}.logpdf", method_default,
+                              (fixed(dist), fixed("logpdf"), x), id="defaults", engines=SOURCE))
+        for method in ("logpdf", "cdf"):
+            held = method == "cdf" and name in _SHAPE_FIXED_CDFS
+            sh = _SHAPE_FIXED_CDFS[name] if held else shapes
+            out.append(FnCase(f"scipy.stats.{name}", fns[2],
+                              (fixed(dist), fixed(method), x, *sh, loc, scale), id=method,
+                              engines=SOURCE))
+    return out
+
+
+def discrete0(dist, method, k, p):
+    return getattr(dist, method)(k, p)
+
+
+def discrete1(dist, method, k, n, p):
+    return getattr(dist, method)(k, n, p)
+
+
+def discrete_loc(dist, method, k, mu):
+    return getattr(dist, method)(k, mu=mu, loc=1)
+
+
+def frozen_discrete(dist, method, k, n, p):
+    return getattr(dist(n, p), method)(k)
+
+
+def frozen_poisson(dist, method, k, mu):
+    return getattr(dist(mu), method)(k)
+
+
+def _discrete_cases():
+    out = []
+    k = ints([0, 2, 5])
+    for method in ("logpmf", "pmf"):
+        out += [
+            FnCase(f"scipy.stats.poisson.{method}", discrete0,
+                   (fixed(st.poisson), fixed(method), k, pos((), 0.5, 4.0)), engines=SOURCE),
+            FnCase(f"scipy.stats.poisson.{method}", discrete_loc,
+                   (fixed(st.poisson), fixed(method), ints([1, 3, 6]), pos((), 0.5, 4.0)),
+                   id="loc", engines=SOURCE),
+            FnCase(f"scipy.stats.binom.{method}", discrete1,
+                   (fixed(st.binom), fixed(method), ints([0, 2, 6]), const(6),
+                    real((), 0.2, 0.8)), engines=SOURCE),
+            FnCase(f"scipy.stats.nbinom.{method}", discrete1,
+                   (fixed(st.nbinom), fixed(method), k, pos((), 1.5, 4.0), real((), 0.2, 0.8)),
+                   engines=SOURCE),
+        ]
+    out += [
+        FnCase("scipy.stats.poisson", frozen_poisson,
+               (fixed(st.poisson), fixed("logpmf"), k, pos((), 0.5, 4.0)), engines=SOURCE),
+        FnCase("scipy.stats.binom", frozen_discrete,
+               (fixed(st.binom), fixed("pmf"), k, const(6), real((), 0.2, 0.8)), engines=SOURCE),
+        FnCase("scipy.stats.nbinom", frozen_discrete,
+               (fixed(st.nbinom), fixed("logpmf"), k, pos((), 1.5, 4.0), real((3,), 0.2, 0.8)),
+               engines=SOURCE),
+    ]
+    return out
+
+
+# --- multivariate_normal, dirichlet -------------------------------------------------
+def spd_any(n):
+    """A well-conditioned SPD matrix plus a non-symmetric perturbation of
+    the upper triangle, which SciPy ignores (it reads the lower triangle)."""
+    def draw(rng, dt):
+        m = rng.uniform(-1.0, 1.0, (n, n))
+        a = m @ m.T + n * np.eye(n)
+        return (a + np.triu(rng.uniform(-0.3, 0.3, (n, n)), 1)).astype(dt)
+    return Arg(draw, f"spd_any({n})")
+
+
+def simplex_less_one(k, batch=()):
+    """k - 1 components of points of the simplex (SciPy appends the last)."""
+    def draw(rng, dt):
+        w = rng.uniform(0.5, 1.5, (k,) + batch)
+        return (w / w.sum(axis=0))[:-1].astype(dt)
+    return Arg(draw, f"simplex-1({k}, {batch})")
+
+
+def mvn_logpdf(x, mean, cov):
+    return st.multivariate_normal.logpdf(x, mean, cov)
+
+
+def mvn_pdf(x, mean, cov):
+    return st.multivariate_normal.pdf(x, mean=mean, cov=cov)
+
+
+def mvn_logpdf_diag(x, mean, var):
+    return st.multivariate_normal.logpdf(x, mean, var)
+
+
+def mvn_logpdf_scalar(x, var):
+    return st.multivariate_normal.logpdf(x, cov=var)
+
+
+def mvn_frozen(x, mean, cov):
+    return st.multivariate_normal(mean, cov).logpdf(x)
+
+
+def dirichlet_logpdf(x, alpha):
+    return st.dirichlet.logpdf(x, alpha)
+
+
+def dirichlet_pdf(x, alpha):
+    return st.dirichlet.pdf(x, alpha)
+
+
+def dirichlet_frozen(x, alpha):
+    return st.dirichlet(alpha).logpdf(x)
+
+
+MULTIVARIATE_CASES = [
+    FnCase("scipy.stats.multivariate_normal.logpdf", mvn_logpdf,
+           (real((4, 3)), real((3,), -0.5, 0.5), spd_any(3)), engines=SOURCE),
+    FnCase("scipy.stats.multivariate_normal.logpdf", mvn_logpdf,
+           (real((3,)), real((3,), -0.5, 0.5), spd_any(3)), id="one_point", engines=SOURCE),
+    FnCase("scipy.stats.multivariate_normal.logpdf", mvn_logpdf,
+           (real((2, 2, 3)), real((3,), -0.5, 0.5), spd_any(3)), id="batch", engines=SOURCE),
+    FnCase("scipy.stats.multivariate_normal.logpdf", mvn_logpdf_diag,
+           (real((4, 2)), real((2,), -0.5, 0.5), pos((2,), 0.5, 2.0)), id="diagonal",
+           engines=SOURCE),
+    FnCase("scipy.stats.multivariate_normal.logpdf", mvn_logpdf_scalar,
+           (real((5,)), pos((), 0.5, 2.0)), id="one_dim", engines=SOURCE),
+    FnCase("scipy.stats.multivariate_normal.pdf", mvn_pdf,
+           (real((4, 3)), real((3,), -0.5, 0.5), spd_any(3)), engines=SOURCE),
+    FnCase("scipy.stats.multivariate_normal", mvn_frozen,
+           (real((4, 3)), real((3,), -0.5, 0.5), spd_any(3)), engines=SOURCE),
+    FnCase("scipy.stats.dirichlet.logpdf", dirichlet_logpdf,
+           (simplex_less_one(4), pos((4,), 0.5, 3.0)), engines=SOURCE),
+    FnCase("scipy.stats.dirichlet.logpdf", dirichlet_logpdf,
+           (simplex_less_one(3, (5,)), pos((3,), 0.5, 3.0)), id="batch", engines=SOURCE),
+    FnCase("scipy.stats.dirichlet.pdf", dirichlet_pdf,
+           (simplex_less_one(4), pos((4,), 0.5, 3.0)), engines=SOURCE),
+    FnCase("scipy.stats.dirichlet", dirichlet_frozen,
+           (simplex_less_one(4), pos((4,), 0.5, 3.0)), engines=SOURCE),
+]
+
+CASES = SPECIAL_CASES + _continuous_cases() + _discrete_cases() + MULTIVARIATE_CASES

@@ -135,3 +135,99 @@ def polygamma_traced_n(n, x):
 def test_polygamma_refuses_a_traced_order():
     with pytest.raises(NoDerivativeRule, match="fixed integer"):
         wg.grad(polygamma_traced_n, argnums=1, engine="source")(np.array([1.0, 2.0]), 0.5)
+
+
+# --- scipy.stats: values outside the support, refused shape derivatives ----------
+import scipy.stats as st  # noqa: E402
+
+from wengert.errors import ConcretizationError  # noqa: E402
+
+_OUTSIDE = {   # name: (shape params, x with points outside and on the edge of the support)
+    "gamma": ((2.5,), [-1.0, 0.0, 0.5]),
+    "beta": ((2.0, 3.0), [-0.5, 0.0, 0.5, 1.0, 1.5]),
+    "expon": ((), [-1.0, 0.0, 0.5]),
+    "lognorm": ((0.7,), [-1.0, 0.0, 0.5]),
+}
+
+
+def stats_method(dist, method, x, shapes):
+    return getattr(dist, method)(x, *shapes)
+
+
+@pytest.mark.parametrize("method", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"])
+@pytest.mark.parametrize("name", sorted(_OUTSIDE))
+def test_stats_values_outside_the_support(name, method):
+    """-inf / 0 / 1 outside the support, as SciPy gives, with finite
+    derivatives (no nan from the branch not taken)."""
+    shapes, x = _OUTSIDE[name]
+    x = np.array(x)
+    dist = getattr(st, name)
+    want = getattr(dist, method)(x, *shapes)
+    got, tangent = wg.jvp(lambda x: stats_method(dist, method, x, shapes), (x,),
+                          (np.ones_like(x),), engine="source")
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+    inside = np.isfinite(want) & (x > 0) & (x < 1.0 if name == "beta" else True)
+    assert not np.any(np.isnan(np.asarray(tangent)[~inside & (x != 0)])), tangent
+
+
+def discrete_outside(dist, method, k, n, p):
+    return getattr(dist, method)(k, n, p)
+
+
+@pytest.mark.parametrize("method", ["logpmf", "pmf"])
+def test_binom_outside_its_support(method):
+    k = np.array([-1, 0, 3, 6, 7])
+    want = getattr(st.binom, method)(k, 6, 0.3)
+    got = wg.jvp(lambda p: discrete_outside(st.binom, method, k, 6, p), (0.3,), (1.0,),
+                 engine="source")[0]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def cdf_in_shape(dist, method, shape, x, other):
+    return getattr(dist, method)(x, shape, *other)
+
+
+@pytest.mark.parametrize("method", ["cdf", "sf", "logcdf", "logsf"])
+@pytest.mark.parametrize("name, other", [("t", ()), ("gamma", ()), ("beta", (3.0,))])
+def test_stats_cdf_in_a_shape_parameter_is_refused(name, other, method):
+    dist = getattr(st, name)
+    x = np.array([0.2, 0.6])
+    with pytest.raises(NoDerivativeRule, match="not implemented"):
+        wg.grad(lambda a: np.sum(cdf_in_shape(dist, method, a, x, other)),
+                engine="source")(2.5)
+
+
+def scipy_frozen(dist, params, method, x):
+    return getattr(dist(*params), method)(x)
+
+
+@pytest.mark.parametrize("dist, params, method, x", [
+    (st.norm, (0.5, 2.0), "logpdf", np.array([0.1, 1.0, 2.5])),
+    (st.gamma, (2.5, 0.0, 1.5), "cdf", np.array([0.5, 1.0, 2.5])),
+    (st.t, (4.0,), "logsf", np.array([-1.0, 0.3])),
+    (st.multivariate_normal, (np.array([0.1, -0.2]), np.array([[2.0, 0.3], [0.3, 1.0]])),
+     "logpdf", np.array([[0.3, 0.1], [-1.0, 0.5]])),
+    (st.dirichlet, (np.array([2.0, 3.0, 4.0]),), "logpdf", np.array([0.2, 0.3])),
+], ids=["norm", "gamma", "t", "multivariate_normal", "dirichlet"])
+def test_scipy_frozen_distribution_in_x(dist, params, method, x):
+    """SciPy's own frozen object (parameters not traced, made inside the
+    function): its methods are differentiated in x as the unfrozen ones."""
+    def f(x):
+        return np.sum(scipy_frozen(dist, params, method, x))
+    g = wg.grad(f, engine="source")(x)
+    rng = np.random.default_rng(0)
+    t = rng.normal(size=x.shape)
+    h = 1e-6
+    checks.assert_close(np.sum(g * t), (f(x + h * t) - f(x - h * t)) / (2 * h), 1e-6,
+                        what="grad vs finite differences")
+
+
+def stats_in_trace(x):
+    return np.sum(st.norm.logpdf(x))
+
+
+def test_stats_in_the_trace_engine_is_a_typed_error():
+    """The trace engine does not see scipy.stats (SciPy converts the traced
+    value first): a typed error, never a value without its derivative."""
+    with pytest.raises(ConcretizationError):
+        wg.grad(stats_in_trace, engine="trace")(np.array([0.5, 1.0]))

@@ -39,7 +39,7 @@ __all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_
 _NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs)
 # the families over SciPy: module names under wengert.primitives, imported
 # when a SciPy callable is first looked up (and only if SciPy is installed)
-_SCIPY_FAMILIES = ("scipy_special",)
+_SCIPY_FAMILIES = ("scipy_special", "scipy_stats")
 
 FUNCTIONS: dict = {}
 UFUNCS: dict = {}
@@ -49,10 +49,18 @@ _scipy_lock = threading.Lock()
 _scipy_state = {"loaded": False}
 
 
+_RESOLVERS: list = []
+
+
 def _add(module):
     for table, attr in ((FUNCTIONS, "FUNCTIONS"), (UFUNCS, "UFUNCS"), (CALLS, "CALLS")):
         table.update(getattr(module, attr, {}))
     _NAMES.update(getattr(module, "NAMES", {}))
+    # ``RESOLVE(f)``: the wrapper of a callable no key can name, made per
+    # object (the methods of ``scipy.stats.norm(0, 1)``, a frozen
+    # distribution), or None
+    if hasattr(module, "RESOLVE"):
+        _RESOLVERS.append(module.RESOLVE)
 
 
 for _family in _NUMPY_FAMILIES:
@@ -109,7 +117,13 @@ def ufunc_rule(ufunc):
 
 def call_rule(f):
     """The wrapper the source engine calls in place of ``f``, or None."""
-    return _lookup(CALLS, f)
+    rule = _lookup(CALLS, f)
+    if rule is None and _scipy_state["loaded"]:
+        for resolve in _RESOLVERS:
+            rule = resolve(f)
+            if rule is not None:
+                break
+    return rule
 
 
 def display_name(f):
