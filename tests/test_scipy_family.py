@@ -231,3 +231,73 @@ def test_stats_in_the_trace_engine_is_a_typed_error():
     value first): a typed error, never a value without its derivative."""
     with pytest.raises(ConcretizationError):
         wg.grad(stats_in_trace, engine="trace")(np.array([0.5, 1.0]))
+
+
+# --- logsumexp with zero weights ---------------------------------------------------
+def lse_weighted(a, b):
+    return sc.logsumexp(a, b=b)
+
+
+@pytest.mark.parametrize("a, b", [
+    ([1000.0, 1.0, 2.0], [0.0, 1.0, 2.0]),       # an excluded entry far above the others
+    ([np.inf, 1.0, 2.0], [0.0, 1.0, 2.0]),       # an excluded inf
+    ([3.0, 1.0, 2.0], [0.0, 1.0, 2.0]),          # an excluded entry above them
+    ([0.5, 1.0, 2.0], [0.0, 1.0, 2.0]),
+], ids=["far", "inf", "above", "below"])
+def test_logsumexp_zero_weights(a, b):
+    """b = 0 leaves the entry out of the value (SciPy's), its derivative in
+    b is still exp(a - out) where that is finite, and 0 in a."""
+    a, b = np.array(a), np.array(b)
+    want = sc.logsumexp(a, b=b)
+    ga, gb = wg.grad(lse_weighted, argnums=(0, 1), engine="source")(a, b)
+    out = wg.jvp(lambda a: lse_weighted(a, b), (a,), (np.zeros(3),), engine="source")[0]
+    checks.assert_close(out, want, 1e-12, what="value")
+    checks.assert_close(ga, b * np.exp(np.where(b == 0, 0.0, a) - want), 1e-12, what="d/da")
+    with np.errstate(over="ignore"):
+        exact_b = np.exp(a - want)
+    if np.all(np.isfinite(exact_b)):
+        checks.assert_close(gb, exact_b, 1e-12, what="d/db")
+    else:
+        checks.assert_close(gb[1:], exact_b[1:], 1e-12, what="d/db")
+        assert gb[0] > 1e250, gb          # clipped 700 above the shift: as good as inf
+
+
+# --- invalid parameters give nan, as in SciPy ---------------------------------------
+_INVALID = [   # (distribution, method, x or k, parameters with an invalid one)
+    ("norm", "cdf", 0.3, (0.0, -1.0)),
+    ("norm", "logpdf", 0.3, (0.0, 0.0)),
+    ("t", "logpdf", 0.3, (-2.0,)),
+    ("gamma", "logpdf", 0.3, (-1.5,)),
+    ("beta", "pdf", 0.3, (2.0, -0.5)),
+    ("lognorm", "cdf", 0.3, (-0.5,)),
+    ("laplace", "sf", 0.3, (0.0, -2.0)),
+    ("poisson", "logpmf", 2, (-1.0,)),
+    ("binom", "pmf", 2, (4.5, 0.3)),
+    ("binom", "logpmf", 2, (4, 1.3)),
+    ("nbinom", "pmf", 2, (3.0, 0.0)),
+]
+
+
+def stats_call(dist, method, x, params):
+    return getattr(dist, method)(x, *params)
+
+
+@pytest.mark.parametrize("name, method, x, params", _INVALID,
+                         ids=[f"{n}.{m}-{i}" for i, (n, m, _, _) in enumerate(_INVALID)])
+def test_stats_invalid_parameters_give_nan(name, method, x, params):
+    dist = getattr(st, name)
+    assert np.isnan(stats_call(dist, method, x, params))
+    got = wg.jvp(lambda p: stats_call(dist, method, x, (*params[:-1], p)), (params[-1],),
+                 (1.0,), engine="source")[0]
+    assert np.isnan(got), got
+
+
+@pytest.mark.parametrize("name, params", [("poisson", (2.0,)), ("binom", (5, 0.4)),
+                                          ("nbinom", (3.0, 0.4))])
+def test_discrete_non_integer_k(name, params):
+    """A pmf is 0 (logpmf -inf) off the integers, as SciPy gives."""
+    dist = getattr(st, name)
+    k = np.array([1.5, 2.0])
+    got = wg.jvp(lambda p: stats_call(dist, "logpmf", k, (*params[:-1], p)), (params[-1],),
+                 (1.0,), engine="source")[0]
+    np.testing.assert_allclose(got, dist.logpmf(k, *params), rtol=1e-12)

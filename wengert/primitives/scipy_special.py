@@ -91,16 +91,26 @@ def _axes(axis, ndim):
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     """log(sum(b * exp(a))) along ``axis``, shifted by the maximum (which
     cancels, so the derivative is exact: softmax weights in a, exp(a - out)
-    in b). Entries with b = 0 are left out, as SciPy does, even at a = inf."""
+    in b).
+
+    Entries with b = 0 count for nothing, as in SciPy, even at a = inf, and
+    the shift is the maximum over the others (an excluded a far above them
+    would otherwise underflow every term). Their derivative in b,
+    exp(a - out), is kept: a is clipped only 700 above the shift there,
+    where exp(a - out) overflows anyway."""
     if b is None:
         if not return_sign:
             return composite.logsumexp(a, axis=axis, keepdims=keepdims)
         b = 1.0
+        counted = a
     else:
-        a = where(equal(b, 0), -np.inf, a)      # also broadcasts a against b, as SciPy
-    axes = _axes(axis, np.ndim(a))
-    shift = reduce_max(a, axis=axes, keepdims=True)
+        excluded = equal(b, 0)
+        counted = where(excluded, -np.inf, a)    # also broadcasts a against b, as SciPy
+    axes = _axes(axis, np.ndim(counted))
+    shift = reduce_max(counted, axis=axes, keepdims=True)
     shift = where(arith.isfinite(shift), shift, 0.0)
+    if counted is not a:
+        a = where(excluded, arith.minimum(a, add(shift, 700.0)), a)
     total = reduce_sum(mul(b, arith.exp(sub(a, shift))), axis=axes, keepdims=True)
     if return_sign:
         out = add(log(arith.abs(total)), shift)

@@ -27,8 +27,8 @@ from scipy import stats as st
 from scipy.stats._distn_infrastructure import rv_frozen
 
 from . import arith, linalg, special_prims as sp
-from .arith import (abs, add, div, exp, expm1, greater, greater_equal, less, less_equal, log,
-                    log1p, logical_and, maximum, minimum, mul, neg, sub, where)
+from .arith import (abs, add, div, equal, exp, expm1, greater, greater_equal, less, less_equal,
+                    log, log1p, logical_and, maximum, minimum, mul, neg, sub, where)
 from .core import TracerBase
 from .matrix import cholesky, solve
 from .numpy_functions import numpy_result, refuse
@@ -218,6 +218,22 @@ def _is(value, number):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == number
 
 
+def _nan_unless(conditions, out):
+    """``out`` where every condition holds (valid parameters), nan
+    elsewhere, as SciPy gives; no operation where all are Python's True."""
+    conditions = [c for c in conditions if c is not True and c is not np.True_]
+    if not conditions:
+        return out
+    ok = conditions[0]
+    for c in conditions[1:]:
+        ok = logical_and(ok, c)
+    return where(ok, out, np.nan)
+
+
+def _positive_params(*params):
+    return [greater(p, 0.0) for p in params]
+
+
 def _continuous_method(dist_name, shapes, parts, method):
     fname = f"scipy.stats.{dist_name}.{method}"
     sig = _signature("x", shapes, discrete=False)
@@ -226,17 +242,20 @@ def _continuous_method(dist_name, shapes, parts, method):
     logsf = parts.get("logsf") or (lambda z, *s: _log_probability(sf(z, *s)))
     std = {"logpdf": logpdf, "pdf": logpdf, "cdf": cdf, "sf": sf, "logcdf": logcdf,
            "logsf": logsf}[method]
+    valid = parts.get("valid", _positive_params)
 
     def wrapper(x, *args, **kwds):
         a = _bind(fname, sig, x, args, kwds)
         loc, scale = _f64(a["loc"]), _f64(a["scale"])
         z = _standardised(_f64(a["x"]), loc, scale)
-        out = std(z, *(_f64(a[s]) for s in shapes))
+        params = [_f64(a[s]) for s in shapes]
+        out = std(z, *params)
         if method in ("logpdf", "pdf") and not _is(scale, 1):
             out = sub(out, log(scale))
         if method == "pdf":
             out = exp(out)
-        return numpy_result(out)
+        checks = [] if _is(scale, 1) else [greater(scale, 0.0)]
+        return numpy_result(_nan_unless(checks + valid(*params), out))
     wrapper.__name__ = f"{dist_name}_{method}"
     wrapper.__qualname__ = wrapper.__name__
     wrapper.__signature__ = inspect.Signature(
@@ -276,18 +295,30 @@ def _nbinom_logpmf(k, n, p):
 
 
 def _in_support(k, upper=None):
-    ok = greater_equal(k, 0.0)
+    """Integers from 0 (to ``upper``): a pmf is 0 elsewhere."""
+    ok = logical_and(greater_equal(k, 0.0), equal(k, arith.floor(k)))
     return ok if upper is None else logical_and(ok, less_equal(k, upper))
 
 
+def _binom_valid(n, p):
+    return [greater_equal(n, 0.0), equal(n, arith.floor(n)), greater_equal(p, 0.0),
+            less_equal(p, 1.0)]
+
+
+def _nbinom_valid(n, p):
+    return [greater(n, 0.0), greater(p, 0.0), less_equal(p, 1.0)]
+
+
+# name: (shape parameters, logpmf, support in k, valid parameters)
 _DISCRETE = {
-    "poisson": (("mu",), _poisson_logpmf, lambda k, mu: _in_support(k)),
-    "binom": (("n", "p"), _binom_logpmf, lambda k, n, p: _in_support(k, n)),
-    "nbinom": (("n", "p"), _nbinom_logpmf, lambda k, n, p: _in_support(k)),
+    "poisson": (("mu",), _poisson_logpmf, lambda k, mu: _in_support(k),
+                lambda mu: [greater_equal(mu, 0.0)]),
+    "binom": (("n", "p"), _binom_logpmf, lambda k, n, p: _in_support(k, n), _binom_valid),
+    "nbinom": (("n", "p"), _nbinom_logpmf, lambda k, n, p: _in_support(k), _nbinom_valid),
 }
 
 
-def _discrete_method(dist_name, shapes, logpmf, support, method):
+def _discrete_method(dist_name, shapes, logpmf, support, valid, method):
     fname = f"scipy.stats.{dist_name}.{method}"
     sig = _signature("k", shapes, discrete=True)
 
@@ -300,7 +331,7 @@ def _discrete_method(dist_name, shapes, logpmf, support, method):
         ok = support(k, *params)
         # a point outside the support is evaluated at 0, then masked
         out = where(ok, logpmf(where(ok, k, 0.0), *params), -np.inf)
-        return numpy_result(exp(out) if method == "pmf" else out)
+        return numpy_result(_nan_unless(valid(*params), exp(out) if method == "pmf" else out))
     wrapper.__name__ = f"{dist_name}_{method}"
     wrapper.__qualname__ = wrapper.__name__
     return wrapper
@@ -438,11 +469,11 @@ for _name, (_shapes, _parts) in _CONTINUOUS.items():
     CALLS[_dist] = _freezer(_methods)
     NAMES[_dist] = f"scipy.stats.{_name}"
 
-for _name, (_shapes, _logpmf, _support) in _DISCRETE.items():
+for _name, (_shapes, _logpmf, _support, _valid) in _DISCRETE.items():
     _dist = getattr(st, _name)
     _methods = {}
     for _m in ("logpmf", "pmf"):
-        _methods[_m] = _discrete_method(_name, _shapes, _logpmf, _support, _m)
+        _methods[_m] = _discrete_method(_name, _shapes, _logpmf, _support, _valid, _m)
         CALLS[getattr(_dist, _m)] = _methods[_m]
         NAMES[getattr(_dist, _m)] = f"scipy.stats.{_name}.{_m}"
     CALLS[_dist] = _freezer(_methods)
