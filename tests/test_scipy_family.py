@@ -226,11 +226,17 @@ def stats_in_trace(x):
     return np.sum(st.norm.logpdf(x))
 
 
-def test_stats_in_the_trace_engine_is_a_typed_error():
+def logsumexp_in_trace(x):
+    return sc.logsumexp(x)
+
+
+@pytest.mark.parametrize("fn", [stats_in_trace, logsumexp_in_trace], ids=lambda f: f.__name__)
+def test_scipy_calls_in_the_trace_engine_are_a_typed_error(fn):
     """The trace engine does not see scipy.stats (SciPy converts the traced
     value first): a typed error, never a value without its derivative."""
-    with pytest.raises(ConcretizationError):
-        wg.grad(stats_in_trace, engine="trace")(np.array([0.5, 1.0]))
+    with pytest.raises(ConcretizationError,
+                       match=r"test_scipy_family\.py:\d+: a SciPy function.*engine='source'"):
+        wg.grad(fn, engine="trace")(np.array([0.5, 1.0]))
 
 
 # --- logsumexp with zero weights ---------------------------------------------------
@@ -301,3 +307,37 @@ def test_discrete_non_integer_k(name, params):
     got = wg.jvp(lambda p: stats_call(dist, "logpmf", k, (*params[:-1], p)), (params[-1],),
                  (1.0,), engine="source")[0]
     np.testing.assert_allclose(got, dist.logpmf(k, *params), rtol=1e-12)
+
+
+# --- dtypes: every scipy.special ufunc computes in the loop SciPy picks ---------------
+def _scipy_ufuncs():
+    from wengert.primitives import library
+    library.load_scipy()
+    return sorted((uf for uf in library.UFUNCS if getattr(sc, uf.__name__, None) is uf),
+                  key=lambda uf: uf.__name__)
+
+
+_F32 = np.float32([0.3, 0.6])
+_FIXED = {"f32": np.float32([0.4, 0.7]), "f64": np.array([0.4, 0.7]), "py": 0.5}
+
+
+def last_operand(uf, fixed, x):
+    return uf(*fixed, x)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fixed", ["f32", "f64", "py"])
+@pytest.mark.parametrize("uf", _scipy_ufuncs(), ids=lambda uf: uf.__name__)
+def test_special_ufunc_dtypes_follow_scipys_loop(uf, fixed, engine):
+    """float32 x with the other operands float32, float64 or a Python float:
+    the value and its tangent have the plain call's dtype (SciPy's first
+    loop the operands cast to: xlogy(0.5, x32) is float64, rel_entr(x32,
+    0.5)... float32)."""
+    others = (_FIXED[fixed],) * (uf.nin - 1)
+    with np.errstate(all="ignore"):
+        want = uf(*others, _F32)
+        out, tangent = wg.jvp(lambda x: last_operand(uf, others, x), (_F32,),
+                              (np.ones_like(_F32),), engine=engine)
+    assert np.asarray(out).dtype == want.dtype
+    assert np.asarray(tangent).dtype == want.dtype
+    np.testing.assert_allclose(out, want, rtol=1e-6, equal_nan=True)

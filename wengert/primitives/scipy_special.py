@@ -68,12 +68,38 @@ def _rel_entr(x, y):
     return where(finite, value, np.inf)
 
 
+def _in_loop_dtype(ufunc, fn):
+    """``fn`` (a composition standing for ``ufunc``) computing in the dtype
+    of the loop SciPy's ufunc picks for the operands: ``xlogy(2.0, x32)``
+    is float64 (its first loop), ``rel_entr(x32, 2.0)`` float32. The
+    operands are cast to it first, as NumPy does; the loop is found once per
+    combination of operand dtypes, on stand-ins."""
+    cache = {}
+
+    def wrapper(*inputs):
+        avals = [aval_of(x) for x in inputs]
+        key = tuple((a.dtype, a.weak) for a in avals)
+        dtype = cache.get(key)
+        if dtype is None:
+            stand_ins = [a.python_type(0) if a.python_type else np.ones(1, a.dtype)
+                         for a in avals]
+            with np.errstate(all="ignore"):
+                dtype = cache[key] = np.asarray(ufunc(*stand_ins)).dtype
+        inputs = [x if a.dtype == dtype and not a.weak else arith.convert(x, dtype=dtype)
+                  for x, a in zip(inputs, avals)]
+        return fn(*inputs)
+    wrapper.__name__ = ufunc.__name__
+    return wrapper
+
+
+_COMPOSED = {sc.ndtr: _ndtr, sc.ndtri: _ndtri, sc.logit: _logit, sc.log_expit: _log_expit,
+             sc.xlogy: sp.xlogy, sc.xlog1py: sp.xlog1py, sc.entr: _entr, sc.rel_entr: _rel_entr}
+
 UFUNCS = {
+    **{uf: _in_loop_dtype(uf, fn) for uf, fn in _COMPOSED.items()},
     sc.gammaln: sp.gammaln, sc.gamma: sp.gamma, sc.psi: sp.digamma, sc.beta: sp.beta,
     sc.betaln: sp.betaln, sc.erf: arith.erf, sc.erfc: sp.erfc, sc.erfinv: sp.erfinv,
-    sc.erfcinv: sp.erfcinv, sc.ndtr: _ndtr, sc.ndtri: _ndtri, sc.log_ndtr: sp.log_ndtr,
-    sc.expit: sp.expit, sc.logit: _logit, sc.log_expit: _log_expit, sc.xlogy: sp.xlogy,
-    sc.xlog1py: sp.xlog1py, sc.entr: _entr, sc.rel_entr: _rel_entr, sc.i0: sp.i0,
+    sc.erfcinv: sp.erfcinv, sc.log_ndtr: sp.log_ndtr, sc.expit: sp.expit, sc.i0: sp.i0,
     sc.i0e: sp.i0e, sc.i1: sp.i1, sc.i1e: sp.i1e, sc.jv: sp.jv, sc.yv: sp.yv, sc.iv: sp.iv,
     sc.ive: sp.ive, sc.kv: sp.kv, sc.gammainc: sp.gammainc, sc.gammaincc: sp.gammaincc,
     sc.betainc: sp.betainc, sc.betaincc: sp.betaincc, sc.stdtr: sp.stdtr,
