@@ -39,7 +39,7 @@ __all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_
 _NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs)
 # the families over SciPy: module names under wengert.primitives, imported
 # when a SciPy callable is first looked up (and only if SciPy is installed)
-_SCIPY_FAMILIES = ("scipy_special", "scipy_stats")
+_SCIPY_FAMILIES = ("scipy_special", "scipy_stats", "scipy_stats_multivariate")
 
 FUNCTIONS: dict = {}
 UFUNCS: dict = {}

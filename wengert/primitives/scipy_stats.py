@@ -15,7 +15,10 @@ reaches them. Like SciPy, every result is float64 (float32 operands are
 promoted first), -inf (log) or 0 outside the support.
 
 A frozen distribution with traced parameters, ``norm(loc, scale)``, is a
-``Frozen`` object whose methods call the same wrappers.
+``Frozen`` object whose methods call the same wrappers; SciPy's own frozen
+object (parameters not traced) has its methods resolved to them
+(``RESOLVE``). ``multivariate_normal`` and ``dirichlet`` are in
+``scipy_stats_multivariate``.
 """
 from __future__ import annotations
 
@@ -26,19 +29,16 @@ import numpy as np
 from scipy import stats as st
 from scipy.stats._distn_infrastructure import rv_frozen
 
-from . import arith, linalg, special_prims as sp
+from . import arith, special_prims as sp
 from .arith import (abs, add, div, equal, exp, expm1, greater, greater_equal, less, less_equal,
                     log, log1p, logical_and, maximum, minimum, mul, neg, sub, where)
 from .core import TracerBase
-from .matrix import cholesky, solve
-from .numpy_functions import numpy_result, refuse
-from .reduce import reduce_sum
+from .numpy_functions import numpy_result
 from .scipy_special import _log_expit, _ndtr
-from .shape import reshape, transpose
 from ..errors import user_location
 from ..ir import aval_of
 
-__all__ = ["CALLS", "NAMES", "Frozen"]
+__all__ = ["CALLS", "NAMES", "RESOLVE", "Frozen", "freezer", "frozen_method"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_PI = math.log(math.pi)
@@ -337,102 +337,6 @@ def _discrete_method(dist_name, shapes, logpmf, support, valid, method):
     return wrapper
 
 
-# --- multivariate_normal, dirichlet -------------------------------------------------
-def _squeeze_all(out):
-    """SciPy's ``_squeeze_output``: every length-1 axis dropped."""
-    shape = tuple(d for d in np.shape(out) if d != 1)
-    return out if shape == np.shape(out) else reshape(out, shape)
-
-
-def _mvn_parameters(mean, cov):
-    """The dimension, mean vector and covariance matrix, from SciPy's
-    forms: a mean vector or None; cov a scalar, a vector (diagonal) or a
-    matrix, of which SciPy reads the lower triangle only."""
-    cov = _f64(cov)
-    mean = None if mean is None else _f64(mean)
-    cnd = np.ndim(cov)
-    dim = np.shape(mean)[0] if mean is not None and np.ndim(mean) == 1 else \
-        (np.shape(cov)[0] if cnd >= 1 else 1)
-    if mean is None:
-        mean = np.zeros(dim)
-    if cnd == 0:
-        cov = mul(cov, np.eye(dim))
-    elif cnd == 1:
-        cov = mul(cov, np.eye(dim))     # the vector's entries on the diagonal
-    else:
-        # the lower triangle mirrored: the derivative in an upper entry is
-        # 0, as SciPy's value does not depend on it
-        cov = add(mul(cov, np.tril(np.ones((dim, dim)))),
-                  transpose(mul(cov, np.tril(np.ones((dim, dim)), -1))))
-    return dim, mean, cov
-
-
-def _mvn_logpdf(x, mean=None, cov=1, allow_singular=False):
-    if allow_singular:
-        refuse("scipy.stats.multivariate_normal.logpdf", "allow_singular",
-               "a singular covariance has no Cholesky factor; pass a positive definite one")
-    dim, mean, cov = _mvn_parameters(mean, cov)
-    x = _f64(x)
-    xs = np.shape(x)
-    # SciPy's _process_quantiles: a scalar is one point, a vector one point
-    # (or, in 1 dimension, many)
-    if len(xs) == 0:
-        x = reshape(x, (1, 1))
-    elif len(xs) == 1:
-        x = reshape(x, (xs[0], 1) if dim == 1 else (1, xs[0]))
-    batch = np.shape(x)[:-1]
-    diff = reshape(sub(x, mean), (int(np.prod(batch, dtype=np.int64)), dim))
-    chol = cholesky(cov)
-    z = solve(chol, transpose(diff))              # (dim, n): L^-1 (x - mean)
-    maha = reduce_sum(mul(z, z), axis=0)
-    logdet = mul(2.0, reduce_sum(log(linalg.diagonal(chol))))
-    out = mul(-0.5, add(add(maha, logdet), dim * 2.0 * _LOG_SQRT_2PI))
-    return _squeeze_all(reshape(out, batch))
-
-
-def mvn_logpdf(x, mean=None, cov=1, allow_singular=False):
-    return numpy_result(_mvn_logpdf(x, mean, cov, allow_singular))
-
-
-def mvn_pdf(x, mean=None, cov=1, allow_singular=False):
-    return numpy_result(exp(_mvn_logpdf(x, mean, cov, allow_singular)))
-
-
-def _floating(x):
-    """An array operand as a float array of its own precision (SciPy's
-    dirichlet keeps float32)."""
-    if isinstance(x, TracerBase) or isinstance(x, (float, int)):
-        return x
-    x = np.asarray(x)
-    return x if x.dtype.kind == "f" else x.astype(np.float64)
-
-
-def _dirichlet_logpdf(x, alpha):
-    """SciPy's: components along x's first axis, the last one left out
-    (1 - the sum of the others) when x has one entry fewer than alpha."""
-    alpha, x = _floating(alpha), _floating(x)
-    k = np.shape(alpha)[0]
-    if np.shape(x)[0] == k - 1:
-        from .shape import concatenate, expand_dims
-        last = sub(1.0, reduce_sum(x, axis=0))
-        x = concatenate(x, expand_dims(last, 0), axis=0)
-    elif np.shape(x)[0] != k:
-        raise ValueError(f"{user_location()}: scipy.stats.dirichlet: x must have as many entries "
-                         f"as alpha ({k}) or one fewer, got shape {np.shape(x)}")
-    a = alpha if np.ndim(x) == 1 else reshape(alpha, (k,) + (1,) * (np.ndim(x) - 1))
-    lnb = sub(reduce_sum(sp.gammaln(alpha)), sp.gammaln(reduce_sum(alpha)))
-    out = sub(reduce_sum(sp.xlogy(sub(a, 1.0), x), axis=0), lnb)
-    return _squeeze_all(out)
-
-
-def dirichlet_logpdf(x, alpha):
-    return numpy_result(_dirichlet_logpdf(x, alpha))
-
-
-def dirichlet_pdf(x, alpha):
-    return numpy_result(exp(_dirichlet_logpdf(x, alpha)))
-
-
 # --- frozen distributions (traced parameters) -----------------------------------------
 class Frozen:
     """``scipy.stats.<dist>(*params)`` with traced parameters: each method
@@ -451,7 +355,7 @@ class Frozen:
         return lambda x, *a, **k: fn(x, *self._args, *a, **{**self._kwds, **k})
 
 
-def _freezer(methods):
+def freezer(methods):
     def freeze(*args, **kwds):
         return Frozen(methods, args, kwds)
     return freeze
@@ -466,7 +370,7 @@ for _name, (_shapes, _parts) in _CONTINUOUS.items():
         _methods[_m] = _continuous_method(_name, _shapes, _parts, _m)
         CALLS[getattr(_dist, _m)] = _methods[_m]
         NAMES[getattr(_dist, _m)] = f"scipy.stats.{_name}.{_m}"
-    CALLS[_dist] = _freezer(_methods)
+    CALLS[_dist] = freezer(_methods)
     NAMES[_dist] = f"scipy.stats.{_name}"
 
 for _name, (_shapes, _logpmf, _support, _valid) in _DISCRETE.items():
@@ -476,26 +380,11 @@ for _name, (_shapes, _logpmf, _support, _valid) in _DISCRETE.items():
         _methods[_m] = _discrete_method(_name, _shapes, _logpmf, _support, _valid, _m)
         CALLS[getattr(_dist, _m)] = _methods[_m]
         NAMES[getattr(_dist, _m)] = f"scipy.stats.{_name}.{_m}"
-    CALLS[_dist] = _freezer(_methods)
-    NAMES[_dist] = f"scipy.stats.{_name}"
-
-for _name, _methods in (("multivariate_normal", {"logpdf": mvn_logpdf, "pdf": mvn_pdf}),
-                        ("dirichlet", {"logpdf": dirichlet_logpdf, "pdf": dirichlet_pdf})):
-    _dist = getattr(st, _name)
-    for _m, _fn in _methods.items():
-        CALLS[getattr(_dist, _m)] = _fn
-        NAMES[getattr(_dist, _m)] = f"scipy.stats.{_name}.{_m}"
-    CALLS[_dist] = _freezer(_methods)
+    CALLS[_dist] = freezer(_methods)
     NAMES[_dist] = f"scipy.stats.{_name}"
 
 
 # --- SciPy's own frozen objects (parameters not traced, x traced) --------------------
-_MULTIVARIATE_FROZEN = {
-    "multivariate_normal_frozen": ("multivariate_normal", lambda fr: (fr.mean, fr.cov)),
-    "dirichlet_frozen": ("dirichlet", lambda fr: (fr.alpha,)),
-}
-
-
 def RESOLVE(f):
     """The wrapper of a method of SciPy's frozen distribution
     (``norm(0.5, 2.0).logpdf``): the unfrozen method's, given the frozen
@@ -504,18 +393,17 @@ def RESOLVE(f):
     method = getattr(f, "__name__", None)
     if owner is None or method is None:
         return None
-    if isinstance(owner, rv_frozen):
-        dist = getattr(st, getattr(owner.dist, "name", ""), None)
-        args, kwds = owner.args, owner.kwds
-    elif type(owner).__name__ in _MULTIVARIATE_FROZEN:
-        name, params = _MULTIVARIATE_FROZEN[type(owner).__name__]
-        dist, args, kwds = getattr(st, name), params(owner), {}
-    else:
+    if not isinstance(owner, rv_frozen):
         return None
-    rule = CALLS.get(getattr(dist, method, None))
+    dist = getattr(st, getattr(owner.dist, "name", ""), None)
+    return frozen_method(CALLS.get(getattr(dist, method, None)), owner.args, owner.kwds)
+
+
+def frozen_method(rule, args, kwds):
+    """``rule`` with the frozen parameters ``args``, ``kwds`` (None for None)."""
     if rule is None:
         return None
 
-    def frozen_method(x, *a, **k):
+    def method(x, *a, **k):
         return rule(x, *args, *a, **{**kwds, **k})
-    return frozen_method
+    return method
