@@ -78,16 +78,36 @@ def _positive(z):
     return pos, where(pos, z, 1.0)
 
 
+def _edge(p):
+    """(p - 1) log 0 at an edge of the support, as a constant: -inf, 0 (p = 1)
+    or inf; computed apart, so no infinite slope of the log reaches a
+    derivative."""
+    return where(equal(p, 1.0), 0.0, where(greater(p, 1.0), -np.inf, np.inf))
+
+
 def _gamma_logpdf(z, a):
     pos, zs = _positive(z)
-    return where(pos, sub(sub(sp.xlogy(sub(a, 1.0), zs), zs), sp.gammaln(a)), -np.inf)
+    value = sub(sub(sp.xlogy(sub(a, 1.0), zs), zs), sp.gammaln(a))
+    at_zero = sub(_edge(a), sp.gammaln(a))
+    return where(pos, value, where(equal(z, 0.0), at_zero, -np.inf))
+
+
+def _below_above(z, inside_fn, below, above=None, lower=0.0, upper=None):
+    """``inside_fn(z)`` strictly inside (lower, upper), the constants
+    ``below``/``above`` outside: the function is evaluated at a point
+    inside there, so its slope (infinite at an edge for a < 1) is never
+    multiplied by the zero tangent of the branch not taken."""
+    inside = greater(z, lower) if upper is None else logical_and(greater(z, lower),
+                                                                 less(z, upper))
+    zs = where(inside, z, lower + 1.0 if upper is None else 0.5 * (lower + upper))
+    out = where(inside, inside_fn(zs), below)
+    return out if upper is None else where(greater_equal(z, upper), above, out)
 
 
 def _gamma_parts():
-    def clipped(z):
-        return maximum(z, 0.0)
-    return dict(logpdf=_gamma_logpdf, cdf=lambda z, a: sp.gammainc(a, clipped(z)),
-                sf=lambda z, a: sp.gammaincc(a, clipped(z)))
+    return dict(logpdf=_gamma_logpdf,
+                cdf=lambda z, a: _below_above(z, lambda zs: sp.gammainc(a, zs), 0.0),
+                sf=lambda z, a: _below_above(z, lambda zs: sp.gammaincc(a, zs), 1.0))
 
 
 def _beta_logpdf(z, a, b):
@@ -95,14 +115,16 @@ def _beta_logpdf(z, a, b):
     zs = where(inside, z, 0.5)
     value = sub(add(sp.xlogy(sub(a, 1.0), zs), sp.xlog1py(sub(b, 1.0), neg(zs))),
                 sp.betaln(a, b))
-    return where(inside, value, -np.inf)
+    edges = where(equal(z, 0.0), _edge(a), where(equal(z, 1.0), _edge(b), -np.inf))
+    return where(inside, value, sub(edges, sp.betaln(a, b)))
 
 
 def _beta_parts():
-    def clipped(z):
-        return minimum(maximum(z, 0.0), 1.0)
-    return dict(logpdf=_beta_logpdf, cdf=lambda z, a, b: sp.betainc(a, b, clipped(z)),
-                sf=lambda z, a, b: sp.betaincc(a, b, clipped(z)))
+    return dict(logpdf=_beta_logpdf,
+                cdf=lambda z, a, b: _below_above(z, lambda zs: sp.betainc(a, b, zs), 0.0, 1.0,
+                                                 upper=1.0),
+                sf=lambda z, a, b: _below_above(z, lambda zs: sp.betaincc(a, b, zs), 1.0, 0.0,
+                                                upper=1.0))
 
 
 def _expon_parts():
