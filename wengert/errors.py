@@ -107,7 +107,7 @@ def user_location():
     while frame is not None:
         fname = frame.f_code.co_filename
         if not os.path.abspath(fname).startswith(here) and "<frozen" not in fname \
-                and "/numpy/" not in fname:
+                and "/numpy/" not in fname and "/scipy/" not in fname:
             return f"{fname}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"

@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 import threading
+
+import numpy as np
 
 from . import numpy_functions, numpy_linalg, numpy_math, numpy_shapes, numpy_ufuncs
 
@@ -36,7 +39,7 @@ __all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_
 _NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs, numpy_shapes, numpy_math, numpy_linalg)
 # the families over SciPy: module names under wengert.primitives, imported
 # when a SciPy callable is first looked up (and only if SciPy is installed)
-_SCIPY_FAMILIES = ("scipy_linalg",)
+_SCIPY_FAMILIES = ("scipy_linalg", "scipy_special", "scipy_stats", "scipy_stats_multivariate")
 
 FUNCTIONS: dict = {}
 UFUNCS: dict = {}
@@ -46,10 +49,18 @@ _scipy_lock = threading.Lock()
 _scipy_state = {"loaded": False}
 
 
+_RESOLVERS: list = []
+
+
 def _add(module):
     for table, attr in ((FUNCTIONS, "FUNCTIONS"), (UFUNCS, "UFUNCS"), (CALLS, "CALLS")):
         table.update(getattr(module, attr, {}))
     _NAMES.update(getattr(module, "NAMES", {}))
+    # ``RESOLVE(f)``: the wrapper of a callable no key can name, made per
+    # object (the methods of ``scipy.stats.norm(0, 1)``, a frozen
+    # distribution), or None
+    if hasattr(module, "RESOLVE"):
+        _RESOLVERS.append(module.RESOLVE)
 
 
 for _family in _NUMPY_FAMILIES:
@@ -62,7 +73,11 @@ def load_scipy():
         return True
     with _scipy_lock:
         if not _scipy_state["loaded"]:
-            if importlib.util.find_spec("scipy") is None:
+            try:
+                found = importlib.util.find_spec("scipy") is not None
+            except ImportError:         # an import hook that refuses it
+                found = False
+            if not found:
                 return False
             for name in _SCIPY_FAMILIES:
                 _add(importlib.import_module(f"{__package__}.{name}"))
@@ -73,7 +88,11 @@ def load_scipy():
 def _from_scipy(f):
     mod = getattr(f, "__module__", None) or getattr(getattr(f, "__self__", None), "__module__",
                                                     None) or ""
-    return mod.split(".")[0] == "scipy" or type(f).__module__.split(".")[0] == "scipy"
+    if mod.split(".")[0] == "scipy" or type(f).__module__.split(".")[0] == "scipy":
+        return True
+    # a ufunc names no module (scipy.special.gammaln is a numpy.ufunc): one
+    # not in the table may be SciPy's once SciPy has been imported
+    return isinstance(f, np.ufunc) and "scipy" in sys.modules
 
 
 def _lookup(table, f):
@@ -98,7 +117,13 @@ def ufunc_rule(ufunc):
 
 def call_rule(f):
     """The wrapper the source engine calls in place of ``f``, or None."""
-    return _lookup(CALLS, f)
+    rule = _lookup(CALLS, f)
+    if rule is None and _scipy_state["loaded"]:
+        for resolve in _RESOLVERS:
+            rule = resolve(f)
+            if rule is not None:
+                break
+    return rule
 
 
 def display_name(f):

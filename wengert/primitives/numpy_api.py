@@ -194,6 +194,14 @@ class Tracer(TracerBase):
             "array (use np functions), or convert only values you do not differentiate")
 
     def __array__(self, dtype=None, copy=None):
+        if "/scipy/" in sys._getframe(1).f_code.co_filename:
+            # a SciPy function converting its argument: name the user's line
+            raise ConcretizationError(
+                f"{user_location()}: a SciPy function converted a traced value to a NumPy "
+                "array, which would drop its derivative. scipy.stats and scipy.special's "
+                "Python functions (logsumexp, softmax...) are differentiated by the source "
+                "engine (engine='source' or 'auto'), which calls their rules instead; other "
+                "SciPy functions have no rule: write them with NumPy functions")
         _, where = _caller_math_function(depth=2)
         if _stores_item(depth=2):
             raise _stored_error(where)

@@ -1,0 +1,408 @@
+"""Special-function primitives: the elementwise functions of ``scipy.special``
+that no composition of NumPy primitives computes accurately (log-gamma and
+its derivatives, the inverse error functions, Bessel functions, the
+regularized incomplete gamma and beta functions).
+
+Contract: registered with every other primitive, so the registry is fixed
+at import; their impls call SciPy, imported the first time one runs, so
+wengert itself imports without SciPy (only ``scipy_special`` and
+``scipy_stats``, loaded with SciPy, make these primitives). Each impl keeps
+SciPy's dtype (float32 stays float32).
+
+jvp rules are written with wrappers of primitives that have rules of their
+own, so every order follows: gammaln -> digamma = polygamma[n=0] ->
+polygamma[n=1] -> ...; a Bessel function's derivative is its neighbours'
+(``jv' = (j_{v-1} - j_{v+1}) / 2``). Derivatives in an order ``v``, in the
+parameters of an incomplete gamma/beta function or in Student's ``df`` of
+``stdtr`` are not implemented: a tangent there raises ``NoDerivativeRule``,
+never a wrong value.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+
+from .arith import (add, cast_float, div, equal, exp, log, log1p, logical_and, mul, neg, sign, sub,
+                    where)
+from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
+from .rules import broadcast_shapes, elementwise_batch
+from ..ir import Aval, aval_of
+from ..errors import NoDerivativeRule, user_location
+
+__all__ = ["gammaln", "gamma", "polygamma", "digamma", "beta", "betaln", "erfc", "erfinv",
+           "erfcinv", "log_ndtr", "expit", "jv", "yv", "iv", "ive", "kv", "i0", "i0e", "i1",
+           "i1e", "gammainc", "gammaincc", "betainc", "betaincc", "stdtr", "xlogy", "xlog1py"]
+
+_SQRT_PI = math.sqrt(math.pi)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_special = {}
+
+
+def scipy_special():
+    """``scipy.special``, imported on first use (SciPy is optional)."""
+    mod = _special.get("mod")
+    if mod is None:
+        mod = _special["mod"] = importlib.import_module("scipy.special")
+    return mod
+
+
+def _scipy_impl(name):
+    """The impl calling ``scipy.special.<name>`` (a ufunc: dtype kept)."""
+    def impl(*args):
+        return getattr(scipy_special(), name)(*args)
+    impl.__name__ = f"{name}_impl"
+    return impl
+
+
+def _loop_aval(name, impl):
+    """Shape rule: broadcast shapes; dtype as the impl resolves it, asked on
+    empty stand-ins of the operands (memoised). A SciPy ufunc picks the
+    first of its loops the operands cast to, so ``gammainc(2.0, x32)`` is
+    float64 where ``betainc(2.0, 3.0, x32)`` is float32: only asking gives it."""
+    cache = {}
+
+    def abstract_eval(*avals, **params):
+        shape = broadcast_shapes(*(a.shape for a in avals), name=name)
+        key = (tuple((a.dtype, a.weak) for a in avals), tuple(sorted(params.items())))
+        dtype = cache.get(key)
+        if dtype is None:
+            stand_ins = [a.python_type(0) if a.python_type else np.ones(1, a.dtype)
+                         for a in avals]
+            with np.errstate(all="ignore"):
+                dtype = cache[key] = np.asarray(impl(*stand_ins, **params)).dtype
+        return Aval(shape, dtype)
+    abstract_eval.__name__ = f"{name}_abstract_eval"
+    return abstract_eval
+
+
+def _in_out_dtype(rule):
+    """``rule`` with its tangent cast to the output's dtype: a loop that
+    computes float32 operands in float64 (``gammainc(2.0, x32)``) has a
+    float64 output, and its tangent must be float64 too."""
+    def jvp(primals, tangents, **params):
+        out, out_dot = rule(primals, tangents, **params)
+        return out, out_dot if isinstance(out_dot, Zero) else cast_float(out_dot, aval_of(out))
+    jvp.__name__ = rule.__name__
+    return jvp
+
+
+def _elementwise(name, nargs, jvp, impl=None):
+    impl = impl or _scipy_impl(name)
+    prim = register(Primitive(name, nargs=nargs, impl=impl, jvp=_in_out_dtype(jvp),
+                              transpose=NOT_LINEAR, abstract_eval=_loop_aval(name, impl)))
+    wrapper = wrapper_of(prim)
+    prim.batch = elementwise_batch(wrapper)
+    return prim, wrapper
+
+
+def _no_tangent(tangent, what):
+    """A derivative wengert does not have: refuse it, never drop it."""
+    if not isinstance(tangent, Zero):
+        raise NoDerivativeRule(f"{user_location()}: {what} is not implemented in wengert; hold "
+                               "it fixed (a constant, or a value not differentiated)")
+
+
+def _sum_terms(*terms):
+    """The sum of the terms that are not None (a tangent from each operand)."""
+    terms = [t for t in terms if t is not None]
+    out = terms[0]
+    for t in terms[1:]:
+        out = add(out, t)
+    return out
+
+
+def _times(t_dot, weight):
+    """``t_dot * weight()``: None for a symbolic zero tangent (the weight is
+    only formed where a tangent needs it)."""
+    return None if isinstance(t_dot, Zero) else mul(t_dot, weight())
+
+
+# --- xlogy, xlog1py (plain functions over primitives) ------------------
+def xlogy(x, y):
+    """``x log(y)``, 0 where x = 0 even at y = 0 (its derivative in y there
+    is x / y = 0). ``y`` is replaced by 1 only where both are 0, so the
+    derivative in x is log(y) wherever that is finite."""
+    safe = where(logical_and(equal(x, 0), equal(y, 0)), 1.0, y)
+    return mul(x, log(safe))
+
+
+def xlog1py(x, y):
+    """``x log1p(y)``, 0 where x = 0 even at y = -1."""
+    safe = where(logical_and(equal(x, 0), equal(y, -1)), 0.0, y)
+    return mul(x, log1p(safe))
+
+
+# --- polygamma (digamma is n = 0) ----------------------------------------
+def polygamma_impl(x, n):
+    sc = scipy_special()
+    if n == 0:
+        return sc.psi(x)
+    out = np.asarray(sc.polygamma(n, x))
+    dtype = np.result_type(x) if np.result_type(x).kind == "f" else np.dtype(np.float64)
+    return out.astype(dtype, copy=False)[()]
+
+
+def polygamma_jvp(primals, tangents, n):
+    x, = primals
+    return polygamma(x, n=n), mul(tangents[0], polygamma(x, n=n + 1))
+
+
+polygamma_p, polygamma = _elementwise("polygamma", 1, polygamma_jvp, impl=polygamma_impl)
+
+
+def digamma(x):
+    return polygamma(x, n=0)
+
+
+# --- gammaln, gamma --------------------------------------------------------
+def gammaln_jvp(primals, tangents):
+    x, = primals
+    return gammaln(x), mul(tangents[0], digamma(x))
+
+
+gammaln_p, gammaln = _elementwise("gammaln", 1, gammaln_jvp)
+
+
+def gamma_jvp(primals, tangents):
+    x, = primals
+    out = gamma(x)
+    return out, mul(tangents[0], mul(out, digamma(x)))
+
+
+gamma_p, gamma = _elementwise("gamma", 1, gamma_jvp)
+
+
+# --- beta, betaln ------------------------------------------------------------
+def _beta_slopes(a, b, a_dot, b_dot):
+    """d log B(a, b) = (psi(a) - psi(a+b)) da + (psi(b) - psi(a+b)) db."""
+    psi_ab = digamma(add(a, b))
+    return _sum_terms(_times(a_dot, lambda: sub(digamma(a), psi_ab)),
+                      _times(b_dot, lambda: sub(digamma(b), psi_ab)))
+
+
+def betaln_jvp(primals, tangents):
+    a, b = primals
+    return betaln(a, b), _beta_slopes(a, b, *tangents)
+
+
+betaln_p, betaln = _elementwise("betaln", 2, betaln_jvp)
+
+
+def beta_jvp(primals, tangents):
+    a, b = primals
+    out = beta(a, b)
+    return out, mul(out, _beta_slopes(a, b, *tangents))
+
+
+beta_p, beta = _elementwise("beta", 2, beta_jvp)
+
+
+# --- erfc, erfinv, erfcinv -----------------------------------------------------
+def erfc_jvp(primals, tangents):
+    x, = primals
+    # d erfc(x) = -2 / sqrt(pi) exp(-x^2) dx
+    return erfc(x), mul(tangents[0], mul(-2.0 / _SQRT_PI, exp(neg(mul(x, x)))))
+
+
+erfc_p, erfc = _elementwise("erfc", 1, erfc_jvp)
+
+
+def erfinv_jvp(primals, tangents):
+    out = erfinv(primals[0])
+    # the inverse's slope: 1 / erf'(out) = sqrt(pi) / 2 exp(out^2)
+    return out, mul(tangents[0], mul(_SQRT_PI / 2.0, exp(mul(out, out))))
+
+
+erfinv_p, erfinv = _elementwise("erfinv", 1, erfinv_jvp)
+
+
+def erfcinv_jvp(primals, tangents):
+    out = erfcinv(primals[0])
+    return out, mul(tangents[0], mul(-_SQRT_PI / 2.0, exp(mul(out, out))))
+
+
+erfcinv_p, erfcinv = _elementwise("erfcinv", 1, erfcinv_jvp)
+
+
+# --- log_ndtr --------------------------------------------------------------
+def log_ndtr_jvp(primals, tangents):
+    x, = primals
+    out = log_ndtr(x)
+    # phi(x) / Phi(x) as exp(log phi - log Phi): finite for very negative x,
+    # where both underflow (the ratio tends to -x)
+    log_pdf = sub(mul(-0.5, mul(x, x)), _LOG_SQRT_2PI)
+    return out, mul(tangents[0], exp(sub(log_pdf, out)))
+
+
+log_ndtr_p, log_ndtr = _elementwise("log_ndtr", 1, log_ndtr_jvp)
+
+
+# --- expit -----------------------------------------------------------------------
+def expit_jvp(primals, tangents):
+    x, = primals
+    out = expit(x)
+    # expit(x) expit(-x): accurate in both tails, where 1 - expit(x) is not
+    return out, mul(tangents[0], mul(out, expit(neg(x))))
+
+
+expit_p, expit = _elementwise("expit", 1, expit_jvp)
+
+
+# --- Bessel functions of order v (derivative in x only) -----------------------------
+def _bessel_jvp(name, combine):
+    def jvp(primals, tangents):
+        wrapper = globals()[name]       # defined by the registration below
+        v, x = primals
+        v_dot, x_dot = tangents
+        _no_tangent(v_dot, f"the derivative of scipy.special.{name}(v, x) in the order v")
+        out = wrapper(v, x)
+        if isinstance(x_dot, Zero):
+            return out, Zero.like(out)
+        return out, mul(x_dot, combine(v, x, out))
+    jvp.__name__ = f"{name}_jvp"
+    return jvp
+
+
+def _jv_slope(v, x, out):
+    # J_v' = (J_{v-1} - J_{v+1}) / 2, and the same for Y_v
+    return mul(0.5, sub(jv(sub(v, 1.0), x), jv(add(v, 1.0), x)))
+
+
+def _yv_slope(v, x, out):
+    return mul(0.5, sub(yv(sub(v, 1.0), x), yv(add(v, 1.0), x)))
+
+
+def _iv_slope(v, x, out):
+    # I_v' = (I_{v-1} + I_{v+1}) / 2
+    return mul(0.5, add(iv(sub(v, 1.0), x), iv(add(v, 1.0), x)))
+
+
+def _ive_slope(v, x, out):
+    # ive = iv exp(-|x|): the sum rule, less sign(x) ive
+    return sub(mul(0.5, add(ive(sub(v, 1.0), x), ive(add(v, 1.0), x))), mul(sign(x), out))
+
+
+def _kv_slope(v, x, out):
+    # K_v' = -(K_{v-1} + K_{v+1}) / 2
+    return mul(-0.5, add(kv(sub(v, 1.0), x), kv(add(v, 1.0), x)))
+
+
+jv_p, jv = _elementwise("jv", 2, _bessel_jvp("jv", _jv_slope))
+yv_p, yv = _elementwise("yv", 2, _bessel_jvp("yv", _yv_slope))
+iv_p, iv = _elementwise("iv", 2, _bessel_jvp("iv", _iv_slope))
+ive_p, ive = _elementwise("ive", 2, _bessel_jvp("ive", _ive_slope))
+kv_p, kv = _elementwise("kv", 2, _bessel_jvp("kv", _kv_slope))
+
+
+# --- i0, i1, i0e, i1e (orders 0 and 1 of iv, ive: SciPy's faster ufuncs) -----------
+def i0_jvp(primals, tangents):
+    x, = primals
+    return i0(x), mul(tangents[0], i1(x))
+
+
+i0_p, i0 = _elementwise("i0", 1, i0_jvp)
+
+
+def i1_jvp(primals, tangents):
+    x, = primals
+    # (I_0 + I_2) / 2: no division by x, so no special case at 0
+    return i1(x), mul(tangents[0], mul(0.5, add(i0(x), iv(2.0, x))))
+
+
+i1_p, i1 = _elementwise("i1", 1, i1_jvp)
+
+
+def i0e_jvp(primals, tangents):
+    x, = primals
+    out = i0e(x)
+    return out, mul(tangents[0], sub(i1e(x), mul(sign(x), out)))
+
+
+i0e_p, i0e = _elementwise("i0e", 1, i0e_jvp)
+
+
+def i1e_jvp(primals, tangents):
+    x, = primals
+    out = i1e(x)
+    slope = sub(mul(0.5, add(i0e(x), ive(2.0, x))), mul(sign(x), out))
+    return out, mul(tangents[0], slope)
+
+
+i1e_p, i1e = _elementwise("i1e", 1, i1e_jvp)
+
+
+# --- regularized incomplete gamma and beta, Student's t cdf (derivative in x) ------
+def _gamma_density(a, x):
+    """x^(a-1) e^(-x) / Gamma(a): the slope of gammainc(a, x) in x."""
+    return exp(sub(sub(xlogy(sub(a, 1.0), x), x), gammaln(a)))
+
+
+def gammainc_jvp(primals, tangents):
+    a, x = primals
+    _no_tangent(tangents[0], "the derivative of the regularized incomplete gamma function "
+                             "(scipy.special.gammainc, scipy.stats.gamma.cdf) in its shape a")
+    out = gammainc(a, x)
+    return out, mul(tangents[1], _gamma_density(a, x))
+
+
+gammainc_p, gammainc = _elementwise("gammainc", 2, gammainc_jvp)
+
+
+def gammaincc_jvp(primals, tangents):
+    a, x = primals
+    _no_tangent(tangents[0], "the derivative of the regularized upper incomplete gamma "
+                             "function (scipy.special.gammaincc, scipy.stats.gamma.sf) in its "
+                             "shape a")
+    out = gammaincc(a, x)
+    return out, neg(mul(tangents[1], _gamma_density(a, x)))
+
+
+gammaincc_p, gammaincc = _elementwise("gammaincc", 2, gammaincc_jvp)
+
+
+def _beta_density(a, b, x):
+    """x^(a-1) (1-x)^(b-1) / B(a, b): the slope of betainc(a, b, x) in x."""
+    return exp(sub(add(xlogy(sub(a, 1.0), x), xlog1py(sub(b, 1.0), neg(x))), betaln(a, b)))
+
+
+def _beta_params_fixed(tangents, fname):
+    for t, p in zip(tangents[:2], "ab"):
+        _no_tangent(t, f"the derivative of the regularized incomplete beta function "
+                       f"(scipy.special.{fname}, scipy.stats.beta's cdf/sf) in its parameter {p}")
+
+
+def betainc_jvp(primals, tangents):
+    a, b, x = primals
+    _beta_params_fixed(tangents, "betainc")
+    return betainc(a, b, x), mul(tangents[2], _beta_density(a, b, x))
+
+
+betainc_p, betainc = _elementwise("betainc", 3, betainc_jvp)
+
+
+def betaincc_jvp(primals, tangents):
+    a, b, x = primals
+    _beta_params_fixed(tangents, "betaincc")
+    return betaincc(a, b, x), neg(mul(tangents[2], _beta_density(a, b, x)))
+
+
+betaincc_p, betaincc = _elementwise("betaincc", 3, betaincc_jvp)
+
+
+def t_logpdf(df, t):
+    """log of Student's t density with ``df`` degrees of freedom at ``t``."""
+    half = mul(0.5, add(df, 1.0))
+    norm = sub(sub(gammaln(half), gammaln(mul(0.5, df))), mul(0.5, log(mul(math.pi, df))))
+    return sub(norm, mul(half, log1p(div(mul(t, t), df))))
+
+
+def stdtr_jvp(primals, tangents):
+    df, t = primals
+    _no_tangent(tangents[0], "the derivative of Student's t cdf (scipy.special.stdtr, "
+                             "scipy.stats.t.cdf/sf) in its degrees of freedom df")
+    return stdtr(df, t), mul(tangents[1], exp(t_logpdf(df, t)))
+
+
+stdtr_p, stdtr = _elementwise("stdtr", 2, stdtr_jvp)
