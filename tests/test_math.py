@@ -269,3 +269,47 @@ def test_source_derivative_valid_for_every_length(fun, shapes):
         got = g_source(a, b)
         for gl, wl in zip(got, want):
             np.testing.assert_allclose(gl, wl, rtol=1e-12, err_msg=f"lengths {n}, {m}")
+
+
+# --- every ufunc of the table on integer operands: NumPy's integer semantics ----------------
+# Integer values are not differentiated, but the source engine stages them:
+# a wrapper written as a float composite (1.0 / n for np.reciprocal, pow for
+# np.float_power) would change their values there.
+_N1, _N2 = np.array([1, 2, -3, 4]), np.array([3, -2, 2, 1])
+
+
+def _int_ufuncs():
+    from wengert.primitives import library
+    out = []
+    with np.errstate(all="ignore"):
+        for name, u, kind in library.entries():
+            if kind != "ufunc" or u.nout != 1 or u.nin not in (1, 2):
+                continue
+            try:
+                want = u(*(_N1, _N2)[:u.nin])
+            except (TypeError, ValueError):
+                continue         # no integer loop: nothing to keep
+            if np.asarray(want).dtype.kind in "biuf":
+                out.append(pytest.param(u, id=name))
+    return out
+
+
+def times_unary(x, n, u):
+    return np.sum(x * u(n))
+
+
+def times_binary(x, n, m, u):
+    return np.sum(x * u(n, m))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("u", _int_ufuncs())
+def test_ufunc_on_integers_keeps_numpy_values(u, engine):
+    x = np.ones(4)
+    with np.errstate(all="ignore"):
+        want = np.broadcast_to(np.asarray(u(*(_N1, _N2)[:u.nin]), np.float64), x.shape)
+        if u.nin == 1:
+            got = wg.grad(times_unary, engine=engine)(x, _N1, u)
+        else:
+            got = wg.grad(times_binary, engine=engine)(x, _N1, _N2, u)
+    np.testing.assert_array_equal(got, want)

@@ -35,7 +35,7 @@ def _radians(x):
 UFUNCS = {
     np.add: arith.add, np.subtract: arith.sub, np.multiply: arith.mul,
     np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
-    np.power: arith.pow, np.float_power: arith.pow, np.exp: arith.exp, np.log: arith.log,
+    np.power: arith.pow, np.exp: arith.exp, np.log: arith.log,
     np.log1p: arith.log1p, np.expm1: arith.expm1, np.sqrt: arith.sqrt, np.square: arith.square,
     np.sin: arith.sin, np.cos: arith.cos, np.tan: arith.tan,
     np.arcsin: arith.arcsin, np.arccos: arith.arccos, np.arctan: arith.arctan,
@@ -57,7 +57,7 @@ UFUNCS = {
 # gives NumPy's: only their results are checked (``numpy_result``)
 _OPERATOR_WRAPPED = frozenset({
     np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.power,
-    np.float_power, np.square, np.absolute, np.fabs, np.remainder,
+    np.square, np.absolute, np.fabs, np.remainder,
     np.floor_divide, np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
     np.not_equal, np.degrees, np.rad2deg, np.radians, np.deg2rad})
 
