@@ -250,36 +250,44 @@ def _as_vector(a, fname):
     return a
 
 
-def _mode_slice(full, n, m, mode, same_start):
+def _windowed(a, v, mode, same_start):
+    """The ``mode`` window of the convolution of ``a`` with ``v``: ``valid``
+    by the primitive's own mode (the longer operand first: the convolution
+    is symmetric), ``same`` as a slice of ``full``."""
+    n, m = aval_of(a).shape[0], aval_of(v).shape[0]
+    if mode == "valid":
+        return convolution.convolve(a, v, mode="valid") if n >= m else \
+            convolution.convolve(v, a, mode="valid")
+    if mode not in ("full", "same"):
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    full = convolution.convolve(a, v)
     if mode == "full":
         return full
-    if mode == "same":
-        return index.getitem(full, (slice(same_start, same_start + max(n, m)),))
-    if mode == "valid":
-        return index.getitem(full, (slice(min(n, m) - 1, max(n, m)),))
-    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    return index.getitem(full, (slice(same_start, same_start + max(n, m)),))
 
 
-def convolve1d(a, v, mode="full"):
-    """``np.convolve(a, v, mode)`` over the ``convolve`` primitive (the full
-    convolution, which ``same`` and ``valid`` slice): differentiated in both
-    operands. For other families (scipy.signal) to call."""
-    a, v = _as_vector(a, "convolve"), _as_vector(v, "convolve")
+def _vectors(a, v, fname):
+    a, v = _as_vector(a, fname), _as_vector(v, fname)
     n, m = aval_of(a).shape[0], aval_of(v).shape[0]
     if not n or not m:
         raise ValueError("v cannot be empty" if not m else "a cannot be empty")
-    return _mode_slice(convolution.convolve(a, v), n, m, mode, (min(n, m) - 1) // 2)
+    return a, v, n, m
+
+
+def convolve1d(a, v, mode="full"):
+    """``np.convolve(a, v, mode)`` over the ``convolve`` primitive:
+    differentiated in both operands. For other families (scipy.signal) to
+    call."""
+    a, v, n, m = _vectors(a, v, "convolve")
+    return _windowed(a, v, mode, (min(n, m) - 1) // 2)
 
 
 def correlate1d(a, v, mode="valid"):
     """``np.correlate(a, v, mode)`` for real operands: the convolution of
     ``a`` with ``v`` reversed, its ``same`` window placed as NumPy does."""
-    a, v = _as_vector(a, "correlate"), _as_vector(v, "correlate")
-    n, m = aval_of(a).shape[0], aval_of(v).shape[0]
-    if not n or not m:
-        raise ValueError("v cannot be empty" if not m else "a cannot be empty")
-    full = convolution.convolve(a, index.getitem(v, (slice(None, None, -1),)))
-    return _mode_slice(full, n, m, mode, min(n, m) // 2 if n < m else (min(n, m) - 1) // 2)
+    a, v, n, m = _vectors(a, v, "correlate")
+    v = index.getitem(v, (slice(None, None, -1),))
+    return _windowed(a, v, mode, min(n, m) // 2 if n < m else (min(n, m) - 1) // 2)
 
 
 def _no_complex(fname, *xs):
