@@ -313,3 +313,28 @@ def test_ufunc_on_integers_keeps_numpy_values(u, engine):
         else:
             got = wg.grad(times_binary, engine=engine)(x, _N1, _N2, u)
     np.testing.assert_array_equal(got, want)
+
+
+# --- interp at repeated sample points: NumPy's values, finite derivatives ------------------------
+_XP_REPEATED = np.array([0.0, 0.0, 1.0, 1.0, 2.0, 2.0])
+
+
+def interp_repeated(x, fp):
+    return np.interp(x, _XP_REPEATED, fp)
+
+
+def interp_repeated_sum(x, fp):
+    return np.sum(np.interp(x, _XP_REPEATED, fp) * np.arange(1.0, 8.0))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_interp_repeated_sample_points(engine):
+    x = np.array([-0.5, 0.0, 1.0, 2.0, 0.5, 1.5, 3.0])
+    fp = np.array([-1.0, 0.0, 1.0, 5.0, 6.0, 9.0])
+    out, _ = wg.jvp(interp_repeated, (x, fp), (np.ones(7), np.ones(6)), engine=engine)
+    np.testing.assert_array_equal(out, np.interp(x, _XP_REPEATED, fp))
+    gx, gfp = wg.grad(interp_repeated_sum, argnums=(0, 1), engine=engine)(x, fp)
+    # slopes 1 on [0, 1] and [1, 2] (from the right at the points), 0 outside and at 2
+    np.testing.assert_array_equal(gx, [0.0, 2.0, 3.0, 0.0, 5.0, 6.0, 0.0])
+    np.testing.assert_allclose(gfp, [1.0, 2.0 + 2.5, 2.5, 3.0 + 3.0, 3.0, 4.0 + 7.0],
+                               rtol=1e-15)

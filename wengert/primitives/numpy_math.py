@@ -96,13 +96,17 @@ def _float_power(x, y):
     return numpy_result(arith.pow(as_dtype(x, dt), as_dtype(y, dt)))
 
 
-def _fmax(x, y):
-    # NumPy's fmax: where one operand is NaN the other wins (maximum's NaN wins)
-    return arith.where(numpy_nan.isnan(x), y, arith.where(numpy_nan.isnan(y), x, arith.maximum(x, y)))
+def _nan_yields(pair):
+    """NumPy's fmax/fmin from maximum/minimum: where one operand is NaN the
+    other wins (in ``pair``, a NaN wins), and its derivative goes to it."""
+    def fn(x, y):
+        isnan = numpy_nan.isnan
+        return arith.where(isnan(x), y, arith.where(isnan(y), x, pair(x, y)))
+    return fn
 
 
-def _fmin(x, y):
-    return arith.where(numpy_nan.isnan(x), y, arith.where(numpy_nan.isnan(y), x, arith.minimum(x, y)))
+_fmax = _nan_yields(arith.maximum)
+_fmin = _nan_yields(arith.minimum)
 
 
 # --- ptp, average --------------------------------------------------------
@@ -120,7 +124,9 @@ def _average(a, axis=None, weights=None, returned=False, *, keepdims=NO_VALUE):
     if weights is None:
         avg = reduce.mean(a, axis=axis, keepdims=keep)
         out_av = aval_of(avg)
-        scl = out_av.dtype.type(max(int(np.prod(av.shape)), 1) / max(int(np.prod(out_av.shape)), 1))
+        # the count each mean divided by, as a constant of the mean's dtype
+        scl = out_av.dtype.type(max(int(np.prod(av.shape)), 1)
+                                / max(int(np.prod(out_av.shape)), 1))
     else:
         wav = aval_of(weights)
         dt = (np.result_type(av.dtype, wav.dtype, "f8") if av.dtype.kind in "biu"
@@ -229,9 +235,18 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
         j = elementwise.interp_segment(xp, x)
         j1 = arith.add(j, 1)
         x0, f0 = index.getitem(xp, (j,)), index.getitem(fp, (j,))
-        slope = arith.div(arith.sub(index.getitem(fp, (j1,)), f0),
-                          arith.sub(index.getitem(xp, (j1,)), x0))
+        width = arith.sub(index.getitem(xp, (j1,)), x0)
+        # a repeated sample point is a segment of width 0, which x reaches
+        # only where another branch below takes over: slope 0 there, not
+        # 0 / 0 (whose NaN a cotangent of 0 would still carry)
+        flat = arith.equal(width, 0.0)
+        slope = arith.where(flat, 0.0, arith.div(arith.sub(index.getitem(fp, (j1,)), f0),
+                                                 arith.where(flat, 1.0, width)))
         inner = arith.add(f0, arith.mul(slope, arith.sub(x, x0)))
+        # x at the last sample point: fp[-1], as NumPy gives (the last of
+        # repeated points' values)
+        last = index.getitem(fp, (-1,))
+        inner = arith.where(arith.equal(x, index.getitem(xp, (-1,))), last, inner)
     lo = index.getitem(fp, (0,)) if left is None else left
     hi = index.getitem(fp, (-1,)) if right is None else right
     out = arith.where(arith.less(x, index.getitem(xp, (0,))), lo, inner)
