@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 import pathlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -66,13 +66,18 @@ class FnCase:
 
 
 def _gather():
+    """Every family's cases; a case whose id another family already took is
+    told apart by its family's name (``np.clip[arrays@math]``)."""
     here = pathlib.Path(__file__).parent
-    out = []
+    out, seen = [], set()
     for path in sorted(here.glob("fn_cases_*.py")):
-        out.extend(importlib.import_module(path.stem).CASES)
-    ids = [c.test_id for c in out]
-    dup = sorted({i for i in ids if ids.count(i) > 1})
-    assert not dup, f"two function cases share the id {dup}: give them an id= apart"
+        family = path.stem[len("fn_cases_"):]
+        for case in importlib.import_module(path.stem).CASES:
+            if case.test_id in seen:
+                case = replace(case, id=f"{case.id}@{family}")
+            assert case.test_id not in seen, f"{path.name}: two cases with the id {case.test_id}"
+            seen.add(case.test_id)
+            out.append(case)
     return out
 
 

@@ -383,15 +383,20 @@ KEYWORD_CALLS = [
 
 
 def ufunc_functions(ufunc, **kwargs):
-    """``ufunc(..., **kwargs)`` as a function of its operands."""
-    if ufunc.nin == 1:
-        def call1(x):
-            return ufunc(x, **kwargs)
-        return call1
+    """``ufunc(..., **kwargs)`` as a function of its operands (one to four:
+    NumPy's ufuncs and SciPy's)."""
+    def call1(x):
+        return ufunc(x, **kwargs)
 
     def call2(x, y):
         return ufunc(x, y, **kwargs)
-    return call2
+
+    def call3(x, y, z):
+        return ufunc(x, y, z, **kwargs)
+
+    def call4(x, y, z, w):
+        return ufunc(x, y, z, w, **kwargs)
+    return (call1, call2, call3, call4)[ufunc.nin - 1]
 
 
 # keywords wengert does not implement

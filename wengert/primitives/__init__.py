@@ -1,6 +1,8 @@
 """The primitive table. Importing this package registers every primitive;
 ``PRIMITIVES`` maps names to rows."""
 from .core import PRIMITIVES, NOT_LINEAR, Primitive, Zero, Linear, bind  # noqa: F401
-from . import arith, shape, reduce, index, linalg, matrix, composite, custom, control, numpy_api  # noqa: F401
+from . import arith, shape, reduce, index, linalg, decomp, matrix, lstsq, composite, custom, control, numpy_api  # noqa: F401
 from . import checkpoint, host  # noqa: F401
+from . import gather, scan  # noqa: F401
 from . import elementwise, convolution  # noqa: F401
+from . import triangular, matfuncs, correlation  # noqa: F401

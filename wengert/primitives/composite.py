@@ -12,8 +12,10 @@ from the primitives they call. Two patterns keep them stable:
   subgradient) instead of nan, in forward and reverse mode alike.
 
 Real inputs only: ``norm`` and ``var`` square values, they do not conjugate.
-Matrix norms: 'fro', 1, -1, inf, -inf; 2, -2 and 'nuc' need singular values
-and raise ``NoDerivativeRule``.
+``norm`` takes every order NumPy does: for vectors None, 2, 1, inf, -inf, 0
+(a count, derivative zero) and any p, negative too; for matrices 'fro',
+'nuc', 1, -1, 2, -2, inf, -inf, the spectral ones from the singular values
+(``decomp.svdvals``, smooth where they are distinct and nonzero).
 """
 from __future__ import annotations
 
@@ -25,8 +27,10 @@ from .. import dims as _dims
 from .arith import (abs, add, convert, div, exp, greater, isfinite, log, mul, not_equal, pow,
                     sqrt, sub, where)
 from .reduce import mean, reduce_max, reduce_min, reduce_sum
-from .shape import squeeze
+from .shape import reshape, squeeze, transpose
+from .decomp import svdvals
 from ..errors import NoDerivativeRule
+from ..ir import aval_of
 
 
 def _axes(axis, nd):
@@ -78,7 +82,9 @@ def _vector_norm(x, ord, axes, keepdims):
         return reduce_min(abs(x), axis=axes, keepdims=keepdims)
     if ord == 0:
         # a count: piecewise constant, so its derivative is zero
-        count = convert(not_equal(x, 0), dtype=np.float64)
+        # in x's float dtype, as NumPy counts (float64 for integers)
+        dtype = aval_of(x).dtype if aval_of(x).dtype.kind == "f" else np.dtype(np.float64)
+        count = convert(not_equal(x, 0), dtype=dtype)
         return reduce_sum(count, axis=axes, keepdims=keepdims)
     if ord == 1:
         return reduce_sum(abs(x), axis=axes, keepdims=keepdims)
@@ -100,13 +106,25 @@ def _matrix_norm(x, ord, row, col, keepdims):
         out = pick(reduce_sum(abs(x), axis=inner, keepdims=True), axis=outer, keepdims=True)
         return _unkeep(out, tuple(sorted((row, col))), keepdims)
     if ord in (2, -2, "nuc"):
-        raise NoDerivativeRule(f"norm: the matrix norm ord={ord!r} needs singular values, which "
-                               "wengert does not differentiate; use ord='fro', 1 or inf")
+        # the matrix axes last, as svdvals takes them (its values do not
+        # depend on which of the two comes first)
+        perm = [i for i in range(len(_dims.shape(x))) if i not in (row, col)] + [row, col]
+        s = svdvals(transpose(x, perm) if perm != sorted(perm) else x)
+        out = reduce_sum(s, axis=-1) if ord == "nuc" else \
+            (reduce_max if ord == 2 else reduce_min)(s, axis=-1)
+        if keepdims:
+            shape = list(_dims.shape(x))
+            shape[row] = shape[col] = 1
+            out = reshape(out, tuple(shape))
+        return out
     raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """``np.linalg.norm`` for real vectors and matrices."""
+    """``np.linalg.norm`` for real vectors and matrices (integers are
+    converted to float64 first, as NumPy does)."""
+    if aval_of(x).dtype.kind not in "fc":
+        x = convert(x, dtype=np.float64)
     nd = np.ndim(x)
     if axis is None:
         if ord is None:           # the 2-norm of the flattened array, whatever its rank

@@ -11,7 +11,8 @@ Contracts:
   every index has one size across operands (no size-1 broadcasting). The
   wrapper ``einsum`` normalises NumPy's forms into that: implicit output,
   ``...`` (expanded into fresh letters) and size-1 broadcast axes (squeezed
-  away). Only the subscripts-string form is accepted, not the interleaved one.
+  away). It takes the subscripts-string form; ``np.einsum``'s interleaved
+  (sublist) form is turned into it by ``numpy_functions``.
   Repeated indices within an operand (``"ii->i"``) are supported both ways.
 * Batch rules (for Jacobians in one pass) exist for both primitives.
 """

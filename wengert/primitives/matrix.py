@@ -6,11 +6,12 @@ Contracts:
   (the wrapper ``solve`` handles a vector ``b``); linear in ``b`` only, with a
   batch rule.
 * ``inv_p``, ``det_p``, ``slogdet_p``, ``cholesky_p`` act on the last two
-  axes and accept leading batch axes. ``slogdet_p`` has two results (sign,
-  log|det|); the sign's tangent is zero.
-* ``cholesky_p``'s derivative treats its input as symmetric: a tangent ``dA``
-  is symmetrised before use (as JAX and PyTorch do), whereas NumPy reads only
-  the lower triangle. Along symmetric directions the two agree.
+  axes and accept leading batch axes. ``det``'s derivative is the adjugate's
+  (``decomp.adjugate_p``), finite and exact at singular matrices.
+  ``slogdet_p`` has two results (sign, log|det|); the sign's tangent is zero.
+* ``cholesky_p`` reads the lower triangle only, as NumPy does: its jvp
+  makes the tangent symmetric from its lower triangle, so the derivative is
+  NumPy's function's in every direction (the upper triangle has none).
 """
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ import numpy as np
 
 from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, instantiate, register
 from .rules import result_dtype, shape_error
-from .arith import add, mul, neg, sub
+from .arith import mul, neg, sub
 from .shape import reshape, sum_to_shape
 from .reduce import reduce_sum
 from .linalg import _batch_shape, _float_dtype, _matmul, _mT, _pad_batched, _shape, _square
+from .decomp import adjugate, sym_from_lower
 from ..ir import Aval, aval_of
 
 
@@ -115,8 +117,9 @@ def det_jvp(primals, tangents):
     out = det(a)
     if isinstance(a_dot, Zero):
         return out, Zero(aval_of(out))
-    # TODO: uses inv(a), so a singular a gives nan where the adjugate form is finite
-    return out, mul(out, _dlogdet(a, a_dot))
+    # d det = tr(adj(A) dA); the adjugate (from the SVD) is finite where A is
+    # singular, unlike det(A) inv(A)
+    return out, reduce_sum(mul(_mT(adjugate(a)), a_dot), axis=(-2, -1))
 
 
 det_p = register(Primitive("det", nargs=1, impl=np.linalg.det, jvp=det_jvp,
@@ -172,7 +175,8 @@ def cholesky_jvp(primals, tangents):
     if isinstance(a_dot, Zero):
         return chol, Zero(aval_of(chol))
     n = _shape(a)[-1]
-    sym = mul(0.5, add(a_dot, _mT(a_dot)))
+    # NumPy reads the lower triangle only: the tangent of the matrix it reads
+    sym = sym_from_lower(a_dot)
     # S = L^-1 dA L^-T by two solves (L^-1 X^T)^T; dL = L Phi(S), where Phi
     # keeps the lower triangle and halves the diagonal
     left = _solve(chol, sym)

@@ -18,7 +18,8 @@ import numpy as np
 
 from . import arith, composite, linalg, matrix, reduce, shape
 from .core import TracerBase
-from ..errors import InPlaceUpdateError, NoDerivativeRule, user_location
+from ..errors import (InPlaceUpdateError, NoDerivativeRule, NonDifferentiableInputError,
+                      user_location)
 from ..ir import aval_of
 
 shape_mod = shape       # for the functions whose NumPy parameter is called ``shape``
@@ -355,8 +356,8 @@ def _broadcast_to(array, shape, subok=False):
 
 
 def _atleast_1d(*arys):
-    out = [shape.reshape(a, (1,)) if np.ndim(a) == 0 else a for a in arys]
-    return out[0] if len(out) == 1 else out
+    out = tuple(shape.reshape(a, (1,)) if np.ndim(a) == 0 else a for a in arys)
+    return out[0] if len(out) == 1 else out       # several: a tuple, as NumPy gives
 
 
 def _shape(a):
@@ -384,9 +385,24 @@ def _astype(x, dtype, /, *, copy=True, device=None):
 # --- selection and elementwise helpers ---------------------------------
 def _where(condition, x=None, y=None, /):
     if x is None and y is None:
-        raise NoDerivativeRule(f"{user_location()}: np.where(cond) with one argument returns "
-                               "indices; use np.nonzero on a concrete mask instead")
+        return _nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
     return arith.where(condition, x, y)
+
+
+def _nonzero(condition):
+    """``np.where(cond)``: the indices where ``cond`` holds, integers that
+    carry no derivative. How many there are is the shape of the result, so
+    the condition's value must be known now (the trace engine records one
+    call); where code is generated for every call it is not."""
+    val = condition.concrete_value if isinstance(condition, TracerBase) else condition
+    if val is None:
+        raise NonDifferentiableInputError(
+            f"{user_location()}: np.where(cond) with one argument returns indices whose "
+            "number depends on the values of cond, which are only known when the generated "
+            "code runs; use np.where(cond, x, y) to select values, or engine='trace'")
+    return np.nonzero(val)
 
 
 def _clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_VALUE,
@@ -450,8 +466,10 @@ def _slogdet(a):
 
 
 def _cholesky(a, /, *, upper=False):
-    low = matrix.cholesky(a)
-    return shape.swapaxes(low, -1, -2) if upper else low
+    # upper=True reads the upper triangle: the lower one of a's transpose
+    if upper:
+        return shape.swapaxes(matrix.cholesky(shape.swapaxes(a, -1, -2)), -1, -2)
+    return matrix.cholesky(a)
 
 
 def _norm(x, ord=None, axis=None, keepdims=False):

@@ -2,7 +2,7 @@
 elementwise ufuncs with primitives of their own (``elementwise``), and
 functions written as composites of primitive wrappers, so their
 derivatives of every order follow: ``sinc``, ``nan_to_num``, ``fmax``,
-``fmin``, ``float_power``, ``linspace``, ``interp``, ``convolve``, ``correlate``,
+``fmin``, ``linspace``, ``interp``, ``convolve``, ``correlate``,
 ``polyval``, ``trapezoid``, ``ptp``, ``average``, ``vdot``; and the
 NaN-ignoring reductions of ``numpy_nan`` (``nansum``...), whose entries this
 module's table includes.
@@ -87,13 +87,6 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     out = arith.where(numpy_nan.isnan(x), fills[0], x)
     out = arith.where(arith.equal(x, np.inf), fills[1], out)
     return numpy_result(arith.where(arith.equal(x, -np.inf), fills[2], out))
-
-
-def _float_power(x, y):
-    # NumPy's float_power computes in float64 (complex128): integers to
-    # negative powers, and float32 operands give float64
-    dt = np.complex128 if any(aval_of(v).dtype.kind == "c" for v in (x, y)) else np.float64
-    return numpy_result(arith.pow(as_dtype(x, dt), as_dtype(y, dt)))
 
 
 def _nan_yields(pair):
@@ -375,5 +368,5 @@ UFUNCS = {
     np.reciprocal: elementwise.reciprocal, np.log2: elementwise.log2,
     np.log10: elementwise.log10, np.exp2: elementwise.exp2,
     np.logaddexp2: elementwise.logaddexp2, np.hypot: elementwise.hypot, np.fmax: _fmax,
-    np.fmin: _fmin, np.float_power: _float_power,
+    np.fmin: _fmin,
 }

@@ -24,6 +24,18 @@ def _identity(x):
     return x
 
 
+def _float_power(x, y):
+    """``x ** y`` computed in float64 at least (complex128 for complex
+    operands): NumPy's float_power has no float32 loop, so float32 operands
+    give a float64 result."""
+    stand_ins = []
+    for v in (x, y):
+        av = aval_of(v)
+        stand_ins.append(av.python_type(1) if av.weak else np.ones(0, av.dtype))
+    dtype = np.asarray(np.float_power(*stand_ins)).dtype
+    return arith.pow(*[as_dtype(v, dtype) for v in (x, y)])
+
+
 def _degrees(x):
     return arith.mul(x, 180.0 / np.pi)
 
@@ -35,7 +47,7 @@ def _radians(x):
 UFUNCS = {
     np.add: arith.add, np.subtract: arith.sub, np.multiply: arith.mul,
     np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
-    np.power: arith.pow, np.exp: arith.exp, np.log: arith.log,
+    np.power: arith.pow, np.float_power: _float_power, np.exp: arith.exp, np.log: arith.log,
     np.log1p: arith.log1p, np.expm1: arith.expm1, np.sqrt: arith.sqrt, np.square: arith.square,
     np.sin: arith.sin, np.cos: arith.cos, np.tan: arith.tan,
     np.arcsin: arith.arcsin, np.arccos: arith.arccos, np.arctan: arith.arctan,
@@ -57,7 +69,7 @@ UFUNCS = {
 # gives NumPy's: only their results are checked (``numpy_result``)
 _OPERATOR_WRAPPED = frozenset({
     np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.power,
-    np.square, np.absolute, np.fabs, np.remainder,
+    np.float_power, np.square, np.absolute, np.fabs, np.remainder,
     np.floor_divide, np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
     np.not_equal, np.degrees, np.rad2deg, np.radians, np.deg2rad})
 

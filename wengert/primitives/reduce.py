@@ -1,5 +1,7 @@
 """Reductions along axes: reduce_sum, reduce_max, reduce_min, reduce_prod,
-cumsum; ``keepdims`` and ``mean`` are wrappers over them.
+cumsum; ``keepdims`` and ``mean`` are wrappers over them. ``prod_others``
+(the product of the other entries, what ``reduce_prod``'s derivative needs
+where an entry is zero) is here too.
 
 Primitive params hold ``axes`` as a sorted tuple of non-negative ints; the
 primitive drops those axes (``keepdims`` is a reshape in the wrapper).
@@ -12,8 +14,8 @@ import numpy as np
 
 from .. import dims as _dims
 from .core import NOT_LINEAR, Primitive, bind, register, zero_if_any
-from .arith import convert, div, equal, mul
-from .shape import broadcast_to, reshape
+from .arith import convert, div, equal, mul, sub, where
+from .shape import broadcast_to, reshape, transpose
 from ..ir import Aval, aval_of
 
 
@@ -154,12 +156,39 @@ def reduce_prod_impl(x, axes):
 
 def reduce_prod_jvp(primals, tangents, axes):
     x, = primals
+    x_dot, = tangents
     out = _reduce_prod_bind(x, axes)
-    # d prod = sum_i dx_i * prod_{j != i} x_j = prod * sum(dx / x)  (x != 0)
-    # TODO: an exact zero in x gives nan; the product-of-others form via
-    # cumulative products would fix it (tests keep x away from 0).
-    ratio = div(tangents[0], x)
-    return out, mul(out, reduce_sum_p_bind(ratio, axes))
+    # d prod = sum_i dx_i * prod_{j != i} x_j
+    return out, reduce_sum_p_bind(mul(tangents[0], _product_of_others(x, axes)), axes)
+
+
+def _product_of_others(x, axes):
+    """``prod_{j != i} x_j`` over ``axes`` for each entry ``i``, exact where
+    entries are 0 (``prod / x`` would be nan there).
+
+    The others' product is (the product of the nonzero others) times (the
+    product of the zero others). The second factor is 1 when no other entry
+    is 0, the zero other itself when one is, the product of the two when
+    two are (``(s**2 - sum of squares) / 2``), and 0 beyond: each branch is
+    the product itself as a function, so its derivative is exact too; the
+    last is exact in value and first derivative. Hence ``np.prod``'s
+    derivatives are exact to order 3 everywhere (to every order where no
+    slice holds more than three zeros)."""
+    kept = _kept_shape(_dims.shape(x), axes)
+
+    def total(v):       # the sum over the slice, less the entry itself
+        return sub(reshape(reduce_sum_p_bind(v, axes), kept), v)
+
+    zero = equal(x, 0.0)
+    nonzero = where(zero, 1.0, x)
+    rest = div(reshape(_reduce_prod_bind(nonzero, axes), kept), nonzero)
+    zeros = where(zero, x, 0.0)                   # value 0, the zeros' tangents
+    count = total(convert(zero, dtype=aval_of(rest).dtype))
+    one = total(zeros)                            # the sum of the zero others
+    two = mul(sub(mul(one, one), total(mul(zeros, zeros))), 0.5)
+    factor = where(equal(count, 0.0), 1.0,
+                   where(equal(count, 1.0), one, where(equal(count, 2.0), two, 0.0)))
+    return mul(rest, factor)
 
 
 reduce_prod_p = register(Primitive("reduce_prod", nargs=1, impl=reduce_prod_impl,
@@ -175,6 +204,56 @@ def reduce_prod(x, axis=None, keepdims=False):
     shape = _dims.shape(x)
     axes = _norm_axes(axis, len(shape))
     return _finish(_reduce_prod_bind(x, axes), shape, axes, keepdims)
+
+
+# --- prod_others ---------------------------------------------------------
+def prod_others_impl(x):
+    """out_i = prod_(j != i) x_j along the last axis. Without zeros (and
+    with a product that neither overflows nor underflows), prod / x_i, to a
+    rounding or two; otherwise a running product from each end, O(n) and
+    no division, exact where x has zeros."""
+    if x.shape[-1] == 0:
+        return x.copy()
+    with np.errstate(all="ignore"):
+        total = np.prod(x, axis=-1, keepdims=True)
+        if np.all(np.abs(total) >= np.finfo(x.dtype).tiny) and np.all(np.isfinite(total)):
+            return total / x                # (a nonzero product has no zero factor)
+    ones = np.ones(x.shape[:-1] + (1,), x.dtype)
+    left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return left * right
+
+
+def pair_products(x):
+    """P_ik = prod_(j not in {i, k}) x_j for i != k, 0 on the diagonal, over
+    the last axis (..., n) -> (..., n, n): the products of the others of the
+    rows ``x with x_i = 1``. O(n^2), no division."""
+    n = _dims.shape(x)[-1]
+    eye = np.eye(n, dtype=bool)
+    rows = where(eye, 1.0, reshape(x, tuple(_dims.shape(x)[:-1]) + (1, n)))
+    return where(eye, 0.0, prod_others(rows))
+
+
+def prod_others_jvp(primals, tangents):
+    x, = primals
+    x_dot, = tangents
+    # d out_i = sum_(k != i) dx_k prod_(j not in {i, k}) x_j
+    n = _dims.shape(x)[-1]
+    t = reshape(x_dot, tuple(_dims.shape(x)[:-1]) + (1, n))
+    return prod_others(x), reduce_sum_p_bind(mul(pair_products(x), t), (len(_dims.shape(x)),))
+
+
+def prod_others_aval(x):
+    return x
+
+
+prod_others_p = register(Primitive("prod_others", nargs=1, impl=prod_others_impl,
+                                   jvp=prod_others_jvp, transpose=NOT_LINEAR,
+                                   abstract_eval=prod_others_aval))
+
+
+def prod_others(x):
+    return bind(prod_others_p, x)
 
 
 # --- cumsum ------------------------------------------------------------

@@ -1,0 +1,321 @@
+"""Decompositions by orthogonal matrices: svd, svdvals, eigh, eigvalsh;
+the adjugate (``det``'s derivative) and matrix_rank, which use the SVD.
+(qr, pinv and lstsq live in ``lstsq.py``.)
+
+Contracts (real matrices; every primitive acts on the last two axes and
+accepts leading batch axes, as NumPy does):
+
+* ``svd_p`` gives ``(U, S, Vh)``, thin or full (``full_matrices``). Its
+  derivative needs distinct singular values, and nonzero ones for a
+  non-square matrix. The extra columns of a full ``U`` (rows of ``Vh``) are
+  a basis of a complement that NumPy fixes only up to rotation; their
+  tangent keeps them orthogonal to the rest without turning them among
+  themselves. Only gauge-invariant functions of ``U`` and ``Vh`` (``U
+  diag(S) Vh``, projectors ``U U^T``) are well defined; tests use those.
+* ``svdvals_p`` (S alone) is smooth wherever the singular values are
+  distinct and nonzero; its first derivative ``diag(U^T dA V)`` is finite
+  even where they repeat.
+* ``eigh_p`` and ``eigvalsh_p`` read the lower triangle only, as NumPy's
+  ``UPLO='L'``: their jvp makes the tangent symmetric *from its lower
+  triangle*, so the derivative is that of NumPy's function in every
+  direction, not only the symmetric ones (``UPLO='U'`` is the wrapper's
+  transpose). Eigenvectors need distinct eigenvalues.
+* ``adjugate_p`` is ``det(A) inv(A)`` for well-conditioned matrices (two LU
+  factorisations), and ``adj(A) = det(U V^T) V adj(S) U^T`` from the SVD
+  ``A = U S V^T`` otherwise, finite at singular matrices. Its jvp
+  is exact there too: ``A + dA = U (S + E) V^T`` with ``E = U^T dA V`` and
+  ``U``, ``V`` held fixed, so ``d adj(A) = det(U V^T) V d adj(S)[E] U^T``,
+  where ``d adj(S)[E]`` is ``sum_(k != i) P_ik E_kk`` on the diagonal and
+  ``-P_ij E_ij`` off it, ``P_ik`` the product of the singular values other
+  than ``s_i`` and ``s_k``. No difference of singular values is divided by.
+  (A third derivative of ``det`` differentiates ``U`` and ``V`` themselves,
+  so it needs distinct singular values.)
+* ``matrix_rank_p`` is an integer computed when the code runs; it has no
+  derivative.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import NOT_LINEAR, Primitive, Zero, bind, register
+from .rules import shape_error
+from .arith import add, div, mul, neg, sub, where
+from .shape import concatenate, expand_dims, reshape
+from .reduce import pair_products, prod_others_impl, reduce_sum
+from .index import getitem
+from .linalg import _float_dtype, _matmul, _mT, _shape, _square
+from ..ir import Aval, aval_of
+
+__all__ = ["svd", "svdvals", "eigh", "eigvalsh", "adjugate", "matrix_rank", "sym_from_lower"]
+
+
+def _dtype_of(x):
+    return aval_of(x).dtype
+
+
+def _eye(k, x):
+    return np.eye(k, dtype=_float_dtype(_dtype_of(x)))
+
+
+def _diag_part(m, k):
+    """The diagonal of a (batch of) k x k matrix, as the last axis."""
+    return reduce_sum(mul(m, _eye(k, m)), axis=-1)
+
+
+def _cols(x, start, stop=None):
+    return getitem(x, (Ellipsis, slice(None), slice(start, stop)))
+
+
+def _rows(x, start, stop=None):
+    return getitem(x, (Ellipsis, slice(start, stop), slice(None)))
+
+
+def _matrix_aval(name, a):
+    if a.ndim < 2:
+        raise shape_error(f"{name}: expected a matrix or a stack of them (shape (..., m, n)), "
+                          f"got shape {a.shape}")
+    return a.shape[:-2], a.shape[-2], a.shape[-1], _float_dtype(a.dtype)
+
+
+def sym_from_lower(a):
+    """The symmetric matrix NumPy reads from ``a``'s lower triangle (eigh,
+    cholesky with ``UPLO='L'``): its derivative in every direction is that
+    of a function that ignores the strict upper triangle."""
+    n = _shape(a)[-1]
+    lower = np.tril(np.ones((n, n), bool))
+    return where(lower, a, _mT(a))
+
+
+def _gap_inverse(w, k):
+    """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it."""
+    eye = _eye(k, w)
+    gap = sub(expand_dims(w, -2), expand_dims(w, -1))
+    return div(1.0 - eye, add(gap, eye))
+
+
+# --- svd ---------------------------------------------------------------
+def svd_impl(a, full_matrices):
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    return u, s, vh
+
+
+def svd_aval(a, full_matrices):
+    batch, m, n, dt = _matrix_aval("svd", a)
+    k = min(m, n)
+    mu, nv = (m, n) if full_matrices else (k, k)
+    return Aval(batch + (m, mu), dt), Aval(batch + (k,), dt), Aval(batch + (nv, n), dt)
+
+
+def svd_jvp(primals, tangents, full_matrices):
+    a, = primals
+    a_dot, = tangents
+    u, s, vh = svd(a, full_matrices)
+    if isinstance(a_dot, Zero):
+        return (u, s, vh), tuple(Zero(aval_of(o)) for o in (u, s, vh))
+    m, n = _shape(a)[-2:]
+    k = min(m, n)
+    u1 = _cols(u, 0, k) if full_matrices and m > k else u
+    v1 = _mT(_rows(vh, 0, k) if full_matrices and n > k else vh)
+    dp = _matmul(_mT(u1), _matmul(a_dot, v1))           # U^T dA V, k x k
+    s_j, s_i = expand_dims(s, -2), expand_dims(s, -1)
+    eye = _eye(k, s)
+    # F_ij = 1 / (s_j^2 - s_i^2) off the diagonal
+    f = div(1.0 - eye, add(mul(sub(s_j, s_i), add(s_j, s_i)), eye))
+    dps = mul(dp, s_j)                                     # dP S
+    sdp = mul(s_i, dp)                                     # S dP
+    du = _matmul(u1, mul(f, add(dps, _mT(dps))))
+    dv = _matmul(v1, mul(f, add(sdp, _mT(sdp))))
+    if m > k:      # U's columns leave the range of V's image: (I - U U^T) dA V S^-1
+        du = add(du, div(sub(_matmul(a_dot, v1), _matmul(u1, dp)), s_j))
+    if n > k:
+        dv = add(dv, div(sub(_matmul(_mT(a_dot), u1), _matmul(v1, _mT(dp))), s_j))
+    ds = _diag_part(dp, k)
+    if full_matrices and m > k:     # the complement follows U, without turning in itself
+        u2 = _cols(u, k)
+        du = concatenate(du, neg(_matmul(u1, _matmul(_mT(du), u2))), axis=-1)
+    if full_matrices and n > k:
+        v2 = _mT(_rows(vh, k))
+        dv = concatenate(dv, neg(_matmul(v1, _matmul(_mT(dv), v2))), axis=-1)
+    return (u, s, vh), (du, ds, _mT(dv))
+
+
+svd_p = register(Primitive("svd", nargs=1, impl=svd_impl, jvp=svd_jvp, transpose=NOT_LINEAR,
+                           abstract_eval=svd_aval, multiple_results=True))
+
+
+def svd(a, full_matrices=False):
+    u, s, vh = bind(svd_p, a, full_matrices=bool(full_matrices))
+    return u, s, vh
+
+
+# --- svdvals -------------------------------------------------------------
+def svdvals_impl(a):
+    return np.linalg.svd(a, compute_uv=False)
+
+
+def svdvals_aval(a):
+    batch, m, n, dt = _matrix_aval("svdvals", a)
+    return Aval(batch + (min(m, n),), dt)
+
+
+def svdvals_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    s = svdvals(a)
+    if isinstance(a_dot, Zero):
+        return s, Zero(aval_of(s))
+    u, _, vh = svd(a, False)
+    # ds_i = u_i^T dA v_i
+    return s, reduce_sum(mul(u, _matmul(a_dot, _mT(vh))), axis=-2)
+
+
+svdvals_p = register(Primitive("svdvals", nargs=1, impl=svdvals_impl, jvp=svdvals_jvp,
+                               transpose=NOT_LINEAR, abstract_eval=svdvals_aval))
+
+
+def svdvals(a):
+    return bind(svdvals_p, a)
+
+
+# --- eigh ----------------------------------------------------------------
+def eigh_impl(a):
+    w, v = np.linalg.eigh(a)
+    return w, v
+
+
+def eigh_aval(a):
+    batch, n = _square("eigh", a)
+    dt = _float_dtype(a.dtype)
+    return Aval(batch + (n,), dt), Aval(a.shape, dt)
+
+
+def eigh_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    w, v = eigh(a)
+    if isinstance(a_dot, Zero):
+        return (w, v), (Zero(aval_of(w)), Zero(aval_of(v)))
+    n = _shape(a)[-1]
+    vdv = _matmul(_mT(v), _matmul(sym_from_lower(a_dot), v))
+    return (w, v), (_diag_part(vdv, n), _matmul(v, mul(_gap_inverse(w, n), vdv)))
+
+
+eigh_p = register(Primitive("eigh", nargs=1, impl=eigh_impl, jvp=eigh_jvp, transpose=NOT_LINEAR,
+                            abstract_eval=eigh_aval, multiple_results=True))
+
+
+def eigh(a):
+    """``np.linalg.eigh(a)`` reading the lower triangle: ``(w, V)``."""
+    w, v = bind(eigh_p, a)
+    return w, v
+
+
+def eigvalsh_aval(a):
+    batch, n = _square("eigvalsh", a)
+    return Aval(batch + (n,), _float_dtype(a.dtype))
+
+
+def eigvalsh_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    w = eigvalsh(a)
+    if isinstance(a_dot, Zero):
+        return w, Zero(aval_of(w))
+    _, v = eigh(a)
+    return w, reduce_sum(mul(v, _matmul(sym_from_lower(a_dot), v)), axis=-2)
+
+
+eigvalsh_p = register(Primitive("eigvalsh", nargs=1, impl=np.linalg.eigvalsh, jvp=eigvalsh_jvp,
+                                transpose=NOT_LINEAR, abstract_eval=eigvalsh_aval))
+
+
+def eigvalsh(a):
+    return bind(eigvalsh_p, a)
+
+
+# --- adjugate ----------------------------------------------------------------
+def adjugate_impl(a):
+    # well conditioned: det(A) inv(A), two LU factorisations; otherwise (and
+    # at singular matrices, where that is 0 * inf) from the SVD
+    with np.errstate(all="ignore"):
+        try:
+            a_inv = np.linalg.inv(a)
+        except np.linalg.LinAlgError:       # exactly singular (LAPACK saw a zero pivot)
+            a_inv = None
+        if a_inv is not None:
+            cond_1 = np.abs(a).sum(-2).max(-1) * np.abs(a_inv).sum(-2).max(-1)
+            if np.all(cond_1 < 1e4):
+                return np.linalg.det(a)[..., None, None] * a_inv
+    u, s, vh = np.linalg.svd(a)
+    pi = prod_others_impl(s) * orientation_impl(u, vh)[..., None]
+    return np.swapaxes(vh, -1, -2) @ (pi[..., :, None] * np.swapaxes(u, -1, -2))
+
+
+def adjugate_aval(a):
+    _square("adjugate", a)
+    return Aval(a.shape, _float_dtype(a.dtype))
+
+
+def adjugate_jvp(primals, tangents):
+    a, = primals
+    a_dot, = tangents
+    adj = adjugate(a)
+    if isinstance(a_dot, Zero):
+        return adj, Zero(aval_of(adj))
+    n = _shape(a)[-1]
+    u, s, vh = svd(a, False)
+    e = _matmul(_mT(u), _matmul(a_dot, _mT(vh)))
+    pair = pair_products(s)
+    # d adj(S)[E]: sum_(k != i) P_ik E_kk on the diagonal, -P_ij E_ij off it
+    on_diag = reshape(_matmul(pair, expand_dims(_diag_part(e, n), -1)), _shape(s) + (1,))
+    inner = sub(mul(on_diag, _eye(n, s)), mul(pair, e))
+    d_adj = _matmul(_mT(vh), _matmul(inner, _mT(u)))
+    sign = expand_dims(expand_dims(bind(orientation_p, u, vh), -1), -1)
+    return adj, mul(sign, d_adj)
+
+
+adjugate_p = register(Primitive("adjugate", nargs=1, impl=adjugate_impl, jvp=adjugate_jvp,
+                                transpose=NOT_LINEAR, abstract_eval=adjugate_aval))
+
+
+def adjugate(a):
+    """``adj(A)``, the transposed cofactor matrix (``det(A) inv(A)`` where
+    ``A`` is invertible)."""
+    return bind(adjugate_p, a)
+
+
+# --- orientation (a sign, no derivative) -----------------------------------------
+def orientation_impl(u, vh):
+    """det(U V^T) = +-1 for orthogonal U, V: the sign a product of singular
+    values lacks. It changes only where a singular value crosses zero, so it
+    carries no derivative."""
+    return np.sign(np.linalg.det(u)) * np.sign(np.linalg.det(vh))
+
+
+def orientation_aval(u, vh):
+    return Aval(u.shape[:-2], _float_dtype(u.dtype))
+
+
+orientation_p = register(Primitive("orientation", nargs=2, impl=orientation_impl, jvp=None,
+                                   transpose=NOT_LINEAR, abstract_eval=orientation_aval,
+                                   differentiable=False))
+
+
+# --- matrix_rank (an integer, no derivative) -----------------------------------
+def matrix_rank_impl(a, tol, rtol, hermitian):
+    return np.asarray(np.linalg.matrix_rank(a, tol=tol, hermitian=hermitian, rtol=rtol),
+                      np.int64)
+
+
+def matrix_rank_aval(a, tol, rtol, hermitian):
+    return Aval(a.shape[:-2] if a.ndim >= 2 else (), np.dtype(np.int64))
+
+
+matrix_rank_p = register(Primitive("matrix_rank", nargs=1, impl=matrix_rank_impl, jvp=None,
+                                   transpose=NOT_LINEAR, abstract_eval=matrix_rank_aval,
+                                   differentiable=False))
+
+
+def matrix_rank(a, tol=None, rtol=None, hermitian=False):
+    return bind(matrix_rank_p, a, tol=tol, rtol=rtol, hermitian=bool(hermitian))
+

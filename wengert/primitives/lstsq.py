@@ -1,0 +1,200 @@
+"""Orthogonal factorisation and least squares: qr, pinv, lstsq.
+
+Contracts (real matrices):
+
+* ``qr_p`` factors tall or square matrices of full column rank, reduced or
+  ``complete``, with leading batch axes; the wrapper ``qr`` factors a wide
+  ``[X | Y]`` as the QR of its square block ``X`` and ``R2 = Q^T Y``, which
+  is what NumPy's Householder steps compute. The extra columns of a complete
+  ``Q`` span a complement fixed only up to rotation; their tangent keeps
+  them orthogonal to the rest without turning them among themselves.
+* ``pinv_p`` is differentiated where the rank is locally constant (the
+  Golub-Pereyra formula); its value is NumPy's, cutoff (``rcond``/``rtol``)
+  included.
+* ``lstsq_p`` gives NumPy's ``(x, residuals, rank, sv)``; ``x`` and the
+  residuals are differentiated in the full-rank case, ``sv`` as singular
+  values, ``rank`` is an integer. The rank-deficient tall case is refused
+  (``RankDeficientError``): NumPy's residuals are then an empty array, a
+  shape that depends on the values, which generated code cannot have.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import NOT_LINEAR, Primitive, Zero, bind, register
+from .rules import shape_error
+from .arith import add, mul, neg, sub
+from .shape import concatenate, reshape
+from .reduce import reduce_sum
+from .linalg import _float_dtype, _matmul, _mT, _shape
+from .matrix import _solve
+from .decomp import _cols, _matrix_aval, _rows, svdvals_jvp
+from ..errors import WengertError, user_location
+from ..ir import Aval, aval_of
+
+__all__ = ["qr", "pinv", "lstsq", "RankDeficientError"]
+
+
+class RankDeficientError(WengertError, ValueError):
+    """``lstsq`` on a tall matrix of deficient rank: NumPy's residuals are then
+    an empty array, whose shape depends on the values."""
+
+
+def _dtype_of(x):
+    return aval_of(x).dtype
+
+
+# --- qr (tall and square) ------------------------------------------------
+def qr_impl(a, complete):
+    q, r = np.linalg.qr(a, mode="complete" if complete else "reduced")
+    return q, r
+
+
+def qr_aval(a, complete):
+    batch, m, n, dt = _matrix_aval("qr", a)
+    if m < n:
+        raise shape_error(f"qr_p: factors tall or square matrices, got shape {a.shape}; "
+                          "call the wrapper qr, which factors wide ones too")
+    k = m if complete else n
+    return Aval(batch + (m, k), dt), Aval(batch + (k, n), dt)
+
+
+def qr_jvp(primals, tangents, complete):
+    a, = primals
+    a_dot, = tangents
+    q, r = bind(qr_p, a, complete=complete)
+    if isinstance(a_dot, Zero):
+        return (q, r), (Zero(aval_of(q)), Zero(aval_of(r)))
+    m, n = _shape(a)[-2:]
+    q1 = _cols(q, 0, n) if complete and m > n else q
+    r1 = _rows(r, 0, n) if complete and m > n else r
+    # dA = dQ R + Q dR; with B = dA R^-1 and X = Q^T B, Q^T dQ = Omega is
+    # antisymmetric and dR R^-1 upper triangular, so Omega's strict lower
+    # triangle is X's
+    b = _mT(_solve(_mT(r1), _mT(a_dot)))
+    x = _matmul(_mT(q1), b)
+    low = mul(x, np.tril(np.ones((n, n), _dtype_of(x)), -1))
+    upper_part = sub(x, sub(low, _mT(low)))                # X - Omega = dR R^-1
+    dr = _matmul(upper_part, r1)
+    dq = sub(b, _matmul(q1, upper_part))
+    if complete and m > n:
+        q2 = _cols(q, n)
+        dq = concatenate(dq, neg(_matmul(q1, _matmul(_mT(dq), q2))), axis=-1)
+        zeros = np.zeros(_shape(a)[:-2] + (m - n, n), _dtype_of(dr))
+        dr = concatenate(dr, zeros, axis=-2)
+    return (q, r), (dq, dr)
+
+
+qr_p = register(Primitive("qr", nargs=1, impl=qr_impl, jvp=qr_jvp, transpose=NOT_LINEAR,
+                          abstract_eval=qr_aval, multiple_results=True))
+
+
+def qr(a, complete=False):
+    """``(Q, R)`` of ``np.linalg.qr``; a wide ``[X | Y]`` is factored as
+    ``X = Q R1`` (square) and ``R = [R1 | Q^T Y]``, which is what NumPy's
+    Householder steps compute."""
+    m, n = _shape(a)[-2:]
+    if m >= n:
+        q, r = bind(qr_p, a, complete=bool(complete))
+        return q, r
+    q, r1 = bind(qr_p, _cols(a, 0, m), complete=False)
+    return q, concatenate(r1, _matmul(_mT(q), _cols(a, m)), axis=-1)
+
+
+# --- pinv --------------------------------------------------------------------
+def pinv_impl(a, rcond, rtol):
+    if rtol is None:
+        return np.linalg.pinv(a, rcond=rcond)
+    return np.linalg.pinv(a, rcond=rcond, rtol=rtol)
+
+
+def pinv_aval(a, rcond, rtol):
+    batch, m, n, dt = _matrix_aval("pinv", a)
+    return Aval(batch + (n, m), dt)
+
+
+def pinv_tangent(a, p, a_dot):
+    """The tangent of ``P = pinv(A)`` where the rank is locally constant:
+    ``-P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P``."""
+    dat = _mT(a_dot)
+    t1 = neg(_matmul(p, _matmul(a_dot, p)))
+    t2 = _matmul(p, _matmul(_mT(p), sub(dat, _matmul(_matmul(dat, a), p))))
+    t3 = _matmul(sub(dat, _matmul(p, _matmul(a, dat))), _matmul(_mT(p), p))
+    return add(add(t1, t2), t3)
+
+
+def pinv_jvp(primals, tangents, rcond, rtol):
+    a, = primals
+    a_dot, = tangents
+    p = bind(pinv_p, a, rcond=rcond, rtol=rtol)
+    if isinstance(a_dot, Zero):
+        return p, Zero(aval_of(p))
+    return p, pinv_tangent(a, p, a_dot)
+
+
+pinv_p = register(Primitive("pinv", nargs=1, impl=pinv_impl, jvp=pinv_jvp, transpose=NOT_LINEAR,
+                            abstract_eval=pinv_aval))
+
+
+def pinv(a, rcond=None, rtol=None):
+    return bind(pinv_p, a, rcond=rcond, rtol=rtol)
+
+
+# --- lstsq ---------------------------------------------------------------------
+def lstsq_impl(a, b, rcond):
+    x, res, rank, sv = np.linalg.lstsq(a, b, rcond=rcond)
+    m, n = a.shape
+    if m > n and rank < n:
+        raise RankDeficientError(
+            f"{user_location()}: lstsq on a {m}x{n} matrix of rank {rank} < {n}: NumPy's "
+            "residuals are then an empty array, a shape that depends on the values, which "
+            "generated code cannot have; use np.linalg.pinv(a) @ b for the minimum-norm "
+            "solution and compute the residuals from it")
+    return x, res, np.asarray(rank, np.intc), sv
+
+
+def lstsq_aval(a, b, rcond):
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise shape_error(f"lstsq: expected a matrix (m, n) and a right-hand side (m,) or "
+                          f"(m, k), got shapes {a.shape} and {b.shape}")
+    m, n = a.shape
+    dt = _float_dtype(np.result_type(a.dtype, b.dtype))
+    nres = (1 if b.ndim == 1 else b.shape[1]) if m > n else 0
+    return (Aval((n,) + b.shape[1:], dt), Aval((nres,), dt), Aval((), np.dtype(np.intc)),
+            Aval((min(m, n),), dt))
+
+
+def lstsq_jvp(primals, tangents, rcond):
+    a, b = primals
+    a_dot, b_dot = tangents
+    outs = x, res, rank, sv = lstsq(a, b, rcond)
+    zeros = [Zero(aval_of(o)) for o in outs]
+    if isinstance(a_dot, Zero) and isinstance(b_dot, Zero):
+        return outs, tuple(zeros)
+    p = pinv(a)
+    r = sub(b, _matmul(a, x))
+    # dx = dP b + P db, with x = P b and r = (I - A P) b
+    rhs = b_dot if isinstance(a_dot, Zero) else sub(b_dot, _matmul(a_dot, x))
+    dx = _matmul(p, rhs)
+    if not isinstance(a_dot, Zero):
+        dat = _mT(a_dot)
+        y = _matmul(dat, _matmul(_mT(p), x))
+        dx = add(dx, add(_matmul(p, _matmul(_mT(p), _matmul(dat, r))),
+                         sub(y, _matmul(p, _matmul(a, y)))))
+    m, n = _shape(a)
+    dres = zeros[1]
+    if m > n:
+        dr = sub(rhs, _matmul(a, dx))
+        dres = reshape(mul(2.0, reduce_sum(mul(r, dr), axis=0)), _shape(res))
+    dsv = zeros[3] if isinstance(a_dot, Zero) else svdvals_jvp((a,), (a_dot,))[1]
+    return outs, (dx, dres, zeros[2], dsv)
+
+
+lstsq_p = register(Primitive("lstsq", nargs=2, impl=lstsq_impl, jvp=lstsq_jvp,
+                             transpose=NOT_LINEAR, abstract_eval=lstsq_aval,
+                             multiple_results=True))
+
+
+def lstsq(a, b, rcond=None):
+    x, res, rank, sv = bind(lstsq_p, a, b, rcond=rcond)
+    return x, res, rank, sv

@@ -1,0 +1,201 @@
+"""``np.linalg`` on traced values: the decompositions (svd, eigh, qr), what is
+built on them (pinv, lstsq, cond, matrix_rank, the spectral norms) and the
+products (matrix_power, multi_dot).
+
+Each wrapper takes NumPy's exact signature; a parameter value wengert does
+not implement raises ``NoDerivativeRule`` (``refuse``). Results are plain
+tuples where NumPy gives a named tuple (``SVDResult``...): unpacking works,
+attribute access (``res.U``) does not. (solve, inv, det, slogdet, cholesky
+and norm are in ``numpy_functions``.)
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import arith, composite, decomp, lstsq as lstsq_mod, matrix, shape
+from .index import getitem
+from .linalg import _matmul, _mT, _shape
+from .numpy_functions import NO_VALUE, no_out, refuse
+from ..errors import user_location
+from ..ir import aval_of
+
+__all__ = ["FUNCTIONS"]
+
+
+def _scalar_param(value, fname, param):
+    """A cutoff given as one number (NumPy also takes one per matrix)."""
+    if value is None or np.ndim(value) == 0 and not hasattr(value, "aval"):
+        return None if value is None else float(value)
+    refuse(fname, param, "pass one Python number for every matrix")
+
+
+# --- decompositions ------------------------------------------------------
+def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    if hermitian:
+        refuse("np.linalg.svd", "hermitian", "pass hermitian=False (the default): the singular "
+                                             "values are the same")
+    if not compute_uv:
+        return decomp.svdvals(a)
+    return decomp.svd(a, full_matrices)
+
+
+def _svdvals(x, /):
+    return decomp.svdvals(x)
+
+
+def _uplo(a, UPLO, fname):
+    """The matrix whose lower triangle NumPy reads for ``UPLO``."""
+    if UPLO not in ("L", "U", "l", "u"):
+        raise ValueError(f"{user_location()}: {fname}: UPLO must be 'L' or 'U', got {UPLO!r}")
+    return a if UPLO in ("L", "l") else _mT(a)
+
+
+def _eigh(a, UPLO="L"):
+    return decomp.eigh(_uplo(a, UPLO, "np.linalg.eigh"))
+
+
+def _eigvalsh(a, UPLO="L"):
+    return decomp.eigvalsh(_uplo(a, UPLO, "np.linalg.eigvalsh"))
+
+
+def _qr(a, mode="reduced"):
+    if mode == "raw":
+        refuse("np.linalg.qr", "mode", "mode='raw' gives LAPACK's Householder reflectors; use "
+                                       "mode='reduced', 'complete' or 'r'")
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"{user_location()}: np.linalg.qr: unrecognized mode {mode!r}")
+    q, r = lstsq_mod.qr(a, complete=mode == "complete")
+    return r if mode == "r" else (q, r)
+
+
+# --- pinv, lstsq, matrix_rank, cond ------------------------------------------
+def _pinv(a, rcond=None, hermitian=False, *, rtol=NO_VALUE):
+    rcond = _scalar_param(rcond, "np.linalg.pinv", "rcond")
+    rtol = None if rtol is NO_VALUE else _scalar_param(rtol, "np.linalg.pinv", "rtol")
+    if hermitian:       # NumPy then reads the lower triangle (eigh)
+        a = decomp.sym_from_lower(a)
+    return lstsq_mod.pinv(a, rcond=rcond, rtol=rtol)
+
+
+def _lstsq(a, b, rcond=None):
+    return lstsq_mod.lstsq(a, b, rcond=_scalar_param(rcond, "np.linalg.lstsq", "rcond"))
+
+
+def _matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    return decomp.matrix_rank(A, tol=_scalar_param(tol, "np.linalg.matrix_rank", "tol"),
+                              rtol=_scalar_param(rtol, "np.linalg.matrix_rank", "rtol"),
+                              hermitian=hermitian)
+
+
+def _cond(x, p=None):
+    if p in (None, 2, -2):
+        s = decomp.svdvals(x)
+        first, last = getitem(s, (Ellipsis, 0)), getitem(s, (Ellipsis, -1))
+        return arith.div(last, first) if p == -2 else arith.div(first, last)
+    m, n = _shape(x)[-2:]
+    if m != n:
+        raise np.linalg.LinAlgError(f"{user_location()}: np.linalg.cond with p={p!r} needs "
+                                    f"square matrices, got shape {_shape(x)}")
+    return arith.mul(composite.norm(x, p, axis=(-2, -1)),
+                     composite.norm(matrix.inv(x), p, axis=(-2, -1)))
+
+
+# --- norms ---------------------------------------------------------------------
+def _matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    return composite.norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    if axis is None:        # every entry, as one vector
+        nd = len(_shape(x))
+        out = composite.norm(shape.reshape(x, (-1,)), ord=ord, axis=0)
+        return shape.reshape(out, (1,) * nd) if keepdims else out
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    if len(axes) == 1:
+        return composite.norm(x, ord=ord, axis=axes[0], keepdims=keepdims)
+    # several axes: moved last and flattened into one
+    nd = len(_shape(x))
+    axes = tuple(sorted(a % nd for a in axes))
+    kept = [i for i in range(nd) if i not in axes]
+    xs = _shape(x)
+    flat = shape.reshape(shape.transpose(x, kept + list(axes)), tuple(xs[i] for i in kept) + (-1,))
+    out = composite.norm(flat, ord=ord, axis=-1)
+    if keepdims:
+        out = shape.reshape(out, tuple(1 if i in axes else d for i, d in enumerate(xs)))
+    return out
+
+
+# --- matrix_power, multi_dot ------------------------------------------------------
+def _matrix_power(a, n):
+    n = operator.index(n)
+    m = _shape(a)
+    if len(m) < 2 or m[-1] != m[-2]:
+        raise np.linalg.LinAlgError(f"{user_location()}: np.linalg.matrix_power needs square "
+                                    f"matrices, got shape {m}")
+    if n == 0:      # the identity, a constant of a's dtype
+        return np.broadcast_to(np.eye(m[-1], dtype=aval_of(a).dtype), m).copy()
+    if n < 0:
+        a, n = matrix.inv(a), -n
+    result, power = None, a
+    while True:         # binary powering: log2(n) squarings
+        if n & 1:
+            result = power if result is None else _matmul(result, power)
+        n >>= 1
+        if not n:
+            return result
+        power = _matmul(power, power)
+
+
+def _chain_order(dims):
+    """The cheapest parenthesisation of a chain of matrices with shapes
+    ``dims[i] x dims[i+1]`` (the textbook dynamic programme)."""
+    k = len(dims) - 1
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for length in range(1, k):
+        for i in range(k - length):
+            j = i + length
+            cost[i][j] = None
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+    return split
+
+
+def _multi_dot(arrays, *, out=None):
+    no_out(out, "np.linalg.multi_dot")
+    ops = list(arrays)
+    if len(ops) < 2:
+        raise ValueError(f"{user_location()}: np.linalg.multi_dot needs at least two arrays")
+    first_vec, last_vec = len(_shape(ops[0])) == 1, len(_shape(ops[-1])) == 1
+    if first_vec:
+        ops[0] = shape.reshape(ops[0], (1, -1))
+    if last_vec:
+        ops[-1] = shape.reshape(ops[-1], (-1, 1))
+    if any(len(_shape(o)) != 2 for o in ops):
+        raise ValueError(f"{user_location()}: np.linalg.multi_dot: the arrays must be 2-D "
+                         "(the first and last may be 1-D)")
+    split = _chain_order([_shape(ops[0])[0]] + [_shape(o)[1] for o in ops])
+
+    def product(i, j):
+        if i == j:
+            return ops[i]
+        return _matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
+
+    res = product(0, len(ops) - 1)
+    if first_vec or last_vec:
+        rs = _shape(res)
+        res = shape.reshape(res, tuple(d for d, drop in zip(rs, (first_vec, last_vec)) if not drop))
+    return res
+
+
+FUNCTIONS = {
+    np.linalg.svd: _svd, np.linalg.svdvals: _svdvals, np.linalg.eigh: _eigh,
+    np.linalg.eigvalsh: _eigvalsh, np.linalg.qr: _qr, np.linalg.pinv: _pinv,
+    np.linalg.lstsq: _lstsq, np.linalg.matrix_rank: _matrix_rank, np.linalg.cond: _cond,
+    np.linalg.matrix_norm: _matrix_norm, np.linalg.vector_norm: _vector_norm,
+    np.linalg.matrix_power: _matrix_power, np.linalg.multi_dot: _multi_dot,
+}
