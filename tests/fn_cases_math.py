@@ -139,6 +139,15 @@ def hypot_scaled(x, y):
     return np.hypot(x * 1e200, y * 1e200) * 1e-200
 
 
+def float_power_(x, y):
+    return np.float_power(x, y)
+
+
+def float_power_int(x, n):
+    # integers to negative powers: floats, as float_power computes in float64
+    return x * np.float_power(n, -1)
+
+
 def fmax_(x, y):
     return np.fmax(x, y)
 
@@ -205,6 +214,8 @@ CASES = [FnCase(name, fun, (arg,)) for name, fun, arg in _UNARY] + [
            id="broadcast"),
     FnCase("np.fmin", fmin_, (cells_nan((3, 1), 1, ()), cells_nan((4,), 0, (2,))),
            id="broadcast"),
+    FnCase("np.float_power", float_power_, (pos((3, 1)), real((4,)))),
+    FnCase("np.float_power", float_power_int, (real((4,)), ints([1, -2, 4, 5])), id="int"),
     FnCase("np.nan_to_num", nan_to_num_, (nonfinite((2, 3)),)),
     FnCase("np.nan_to_num", nan_to_num_fills, (nonfinite((5,)),), id="fills"),
     FnCase("np.clip", clip_, (real((2, 3)), const(-0.5), const(0.7))),

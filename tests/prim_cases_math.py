@@ -57,6 +57,9 @@ SPECS = {
         DIFF,
         variants("5_3", [real((5,)), real((3,))])
         + variants("2_4", [real((2,)), real((4,))])
-        + variants("1_1", [real((1,)), real((1,))], dtypes=(F64,)),
+        + variants("1_1", [real((1,)), real((1,))], dtypes=(F64,))
+        + variants("valid_6_3", [real((6,)), real((3,))], {"mode": "valid"})
+        + variants("valid_4_4", [real((4,)), real((4,))], {"mode": "valid"}, dtypes=(F64,))
+        + variants("valid_5_1", [real((5,)), real((1,))], {"mode": "valid"}, dtypes=(F64,)),
         np.convolve, convolution.convolve, linear_in=EACH),
 }

@@ -269,3 +269,72 @@ def test_source_derivative_valid_for_every_length(fun, shapes):
         got = g_source(a, b)
         for gl, wl in zip(got, want):
             np.testing.assert_allclose(gl, wl, rtol=1e-12, err_msg=f"lengths {n}, {m}")
+
+
+# --- every ufunc of the table on integer operands: NumPy's integer semantics ----------------
+# Integer values are not differentiated, but the source engine stages them:
+# a wrapper written as a float composite (1.0 / n for np.reciprocal, pow for
+# np.float_power) would change their values there.
+_N1, _N2 = np.array([1, 2, -3, 4]), np.array([3, -2, 2, 1])
+
+
+def _int_ufuncs():
+    from wengert.primitives import library
+    out = []
+    with np.errstate(all="ignore"):
+        for name, u, kind in library.entries():
+            if kind != "ufunc" or u.nout != 1 or u.nin not in (1, 2):
+                continue
+            try:
+                want = u(*(_N1, _N2)[:u.nin])
+            except (TypeError, ValueError):
+                continue         # no integer loop: nothing to keep
+            if np.asarray(want).dtype.kind in "biuf":
+                out.append(pytest.param(u, id=name))
+    return out
+
+
+def times_unary(x, n, u):
+    return np.sum(x * u(n))
+
+
+def times_binary(x, n, m, u):
+    return np.sum(x * u(n, m))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("u", _int_ufuncs())
+def test_ufunc_on_integers_keeps_numpy_values(u, engine):
+    x = np.ones(4)
+    with np.errstate(all="ignore"):
+        want = np.broadcast_to(np.asarray(u(*(_N1, _N2)[:u.nin]), np.float64), x.shape)
+        if u.nin == 1:
+            got = wg.grad(times_unary, engine=engine)(x, _N1, u)
+        else:
+            got = wg.grad(times_binary, engine=engine)(x, _N1, _N2, u)
+    np.testing.assert_array_equal(got, want)
+
+
+# --- interp at repeated sample points: NumPy's values, finite derivatives ------------------------
+_XP_REPEATED = np.array([0.0, 0.0, 1.0, 1.0, 2.0, 2.0])
+
+
+def interp_repeated(x, fp):
+    return np.interp(x, _XP_REPEATED, fp)
+
+
+def interp_repeated_sum(x, fp):
+    return np.sum(np.interp(x, _XP_REPEATED, fp) * np.arange(1.0, 8.0))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_interp_repeated_sample_points(engine):
+    x = np.array([-0.5, 0.0, 1.0, 2.0, 0.5, 1.5, 3.0])
+    fp = np.array([-1.0, 0.0, 1.0, 5.0, 6.0, 9.0])
+    out, _ = wg.jvp(interp_repeated, (x, fp), (np.ones(7), np.ones(6)), engine=engine)
+    np.testing.assert_array_equal(out, np.interp(x, _XP_REPEATED, fp))
+    gx, gfp = wg.grad(interp_repeated_sum, argnums=(0, 1), engine=engine)(x, fp)
+    # slopes 1 on [0, 1] and [1, 2] (from the right at the points), 0 outside and at 2
+    np.testing.assert_array_equal(gx, [0.0, 2.0, 3.0, 0.0, 5.0, 6.0, 0.0])
+    np.testing.assert_allclose(gfp, [1.0, 2.0 + 2.5, 2.5, 3.0 + 3.0, 3.0, 4.0 + 7.0],
+                               rtol=1e-15)

@@ -1,14 +1,18 @@
-"""``convolve``: the full discrete convolution of two 1-D arrays, the one
-primitive under ``np.convolve`` and ``np.correlate`` (their ``same`` and
-``valid`` modes are slices of the full result, taken by the wrappers in
-``numpy_math``).
+"""``convolve``: the discrete convolution of two 1-D arrays, in NumPy's
+``full`` mode or its ``valid`` mode (the first operand at least as long as
+the second), the one primitive under ``np.convolve`` and ``np.correlate``
+(``same`` is a slice of ``full``, taken by the wrappers in ``numpy_math``).
 
 It is bilinear, so its jvp is two convolutions and its transpose in either
-operand is a correlation with the other (a full convolution with the other
-reversed, sliced to the operand's length):
+operand is a correlation with the other: a convolution with the other
+reversed, in the mode that computes only the entries needed (a ``full``
+convolution of the long cotangent with the long operand would cost the
+product of their lengths):
 
-    c = convolve(a, v)       c[k] = sum_j a[j] v[k - j]
-    ct_a[j] = sum_k ct[k] v[k - j] = convolve(ct, v[::-1])[len(v) - 1 + j]
+    full:   c[k] = sum_j a[j] v[k - j]           (n + m - 1 entries)
+            ct_a = convolve(ct, v[::-1], "valid")      ct_v = convolve(ct, a[::-1], "valid")
+    valid:  c[k] = sum_j a[k + m - 1 - j] v[j]   (n - m + 1 entries, n >= m)
+            ct_a = convolve(ct, v[::-1], "full")       ct_v = convolve(a, ct[::-1], "valid")[::-1]
 """
 from __future__ import annotations
 
@@ -18,46 +22,52 @@ from .arith import add
 from .core import Linear, Primitive, Zero, register, wrapper_of, zero_if_any
 from .index import getitem
 from .rules import result_dtype, shape_error
-from ..ir import Aval, aval_of
+from ..ir import Aval
 
 __all__ = ["convolve"]
 
+_REVERSED = (slice(None, None, -1),)
+
 
 # --- convolve ----------------------------------------------------------
-def convolve_impl(a, v):
-    return np.convolve(a, v)
+def convolve_impl(a, v, mode="full"):
+    return np.convolve(a, v, mode)
 
 
-def convolve_aval(a, v):
+def convolve_aval(a, v, mode="full"):
     if a.ndim != 1 or v.ndim != 1 or not a.shape[0] or not v.shape[0]:
         raise shape_error(f"convolve: operands must be non-empty 1-D arrays, got shapes "
                           f"{a.shape} and {v.shape}")
-    return Aval((a.shape[0] + v.shape[0] - 1,), result_dtype(a, v))
+    n, m = a.shape[0], v.shape[0]
+    if mode == "full":
+        return Aval((n + m - 1,), result_dtype(a, v))
+    if mode != "valid" or n < m:
+        raise shape_error(f"convolve[mode={mode!r}]: the primitive takes mode 'full', or "
+                          f"'valid' with the first operand the longer (got lengths {n}, {m})")
+    return Aval((n - m + 1,), result_dtype(a, v))
 
 
-def convolve_jvp(primals, tangents):
+def convolve_jvp(primals, tangents, mode="full"):
     a, v = primals
     a_dot, v_dot = tangents
-    out = convolve(a, v)
+    out = convolve(a, v, mode=mode)
     if type(a_dot) is Zero:
-        return out, convolve(a, v_dot)
+        return out, convolve(a, v_dot, mode=mode)
     if type(v_dot) is Zero:
-        return out, convolve(a_dot, v)
-    return out, add(convolve(a_dot, v), convolve(a, v_dot))
+        return out, convolve(a_dot, v, mode=mode)
+    return out, add(convolve(a_dot, v, mode=mode), convolve(a, v_dot, mode=mode))
 
 
-def _correlate_back(ct, other, n):
-    """The cotangent of an operand of length ``n`` convolved with ``other``."""
-    m = aval_of(other).shape[0]
-    full = convolve(ct, getitem(other, (slice(None, None, -1),)))
-    return getitem(full, (slice(m - 1, m - 1 + n),))
-
-
-def convolve_transpose(ct, a, v):
+def convolve_transpose(ct, a, v, mode="full"):
     assert isinstance(a, Linear) != isinstance(v, Linear), "convolve is linear in one operand"
-    if isinstance(a, Linear):
-        return _correlate_back(ct, v, a.aval.shape[0]), None
-    return None, _correlate_back(ct, a, v.aval.shape[0])
+    if mode == "full":
+        other = v if isinstance(a, Linear) else a
+        back = convolve(ct, getitem(other, _REVERSED), mode="valid")
+    elif isinstance(a, Linear):
+        back = convolve(ct, getitem(v, _REVERSED), mode="full")
+    else:
+        back = getitem(convolve(a, getitem(ct, _REVERSED), mode="valid"), _REVERSED)
+    return (back, None) if isinstance(a, Linear) else (None, back)
 
 
 convolve_p = register(Primitive("convolve", nargs=2, impl=convolve_impl, jvp=convolve_jvp,

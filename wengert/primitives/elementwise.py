@@ -23,8 +23,8 @@ from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
 from .rules import elementwise_aval
 from ..ir import Aval, aval_of
 
-__all__ = ["arcsinh", "arccosh", "arctanh", "cbrt", "reciprocal", "log2", "log10", "exp2", "logaddexp2",
-           "hypot", "interp_segment", "interp_period_order"]
+__all__ = ["arcsinh", "arccosh", "arctanh", "cbrt", "reciprocal", "log2", "log10", "exp2",
+           "logaddexp2", "hypot", "interp_segment", "interp_period_order"]
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)

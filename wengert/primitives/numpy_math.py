@@ -89,13 +89,17 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return numpy_result(arith.where(arith.equal(x, -np.inf), fills[2], out))
 
 
-def _fmax(x, y):
-    # NumPy's fmax: where one operand is NaN the other wins (maximum's NaN wins)
-    return arith.where(numpy_nan.isnan(x), y, arith.where(numpy_nan.isnan(y), x, arith.maximum(x, y)))
+def _nan_yields(pair):
+    """NumPy's fmax/fmin from maximum/minimum: where one operand is NaN the
+    other wins (in ``pair``, a NaN wins), and its derivative goes to it."""
+    def fn(x, y):
+        isnan = numpy_nan.isnan
+        return arith.where(isnan(x), y, arith.where(isnan(y), x, pair(x, y)))
+    return fn
 
 
-def _fmin(x, y):
-    return arith.where(numpy_nan.isnan(x), y, arith.where(numpy_nan.isnan(y), x, arith.minimum(x, y)))
+_fmax = _nan_yields(arith.maximum)
+_fmin = _nan_yields(arith.minimum)
 
 
 # --- ptp, average --------------------------------------------------------
@@ -113,7 +117,9 @@ def _average(a, axis=None, weights=None, returned=False, *, keepdims=NO_VALUE):
     if weights is None:
         avg = reduce.mean(a, axis=axis, keepdims=keep)
         out_av = aval_of(avg)
-        scl = out_av.dtype.type(max(int(np.prod(av.shape)), 1) / max(int(np.prod(out_av.shape)), 1))
+        # the count each mean divided by, as a constant of the mean's dtype
+        scl = out_av.dtype.type(max(int(np.prod(av.shape)), 1)
+                                / max(int(np.prod(out_av.shape)), 1))
     else:
         wav = aval_of(weights)
         dt = (np.result_type(av.dtype, wav.dtype, "f8") if av.dtype.kind in "biu"
@@ -222,9 +228,18 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
         j = elementwise.interp_segment(xp, x)
         j1 = arith.add(j, 1)
         x0, f0 = index.getitem(xp, (j,)), index.getitem(fp, (j,))
-        slope = arith.div(arith.sub(index.getitem(fp, (j1,)), f0),
-                          arith.sub(index.getitem(xp, (j1,)), x0))
+        width = arith.sub(index.getitem(xp, (j1,)), x0)
+        # a repeated sample point is a segment of width 0, which x reaches
+        # only where another branch below takes over: slope 0 there, not
+        # 0 / 0 (whose NaN a cotangent of 0 would still carry)
+        flat = arith.equal(width, 0.0)
+        slope = arith.where(flat, 0.0, arith.div(arith.sub(index.getitem(fp, (j1,)), f0),
+                                                 arith.where(flat, 1.0, width)))
         inner = arith.add(f0, arith.mul(slope, arith.sub(x, x0)))
+        # x at the last sample point: fp[-1], as NumPy gives (the last of
+        # repeated points' values)
+        last = index.getitem(fp, (-1,))
+        inner = arith.where(arith.equal(x, index.getitem(xp, (-1,))), last, inner)
     lo = index.getitem(fp, (0,)) if left is None else left
     hi = index.getitem(fp, (-1,)) if right is None else right
     out = arith.where(arith.less(x, index.getitem(xp, (0,))), lo, inner)
@@ -243,36 +258,44 @@ def _as_vector(a, fname):
     return a
 
 
-def _mode_slice(full, n, m, mode, same_start):
+def _windowed(a, v, mode, same_start):
+    """The ``mode`` window of the convolution of ``a`` with ``v``: ``valid``
+    by the primitive's own mode (the longer operand first: the convolution
+    is symmetric), ``same`` as a slice of ``full``."""
+    n, m = aval_of(a).shape[0], aval_of(v).shape[0]
+    if mode == "valid":
+        return convolution.convolve(a, v, mode="valid") if n >= m else \
+            convolution.convolve(v, a, mode="valid")
+    if mode not in ("full", "same"):
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    full = convolution.convolve(a, v)
     if mode == "full":
         return full
-    if mode == "same":
-        return index.getitem(full, (slice(same_start, same_start + max(n, m)),))
-    if mode == "valid":
-        return index.getitem(full, (slice(min(n, m) - 1, max(n, m)),))
-    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    return index.getitem(full, (slice(same_start, same_start + max(n, m)),))
 
 
-def convolve1d(a, v, mode="full"):
-    """``np.convolve(a, v, mode)`` over the ``convolve`` primitive (the full
-    convolution, which ``same`` and ``valid`` slice): differentiated in both
-    operands. For other families (scipy.signal) to call."""
-    a, v = _as_vector(a, "convolve"), _as_vector(v, "convolve")
+def _vectors(a, v, fname):
+    a, v = _as_vector(a, fname), _as_vector(v, fname)
     n, m = aval_of(a).shape[0], aval_of(v).shape[0]
     if not n or not m:
         raise ValueError("v cannot be empty" if not m else "a cannot be empty")
-    return _mode_slice(convolution.convolve(a, v), n, m, mode, (min(n, m) - 1) // 2)
+    return a, v, n, m
+
+
+def convolve1d(a, v, mode="full"):
+    """``np.convolve(a, v, mode)`` over the ``convolve`` primitive:
+    differentiated in both operands. For other families (scipy.signal) to
+    call."""
+    a, v, n, m = _vectors(a, v, "convolve")
+    return _windowed(a, v, mode, (min(n, m) - 1) // 2)
 
 
 def correlate1d(a, v, mode="valid"):
     """``np.correlate(a, v, mode)`` for real operands: the convolution of
     ``a`` with ``v`` reversed, its ``same`` window placed as NumPy does."""
-    a, v = _as_vector(a, "correlate"), _as_vector(v, "correlate")
-    n, m = aval_of(a).shape[0], aval_of(v).shape[0]
-    if not n or not m:
-        raise ValueError("v cannot be empty" if not m else "a cannot be empty")
-    full = convolution.convolve(a, index.getitem(v, (slice(None, None, -1),)))
-    return _mode_slice(full, n, m, mode, min(n, m) // 2 if n < m else (min(n, m) - 1) // 2)
+    a, v, n, m = _vectors(a, v, "correlate")
+    v = index.getitem(v, (slice(None, None, -1),))
+    return _windowed(a, v, mode, min(n, m) // 2 if n < m else (min(n, m) - 1) // 2)
 
 
 def _no_complex(fname, *xs):
