@@ -1,6 +1,7 @@
 """``np.linalg`` on traced values: the decompositions (svd, eigh, qr), what is
-built on them (pinv, lstsq, cond, matrix_rank, the spectral norms) and the
-products (matrix_power, multi_dot).
+built on them (pinv, lstsq, cond, matrix_rank, the spectral norms), the
+products (matrix_power, multi_dot) and NumPy 2's array-API functions
+(matrix_transpose, vecdot, cross, tensorsolve...), composites all.
 
 Each wrapper takes NumPy's exact signature; a parameter value wengert does
 not implement raises ``NoDerivativeRule`` (``refuse``). Results are plain
@@ -10,11 +11,12 @@ and norm are in ``numpy_functions``.)
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
-from . import arith, composite, decomp, lstsq as lstsq_mod, matrix, shape
+from . import arith, composite, decomp, linalg, lstsq as lstsq_mod, matrix, reduce, shape
 from .index import getitem
 from .linalg import _matmul, _mT, _shape
 from .numpy_functions import NO_VALUE, no_out, refuse
@@ -192,10 +194,88 @@ def _multi_dot(arrays, *, out=None):
     return res
 
 
+# --- the array-API products (NumPy 2): composites over linalg.py ---------------------
+def _matrix_transpose(x, /):
+    if len(_shape(x)) < 2:
+        raise ValueError(f"{user_location()}: np.linalg.matrix_transpose needs at least 2 "
+                         f"axes, got shape {_shape(x)}")
+    return _mT(x)
+
+
+def _la_matmul(x1, x2, /):
+    return linalg.matmul(x1, x2)
+
+
+def _la_outer(x1, x2, /):
+    if len(_shape(x1)) != 1 or len(_shape(x2)) != 1:
+        raise ValueError(f"{user_location()}: np.linalg.outer takes 1-D arrays, got shapes "
+                         f"{_shape(x1)} and {_shape(x2)}")
+    return linalg.outer(x1, x2)
+
+
+def _vecdot(x1, x2, /, *, axis=-1):
+    # real values: no conjugate
+    return reduce.reduce_sum(arith.mul(x1, x2), axis=axis)
+
+
+def _la_trace(x, /, *, offset=0, dtype=None):
+    return linalg.trace(x, offset, -2, -1, dtype)
+
+
+def _la_diagonal(x, /, *, offset=0):
+    return linalg.diagonal(x, offset, -2, -1)
+
+
+def _la_tensordot(x1, x2, /, *, axes=2):
+    return linalg.tensordot(x1, x2, axes)
+
+
+def _cross(x1, x2, /, *, axis=-1):
+    """3-vectors along ``axis``, broadcast against each other."""
+    a, b = shape.moveaxis(x1, axis, -1), shape.moveaxis(x2, axis, -1)
+    if _shape(a)[-1] != 3 or _shape(b)[-1] != 3:
+        raise ValueError(f"{user_location()}: np.linalg.cross takes 3-element vectors, got "
+                         f"shapes {_shape(x1)} and {_shape(x2)} along axis {axis}")
+
+    def c(v, i):
+        return getitem(v, (Ellipsis, i))
+
+    parts = [arith.sub(arith.mul(c(a, (i + 1) % 3), c(b, (i + 2) % 3)),
+                       arith.mul(c(a, (i + 2) % 3), c(b, (i + 1) % 3))) for i in range(3)]
+    return shape.moveaxis(shape.stack(parts, axis=-1), -1, axis)
+
+
+def _tensorsolve(a, b, axes=None):
+    """Solve ``tensordot(a, x, x.ndim) = b``: one matrix solve."""
+    if axes is not None:
+        nd = len(_shape(a))
+        moved = [int(k) % nd for k in axes]
+        a = shape.transpose(a, [k for k in range(nd) if k not in moved] + moved)
+    sa, nb = _shape(a), len(_shape(b))
+    x_shape = sa[nb:]
+    rows = math.prod(sa[:nb])
+    x = matrix.solve(shape.reshape(a, (rows, -1)), shape.reshape(b, (-1,)))
+    return shape.reshape(x, x_shape)
+
+
+def _tensorinv(a, ind=2):
+    sa = _shape(a)
+    if ind <= 0:
+        raise ValueError(f"{user_location()}: np.linalg.tensorinv: ind must be positive")
+    out_shape = sa[ind:] + sa[:ind]
+    inv = matrix.inv(shape.reshape(a, (math.prod(sa[:ind]), -1)))
+    return shape.reshape(inv, out_shape)
+
+
 FUNCTIONS = {
     np.linalg.svd: _svd, np.linalg.svdvals: _svdvals, np.linalg.eigh: _eigh,
     np.linalg.eigvalsh: _eigvalsh, np.linalg.qr: _qr, np.linalg.pinv: _pinv,
     np.linalg.lstsq: _lstsq, np.linalg.matrix_rank: _matrix_rank, np.linalg.cond: _cond,
     np.linalg.matrix_norm: _matrix_norm, np.linalg.vector_norm: _vector_norm,
     np.linalg.matrix_power: _matrix_power, np.linalg.multi_dot: _multi_dot,
+    np.linalg.matrix_transpose: _matrix_transpose, np.linalg.matmul: _la_matmul,
+    np.linalg.outer: _la_outer, np.linalg.vecdot: _vecdot, np.linalg.trace: _la_trace,
+    np.linalg.diagonal: _la_diagonal, np.linalg.tensordot: _la_tensordot,
+    np.linalg.cross: _cross, np.linalg.tensorsolve: _tensorsolve,
+    np.linalg.tensorinv: _tensorinv,
 }
