@@ -4,10 +4,12 @@ products (matrix_power, multi_dot) and NumPy 2's array-API functions
 (matrix_transpose, vecdot, cross, tensorsolve...), composites all.
 
 Each wrapper takes NumPy's exact signature; a parameter value wengert does
-not implement raises ``NoDerivativeRule`` (``refuse``). Results are plain
-tuples where NumPy gives a named tuple (``SVDResult``...): unpacking works,
-attribute access (``res.U``) does not. (solve, inv, det, slogdet, cholesky
-and norm are in ``numpy_functions``.)
+not implement raises ``NoDerivativeRule`` (``refuse``). Where NumPy returns
+a named tuple (``SVDResult``, ``EighResult``, ``QRResult``) the result's
+items have the same names (``res.S``), but it is a tuple without
+``_fields``, which wengert's pytrees read as a plain tuple, so a function
+may return it whole. (solve, inv, det, slogdet, cholesky and norm are in
+``numpy_functions``.)
 """
 from __future__ import annotations
 
@@ -26,6 +28,34 @@ from ..ir import aval_of
 __all__ = ["FUNCTIONS"]
 
 
+class _Named(tuple):
+    """A tuple whose items are also read by name (``_names``)."""
+
+    __slots__ = ()
+    _names: tuple = ()
+
+    def __getattr__(self, name):
+        if name in self._names:
+            return self[self._names.index(name)]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}; it has "
+                             f"{', '.join(self._names)}")
+
+
+class SVDResult(_Named):
+    __slots__ = ()
+    _names = ("U", "S", "Vh")
+
+
+class EighResult(_Named):
+    __slots__ = ()
+    _names = ("eigenvalues", "eigenvectors")
+
+
+class QRResult(_Named):
+    __slots__ = ()
+    _names = ("Q", "R")
+
+
 def _scalar_param(value, fname, param):
     """A cutoff given as one number (NumPy also takes one per matrix)."""
     if value is None or np.ndim(value) == 0 and not hasattr(value, "aval"):
@@ -40,7 +70,7 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
                                              "values are the same")
     if not compute_uv:
         return decomp.svdvals(a)
-    return decomp.svd(a, full_matrices)
+    return SVDResult(decomp.svd(a, full_matrices))
 
 
 def _svdvals(x, /):
@@ -55,7 +85,7 @@ def _uplo(a, UPLO, fname):
 
 
 def _eigh(a, UPLO="L"):
-    return decomp.eigh(_uplo(a, UPLO, "np.linalg.eigh"))
+    return EighResult(decomp.eigh(_uplo(a, UPLO, "np.linalg.eigh")))
 
 
 def _eigvalsh(a, UPLO="L"):
@@ -69,7 +99,7 @@ def _qr(a, mode="reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"{user_location()}: np.linalg.qr: unrecognized mode {mode!r}")
     q, r = lstsq_mod.qr(a, complete=mode == "complete")
-    return r if mode == "r" else (q, r)
+    return r if mode == "r" else QRResult((q, r))
 
 
 # --- pinv, lstsq, matrix_rank, cond ------------------------------------------
