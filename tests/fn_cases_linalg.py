@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cases import NONDIFF, ZERO_DERIV, away, const, diagdom, real, spd
+from cases import NONDIFF, ZERO_DERIV, Arg, away, const, diagdom, real, spd
 from fn_cases import F64, FnCase
 from prim_cases_linalg import low_rank, spd_junk, spread, sym_junk, with_zeros
 
@@ -220,6 +220,70 @@ def multi_dot_row(v, b, c):
     return np.linalg.multi_dot((v, b, c))
 
 
+# --- the array-API products ----------------------------------------------------------------------
+def matrix_transpose_(x):
+    return np.linalg.matrix_transpose(x)
+
+
+def la_matmul(x, y):
+    return np.linalg.matmul(x, y)
+
+
+def la_outer(x, y):
+    return np.linalg.outer(x, y)
+
+
+def vecdot_(x, y):
+    return np.linalg.vecdot(x, y)
+
+
+def vecdot_axis(x, y):
+    return np.linalg.vecdot(x, y, axis=0)
+
+
+def la_trace(x):
+    return np.linalg.trace(x, offset=1)
+
+
+def la_diagonal(x):
+    return np.linalg.diagonal(x, offset=-1)
+
+
+def la_tensordot(x, y):
+    return np.linalg.tensordot(x, y, axes=([1, 0], [0, 2]))
+
+
+def cross_(x, y):
+    return np.linalg.cross(x, y)
+
+
+def cross_axis(x, y):
+    return np.linalg.cross(x, y, axis=0)
+
+
+def tensorsolve_(a, b):
+    return np.linalg.tensorsolve(a, b)
+
+
+def tensorsolve_axes(a, b):
+    return np.linalg.tensorsolve(a, b, axes=(0,))
+
+
+def tensorinv_(a):
+    return np.linalg.tensorinv(a, ind=1)
+
+
+def tensor_diagdom(shape, split, perm=None):
+    """A diagonally dominant matrix of prod(shape[:split]) rows, reshaped to
+    ``shape`` and then its axes permuted by ``perm``."""
+    inner = diagdom(int(np.prod(shape[:split])))
+
+    def draw(rng, dt):
+        t = inner.draw(rng, dt).reshape(shape)
+        return t if perm is None else np.ascontiguousarray(np.transpose(t, perm))
+    return Arg(draw, f"tensor_diagdom{shape}{perm or ''}")
+
+
 # --- solve, inv, det, slogdet, cholesky ------------------------------------------------------------
 def solve_(a, b):
     return np.linalg.solve(a, b)
@@ -364,6 +428,21 @@ CASES = [
            (real((3,)), real((3, 4)), real((4, 2)), real((2,))), id="vec_ends"),
     FnCase("np.linalg.multi_dot", multi_dot_row, (real((3,)), real((3, 4)), real((4, 2))),
            id="vec_first"),
+    # NumPy 2's array-API functions
+    FnCase("np.linalg.matrix_transpose", matrix_transpose_, (real((2, 3, 4)),)),
+    FnCase("np.linalg.matmul", la_matmul, (real((2, 3, 4)), real((4, 2)))),
+    FnCase("np.linalg.outer", la_outer, (real((3,)), real((4,)))),
+    FnCase("np.linalg.vecdot", vecdot_, (real((2, 3)), real((3,)))),
+    FnCase("np.linalg.vecdot", vecdot_axis, (real((3, 2)), real((3, 2))), id="axis"),
+    FnCase("np.linalg.trace", la_trace, (real((2, 3, 4)),)),
+    FnCase("np.linalg.diagonal", la_diagonal, (real((2, 4, 3)),)),
+    FnCase("np.linalg.tensordot", la_tensordot, (real((2, 3, 4)), real((3, 5, 2)))),
+    FnCase("np.linalg.cross", cross_, (real((2, 3)), real((3,)))),
+    FnCase("np.linalg.cross", cross_axis, (real((3, 2)), real((3, 1))), id="axis"),
+    FnCase("np.linalg.tensorsolve", tensorsolve_, (tensor_diagdom((2, 3, 6), 2), real((2, 3)))),
+    FnCase("np.linalg.tensorsolve", tensorsolve_axes,
+           (tensor_diagdom((2, 2, 4), 2, (2, 0, 1)), real((2, 2))), id="axes"),
+    FnCase("np.linalg.tensorinv", tensorinv_, (tensor_diagdom((4, 2, 2), 1),)),
     # the functions of matrix.py
     FnCase("np.linalg.solve", solve_, (diagdom(3), real((3,))), id="vec"),
     FnCase("np.linalg.solve", solve_, (diagdom(3, (2,)), real((2, 3, 2))), id="batch"),

@@ -289,3 +289,50 @@ def test_unsupported_parameters_are_refused(fun, shp, error, engine):
     with pytest.raises(error) as info:
         wg.jvp(fun, (x,), (x,), engine=engine)
     assert "test_linalg.py" in str(info.value)
+
+
+# --- results named as NumPy names them ---------------------------------------------------------
+def svd_by_name(a):
+    res = np.linalg.svd(a, full_matrices=False)
+    return res.U @ (res.S[:, None] * res.Vh)
+
+
+def eigh_by_name(a):
+    res = np.linalg.eigh(a)
+    return res.eigenvectors @ (res.eigenvalues[:, None] * res.eigenvectors.T)
+
+
+def qr_by_name(a):
+    res = np.linalg.qr(a)
+    return res.Q @ res.R
+
+
+def whole_svd(a):
+    return np.linalg.svd(a, full_matrices=False)
+
+
+def whole_qr(a):
+    return np.linalg.qr(a)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fun", [svd_by_name, eigh_by_name, qr_by_name])
+def test_results_are_read_by_numpys_names(fun, engine):
+    a = RNG.standard_normal((3, 3))
+    a = a + a.T         # eigh reads the lower triangle: make it the whole matrix
+    t = RNG.standard_normal((3, 3))
+    t = t + t.T
+    out, out_dot = wg.jvp(fun, (a,), (t,), engine=engine)
+    checks.assert_close(out, a, 1e-12, what="the named factors reconstruct A")
+    checks.assert_close(out_dot, t, 1e-10, what="and their tangents dA")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("fun", [whole_svd, whole_qr])
+def test_a_named_result_returns_as_a_tuple(fun, engine):
+    a = RNG.standard_normal((4, 3))
+    out, out_dot = wg.jvp(fun, (a,), (a,), engine=engine)
+    want = fun(a)
+    assert isinstance(out, tuple) and len(out) == len(want)
+    checks.assert_close(list(out), list(want), 1e-12, what="values")
+    assert len(out_dot) == len(want)

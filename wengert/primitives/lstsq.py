@@ -150,7 +150,7 @@ def lstsq_impl(a, b, rcond):
             "residuals are then an empty array, a shape that depends on the values, which "
             "generated code cannot have; use np.linalg.pinv(a) @ b for the minimum-norm "
             "solution and compute the residuals from it")
-    return x, res, np.asarray(rank, np.intc), sv
+    return x, res, np.intc(rank), sv
 
 
 def lstsq_aval(a, b, rcond):

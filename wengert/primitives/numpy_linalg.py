@@ -1,20 +1,24 @@
 """``np.linalg`` on traced values: the decompositions (svd, eigh, qr), what is
-built on them (pinv, lstsq, cond, matrix_rank, the spectral norms) and the
-products (matrix_power, multi_dot).
+built on them (pinv, lstsq, cond, matrix_rank, the spectral norms), the
+products (matrix_power, multi_dot) and NumPy 2's array-API functions
+(matrix_transpose, vecdot, cross, tensorsolve...), composites all.
 
 Each wrapper takes NumPy's exact signature; a parameter value wengert does
-not implement raises ``NoDerivativeRule`` (``refuse``). Results are plain
-tuples where NumPy gives a named tuple (``SVDResult``...): unpacking works,
-attribute access (``res.U``) does not. (solve, inv, det, slogdet, cholesky
-and norm are in ``numpy_functions``.)
+not implement raises ``NoDerivativeRule`` (``refuse``). Where NumPy returns
+a named tuple (``SVDResult``, ``EighResult``, ``QRResult``) the result's
+items have the same names (``res.S``), but it is a tuple without
+``_fields``, which wengert's pytrees read as a plain tuple, so a function
+may return it whole. (solve, inv, det, slogdet, cholesky and norm are in
+``numpy_functions``.)
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
-from . import arith, composite, decomp, lstsq as lstsq_mod, matrix, shape
+from . import arith, composite, decomp, linalg, lstsq as lstsq_mod, matrix, reduce, shape
 from .index import getitem
 from .linalg import _matmul, _mT, _shape
 from .numpy_functions import NO_VALUE, no_out, refuse
@@ -22,6 +26,34 @@ from ..errors import user_location
 from ..ir import aval_of
 
 __all__ = ["FUNCTIONS"]
+
+
+class _Named(tuple):
+    """A tuple whose items are also read by name (``_names``)."""
+
+    __slots__ = ()
+    _names: tuple = ()
+
+    def __getattr__(self, name):
+        if name in self._names:
+            return self[self._names.index(name)]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}; it has "
+                             f"{', '.join(self._names)}")
+
+
+class SVDResult(_Named):
+    __slots__ = ()
+    _names = ("U", "S", "Vh")
+
+
+class EighResult(_Named):
+    __slots__ = ()
+    _names = ("eigenvalues", "eigenvectors")
+
+
+class QRResult(_Named):
+    __slots__ = ()
+    _names = ("Q", "R")
 
 
 def _scalar_param(value, fname, param):
@@ -38,7 +70,7 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
                                              "values are the same")
     if not compute_uv:
         return decomp.svdvals(a)
-    return decomp.svd(a, full_matrices)
+    return SVDResult(decomp.svd(a, full_matrices))
 
 
 def _svdvals(x, /):
@@ -53,7 +85,7 @@ def _uplo(a, UPLO, fname):
 
 
 def _eigh(a, UPLO="L"):
-    return decomp.eigh(_uplo(a, UPLO, "np.linalg.eigh"))
+    return EighResult(decomp.eigh(_uplo(a, UPLO, "np.linalg.eigh")))
 
 
 def _eigvalsh(a, UPLO="L"):
@@ -67,7 +99,7 @@ def _qr(a, mode="reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"{user_location()}: np.linalg.qr: unrecognized mode {mode!r}")
     q, r = lstsq_mod.qr(a, complete=mode == "complete")
-    return r if mode == "r" else (q, r)
+    return r if mode == "r" else QRResult((q, r))
 
 
 # --- pinv, lstsq, matrix_rank, cond ------------------------------------------
@@ -192,10 +224,88 @@ def _multi_dot(arrays, *, out=None):
     return res
 
 
+# --- the array-API products (NumPy 2): composites over linalg.py ---------------------
+def _matrix_transpose(x, /):
+    if len(_shape(x)) < 2:
+        raise ValueError(f"{user_location()}: np.linalg.matrix_transpose needs at least 2 "
+                         f"axes, got shape {_shape(x)}")
+    return _mT(x)
+
+
+def _la_matmul(x1, x2, /):
+    return linalg.matmul(x1, x2)
+
+
+def _la_outer(x1, x2, /):
+    if len(_shape(x1)) != 1 or len(_shape(x2)) != 1:
+        raise ValueError(f"{user_location()}: np.linalg.outer takes 1-D arrays, got shapes "
+                         f"{_shape(x1)} and {_shape(x2)}")
+    return linalg.outer(x1, x2)
+
+
+def _vecdot(x1, x2, /, *, axis=-1):
+    # real values: no conjugate
+    return reduce.reduce_sum(arith.mul(x1, x2), axis=axis)
+
+
+def _la_trace(x, /, *, offset=0, dtype=None):
+    return linalg.trace(x, offset, -2, -1, dtype)
+
+
+def _la_diagonal(x, /, *, offset=0):
+    return linalg.diagonal(x, offset, -2, -1)
+
+
+def _la_tensordot(x1, x2, /, *, axes=2):
+    return linalg.tensordot(x1, x2, axes)
+
+
+def _cross(x1, x2, /, *, axis=-1):
+    """3-vectors along ``axis``, broadcast against each other."""
+    a, b = shape.moveaxis(x1, axis, -1), shape.moveaxis(x2, axis, -1)
+    if _shape(a)[-1] != 3 or _shape(b)[-1] != 3:
+        raise ValueError(f"{user_location()}: np.linalg.cross takes 3-element vectors, got "
+                         f"shapes {_shape(x1)} and {_shape(x2)} along axis {axis}")
+
+    def c(v, i):
+        return getitem(v, (Ellipsis, i))
+
+    parts = [arith.sub(arith.mul(c(a, (i + 1) % 3), c(b, (i + 2) % 3)),
+                       arith.mul(c(a, (i + 2) % 3), c(b, (i + 1) % 3))) for i in range(3)]
+    return shape.moveaxis(shape.stack(parts, axis=-1), -1, axis)
+
+
+def _tensorsolve(a, b, axes=None):
+    """Solve ``tensordot(a, x, x.ndim) = b``: one matrix solve."""
+    if axes is not None:
+        nd = len(_shape(a))
+        moved = [int(k) % nd for k in axes]
+        a = shape.transpose(a, [k for k in range(nd) if k not in moved] + moved)
+    sa, nb = _shape(a), len(_shape(b))
+    x_shape = sa[nb:]
+    rows = math.prod(sa[:nb])
+    x = matrix.solve(shape.reshape(a, (rows, -1)), shape.reshape(b, (-1,)))
+    return shape.reshape(x, x_shape)
+
+
+def _tensorinv(a, ind=2):
+    sa = _shape(a)
+    if ind <= 0:
+        raise ValueError(f"{user_location()}: np.linalg.tensorinv: ind must be positive")
+    out_shape = sa[ind:] + sa[:ind]
+    inv = matrix.inv(shape.reshape(a, (math.prod(sa[:ind]), -1)))
+    return shape.reshape(inv, out_shape)
+
+
 FUNCTIONS = {
     np.linalg.svd: _svd, np.linalg.svdvals: _svdvals, np.linalg.eigh: _eigh,
     np.linalg.eigvalsh: _eigvalsh, np.linalg.qr: _qr, np.linalg.pinv: _pinv,
     np.linalg.lstsq: _lstsq, np.linalg.matrix_rank: _matrix_rank, np.linalg.cond: _cond,
     np.linalg.matrix_norm: _matrix_norm, np.linalg.vector_norm: _vector_norm,
     np.linalg.matrix_power: _matrix_power, np.linalg.multi_dot: _multi_dot,
+    np.linalg.matrix_transpose: _matrix_transpose, np.linalg.matmul: _la_matmul,
+    np.linalg.outer: _la_outer, np.linalg.vecdot: _vecdot, np.linalg.trace: _la_trace,
+    np.linalg.diagonal: _la_diagonal, np.linalg.tensordot: _la_tensordot,
+    np.linalg.cross: _cross, np.linalg.tensorsolve: _tensorsolve,
+    np.linalg.tensorinv: _tensorinv,
 }
