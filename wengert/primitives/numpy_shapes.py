@@ -50,8 +50,16 @@ def _repeat(a, repeats, axis=None):
     if axis is None:
         a, axis = flat(a), 0
     axis = axis_in(axis, ndim(a), "repeat")
+    size = tuple(_dims.shape(a))
+    if repeats.ndim == 0 and repeats >= 0:
+        # each entry r times: (.., n, ..) -> (.., n, r, ..) -> (.., n r, ..), whose
+        # transpose is a sum over the copies
+        r = int(repeats)
+        grown = shape.broadcast_to(shape.expand_dims(a, axis + 1),
+                                   size[:axis + 1] + (r,) + size[axis + 1:])
+        return shape.reshape(grown, size[:axis] + (size[axis] * r,) + size[axis + 1:])
     # which entry each place of the result copies (NumPy checks the counts)
-    return along(a, axis, np.repeat(np.arange(_dims.shape(a)[axis]), repeats))
+    return along(a, axis, np.repeat(np.arange(size[axis]), repeats))
 
 
 def _tile(A, reps):
