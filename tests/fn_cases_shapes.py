@@ -476,7 +476,7 @@ CASES = [
     FnCase("np.hsplit", hsplit_1d, (real((6,)),), id="1d", dtypes=ONE),
     FnCase("np.vsplit", vsplit_, (real((3, 2)),)),
     FnCase("np.dsplit", dsplit_, (real((2, 1, 4)),)),
-    FnCase("np.atleast_1d", atleast_1d_several, (real((2, 3)),)),
+    FnCase("np.atleast_1d", atleast_1d_several, (real((2, 3)),), id="several"),
     FnCase("np.atleast_2d", atleast_2d_several, (real((2, 3)),)),
     FnCase("np.atleast_3d", atleast_3d_several, (real((2, 3)),)),
     FnCase("np.atleast_3d", atleast_3d_one, (real((2, 1, 2, 3)),), id="4d", dtypes=ONE),

@@ -7,6 +7,15 @@
 integer array is a run-time operand of ``getitem``), ``select`` and
 ``piecewise`` are chains of ``where``. Their derivatives are those of the
 gather (a scatter-add backwards) and of ``where``.
+
+``piecewise`` gives each function just the entries of its piece where the
+conditions' values are known while staging (the trace engine, or masks
+that are not traced), as NumPy does. Where they are known only when the
+code runs (the source engine, conditions computed from the inputs), each
+function is applied to the whole array with the entries off its piece
+replaced by one on it, and the results selected: this is NumPy's result for
+elementwise functions, which NumPy's documentation asks for, but not for a
+function that mixes entries (``lambda v: v - v.mean()``).
 """
 from __future__ import annotations
 
