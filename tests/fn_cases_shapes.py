@@ -202,6 +202,10 @@ def gradient_coords_order2(x, c0, c1):
     return np.gradient(x, c0, c1, edge_order=2)
 
 
+def gradient_traced_spacing(x, h):
+    return np.gradient(x, h, edge_order=2, axis=0)
+
+
 def gradient_fixed_coords(x):
     return np.gradient(x, np.array([0.0, 0.5, 1.5, 1.75]), 2.0, edge_order=2)
 
@@ -462,6 +466,8 @@ CASES = [
     FnCase("np.gradient", gradient_coords_order2, (real((4, 3)), increasing(4),
                                                    increasing(3)), id="coords_order2",
            dtypes=ONE),
+    FnCase("np.gradient", gradient_traced_spacing, (real((4, 3)), real((), 0.5, 2.0)),
+           id="traced_spacing", dtypes=ONE),
     FnCase("np.gradient", gradient_fixed_coords, (real((4, 3)),), id="fixed_coords"),
     FnCase("np.cross", cross3, (real((4, 3)), real((3,)))),
     FnCase("np.cross", cross_axes, (real((3, 2)), real((2, 3))), id="axes", dtypes=ONE),
@@ -476,7 +482,7 @@ CASES = [
     FnCase("np.hsplit", hsplit_1d, (real((6,)),), id="1d", dtypes=ONE),
     FnCase("np.vsplit", vsplit_, (real((3, 2)),)),
     FnCase("np.dsplit", dsplit_, (real((2, 1, 4)),)),
-    FnCase("np.atleast_1d", atleast_1d_several, (real((2, 3)),)),
+    FnCase("np.atleast_1d", atleast_1d_several, (real((2, 3)),), id="several"),
     FnCase("np.atleast_2d", atleast_2d_several, (real((2, 3)),)),
     FnCase("np.atleast_3d", atleast_3d_several, (real((2, 3)),)),
     FnCase("np.atleast_3d", atleast_3d_one, (real((2, 1, 2, 3)),), id="4d", dtypes=ONE),

@@ -100,6 +100,79 @@ def test_source_hessian_follows_the_values(f):
                             what=f"{f.__name__}: source vs trace Hessian at seed {seed}")
 
 
+def shaped_repeat(x):
+    return np.sum(np.repeat(x, 2, axis=0) * np.arange(2.0 * x.shape[0])[:, None])
+
+
+def shaped_pad(x):
+    return np.sum(np.pad(x, ((2, 1), (1, 2)), mode="reflect") ** 2 * 0.5)
+
+
+def shaped_roll(x):
+    return np.sum(np.roll(x, 1, axis=1) * np.arange(float(x.size)).reshape(x.shape))
+
+
+def shaped_split(x):
+    parts = np.array_split(x, 3, axis=1)
+    return sum(np.sum(p ** 2) * (k + 1) for k, p in enumerate(parts))
+
+
+def shaped_tile(x):
+    return np.sum(np.tile(x, (1, 2)) * np.arange(2.0 * x.size).reshape(x.shape[0], -1))
+
+
+def shaped_gradient(x):
+    return np.sum(np.gradient(x, axis=1, edge_order=2) ** 2)
+
+
+def shaped_tril_cumprod(x):
+    return np.sum(np.cumprod(np.tril(x) + 1.0, axis=0))
+
+
+SHAPED = [shaped_repeat, shaped_pad, shaped_roll, shaped_split, shaped_tile, shaped_gradient,
+          shaped_tril_cumprod]
+
+
+@pytest.mark.parametrize("f", SHAPED, ids=[f.__name__ for f in SHAPED])
+def test_source_derivative_at_a_new_shape(f):
+    """Index arrays made from a shape (repeat, pad, tril) are constants of
+    that shape: one source-engine derivative, called at several shapes,
+    is right at each."""
+    grad = wg.grad(f, engine="source")
+    for shape in ((3, 4), (4, 5), (3, 4), (5, 3)):
+        x = np.random.default_rng(sum(shape)).uniform(-1.0, 1.0, shape)
+        checks.assert_close(grad(x), _fd_grad(f, x), checks.JVP_RTOL_F64,
+                            what=f"{f.__name__} at shape {shape}")
+
+
+def jac_cumprod(x):
+    return np.cumprod(x, axis=0) + np.cumprod(x[::-1], axis=1)
+
+
+def jac_mixed(x):
+    return (np.cumprod(np.sort(x, axis=1), axis=1)[:, ::2]
+            * np.pad(x, ((0, 0), (1, 0)), mode="wrap")[:, :2])
+
+
+def jac_pieces(x):
+    return np.piecewise(x, [x < 0.0, x > 1.0], [np.sin, lambda v: v ** 2]) * np.roll(x, 1)
+
+
+@pytest.mark.parametrize("engine", ["trace", "source"])
+@pytest.mark.parametrize("f", [jac_cumprod, jac_mixed, jac_pieces], ids=lambda f: f.__name__)
+def test_jacobians_forward_and_reverse_agree(f, engine):
+    """jacfwd and jacrev run the linear program batched (linrec's batch rule,
+    getitem's loop over index arrays)."""
+    x = _draws((3, 4), 11)
+    fwd = wg.jacfwd(f, engine=engine)(x)
+    rev = wg.jacrev(f, engine=engine)(x)
+    checks.assert_close(fwd, rev, checks.AD_VS_AD_RTOL_F64, what="jacfwd vs jacrev")
+    out = f(x)
+    e = np.eye(x.size).reshape((x.size,) + x.shape)
+    fd = np.stack([checks.fd_jvp(f, (x,), (d,)) for d in e], axis=-1).reshape(fwd.shape)
+    checks.assert_close(fwd, fd, checks.JVP_RTOL_F64, what=f"jacfwd vs FD, out {out.shape}")
+
+
 # --- cumprod at zeros ----------------------------------------------------
 @pytest.mark.parametrize("zeros", [(0,), (2,), (4,), (1, 3), (0, 4)],
                          ids=lambda z: "zeros_at_" + "_".join(map(str, z)))
@@ -324,3 +397,18 @@ def test_trace_engine_takes_shape_values_of_this_call(f):
     for x in (np.array([0.5, -1.0, 2.0, 1.5]), np.array([2.5, -1.0, 0.0, 1.5])):
         checks.assert_close(wg.grad(f, engine="trace")(x), _fd_grad(f, x),
                             checks.JVP_RTOL_F64, what=f.__name__)
+
+
+# --- NumPy's signatures ----------------------------------------------------------
+def _family_table():
+    from wengert.primitives import numpy_shapes
+    return numpy_shapes.FUNCTIONS
+
+
+@pytest.mark.parametrize("np_fn", list(_family_table()),
+                         ids=[f.__name__ for f in _family_table()])
+def test_wrapper_takes_numpys_parameters(np_fn):
+    import inspect
+    from test_robust_prims import assert_takes_parameters
+    assert_takes_parameters(inspect.signature(np_fn), inspect.signature(_family_table()[np_fn]),
+                            np_fn.__name__)

@@ -7,12 +7,22 @@
 integer array is a run-time operand of ``getitem``), ``select`` and
 ``piecewise`` are chains of ``where``. Their derivatives are those of the
 gather (a scatter-add backwards) and of ``where``.
+
+``piecewise`` gives each function just the entries of its piece where the
+conditions' values are known while staging (the trace engine, or masks
+that are not traced), as NumPy does. Where they are known only when the
+code runs (the source engine, conditions computed from the inputs), each
+function is applied to the whole array with the entries off its piece
+replaced by one on it, and the results selected: this is NumPy's result for
+elementwise functions, which NumPy's documentation asks for, but not for a
+function that mixes entries (``lambda v: v - v.mean()``).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import arith, shape
+from .arrayargs import as_operand, axis_in, ndim
 from .core import TracerBase
 from .gather import argsort, partition_index, piece_point
 from .index import getitem, index_set
@@ -22,21 +32,6 @@ from ..errors import NonDifferentiableInputError, user_location
 from ..ir import aval_of
 
 __all__ = ["FUNCTIONS"]
-
-
-def _arr(x):
-    return x if isinstance(x, TracerBase) else np.asarray(x)
-
-
-def _ndim(x):
-    return len(_dims.shape(x))
-
-
-def _axis(axis, nd, fname):
-    axis = int(axis)
-    if not -nd <= axis < nd:
-        raise np.exceptions.AxisError(axis, nd, fname)
-    return axis % nd
 
 
 def _no_order(order, fname):
@@ -54,7 +49,7 @@ def _kind(kind, stable):
 def _along_axis(arr, indices, axis):
     """``np.take_along_axis(arr, indices, axis)``: each other axis indexed
     by its positions, shaped to broadcast against ``indices``."""
-    nd = _ndim(arr)
+    nd = ndim(arr)
     size = _dims.shape(arr)
     idx = []
     for d in range(nd):
@@ -68,7 +63,7 @@ def _along_axis(arr, indices, axis):
 
 
 def _int_indices(indices, fname):
-    indices = _arr(indices)
+    indices = as_operand(indices)
     if aval_of(indices).dtype.kind not in "iu":
         raise IndexError(f"{user_location()}: {fname}: the indices must be integers, got "
                          f"{aval_of(indices).dtype}")
@@ -78,27 +73,27 @@ def _int_indices(indices, fname):
 # --- sorting -----------------------------------------------------------
 def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     _no_order(order, "np.argsort")
-    a = _arr(a)
+    a = as_operand(a)
     if axis is None:
         a, axis = shape.reshape(a, (-1,)), 0
-    return argsort(a, _axis(axis, max(_ndim(a), 1), "argsort"), _kind(kind, stable))
+    return argsort(a, axis_in(axis, max(ndim(a), 1), "argsort"), _kind(kind, stable))
 
 
 def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
     _no_order(order, "np.sort")
-    a = _arr(a)
+    a = as_operand(a)
     if axis is None:
         a, axis = shape.reshape(a, (-1,)), 0
-    axis = _axis(axis, _ndim(a), "sort")
+    axis = axis_in(axis, ndim(a), "sort")
     return _along_axis(a, argsort(a, axis, _kind(kind, stable)), axis)
 
 
 def _partition(a, kth, axis=-1, kind="introselect", order=None):
     _no_order(order, "np.partition")
-    a = _arr(a)
+    a = as_operand(a)
     if axis is None:
         a, axis = shape.reshape(a, (-1,)), 0
-    axis = _axis(axis, _ndim(a), "partition")
+    axis = axis_in(axis, ndim(a), "partition")
     if isinstance(kth, TracerBase):
         raise NonDifferentiableInputError(f"{user_location()}: np.partition: kth must be a "
                                           "Python integer or a list of them")
@@ -107,27 +102,27 @@ def _partition(a, kth, axis=-1, kind="introselect", order=None):
 
 # --- gathering ---------------------------------------------------------
 def _take_along_axis(arr, indices, axis=-1):
-    arr = _arr(arr)
+    arr = as_operand(arr)
     indices = _int_indices(indices, "np.take_along_axis")
     if axis is None:
-        if _ndim(indices) != 1:
+        if ndim(indices) != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
         arr, axis = shape.reshape(arr, (-1,)), 0
-    if _ndim(indices) != _ndim(arr):
+    if ndim(indices) != ndim(arr):
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    return _along_axis(arr, indices, _axis(axis, _ndim(arr), "take_along_axis"))
+    return _along_axis(arr, indices, axis_in(axis, ndim(arr), "take_along_axis"))
 
 
 def _take(a, indices, axis=None, out=None, mode="raise"):
     no_out(out, "np.take")
-    a = _arr(a)
+    a = as_operand(a)
     if isinstance(indices, (list, tuple)):
         indices = np.asarray(indices)
     indices = indices if isinstance(indices, (int, np.integer)) else \
         _int_indices(indices, "np.take")
     if axis is None:
         a, axis = shape.reshape(a, (-1,)), 0
-    axis = _axis(axis, _ndim(a), "take")
+    axis = axis_in(axis, ndim(a), "take")
     n = _dims.shape(a)[axis]
     if mode == "wrap":
         indices = arith.remainder(indices, n)
@@ -144,7 +139,7 @@ def _select(condlist, choicelist, default=0):
         raise ValueError("list of cases must be same length as list of conditions")
     if len(condlist) == 0:
         raise ValueError("select with an empty condition list is not possible")
-    conds = [_arr(c) for c in condlist]
+    conds = [as_operand(c) for c in condlist]
     for i, c in enumerate(conds):
         if aval_of(c).dtype != np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
@@ -168,21 +163,21 @@ def _stand_in(x):
 
 
 def _cast(x, dtype):
-    x = _arr(x) if isinstance(x, (TracerBase, list, tuple)) else x
+    x = as_operand(x) if isinstance(x, (TracerBase, list, tuple)) else x
     av = aval_of(x)
     return x if av.dtype == dtype and not av.weak else arith.convert(x, dtype=dtype)
 
 
 def _piecewise(x, condlist, funclist, *args, **kw):
-    x = _arr(x)
+    x = as_operand(x)
     n_funcs = len(funclist)
     if isinstance(condlist, (list, tuple)):
         # a list of Python booleans is one condition (NumPy's reading)
-        many = isinstance(condlist[0], (list, np.ndarray, TracerBase)) or _ndim(x) == 0
+        many = isinstance(condlist[0], (list, np.ndarray, TracerBase)) or ndim(x) == 0
     else:
-        condlist = _arr(condlist)
-        many = _ndim(condlist) >= 2 or (_ndim(condlist) == 1 and _ndim(x) == 0)
-    conds = [_arr(c) for c in condlist] if many else [_arr(condlist)]
+        condlist = as_operand(condlist)
+        many = ndim(condlist) >= 2 or (ndim(condlist) == 1 and ndim(x) == 0)
+    conds = [as_operand(c) for c in condlist] if many else [as_operand(condlist)]
     conds = [c if aval_of(c).dtype == np.bool_ else arith.not_equal(c, 0) for c in conds]
     if len(conds) == n_funcs - 1:
         # the last function holds where no condition does
