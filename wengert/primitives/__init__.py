@@ -3,3 +3,5 @@
 from .core import PRIMITIVES, NOT_LINEAR, Primitive, Zero, Linear, bind  # noqa: F401
 from . import arith, shape, reduce, index, linalg, matrix, composite, custom, control, numpy_api  # noqa: F401
 from . import checkpoint, host  # noqa: F401
+from . import gather, scan  # noqa: F401
+from . import elementwise, convolution  # noqa: F401

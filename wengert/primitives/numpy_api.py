@@ -254,6 +254,27 @@ class Tracer(TracerBase):
     def cumsum(self, axis=None, dtype=None, out=None):
         return npf._cumsum(self, axis, dtype, out)
 
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return np.cumprod(self, axis, dtype, out)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return np.take(self, indices, axis, out, mode)
+
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        return np.argsort(self, axis, kind, order, stable=stable)
+
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+        raise InPlaceUpdateError(f"{user_location()}: x.sort() sorts a traced array in place, "
+                                 "which would keep the old value's derivative; write "
+                                 "x = np.sort(x)")
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        raise InPlaceUpdateError(f"{user_location()}: x.partition() rearranges a traced array "
+                                 "in place; write x = np.partition(x, kth)")
+
     def argmax(self, axis=None, out=None, *, keepdims=False):
         return npf._argmax(self, axis, out, keepdims=keepdims)
 

@@ -18,7 +18,8 @@ import numpy as np
 
 from . import arith, composite, linalg, matrix, reduce, shape
 from .core import TracerBase
-from ..errors import InPlaceUpdateError, NoDerivativeRule, user_location
+from ..errors import (InPlaceUpdateError, NoDerivativeRule, NonDifferentiableInputError,
+                      user_location)
 from ..ir import aval_of
 
 shape_mod = shape       # for the functions whose NumPy parameter is called ``shape``
@@ -228,16 +229,28 @@ def _diag(v, k=0):
     return linalg.diag(v, k)
 
 
-def _sublists(operands):
-    """``np.einsum(a, [0, 1], b, [1, 2], [0, 2])``, the sublist form, as
-    ``("ab,bc->ac", a, b)``."""
-    def letters(sub):
-        return "".join("..." if s is Ellipsis else string.ascii_letters[int(s)] for s in sub)
-    n = len(operands)
-    spec = ",".join(letters(s) for s in operands[1::2])
-    if n % 2:
-        spec += "->" + letters(operands[-1])
-    return (spec, *operands[0:n - n % 2:2])
+def _sublist_spec(operands):
+    """``einsum(a, [0, 1], b, [1, 2], [0, 2])``, NumPy's sublist form, as
+    ``("ab,bc->ac", a, b)``: integers become letters, Ellipsis ``...``."""
+    letters = string.ascii_letters
+
+    def subs(sub):
+        out = []
+        for s in sub:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, (int, np.integer)) and 0 <= int(s) < len(letters):
+                out.append(letters[int(s)])
+            else:
+                raise ValueError(f"{user_location()}: einsum: a subscript in the sublist form "
+                                 f"is an integer in [0, {len(letters)}) or Ellipsis, got {s!r}")
+        return "".join(out)
+
+    arrays, specs = list(operands[0::2]), [subs(s) for s in operands[1::2]]
+    spec = ",".join(specs[:len(arrays)])
+    if len(operands) % 2:          # an odd count: the last sublist is the output's
+        spec += "->" + subs(arrays.pop())
+    return (spec, *arrays)
 
 
 def _einsum(*operands, out=None, optimize=False, **kwargs):
@@ -246,7 +259,7 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
         raise TypeError(f"einsum() got an unexpected keyword argument {sorted(extra)[0]!r}")
     no_out(out, "np.einsum")
     if operands and not isinstance(operands[0], str):
-        operands = _sublists(operands)
+        operands = _sublist_spec(operands)
     dtype, casting = kwargs.get("dtype"), kwargs.get("casting", "safe")
     if dtype is not None:
         operands = (operands[0],) + tuple(as_dtype(o, dtype, casting, "np.einsum")
@@ -372,9 +385,24 @@ def _astype(x, dtype, /, *, copy=True, device=None):
 # --- selection and elementwise helpers ---------------------------------
 def _where(condition, x=None, y=None, /):
     if x is None and y is None:
-        raise NoDerivativeRule(f"{user_location()}: np.where(cond) with one argument returns "
-                               "indices; use np.nonzero on a concrete mask instead")
+        return _nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
     return arith.where(condition, x, y)
+
+
+def _nonzero(condition):
+    """``np.where(cond)``: the indices where ``cond`` holds, integers that
+    carry no derivative. How many there are is the shape of the result, so
+    the condition's value must be known now (the trace engine records one
+    call); where code is generated for every call it is not."""
+    val = condition.concrete_value if isinstance(condition, TracerBase) else condition
+    if val is None:
+        raise NonDifferentiableInputError(
+            f"{user_location()}: np.where(cond) with one argument returns indices whose "
+            "number depends on the values of cond, which are only known when the generated "
+            "code runs; use np.where(cond, x, y) to select values, or engine='trace'")
+    return np.nonzero(val)
 
 
 def _clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_VALUE,

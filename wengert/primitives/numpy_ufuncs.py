@@ -24,18 +24,6 @@ def _identity(x):
     return x
 
 
-def _log2(x):
-    return arith.div(arith.log(x), float(np.log(2.0)))
-
-
-def _log10(x):
-    return arith.div(arith.log(x), float(np.log(10.0)))
-
-
-def _exp2(x):
-    return arith.pow(2.0, x)
-
-
 def _float_power(x, y):
     """``x ** y`` computed in float64 at least (complex128 for complex
     operands): NumPy's float_power has no float32 loop, so float32 operands
@@ -46,23 +34,6 @@ def _float_power(x, y):
         stand_ins.append(av.python_type(1) if av.weak else np.ones(0, av.dtype))
     dtype = np.asarray(np.float_power(*stand_ins)).dtype
     return arith.pow(*[as_dtype(v, dtype) for v in (x, y)])
-
-
-def _nan_ignoring(pair):
-    """``np.fmax``/``np.fmin``: ``pair`` (maximum/minimum), except that a NaN
-    operand gives the other operand (maximum would propagate it)."""
-    def fn(x, y):
-        x_nan, y_nan = arith.not_equal(x, x), arith.not_equal(y, y)
-        return arith.where(x_nan, y, arith.where(y_nan, x, pair(x, y)))
-    return fn
-
-
-_fmax = _nan_ignoring(arith.maximum)
-_fmin = _nan_ignoring(arith.minimum)
-
-
-def _hypot(x, y):
-    return arith.sqrt(arith.add(arith.mul(x, x), arith.mul(y, y)))
 
 
 def _degrees(x):
@@ -78,18 +49,17 @@ UFUNCS = {
     np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
     np.power: arith.pow, np.float_power: _float_power, np.exp: arith.exp, np.log: arith.log,
     np.log1p: arith.log1p, np.expm1: arith.expm1, np.sqrt: arith.sqrt, np.square: arith.square,
-    np.reciprocal: arith.reciprocal, np.sin: arith.sin, np.cos: arith.cos, np.tan: arith.tan,
+    np.sin: arith.sin, np.cos: arith.cos, np.tan: arith.tan,
     np.arcsin: arith.arcsin, np.arccos: arith.arccos, np.arctan: arith.arctan,
     np.arctan2: arith.arctan2, np.sinh: arith.sinh, np.cosh: arith.cosh, np.tanh: arith.tanh,
     np.absolute: arith.abs, np.fabs: arith.abs, np.sign: arith.sign,
-    np.maximum: arith.maximum, np.minimum: arith.minimum, np.fmax: _fmax,
-    np.fmin: _fmin, np.floor: arith.floor, np.ceil: arith.ceil, np.rint: arith.round,
+    np.maximum: arith.maximum, np.minimum: arith.minimum, np.floor: arith.floor,
+    np.ceil: arith.ceil, np.rint: arith.round,
     np.less: arith.less, np.less_equal: arith.less_equal, np.greater: arith.greater,
     np.greater_equal: arith.greater_equal, np.equal: arith.equal, np.not_equal: arith.not_equal,
     np.logical_and: arith.logical_and, np.logical_or: arith.logical_or,
     np.logical_xor: arith.logical_xor, np.logical_not: arith.logical_not,
-    np.isfinite: arith.isfinite, np.matmul: linalg.matmul, np.log2: _log2, np.log10: _log10,
-    np.exp2: _exp2, np.logaddexp: arith.logaddexp, np.hypot: _hypot,
+    np.isfinite: arith.isfinite, np.matmul: linalg.matmul, np.logaddexp: arith.logaddexp,
     np.remainder: arith.remainder, np.floor_divide: arith.floor_divide,
     np.degrees: _degrees, np.rad2deg: _degrees, np.radians: _radians, np.deg2rad: _radians,
 }
@@ -99,9 +69,9 @@ UFUNCS = {
 # gives NumPy's: only their results are checked (``numpy_result``)
 _OPERATOR_WRAPPED = frozenset({
     np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.power,
-    np.float_power, np.square, np.reciprocal, np.absolute, np.fabs, np.remainder,
+    np.float_power, np.square, np.absolute, np.fabs, np.remainder,
     np.floor_divide, np.less, np.less_equal, np.greater, np.greater_equal, np.equal,
-    np.not_equal, np.exp2, np.degrees, np.rad2deg, np.radians, np.deg2rad})
+    np.not_equal, np.degrees, np.rad2deg, np.radians, np.deg2rad})
 
 # keywords every ufunc call takes that change nothing wengert computes
 _NO_EFFECT = {"order": "K", "subok": True}

@@ -1,0 +1,83 @@
+"""Index arrays computed from values: ``argsort`` and ``partition_index``.
+
+Both give integer arrays and are not differentiated; ``np.sort`` and
+``np.partition`` gather their operand with them (``getitem`` with the index
+array as a run-time operand), so the derivative of a sort is the same
+gather of the tangent, and its transpose a scatter-add. As primitives they
+are computed when the program runs: a generated derivative sorts the values
+it is called with, never the ones it was staged at.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import NOT_LINEAR, Primitive, bind, register
+from ..ir import Aval
+
+
+def _index_aval(x, **params):
+    return Aval(x.shape, np.dtype(np.intp))
+
+
+# --- argsort -------------------------------------------------------------
+def argsort_impl(x, axis, kind):
+    return np.argsort(x, axis=axis, kind=kind)
+
+
+argsort_p = register(Primitive("argsort", nargs=1, impl=argsort_impl, jvp=None,
+                               transpose=NOT_LINEAR, abstract_eval=_index_aval,
+                               differentiable=False))
+
+
+def argsort(x, axis, kind=None):
+    """``np.argsort`` along ``axis`` (an int in range)."""
+    return bind(argsort_p, x, axis=int(axis), kind=kind)
+
+
+# --- partition_index -----------------------------------------------------
+def partition_index_impl(x, kth, axis):
+    # where each entry of np.partition's own result comes from. np.argpartition
+    # may arrange the entries differently (NumPy's SIMD paths differ), so the
+    # positions are matched instead: the j-th smallest of the partitioned
+    # array comes from the j-th smallest of x (stable sorts pair ties in order)
+    part = np.partition(x, kth, axis=axis)
+    src = np.argsort(x, axis=axis, kind="stable")
+    dst = np.argsort(part, axis=axis, kind="stable")
+    out = np.empty_like(src)
+    np.put_along_axis(out, dst, src, axis=axis)
+    return out
+
+
+partition_index_p = register(Primitive("partition_index", nargs=1, impl=partition_index_impl,
+                                       jvp=None, transpose=NOT_LINEAR,
+                                       abstract_eval=_index_aval, differentiable=False))
+
+
+def partition_index(x, kth, axis):
+    """The gather positions that give ``np.partition(x, kth, axis)``."""
+    kth = int(kth) if np.ndim(kth) == 0 else tuple(int(k) for k in np.ravel(kth))
+    return bind(partition_index_p, x, kth=kth, axis=int(axis))
+
+
+# --- piece_point -----------------------------------------------------------
+def piece_point_impl(x, cond):
+    x, cond = np.broadcast_arrays(np.asarray(x), np.asarray(cond))
+    return x.reshape(-1)[np.argmax(cond.reshape(-1))]
+
+
+def piece_point_aval(x, cond):
+    return Aval((), x.dtype)
+
+
+# the first entry of x where cond holds (the first entry if none does): the
+# stand-in np.piecewise gives a function at the places outside its piece, so
+# that it is evaluated on its piece only. The result does not depend on the
+# stand-in (those places are discarded), so it carries no derivative: exactly
+# zero, and no 0 * inf from a function's derivative at a discarded place
+piece_point_p = register(Primitive("piece_point", nargs=2, impl=piece_point_impl, jvp=None,
+                                   transpose=NOT_LINEAR, abstract_eval=piece_point_aval,
+                                   differentiable=False))
+
+
+def piece_point(x, cond):
+    return bind(piece_point_p, x, cond)
