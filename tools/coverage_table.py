@@ -39,6 +39,16 @@ def _imports():
     return library, fn_cases
 
 
+def _engines(cases):
+    """The engines the cases run in; forms that run in one only are named
+    (``np.where(cond)``: the trace engine only)."""
+    text = _ENGINES[tuple(sorted({e for c in cases for e in c.engines}))]
+    partial = sorted({e for c in cases for e in c.engines if len(c.engines) == 1})
+    if text == "both engines" and partial:
+        text += "; some forms " + " or ".join(f"{e} only" for e in partial)
+    return text
+
+
 def _derivatives(cases, fn_cases):
     diff = [c for c in cases if c.mode == fn_cases.DIFF]
     if not diff:
@@ -73,8 +83,7 @@ def rows(library=None, fn_cases=None):
         if not cases:
             out.append((name, _KIND_ENGINES[kind], "no case", "", 0))
             continue
-        engines = tuple(sorted({e for c in cases for e in c.engines}))
-        out.append((name, _ENGINES[engines], _derivatives(cases, fn_cases), _dtypes(cases),
+        out.append((name, _engines(cases), _derivatives(cases, fn_cases), _dtypes(cases),
                     len(cases)))
     return out
 
