@@ -642,6 +642,14 @@ def slogdet_(a):
 # np.linalg.cholesky reads only the lower triangle; wengert's derivative
 # treats its operand as symmetric (matrix.py), so the cases differentiate it
 # along symmetric directions, as the primitive's own spec does
+def slogdet_logabsdet(a):
+    return np.linalg.slogdet(a).logabsdet
+
+
+def slogdet_sign(a):
+    return np.linalg.slogdet(a).sign[:, None, None] * a
+
+
 def cholesky_(a):
     return np.linalg.cholesky(0.5 * (a + np.swapaxes(a, -1, -2)))
 
@@ -1088,6 +1096,8 @@ CASES = [
     FnCase("np.linalg.det", det_, (diagdom(3, (2,), negative=True),), "batch-negative"),
     FnCase("np.linalg.slogdet", slogdet_, (square(3),), "mat"),
     FnCase("np.linalg.slogdet", slogdet_, (diagdom(2, (3,), negative=True),), "batch-negative"),
+    FnCase("np.linalg.slogdet", slogdet_logabsdet, (square(3),), "by-name"),
+    FnCase("np.linalg.slogdet", slogdet_sign, (diagdom(2, (3,), negative=True),), "sign-by-name"),
     FnCase("np.linalg.cholesky", cholesky_, (spd(3),), "lower"),
     FnCase("np.linalg.cholesky", cholesky_, (spd(2, (2,)),), "batch"),
     FnCase("np.linalg.cholesky", cholesky_upper, (spd(3),), "upper"),
