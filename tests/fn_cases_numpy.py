@@ -642,6 +642,14 @@ def slogdet_(a):
 # np.linalg.cholesky reads only the lower triangle; wengert's derivative
 # treats its operand as symmetric (matrix.py), so the cases differentiate it
 # along symmetric directions, as the primitive's own spec does
+def slogdet_logabsdet(a):
+    return np.linalg.slogdet(a).logabsdet
+
+
+def slogdet_sign(a):
+    return np.linalg.slogdet(a).sign[:, None, None] * a
+
+
 def cholesky_(a):
     return np.linalg.cholesky(0.5 * (a + np.swapaxes(a, -1, -2)))
 
@@ -991,7 +999,7 @@ CASES = [
     FnCase("np.inner", inner_, (real((2, 3)), real((4, 3))), "mat"),
     FnCase("np.tensordot", tensordot_2, (R234, real((3, 4, 2))), "axes2"),
     FnCase("np.tensordot", tensordot_1, (R34, real((4, 2))), "axes1"),
-    FnCase("np.tensordot", tensordot_lists, (R234, real((4, 2, 3))), "lists"),
+    FnCase("np.tensordot", tensordot_lists, (R234, real((4, 2, 3))), "axis-lists"),
     FnCase("np.tensordot", tensordot_0, (real((2,)), real((3,))), "axes0"),
     FnCase("np.trace", trace_, (R34,), "plain"),
     FnCase("np.trace", trace_offset, (R34,), "offset"),
@@ -1005,11 +1013,11 @@ CASES = [
     FnCase("np.diag", diag_mat, (R34,), "mat"),
     FnCase("np.diag", diag_mat_k, (R34,), "mat-k"),
     FnCase("np.einsum", einsum_matmul, (real((2, 3)), R34), "matmul"),
-    FnCase("np.einsum", einsum_trace, (real((3, 3)),), "trace"),
+    FnCase("np.einsum", einsum_trace, (real((3, 3)),), "ii"),
     FnCase("np.einsum", einsum_colsum, (R34,), "colsum"),
-    FnCase("np.einsum", einsum_three, (real((3,)), R34, real((4,))), "three"),
+    FnCase("np.einsum", einsum_three, (real((3,)), R34, real((4,))), "bilinear"),
     FnCase("np.einsum", einsum_batch_opt, (real((2, 2, 3)), real((2, 3, 2))), "optimize"),
-    FnCase("np.einsum", einsum_ellipsis, (R234, real((4,))), "ellipsis"),
+    FnCase("np.einsum", einsum_ellipsis, (R234, real((4,))), "ellipsis-dot"),
     FnCase("np.einsum", einsum_dtype, (R34, R34), "dtype"),
     FnCase("np.einsum", einsum_sublists, (real((2, 3)), R34), "sublists"),
     FnCase("np.einsum", einsum_sublists_implicit, (R234, real((4,))), "sublists-ellipsis"),
@@ -1064,9 +1072,9 @@ CASES = [
     FnCase("np.where", where_scalar, (bools((2, 3)), real((2, 3))), "scalar"),
     FnCase("np.clip", clip_both, (avoiding((3, 4), (-1.0, 1.0)),), "both"),
     FnCase("np.clip", clip_lower, (avoiding((3, 4), (0.0,)),), "lower"),
-    FnCase("np.clip", clip_keywords, (avoiding((3, 4), (-0.5, 1.0)),), "keywords"),
+    FnCase("np.clip", clip_keywords, (avoiding((3, 4), (-0.5, 1.0)),), "min-max"),
     FnCase("np.clip", clip_arrays, (cells((3, 4), 1), cells((4,), 0), cells((3, 1), 2)),
-           "arrays"),
+           "array-bounds"),
     FnCase("np.round", round_, (frac((3, 4), -0.3, 0.3),), "plain", mode=ZERO_DERIV),
     FnCase("np.round", round_decimals, (frac((3, 4), -0.3, 0.3, 0.1),), "decimals",
            mode=ZERO_DERIV),
@@ -1088,6 +1096,8 @@ CASES = [
     FnCase("np.linalg.det", det_, (diagdom(3, (2,), negative=True),), "batch-negative"),
     FnCase("np.linalg.slogdet", slogdet_, (square(3),), "mat"),
     FnCase("np.linalg.slogdet", slogdet_, (diagdom(2, (3,), negative=True),), "batch-negative"),
+    FnCase("np.linalg.slogdet", slogdet_logabsdet, (square(3),), "by-name"),
+    FnCase("np.linalg.slogdet", slogdet_sign, (diagdom(2, (3,), negative=True),), "sign-by-name"),
     FnCase("np.linalg.cholesky", cholesky_, (spd(3),), "lower"),
     FnCase("np.linalg.cholesky", cholesky_, (spd(2, (2,)),), "batch"),
     FnCase("np.linalg.cholesky", cholesky_upper, (spd(3),), "upper"),

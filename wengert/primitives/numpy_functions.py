@@ -461,8 +461,18 @@ def _det(a):
     return matrix.det(a)
 
 
+class SlogdetResult(tuple):
+    """``(sign, logabsdet)``, also read by name as NumPy's named tuple is
+    (``np.linalg.slogdet(a).logabsdet``); a plain tuple to wengert's pytrees
+    (it has no ``_fields``), so a function may return it whole."""
+
+    __slots__ = ()
+    sign = property(lambda self: self[0])
+    logabsdet = property(lambda self: self[1])
+
+
 def _slogdet(a):
-    return matrix.slogdet(a)
+    return SlogdetResult(matrix.slogdet(a))
 
 
 def _cholesky(a, /, *, upper=False):
