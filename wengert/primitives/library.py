@@ -27,13 +27,13 @@ import importlib
 import importlib.util
 import threading
 
-from . import numpy_functions, numpy_ufuncs
+from . import numpy_functions, numpy_lists, numpy_ufuncs
 
 __all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_rule",
            "display_name", "entries"]
 
 # the families over NumPy, imported with wengert
-_NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs)
+_NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs, numpy_lists)
 # the families over SciPy: module names under wengert.primitives, imported
 # when a SciPy callable is first looked up (and only if SciPy is installed)
 _SCIPY_FAMILIES = ()
