@@ -12,6 +12,20 @@ rule.
   (JAX refuses forward mode here). Second-order reverse-over-reverse
   differentiates ``bwd`` itself, which must then be written in NumPy.
 
+The escape hatch: a body wengert cannot trace (``scipy.integrate.quad``,
+``solve_ivp``, a compiled extension, ``float()`` of its input) runs on plain
+NumPy values, as a ``custom_body`` equation that the generated code calls
+at each call (never folded, never traced); the rule gives every derivative.
+Whether a body can be traced is found by staging it once on the operands'
+avals, a recording that is thrown away (``body_info``). An opaque body's
+output shapes and dtypes are found by running it: on the operands' concrete
+values where staging knows them, else on stand-ins (ones of the operands'
+shapes and dtypes, under ``np.errstate(all="ignore")``); each later run
+checks that its result still has them (``host.check_value``: a
+``HostCallError`` otherwise). Forward mode of a ``custom_vjp`` function
+with an opaque body goes through ``bwd``: ``J t`` row by row,
+``<bwd(res, e_i), t>``, one ``bwd`` call per output element.
+
 Arguments are arrays or scalars (no pytrees); the output an array or a
 tuple of arrays.
 """
@@ -19,9 +33,11 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from .. import dims as _dims
-from .core import NOT_LINEAR, Primitive, Zero, bind, instantiate, register
-from ..errors import NoDerivativeRule, ShapeMismatchError
+from .core import NOT_LINEAR, Primitive, TracerBase, Zero, bind, instantiate, register
+from ..errors import NoDerivativeRule, ShapeMismatchError, user_location
 from ..ir import aval_of
 
 
@@ -29,22 +45,116 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+# --- custom_body: a body wengert cannot trace, run on plain values ------
+def custom_body_impl(*args, fun, out_avals, single):
+    from .host import HostCallError, check_value
+    out = fun(*args)
+    outs = (out,) if single else _as_tuple(out)
+    try:
+        if len(outs) != len(out_avals):
+            raise HostCallError(f"{len(outs)} values, not {len(out_avals)}")
+        return tuple(check_value(o, a) for o, a in zip(outs, out_avals))
+    except HostCallError as err:
+        raise HostCallError(
+            f"{_name(fun)}, a function with a custom rule whose body wengert runs on plain "
+            f"values, returned another shape or dtype than when the derivative's code was "
+            f"generated (found by running it then): {err}. Use engine='trace' for a "
+            "function whose output shape depends on its input values") from None
+
+
+def custom_body_aval(*avals, fun, out_avals, single):
+    return tuple(out_avals)
+
+
+def custom_body_jvp(primals, tangents, fun, out_avals, single):
+    # the custom rule differentiates the call; a tangent never reaches the body
+    raise NoDerivativeRule(f"{user_location()}: {_name(fun)} cannot be traced and runs on "
+                           "plain values: only its custom rule can differentiate it")
+
+
+# runtime: the user's code runs when the generated code runs, never while
+# it is generated (it may read globals, draw, or be slow); effect: it runs
+# once a call, as in a plain call, even where its value is not needed (a
+# gradient whose bwd ignores it), so the check of its result's shape and
+# dtype, which the code after it assumes, is never skipped
+custom_body_p = register(Primitive(
+    "custom_body", nargs=None, impl=custom_body_impl, jvp=custom_body_jvp,
+    transpose=NOT_LINEAR, abstract_eval=custom_body_aval, multiple_results=True,
+    runtime=True, effect=True))
+
+
+def _name(fun):
+    return getattr(fun, "__qualname__", None) or getattr(fun, "__name__", repr(fun))
+
+
+def body_info(fun, avals, vals=None):
+    """(traceable, output avals, single output) of ``fun``'s body on
+    operands of ``avals``: traceable if staging it on them succeeds (the
+    recording is thrown away); an opaque body's avals from running it on
+    plain values: ``vals`` where given, else stand-ins."""
+    from ..staging import stage
+    avals = list(avals)
+    shape = {}
+
+    def body(*xs):
+        out = fun(*xs)
+        shape["single"] = not isinstance(out, (tuple, list))
+        return list(_as_tuple(out))
+    try:
+        prog = stage(body, avals, name=_name(fun))
+        return True, tuple(prog.out_avals), shape["single"]
+    except Exception:       # noqa: BLE001 -- any failure to trace: run it on plain values
+        pass
+    from .host import out_aval_of
+    if vals is None or any(v is None for v in vals):
+        vals = [np.ones(tuple(int(d) for d in a.shape), a.dtype)[()] if not a.weak
+                else a.python_type(1) for a in avals]
+    plain = getattr(fun, "_wg_plain", fun)
+    with np.errstate(all="ignore"):
+        out = plain(*vals)
+    single = not isinstance(out, (tuple, list))
+    try:
+        out_avals = tuple(out_aval_of(o) for o in _as_tuple(out))
+    except TypeError as err:
+        raise NoDerivativeRule(f"{user_location()}: {_name(fun)} returns {err}; a function "
+                               "with a custom rule returns arrays or numbers") from None
+    return False, out_avals, single
+
+
+def call_body(fun, args):
+    """``fun(*args)``: traced where it can be, else a ``custom_body`` call
+    on plain values (the rule is what differentiates it)."""
+    if not any(isinstance(a, TracerBase) for a in args):
+        return getattr(fun, "_wg_plain", fun)(*args)      # plain values: the user's own
+    vals = [getattr(a, "concrete_value", None) if isinstance(a, TracerBase) else a
+            for a in args]
+    traceable, out_avals, single = body_info(fun, [aval_of(a) for a in args], vals)
+    if traceable:
+        return fun(*args)
+    outs = bind(custom_body_p, *args, fun=getattr(fun, "_wg_plain", fun),
+                out_avals=out_avals, single=single)
+    return outs[0] if single else tuple(outs)
+
+
+def _body_aval(fun, avals):
+    """The output aval of a custom function's body (one array output)."""
+    from ..staging import stage
+    try:
+        prog = stage(lambda *xs: [fun(*xs)], list(avals), name=getattr(fun, "__name__", "f"))
+    except Exception:       # noqa: BLE001 -- an opaque body: run it
+        return body_info(fun, avals)[1][0]
+    return prog.out_avals[0]
+
+
 # --- custom_jvp_call ---------------------------------------------------
 def custom_jvp_call_impl(*args, fun, rule):
-    return fun(*args)
+    return call_body(fun, args)
 
 
 def custom_jvp_call_jvp(primals, tangents, fun, rule, trace=None):
     tangents = tuple(instantiate(t) for t in tangents)
     out, out_dot = rule(tuple(primals), tangents)
     return out, out_dot
-
-
-def _body_aval(fun, avals):
-    """The output aval of a custom function's body (one array output)."""
-    from ..staging import stage
-    prog = stage(lambda *xs: [fun(*xs)], list(avals), name=getattr(fun, "__name__", "f"))
-    return prog.out_avals[0]
 
 
 def custom_jvp_call_aval(*avals, fun, rule):
@@ -54,6 +164,21 @@ def custom_jvp_call_aval(*avals, fun, rule):
 custom_jvp_call_p = register(Primitive(
     "custom_jvp_call", nargs=None, impl=custom_jvp_call_impl, jvp=custom_jvp_call_jvp,
     transpose=NOT_LINEAR, abstract_eval=custom_jvp_call_aval, inline=True))
+
+
+def _converted_body(fun, convert):
+    """The converted body, which knows the user's own function: an opaque
+    body runs that, on plain values, when the generated code runs. A body
+    the source engine cannot convert (an import, a try statement) is the
+    user's function itself: staged, it is traced, or else opaque."""
+    from ..errors import UnsupportedSyntax
+    try:
+        converted = convert(fun)
+    except UnsupportedSyntax:
+        return fun
+    if converted is not fun:
+        converted._wg_plain = fun
+    return converted
 
 
 class custom_jvp:
@@ -71,7 +196,7 @@ class custom_jvp:
     def _wg_with_functions(self, convert):
         """This function and rule, each passed through ``convert`` (the
         source engine runs them converted)."""
-        twin = custom_jvp(convert(self.fun))
+        twin = custom_jvp(_converted_body(self.fun, convert))
         if self.rule is not None:
             twin.defjvp(convert(self.rule))
         return twin
@@ -85,7 +210,7 @@ class custom_jvp:
 
 # --- custom_vjp_call ---------------------------------------------------
 def custom_vjp_call_impl(*args, fun, fwd, bwd):
-    return fun(*args)
+    return call_body(fun, args)
 
 
 def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
@@ -94,6 +219,8 @@ def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
         from ..transforms.jvp import NeedsReverse
         raise NeedsReverse(fun)
     if trace is None or not trace.reverse:
+        if not body_info(fun, [aval_of(p) for p in primals])[0]:
+            return _jvp_by_bwd(primals, tangents, fwd, bwd)
         # forward mode differentiates the primal definition
         from ..transforms.jvp import JVPTracer   # the trace type this rule runs under
         ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
@@ -108,6 +235,38 @@ def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
                   out_avals=tuple(aval_of(o) for o in outs),
                   in_avals=tuple(aval_of(p) for p in primals))
     return (out, tuple(t_outs)) if isinstance(out, (tuple, list)) else (out, t_outs[0])
+
+
+def _jvp_by_bwd(primals, tangents, fwd, bwd):
+    """Forward mode of a custom_vjp function whose body cannot be traced:
+    ``J t`` from the user's ``bwd``, one row ``<bwd(res, e_i), t>`` per
+    output element, written with primitives (so it differentiates again)."""
+    from . import arith, reduce, shape
+    out, res = fwd(*primals)
+    outs = _as_tuple(out)
+    zeros = [np.zeros(tuple(int(d) for d in aval_of(o).shape), aval_of(o).dtype) for o in outs]
+    out_dots = []
+    for k, o in enumerate(outs):
+        av = aval_of(o)
+        rows = []
+        for i in range(max(av.size, 1) if av.shape else 1):
+            e = np.zeros(av.size, av.dtype)
+            e[i] = 1
+            cts = list(zeros)
+            cts[k] = e.reshape(zeros[k].shape)[()]
+            in_cts = _as_tuple(bwd(res, cts[0] if len(outs) == 1 else tuple(cts)))
+            if len(in_cts) != len(primals):
+                raise ShapeMismatchError(f"custom_vjp bwd returned {len(in_cts)} cotangents for "
+                                         f"{len(primals)} arguments; return one per argument")
+            terms = [reduce.reduce_sum(arith.mul(c, t)) for c, t in zip(in_cts, tangents)
+                     if c is not None and not isinstance(t, Zero)]
+            row = terms[0] if terms else np.zeros((), av.dtype)[()]
+            for term in terms[1:]:
+                row = arith.add(row, term)
+            rows.append(row)
+        dot = rows[0] if not av.shape else shape.reshape(shape.stack(rows), av.shape)
+        out_dots.append(dot)
+    return (out, tuple(out_dots)) if isinstance(out, (tuple, list)) else (out, out_dots[0])
 
 
 def custom_vjp_call_aval(*avals, fun, fwd, bwd):
@@ -166,7 +325,7 @@ class custom_vjp:
     def _wg_with_functions(self, convert):
         """This function and rules, each passed through ``convert`` (the
         source engine runs them converted)."""
-        twin = custom_vjp(convert(self.fun))
+        twin = custom_vjp(_converted_body(self.fun, convert))
         if self.fwd is not None:
             twin.defvjp(convert(self.fwd), convert(self.bwd))
         return twin
