@@ -420,3 +420,17 @@ def test_a_function_without_a_rule_is_named_with_an_example(fun, kind, engine):
     with pytest.raises(errors.NoDerivativeRule) as err:
         wg.grad(lambda x: np.sum(fun(x)), engine=engine)(np.array([0.3, 0.6]))
     _check_no_rule_message(str(err.value), f"{__file__}:{fun.__code__.co_firstlineno + 1}", name)
+
+
+def copy_of_traced(x):
+    return np.sum(np.array(x) * np.asarray(x, dtype=np.float32))
+
+
+def test_np_array_of_a_traced_array_is_a_copy_or_named():
+    """``np.array(x)`` of a traced array: the same value in the source engine
+    (its cast to float32 too), the call named in the trace engine's error."""
+    x32 = X.astype(np.float32).astype(np.float64)
+    # the cotangent reaching x through the cast is rounded to float32 too
+    checks.assert_close(wg.grad(copy_of_traced, engine="source")(X), 2.0 * x32, 1e-7)
+    with pytest.raises(errors.ConcretizationError, match=r"np\.array\(\.\.\.\) of traced"):
+        wg.grad(copy_of_traced, engine="trace")(X)

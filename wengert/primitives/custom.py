@@ -87,11 +87,20 @@ def _name(fun):
     return getattr(fun, "__qualname__", None) or getattr(fun, "__name__", repr(fun))
 
 
+def concrete_values(args):
+    """The plain values of ``args`` (tracers' concrete values), or None
+    where one is known by its aval only (symbolic staging)."""
+    vals = [getattr(a, "concrete_value", None) if isinstance(a, TracerBase) else a
+            for a in args]
+    return None if any(v is None for v in vals) else vals
+
+
 def body_info(fun, avals, vals=None):
     """(traceable, output avals, single output) of ``fun``'s body on
     operands of ``avals``: traceable if staging it on them succeeds (the
-    recording is thrown away); an opaque body's avals from running it on
-    plain values: ``vals`` where given, else stand-ins."""
+    recording is thrown away; at ``vals``, where known, so Python control
+    flow on them is taken as the trace engine takes it); an opaque body's
+    avals from running it on plain values: ``vals``, else stand-ins."""
     from ..staging import stage
     avals = list(avals)
     shape = {}
@@ -101,12 +110,12 @@ def body_info(fun, avals, vals=None):
         shape["single"] = not isinstance(out, (tuple, list))
         return list(_as_tuple(out))
     try:
-        prog = stage(body, avals, name=_name(fun))
+        prog = stage(body, avals, name=_name(fun), concrete_vals=vals)
         return True, tuple(prog.out_avals), shape["single"]
     except Exception:       # noqa: BLE001 -- any failure to trace: run it on plain values
         pass
     from .host import out_aval_of
-    if vals is None or any(v is None for v in vals):
+    if vals is None:
         vals = [np.ones(tuple(int(d) for d in a.shape), a.dtype)[()] if not a.weak
                 else a.python_type(1) for a in avals]
     plain = getattr(fun, "_wg_plain", fun)
@@ -126,9 +135,8 @@ def call_body(fun, args):
     on plain values (the rule is what differentiates it)."""
     if not any(isinstance(a, TracerBase) for a in args):
         return getattr(fun, "_wg_plain", fun)(*args)      # plain values: the user's own
-    vals = [getattr(a, "concrete_value", None) if isinstance(a, TracerBase) else a
-            for a in args]
-    traceable, out_avals, single = body_info(fun, [aval_of(a) for a in args], vals)
+    traceable, out_avals, single = body_info(fun, [aval_of(a) for a in args],
+                                             concrete_values(args))
     if traceable:
         return fun(*args)
     outs = bind(custom_body_p, *args, fun=getattr(fun, "_wg_plain", fun),
@@ -219,7 +227,7 @@ def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
         from ..transforms.jvp import NeedsReverse
         raise NeedsReverse(fun)
     if trace is None or not trace.reverse:
-        if not body_info(fun, [aval_of(p) for p in primals])[0]:
+        if not body_info(fun, [aval_of(p) for p in primals], concrete_values(primals))[0]:
             return _jvp_by_bwd(primals, tangents, fwd, bwd)
         # forward mode differentiates the primal definition
         from ..transforms.jvp import JVPTracer   # the trace type this rule runs under

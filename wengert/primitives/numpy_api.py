@@ -119,24 +119,42 @@ def _raise_for_called_function(lists=True):
     calls = re.findall(r"([A-Za-z_][\w.]*)\s*([(\[])\s*([(\[]?)", line)
     found = [(name, _resolve(name, frame)) for name, _, _ in calls]
     if not inside_library and lists:
-        # the call given a list literal first (np.sum(np.stack([...])) names np.stack)
+        # the call being made: the expression of the frame's current instruction;
+        # else the call given a list literal first, then the innermost
+        made = _current_call(frame, line)
         literal = [k for k, (_, _, arg) in enumerate(calls) if arg]
-        order = literal + [k for k in reversed(range(len(calls))) if k not in literal]
+        order = [k for k, (name, _, _) in enumerate(calls) if name == made] + literal + [
+            k for k in reversed(range(len(calls))) if k not in literal]
         for name, fn in (found[k] for k in order):
             if isinstance(fn, CONCATENATORS) or callable(fn) and library.call_rule(fn):
                 call = f"{name}[...]" if isinstance(fn, CONCATENATORS) else f"{name}(...)"
                 raise ConcretizationError(
-                    f"{where}: {call} of a list or tuple holding traced values: NumPy converts "
-                    "each element with __array__ before any rule can see it, so the trace "
-                    "engine cannot differentiate it. Use engine='auto' (the default) or "
-                    "engine='source', which supports it, or write np.stack([...]) of the "
-                    "traced values")
+                    f"{where}: {call} of traced values (a traced array, or a list or tuple "
+                    "holding them): NumPy converts them with __array__ before any rule can "
+                    "see the call, so the trace engine cannot differentiate it. Use "
+                    "engine='auto' (the default) or engine='source', which supports it, or "
+                    "write np.stack([...]) of the traced values (pass a traced array on as "
+                    "it is: it needs no np.array)")
     if not inside_library:
         return
     for name, fn in found:
         if (callable(fn) and not isinstance(fn, type) and not _is_user_code(fn)
                 and (getattr(fn, "__module__", None) or "numpy").split(".")[0] != "numpy"):
             raise NoDerivativeRule(no_rule_message(where, _public_name(fn, name)))
+
+
+def _current_call(frame, line):
+    """The dotted name called (or subscripted) by the instruction ``frame``
+    is executing, from its source position (``co_positions``), or None."""
+    try:
+        pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+    except (AttributeError, IndexError):
+        return None
+    start, end, col, end_col = pos
+    if start != frame.f_lineno or end != start or col is None or end_col is None:
+        return None
+    m = re.match(r"([A-Za-z_][\w.]*)\s*[(\[]", line[col:end_col])
+    return m.group(1) if m else None
 
 
 def _is_user_code(fn):
