@@ -434,3 +434,90 @@ def test_np_array_of_a_traced_array_is_a_copy_or_named():
     checks.assert_close(wg.grad(copy_of_traced, engine="source")(X), 2.0 * x32, 1e-7)
     with pytest.raises(errors.ConcretizationError, match=r"np\.array\(\.\.\.\) of traced"):
         wg.grad(copy_of_traced, engine="trace")(X)
+
+
+def array_like(x):
+    return np.array([x[0], x[1]], like=np.ones(2))
+
+
+def array_ndmax(x):
+    return np.array([x[0], x[1]], ndmax=1)
+
+
+def asarray_device(x):
+    return np.asarray([x[0], x[1]], device="gpu")
+
+
+def array_no_copy(x):
+    return np.array([x[0], x[1]], copy=False)
+
+
+def asarray_no_copy_cast(x):
+    return np.asarray(x, dtype=np.float32, copy=False)
+
+
+def array_of_strings(x):
+    return np.array([x[0], "a"])
+
+
+@pytest.mark.parametrize("fun, error", [
+    (array_like, errors.NoDerivativeRule), (array_ndmax, errors.NoDerivativeRule),
+    (asarray_device, errors.NoDerivativeRule), (array_no_copy, ValueError),
+    (asarray_no_copy_cast, ValueError), (array_of_strings, errors.NoDerivativeRule)],
+    ids=lambda v: getattr(v, "__name__", ""))
+def test_list_parameters_not_implemented_are_refused(fun, error):
+    """A parameter value wengert does not implement is refused, naming the
+    user's line; ``copy=False`` where a copy is needed is NumPy's ValueError."""
+    with pytest.raises(error) as err:
+        wg.grad(lambda x: np.sum(fun(x)), engine="source")(X)
+    assert f"{__file__}:{fun.__code__.co_firstlineno + 1}" in str(err.value)
+
+
+# --- custom_vjp functions inside loops: fwd's residuals cross the loop body -----
+@wg.custom_vjp
+def sin2_traceable(x):
+    return np.sin(x) * 2.0
+
+
+@wg.custom_vjp
+def sin2_opaque(x):
+    import math
+    return math.sin(float(x)) * 2.0
+
+
+def _sin2_bwd(x, ct):
+    return (2.0 * np.cos(x) * ct,)
+
+
+sin2_traceable.defvjp(lambda x: (sin2_traceable(x), x), _sin2_bwd)
+sin2_opaque.defvjp(lambda x: (sin2_opaque(x), x), _sin2_bwd)
+SIN2 = {"traceable": sin2_traceable, "opaque": sin2_opaque}
+
+
+def for_loop_of_custom(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + SIN2[KIND[0]](x[i]) * s + x[i]
+    return s
+
+
+def while_loop_of_custom(x):
+    s = x[0]
+    while s < 4.0:
+        s = s + SIN2[KIND[0]](s * x[1]) * 0.1 + 1.0
+    return s
+
+
+KIND = ["traceable"]
+
+
+@pytest.mark.parametrize("engine", ["source", "trace"])
+@pytest.mark.parametrize("kind", ["traceable", "opaque"])
+@pytest.mark.parametrize("fun", [for_loop_of_custom, while_loop_of_custom],
+                         ids=lambda f: f.__name__)
+def test_custom_vjp_inside_loops(fun, kind, engine):
+    KIND[0] = kind
+    try:
+        _check_first_and_second_order(fun, X, engine)
+    finally:
+        KIND[0] = "traceable"

@@ -46,7 +46,7 @@ def _as_tuple(x):
 
 
 # --- custom_body: a body wengert cannot trace, run on plain values ------
-def custom_body_impl(*args, fun, out_avals, single):
+def custom_body_impl(*args, fun, out_avals, single, rule):
     from .host import HostCallError, check_value
     out = fun(*args)
     outs = (out,) if single else _as_tuple(out)
@@ -62,14 +62,19 @@ def custom_body_impl(*args, fun, out_avals, single):
             "function whose output shape depends on its input values") from None
 
 
-def custom_body_aval(*avals, fun, out_avals, single):
+def custom_body_aval(*avals, fun, out_avals, single, rule):
     return tuple(out_avals)
 
 
-def custom_body_jvp(primals, tangents, fun, out_avals, single):
-    # the custom rule differentiates the call; a tangent never reaches the body
-    raise NoDerivativeRule(f"{user_location()}: {_name(fun)} cannot be traced and runs on "
-                           "plain values: only its custom rule can differentiate it")
+def custom_body_jvp(primals, tangents, fun, out_avals, single, rule, trace=None):
+    """The custom rule's jvp (``rule``: ``("jvp", rule)`` or ``("vjp", fwd,
+    bwd)``): reached where a staged Program holding the call (a loop body)
+    is differentiated again, at second order."""
+    if rule[0] == "jvp":
+        out, out_dot = custom_jvp_call_jvp(primals, tangents, fun, rule[1], trace)
+    else:
+        out, out_dot = custom_vjp_call_jvp(primals, tangents, fun, rule[1], rule[2], trace)
+    return (out, out_dot) if not single else ((out,), (out_dot,))
 
 
 # runtime: the user's code runs when the generated code runs, never while
@@ -80,7 +85,7 @@ def custom_body_jvp(primals, tangents, fun, out_avals, single):
 custom_body_p = register(Primitive(
     "custom_body", nargs=None, impl=custom_body_impl, jvp=custom_body_jvp,
     transpose=NOT_LINEAR, abstract_eval=custom_body_aval, multiple_results=True,
-    runtime=True, effect=True))
+    runtime=True, effect=True, needs_trace=True))
 
 
 def _name(fun):
@@ -130,9 +135,9 @@ def body_info(fun, avals, vals=None):
     return False, out_avals, single
 
 
-def call_body(fun, args):
+def call_body(fun, args, rule):
     """``fun(*args)``: traced where it can be, else a ``custom_body`` call
-    on plain values (the rule is what differentiates it)."""
+    on plain values (``rule``, the custom rule, is what differentiates it)."""
     if not any(isinstance(a, TracerBase) for a in args):
         return getattr(fun, "_wg_plain", fun)(*args)      # plain values: the user's own
     traceable, out_avals, single = body_info(fun, [aval_of(a) for a in args],
@@ -140,7 +145,7 @@ def call_body(fun, args):
     if traceable:
         return fun(*args)
     outs = bind(custom_body_p, *args, fun=getattr(fun, "_wg_plain", fun),
-                out_avals=out_avals, single=single)
+                out_avals=out_avals, single=single, rule=rule)
     return outs[0] if single else tuple(outs)
 
 
@@ -156,7 +161,7 @@ def _body_aval(fun, avals):
 
 # --- custom_jvp_call ---------------------------------------------------
 def custom_jvp_call_impl(*args, fun, rule):
-    return call_body(fun, args)
+    return call_body(fun, args, ("jvp", rule))
 
 
 def custom_jvp_call_jvp(primals, tangents, fun, rule, trace=None):
@@ -218,7 +223,7 @@ class custom_jvp:
 
 # --- custom_vjp_call ---------------------------------------------------
 def custom_vjp_call_impl(*args, fun, fwd, bwd):
-    return call_body(fun, args)
+    return call_body(fun, args, ("vjp", fwd, bwd))
 
 
 def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
@@ -239,8 +244,9 @@ def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
         return (p, t) if isinstance(outs, (tuple, list)) else (p[0], t[0])
     out, res = fwd(*primals)
     outs = _as_tuple(out)
-    t_outs = bind(custom_lin_p, *[instantiate(t) for t in tangents], bwd=bwd, res=res,
-                  out_avals=tuple(aval_of(o) for o in outs),
+    res, res_ops = Residuals.split(res)
+    t_outs = bind(custom_lin_p, *res_ops, *[instantiate(t) for t in tangents], bwd=bwd,
+                  res=res, out_avals=tuple(aval_of(o) for o in outs),
                   in_avals=tuple(aval_of(p) for p in primals))
     return (out, tuple(t_outs)) if isinstance(out, (tuple, list)) else (out, t_outs[0])
 
@@ -287,6 +293,49 @@ custom_vjp_call_p = register(Primitive(
 
 
 # --- custom_lin: the linear map whose transpose is the user's bwd ------
+# Operands: fwd's residuals (the arrays and numbers in them), then the
+# tangents, in which it is linear. The residuals are operands, not params,
+# so a staged region (a loop body) that computes them passes them on as any
+# value its linear part reads, and the transpose sees them as they are there.
+class Residuals:
+    """The structure of fwd's residuals: a pytree whose array and number
+    leaves are the equation's leading operands, the other leaves kept here."""
+
+    __slots__ = ("tree", "static", "n_leaves")
+
+    def __init__(self, tree, static, n_leaves):
+        self.tree, self.static, self.n_leaves = tree, static, n_leaves
+
+    @staticmethod
+    def split(res):
+        """(Residuals, operand leaves) of fwd's residuals ``res``."""
+        from ..pytree import flatten
+        leaves, tree = flatten(res)
+        ops = [x for x in leaves if _is_operand(x)]
+        static = tuple((k, x) for k, x in enumerate(leaves) if not _is_operand(x))
+        return Residuals(tree, static, len(leaves)), ops
+
+    def rebuild(self, ops):
+        """fwd's residuals with ``ops`` as their operand leaves."""
+        from ..pytree import unflatten
+        static, ops = dict(self.static), iter(ops)
+        return unflatten(self.tree, [static[k] if k in static else next(ops)
+                                     for k in range(self.n_leaves)])
+
+    def __repr__(self):
+        return f"Residuals({self.n_leaves} leaves, static={self.static!r})"
+
+
+def _is_operand(x):
+    return isinstance(x, (TracerBase, np.ndarray, np.generic, float, int, complex))
+
+
+def _residuals(res, ops):
+    """fwd's residuals from the equation's residual operands (a ``res`` that
+    is not a ``Residuals``, as in a Program built by hand, is itself)."""
+    return res.rebuild(ops) if isinstance(res, Residuals) else res
+
+
 def custom_lin_impl(*tangents, bwd, res, out_avals, in_avals):
     raise NoDerivativeRule("a custom_vjp function's linearization can only be transposed "
                            "(reverse mode); forward mode differentiates its primal definition")
@@ -301,16 +350,18 @@ def custom_lin_jvp(primals, tangents, **params):
 
 
 def custom_lin_transpose(cts, *args, bwd, res, out_avals, in_avals):
+    n_res = len(args) - len(in_avals)
+    res = _residuals(res, args[:n_res])
     cts = [_dims.zeros(a.shape, a.dtype) if isinstance(c, Zero) else c for c, a in zip(cts, out_avals)]
     in_cts = _as_tuple(bwd(res, cts[0] if len(cts) == 1 else tuple(cts)))
-    if len(in_cts) != len(args):
+    if len(in_cts) != len(in_avals):
         raise ShapeMismatchError(f"custom_vjp bwd returned {len(in_cts)} cotangents for "
-                                 f"{len(args)} arguments; return one per argument (a tuple)")
+                                 f"{len(in_avals)} arguments; return one per argument (a tuple)")
     for c, a in zip(in_cts, in_avals):
         if c is not None and tuple(_dims.shape(c)) != a.shape:
             raise ShapeMismatchError(f"custom_vjp bwd returned a cotangent of shape "
                                      f"{_dims.shape(c)} for an argument of shape {a.shape}")
-    return tuple(None if c is None else c for c in in_cts)
+    return (None,) * n_res + tuple(in_cts)
 
 
 custom_lin_p = register(Primitive(
