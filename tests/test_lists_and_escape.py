@@ -6,7 +6,6 @@ engine's error naming the call), and the escape hatch: a ``custom_jvp`` /
 giving every derivative."""
 from __future__ import annotations
 
-import re
 
 import numpy as np
 import pytest

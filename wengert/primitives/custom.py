@@ -14,17 +14,27 @@ rule.
 
 The escape hatch: a body wengert cannot trace (``scipy.integrate.quad``,
 ``solve_ivp``, a compiled extension, ``float()`` of its input) runs on plain
-NumPy values, as a ``custom_body`` equation that the generated code calls
-at each call (never folded, never traced); the rule gives every derivative.
-Whether a body can be traced is found by staging it once on the operands'
-avals, a recording that is thrown away (``body_info``). An opaque body's
-output shapes and dtypes are found by running it: on the operands' concrete
-values where staging knows them, else on stand-ins (ones of the operands'
-shapes and dtypes, under ``np.errstate(all="ignore")``); each later run
-checks that its result still has them (``host.check_value``: a
-``HostCallError`` otherwise). Forward mode of a ``custom_vjp`` function
-with an opaque body goes through ``bwd``: ``J t`` row by row,
-``<bwd(res, e_i), t>``, one ``bwd`` call per output element.
+NumPy values, as a ``custom_body`` equation: the user's own function (never
+its source-engine conversion), called by the generated code once a call,
+as a plain call makes it (never folded, never dropped; so a ``wg.checkpoint``
+region, which would recompute it, refuses it); the rule gives every
+derivative, and ``custom_body`` carries the rule for a Program holding it
+that is differentiated again (a loop body at second order).
+
+* Whether a body can be traced is found by staging it on the operands
+  (at their values where staging knows them, else their avals), a
+  recording that is thrown away (``body_info``); a body that traces is
+  traced, as before.
+* An opaque body's output shapes and dtypes are found by running it while
+  the code is generated: on the operands' values where staging knows them
+  (the trace engine), else on stand-ins (ones of the operands' shapes and
+  dtypes, under ``np.errstate(all="ignore")``: the source engine stages on
+  shapes only). A body with side effects therefore also runs then. Each
+  later run checks that its result still has them (a ``HostCallError``
+  otherwise, never a derivative of the wrong shape).
+* Forward mode of a ``custom_vjp`` function with an opaque body goes
+  through ``bwd``: ``J t`` row by row, ``<bwd(res, e_i), t>``, one ``bwd``
+  call per output element.
 
 Arguments are arrays or scalars (no pytrees); the output an array or a
 tuple of arrays.

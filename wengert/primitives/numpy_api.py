@@ -10,7 +10,6 @@ names (``x.swapaxes(axis1, axis2)``).
 """
 from __future__ import annotations
 
-import builtins
 import dis
 import linecache
 import os
@@ -23,6 +22,7 @@ import numpy as np
 from . import arith, index, linalg, shape
 from . import numpy_functions as npf
 from .core import TracerBase
+from .callsite import raise_for_called_function, resolve
 from .math_twins import numpy_name
 from .numpy_functions import NO_VALUE
 from . import library
@@ -48,119 +48,10 @@ def _caller_math_function(depth=2):
     where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
     for name in re.findall(r"([A-Za-z_][\w.]*)\s*\(", line):
-        fn = _resolve(name, frame)
+        fn = resolve(name, frame)
         if isinstance(fn, types.BuiltinFunctionType) and getattr(fn, "__module__", "") == "math":
             return fn, where
     return None, where
-
-
-def _resolve(dotted, frame):
-    """The object a dotted name on ``frame``'s line stands for, looking into
-    modules only (reading an attribute of another object could run code)."""
-    head, *rest = dotted.split(".")
-    # converted code (the source engine) reads the user's globals through __wg_G
-    user_globals = frame.f_globals.get("__wg_G")
-    scopes = (frame.f_locals, frame.f_globals,
-              user_globals if isinstance(user_globals, dict) else {}, vars(builtins))
-    obj = next((sc[head] for sc in scopes if head in sc), None)
-    for attr in rest:
-        if not isinstance(obj, types.ModuleType):
-            return None
-        obj = getattr(obj, attr, None)
-    return obj
-
-
-def _user_frame():
-    """The innermost frame outside wengert and NumPy, and whether a frame of
-    another installed package (SciPy...) lies between it and the conversion."""
-    frame, inside_library = sys._getframe(2), False
-    while frame is not None:
-        fname = frame.f_code.co_filename
-        if fname.startswith(_PACKAGE) or "/numpy/" in fname or "<frozen" in fname:
-            frame = frame.f_back
-        elif "site-packages" in fname or "dist-packages" in fname:
-            inside_library, frame = True, frame.f_back
-        else:
-            break
-    return frame, inside_library
-
-
-def _public_name(f, written):
-    """``f`` as a user imports it: the shortest module path whose attribute
-    of that name is ``f`` (``scipy.integrate.solve_ivp``, not the private
-    module it is defined in); else the name as written."""
-    from . import library
-    name = getattr(f, "__name__", None)
-    mod = getattr(f, "__module__", None) or ""
-    if name is None or not mod:
-        return written
-    parts = mod.split(".")
-    for k in range(1, len(parts) + 1):
-        owner = sys.modules.get(".".join(parts[:k]))
-        if owner is not None and getattr(owner, name, None) is f:
-            return library.display_name(f) if parts[0] == "numpy" else \
-                f"{'.'.join(parts[:k])}.{name}"
-    return written
-
-
-def _raise_for_called_function(lists=True):
-    """A traced value reached ``__array__`` from a call on the user's line:
-    a call NumPy converts its list arguments for (``np.array([a, b])``,
-    ``np.sum([a, b])``, ``np.r_[a, b]``: the source engine supports them, the
-    trace engine never sees them), or a function of another library without
-    a rule (``scipy.integrate.solve_ivp``), named as the user calls it."""
-    from . import library
-    from .numpy_lists import CONCATENATORS
-    frame, inside_library = _user_frame()
-    if frame is None:
-        return
-    where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
-    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
-    calls = re.findall(r"([A-Za-z_][\w.]*)\s*([(\[])\s*([(\[]?)", line)
-    found = [(name, _resolve(name, frame)) for name, _, _ in calls]
-    if not inside_library and lists:
-        # the call being made: the expression of the frame's current instruction;
-        # else the call given a list literal first, then the innermost
-        made = _current_call(frame, line)
-        literal = [k for k, (_, _, arg) in enumerate(calls) if arg]
-        order = [k for k, (name, _, _) in enumerate(calls) if name == made] + literal + [
-            k for k in reversed(range(len(calls))) if k not in literal]
-        for name, fn in (found[k] for k in order):
-            if isinstance(fn, CONCATENATORS) or callable(fn) and library.call_rule(fn):
-                call = f"{name}[...]" if isinstance(fn, CONCATENATORS) else f"{name}(...)"
-                raise ConcretizationError(
-                    f"{where}: {call} of traced values (a traced array, or a list or tuple "
-                    "holding them): NumPy converts them with __array__ before any rule can "
-                    "see the call, so the trace engine cannot differentiate it. Use "
-                    "engine='auto' (the default) or engine='source', which supports it, or "
-                    "write np.stack([...]) of the traced values (pass a traced array on as "
-                    "it is: it needs no np.array)")
-    if not inside_library:
-        return
-    for name, fn in found:
-        if (callable(fn) and not isinstance(fn, type) and not _is_user_code(fn)
-                and (getattr(fn, "__module__", None) or "numpy").split(".")[0] != "numpy"):
-            raise NoDerivativeRule(no_rule_message(where, _public_name(fn, name)))
-
-
-def _current_call(frame, line):
-    """The dotted name called (or subscripted) by the instruction ``frame``
-    is executing, from its source position (``co_positions``), or None."""
-    try:
-        pos = list(frame.f_code.co_positions())[frame.f_lasti // 2]
-    except (AttributeError, IndexError):
-        return None
-    start, end, col, end_col = pos
-    if start != frame.f_lineno or end != start or col is None or end_col is None:
-        return None
-    m = re.match(r"([A-Za-z_][\w.]*)\s*[(\[]", line[col:end_col])
-    return m.group(1) if m else None
-
-
-def _is_user_code(fn):
-    code = getattr(fn, "__code__", None)
-    fname = getattr(code, "co_filename", "") or ""
-    return code is not None and not ("site-packages" in fname or "dist-packages" in fname)
 
 
 def _stores_item(depth):
@@ -277,7 +168,7 @@ class Tracer(TracerBase):
         fn, where = _caller_math_function(depth=3)
         if _stores_item(depth=3):
             raise _stored_error(where)
-        _raise_for_called_function(lists=False)
+        raise_for_called_function(lists=False)
         if fn is not None:
             twin = numpy_name(fn)
             instead = (f"Use {twin} instead (engine='source' maps math functions "
@@ -294,7 +185,7 @@ class Tracer(TracerBase):
         _, where = _caller_math_function(depth=2)
         if _stores_item(depth=2):
             raise _stored_error(where)
-        _raise_for_called_function()
+        raise_for_called_function()
         raise ConcretizationError(
             f"{where}: a traced value was converted to a NumPy array (np.asarray, np.array, "
             "or a NumPy function without a rule); this would drop its derivative. Pass the "
