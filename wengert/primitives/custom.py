@@ -77,13 +77,12 @@ def custom_body_aval(*avals, fun, out_avals, single, rule):
 
 
 def custom_body_jvp(primals, tangents, fun, out_avals, single, rule, trace=None):
-    """The custom rule's jvp (``rule``: ``("jvp", rule)`` or ``("vjp", fwd,
-    bwd)``): reached where a staged Program holding the call (a loop body)
+    """The custom rule's jvp (``rule``: a ``Rule``): reached where a staged Program holding the call (a loop body)
     is differentiated again, at second order."""
-    if rule[0] == "jvp":
-        out, out_dot = custom_jvp_call_jvp(primals, tangents, fun, rule[1], trace)
+    if rule.kind == "jvp":
+        out, out_dot = custom_jvp_call_jvp(primals, tangents, fun, *rule.fns, trace)
     else:
-        out, out_dot = custom_vjp_call_jvp(primals, tangents, fun, rule[1], rule[2], trace)
+        out, out_dot = custom_vjp_call_jvp(primals, tangents, fun, *rule.fns, trace)
     return (out, out_dot) if not single else ((out,), (out_dot,))
 
 
@@ -96,6 +95,20 @@ custom_body_p = register(Primitive(
     "custom_body", nargs=None, impl=custom_body_impl, jvp=custom_body_jvp,
     transpose=NOT_LINEAR, abstract_eval=custom_body_aval, multiple_results=True,
     runtime=True, effect=True, needs_trace=True))
+
+
+class Rule:
+    """A custom rule, as a ``custom_body`` equation keeps it: ``kind`` is
+    ``"jvp"`` (``fns``: the rule) or ``"vjp"`` (``fns``: fwd, bwd). It prints
+    as the functions' names (a Program prints the same every time)."""
+
+    __slots__ = ("kind", "fns")
+
+    def __init__(self, kind, *fns):
+        self.kind, self.fns = kind, fns
+
+    def __repr__(self):
+        return f"{self.kind}({', '.join(_name(f) for f in self.fns)})"
 
 
 def _name(fun):
@@ -171,7 +184,7 @@ def _body_aval(fun, avals):
 
 # --- custom_jvp_call ---------------------------------------------------
 def custom_jvp_call_impl(*args, fun, rule):
-    return call_body(fun, args, ("jvp", rule))
+    return call_body(fun, args, Rule("jvp", rule))
 
 
 def custom_jvp_call_jvp(primals, tangents, fun, rule, trace=None):
@@ -233,7 +246,7 @@ class custom_jvp:
 
 # --- custom_vjp_call ---------------------------------------------------
 def custom_vjp_call_impl(*args, fun, fwd, bwd):
-    return call_body(fun, args, ("vjp", fwd, bwd))
+    return call_body(fun, args, Rule("vjp", fwd, bwd))
 
 
 def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
