@@ -97,6 +97,17 @@ class UnsupportedSyntax(WengertError, NotImplementedError):
         self.filename, self.lineno, self.col, self.construct = filename, lineno, col, construct
 
 
+def no_rule_message(where, name):
+    """What a ``NoDerivativeRule`` for ``name`` (as the user writes it) says:
+    where, and the way out, with a three-line example of giving it a rule."""
+    return (f"{where}: {name} has no derivative rule in wengert. Write it with supported NumPy "
+            "functions, or wrap the call in a function of your own that has a rule (its body "
+            "then runs on plain NumPy values):\n"
+            f"    @wg.custom_vjp\n"
+            f"    def f(x): return {name}(x)\n"
+            f"    f.defvjp(lambda x: (f(x), x), lambda x, ct: (ct * dfdx(x),))")
+
+
 def user_location():
     """``file:line`` of the innermost frame outside the wengert package: the
     line of user code that led to the error."""

@@ -20,7 +20,8 @@ from .. import dims
 from ..dims import Dim
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
 from ..ir import Program, Var, aval_of
-from ..primitives import arith, control, index as index_mod, library, reduce as reduce_mod
+from ..primitives import (arith, control, index as index_mod, library, numpy_lists,
+                          reduce as reduce_mod)
 from ..primitives.core import TracerBase, effects_made
 from ..primitives.math_twins import find_twin
 from ..pytree import flatten
@@ -173,6 +174,9 @@ def ifexp(c, a, b):
 # --- subscripts ------------------------------------------------------------------
 
 def getitem(x, idx):
+    if isinstance(x, numpy_lists.CONCATENATORS) and _any_traced(
+            idx if isinstance(idx, tuple) else (idx,)):
+        return numpy_lists.concatenator_getitem(x, idx)     # np.r_[a, b], np.c_[a, b]
     if not _traced(x) and isinstance(x, np.ndarray) and _any_traced(
             idx if isinstance(idx, tuple) else (idx,)):
         return index_mod.getitem(x, idx)       # a constant array read at a traced position

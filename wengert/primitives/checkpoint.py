@@ -85,8 +85,9 @@ def _refuse_effects(body, what):
     it (a random draw) would be made again and give other values."""
     if has_effect(body):
         raise UnsupportedSyntax(
-            f"{what} makes a call with an effect (a random draw, I/O) that reverse mode would "
-            "make again when it recomputes the region, drawing other numbers: make the call "
+            f"{what} makes a call with an effect (a random draw, I/O, a custom-rule function "
+            "whose body runs on plain values) that reverse mode would make again when it "
+            "recomputes the region, drawing other numbers: make the call "
             "outside the checkpointed region and pass its result in", construct="effect in "
             "a checkpointed region")
 

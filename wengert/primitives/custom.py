@@ -12,6 +12,30 @@ rule.
   (JAX refuses forward mode here). Second-order reverse-over-reverse
   differentiates ``bwd`` itself, which must then be written in NumPy.
 
+The escape hatch: a body wengert cannot trace (``scipy.integrate.quad``,
+``solve_ivp``, a compiled extension, ``float()`` of its input) runs on plain
+NumPy values, as a ``custom_body`` equation: the user's own function (never
+its source-engine conversion), called by the generated code once a call,
+as a plain call makes it (never folded, never dropped; so a ``wg.checkpoint``
+region, which would recompute it, refuses it); the rule gives every
+derivative, and ``custom_body`` carries the rule for a Program holding it
+that is differentiated again (a loop body at second order).
+
+* Whether a body can be traced is found by staging it on the operands
+  (at their values where staging knows them, else their avals), a
+  recording that is thrown away (``body_info``); a body that traces is
+  traced, as before.
+* An opaque body's output shapes and dtypes are found by running it while
+  the code is generated: on the operands' values where staging knows them
+  (the trace engine), else on stand-ins (ones of the operands' shapes and
+  dtypes, under ``np.errstate(all="ignore")``: the source engine stages on
+  shapes only). A body with side effects therefore also runs then. Each
+  later run checks that its result still has them (a ``HostCallError``
+  otherwise, never a derivative of the wrong shape).
+* Forward mode of a ``custom_vjp`` function with an opaque body goes
+  through ``bwd``: ``J t`` row by row, ``<bwd(res, e_i), t>``, one ``bwd``
+  call per output element.
+
 Arguments are arrays or scalars (no pytrees); the output an array or a
 tuple of arrays.
 """
@@ -19,9 +43,11 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from .. import dims as _dims
-from .core import NOT_LINEAR, Primitive, Zero, bind, instantiate, register
-from ..errors import NoDerivativeRule, ShapeMismatchError
+from .core import NOT_LINEAR, Primitive, TracerBase, Zero, bind, instantiate, register
+from ..errors import NoDerivativeRule, ShapeMismatchError, user_location
 from ..ir import aval_of
 
 
@@ -29,22 +55,142 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+# --- custom_body: a body wengert cannot trace, run on plain values ------
+def custom_body_impl(*args, fun, out_avals, single, rule):
+    from .host import HostCallError, check_value
+    out = fun(*args)
+    outs = (out,) if single else _as_tuple(out)
+    try:
+        if len(outs) != len(out_avals):
+            raise HostCallError(f"{len(outs)} values, not {len(out_avals)}")
+        return tuple(check_value(o, a) for o, a in zip(outs, out_avals))
+    except HostCallError as err:
+        raise HostCallError(
+            f"{_name(fun)}, a function with a custom rule whose body wengert runs on plain "
+            f"values, returned another shape or dtype than when the derivative's code was "
+            f"generated (found by running it then): {err}. Use engine='trace' for a "
+            "function whose output shape depends on its input values") from None
+
+
+def custom_body_aval(*avals, fun, out_avals, single, rule):
+    return tuple(out_avals)
+
+
+def custom_body_jvp(primals, tangents, fun, out_avals, single, rule, trace=None):
+    """The custom rule's jvp (``rule``: a ``Rule``): reached where a staged Program holding the call (a loop body)
+    is differentiated again, at second order."""
+    if rule.kind == "jvp":
+        out, out_dot = custom_jvp_call_jvp(primals, tangents, fun, *rule.fns, trace)
+    else:
+        out, out_dot = custom_vjp_call_jvp(primals, tangents, fun, *rule.fns, trace)
+    return (out, out_dot) if not single else ((out,), (out_dot,))
+
+
+# runtime: the user's code runs when the generated code runs, never while
+# it is generated (it may read globals, draw, or be slow); effect: it runs
+# once a call, as in a plain call, even where its value is not needed (a
+# gradient whose bwd ignores it), so the check of its result's shape and
+# dtype, which the code after it assumes, is never skipped
+custom_body_p = register(Primitive(
+    "custom_body", nargs=None, impl=custom_body_impl, jvp=custom_body_jvp,
+    transpose=NOT_LINEAR, abstract_eval=custom_body_aval, multiple_results=True,
+    runtime=True, effect=True, needs_trace=True))
+
+
+class Rule:
+    """A custom rule, as a ``custom_body`` equation keeps it: ``kind`` is
+    ``"jvp"`` (``fns``: the rule) or ``"vjp"`` (``fns``: fwd, bwd). It prints
+    as the functions' names (a Program prints the same every time)."""
+
+    __slots__ = ("kind", "fns")
+
+    def __init__(self, kind, *fns):
+        self.kind, self.fns = kind, fns
+
+    def __repr__(self):
+        return f"{self.kind}({', '.join(_name(f) for f in self.fns)})"
+
+
+def _name(fun):
+    return getattr(fun, "__qualname__", None) or getattr(fun, "__name__", repr(fun))
+
+
+def concrete_values(args):
+    """The plain values of ``args`` (tracers' concrete values), or None
+    where one is known by its aval only (symbolic staging)."""
+    vals = [getattr(a, "concrete_value", None) if isinstance(a, TracerBase) else a
+            for a in args]
+    return None if any(v is None for v in vals) else vals
+
+
+def body_info(fun, avals, vals=None):
+    """(traceable, output avals, single output) of ``fun``'s body on
+    operands of ``avals``: traceable if staging it on them succeeds (the
+    recording is thrown away; at ``vals``, where known, so Python control
+    flow on them is taken as the trace engine takes it); an opaque body's
+    avals from running it on plain values: ``vals``, else stand-ins."""
+    from ..staging import stage
+    avals = list(avals)
+    shape = {}
+
+    def body(*xs):
+        out = fun(*xs)
+        shape["single"] = not isinstance(out, (tuple, list))
+        return list(_as_tuple(out))
+    try:
+        prog = stage(body, avals, name=_name(fun), concrete_vals=vals)
+        return True, tuple(prog.out_avals), shape["single"]
+    except Exception:       # noqa: BLE001 -- any failure to trace: run it on plain values
+        pass
+    from .host import out_aval_of
+    if vals is None:
+        vals = [np.ones(tuple(int(d) for d in a.shape), a.dtype)[()] if not a.weak
+                else a.python_type(1) for a in avals]
+    plain = getattr(fun, "_wg_plain", fun)
+    with np.errstate(all="ignore"):
+        out = plain(*vals)
+    single = not isinstance(out, (tuple, list))
+    try:
+        out_avals = tuple(out_aval_of(o) for o in _as_tuple(out))
+    except TypeError as err:
+        raise NoDerivativeRule(f"{user_location()}: {_name(fun)} returns {err}; a function "
+                               "with a custom rule returns arrays or numbers") from None
+    return False, out_avals, single
+
+
+def call_body(fun, args, rule):
+    """``fun(*args)``: traced where it can be, else a ``custom_body`` call
+    on plain values (``rule``, the custom rule, is what differentiates it)."""
+    if not any(isinstance(a, TracerBase) for a in args):
+        return getattr(fun, "_wg_plain", fun)(*args)      # plain values: the user's own
+    traceable, out_avals, single = body_info(fun, [aval_of(a) for a in args],
+                                             concrete_values(args))
+    if traceable:
+        return fun(*args)
+    outs = bind(custom_body_p, *args, fun=getattr(fun, "_wg_plain", fun),
+                out_avals=out_avals, single=single, rule=rule)
+    return outs[0] if single else tuple(outs)
+
+
+def _body_aval(fun, avals):
+    """The output aval of a custom function's body (one array output)."""
+    from ..staging import stage
+    try:
+        prog = stage(lambda *xs: [fun(*xs)], list(avals), name=getattr(fun, "__name__", "f"))
+    except Exception:       # noqa: BLE001 -- an opaque body: run it
+        return body_info(fun, avals)[1][0]
+    return prog.out_avals[0]
+
+
 # --- custom_jvp_call ---------------------------------------------------
 def custom_jvp_call_impl(*args, fun, rule):
-    return fun(*args)
+    return call_body(fun, args, Rule("jvp", rule))
 
 
 def custom_jvp_call_jvp(primals, tangents, fun, rule, trace=None):
     tangents = tuple(instantiate(t) for t in tangents)
     out, out_dot = rule(tuple(primals), tangents)
     return out, out_dot
-
-
-def _body_aval(fun, avals):
-    """The output aval of a custom function's body (one array output)."""
-    from ..staging import stage
-    prog = stage(lambda *xs: [fun(*xs)], list(avals), name=getattr(fun, "__name__", "f"))
-    return prog.out_avals[0]
 
 
 def custom_jvp_call_aval(*avals, fun, rule):
@@ -54,6 +200,21 @@ def custom_jvp_call_aval(*avals, fun, rule):
 custom_jvp_call_p = register(Primitive(
     "custom_jvp_call", nargs=None, impl=custom_jvp_call_impl, jvp=custom_jvp_call_jvp,
     transpose=NOT_LINEAR, abstract_eval=custom_jvp_call_aval, inline=True))
+
+
+def _converted_body(fun, convert):
+    """The converted body, which knows the user's own function: an opaque
+    body runs that, on plain values, when the generated code runs. A body
+    the source engine cannot convert (an import, a try statement) is the
+    user's function itself: staged, it is traced, or else opaque."""
+    from ..errors import UnsupportedSyntax
+    try:
+        converted = convert(fun)
+    except UnsupportedSyntax:
+        return fun
+    if converted is not fun:
+        converted._wg_plain = fun
+    return converted
 
 
 class custom_jvp:
@@ -71,7 +232,7 @@ class custom_jvp:
     def _wg_with_functions(self, convert):
         """This function and rule, each passed through ``convert`` (the
         source engine runs them converted)."""
-        twin = custom_jvp(convert(self.fun))
+        twin = custom_jvp(_converted_body(self.fun, convert))
         if self.rule is not None:
             twin.defjvp(convert(self.rule))
         return twin
@@ -85,7 +246,7 @@ class custom_jvp:
 
 # --- custom_vjp_call ---------------------------------------------------
 def custom_vjp_call_impl(*args, fun, fwd, bwd):
-    return fun(*args)
+    return call_body(fun, args, Rule("vjp", fwd, bwd))
 
 
 def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
@@ -94,6 +255,8 @@ def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
         from ..transforms.jvp import NeedsReverse
         raise NeedsReverse(fun)
     if trace is None or not trace.reverse:
+        if not body_info(fun, [aval_of(p) for p in primals], concrete_values(primals))[0]:
+            return _jvp_by_bwd(primals, tangents, fwd, bwd)
         # forward mode differentiates the primal definition
         from ..transforms.jvp import JVPTracer   # the trace type this rule runs under
         ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
@@ -104,10 +267,43 @@ def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
         return (p, t) if isinstance(outs, (tuple, list)) else (p[0], t[0])
     out, res = fwd(*primals)
     outs = _as_tuple(out)
-    t_outs = bind(custom_lin_p, *[instantiate(t) for t in tangents], bwd=bwd, res=res,
-                  out_avals=tuple(aval_of(o) for o in outs),
+    res, res_ops = Residuals.split(res)
+    t_outs = bind(custom_lin_p, *res_ops, *[instantiate(t) for t in tangents], bwd=bwd,
+                  res=res, out_avals=tuple(aval_of(o) for o in outs),
                   in_avals=tuple(aval_of(p) for p in primals))
     return (out, tuple(t_outs)) if isinstance(out, (tuple, list)) else (out, t_outs[0])
+
+
+def _jvp_by_bwd(primals, tangents, fwd, bwd):
+    """Forward mode of a custom_vjp function whose body cannot be traced:
+    ``J t`` from the user's ``bwd``, one row ``<bwd(res, e_i), t>`` per
+    output element, written with primitives (so it differentiates again)."""
+    from . import arith, reduce, shape
+    out, res = fwd(*primals)
+    outs = _as_tuple(out)
+    zeros = [np.zeros(tuple(int(d) for d in aval_of(o).shape), aval_of(o).dtype) for o in outs]
+    out_dots = []
+    for k, o in enumerate(outs):
+        av = aval_of(o)
+        rows = []
+        for i in range(max(av.size, 1) if av.shape else 1):
+            e = np.zeros(av.size, av.dtype)
+            e[i] = 1
+            cts = list(zeros)
+            cts[k] = e.reshape(zeros[k].shape)[()]
+            in_cts = _as_tuple(bwd(res, cts[0] if len(outs) == 1 else tuple(cts)))
+            if len(in_cts) != len(primals):
+                raise ShapeMismatchError(f"custom_vjp bwd returned {len(in_cts)} cotangents for "
+                                         f"{len(primals)} arguments; return one per argument")
+            terms = [reduce.reduce_sum(arith.mul(c, t)) for c, t in zip(in_cts, tangents)
+                     if c is not None and not isinstance(t, Zero)]
+            row = terms[0] if terms else np.zeros((), av.dtype)[()]
+            for term in terms[1:]:
+                row = arith.add(row, term)
+            rows.append(row)
+        dot = rows[0] if not av.shape else shape.reshape(shape.stack(rows), av.shape)
+        out_dots.append(dot)
+    return (out, tuple(out_dots)) if isinstance(out, (tuple, list)) else (out, out_dots[0])
 
 
 def custom_vjp_call_aval(*avals, fun, fwd, bwd):
@@ -120,6 +316,49 @@ custom_vjp_call_p = register(Primitive(
 
 
 # --- custom_lin: the linear map whose transpose is the user's bwd ------
+# Operands: fwd's residuals (the arrays and numbers in them), then the
+# tangents, in which it is linear. The residuals are operands, not params,
+# so a staged region (a loop body) that computes them passes them on as any
+# value its linear part reads, and the transpose sees them as they are there.
+class Residuals:
+    """The structure of fwd's residuals: a pytree whose array and number
+    leaves are the equation's leading operands, the other leaves kept here."""
+
+    __slots__ = ("tree", "static", "n_leaves")
+
+    def __init__(self, tree, static, n_leaves):
+        self.tree, self.static, self.n_leaves = tree, static, n_leaves
+
+    @staticmethod
+    def split(res):
+        """(Residuals, operand leaves) of fwd's residuals ``res``."""
+        from ..pytree import flatten
+        leaves, tree = flatten(res)
+        ops = [x for x in leaves if _is_operand(x)]
+        static = tuple((k, x) for k, x in enumerate(leaves) if not _is_operand(x))
+        return Residuals(tree, static, len(leaves)), ops
+
+    def rebuild(self, ops):
+        """fwd's residuals with ``ops`` as their operand leaves."""
+        from ..pytree import unflatten
+        static, ops = dict(self.static), iter(ops)
+        return unflatten(self.tree, [static[k] if k in static else next(ops)
+                                     for k in range(self.n_leaves)])
+
+    def __repr__(self):
+        return f"Residuals({self.n_leaves} leaves, static={self.static!r})"
+
+
+def _is_operand(x):
+    return isinstance(x, (TracerBase, np.ndarray, np.generic, float, int, complex))
+
+
+def _residuals(res, ops):
+    """fwd's residuals from the equation's residual operands (a ``res`` that
+    is not a ``Residuals``, as in a Program built by hand, is itself)."""
+    return res.rebuild(ops) if isinstance(res, Residuals) else res
+
+
 def custom_lin_impl(*tangents, bwd, res, out_avals, in_avals):
     raise NoDerivativeRule("a custom_vjp function's linearization can only be transposed "
                            "(reverse mode); forward mode differentiates its primal definition")
@@ -134,16 +373,18 @@ def custom_lin_jvp(primals, tangents, **params):
 
 
 def custom_lin_transpose(cts, *args, bwd, res, out_avals, in_avals):
+    n_res = len(args) - len(in_avals)
+    res = _residuals(res, args[:n_res])
     cts = [_dims.zeros(a.shape, a.dtype) if isinstance(c, Zero) else c for c, a in zip(cts, out_avals)]
     in_cts = _as_tuple(bwd(res, cts[0] if len(cts) == 1 else tuple(cts)))
-    if len(in_cts) != len(args):
+    if len(in_cts) != len(in_avals):
         raise ShapeMismatchError(f"custom_vjp bwd returned {len(in_cts)} cotangents for "
-                                 f"{len(args)} arguments; return one per argument (a tuple)")
+                                 f"{len(in_avals)} arguments; return one per argument (a tuple)")
     for c, a in zip(in_cts, in_avals):
         if c is not None and tuple(_dims.shape(c)) != a.shape:
             raise ShapeMismatchError(f"custom_vjp bwd returned a cotangent of shape "
                                      f"{_dims.shape(c)} for an argument of shape {a.shape}")
-    return tuple(None if c is None else c for c in in_cts)
+    return (None,) * n_res + tuple(in_cts)
 
 
 custom_lin_p = register(Primitive(
@@ -166,7 +407,7 @@ class custom_vjp:
     def _wg_with_functions(self, convert):
         """This function and rules, each passed through ``convert`` (the
         source engine runs them converted)."""
-        twin = custom_vjp(convert(self.fun))
+        twin = custom_vjp(_converted_body(self.fun, convert))
         if self.fwd is not None:
             twin.defvjp(convert(self.fwd), convert(self.bwd))
         return twin

@@ -30,13 +30,14 @@ import threading
 
 import numpy as np
 
-from . import numpy_functions, numpy_linalg, numpy_math, numpy_shapes, numpy_ufuncs
+from . import numpy_functions, numpy_linalg, numpy_lists, numpy_math, numpy_shapes, numpy_ufuncs
 
 __all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_rule",
            "display_name", "entries"]
 
 # the families over NumPy, imported with wengert
-_NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs, numpy_shapes, numpy_math, numpy_linalg)
+_NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs, numpy_shapes, numpy_math, numpy_linalg,
+                   numpy_lists)
 # the families over SciPy: module names under wengert.primitives, imported
 # when a SciPy callable is first looked up (and only if SciPy is installed)
 _SCIPY_FAMILIES = ("scipy_linalg", "scipy_special", "scipy_stats", "scipy_stats_multivariate")
@@ -134,11 +135,24 @@ def display_name(f):
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", repr(f))
     mod = getattr(f, "__module__", None)
     if mod is None or type(f).__name__ == "ufunc":
-        mod = "numpy"
+        mod = _ufunc_module(f, name)
     mod = "np" + mod[len("numpy"):] if mod.split(".")[0] == "numpy" else mod
     # NumPy's functions live in private modules (numpy._core.fromnumeric)
     mod = ".".join(p for p in mod.split(".") if not p.startswith("_"))
     return f"{mod}.{name}"
+
+
+def _ufunc_module(f, name):
+    """The module a ufunc is imported from: NumPy's own, or ``scipy.special``
+    (whose ufuncs carry no ``__module__``) where it is SciPy's."""
+    import sys
+    import numpy
+    if getattr(numpy, name, None) is f:
+        return "numpy"
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, name, None) is f:
+        return "scipy.special"
+    return "numpy"
 
 
 def entries():

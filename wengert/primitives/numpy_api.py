@@ -10,7 +10,6 @@ names (``x.swapaxes(axis1, axis2)``).
 """
 from __future__ import annotations
 
-import builtins
 import dis
 import linecache
 import os
@@ -23,12 +22,13 @@ import numpy as np
 from . import arith, index, linalg, shape
 from . import numpy_functions as npf
 from .core import TracerBase
+from .callsite import raise_for_called_function, resolve
 from .math_twins import numpy_name
 from .numpy_functions import NO_VALUE
 from . import library
 from .numpy_ufuncs import ufunc_call
 from ..errors import (ConcretizationError, InPlaceUpdateError, NoDerivativeRule,
-                      UnsupportedFunctionError, user_location)
+                      UnsupportedFunctionError, no_rule_message, user_location)
 
 
 # ``a[i] = v``; ``a[i:j] = v`` is STORE_SLICE from Python 3.12 on
@@ -48,23 +48,10 @@ def _caller_math_function(depth=2):
     where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
     line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
     for name in re.findall(r"([A-Za-z_][\w.]*)\s*\(", line):
-        fn = _resolve(name, frame)
+        fn = resolve(name, frame)
         if isinstance(fn, types.BuiltinFunctionType) and getattr(fn, "__module__", "") == "math":
             return fn, where
     return None, where
-
-
-def _resolve(dotted, frame):
-    """The object a dotted name on ``frame``'s line stands for, looking into
-    modules only (reading an attribute of another object could run code)."""
-    head, *rest = dotted.split(".")
-    scopes = (frame.f_locals, frame.f_globals, vars(builtins))
-    obj = next((sc[head] for sc in scopes if head in sc), None)
-    for attr in rest:
-        if not isinstance(obj, types.ModuleType):
-            return None
-        obj = getattr(obj, attr, None)
-    return obj
 
 
 def _stores_item(depth):
@@ -181,6 +168,7 @@ class Tracer(TracerBase):
         fn, where = _caller_math_function(depth=3)
         if _stores_item(depth=3):
             raise _stored_error(where)
+        raise_for_called_function(lists=False)
         if fn is not None:
             twin = numpy_name(fn)
             instead = (f"Use {twin} instead (engine='source' maps math functions "
@@ -205,6 +193,7 @@ class Tracer(TracerBase):
         _, where = _caller_math_function(depth=2)
         if _stores_item(depth=2):
             raise _stored_error(where)
+        raise_for_called_function()
         raise ConcretizationError(
             f"{where}: a traced value was converted to a NumPy array (np.asarray, np.array, "
             "or a NumPy function without a rule); this would drop its derivative. Pass the "
@@ -222,11 +211,7 @@ class Tracer(TracerBase):
     def __array_function__(self, func, types, args, kwargs):
         fn = library.function_rule(func)
         if fn is None:
-            raise NoDerivativeRule(f"{user_location()}: {library.display_name(func)} has no "
-                                   "derivative "
-                                   "rule in wengert; "
-                                   "write it with supported NumPy functions or wrap it in "
-                                   "wg.custom_jvp / wg.custom_vjp")
+            raise NoDerivativeRule(no_rule_message(user_location(), library.display_name(func)))
         out = fn(*args, **kwargs)
         return out if func in npf.PYTHON_RESULTS else npf.numpy_result(out)
 

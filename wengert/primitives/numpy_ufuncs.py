@@ -14,7 +14,7 @@ import numpy as np
 
 from . import arith, linalg
 from .numpy_functions import as_dtype, no_out, numpy_result, refuse
-from ..errors import NoDerivativeRule, user_location
+from ..errors import NoDerivativeRule, no_rule_message, user_location
 from ..ir import aval_of
 
 __all__ = ["UFUNCS", "ufunc_call"]
@@ -84,9 +84,7 @@ def ufunc_call(ufunc, fn, inputs, kwargs, fname=None):
     in it) or refused (``out``, ``where``, a gufunc's ``axes``)."""
     fname = fname or f"np.{ufunc.__name__}"
     if fn is None:
-        raise NoDerivativeRule(f"{user_location()}: {fname} has no derivative rule in wengert; "
-                               "write it with supported NumPy functions or wrap it in "
-                               "wg.custom_jvp / wg.custom_vjp")
+        raise NoDerivativeRule(no_rule_message(user_location(), fname))
     if not kwargs:
         out = fn(*inputs)
         return numpy_result(out) if ufunc in _OPERATOR_WRAPPED else out
