@@ -2,4 +2,4 @@
 ``PRIMITIVES`` maps names to rows."""
 from .core import PRIMITIVES, NOT_LINEAR, Primitive, Zero, Linear, bind  # noqa: F401
 from . import arith, shape, reduce, index, linalg, matrix, composite, custom, control, numpy_api  # noqa: F401
-from . import checkpoint, host  # noqa: F401
+from . import checkpoint, host, complex_parts  # noqa: F401
