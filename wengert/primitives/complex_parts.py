@@ -32,7 +32,8 @@ from .core import PRIMITIVES, Primitive, Zero, register, wrapper_of, zero_if_any
 from .rules import elementwise_batch
 from ..ir import Aval
 
-__all__ = ["real", "imag", "conj", "real_dtype", "complex_abs_jvp", "COMPLEX_OK"]
+__all__ = ["real", "imag", "conj", "real_dtype", "complex_abs_jvp", "COMPLEX_OK",
+           "declare_complex_ok"]
 
 
 def real_dtype(dtype):
@@ -143,7 +144,8 @@ def complex_abs_jvp(x, x_dot):
 # argmax/min, sign, floor, ceil, round, remainder, floor_divide, clip...),
 # undefined or not holomorphic on C; arctan2, logaddexp, erf, which are real
 # functions; slogdet and cholesky (log|det| and Hermitian factors need rules
-# of their own); and control flow, whose complex carries are not tested yet.
+# of their own); custom_jvp/custom_vjp calls (the user's rules are written
+# for what the user had in mind: a complex value reaching one is refused).
 COMPLEX_OK = (
     # holomorphic elementwise: d f = f'(z) dz, the same formula as for reals
     "add", "sub", "neg", "mul", "div", "pow", "exp", "log", "log1p", "expm1", "sqrt",
@@ -165,7 +167,18 @@ COMPLEX_OK = (
     # real <-> complex: the tangent converts the same way; the transpose of
     # real -> complex is real(ct) (cast_float), of complex -> complex a conversion
     "convert",
+    # control flow: structure only. Their rules carry whatever their body's
+    # equations produce (each of which is checked on its own), tangent
+    # masks are by is_float ("fc"), cotangents are cast by cast_float
+    "cond", "while_loop", "for_loop", "loop_forward", "loop_lin", "loop_reverse",
+    "checkpoint", "checkpoint_lin", "checkpointed_loop",
 )
 
-for _name in COMPLEX_OK:
-    PRIMITIVES[_name].complex_ok = True
+
+
+def declare_complex_ok():
+    """Set ``complex_ok`` on the rows above: called once by the package's
+    ``__init__`` when every primitive module is imported (control flow and
+    checkpointing register after this module)."""
+    for name in COMPLEX_OK:
+        PRIMITIVES[name].complex_ok = True
