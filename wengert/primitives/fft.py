@@ -17,8 +17,9 @@ one is checked by the dot-product test ``Re sum(ct * L t) = Re sum(L^T ct * t)``
 * the DFT matrix ``F[j, k] = exp(-+2 pi i jk / n)`` is symmetric, so the
   transpose of ``dft`` is ``dft`` with the same parameters;
 * ``rfft`` is ``x -> S F x`` for real x, S keeping the first m = n//2 + 1
-  entries: its transpose is ``real(F S^T ct)``, the same forward DFT of the
-  cotangent padded with zeros to n (the real part: x is real);
+  entries: its transpose is ``real(F S^T ct)``, the forward DFT of the
+  cotangent padded with zeros to n (the real part: x is real), computed as
+  ``irfft(conj(ct) / w)`` with the normalisation swapped (w below);
 * ``irfft`` reads a half spectrum X as ``y = scale Re(sum_k w_k X_k
   exp(2 pi i jk / n))`` with ``w_0 = 1``, ``w_{n/2} = 1`` (n even) and
   ``w_k = 2`` else: the entries with a mirror image count twice, and the
@@ -33,7 +34,7 @@ import operator
 import numpy as np
 
 from .arith import convert, mul
-from .complex_parts import conj, real, real_dtype
+from .complex_parts import conj, real_dtype
 from .core import Primitive, register, wrapper_of, zero_if_any
 from .index import getitem
 from .numpy_functions import no_out
@@ -108,9 +109,15 @@ def rfft_jvp(primals, tangents, axis, norm):
 
 
 def rfft_transpose(ct, x, axis, norm):
-    # Re sum(c * S F x) = sum(real(F S^T c) * x) for real x
+    # Re sum(c * S F x) = sum(real(F S^T c) * x) for real x, and
+    # real(F S^T c)_j = Re(sum_k conj(c_k) exp(2 pi i jk / n)) is irfft of
+    # conj(c) / w (w as in irfft's transpose; the imaginary parts irfft drops
+    # add nothing to that real part): a half-length c2r transform instead of
+    # a full complex one
     n = x.shape[axis]
-    return (real(dft(_fit(ct, n, axis), axis, False, norm)),)
+    m = aval_of(ct).shape[axis]
+    inv_w = 1.0 / _twice(n, m, len(x.shape), axis, x.aval.dtype)
+    return (_irfft(mul(conj(ct), inv_w), axis, n, _SWAPPED[norm]),)
 
 
 def rfft_batch(args, batched, axis, norm):
