@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cases import pos, real
+from cases import F64, pos, real
 from fn_cases import FnCase
+from prim_cases_complex import rotating, spread
 
 
 # --- complex parts ----------------------------------------------------------------
@@ -144,6 +145,25 @@ def ifftshift_axes(x):
     return np.fft.ifftshift(x, axes=(0,))
 
 
+# --- eigen-decomposition (distinct eigenvalues) --------------------------------------
+def eig_parts(a):
+    w, v = np.linalg.eig(a)
+    return np.real(w), np.imag(w), np.abs(v) ** 2
+
+
+def eig_named(a):
+    res = np.linalg.eig(a)
+    return res.eigenvalues * 2.0, res.eigenvectors[0]
+
+
+def eigvals_of(a):
+    return np.linalg.eigvals(a)
+
+
+def eigvals_energy(a):
+    return np.sum(np.abs(np.linalg.eigvals(a @ a.T)) ** 2)
+
+
 CASES = [
     FnCase("np.real", real_part, (real((2, 3)),), complex=True),
     FnCase("np.imag", imag_rotated, (real((3,)),), complex=True),
@@ -174,6 +194,13 @@ CASES = [
     FnCase("np.fft.irfft2", irfft2_plain, (real((3, 3)),), complex=True),
     FnCase("np.fft.irfftn", irfftn_s, (real((3, 2)),), complex=True),
     FnCase("np.fft.irfftn", irfftn_roundtrip, (real((4, 4)),), id="roundtrip"),
+
+    FnCase("np.linalg.eig", eig_parts, (rotating(3),)),
+    FnCase("np.linalg.eig", eig_parts, (spread(3, True),), id="complex_operand", dtypes=(F64,)),
+    FnCase("np.linalg.eig", eig_named, (rotating(4),), id="named"),
+    FnCase("np.linalg.eigvals", eigvals_of, (rotating(3),)),
+    FnCase("np.linalg.eigvals", eigvals_of, (spread(4, True),), id="complex_operand"),
+    FnCase("np.linalg.eigvals", eigvals_energy, (spread(3),), id="real_spectrum"),
 
     FnCase("np.fft.fftshift", fftshift_all, (real((3, 4)),), complex=True),
     FnCase("np.fft.fftshift", fftshift_axis, (real((2, 5)),), id="axis"),

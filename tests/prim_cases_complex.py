@@ -23,6 +23,29 @@ def cplx(shape, lo=-2.0, hi=2.0):
     return Arg(draw, f"C({lo},{hi}){shape}")
 
 
+def spread(n, complex_=False):
+    """Square matrices with distinct eigenvalues, well apart: diag(1..n) plus
+    a perturbation of 0.3 (complex if ``complex_``)."""
+    def draw(rng, dt):
+        a = np.diag(np.arange(1.0, n + 1.0)) + 0.3 * rng.uniform(-1.0, 1.0, (n, n))
+        if complex_:
+            return np.asarray(a + 0.3j * rng.uniform(-1.0, 1.0, (n, n)), COMPLEX_OF[np.dtype(dt)])
+        return np.asarray(a, dt)
+    return Arg(draw, f"diag(1..{n})+0.3U{'C' if complex_ else ''}")
+
+
+def rotating(n, batch=()):
+    """Real matrices with a complex pair of eigenvalues (1 +- 1.5i, from a
+    rotation block) and real ones 3, 4, ...: eig's result is complex either way."""
+    def draw(rng, dt):
+        a = np.zeros(batch + (n, n))
+        a[..., :2, :2] = [[1.0, -1.5], [1.5, 1.0]]
+        for k in range(2, n):
+            a[..., k, k] = k + 1.0
+        return np.asarray(a + 0.2 * rng.uniform(-1.0, 1.0, batch + (n, n)), dt)
+    return Arg(draw, f"rotation+diag{batch}({n})")
+
+
 # --- references ----------------------------------------------------------------
 _SCALE = {"backward": (1.0, "n"), "ortho": ("sqrt", "sqrt"), "forward": ("n", 1.0)}
 
@@ -67,6 +90,18 @@ def ref_irfft(x, axis, n, norm):
     return np.moveaxis(out, -1, axis).astype(dtype)
 
 
+def ref_eig(a):
+    """NumPy's decomposition, complex (wengert's, like JAX's, is complex
+    whatever the eigenvalues); the eigenvalues from eigvals, a separate
+    LAPACK driver. test_complex.py checks A V = V W and LAPACK's phase."""
+    dtype = np.complex64 if np.asarray(a).dtype in (np.float32, np.complex64) else np.complex128
+    return np.linalg.eigvals(a).astype(dtype), np.linalg.eig(a)[1].astype(dtype)
+
+
+def ref_eigvals(a):
+    return ref_eig(a)[0]
+
+
 # --- public wrappers (NumPy's functions, dispatched to wengert's) --------------
 def call_real(x):
     return np.real(x)
@@ -90,6 +125,14 @@ def call_rfft(x, axis, norm):
 
 def call_irfft(x, axis, n, norm):
     return np.fft.irfft(x, n=n, axis=axis, norm=norm)
+
+
+def call_eig(a):
+    return tuple(np.linalg.eig(a))
+
+
+def call_eigvals(a):
+    return np.linalg.eigvals(a)
 
 
 def _parts(name):
@@ -130,4 +173,19 @@ SPECS = {
         + variants("1_n1", [cplx((1,))], {"axis": 0, "n": 1, "norm": "backward"},
                    dtypes=(F64,)),
         ref_irfft, call_irfft, linear_in=EACH),
+    # distinct eigenvalues (the derivative is undefined where two meet); real
+    # operands with a complex pair, as NumPy's result is then complex too (of
+    # a real matrix with real eigenvalues NumPy gives a real result, wengert
+    # a complex one: test_complex.py)
+    "eig": PrimSpec(
+        DIFF,
+        variants("3", [rotating(3)]) + variants("4_complex", [spread(4, True)], dtypes=(F64,))
+        + variants("3_complex", [spread(3, True)], dtypes=(F32,))
+        + variants("2x3_batch", [rotating(3, (2,))], dtypes=(F64,)),
+        ref_eig, call_eig),
+    "eigvals": PrimSpec(
+        DIFF,
+        variants("3", [rotating(3)]) + variants("3_complex", [spread(3, True)], dtypes=(F64,))
+        + variants("4", [rotating(4)], dtypes=(F64,)),
+        ref_eigvals, call_eigvals),
 }

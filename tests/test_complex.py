@@ -369,3 +369,67 @@ def test_abs_at_zero_has_value_and_a_finite_derivative(engine):
     g = wg.grad(modulus, engine=engine)(z)
     assert np.all(np.isfinite(g))
     assert_close(g[1], (3.0 - 4.0j) / 5.0, rtol("exact", np.float64))
+
+
+# --- Python and NumPy scalar types ------------------------------------------------------
+@pytest.mark.parametrize("engine", ENGINES)
+def test_scalar_types_follow_the_input(engine):
+    """As for floats: a Python complex's derivative is a Python complex, a
+    NumPy scalar's a NumPy scalar of its dtype; both engines alike."""
+    def f(z):
+        return np.abs(z) ** 2
+    g = wg.grad(f, engine=engine)
+    assert type(g(3 + 4j)) is complex
+    assert type(g(np.complex128(3 + 4j))) is np.complex128
+    assert type(g(np.complex64(3 + 4j))) is np.complex64
+    value, d = wg.value_and_grad(poly, holomorphic=True, engine=engine)(0.3 + 0.4j)
+    assert type(value) is type(poly(0.3 + 0.4j)) and type(d) is complex
+
+
+# --- eig: complex results of real matrices, derivatives for distinct eigenvalues -------
+def eig_invariant(a):
+    """Gauge-invariant: unchanged by each eigenvector's phase."""
+    w, v = np.linalg.eig(a)
+    return np.sum(np.abs(v) ** 2 * np.real(w)) + np.sum(np.imag(w) ** 2) + \
+        np.real(np.sum(v[0] * np.conj(v[1]) * w))
+
+
+A3 = np.array([[1.0, -1.5, 0.2], [1.5, 1.1, -0.1], [0.3, 0.0, 3.0]])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("a", [A3, A3 + 0.3j * A3[::-1]], ids=["real", "complex"])
+def test_eig_gauge_invariant_function_vs_fd(a, engine):
+    g = wg.grad(eig_invariant, engine=engine)(a)
+    assert g.dtype == a.dtype
+    assert_close(g, fd_grad(eig_invariant, a) if a.dtype.kind == "c" else
+                 fd_grad(lambda z: eig_invariant(z.real), a).real, rtol("jvp", np.float64))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_eig_results_decompose_and_keep_lapack_phase(engine):
+    """A V = V diag(w) with unit columns whose largest entry is real, and the
+    tangent of V keeps both (so it is the derivative of NumPy's V)."""
+    t = np.sin(np.arange(9.0)).reshape(3, 3)
+    (w, v), (dw, dv) = wg.jvp(lambda a: tuple(np.linalg.eig(a)), (A3,), (t,), engine=engine)
+    assert_close(A3 @ v, v * w, rtol("exact", np.float64))
+    assert_close(np.linalg.norm(v, axis=0), np.ones(3), rtol("exact", np.float64))
+    top = np.argmax(np.abs(v), axis=0)
+    assert_close(v[top, range(3)].imag, np.zeros(3), 0.0)
+    assert_close(dv[top, range(3)].imag, np.zeros(3), rtol("exact", np.float64))
+    assert_close(np.real(np.sum(np.conj(v) * dv, axis=0)), np.zeros(3), rtol("exact", np.float64))
+    # the differentiated identity: dA V + A dV = dV W + V dW
+    assert_close(t @ v + A3 @ dv, dv * w + v * dw, rtol("exact", np.float64))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_eig_of_real_spectrum_is_complex(engine):
+    """JAX's convention: eig's results are complex whatever the eigenvalues
+    (NumPy gives float64 for a real matrix whose eigenvalues are all real);
+    the values are NumPy's."""
+    s = A3 + A3.T
+    (w, v), _ = wg.jvp(lambda a: tuple(np.linalg.eig(a)), (s,), (np.eye(3),), engine=engine)
+    want_w, want_v = np.linalg.eig(s)
+    assert want_w.dtype == np.float64 and w.dtype == C128
+    assert_close(w, want_w, rtol("ref", np.float64))
+    assert_close(v, want_v, rtol("ref", np.float64))

@@ -2,6 +2,6 @@
 ``PRIMITIVES`` maps names to rows."""
 from .core import PRIMITIVES, NOT_LINEAR, Primitive, Zero, Linear, bind  # noqa: F401
 from . import arith, shape, reduce, index, linalg, matrix, composite, custom, control, numpy_api  # noqa: F401
-from . import checkpoint, host, complex_parts, fft  # noqa: F401
+from . import checkpoint, host, complex_parts, fft, eig  # noqa: F401
 
 complex_parts.declare_complex_ok()

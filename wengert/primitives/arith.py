@@ -223,7 +223,7 @@ def _python_numbers_kept(ufunc):
     return impl
 
 
-_PY_NUMBERS = (int, float)
+_PY_NUMBERS = (int, float, complex)
 
 
 # np.power, not Python's **: NumPy < 2.3 gives ``x ** 2.0`` and ``x ** 0.5``
@@ -674,7 +674,10 @@ def cast_exact(t, aval):
     a NumPy one, so it promotes what it meets as the value does (NEP 50).
     A complex value's is of its complex dtype; a real value's is real."""
     if aval.dtype.kind == "c":
-        return convert(t, dtype=aval.dtype) if aval_of(t).dtype != aval.dtype else t
+        have = aval_of(t)
+        if aval.weak:       # a Python complex's is one
+            return t if have.weak or aval.shape != () else python_scalar(t, aval.dtype)
+        return convert(t, dtype=aval.dtype) if have.dtype != aval.dtype or have.weak else t
     if aval.dtype.kind != "f":
         return t
     t = cast_float(t, aval) if aval_of(t).dtype.kind == "c" else t

@@ -1,6 +1,7 @@
 """NumPy's complex-number functions on traced values (a family of the
 library table, ``library``): ``np.real``, ``np.imag``, ``np.angle``,
-``np.conj``/``np.conjugate``, and the FFTs of ``np.fft`` (``fft.py``).
+``np.conj``/``np.conjugate``, the FFTs of ``np.fft`` (``fft.py``), and
+``np.linalg.eig``/``eigvals`` (``eig.py``), whose results are complex.
 
 Each wrapper takes NumPy's exact signature; the conventions for complex
 derivatives are JAX's (see ``complex_parts``).
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import arith, fft
+from . import arith, eig, fft
 from .complex_parts import conj, imag, real
 from .shape import zeros_like
 from ..ir import aval_of
@@ -42,7 +43,19 @@ def _angle(z, deg=False):
     return arith.mul(out, 180.0 / np.pi) if deg else out
 
 
+def _eig(a):
+    # NumPy's named pair (``.eigenvalues``, ``.eigenvectors``), complex always
+    return _EigResult(*eig.eig(a))
+
+
+def _eigvals(a):
+    return eig.eigvals(a)
+
+
+_EigResult = type(np.linalg.eig(np.eye(1)))
+
 FUNCTIONS = {
+    np.linalg.eig: _eig, np.linalg.eigvals: _eigvals,
     np.real: _real, np.imag: _imag, np.angle: _angle,
     np.fft.fft: fft.fft, np.fft.ifft: fft.ifft, np.fft.rfft: fft.rfft,
     np.fft.irfft: fft.irfft, np.fft.fft2: fft.fft2, np.fft.ifft2: fft.ifft2,
