@@ -433,3 +433,48 @@ def test_eig_of_real_spectrum_is_complex(engine):
     assert want_w.dtype == np.float64 and w.dtype == C128
     assert_close(w, want_w, rtol("ref", np.float64))
     assert_close(v, want_v, rtol("ref", np.float64))
+
+
+# --- Jacobians of transforms: the FFT primitives' batch rules ---------------------------
+def deblur(x):
+    return np.fft.irfft(np.fft.rfft(x, axis=0) * (1.0 + 0.5j), n=8, axis=0)
+
+
+def spectrum2(z):
+    return np.fft.ifft2(np.fft.fft2(z, s=(3, 5)) * 2.0, norm="ortho")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fft_jacobians_forward_equal_reverse(engine):
+    x = np.sin(np.arange(12.0)).reshape(6, 2)
+    jf, jr = wg.jacfwd(deblur, engine=engine)(x), wg.jacrev(deblur, engine=engine)(x)
+    assert jf.shape == (8, 2, 6, 2)
+    assert_close(jf, jr, rtol("ad", np.float64), what="real -> real through rfft/irfft")
+    rng = np.random.default_rng(5)
+    t = rng.standard_normal(x.shape)
+    assert_close(np.tensordot(jf, t, axes=2), (deblur(x + EPS * t) - deblur(x - EPS * t)) / (2 * EPS),
+                 rtol("jvp", np.float64), what="Jacobian vs FD")
+    z = np.cos(np.arange(12.0)).reshape(3, 4) + 0.5j
+    jf = wg.jacfwd(spectrum2, holomorphic=True, engine=engine)(z)
+    jr = wg.jacrev(spectrum2, holomorphic=True, engine=engine)(z)
+    assert jf.shape == (3, 5, 3, 4)
+    assert_close(jf, jr, rtol("ad", np.float64), what="holomorphic fft2/ifft2")
+
+
+def rfft_of_complex(z):
+    return np.sum(np.abs(np.fft.rfft(z)))
+
+
+def rfftn_of_complex(z):
+    return np.sum(np.abs(np.fft.rfftn(z)))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("f", [rfft_of_complex, rfftn_of_complex],
+                         ids=["rfft", "rfftn"])
+def test_real_transforms_refuse_complex_input_as_numpy_does(f, engine):
+    with pytest.raises(TypeError):
+        f(Z3)                           # NumPy's own refusal
+    with pytest.raises(errors.UnsupportedDtypeError,
+                       match=r"test_complex.py:\d+: np.fft.rfftn? of a complex value"):
+        wg.grad(f, engine=engine)(Z3)

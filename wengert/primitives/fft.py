@@ -40,7 +40,7 @@ from .index import getitem
 from .numpy_functions import no_out
 from .rules import shape_error
 from .shape import concatenate
-from ..errors import NoDerivativeRule, user_location
+from ..errors import UnsupportedDtypeError, user_location
 from ..ir import Aval, aval_of
 
 __all__ = ["fft", "ifft", "rfft", "irfft", "fft2", "ifft2", "fftn", "ifftn", "rfftn", "irfftn",
@@ -231,9 +231,10 @@ def _as_complex(a):
 
 def _as_real(a, fname):
     dt = aval_of(a).dtype
-    if dt.kind == "c":
-        raise NoDerivativeRule(f"{user_location()}: {fname} of a complex value: NumPy drops its "
-                               "imaginary part; take np.real(a) first if that is meant")
+    if dt.kind == "c":      # NumPy refuses it too (a TypeError)
+        raise UnsupportedDtypeError(f"{user_location()}: {fname} of a complex value: it "
+                                    "transforms real input; use np.fft.fft/fftn, or take "
+                                    "np.real(a) first")
     want = real_dtype(complex_dtype(dt))
     return a if dt == want else convert(a, dtype=want)
 
