@@ -165,7 +165,27 @@ def via_real_constant(z):
     return z * np.float64(2.5) + np.exp(1j * z)
 
 
-HOLOMORPHIC = [poly, exp_over, log_sqrt, trig, via_real_constant]
+M3 = np.array([[2.0, 0.5, -0.3], [0.1, 1.5, 0.4], [-0.2, 0.3, 2.5]])
+V3 = np.array([0.5, -1.0, 2.0])
+
+
+def matrix_functions(z):
+    a = M3 + z * np.eye(3) + 0.5j * M3.T
+    return np.linalg.det(a) * np.sum(np.linalg.inv(a) @ V3) + np.sum(np.linalg.solve(a, V3 * z))
+
+
+def reductions(z):
+    w = V3 * z + 1.0j
+    return np.prod(w) + np.sum(np.cumsum(w) ** 2) + np.einsum("i,ij,j", w, M3, w) + \
+        np.mean(np.concatenate([w, w[::-1] * z])) + np.dot(w, np.stack([w, V3]).T)[1]
+
+
+def powers(z):
+    return z ** 2.5 + 2.0 ** z + z ** (1.0 + 0.5j) + np.expm1(z) * np.log1p(z)
+
+
+ELEMENTWISE = [poly, exp_over, log_sqrt, trig, via_real_constant, powers]
+HOLOMORPHIC = ELEMENTWISE + [matrix_functions, reductions]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -180,7 +200,7 @@ def test_holomorphic_grad_is_complex_derivative(f, engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("f", HOLOMORPHIC, ids=[f.__name__ for f in HOLOMORPHIC])
+@pytest.mark.parametrize("f", ELEMENTWISE, ids=[f.__name__ for f in ELEMENTWISE])
 def test_holomorphic_jacobians_agree(f, engine):
     z = Z3 + 1.0
     jf = wg.jacfwd(f, holomorphic=True, engine=engine)(z)
