@@ -3,7 +3,11 @@
 * ``fd_jvp``: a central difference along one direction (wengert.testing's,
   with the inputs promoted to float64 first, so a float32 rule is compared
   with the derivative of the same function rather than with float32 noise);
-* ``dot_product_check``: ``<ct, L t> == <L^T ct, t>``, exact up to rounding;
+* ``dot_product_check``: ``<ct, L t> == <L^T ct, t>``, exact up to rounding,
+  where ``<a, b> = Re(sum(a * b))`` (bilinear, no conjugate: JAX's
+  convention for complex values, under which wengert's transposes of
+  holomorphic and of real-linear maps like ``real``/``conj`` are exact; for
+  real values it is the usual dot product);
 * ``assert_close``: pytrees compared leaf by leaf, relative to the largest
   expected magnitude (never below ``floor``), so entries near zero are judged
   on the scale of the whole array.
@@ -67,7 +71,7 @@ _TABLE = {
 def is_f32(tree):
     """True when any float leaf of ``tree`` is float32 (the looser tolerances apply)."""
     leaves, _ = flatten(tree)
-    return any(np.asarray(x).dtype == np.float32 for x in leaves)
+    return any(np.asarray(x).dtype in (np.float32, np.complex64) for x in leaves)
 
 
 def rtol(kind, *dtypes_or_trees):
@@ -76,7 +80,7 @@ def rtol(kind, *dtypes_or_trees):
     f64, f32 = _TABLE[kind]
     for x in dtypes_or_trees:
         if isinstance(x, (np.dtype, type)):
-            if np.dtype(x) == np.float32:
+            if np.dtype(x) in (np.float32, np.complex64):
                 return f32
         elif is_f32(instantiate(x)):
             return f32
@@ -94,37 +98,50 @@ def instantiate(tree):
 
 
 def upcast(tree):
-    """Float leaves (and Python floats) as float64 arrays; others unchanged."""
+    """Float leaves (and Python floats) as float64 arrays, complex ones as
+    complex128; others unchanged."""
     leaves, tree_def = flatten(tree)
     out = []
     for x in leaves:
         a = np.asarray(x)
-        out.append(a.astype(np.float64) if a.dtype.kind == "f" else x)
+        out.append(a.astype(np.float64) if a.dtype.kind == "f" else
+                   a.astype(np.complex128) if a.dtype.kind == "c" else x)
     return unflatten(tree_def, out)
 
 
 def random_like(tree, rng):
-    """Standard normal leaves with the shape and (float) dtype of ``tree``'s."""
+    """Standard normal leaves with the shape and (float) dtype of ``tree``'s;
+    complex leaves get standard normal real and imaginary parts."""
     leaves, tree_def = flatten(tree)
     out = []
     for x in leaves:
         av = aval_of(x)
-        dtype = av.dtype if av.dtype.kind == "f" else np.float64
-        out.append(np.asarray(rng.standard_normal(av.shape), dtype))
+        dtype = av.dtype if av.dtype.kind in "fc" else np.float64
+        r = rng.standard_normal(av.shape)
+        if dtype.kind == "c":
+            r = r + 1j * rng.standard_normal(av.shape)
+        out.append(np.asarray(r, dtype))
     return unflatten(tree_def, out)
 
 
 def inner(a, b):
-    """Sum over leaves of the elementwise products, in float64."""
+    """Sum over leaves of the elementwise products, in float64 (for complex
+    leaves the real part of the bilinear sum, in complex128)."""
     la, ta = flatten(instantiate(a))
     lb, tb = flatten(instantiate(b))
     assert len(la) == len(lb), f"inner: {len(la)} leaves against {len(lb)}"
-    return sum(float(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64)))
-               for x, y in zip(la, lb))
+    return sum(float(np.real(np.sum(_wide(x) * _wide(y)))) for x, y in zip(la, lb))
+
+
+def _wide(x):
+    a = np.asarray(x)
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
 def norm(a):
-    return float(np.sqrt(inner(a, a)))
+    """The Euclidean norm (of complex leaves: over real and imaginary parts)."""
+    la, _ = flatten(instantiate(a))
+    return float(np.sqrt(sum(float(np.sum(np.abs(_wide(x)) ** 2)) for x in la)))
 
 
 # --- the checks --------------------------------------------------------------
@@ -147,8 +164,7 @@ def assert_close(got, want, rtol, atol=0.0, floor=1.0, what="values"):
         g = np.asarray(g)
         w = np.asarray(w)
         assert g.shape == w.shape, f"{what} (leaf {k}): shape {g.shape}, expected {w.shape}"
-        g = g.astype(np.float64)
-        w = w.astype(np.float64)
+        g, w = _wide(g), _wide(w)
         assert np.all(np.isfinite(g)) == np.all(np.isfinite(w)), \
             f"{what} (leaf {k}): finiteness differs\n got  {g}\n want {w}"
         if g.size == 0:

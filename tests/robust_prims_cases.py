@@ -513,11 +513,11 @@ def wr_ufunc_out(x):
 
 
 # the writes, and what the source engine does with them: the derivative
-# (None), or a typed refusal of its own (an explicit out=; complex values)
+# (None), or a typed refusal of its own (an explicit out=)
 WRITES = [("traced-item", wr_traced_item, None), ("plain-item", wr_plain_item, None),
           ("plain-item-float32", wr_plain_item_f32, None),
           ("plain-item-int", wr_plain_item_int, None),
-          ("plain-item-complex", wr_plain_complex, errors.UnsupportedDtypeError),
+          ("plain-item-complex", wr_plain_complex, None),
           ("plain-slice", wr_plain_slice, None), ("plain-fancy", wr_plain_fancy, None),
           ("plain-mask", wr_plain_mask, None), ("plain-ellipsis", wr_plain_ellipsis, None),
           ("plain-augmented-item", wr_plain_augmented_item, None),

@@ -8,6 +8,13 @@ differentiates (``wengert.primitives.library``), checked case by case
 * reverse against forward mode by the dot-product test;
 * second order: the jvp of the jvp against finite differences of the jvp;
 * a library entry without a case fails ``test_every_entry_has_a_case``.
+
+A ``complex=True`` case also runs on complex operands (complex128 for
+float64, complex64 for float32; real and imaginary parts drawn from the
+operand's own domain): the jvp is checked against finite differences along
+a real and along an imaginary direction, and the dot-product test pairs
+vectors by ``Re(sum(a * b))``, the bilinear pairing of JAX's convention
+(``checks.inner``), under which the transposes are exact.
 """
 from __future__ import annotations
 
@@ -22,9 +29,26 @@ from cases import DIFF, F64, NONDIFF, ZERO_DERIV
 from fn_cases import ALL_CASES
 
 
+COMPLEX_OF = {np.dtype(np.float64): np.dtype(np.complex128),
+              np.dtype(np.float32): np.dtype(np.complex64)}
+
+
 def _draw(case, dtype, seed_offset=0):
     rng = np.random.default_rng(1000 + case.seed + seed_offset)
-    return [a.draw(rng, dtype) for a in case.args]
+    if np.dtype(dtype).kind != "c":
+        return [a.draw(rng, dtype) for a in case.args]
+    # complex: the differentiated operands get an imaginary part of a second draw
+    real_dt = np.empty(0, dtype).real.dtype
+    parts = [a.draw(rng, real_dt) for a in case.args]
+    imags = [a.draw(rng, real_dt) for a in case.args]
+    return [np.asarray(x + 1j * np.asarray(y), dtype) if a.diff else x
+            for a, x, y in zip(case.args, parts, imags)]
+
+
+def _with_complex(dtypes, case):
+    """``dtypes``, and their complex twins for a ``complex=True`` case."""
+    return tuple(dtypes) + (tuple(COMPLEX_OF[np.dtype(d)] for d in dtypes) if case.complex
+                            else ())
 
 
 def _split(case, args):
@@ -50,7 +74,7 @@ def _params(engines_of=lambda c: c.engines, dtypes_of=lambda c: c.dtypes):
     out = []
     for c in ALL_CASES:
         for e in engines_of(c):
-            for dt in dtypes_of(c):
+            for dt in _with_complex(dtypes_of(c), c):
                 out.append(pytest.param(c, e, dt, id=f"{c.test_id}-{e}-{np.dtype(dt).name}"))
     return out
 
@@ -90,6 +114,16 @@ def test_jvp_and_vjp(case, engine, dtype):
     want = checks.fd_jvp(g, primals, t)
     checks.assert_close(out_dot, want, case.rtol or checks.rtol("jvp", dtype),
                         what=f"{case.name}: jvp vs finite differences")
+    if np.dtype(dtype).kind == "c":
+        # the real and the imaginary directions apart (t above mixes them)
+        for part, unit in (("real", 1.0), ("imaginary", 1.0j)):
+            d = tuple(np.asarray(unit * np.asarray(checks.random_like(p, rng)).real, p.dtype)
+                      if np.asarray(p).dtype.kind == "c" else checks.random_like(p, rng)
+                      for p in primals)
+            checks.assert_close(wg.jvp(g, primals, d, engine=engine)[1],
+                                checks.fd_jvp(g, primals, d),
+                                case.rtol or checks.rtol("jvp", dtype),
+                                what=f"{case.name}: jvp along the {part} direction vs FD")
     out2, pullback = wg.vjp(g, *primals, engine=engine)
     ct = checks.random_like(out2, rng)
     checks.dot_product_check(ct, out_dot, pullback(ct), t,

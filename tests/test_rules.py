@@ -169,7 +169,8 @@ def _check_impl(name, prim, spec, case, ops):
         if np.asarray(w).dtype.kind in "biu":
             assert np.array_equal(np.asarray(g), np.asarray(w)), f"{g} != {w}"
             assert np.asarray(g).dtype.kind == np.asarray(w).dtype.kind
-    floats = [(g, w) for g, w in zip(got_leaves, want_leaves) if np.asarray(w).dtype.kind == "f"]
+    floats = [(g, w) for g, w in zip(got_leaves, want_leaves)
+              if np.asarray(w).dtype.kind in "fc"]
     if floats:
         assert_close([g for g, _ in floats], [w for _, w in floats],
                      rtol("ref", case.dtype), what="impl vs reference")
@@ -324,7 +325,7 @@ def _check_staged(name, prim, spec, case, ops):
     vprog = verify(vjp_program(prog))
     rng = np.random.default_rng(_seed(name, case.id, "ct"))
     outs = _leaves(want_out)
-    float_outs = [np.asarray(o).dtype.kind == "f" for o in outs]
+    float_outs = [np.asarray(o).dtype.kind in "fc" for o in outs]
     cts = [random_like(o, rng) if fl else np.zeros(np.shape(o), np.asarray(o).dtype)
            for o, fl in zip(outs, float_outs)]
     res = eval_program(vprog, x + cts)

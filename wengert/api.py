@@ -14,8 +14,8 @@ import functools
 import numpy as np
 
 from . import dims
-from .api_checks import (argnums_tuple, check_aux_pair, check_function, check_inputs,
-                         check_scalar_output)
+from .api_checks import (argnums_tuple, check_aux_pair, check_function, check_holomorphic_inputs,
+                         check_inputs, check_jacobian_dtypes, check_scalar_output)
 from .errors import ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Ident, Lit, aval_of, sub_programs
@@ -167,16 +167,24 @@ def _transform_entry(fun, engine, fname):
     return twin_of(fun)          # a math builtin: its NumPy twin (math_twins)
 
 
-def value_and_grad(fun, argnums=0, *, has_aux=False, engine="auto"):
-    return _value_and_grad(fun, argnums, has_aux, engine, "value_and_grad")
+def value_and_grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto"):
+    return _value_and_grad(fun, argnums, has_aux, engine, "value_and_grad", holomorphic)
 
 
-def _value_and_grad(fun, argnums, has_aux, engine, fname):
+def _holo(holomorphic):
+    """The ``holomorphic`` keyword as a recipe keeps it (only when given, so
+    the recipes of real functions read as before)."""
+    return {"holomorphic": True} if holomorphic else {}
+
+
+def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False):
     fun = _transform_entry(fun, engine, fname)
-    recipe = (fname, fun, (argnums,), {"has_aux": has_aux, "engine": engine})
+    recipe = (fname, fun, (argnums,), {"has_aux": has_aux, "engine": engine,
+                                       **_holo(holomorphic)})
     if fname == "value_and_grad":
         by_source = _by_source(fun, engine, lambda g: value_and_grad(
-            g, argnums, has_aux=has_aux, engine="trace"), recipe, argnums)
+            g, argnums, has_aux=has_aux, holomorphic=holomorphic, engine="trace"), recipe,
+            argnums)
         if by_source is not None:
             return by_source
     single = isinstance(argnums, int)
@@ -184,6 +192,8 @@ def _value_and_grad(fun, argnums, has_aux, engine, fname):
     def wrapper(*args, **kwargs):
         fn, dyn, nums, aux_box = _prepare(fun, args, kwargs, argnums, fname, has_aux)
         flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
+        if holomorphic:
+            check_holomorphic_inputs(leaves, fname, fun)
         # one float in: forward mode gives the derivative in one pass and
         # stores nothing for a reverse sweep (the cheaper mode here), unless a
         # custom_vjp function needs its bwd rule: then the function runs again
@@ -199,7 +209,7 @@ def _value_and_grad(fun, argnums, has_aux, engine, fname):
         if not forward:
             outs, lin = linearize_flat(flat, leaves, reverse=True,
                                        name=getattr(fn, "__name__", "f"))
-        check_scalar_output(outs, fname, fun)
+        check_scalar_output(outs, fname, fun, holomorphic)
         out = outs[0]
         if not forward:
             cts = backward_pass(lin, [_unit(aval_of(out))])
@@ -213,14 +223,20 @@ def _value_and_grad(fun, argnums, has_aux, engine, fname):
     return TraceTransformed(wrapper, fun, recipe)
 
 
-def grad(fun, argnums=0, *, has_aux=False, engine="auto"):
+def grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto"):
+    """The gradient of a real scalar function; of a complex input ``z = x +
+    iy`` it is ``df/dx - i df/dy`` (JAX's convention, ``complex_parts``).
+    With ``holomorphic=True`` the function is complex and holomorphic, its
+    inputs complex, and the result is ``f'(z)``."""
     fun = _transform_entry(fun, engine, "grad")
-    recipe = ("grad", fun, (argnums,), {"has_aux": has_aux, "engine": engine})
+    recipe = ("grad", fun, (argnums,), {"has_aux": has_aux, "engine": engine,
+                                        **_holo(holomorphic)})
     by_source = _by_source(fun, engine, lambda g: grad(g, argnums, has_aux=has_aux,
+                                                         holomorphic=holomorphic,
                                                          engine="trace"), recipe, argnums)
     if by_source is not None:
         return by_source
-    vg = _value_and_grad(fun, argnums, has_aux, "trace", "grad")
+    vg = _value_and_grad(fun, argnums, has_aux, "trace", "grad", holomorphic)
 
     def wrapper(*args, **kwargs):
         (value_aux, g) = vg(*args, **kwargs)
@@ -431,12 +447,14 @@ def _assemble(table, out_tree, in_tree, single):
     return unflatten(out_tree, rows)
 
 
-def jacfwd(fun, argnums=0, *, engine="auto"):
-    """Jacobian by forward mode: one linearize, one batched pass of tangents."""
+def jacfwd(fun, argnums=0, *, holomorphic=False, engine="auto"):
+    """Jacobian by forward mode: one linearize, one batched pass of tangents.
+    Complex inputs need ``holomorphic=True`` (the Jacobian is then f'(z));
+    without it, a real basis would give df/dx only (JAX's rule)."""
     fun = _transform_entry(fun, engine, "jacfwd")
-    recipe = ("jacfwd", fun, (argnums,), {"engine": engine})
-    by_source = _by_source(fun, engine, lambda g: jacfwd(g, argnums, engine="trace"), recipe,
-                           argnums)
+    recipe = ("jacfwd", fun, (argnums,), {"engine": engine, **_holo(holomorphic)})
+    by_source = _by_source(fun, engine, lambda g: jacfwd(g, argnums, holomorphic=holomorphic,
+                                                         engine="trace"), recipe, argnums)
     if by_source is not None:
         return by_source
     single = isinstance(argnums, int)
@@ -444,7 +462,10 @@ def jacfwd(fun, argnums=0, *, engine="auto"):
     def wrapper(*args, **kwargs):
         fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacfwd")
         flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
+        check_jacobian_dtypes(leaves, "input", "jacfwd", fun, holomorphic)
         outs, lin = linearize_flat(flat, leaves, reverse=False)
+        if holomorphic:
+            check_jacobian_dtypes(outs, "output", "jacfwd", fun, holomorphic)
         basis, total = _basis(leaves)
         batched = _batch_or_loop(lin, basis, total)
         table = _jac_blocks(batched, outs, leaves, rev=False)
@@ -452,19 +473,24 @@ def jacfwd(fun, argnums=0, *, engine="auto"):
     return TraceTransformed(wrapper, fun, recipe)
 
 
-def jacrev(fun, argnums=0, *, engine="auto"):
-    """Jacobian by reverse mode: one linearize, one batched pass of cotangents."""
+def jacrev(fun, argnums=0, *, holomorphic=False, engine="auto"):
+    """Jacobian by reverse mode: one linearize, one batched pass of cotangents.
+    Complex outputs need ``holomorphic=True`` (JAX's rule); a real output of
+    a complex input gives rows ``df/dx - i df/dy`` as ``grad`` does."""
     fun = _transform_entry(fun, engine, "jacrev")
-    recipe = ("jacrev", fun, (argnums,), {"engine": engine})
-    by_source = _by_source(fun, engine, lambda g: jacrev(g, argnums, engine="trace"), recipe,
-                           argnums)
+    recipe = ("jacrev", fun, (argnums,), {"engine": engine, **_holo(holomorphic)})
+    by_source = _by_source(fun, engine, lambda g: jacrev(g, argnums, holomorphic=holomorphic,
+                                                         engine="trace"), recipe, argnums)
     if by_source is not None:
         return by_source
     single = isinstance(argnums, int)
 
     def wrapper(*args, **kwargs):
         fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacrev")
+        if holomorphic:
+            check_holomorphic_inputs(flatten(tuple(dyn))[0], "jacrev", fun)
         outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "jacrev")
+        check_jacobian_dtypes(outs, "output", "jacrev", fun, holomorphic)
         lin_t = transpose_program(lin)
         basis, total = _basis(outs)
         batched = _batch_or_loop(lin_t, basis, total)
@@ -475,19 +501,22 @@ def jacrev(fun, argnums=0, *, engine="auto"):
     return TraceTransformed(wrapper, fun, recipe)
 
 
-def hessian(fun, argnums=0, *, engine="auto"):
-    """Forward over reverse: ``jacfwd(jacrev(fun))``."""
+def hessian(fun, argnums=0, *, holomorphic=False, engine="auto"):
+    """Forward over reverse: ``jacfwd(jacrev(fun))``, both ``holomorphic``."""
     fun = _transform_entry(fun, engine, "hessian")
-    recipe = ("hessian", fun, (argnums,), {"engine": engine})
-    by_source = _by_source(fun, engine, lambda g: hessian(g, argnums, engine="trace"), recipe,
-                           argnums)
+    recipe = ("hessian", fun, (argnums,), {"engine": engine, **_holo(holomorphic)})
+    by_source = _by_source(fun, engine, lambda g: hessian(g, argnums, holomorphic=holomorphic,
+                                                          engine="trace"), recipe, argnums)
     if by_source is not None:
         return by_source
-    hess = jacfwd(jacrev(fun, argnums, engine="trace"), argnums, engine="trace")
+    hess = jacfwd(jacrev(fun, argnums, holomorphic=holomorphic, engine="trace"), argnums,
+                  holomorphic=holomorphic, engine="trace")
 
     def wrapper(*args, **kwargs):
-        check_inputs("hessian", fun, args, argnums_tuple(argnums, len(args), "hessian"),
-                     "leave it out of argnums")
+        nums = argnums_tuple(argnums, len(args), "hessian")
+        check_inputs("hessian", fun, args, nums, "leave it out of argnums")
+        check_jacobian_dtypes(flatten(tuple(args[i] for i in nums))[0], "input", "hessian", fun,
+                              holomorphic)
         return hess(*args, **kwargs)
     return TraceTransformed(wrapper, fun, recipe)
 

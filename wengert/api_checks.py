@@ -112,11 +112,7 @@ def _leaf_problem(x):
         shown = shown if len(shown) <= 40 else shown[:37] + "..."
         return (NonDifferentiableInputError, f"a {type(x).__name__} ({shown}), not an array or "
                 "a number", "pass floats or NumPy float arrays (or tuples, lists, dicts of them)")
-    if av.dtype.kind == "c":
-        return (UnsupportedDtypeError, f"{av.short()}, a complex value: wengert does not "
-                "differentiate complex values yet", "pass the real and imaginary parts as "
-                "separate float arrays")
-    if av.dtype.kind != "f":
+    if av.dtype.kind not in "fc":
         return (NonDifferentiableInputError, f"{av.short()}: integer and boolean values have no "
                 "derivative", "pass it as a float (np.asarray(x, float))")
     return None
@@ -140,8 +136,8 @@ def check_aux_pair(out, fname, fun):
         "has_aux=True")
 
 
-def check_scalar_output(outs, fname, fun):
-    """grad's function has one real scalar output."""
+def check_scalar_output(outs, fname, fun, holomorphic=False):
+    """grad's function has one real scalar output (complex with ``holomorphic=True``)."""
     shapes = [aval_of(o).shape for o in outs]
     if len(outs) != 1 or shapes[0] != ():
         where, name = _about(fun)
@@ -154,3 +150,39 @@ def check_scalar_output(outs, fname, fun):
         raise NonScalarOutputError(
             f"{where}: {fname}: {name} returns a {aval_of(outs[0]).short()} value; grad "
             "requires a float output: return a float (e.g. float(n) or x.astype(float))")
+    check_jacobian_dtypes(outs, "output", fname, fun, holomorphic)
+
+
+def check_holomorphic_inputs(leaves, fname, fun):
+    """With ``holomorphic=True`` every differentiated input is complex."""
+    check_jacobian_dtypes(leaves, "input", fname, fun, True)
+
+
+def check_jacobian_dtypes(values, role, fname, fun, holomorphic):
+    """JAX's rules for complex values in grad/jacfwd/jacrev: with
+    ``holomorphic=True`` the inputs and outputs are complex; without it, a
+    complex output (of grad, jacrev) or input (of jacfwd) is refused: one
+    real derivative cannot stand for the two of a non-holomorphic map."""
+    kinds = [aval_of(v).dtype.kind for v in values]
+    # the error names the line that called the transform, and the function
+    where, name = user_location(), _about(fun)[1]
+    if holomorphic:
+        bad = [aval_of(v).short() for v, k in zip(values, kinds) if k != "c"]
+        if bad:
+            raise UnsupportedDtypeError(
+                f"{where}: {fname}(holomorphic=True): {name} has a real {role} ({bad[0]}); "
+                f"a holomorphic function maps complex values to complex values: pass complex "
+                f"{role}s (x.astype(complex)), or drop holomorphic=True")
+        return
+    if "c" in kinds:
+        bad = aval_of(values[kinds.index("c")]).short()
+        if role == "output":
+            advice = ("for a holomorphic function pass holomorphic=True (the result is "
+                      "f'(z)); otherwise differentiate a real function of it (np.real, "
+                      "np.imag, np.abs), or use vjp with a complex cotangent")
+        else:
+            advice = ("for a holomorphic function pass holomorphic=True; otherwise use jacrev "
+                      "(rows df/dx - i df/dy) or split the input into real and imaginary parts")
+        raise UnsupportedDtypeError(
+            f"{where}: {fname}: {name} has a complex {role} ({bad}); {fname} requires real "
+            f"{role}s: {advice}")

@@ -68,15 +68,17 @@ class ConcretizationError(WengertError, TypeError):
 
 
 class UnsupportedDtypeError(WengertError, TypeError):
-    """A value of a dtype wengert does not handle yet (complex)."""
+    """A value of a dtype an operation has no rule for (complex)."""
 
     @classmethod
     def complex_operand(cls, prim_name):
-        """Complex values are refused where wengert meets them: its rules are
-        written for real values (a complex norm decomposed by them is wrong)."""
-        return cls(f"{user_location()}: {prim_name} on a complex value: wengert does not "
-                   "handle complex values yet; split the computation into real and "
-                   "imaginary parts (np.real, np.imag of real inputs)")
+        """Complex values are refused on a primitive whose rules were not
+        audited for them (a rule written for reals can be silently wrong on
+        complex values: ``sign``, ordering, ``maximum``)."""
+        return cls(f"{user_location()}: {prim_name} on a complex value: wengert has no "
+                   f"rule of {prim_name} for complex values (it is undefined or not "
+                   "holomorphic there); apply it to real values (np.real, np.imag, "
+                   "np.abs of the complex ones)")
 
 
 class InPlaceUpdateError(WengertError, TypeError):

@@ -101,7 +101,8 @@ def aval_of(x):
         return Aval((), np.int64, weak=True)
     if isinstance(x, float):
         return Aval((), np.float64, weak=True)
-    if isinstance(x, complex):
+    if isinstance(x, complex) and not isinstance(x, np.generic):
+        # (np.complex128 subclasses complex but is strongly typed)
         return Aval((), np.complex128, weak=True)
     if isinstance(x, (np.ndarray, np.generic)):
         return Aval(x.shape, x.dtype)

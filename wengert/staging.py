@@ -99,7 +99,8 @@ class StagingTrace(Trace):
             vals = None
             out_avals = prim.abstract_eval(*[x.aval for x in atoms], **params)
         # (linearize's tangents mirror primal dtypes, already checked where they were staged)
-        if self.records_primal and _complex(atoms, out_avals, prim.multiple_results):
+        if self.records_primal and not prim.complex_ok and \
+                _complex(atoms, out_avals, prim.multiple_results):
             raise UnsupportedDtypeError.complex_operand(prim.name)
         if prim.multiple_results:
             outs = [Var(a, self.role) for a in out_avals]
@@ -120,8 +121,10 @@ class StagingTrace(Trace):
 
 
 def _complex(atoms, out_avals, multiple):
-    """Whether an operand or a result is complex (refused until wengert's
-    rules handle complex values: a complex norm decomposed by them is wrong)."""
+    """Whether an operand or a result is complex: refused on a primitive whose
+    rules were not audited for complex values (``Primitive.complex_ok``),
+    as a rule written for reals can be silently wrong on them (``sign``,
+    an ordering comparison, ``abs``'s real derivative)."""
     outs = out_avals if multiple else (out_avals,)
     return any(a.dtype.kind == "c" for a in outs) or any(
         x.aval.dtype.kind == "c" for x in atoms)

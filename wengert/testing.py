@@ -3,6 +3,11 @@ reverse against forward mode by the dot-product test <u, J v> = <J^T u, v>.
 
 Used by the test-suite and exported for users checking their own functions
 and custom rules. Raises ``AssertionError`` with the measured errors.
+
+Complex values follow JAX's conventions (``primitives.complex_parts``): a
+complex leaf gets a complex random direction (real and imaginary parts
+both), and vectors pair by ``Re(sum(a * b))`` (bilinear, no conjugate),
+the pairing under which wengert's transposes are transposes.
 """
 from __future__ import annotations
 
@@ -15,15 +20,20 @@ __all__ = ["check_grads", "fd_jvp"]
 
 def _eps_tol(leaves):
     """Step and tolerance: float32 anywhere (inputs or outputs) needs both larger."""
-    f32 = any(np.asarray(x).dtype == np.float32 for x in leaves)
+    f32 = any(np.asarray(x).dtype in (np.float32, np.complex64) for x in leaves)
     return (1e-3, 2e-2) if f32 else (1e-6, 1e-5)
+
+
+def _wide(x):
+    """float64, or complex128 for a complex value."""
+    a = np.asarray(x)
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
 
 
 def _inner(a, b):
     la, _ = flatten(a)
     lb, _ = flatten(b)
-    return sum(float(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64)))
-               for x, y in zip(la, lb))
+    return sum(float(np.real(np.sum(_wide(x) * _wide(y)))) for x, y in zip(la, lb))
 
 
 def _axpy(alpha, v, x):
@@ -35,10 +45,14 @@ def _axpy(alpha, v, x):
 
 def _random_like(tree_value, rng):
     leaves, tree = flatten(tree_value)
-    return unflatten(tree, [rng.standard_normal(np.shape(x)).astype(np.asarray(x).dtype)
-                            if np.shape(x) else np.asarray(rng.standard_normal(),
-                                                           np.asarray(x).dtype)
-                            for x in leaves])
+    out = []
+    for x in leaves:
+        dtype = np.asarray(x).dtype
+        r = rng.standard_normal(np.shape(x))
+        if dtype.kind == "c":
+            r = r + 1j * rng.standard_normal(np.shape(x))
+        out.append(np.asarray(r, dtype))
+    return unflatten(tree, out)
 
 
 def fd_jvp(fun, args, tangents, eps):
@@ -47,16 +61,14 @@ def fd_jvp(fun, args, tangents, eps):
     lo = fun(*_axpy(-eps, tangents, tuple(args)))
     lh, tree = flatten(hi)
     ll, _ = flatten(lo)
-    return unflatten(tree, [(np.asarray(h, np.float64) - np.asarray(l, np.float64)) / (2 * eps)
-                            for h, l in zip(lh, ll)])
+    return unflatten(tree, [(_wide(h) - _wide(l)) / (2 * eps) for h, l in zip(lh, ll)])
 
 
 def _close(name, got, want, tol):
     lg, _ = flatten(got)
     lw, _ = flatten(want)
     for g, w in zip(lg, lw):
-        g = np.asarray(g, np.float64)
-        w = np.asarray(w, np.float64)
+        g, w = _wide(g), _wide(w)
         scale = max(1.0, float(np.max(np.abs(w))) if w.size else 1.0)
         err = float(np.max(np.abs(g - w))) if w.size else 0.0
         if not err <= tol * scale:

@@ -303,6 +303,7 @@ def call(f, *args, **kw):
         return f(*args, **kw)               # a method of an object found outside
     rule = library.call_rule(f)
     if rule is not None and _any_traced([args, kw]):
+        library.check_complex(f, args, kw)  # complex operands: audited wrappers only
         return rule(*args, **kw)            # np.array, scipy.stats...: the library table
     if is_impure(f):
         return call_outside(f, args, kw)    # made at every call of the generated code

@@ -6,3 +6,6 @@ from . import checkpoint, host, special_prims  # noqa: F401
 from . import gather, scan  # noqa: F401
 from . import elementwise, convolution  # noqa: F401
 from . import triangular, matfuncs, correlation  # noqa: F401
+from . import complex_parts, fft, eig  # noqa: F401
+
+complex_parts.declare_complex_ok()

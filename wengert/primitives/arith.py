@@ -223,7 +223,7 @@ def _python_numbers_kept(ufunc):
     return impl
 
 
-_PY_NUMBERS = (int, float)
+_PY_NUMBERS = (int, float, complex)
 
 
 # np.power, not Python's **: NumPy < 2.3 gives ``x ** 2.0`` and ``x ** 0.5``
@@ -424,12 +424,25 @@ erf = _wrap(erf_p)
 # --- abs, sign ---------------------------------------------------------
 def abs_jvp(primals, tangents):
     x, = primals
+    if aval_of(x).dtype.kind == "c":
+        from .complex_parts import complex_abs_jvp    # |z| is not holomorphic
+        return complex_abs_jvp(x, tangents[0])
     return abs(x), mul(tangents[0], sign(x))
+
+
+def abs_aval(x):
+    """|z| of a complex value is real (complex64 -> float32)."""
+    out = _abs_elementwise_aval(x)
+    if out.dtype.kind == "c":
+        return Aval(out.shape, np.empty(0, out.dtype).real.dtype, weak=out.weak)
+    return out
 
 
 # Python's abs, like the operators above: np.absolute on arrays and NumPy
 # scalars, and a Python float stays one (a ufunc on it costs ~6x more)
-abs_p = _unary("abs", operator.abs, abs_jvp, float_out=False)
+_abs_elementwise_aval = elementwise_aval("abs", python_scalars=True)
+abs_p = register(Primitive("abs", nargs=1, impl=operator.abs, jvp=abs_jvp, transpose=NOT_LINEAR,
+                           abstract_eval=abs_aval))
 abs = _wrap(abs_p)
 
 sign_p = _unary("sign", np.sign, None, float_out=False)
@@ -598,7 +611,9 @@ def convert_jvp(primals, tangents, dtype, weak=False):
 
 
 def convert_transpose(ct, x, dtype, weak=False):
-    return (convert(ct, dtype=x.aval.dtype),)
+    # real -> complex transposes to the real part (cast_float), not to
+    # NumPy's complex -> real cast, which warns
+    return (convert(cast_float(ct, x.aval), dtype=x.aval.dtype),)
 
 
 def convert_batch(args, batched, dtype, weak=False):
@@ -635,10 +650,20 @@ def cast_float(t, aval):
     (weakly typed) is left as it is: inside a derivative, whether a float64
     scalar is a Python or a NumPy one changes no dtype downstream (each
     value's derivative is cast to its dtype); ``cast_exact`` makes it so
-    where a derivative is handed out."""
+    where a derivative is handed out.
+
+    A complex ``t`` for a real value is its real part: a real operand of a
+    complex operation (``1j * x``) was promoted to complex implicitly, and
+    the transpose of that promotion is ``real`` (JAX's convention: a real
+    value's cotangent is real). complex64 stays complex64 as float32 does."""
     dt = getattr(t, "dtype", None)
-    if dt is not None and dt != aval.dtype and dt.kind == "f" and aval.dtype.kind == "f" \
-            and not aval.weak:
+    if dt is None:
+        return t.real if type(t) is complex and aval.dtype.kind == "f" else t
+    if dt.kind == "c" and aval.dtype.kind == "f":
+        from .complex_parts import real      # complex_parts builds on this module
+        t = real(t)
+        dt = aval_of(t).dtype
+    if dt != aval.dtype and dt.kind in "fc" and dt.kind == aval.dtype.kind and not aval.weak:
         return convert(t, dtype=aval.dtype)
     return t
 
@@ -646,9 +671,16 @@ def cast_float(t, aval):
 def cast_exact(t, aval):
     """``t`` as the derivative handed out for a value of ``aval``: its dtype,
     and a Python float for a Python float (weakly typed), a NumPy value for
-    a NumPy one, so it promotes what it meets as the value does (NEP 50)."""
+    a NumPy one, so it promotes what it meets as the value does (NEP 50).
+    A complex value's is of its complex dtype; a real value's is real."""
+    if aval.dtype.kind == "c":
+        have = aval_of(t)
+        if aval.weak:       # a Python complex's is one
+            return t if have.weak or aval.shape != () else python_scalar(t, aval.dtype)
+        return convert(t, dtype=aval.dtype) if have.dtype != aval.dtype or have.weak else t
     if aval.dtype.kind != "f":
         return t
+    t = cast_float(t, aval) if aval_of(t).dtype.kind == "c" else t
     have = aval_of(t)
     if have.dtype.kind == "f" and have.dtype != aval.dtype and not aval.weak:
         return convert(t, dtype=aval.dtype)     # a Python float's for a float32 value too

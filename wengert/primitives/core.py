@@ -14,7 +14,12 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
   symbolic ``Zero`` tangent (zero propagation);
 * ``batch(args, batched, **params)``  how a linear primitive runs on operands
   carrying a leading batch axis (Jacobians in one pass); ``None`` falls back
-  to a loop over the batch.
+  to a loop over the batch;
+* ``complex_ok``  its rules were audited for complex operands and results
+  (JAX's conventions: complex tangents, the linear transpose without
+  conjugation); complex values on any other primitive raise
+  ``UnsupportedDtypeError`` naming it. The audited rows are listed in one
+  place, ``complex_parts.COMPLEX_OK``.
 
 ``bind`` sends a primitive application to the trace of the highest level among
 its operands (a transform in progress), or to ``impl`` when no operand is a
@@ -53,11 +58,12 @@ class Primitive:
 
     __slots__ = ("name", "nargs", "impl", "abstract_eval", "jvp", "transpose",
                  "zero_rule", "batch", "multiple_results", "inline", "differentiable",
-                 "needs_trace", "runtime", "effect", "__dict__")
+                 "needs_trace", "runtime", "effect", "complex_ok", "__dict__")
 
     def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
                  zero_rule=None, batch=None, multiple_results=False, inline=False,
-                 differentiable=True, needs_trace=False, runtime=False, effect=False):
+                 differentiable=True, needs_trace=False, runtime=False, effect=False,
+                 complex_ok=False):
         self.name = name
         self.nargs = nargs                  # None: variadic
         self.impl = impl
@@ -76,6 +82,7 @@ class Primitive:
         # never merged, dropped or run twice (``host``)
         self.runtime = runtime or effect
         self.effect = effect
+        self.complex_ok = complex_ok        # rules right for complex values (see above)
 
     @property
     def linear(self):

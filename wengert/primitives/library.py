@@ -17,7 +17,12 @@ Each family module (``numpy_functions``, ``numpy_ufuncs``, ...) defines any
 of ``FUNCTIONS``, ``UFUNCS`` and ``CALLS`` as dicts from the library's
 callable to the wrapper, and may define ``NAMES`` (callable -> the name a
 user writes, ``"scipy.special.gammaln"``) where the callable's own
-``__module__``/``__name__`` do not give it. The table is built once, at
+``__module__``/``__name__`` do not give it, and ``COMPLEX_OK``: the
+callables whose wrappers were audited for complex operands. A wrapper
+composed of primitives that each accept complex values can still be wrong
+on them (``norm`` as ``sqrt(sum(x * x))`` wants ``|x|``), so a complex
+operand reaches only the audited ones (``complex_ok``); any other raises
+``UnsupportedDtypeError`` naming the function. The table is built once, at
 import; SciPy's families are imported the first time a SciPy callable is
 looked up, so wengert itself needs NumPy only.
 """
@@ -30,14 +35,18 @@ import threading
 
 import numpy as np
 
-from . import numpy_functions, numpy_linalg, numpy_lists, numpy_math, numpy_shapes, numpy_ufuncs
+import numpy as np
+
+from . import (numpy_complex, numpy_functions, numpy_linalg, numpy_lists, numpy_math,
+               numpy_shapes, numpy_ufuncs)
+from ..errors import UnsupportedDtypeError
 
 __all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_rule",
-           "display_name", "entries"]
+           "display_name", "entries", "complex_ok", "check_complex"]
 
 # the families over NumPy, imported with wengert
 _NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs, numpy_shapes, numpy_math, numpy_linalg,
-                   numpy_lists)
+                   numpy_lists, numpy_complex)
 # the families over SciPy: module names under wengert.primitives, imported
 # when a SciPy callable is first looked up (and only if SciPy is installed)
 _SCIPY_FAMILIES = ("scipy_linalg", "scipy_special", "scipy_stats", "scipy_stats_multivariate")
@@ -46,6 +55,7 @@ FUNCTIONS: dict = {}
 UFUNCS: dict = {}
 CALLS: dict = {}
 _NAMES: dict = {}
+_COMPLEX_OK: set = set()
 _scipy_lock = threading.Lock()
 _scipy_state = {"loaded": False}
 
@@ -62,6 +72,7 @@ def _add(module):
     # distribution), or None
     if hasattr(module, "RESOLVE"):
         _RESOLVERS.append(module.RESOLVE)
+    _COMPLEX_OK.update(getattr(module, "COMPLEX_OK", ()))
 
 
 for _family in _NUMPY_FAMILIES:
@@ -164,3 +175,27 @@ def entries():
         for f in table:
             rows.setdefault(display_name(f), (f, kind))
     return sorted((name, f, kind) for name, (f, kind) in rows.items())
+
+
+def complex_ok(f):
+    """Whether ``f``'s wrapper was audited for complex operands (``COMPLEX_OK``)."""
+    try:
+        return f in _COMPLEX_OK
+    except TypeError:           # an unhashable callable has no entry
+        return False
+
+
+def _complex_leaf(x):
+    dtype = getattr(x, "dtype", None)
+    return type(x) is complex or (isinstance(dtype, np.dtype) and dtype.kind == "c")
+
+
+def check_complex(f, args, kwargs=None):
+    """Raise ``UnsupportedDtypeError`` where a complex operand (an argument,
+    or an entry of a list or tuple argument: ``np.stack([a, b])``) reaches
+    a wrapper not audited for complex values."""
+    if f in _COMPLEX_OK:
+        return
+    for a in (*args, *(kwargs or {}).values()):
+        if _complex_leaf(a) or (type(a) in (list, tuple) and any(map(_complex_leaf, a))):
+            raise UnsupportedDtypeError.complex_operand(display_name(f))

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import arith, index, linalg, shape
 from . import numpy_functions as npf
+from . import numpy_complex as npc
 from .core import TracerBase
 from .callsite import raise_for_called_function, resolve
 from .math_twins import numpy_name
@@ -81,6 +82,20 @@ class Tracer(TracerBase):
     @property
     def T(self):
         return shape.transpose(self)
+
+    # complex parts, as np.real / np.imag / np.conj give them (numpy_complex)
+    @property
+    def real(self):
+        return npc.FUNCTIONS[np.real](self)
+
+    @property
+    def imag(self):
+        return npc.FUNCTIONS[np.imag](self)
+
+    def conj(self):
+        return npc.UFUNCS[np.conjugate](self)
+
+    conjugate = conj
 
     def __len__(self):
         if not self.aval.shape:
@@ -205,6 +220,7 @@ class Tracer(TracerBase):
             raise NoDerivativeRule(f"{user_location()}: np.{ufunc.__name__}.{method} has no "
                                    f"derivative rule; write it with np.{ufunc.__name__} and "
                                    "reductions")
+        library.check_complex(ufunc, inputs)
         return ufunc_call(ufunc, library.ufunc_rule(ufunc), inputs, kwargs,
                           library.display_name(ufunc))
 
@@ -212,6 +228,7 @@ class Tracer(TracerBase):
         fn = library.function_rule(func)
         if fn is None:
             raise NoDerivativeRule(no_rule_message(user_location(), library.display_name(func)))
+        library.check_complex(func, args, kwargs)
         out = fn(*args, **kwargs)
         return out if func in npf.PYTHON_RESULTS else npf.numpy_result(out)
 
@@ -236,11 +253,13 @@ class Tracer(TracerBase):
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
             where=NO_VALUE, mean=NO_VALUE, correction=NO_VALUE):
+        library.check_complex(np.var, (self,))     # NumPy's is mean(|x - mean|^2)
         return npf._var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                         correction=correction)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
             where=NO_VALUE, mean=NO_VALUE, correction=NO_VALUE):
+        library.check_complex(np.std, (self,))
         return npf._std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                         correction=correction)
 

@@ -93,6 +93,8 @@ class JVPTrace(Trace):
                 primals.append(snapshot(a, self._copies) if self.partial else a)
                 tangents.append(None)
         if not live or not prim.differentiable:
+            if not prim.differentiable and not prim.complex_ok:
+                _refuse_complex(prim, primals)     # an ordering of complex values
             try:
                 out = bind(prim, *primals, **params)
             except ValueError as e:
@@ -100,9 +102,8 @@ class JVPTrace(Trace):
             if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
                 return tuple(JVPTracer(self, o, Zero.like(o)) for o in out)
             return JVPTracer(self, out, Zero.like(out))
-        for p in primals:
-            if type(p) is complex or getattr(getattr(p, "dtype", None), "kind", "") == "c":
-                raise UnsupportedDtypeError.complex_operand(prim.name)
+        if not prim.complex_ok:     # a rule not audited for complex values (core.Primitive)
+            _refuse_complex(prim, primals)
         tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
         try:
             if prim.inline or prim.needs_trace:
@@ -119,6 +120,14 @@ class JVPTrace(Trace):
                 out_dot.shape == out.shape:                         # the common case, inline
             return JVPTracer(self, out, out_dot)
         return JVPTracer(self, out, _tangent_for(out, out_dot))
+
+
+def _refuse_complex(prim, operands):
+    """A complex operand of a primitive not audited for complex values
+    (``Primitive.complex_ok``) is a typed error naming it."""
+    for p in operands:
+        if type(p) is complex or getattr(getattr(p, "dtype", None), "kind", "") == "c":
+            raise UnsupportedDtypeError.complex_operand(prim.name)
 
 
 def raise_shape_error(prim, operands, err):

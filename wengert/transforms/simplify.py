@@ -42,7 +42,8 @@ __all__ = ["simplify", "dce", "atom_key", "eqn_key"]
 def _is_scalar_lit(x, value=None):
     if not isinstance(x, Lit) or np.ndim(x.val) != 0 or hasattr(x.val, "_trace"):
         return False
-    return value is None or float(np.asarray(x.val)) == value
+    # a complex literal compares as a complex number (1j is not 0.0 or 1.0)
+    return value is None or complex(np.asarray(x.val)) == value
 
 
 def atom_key(x):
