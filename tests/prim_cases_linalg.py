@@ -247,12 +247,6 @@ SPECS = {
         ref_orientation, call_orientation),
     # exact zeros, one and two in a row: the derivatives there are products
     # of the other entries, which no formula dividing by x gives
-    "prod_others": PrimSpec(
-        DIFF,
-        variants("5", [real((5,))])
-        + variants("zeros_3x4", [with_zeros((3, 4), [1, 4, 6, 9, 10, 11])], dtypes=(F64,))
-        + variants("batch_2x3x3", [with_zeros((2, 3, 3), [0, 7, 8])]),
-        ref_prod_others, reduce.prod_others),
     "matrix_rank": PrimSpec(
         NONDIFF,
         variants("full_3x4", [spread(3, 4)],

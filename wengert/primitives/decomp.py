@@ -250,7 +250,7 @@ def adjugate_impl(a):
             if np.all(cond_1 < 1e4):
                 return (np.linalg.det(a)[..., None, None] * a_inv).astype(dtype, copy=False)
     u, s, vh = np.linalg.svd(a)
-    pi = prod_others_impl(s) * orientation_impl(u, vh)[..., None]
+    pi = prod_others_impl(s, (s.ndim - 1,)) * orientation_impl(u, vh)[..., None]
     adj = np.swapaxes(vh, -1, -2) @ (pi[..., :, None] * np.swapaxes(u, -1, -2))
     return adj.astype(dtype, copy=False)
 

@@ -1,7 +1,5 @@
 """Reductions along axes: reduce_sum, reduce_max, reduce_min, reduce_prod,
-cumsum; ``keepdims`` and ``mean`` are wrappers over them. ``prod_others``
-(the product of the other entries, what ``reduce_prod``'s derivative needs
-where an entry is zero) is here too.
+cumsum; ``keepdims`` and ``mean`` are wrappers over them.
 
 Primitive params hold ``axes`` as a sorted tuple of non-negative ints; the
 primitive drops those axes (``keepdims`` is a reshape in the wrapper).
@@ -14,8 +12,9 @@ import numpy as np
 
 from .. import dims as _dims
 from .core import NOT_LINEAR, Primitive, bind, register, zero_if_any
-from .arith import convert, div, equal, mul, sub, where
-from .shape import broadcast_to, reshape, transpose
+from .arith import add, convert, div, equal, mul, sub, where
+from .index import getitem
+from .shape import broadcast_to, concatenate, ones_like, reshape
 from ..ir import Aval, aval_of
 
 
@@ -156,39 +155,10 @@ def reduce_prod_impl(x, axes):
 
 def reduce_prod_jvp(primals, tangents, axes):
     x, = primals
-    x_dot, = tangents
     out = _reduce_prod_bind(x, axes)
-    # d prod = sum_i dx_i * prod_{j != i} x_j
-    return out, reduce_sum_p_bind(mul(tangents[0], _product_of_others(x, axes)), axes)
-
-
-def _product_of_others(x, axes):
-    """``prod_{j != i} x_j`` over ``axes`` for each entry ``i``, exact where
-    entries are 0 (``prod / x`` would be nan there).
-
-    The others' product is (the product of the nonzero others) times (the
-    product of the zero others). The second factor is 1 when no other entry
-    is 0, the zero other itself when one is, the product of the two when
-    two are (``(s**2 - sum of squares) / 2``), and 0 beyond: each branch is
-    the product itself as a function, so its derivative is exact too; the
-    last is exact in value and first derivative. Hence ``np.prod``'s
-    derivatives are exact to order 3 everywhere (to every order where no
-    slice holds more than three zeros)."""
-    kept = _kept_shape(_dims.shape(x), axes)
-
-    def total(v):       # the sum over the slice, less the entry itself
-        return sub(reshape(reduce_sum_p_bind(v, axes), kept), v)
-
-    zero = equal(x, 0.0)
-    nonzero = where(zero, 1.0, x)
-    rest = div(reshape(_reduce_prod_bind(nonzero, axes), kept), nonzero)
-    zeros = where(zero, x, 0.0)                   # value 0, the zeros' tangents
-    count = total(convert(zero, dtype=aval_of(rest).dtype))
-    one = total(zeros)                            # the sum of the zero others
-    two = mul(sub(mul(one, one), total(mul(zeros, zeros))), 0.5)
-    factor = where(equal(count, 0.0), 1.0,
-                   where(equal(count, 1.0), one, where(equal(count, 2.0), two, 0.0)))
-    return mul(rest, factor)
+    # d prod = sum_i dx_i * prod_{j != i} x_j (exact where x has zeros,
+    # where prod * sum(dx / x) is nan)
+    return out, reduce_sum_p_bind(mul(tangents[0], prod_others(x, axes)), axes)
 
 
 reduce_prod_p = register(Primitive("reduce_prod", nargs=1, impl=reduce_prod_impl,
@@ -206,54 +176,101 @@ def reduce_prod(x, axis=None, keepdims=False):
     return _finish(_reduce_prod_bind(x, axes), shape, axes, keepdims)
 
 
-# --- prod_others ---------------------------------------------------------
-def prod_others_impl(x):
-    """out_i = prod_(j != i) x_j along the last axis. Without zeros (and
-    with a product that neither overflows nor underflows), prod / x_i, to a
-    rounding or two; otherwise a running product from each end, O(n) and
-    no division, exact where x has zeros."""
-    if x.shape[-1] == 0:
-        return x.copy()
+# --- prod_others -------------------------------------------------------
+# ``prod_{j != i} x_j`` over ``axes`` for each entry ``i`` (the same shape as
+# x): the derivative of reduce_prod, exact where entries are 0.
+def prod_others_impl(x, axes):
     with np.errstate(all="ignore"):
-        total = np.prod(x, axis=-1, keepdims=True)
-        if np.all(np.abs(total) >= np.finfo(x.dtype).tiny) and np.all(np.isfinite(total)):
-            return total / x                # (a nonzero product has no zero factor)
-    ones = np.ones(x.shape[:-1] + (1,), x.dtype)
-    left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
-    right = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    return left * right
+        total = np.prod(x, axis=axes, keepdims=True)
+        if (np.all(x) and np.all(np.isfinite(total))
+                and np.all(np.abs(total) >= np.finfo(x.dtype).tiny)):
+            return total / x        # no zero, no overflow or underflow: the common case
+    # else running products from both ends (no division), the reduced axes
+    # moved last and flattened into one
+    last = tuple(range(x.ndim - len(axes), x.ndim))
+    moved = np.moveaxis(x, axes, last)
+    flat = moved.reshape(moved.shape[:x.ndim - len(axes)] + (-1,))
+    if flat.shape[-1] == 0:
+        return x.copy()
+    ones = np.ones(flat.shape[:-1] + (1,), x.dtype)
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return np.moveaxis((left * right).reshape(moved.shape), last, axes)
+
+
+def prod_others_jvp(primals, tangents, axes):
+    """The others' product is (that of the nonzero others, ``rest``) times
+    (that of the zero others, ``factor``): 1 when no other entry is 0, the
+    zero other itself when one is, the pair's product when two are
+    (``(s**2 - sum of squares) / 2``), 0 beyond. Each branch is the product
+    itself as a function, so the tangent is exact; the last is exact in
+    value and first derivative, so np.prod is exact to order 3 everywhere."""
+    x, = primals
+    x_dot, = tangents
+    out = prod_others(x, axes)
+    kept = _kept_shape(_dims.shape(x), axes)
+
+    def others_sum(v):       # the sum over the slice, less the entry itself
+        return sub(reshape(reduce_sum_p_bind(v, axes), kept), v)
+
+    zero = equal(x, 0.0)
+    safe = where(zero, 1.0, x)
+    safe_dot = where(zero, 0.0, x_dot)
+    rest = prod_others(safe, axes)      # safe has no zeros: rest * (sum of the others' d/x)
+    rest_dot = mul(rest, _exclusive_sum(div(safe_dot, safe), axes))
+    zeros, zeros_dot = where(zero, x, 0.0), where(zero, x_dot, 0.0)   # values 0
+    count = others_sum(convert(zero, dtype=aval_of(out).dtype))
+    one, one_dot = others_sum(zeros), others_sum(zeros_dot)
+    two = mul(sub(mul(one, one), others_sum(mul(zeros, zeros))), 0.5)
+    two_dot = sub(mul(one, one_dot), others_sum(mul(zeros, zeros_dot)))
+    is0, is1, is2 = equal(count, 0.0), equal(count, 1.0), equal(count, 2.0)
+    factor = where(is0, 1.0, where(is1, one, where(is2, two, 0.0)))
+    factor_dot = where(is1, one_dot, where(is2, two_dot, 0.0))
+    return out, add(mul(rest_dot, factor), mul(rest, factor_dot))
+
+
+def _exclusive_sum(t, axes):
+    """``sum_{j != i} t_j`` over ``axes`` for each entry ``i``, without
+    subtracting ``t_i`` from the total (near a zero of x, ``t = dx / x`` has
+    one entry that dwarfs the others' sum): running sums from both ends,
+    one axis at a time."""
+    a = axes[0]
+    before = (slice(None),) * a
+    run = cumsum(t, a)
+    back = cumsum(t, a, reverse=True)
+    edge = mul(getitem(t, before + (slice(0, 1),)), 0.0)
+    out = add(concatenate(edge, getitem(run, before + (slice(None, -1),)), axis=a),
+              concatenate(getitem(back, before + (slice(1, None),)), edge, axis=a))
+    if len(axes) > 1:       # the other slices along a, summed, then the same over the rest
+        summed = reshape(reduce_sum_p_bind(t, (a,)),
+                         tuple(1 if k == a else d for k, d in enumerate(_dims.shape(t))))
+        out = add(out, _exclusive_sum(summed, axes[1:]))
+    return out
+
+
+prod_others_p = register(Primitive("prod_others", nargs=1, impl=prod_others_impl,
+                                   jvp=prod_others_jvp, transpose=NOT_LINEAR,
+                                   abstract_eval=lambda x, axes: x))
+
+
+def prod_others(x, axes):
+    """``prod_{j != i} x_j`` over ``axes`` (sorted non-negative ints) for each
+    entry ``i``; ones where ``axes`` is empty (no others)."""
+    if not axes:
+        return ones_like(x)
+    return bind(prod_others_p, x, axes=axes)
 
 
 def pair_products(x):
     """P_ik = prod_(j not in {i, k}) x_j for i != k, 0 on the diagonal, over
     the last axis (..., n) -> (..., n, n): the products of the others of the
-    rows ``x with x_i = 1``. O(n^2), no division."""
-    n = _dims.shape(x)[-1]
+    rows ``x with x_i = 1`` (det's adjugate through singular values). O(n^2)
+    for an n-vector, no division."""
+    shape = tuple(_dims.shape(x))
+    n = shape[-1]
     eye = np.eye(n, dtype=bool)
-    rows = where(eye, 1.0, reshape(x, tuple(_dims.shape(x)[:-1]) + (1, n)))
-    return where(eye, 0.0, prod_others(rows))
-
-
-def prod_others_jvp(primals, tangents):
-    x, = primals
-    x_dot, = tangents
-    # d out_i = sum_(k != i) dx_k prod_(j not in {i, k}) x_j
-    n = _dims.shape(x)[-1]
-    t = reshape(x_dot, tuple(_dims.shape(x)[:-1]) + (1, n))
-    return prod_others(x), reduce_sum_p_bind(mul(pair_products(x), t), (len(_dims.shape(x)),))
-
-
-def prod_others_aval(x):
-    return x
-
-
-prod_others_p = register(Primitive("prod_others", nargs=1, impl=prod_others_impl,
-                                   jvp=prod_others_jvp, transpose=NOT_LINEAR,
-                                   abstract_eval=prod_others_aval))
-
-
-def prod_others(x):
-    return bind(prod_others_p, x)
+    rows = where(eye, 1.0, reshape(x, shape[:-1] + (1, n)))
+    return where(eye, 0.0, prod_others(rows, (len(shape),)))
 
 
 # --- cumsum ------------------------------------------------------------
