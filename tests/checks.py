@@ -116,7 +116,7 @@ def random_like(tree, rng):
     out = []
     for x in leaves:
         av = aval_of(x)
-        dtype = av.dtype if av.dtype.kind in "fc" else np.float64
+        dtype = av.dtype if av.dtype.kind in "fc" else np.dtype(np.float64)
         r = rng.standard_normal(av.shape)
         if dtype.kind == "c":
             r = r + 1j * rng.standard_normal(av.shape)

@@ -498,3 +498,23 @@ def test_real_transforms_refuse_complex_input_as_numpy_does(f, engine):
     with pytest.raises(errors.UnsupportedDtypeError,
                        match=r"test_complex.py:\d+: np.fft.rfftn? of a complex value"):
         wg.grad(f, engine=engine)(Z3)
+
+
+def test_rule_evaluating_a_real_only_primitive_on_complex_values_refuses():
+    """A rule that evaluates a primitive on concrete values (det's jvp calls
+    the adjugate on the primal in the trace engine) never computes a
+    primitive not audited for complex values on complex ones: the
+    adjugate's real-valued impl dropped the imaginary part, and grad of det
+    gave 4.14 where the derivative is 4.14+1.52j. Every such primitive refuses."""
+    from wengert.primitives.decomp import adjugate
+    z = np.array([[1.0 + 1j, 0.5], [0.2, 2.0 - 0.5j]])
+    with pytest.raises(errors.UnsupportedDtypeError, match="adjugate"):
+        adjugate(z)
+    a = np.array([[1.0, 0.5], [0.2, 2.0]])
+    for e in ENGINES:
+        g = wg.grad(lambda s: np.linalg.det(a * s + np.eye(2)), holomorphic=True, engine=e)(
+            0.3 + 0.4j)
+        h = 1e-6
+        fd = (np.linalg.det(a * (0.3 + 0.4j + h) + np.eye(2))
+              - np.linalg.det(a * (0.3 + 0.4j - h) + np.eye(2))) / (2 * h)
+        assert_close(g, fd, 1e-6, what=f"det of a complex matrix ({e})")

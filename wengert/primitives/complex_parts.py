@@ -159,11 +159,14 @@ COMPLEX_OK = (
     "concatenate", "getitem", "index_add", "index_set", "where", "zeros_like", "ones_like",
     # multilinear (holomorphic in each operand), transposed without conjugation
     "matmul", "einsum",
-    # holomorphic matrix functions: d inv = -inv da inv, d det = det tr(inv da),
+    # holomorphic matrix functions: d inv = -inv da inv, d det = det tr(inv da)
+    # (matrix.det_jvp takes that form on complex matrices, the adjugate's on real),
     # solve's rule is the same algebra over C
     "solve", "inv", "det",
-    # prod: d prod = prod * sum(dz / z), the same algebra over C (z != 0)
-    "reduce_prod",
+    # prod: d prod = sum_i dz_i prod_(j != i) z_j, the same algebra over C;
+    # the products of the others are a polynomial (holomorphic), their rule
+    # built of equality masks, where, div and running sums
+    "reduce_prod", "prod_others",
     # real <-> complex: the tangent converts the same way; the transpose of
     # real -> complex is real(ct) (cast_float), of complex -> complex a conversion
     "convert",

@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import dims as _dims
 from ..ir import Ident, Lit, aval_of, programs_in, runs_at_call
-from ..errors import LeakedTracerError, WengertError, user_location
+from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "Zero", "Linear", "bind",
            "snapshot", "effects_made",
@@ -360,6 +360,11 @@ def bind(prim, *args, **params):
                 return stager.process(prim, args, params)
         elif _dims.recording_now():
             return _dims.constant(prim, args, params)
+        if not prim.complex_ok and any(_is_complex(a) for a in args):
+            # a rule (det's jvp calls adjugate) evaluating a primitive whose
+            # rules are for real values on a complex one: its value would be
+            # wrong (a cast to float drops the imaginary part), not refused
+            raise UnsupportedDtypeError.complex_operand(prim.name)
         try:
             return prim.impl(*_dims.plain_numbers(args), **params)
         except ValueError as err:
@@ -371,6 +376,10 @@ def bind(prim, *args, **params):
     if dyn is not None and trace.level < dyn.level:
         trace = dyn
     return trace.process(prim, args, params)
+
+
+def _is_complex(x):
+    return type(x) is complex or getattr(getattr(x, "dtype", None), "kind", "") == "c"
 
 
 def rule_error(prim, args, params):

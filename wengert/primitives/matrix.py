@@ -22,6 +22,7 @@ from .rules import result_dtype, shape_error
 from .arith import mul, neg, sub
 from .shape import reshape, sum_to_shape
 from .reduce import reduce_sum
+from . import linalg
 from .linalg import _batch_shape, _float_dtype, _matmul, _mT, _pad_batched, _shape, _square
 from .decomp import adjugate, sym_from_lower
 from ..ir import Aval, aval_of
@@ -117,6 +118,11 @@ def det_jvp(primals, tangents):
     out = det(a)
     if isinstance(a_dot, Zero):
         return out, Zero(aval_of(out))
+    if aval_of(a).dtype.kind == "c":
+        # complex: d det = det(A) tr(A^-1 dA), holomorphic (the adjugate's
+        # rules are written for real matrices; a singular complex matrix
+        # raises in solve rather than giving a wrong value)
+        return out, mul(out, linalg.trace(solve(a, a_dot), 0, -2, -1))
     # d det = tr(adj(A) dA); the adjugate (from the SVD) is finite where A is
     # singular, unlike det(A) inv(A)
     return out, reduce_sum(mul(_mT(adjugate(a)), a_dot), axis=(-2, -1))
