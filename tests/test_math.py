@@ -312,7 +312,9 @@ def test_ufunc_on_integers_keeps_numpy_values(u, engine):
             got = wg.grad(times_unary, engine=engine)(x, _N1, u)
         else:
             got = wg.grad(times_binary, engine=engine)(x, _N1, _N2, u)
-    np.testing.assert_array_equal(got, want)
+    # integer semantics (reciprocal, floor division) differ by far more than
+    # the last bit an implementation of erf or ndtr may round differently
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=0.0)
 
 
 # --- interp at repeated sample points: NumPy's values, finite derivatives ------------------------

@@ -242,7 +242,7 @@ def test_scipy_calls_in_the_trace_engine_are_a_typed_error(fn):
     """The trace engine does not see scipy.stats (SciPy converts the traced
     value first): a typed error, never a value without its derivative."""
     with pytest.raises(ConcretizationError,
-                       match=r"test_scipy_family\.py:\d+: a SciPy function.*engine='source'"):
+                       match=r"test_scipy_family\.py:\d+: .*engine=.source."):
         wg.grad(fn, engine="trace")(np.array([0.5, 1.0]))
 
 

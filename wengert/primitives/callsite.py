@@ -112,6 +112,14 @@ def raise_for_called_function(lists=True):
     for name, fn in found:
         if (callable(fn) and not isinstance(fn, type) and not is_user_code(fn)
                 and (getattr(fn, "__module__", None) or "numpy").split(".")[0] != "numpy"):
+            if library.call_rule(fn) is not None:
+                # a function with a rule the trace engine never reaches
+                # (scipy.special.logsumexp, scipy.stats.norm.logpdf)
+                raise ConcretizationError(
+                    f"{where}: {public_name(fn, name)}(...) converts its traced argument "
+                    "with np.asarray before any rule can see the call, so the trace engine "
+                    "cannot differentiate it; a SciPy function with a rule is called by "
+                    "engine='source' or engine='auto' (the default), which supports it")
             raise NoDerivativeRule(no_rule_message(where, public_name(fn, name)))
 
 

@@ -197,7 +197,12 @@ class Tracer(TracerBase):
             "array (use np functions), or convert only values you do not differentiate")
 
     def __array__(self, dtype=None, copy=None):
-        if "/scipy/" in sys._getframe(1).f_code.co_filename:
+        from_scipy = "/scipy/" in sys._getframe(1).f_code.co_filename
+        _, where = _caller_math_function(depth=2)
+        if not from_scipy and _stores_item(depth=2):
+            raise _stored_error(where)
+        raise_for_called_function()         # the call on the user's line, named
+        if from_scipy:
             # a SciPy function converting its argument: name the user's line
             raise ConcretizationError(
                 f"{user_location()}: a SciPy function converted a traced value to a NumPy "
@@ -205,10 +210,6 @@ class Tracer(TracerBase):
                 "Python functions (logsumexp, softmax...) are differentiated by the source "
                 "engine (engine='source' or 'auto'), which calls their rules instead; other "
                 "SciPy functions have no rule: write them with NumPy functions")
-        _, where = _caller_math_function(depth=2)
-        if _stores_item(depth=2):
-            raise _stored_error(where)
-        raise_for_called_function()
         raise ConcretizationError(
             f"{where}: a traced value was converted to a NumPy array (np.asarray, np.array, "
             "or a NumPy function without a rule); this would drop its derivative. Pass the "

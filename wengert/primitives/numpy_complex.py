@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .numpy_functions import numpy_result
 from . import arith, eig, fft
 from .complex_parts import conj, imag, real
 from .shape import zeros_like
@@ -33,7 +34,8 @@ def _imag(val):
 
 
 def _conjugate(x):
-    return conj(x) if _is_complex(x) else x
+    # of a real value, itself, as NumPy gives it (a NumPy scalar for a Python float)
+    return conj(x) if _is_complex(x) else numpy_result(x)
 
 
 def _angle(z, deg=False):
