@@ -412,3 +412,33 @@ def test_wrapper_takes_numpys_parameters(np_fn):
     from test_robust_prims import assert_takes_parameters
     assert_takes_parameters(inspect.signature(np_fn), inspect.signature(_family_table()[np_fn]),
                             np_fn.__name__)
+
+
+# --- piecewise with pieces known at run time: only elementwise functions ---------
+def pw_elementwise(x):
+    return np.sum(np.piecewise(x, [x < 0, x >= 0], [lambda v: -v ** 2, lambda v: np.sin(v) * 2.0]))
+
+
+def pw_centered(x):
+    return np.sum(np.piecewise(x, [x < 0, x >= 0], [lambda v: v - v.mean(), lambda v: v * 2.0]))
+
+
+def pw_sorted(x):
+    return np.sum(np.piecewise(x, [x < 0, x >= 0], [lambda v: np.cumsum(v), lambda v: v]) * x)
+
+
+def test_piecewise_at_run_time_needs_elementwise_functions():
+    """The source engine applies a piece's function to every entry where the
+    pieces are known only at run time; NumPy applies it to x[cond]. A
+    function that is not elementwise (a mean, a running sum) would give
+    another value, silently: it is refused; an elementwise one agrees with
+    the trace engine (which knows the pieces) and finite differences."""
+    x = np.array([-1.0, 0.5, 2.0, -0.3])
+    got = wg.grad(pw_elementwise, engine="source")(x)
+    checks.assert_close(got, wg.grad(pw_elementwise, engine="trace")(x), 1e-12)
+    checks.assert_close(got, checks.fd_jacobian(pw_elementwise, (x,)).ravel(), 1e-6)
+    for f in (pw_centered, pw_sorted):
+        with pytest.raises(NoDerivativeRule, match=r"test_shapes\.py:\d+: np\.piecewise"):
+            wg.grad(f, engine="source")(x)
+        g = wg.grad(f, engine="trace")(x)       # the pieces known: NumPy's own semantics
+        checks.assert_close(g, checks.fd_jacobian(f, (x,)).ravel(), 1e-6)

@@ -28,7 +28,7 @@ from .gather import argsort, partition_index, piece_point
 from .index import getitem, index_set
 from .numpy_functions import refuse, no_out
 from .. import dims as _dims
-from ..errors import NonDifferentiableInputError, user_location
+from ..errors import NoDerivativeRule, NonDifferentiableInputError, user_location
 from ..ir import aval_of
 
 __all__ = ["FUNCTIONS"]
@@ -168,6 +168,46 @@ def _cast(x, dtype):
     return x if av.dtype == dtype and not av.weak else arith.convert(x, dtype=dtype)
 
 
+# primitives that act entry by entry: a function of them alone gives on all
+# entries what it gives on a subset (NumPy's piecewise calls it on x[cond])
+_ELEMENTWISE = frozenset({
+    "add", "sub", "mul", "div", "neg", "pow", "abs", "convert", "where", "remainder",
+    "floor_divide", "round", "erf", "equal", "not_equal", "less", "less_equal", "greater",
+    "greater_equal", "real", "imag", "conj", "zeros_like", "ones_like"})
+
+
+def _is_elementwise(prim):
+    return (prim.name in _ELEMENTWISE or prim.name != "matmul" and isinstance(prim.impl, np.ufunc)
+            or getattr(prim.impl, "__module__", "").endswith("special_prims"))
+
+
+def _check_elementwise(func, av, args, kw):
+    """``func`` of piecewise, where the pieces are known only at run time,
+    is applied to every entry: right only if it acts entry by entry (NumPy
+    applies it to ``x[cond]``: ``lambda v: v - v.mean()`` differs). Staged
+    once on an abstract ``x``, its equations must all be elementwise, and
+    whatever it combines with x a scalar; else a typed refusal."""
+    from ..staging import stage
+    from ..ir import Aval, Var
+    refusal = NoDerivativeRule(
+        f"{user_location()}: np.piecewise with conditions computed from traced values calls "
+        f"{getattr(func, '__name__', 'a function')} on every entry, which gives NumPy's value "
+        "only for a function that acts entry by entry (arithmetic and elementwise NumPy "
+        "functions of its argument and scalars); write the pieces with np.where, or use "
+        "engine='trace', where the conditions are known")
+    if any(isinstance(a, TracerBase) for a in (*args, *kw.values())):
+        raise refusal
+    try:
+        prog = stage(lambda v: [func(v, *args, **kw)], [Aval(tuple(av.shape), av.dtype)])
+    except Exception:           # noqa: BLE001 (any failure to stage it: not provably elementwise)
+        raise refusal from None
+    for eqn in prog.eqns:
+        if not _is_elementwise(eqn.prim) or any(
+                not isinstance(a, Var) and np.size(getattr(a, "val", 0)) != 1
+                for a in eqn.inputs):
+            raise refusal
+
+
 def _piecewise(x, condlist, funclist, *args, **kw):
     x = as_operand(x)
     n_funcs = len(funclist)
@@ -206,10 +246,12 @@ def _piecewise(x, condlist, funclist, *args, **kw):
                                  where)
         return shape.reshape(flat, xs)
     # masks known only when the program runs: each function is applied to
-    # every entry (it must be elementwise), the entries outside its piece
-    # replaced by one inside it, so it is never evaluated off its domain
+    # every entry (so it must be elementwise: checked), the entries outside
+    # its piece replaced by one inside it, so it is never evaluated off its
+    # domain
     for cond, func in zip(conds, funclist):
         if callable(func):
+            _check_elementwise(func, aval_of(x), args, kw)
             val = func(arith.where(cond, x, piece_point(x, cond)), *args, **kw)
         else:
             val = func
