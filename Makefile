@@ -24,10 +24,10 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -n 2 tests
 
-# the suite on each Python from 3.10 to 3.13 found here, each in .venv-X.Y
+# the suite on each Python from 3.11 to 3.13 found here, each in .venv-X.Y
 # (missing ones are skipped and named); PYTHONS=3.12 for one, PYTHONS_DONE=X.Y
 # for versions already tested by `make test`
-PYTHONS ?= 3.10 3.11 3.12 3.13
+PYTHONS ?= 3.11 3.12 3.13
 test-pythons:
 	PYTHONS_DONE="$(PYTHONS_DONE)" bash .ci/test_pythons.sh $(PYTHONS)
 

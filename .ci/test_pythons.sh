@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # The test suite on every supported Python found on this machine (pyproject's
-# requires-python is >=3.10), each in its own virtualenv .venv-X.Y (git-ignored),
+# requires-python is >=3.11), each in its own virtualenv .venv-X.Y (git-ignored),
 # made and installed here with `pip install -e ".[test]"`, so a fresh clone on a
 # fresh machine needs nothing else. A version that is missing is skipped, and
 # the summary says so. Exit status: 1 if any version's suite failed.
 #
-#   .ci/test_pythons.sh [X.Y ...]        (default: 3.10 3.11 3.12 3.13)
+#   .ci/test_pythons.sh [X.Y ...]        (default: 3.11 3.12 3.13)
 #   PYTHONS_DONE="3.11" .ci/test_pythons.sh   counts 3.11 as passed by `make test`
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || versions=(3.10 3.11 3.12 3.13)
+[ ${#versions[@]} -gt 0 ] || versions=(3.11 3.12 3.13)
 done_by_make=" ${PYTHONS_DONE:-} "
 
 version_of() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
