@@ -442,3 +442,24 @@ def test_piecewise_at_run_time_needs_elementwise_functions():
             wg.grad(f, engine="source")(x)
         g = wg.grad(f, engine="trace")(x)       # the pieces known: NumPy's own semantics
         checks.assert_close(g, checks.fd_jacobian(f, (x,)).ravel(), 1e-6)
+
+
+def cross_of_2_vectors(a, b):
+    return np.sum(np.cross(a, b))
+
+
+@pytest.mark.parametrize("engine", ["trace", "source"])
+def test_cross_of_2_vectors_follows_the_installed_numpy(engine):
+    """np.cross of 2-vectors: NumPy 2.5 refuses them (2.0-2.4 warned); the
+    wrapper does what the installed NumPy does."""
+    from wengert.primitives.numpy_shapes import _CROSS_2D
+    a, b = np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([[0.3, 0.1], [2.0, 1.0]])
+    if _CROSS_2D:
+        with pytest.warns(DeprecationWarning):
+            g = wg.grad(cross_of_2_vectors, engine=engine)(a, b)
+        checks.assert_close(g, np.stack([b[:, 1], -b[:, 0]], axis=1), 1e-12)
+    else:
+        with pytest.raises(ValueError):
+            np.cross(a, b)
+        with pytest.raises(ValueError, match="3-dimensional vectors"):
+            wg.grad(cross_of_2_vectors, engine=engine)(a, b)

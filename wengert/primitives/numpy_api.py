@@ -26,6 +26,7 @@ from .core import TracerBase
 from .callsite import raise_for_called_function, resolve
 from .math_twins import numpy_name
 from .numpy_functions import NO_VALUE
+from .numpy_select import DESCENDING
 from . import library
 from .numpy_ufuncs import ufunc_call
 from ..errors import (ConcretizationError, InPlaceUpdateError, NoDerivativeRule,
@@ -276,10 +277,16 @@ class Tracer(TracerBase):
     def take(self, indices, axis=None, out=None, mode="raise"):
         return np.take(self, indices, axis, out, mode)
 
-    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
-        return np.argsort(self, axis, kind, order, stable=stable)
+    if DESCENDING:              # ndarray's parameters in NumPy >= 2.5
+        def argsort(self, axis=-1, kind=None, order=None, *, stable=None, descending=None):
+            return np.argsort(self, axis, kind, order, stable=stable,
+                              descending=NO_VALUE if descending is None else descending)
+    else:
+        def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+            return np.argsort(self, axis, kind, order, stable=stable)
 
-    def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+    def sort(self, axis=-1, kind=None, order=None, *, stable=None, **descending):
+        # (ndarray.sort's descending=, NumPy >= 2.5, by keyword)
         raise InPlaceUpdateError(f"{user_location()}: x.sort() sorts a traced array in place, "
                                  "which would keep the old value's derivative; write "
                                  "x = np.sort(x)")

@@ -19,6 +19,8 @@ function that mixes entries (``lambda v: v - v.mean()``).
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from . import arith, shape
@@ -26,7 +28,7 @@ from .arrayargs import as_operand, axis_in, ndim
 from .core import TracerBase
 from .gather import argsort, partition_index, piece_point
 from .index import getitem, index_set
-from .numpy_functions import refuse, no_out
+from .numpy_functions import NO_VALUE, refuse, no_out
 from .. import dims as _dims
 from ..errors import NoDerivativeRule, NonDifferentiableInputError, user_location
 from ..ir import aval_of
@@ -71,21 +73,44 @@ def _int_indices(indices, fname):
 
 
 # --- sorting -----------------------------------------------------------
-def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+def _no_descending(descending, fname):
+    if descending not in (None, False, NO_VALUE):
+        refuse(fname, "descending", "sort ascending and reverse: np.flip(np.sort(a, axis), axis)")
+
+
+def _argsort_impl(a, axis, kind, order, stable, descending):
     _no_order(order, "np.argsort")
+    _no_descending(descending, "np.argsort")
     a = as_operand(a)
     if axis is None:
         a, axis = shape.reshape(a, (-1,)), 0
     return argsort(a, axis_in(axis, max(ndim(a), 1), "argsort"), _kind(kind, stable))
 
 
-def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
+def _sort_impl(a, axis, kind, order, stable, descending):
     _no_order(order, "np.sort")
+    _no_descending(descending, "np.sort")
     a = as_operand(a)
     if axis is None:
         a, axis = shape.reshape(a, (-1,)), 0
     axis = axis_in(axis, ndim(a), "sort")
     return _along_axis(a, argsort(a, axis, _kind(kind, stable)), axis)
+
+
+# NumPy 2.5 added ``descending=``: the wrappers take the installed NumPy's parameters
+DESCENDING = "descending" in inspect.signature(np.sort).parameters
+if DESCENDING:
+    def _argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=NO_VALUE):
+        return _argsort_impl(a, axis, kind, order, stable, descending)
+
+    def _sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=NO_VALUE):
+        return _sort_impl(a, axis, kind, order, stable, descending)
+else:
+    def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+        return _argsort_impl(a, axis, kind, order, stable, None)
+
+    def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
+        return _sort_impl(a, axis, kind, order, stable, None)
 
 
 def _partition(a, kth, axis=-1, kind="introselect", order=None):

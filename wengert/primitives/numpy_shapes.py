@@ -192,6 +192,21 @@ _tril = _triangle("tril", True)
 _triu = _triangle("triu", False)
 
 # --- cross product -----------------------------------------------------
+def _cross_takes_2d():
+    """Whether the installed NumPy still takes 2-vectors in np.cross
+    (deprecated in 2.0, removed in 2.5)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            np.cross(np.array([1.0, 0.0]), np.array([0.0, 1.0]))
+    except ValueError:
+        return False
+    return True
+
+
+_CROSS_2D = _cross_takes_2d()
+
+
 def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axis is not None:
         axisa = axisb = axisc = axis
@@ -201,6 +216,9 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if la not in (2, 3) or lb not in (2, 3):
         raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 "
                          "or 3)")
+    if (la == 2 or lb == 2) and not _CROSS_2D:
+        raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but "
+                         f"they are {la} and {lb} dimensional instead.")
     if la == 2 or lb == 2:
         warnings.warn("Arrays of 2-dimensional vectors are deprecated. Use arrays of "
                       "3-dimensional vectors instead. (deprecated in NumPy 2.0)",

@@ -87,13 +87,19 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     return _factor(_array(a), bool(lower))
 
 
+# what cho_factor leaves in the triangle it does not factor: the input's
+# entries (SciPy < 1.18) or zeros (1.18 on); a property of the installed
+# SciPy, read once from a 2x2 example
+_CHO_KEEPS_INPUT = bool(scipy.linalg.cho_factor(np.array([[4.0, 1.0], [1.0, 3.0]]))[0][1, 0])
+
+
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     a = _array(a)
     lower = bool(lower)
     n = _shape(a)[-1]
-    # the other triangle keeps a's entries, as SciPy leaves them
-    rest = mul(a, triangular.triangle_mask(n, _dtype(a), not lower, strict=True))
-    c = add(_factor(a, lower), rest)
+    c = _factor(a, lower)
+    if _CHO_KEEPS_INPUT:        # the other triangle keeps a's entries, as SciPy leaves them
+        c = add(c, mul(a, triangular.triangle_mask(n, _dtype(a), not lower, strict=True)))
     return c, lower
 
 
@@ -195,12 +201,16 @@ def expm(A):
     return matfuncs.expm(_array(A))
 
 
-def sqrtm(A, disp=_SQRTM["disp"].default, blocksize=_SQRTM["blocksize"].default):
-    if disp is not _SQRTM["disp"].default:
-        refuse("scipy.linalg.sqrtm", "disp", "drop disp= (deprecated; it returns an error "
-               "estimate as well)")
-    # blocksize (deprecated) chooses an algorithm only, not the value
-    return matfuncs.sqrtm(_array(A))
+if "disp" in _SQRTM:            # SciPy < 1.18: deprecated disp and blocksize
+    def sqrtm(A, disp=_SQRTM["disp"].default, blocksize=_SQRTM["blocksize"].default):
+        if disp is not _SQRTM["disp"].default:
+            refuse("scipy.linalg.sqrtm", "disp", "drop disp= (deprecated; it returns an error "
+                   "estimate as well)")
+        # blocksize (deprecated) chooses an algorithm only, not the value
+        return matfuncs.sqrtm(_array(A))
+else:                           # SciPy >= 1.18 removed them
+    def sqrtm(A):
+        return matfuncs.sqrtm(_array(A))
 
 
 def solve_sylvester(a, b, q):
