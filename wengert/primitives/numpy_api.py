@@ -285,11 +285,17 @@ class Tracer(TracerBase):
         def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
             return np.argsort(self, axis, kind, order, stable=stable)
 
-    def sort(self, axis=-1, kind=None, order=None, *, stable=None, **descending):
-        # (ndarray.sort's descending=, NumPy >= 2.5, by keyword)
+    def _sort_in_place(self):
         raise InPlaceUpdateError(f"{user_location()}: x.sort() sorts a traced array in place, "
                                  "which would keep the old value's derivative; write "
                                  "x = np.sort(x)")
+
+    if DESCENDING:              # ndarray's parameters in NumPy >= 2.5
+        def sort(self, axis=-1, kind=None, order=None, *, stable=None, descending=None):
+            self._sort_in_place()
+    else:
+        def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+            self._sort_in_place()
 
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         raise InPlaceUpdateError(f"{user_location()}: x.partition() rearranges a traced array "
