@@ -42,6 +42,8 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m bench.source_bench
 	$(BIN)/python -m bench.checkpoint_bench
 	$(BIN)/python -m bench.held_memory
+	$(BIN)/python -m bench.vi_bench
+	$(BIN)/python -m bench.fft_bench
 
 bench-gradbench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e ".[gradbench]"
