@@ -81,4 +81,37 @@ def _gather():
     return out
 
 
-ALL_CASES = _gather()
+def _complex_twins(cases):
+    """Every function the library takes complex values in (``library.complex_ok``)
+    runs complex operands in its first case that differentiates (or, for a
+    function without a derivative, its first case), unless a case of it
+    already does or NumPy itself refuses complex operands there (``rfft``):
+    "a complex case for every function that accepts complex input", kept
+    true by the table as functions are added."""
+    from wengert.primitives import library
+    library.load_scipy()
+    accepting = {library.display_name(f) for f in library.complex_callables()}
+    have = {c.name for c in cases if c.complex}
+    chosen = {}
+    for k, c in enumerate(cases):
+        if c.name in accepting and c.name not in have and all(
+                np.dtype(d).kind == "f" for d in c.dtypes):
+            best = chosen.get(c.name)
+            if best is None or (cases[best].mode != DIFF and c.mode == DIFF):
+                chosen[c.name] = k
+    return [replace(c, complex=True) if k in chosen.values() and _numpy_takes_complex(c) else c
+            for k, c in enumerate(cases)]
+
+
+def _numpy_takes_complex(case):
+    rng = np.random.default_rng(0)
+    args = [np.asarray(a.draw(rng, F64)) * (1 + 0.5j) if a.diff else a.draw(rng, F64)
+            for a in case.args]
+    try:
+        case.fun(*args)
+    except TypeError:
+        return False
+    return True
+
+
+ALL_CASES = _complex_twins(_gather())

@@ -150,6 +150,9 @@ COMPLEX_OK = (
     # holomorphic elementwise: d f = f'(z) dz, the same formula as for reals
     "add", "sub", "neg", "mul", "div", "pow", "exp", "log", "log1p", "expm1", "sqrt",
     "sin", "cos", "tan", "sinh", "cosh", "tanh",
+    # elementwise.py's: d log2 = dz / (z ln 2), d log10 = dz / (z ln 10),
+    # d 2^z = 2^z ln 2 dz, d (1/z) = -dz / z^2, the same algebra over C
+    "log2", "log10", "exp2", "reciprocal",
     # |z|: arith.abs_jvp takes complex_abs_jvp above on complex operands
     "abs",
     # equality and finiteness are defined on C (no derivative either way)

@@ -42,7 +42,7 @@ from . import (numpy_complex, numpy_functions, numpy_linalg, numpy_lists, numpy_
 from ..errors import UnsupportedDtypeError
 
 __all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_rule",
-           "display_name", "entries", "complex_ok", "check_complex"]
+           "display_name", "entries", "complex_ok", "check_complex", "complex_callables"]
 
 # the families over NumPy, imported with wengert
 _NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs, numpy_shapes, numpy_math, numpy_linalg,
@@ -175,6 +175,11 @@ def entries():
         for f in table:
             rows.setdefault(display_name(f), (f, kind))
     return sorted((name, f, kind) for name, (f, kind) in rows.items())
+
+
+def complex_callables():
+    """The callables whose wrappers were audited for complex operands."""
+    return frozenset(_COMPLEX_OK)
 
 
 def complex_ok(f):
