@@ -317,3 +317,31 @@ def test_checkpointed_for_loop_errors():
     with pytest.raises(ValueError, match="needs a schedule"):
         wg.checkpointed(range(3), schedule=None)
     assert list(wg.checkpointed(range(3))) == [0, 1, 2]
+
+
+def ck_over_length(z, c):
+    w = z
+    for i in wg.checkpointed(range(c.shape[0]), schedule="binomial", snapshots=2):
+        w = np.sin(w) * c[i]
+    return w
+
+
+def plain_over_length(z, c):
+    w = z
+    for i in range(c.shape[0]):
+        w = np.sin(w) * c[i]
+    return w
+
+
+def test_checkpointed_over_an_arguments_length():
+    """wg.checkpointed(range(c.shape[0])): a range over a symbolic length
+    (it raised UnsupportedSyntax, 'takes a range, got DimRange'); one
+    generated derivative is right at several lengths, equal to the
+    store-all one."""
+    g = wg.grad(ck_over_length, argnums=(0, 1), engine="source")
+    want = wg.grad(plain_over_length, argnums=(0, 1), engine="source")
+    for n in (2, 5, 9):
+        c = np.linspace(0.5, 1.5, n)
+        got, ref = g(0.3, c), want(0.3, c)
+        np.testing.assert_allclose(got[0], ref[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1], ref[1], rtol=1e-12, atol=1e-15)

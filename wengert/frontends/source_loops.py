@@ -111,7 +111,7 @@ def for_stmt(iterable, body, state, names, brk, lineno):
     if isinstance(iterable, checkpointed):
         # for i in wg.checkpointed(range(n), ...): a checkpointed_loop
         schedule, iterable = iterable.schedule, iterable.iterable
-        if not isinstance(iterable, (range, TracedRange)):
+        if not isinstance(iterable, (range, DimRange, TracedRange)):
             raise UnsupportedSyntax(f"{where}: wg.checkpointed takes a range, got "
                                     f"{type(iterable).__name__}; loop over range(n)",
                                     construct="wg.checkpointed over a non-range")
