@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .arith import add, div, equal, mul, neg, sqrt, sub, where
+from .arith import _unary, add, div, equal, mul, neg, sqrt, sub, where
 from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
 from .rules import elementwise_aval
 from ..ir import Aval, aval_of
@@ -28,11 +28,6 @@ __all__ = ["arcsinh", "arccosh", "arctanh", "cbrt", "reciprocal", "log2", "log10
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
-
-
-def _unary(name, impl, jvp):
-    return register(Primitive(name, nargs=1, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
-                              abstract_eval=elementwise_aval(name, float_out=True)))
 
 
 def _binary(name, impl, jvp):
