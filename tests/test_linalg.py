@@ -336,3 +336,23 @@ def test_a_named_result_returns_as_a_tuple(fun, engine):
     assert isinstance(out, tuple) and len(out) == len(want)
     checks.assert_close(list(out), list(want), 1e-12, what="values")
     assert len(out_dot) == len(want)
+
+
+def lstsq_cut(a, b):
+    return np.sum(np.linalg.lstsq(a, b, rcond=1e-3)[0] * np.arange(1.0, 6.0))
+
+
+@pytest.mark.parametrize("engine", ["trace", "source"])
+def test_lstsq_derivative_cuts_what_rcond_cuts(engine):
+    """lstsq with rcond drops singular values below rcond * s_max; its
+    derivative must be that of the truncated solution (the jvp used a
+    pseudo-inverse that kept them: 5.4e8 where the derivative is -2.56)."""
+    u = np.linalg.qr(np.random.default_rng(0).standard_normal((3, 3)))[0]
+    v = np.linalg.qr(np.random.default_rng(1).standard_normal((5, 5)))[0]
+    a = u @ np.diag([2.0, 1.0, 1e-4]) @ np.eye(3, 5) @ v.T
+    b = np.array([1.0, -0.5, 0.3])
+    t = np.random.default_rng(2).standard_normal(a.shape)
+    h = 1e-6
+    fd = (lstsq_cut(a + h * t, b) - lstsq_cut(a - h * t, b)) / (2 * h)
+    _, got = wg.jvp(lstsq_cut, (a, b), (t, np.zeros(3)), engine=engine)
+    np.testing.assert_allclose(got, fd, rtol=1e-4)   # FD near a 1e-4 singular value

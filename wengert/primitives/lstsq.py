@@ -171,7 +171,10 @@ def lstsq_jvp(primals, tangents, rcond):
     zeros = [Zero(aval_of(o)) for o in outs]
     if isinstance(a_dot, Zero) and isinstance(b_dot, Zero):
         return outs, tuple(zeros)
-    p = pinv(a)
+    # the pseudo-inverse x = P b was computed with: singular values below
+    # rcond * s_max are cut by lstsq and pinv alike (a negative rcond means
+    # machine precision to lstsq, which pinv's default is)
+    p = pinv(a, rcond=None if rcond is None or rcond < 0 else rcond)
     r = sub(b, _matmul(a, x))
     # dx = dP b + P db, with x = P b and r = (I - A P) b
     rhs = b_dot if isinstance(a_dot, Zero) else sub(b_dot, _matmul(a_dot, x))
