@@ -202,8 +202,12 @@ _ELEMENTWISE = frozenset({
 
 
 def _is_elementwise(prim):
-    return (prim.name in _ELEMENTWISE or prim.name != "matmul" and isinstance(prim.impl, np.ufunc)
-            or getattr(prim.impl, "__module__", "").endswith("special_prims"))
+    # a ufunc without a core signature is elementwise; a gufunc (matmul,
+    # vecdot) is not, whatever its name
+    impl = prim.impl
+    return (prim.name in _ELEMENTWISE
+            or isinstance(impl, np.ufunc) and impl.signature is None
+            or getattr(impl, "__module__", "").endswith("special_prims"))
 
 
 def _check_elementwise(func, av, args, kw):
