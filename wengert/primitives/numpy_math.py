@@ -21,16 +21,12 @@ import numpy as np
 
 from . import arith, convolution, elementwise, index, linalg, numpy_nan, reduce, shape
 from .core import TracerBase
-from .numpy_functions import NO_VALUE, as_dtype, no_out, numpy_result, refuse
+from .numpy_functions import NO_VALUE, _keep, as_dtype, no_out, numpy_result, refuse
 from .rules import result_dtype
 from ..errors import InPlaceUpdateError, user_location
 from ..ir import aval_of
 
 __all__ = ["FUNCTIONS", "UFUNCS", "convolve1d", "correlate1d"]
-
-
-def _keep(keepdims):
-    return False if keepdims is NO_VALUE else bool(keepdims)
 
 
 def _traced(x):

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import arith, reduce
 from .numpy_functions import FUNCTIONS as _NUMPY_FUNCTIONS
-from .numpy_functions import NO_VALUE, as_dtype, no_out, refuse
+from .numpy_functions import NO_VALUE, _keep, as_dtype, no_out, refuse
 from ..ir import aval_of
 
 __all__ = ["FUNCTIONS", "isnan"]
@@ -25,10 +25,6 @@ __all__ = ["FUNCTIONS", "isnan"]
 def isnan(x):
     """The NaN entries of ``x``, as a mask that is not differentiated."""
     return arith.not_equal(x, x)
-
-
-def _keep(keepdims):
-    return False if keepdims is NO_VALUE else bool(keepdims)
 
 
 def _float_kind(x):
