@@ -5,7 +5,15 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
 * ``impl(*args, **params)``      NumPy implementation on concrete values;
 * ``abstract_eval(*avals, **params) -> Aval | tuple[Aval]``   shape/dtype rule;
 * ``jvp(primals, tangents, **params) -> (out, out_dot)``       written with
-  primitive wrappers, so it can itself be differentiated;
+  primitive wrappers, so it can itself be differentiated; or ``BY_IMPL``:
+  the transform runs ``impl`` (written with primitives) on its own values;
+* ``linearize``, ``linearize_for_vjp``, ``jvp_for_grad``: optional rules of
+  the same form that one transform uses in place of ``jvp`` (each trace picks
+  its rule, see ``transforms/jvp.py``): ``linearize`` where the tangents are
+  recorded into a linear Program (control flow splits into a primal and a
+  linear part), ``linearize_for_vjp`` where that Program is then transposed
+  (checkpoints, custom_vjp's fwd/bwd), ``jvp_for_grad`` where forward mode
+  stands in for ``grad``;
 * ``transpose(ct, *args, **params) -> tuple``  only for primitives linear in
   some operands; operands being transposed arrive as ``Linear(aval)`` markers
   and the rule returns one cotangent per operand (``None`` where not linear);
@@ -37,7 +45,8 @@ from .. import dims as _dims
 from ..ir import Ident, Lit, aval_of, programs_in, runs_at_call
 from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
 
-__all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "Zero", "Linear", "bind",
+__all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "BY_IMPL", "Zero",
+           "Linear", "bind",
            "snapshot", "effects_made",
            "Trace", "TracerBase", "new_trace", "instantiate", "is_zero", "zero_if_any",
            "eval_program", "is_float", "rule_error"]
@@ -53,17 +62,28 @@ class _NotLinear:
 NOT_LINEAR = _NotLinear()
 
 
+class _ByImpl:
+    def __repr__(self):
+        return "BY_IMPL"
+
+
+# a rule slot holding BY_IMPL: the transform differentiates the primitive by
+# running its impl (written with primitives) on its own values
+BY_IMPL = _ByImpl()
+
+
 class Primitive:
     """One row of the primitive table."""
 
     __slots__ = ("name", "nargs", "impl", "abstract_eval", "jvp", "transpose",
                  "zero_rule", "batch", "multiple_results", "inline", "differentiable",
-                 "needs_trace", "runtime", "effect", "complex_ok", "__dict__")
+                 "linearize", "linearize_for_vjp", "jvp_for_grad", "runtime", "effect",
+                 "complex_ok", "__dict__")
 
     def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
                  zero_rule=None, batch=None, multiple_results=False, inline=False,
-                 differentiable=True, needs_trace=False, runtime=False, effect=False,
-                 complex_ok=False):
+                 differentiable=True, linearize=None, linearize_for_vjp=None,
+                 jvp_for_grad=None, runtime=False, effect=False, complex_ok=False):
         self.name = name
         self.nargs = nargs                  # None: variadic
         self.impl = impl
@@ -75,7 +95,9 @@ class Primitive:
         self.multiple_results = multiple_results
         self.inline = inline                # staging runs impl on tracers (custom rules)
         self.differentiable = differentiable  # False: outputs carry no tangent
-        self.needs_trace = needs_trace      # jvp rule takes trace= (control flow)
+        self.linearize = linearize                  # None: jvp
+        self.linearize_for_vjp = linearize_for_vjp  # None: linearize
+        self.jvp_for_grad = jvp_for_grad            # None: jvp
         # runtime: its value is known only when the code runs (a global's
         # array now, a random draw), so staging records it and never computes
         # it (``bind``); effect: it also acts outside (draws, prints), so it is

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..errors import ShapeMismatchError, UnsupportedDtypeError, WengertError, user_location
 from ..ir import aval_of
-from ..primitives.core import Trace, Zero, bind, is_float, new_trace, snapshot
+from ..primitives.core import BY_IMPL, Trace, Zero, bind, is_float, new_trace, snapshot
+from ..primitives.custom import NeedsReverse
 from .. import dims as _dims
 from ..primitives.arith import cast_exact, cast_float
 from ..primitives.shape import broadcast_to
@@ -79,6 +80,16 @@ class JVPTrace(Trace):
     def lift(self, x):
         return JVPTracer(self, x, Zero(aval_of(x)))
 
+    def rule_of(self, prim):
+        """The row's rule for this transform (``Primitive``): forward mode,
+        forward mode standing in for grad, linearize, linearize for vjp."""
+        if self.partial:
+            rule = (self.reverse and prim.linearize_for_vjp) or prim.linearize
+            return rule or prim.jvp
+        if self.for_grad:
+            return prim.jvp_for_grad or prim.jvp
+        return prim.jvp
+
     def process(self, prim, args, params):
         primals, tangents, live = [], [], False
         for a in args:
@@ -105,12 +116,12 @@ class JVPTrace(Trace):
         if not prim.complex_ok:     # a rule not audited for complex values (core.Primitive)
             _refuse_complex(prim, primals)
         tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
+        rule = self.rule_of(prim)
+        if rule is BY_IMPL:
+            # the impl, written with primitives, runs on this trace's values
+            return prim.impl(*args, **params)
         try:
-            if prim.inline or prim.needs_trace:
-                # custom rules and control flow see the trace: reverse / partial
-                out, out_dot = prim.jvp(primals, tangents, trace=self, **params)
-            else:
-                out, out_dot = prim.jvp(primals, tangents, **params)
+            out, out_dot = rule(primals, tangents, **params)
         except ValueError as e:
             raise_shape_error(prim, primals, e)
         if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
@@ -157,12 +168,6 @@ def _tangent_for(out, t):
     if shape != tuple(av.shape) and None not in av.shape and None not in shape:
         t = broadcast_to(t, shape=av.shape)
     return t
-
-
-class NeedsReverse(Exception):
-    """Raised inside ``jvp_flat(for_grad=True)`` where forward mode would
-    not give what ``grad`` means (a ``custom_vjp`` function): the caller
-    takes reverse mode instead. Never reaches the user."""
 
 
 def jvp_flat(fn, primals, tangents, reverse=False, for_grad=False):
