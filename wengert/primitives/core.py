@@ -315,8 +315,9 @@ class EvalTrace(Trace):
         # a tracer reached the root: no trace in the current chain owns it
         # (a value of a transformation that is not an enclosing one)
         raise LeakedTracerError(
-            f"a traced value reached {prim.name} outside the transformation it belongs to; "
-            "return it from the function instead of storing it outside")
+            f"{user_location()}: a traced value reached {prim.name} outside the "
+            "transformation it belongs to (a custom rule or a stored function closing over "
+            "a variable being differentiated); pass the value in as an argument instead")
 
     def process_consts(self, prim, args, params):
         # a loop or branch on constant operands whose Programs draw or read a
@@ -426,8 +427,9 @@ def bind(prim, *args, **params):
         if isinstance(a, TracerBase):
             if not a._trace.live:
                 raise LeakedTracerError(
-                    f"a traced value escaped its transformation and reached {prim.name}; "
-                    "return it from the function instead of storing it outside")
+                    f"{user_location()}: a traced value escaped its transformation and "
+                    f"reached {prim.name}; return it from the function instead of storing "
+                    "it outside")
             traced = True
         elif isinstance(a, Zero):
             has_zero = True
