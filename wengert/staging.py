@@ -6,8 +6,9 @@ nested in become literals. What it records is its own policy: a block
 recorder (``dynamic``: a branch or loop body, a checkpointed region) also
 records what the block computes from the values it closes over; a recorder
 of primal work (``records_primal``) also records the runtime primitives
-(a random draw) applied to constants. This is the tape of the trace frontend and the way the transforms
-turn an interpreter into a Program -> Program function (stage it out).
+(a random draw) applied to constants. This is the tape of the trace
+frontend and the way the transforms turn an interpreter into a Program ->
+Program function (stage it out).
 
 A staging tracer may carry the concrete value it stands for (``make_program``
 runs user code, whose Python control flow needs values), or none (a linear

@@ -50,7 +50,7 @@ from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, use
 __all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "BY_IMPL", "Zero",
            "Linear", "bind",
            "snapshot", "effects_made",
-           "Trace", "EvalTrace", "TRACE_STATE", "TracerBase", "set_current", "rules_under", "current_trace",
+           "Trace", "EvalTrace", "TRACE_STATE", "TracerBase", "set_current", "rules_under",
            "tracing", "instantiate", "is_zero", "zero_if_any",
            "eval_program", "is_float", "rule_error"]
 
@@ -288,7 +288,6 @@ class Trace:
     under its parent (``rules_under``)."""
 
     live = True
-    records_primal = False      # records primal work into a Program (see process_consts)
 
     def __init__(self, parent=None):
         self.parent = parent if parent is not None else TRACE_STATE.current
@@ -355,10 +354,6 @@ class _TraceState(threading.local):
 
 
 TRACE_STATE = _TraceState()
-
-
-def current_trace():
-    return TRACE_STATE.current
 
 
 def tracing():

@@ -9,9 +9,10 @@ rule.
 * ``custom_vjp``: reverse mode uses ``fwd``/``bwd`` (the row's
   ``linearize_for_vjp``); forward mode (``jvp``, ``jacfwd``, the outer pass
   of ``hessian``) differentiates the function's primal definition instead
-  (``BY_IMPL``: the transform runs the body on its own values), so such a function still works in every mode
-  (JAX refuses forward mode here). Second-order reverse-over-reverse
-  differentiates ``bwd`` itself, which must then be written in NumPy.
+  (``BY_IMPL``: the transform runs the body on its own values), so such a
+  function still works in every mode (JAX refuses forward mode here).
+  Second-order reverse-over-reverse differentiates ``bwd`` itself, which
+  must then be written in NumPy.
 
 The escape hatch: a body wengert cannot trace (``scipy.integrate.quad``,
 ``solve_ivp``, a compiled extension, ``float()`` of its input) runs on plain
