@@ -34,7 +34,7 @@ import threading
 import numpy as np
 
 from .. import dims as _dims
-from ..ir import Ident, Lit, aval_of, programs_in, runs_at_call
+from ..ir import Ident, Lit, Role, aval_of, programs_in, runs_at_call
 from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "Zero", "Linear", "bind",
@@ -245,8 +245,9 @@ class TracerBase(HasAval):
 
     __slots__ = ("_trace",)
 
-    def name_hint(self, hint):
-        """Pass a user's variable name on to the Program being recorded (if any)."""
+    def name_hint(self, name, role=Role.VALUE):
+        """Pass a user's variable name, and the role (``ir.Role``) this value
+        plays for it, on to the Program being recorded (if any)."""
 
 
 class Trace:
@@ -409,17 +410,19 @@ def eval_program(prog, args):
     env = {}
     for v, a in zip(prog.inputs, args):
         env[v] = a
+        if (v.name or v.role is not Role.VALUE) and isinstance(a, TracerBase):
+            a.name_hint(v.name, v.role)
     for eqn in prog.eqns:
         ins = [x.val if isinstance(x, Lit) else env[x] for x in eqn.inputs]
         outs = bind(eqn.prim, *ins, **eqn.params)
         if eqn.prim.multiple_results:
             for v, o in zip(eqn.outputs, outs):
                 env[v] = o
-                if v.hint and isinstance(o, TracerBase):
-                    o.name_hint(v.hint)
+                if (v.name or v.role is not Role.VALUE) and isinstance(o, TracerBase):
+                    o.name_hint(v.name, v.role)
         else:
             v = eqn.outputs[0]
             env[v] = outs
-            if v.hint and isinstance(outs, TracerBase):
-                outs.name_hint(v.hint)
+            if (v.name or v.role is not Role.VALUE) and isinstance(outs, TracerBase):
+                outs.name_hint(v.name, v.role)
     return [x.val if isinstance(x, Lit) else env[x] for x in prog.outputs]
