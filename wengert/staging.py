@@ -161,7 +161,10 @@ def closure_convert(prog):
         if isinstance(x, Lit) and isinstance(x.val, Tracer):
             key = Ident(x.val)
             if key not in seen:
-                seen[key] = Var(x.aval)
+                # the input keeps the name and role of the variable it stands for
+                atom = getattr(x.val, "atom", None)
+                seen[key] = (Var(x.aval, atom.name, atom.role) if isinstance(atom, Var)
+                             else Var(x.aval))
                 new_inputs.append(seen[key])
                 consts.append(x.val)
             return seen[key]

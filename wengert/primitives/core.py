@@ -40,7 +40,7 @@ from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, use
 __all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "Zero", "Linear", "bind",
            "snapshot", "effects_made",
            "Trace", "TracerBase", "new_trace", "instantiate", "is_zero", "zero_if_any",
-           "eval_program", "is_float", "rule_error"]
+           "eval_program", "name_as", "is_float", "rule_error"]
 
 PRIMITIVES: dict[str, "Primitive"] = {}
 
@@ -409,20 +409,23 @@ def eval_program(prog, args):
     the NumPy interpreter; on tracers it replays the Program into their trace."""
     env = {}
     for v, a in zip(prog.inputs, args):
-        env[v] = a
-        if (v.name or v.role is not Role.VALUE) and isinstance(a, TracerBase):
-            a.name_hint(v.name, v.role)
+        env[v] = name_as(a, v)
     for eqn in prog.eqns:
         ins = [x.val if isinstance(x, Lit) else env[x] for x in eqn.inputs]
         outs = bind(eqn.prim, *ins, **eqn.params)
         if eqn.prim.multiple_results:
             for v, o in zip(eqn.outputs, outs):
-                env[v] = o
-                if (v.name or v.role is not Role.VALUE) and isinstance(o, TracerBase):
-                    o.name_hint(v.name, v.role)
+                env[v] = name_as(o, v)
         else:
             v = eqn.outputs[0]
-            env[v] = outs
-            if (v.name or v.role is not Role.VALUE) and isinstance(outs, TracerBase):
-                outs.name_hint(v.name, v.role)
+            env[v] = name_as(outs, v)
     return [x.val if isinstance(x, Lit) else env[x] for x in prog.outputs]
+
+
+def name_as(value, var):
+    """``value``, which stands for ``var`` of a Program being evaluated: a
+    traced value takes ``var``'s user name and role into the Program being
+    recorded (``d_p`` stays ``d_p`` when a Program is replayed)."""
+    if (var.name or var.role is not Role.VALUE) and isinstance(value, TracerBase):
+        value.name_hint(var.name, var.role)
+    return value
