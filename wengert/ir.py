@@ -21,7 +21,8 @@ import numpy as np
 
 from . import dims as _dims
 
-__all__ = ["Aval", "Var", "Role", "label", "derive", "Lit", "Eqn", "Program", "verify", "aval_of", "ProgramError", "Ident",
+__all__ = ["Aval", "Var", "Role", "label", "derive", "Lit", "Eqn", "Program", "verify", "aval_of",
+           "ProgramError", "Ident",
            "sub_programs", "programs_in", "acts", "has_effect", "runs_at_call"]
 
 

@@ -146,7 +146,8 @@ def stage(fn, in_avals, name="f", in_names=None, concrete_vals=None, role=Role.V
         in_names = in_names or [""] * len(in_avals)
         in_roles = in_roles or [Role.VALUE] * len(in_avals)
         vals = concrete_vals or [None] * len(in_avals)
-        ins = [trace.new_input(a, v, n, r) for a, v, n, r in zip(in_avals, vals, in_names, in_roles)]
+        ins = [trace.new_input(a, v, n, r)
+               for a, v, n, r in zip(in_avals, vals, in_names, in_roles)]
         outs = fn(*ins)
         prog = Program([t.atom for t in ins], trace.eqns, [trace.atom(o) for o in outs], name)
     return prog

@@ -410,22 +410,31 @@ def eval_program(prog, args):
     env = {}
     for v, a in zip(prog.inputs, args):
         env[v] = name_as(a, v)
+    value = _VALUE
     for eqn in prog.eqns:
         ins = [x.val if isinstance(x, Lit) else env[x] for x in eqn.inputs]
         outs = bind(eqn.prim, *ins, **eqn.params)
+        # name_as, inline: most variables have no name or role (the hot concrete path)
         if eqn.prim.multiple_results:
             for v, o in zip(eqn.outputs, outs):
-                env[v] = name_as(o, v)
+                env[v] = o
+                if (v.name or v.role is not value) and isinstance(o, TracerBase):
+                    o.name_hint(v.name, v.role)
         else:
             v = eqn.outputs[0]
-            env[v] = name_as(outs, v)
+            env[v] = outs
+            if (v.name or v.role is not value) and isinstance(outs, TracerBase):
+                outs.name_hint(v.name, v.role)
     return [x.val if isinstance(x, Lit) else env[x] for x in prog.outputs]
+
+
+_VALUE = Role.VALUE
 
 
 def name_as(value, var):
     """``value``, which stands for ``var`` of a Program being evaluated: a
     traced value takes ``var``'s user name and role into the Program being
     recorded (``d_p`` stays ``d_p`` when a Program is replayed)."""
-    if (var.name or var.role is not Role.VALUE) and isinstance(value, TracerBase):
+    if (var.name or var.role is not _VALUE) and isinstance(value, TracerBase):
         value.name_hint(var.name, var.role)
     return value

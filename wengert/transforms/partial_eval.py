@@ -37,7 +37,8 @@ def linearize_flat(fn, primals, reverse=True, name="f", mask=None):
     # rule records into it, and primal arithmetic goes below (now, or into an
     # outer transform)
     with new_trace(jtrace), new_trace(ltrace):
-        t_ins = [ltrace.new_input(aval_of(p), role=Role.TANGENT) for p, m in zip(primals, mask) if m]
+        t_ins = [ltrace.new_input(aval_of(p), role=Role.TANGENT)
+                 for p, m in zip(primals, mask) if m]
         tans = iter(t_ins)
         # the inputs are kept (residuals) until the linear Program is used:
         # copies, so the caller may write to its arrays meanwhile
