@@ -19,7 +19,7 @@ from .api_checks import (argnums_tuple, check_aux_pair, check_function, check_ho
 from .errors import ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Ident, Lit, aval_of, sub_programs
-from .primitives.core import TracerBase, Zero, eval_program, new_trace, zeros
+from .primitives.core import TracerBase, Zero, eval_program, set_current, zeros
 from .primitives.math_twins import twin_of
 from .primitives.arith import cast_exact, convert
 from .primitives.control import RAGGED_BATCH
@@ -366,7 +366,7 @@ def linear_transpose(linear_fun, *primals):
     flat, leaves, in_tree, out_tree = flat_function(linear_fun, primals)
     avals = [aval_of(x) for x in leaves]
     trace = StagingTrace(concrete=False)
-    with new_trace(trace):
+    with set_current(trace):
         ins = [trace.new_input(a) for a in avals]
         outs = flat(*ins)
         from .ir import Program

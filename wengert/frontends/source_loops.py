@@ -17,7 +17,7 @@ from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod
 from ..primitives.checkpoint import checkpointed, checkpointed_loop
-from ..primitives.core import new_trace
+from ..primitives.core import set_current
 from ..staging import StagingTrace
 from .source_env import EnvObject
 from .source_blocks import (Block, Undefined, assemble, coerce_to, join_spec, spec_of, widens,
@@ -253,7 +253,7 @@ def _probe(fn, *args):
     draw) must not stay in the enclosing Program. A traced result is only
     good for telling that it is traced."""
     trace = StagingTrace(dynamic=True)
-    with new_trace(trace):
+    with set_current(trace):
         return fn(*args)
 
 
