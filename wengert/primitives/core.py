@@ -323,9 +323,8 @@ class EvalTrace(Trace):
         # a loop or branch on constant operands whose Programs draw or read a
         # global is made at each call too: while a transformation is in
         # progress, never computed on the constant path of symbolic lengths
-        if not (TRACE_STATE.active and (prim.runtime or
-                                   any(runs_at_call(p) for p in programs_in(params)))) \
-                and _dims.recording_now():
+        if _dims.recording_now() and not (TRACE_STATE.active and (
+                prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
             return _dims.constant(prim, args, params)
         if not prim.complex_ok and any(_is_complex(a) for a in args):
             # a rule (det's jvp calls adjugate) evaluating a primitive whose
@@ -437,9 +436,24 @@ def bind(prim, *args, **params):
         if prim.zero_rule is not None:
             return prim.zero_rule(*args, **params)
         args = tuple(instantiate(a) for a in args)
+    current = state.current
     if traced:
-        return state.current.process(prim, args, params)
-    return state.current.process_consts(prim, args, params)
+        return current.process(prim, args, params)
+    if current is not EVAL:
+        return current.process_consts(prim, args, params)
+    # the root's work, as EvalTrace.process_consts does it, inline: the hot path
+    if _dims.recording_now() and not (state.active and (
+            prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
+        return _dims.constant(prim, args, params)
+    if not prim.complex_ok and any(_is_complex(a) for a in args):
+        raise UnsupportedDtypeError.complex_operand(prim.name)
+    try:
+        return prim.impl(*_dims.plain_numbers(args), **params)
+    except ValueError as err:
+        typed = rule_error(prim, args, params)
+        if typed is None:
+            raise
+        raise typed from err
 
 
 def _is_complex(x):
