@@ -43,6 +43,8 @@ from .core import (BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, bind, eval_
                    instantiate, is_float, register)
 from ..errors import ConcretizationError, UnsupportedSyntax
 from ..ir import Aval, aval_of, has_effect
+from .checkpoint_emit import (CheckpointEmit, CheckpointedLoopEmit, LoopForwardEmit,
+                              LoopReverseEmit, ThroughImplEmit)
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p", "checkpointed_loop_p", "loop_forward_p",
            "loop_lin_p", "loop_reverse_p", "checkpointed_loop", "checkpointed"]
@@ -113,7 +115,7 @@ checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl
                                   jvp=checkpoint_jvp, linearize=BY_IMPL,
                                   linearize_for_vjp=checkpoint_linearize_for_vjp,
                                   transpose=NOT_LINEAR, abstract_eval=checkpoint_aval,
-                                  multiple_results=True))
+                                  multiple_results=True, emit=CheckpointEmit()))
 
 
 # --- checkpoint_lin ----------------------------------------------------
@@ -144,7 +146,7 @@ def checkpoint_lin_transpose(cts, *args, body, mask):
 checkpoint_lin_p = register(Primitive(
     "checkpoint_lin", nargs=None, impl=checkpoint_lin_impl,
     jvp=BY_IMPL, transpose=checkpoint_lin_transpose,
-    abstract_eval=checkpoint_lin_aval, multiple_results=True))
+    abstract_eval=checkpoint_lin_aval, multiple_results=True, emit=ThroughImplEmit()))
 
 
 # --- the loops' helpers -----------------------------------------------
@@ -227,7 +229,7 @@ checkpointed_loop_p = register(Primitive(
     "checkpointed_loop", nargs=None, impl=checkpointed_loop_impl, jvp=checkpointed_loop_jvp,
     linearize=checkpointed_loop_linearize,
     linearize_for_vjp=checkpointed_loop_linearize_for_vjp, transpose=NOT_LINEAR,
-    abstract_eval=checkpointed_loop_aval, multiple_results=True))
+    abstract_eval=checkpointed_loop_aval, multiple_results=True, emit=CheckpointedLoopEmit()))
 
 
 def checkpointed_loop(n, body, consts, carry, schedule):
@@ -266,7 +268,7 @@ def loop_forward_aval(n, *avals, body, schedule, num_consts, num_carry, length):
 loop_forward_p = register(Primitive(
     "loop_forward", nargs=None, impl=loop_forward_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
-    abstract_eval=loop_forward_aval, multiple_results=True))
+    abstract_eval=loop_forward_aval, multiple_results=True, emit=LoopForwardEmit()))
 
 
 # --- loop_lin ----------------------------------------------------------
@@ -343,7 +345,8 @@ def loop_lin_transpose(cts, n, *args, body, schedule, num_consts, num_carry, len
 
 loop_lin_p = register(Primitive(
     "loop_lin", nargs=None, impl=loop_lin_impl, jvp=BY_IMPL,
-    transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True))
+    transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True,
+    emit=ThroughImplEmit()))
 
 
 # --- loop_reverse ------------------------------------------------------
@@ -382,7 +385,7 @@ def loop_reverse_aval(n, *avals, body, body_vjp, schedule, num_consts, num_carry
 loop_reverse_p = register(Primitive(
     "loop_reverse", nargs=None, impl=loop_reverse_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
-    abstract_eval=loop_reverse_aval, multiple_results=True))
+    abstract_eval=loop_reverse_aval, multiple_results=True, emit=LoopReverseEmit()))
 
 
 # --- the loop marker of the source engine ------------------------------

@@ -34,6 +34,8 @@ from .core import (NOT_LINEAR, Linear, Primitive, Zero, bind, eval_program, inst
                    register, zeros)
 from ..dims import as_int
 from ..ir import Aval, Eqn, Lit, Program, Var, aval_of
+from .control_emit import CondEmit, ForEmit, WhileEmit
+from .control_rules import FOR_RULES, WHILE_RULES, cond_print, cond_simplify
 
 
 def _is_float_aval(a):
@@ -250,7 +252,8 @@ def cond_transpose(cts, index, *ops, branches):
 
 cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
                             linearize=cond_linearize, transpose=cond_transpose,
-                            abstract_eval=cond_aval, multiple_results=True))
+                            abstract_eval=cond_aval, multiple_results=True,
+                            simplify=cond_simplify, print=cond_print, emit=CondEmit()))
 
 
 def cond(index, branches, *ops):
@@ -524,7 +527,8 @@ def _for_loop_batch(args, batched, body, num_consts, num_carry, reverse, length)
 for_loop_p = register(Primitive("for_loop", nargs=None, impl=for_loop_impl, jvp=for_loop_jvp,
                                 linearize=for_loop_linearize, transpose=for_loop_transpose,
                                 abstract_eval=for_loop_aval, multiple_results=True,
-                                batch=for_loop_batch))
+                                batch=for_loop_batch, dce=FOR_RULES[0], simplify=FOR_RULES[1],
+                                print=FOR_RULES[2], emit=ForEmit()))
 
 
 def for_loop(n, body, consts, carry, xs=(), reverse=False):
@@ -614,7 +618,9 @@ def while_loop_linearize(primals, tangents, cond, body, num_consts, num_carry):
 while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl,
                                   jvp=while_loop_jvp, linearize=while_loop_linearize,
                                   transpose=NOT_LINEAR, abstract_eval=while_loop_aval,
-                                  multiple_results=True))
+                                  multiple_results=True, dce=WHILE_RULES[0],
+                                  simplify=WHILE_RULES[1], print=WHILE_RULES[2],
+                                  emit=WhileEmit()))
 
 
 def while_loop(cond, body, consts, carry):
