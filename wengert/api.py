@@ -552,8 +552,8 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
     from .transforms.checkpoint_schedules import schedule_of
     schedule = schedule_of(checkpoint, snapshots)
     from .primitives.control import for_loop
-    from .primitives.control_params import ForParams
-    from .primitives.control_stage import stage_loop
+    from .primitives.control.params import ForParams
+    from .primitives.control.stage import stage_loop
     from .primitives.core import TracerBase
     from .ir import Aval
     leaves, tree = flatten(init)

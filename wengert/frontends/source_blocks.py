@@ -24,7 +24,7 @@ from ..ir import Aval, aval_of
 from ..primitives import arith
 from ..primitives.core import TracerBase, zeros
 from ..pytree import flatten, unflatten
-from ..primitives.control_stage import stage_loop
+from ..primitives.control.stage import stage_loop
 from ..staging import closure_convert, stage
 from .source_names import EXIT_FLAG
 
@@ -208,10 +208,10 @@ class Block:
     its closed-over values ``consts``; ``exits``: the block certainly
     returned, broke or continued.
 
-    A loop's body (``loop``: its params type, ``control_params``) is called
+    A loop's body (``loop``: its params type, ``control.params``) is called
     as ``fn(*lead, *x_i, *state)`` (``xs_avals``: the per-iteration values')
     and staged in the loop's body layout, its closed-over values first among
-    the consts (``control_stage.stage_loop``)."""
+    the consts (``control.stage.stage_loop``)."""
 
     def __init__(self, fn, lead_avals, state, names, name, coerce=None, where=None, loop=None,
                  xs_avals=()):

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
-from ..primitives import arith, control, control_params, index as index_mod
+from ..primitives import arith, control, index as index_mod
+from ..primitives.control.params import ForParams, WhileParams
 from ..primitives.checkpoint import checkpointed, checkpointed_loop
 from ..primitives.core import new_trace
 from ..staging import StagingTrace
@@ -150,7 +151,7 @@ def _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedu
             x_i = rest[:nxs]
             return body(item_of(i, x_i), *rest[nxs:])
         return Block(fn, [Aval((), np.int64)], st, names, "for_body", where=where,
-                     loop=control_params.ForParams, xs_avals=lead)
+                     loop=ForParams, xs_avals=lead)
 
     block, state = _loop_fixpoint(run_block, state, names, where)
     prog = block.prog               # in the loop's layout (i, consts, carry, xs)
@@ -285,7 +286,7 @@ def while_stmt(cond_fn, body_fn, state, names, lineno):
 def _structured_while(cond_fn, body_fn, state, names, where):
     def run_block(st):
         return Block(body_fn, [], st, names, "while_body", where=where,
-                     loop=control_params.WhileParams)
+                     loop=WhileParams)
 
     block, state = _loop_fixpoint(run_block, state, names, where)
     cblock = Block(lambda *s: (cond_fn(*s),), [], state, ("__wg_cond",), "while_cond")

@@ -1,5 +1,5 @@
 """The Python code of the checkpointing equations (``primitives/checkpoint.py``):
-their ``emit`` rules (see ``control_emit``), for ``backends/pycodegen.py``.
+their ``emit`` rules (see ``control/for_loop.py``), for ``backends/pycodegen.py``.
 
 * ``checkpoint``: its body inlined (plain evaluation stores nothing anyway);
 * ``checkpointed_loop``: a ``for`` loop, as ``for_loop``;
@@ -22,7 +22,7 @@ their ``emit`` rules (see ``control_emit``), for ``backends/pycodegen.py``.
 from __future__ import annotations
 
 from ..ir import Eqn, Lit
-from .control_params import SweepParams, split
+from .control.params import SweepParams, split
 from .rules import EmitRule
 
 __all__ = ["CheckpointEmit", "CheckpointedLoopEmit", "LoopForwardEmit", "LoopReverseEmit",
@@ -71,9 +71,8 @@ class CheckpointedLoopEmit(EmitRule):
 
     def _loop(self, eqn):
         from .control import for_loop_p
-        params = dict(eqn.params, reverse=False)
-        del params["schedule"]
-        return Eqn(for_loop_p, eqn.inputs, eqn.outputs, params)
+        return Eqn(for_loop_p, eqn.inputs, eqn.outputs,
+                   SweepParams.of(eqn.params).plain_loop().as_params())
 
     def statements(self, code, eqn, ins, py, outs, subs):
         loop = self._loop(eqn)
@@ -129,7 +128,7 @@ class LoopReverseEmit(EmitRule):
         from ..transforms.checkpoint_schedules import ADVANCE, FREE, RESTORE, STORE
         p = SweepParams.of(eqn.params)
         body, vjp = subs["body"], subs["body_vjp"]
-        m_consts = eqn.params["mask"][0]
+        m_consts = p.mask[0]
         n_acc = sum(m_consts)
         n, consts, last, stacked, ct = p.split_saved(ins)
         acc, ct_out = split(outs, n_acc)

@@ -1,15 +1,14 @@
-"""The passes' rules of the control-flow rows (``dce``, ``simplify``,
-``print``; see ``core.Primitive``), written over the layouts of
-``control_params``, so that ``transforms/simplify.py`` and ``printing.py``
-ask the row and name no primitive.
+"""The passes' rules the loop rows share (``dce``, ``simplify``, ``print``;
+see ``core.Primitive``), written over the layouts of ``params.py``, so that
+``transforms/simplify.py`` and ``printing.py`` ask the row and name no
+primitive; and ``inline_program``, a Program's equations in place.
 """
 from __future__ import annotations
 
-from ..ir import Eqn, Lit, Program, Var, acts
-from .control_params import CondParams, ForParams, WhileParams
+from ...ir import Eqn, Lit, Program, Var, acts
+from .params import ForParams, WhileParams
 
-__all__ = ["cond_simplify", "cond_print", "loop_rules", "inline_program", "FOR_RULES",
-           "WHILE_RULES"]
+__all__ = ["loop_rules", "inline_program", "FOR_RULES", "WHILE_RULES"]
 
 
 # --- cond --------------------------------------------------------------
@@ -30,18 +29,6 @@ def inline_program(prog, args):
             outs.append(w)
         eqns.append(Eqn(e.prim, tuple(read(x) for x in e.inputs), tuple(outs), e.params))
     return eqns, [read(x) for x in prog.outputs]
-
-
-def cond_simplify(eqn, ins, copies):
-    """A branch chosen by a literal: its equations replace the cond."""
-    index, ops = CondParams.split_operands(ins)
-    if not isinstance(index, Lit) or hasattr(index.val, "_trace"):
-        return None
-    return inline_program(CondParams.of(eqn.params).branches[int(index.val)], ops)
-
-
-def cond_print(eqn, operand_names):
-    return CondParams.of(eqn.params).sub_aliases(operand_names)
 
 
 # --- loops -------------------------------------------------------------

@@ -83,6 +83,7 @@ class LoopParams:
     __slots__ = ("body", "num_consts", "num_carry", "extra")
     LEAD = 0
     MID = 0
+    PROGRAMS = ("body",)        # the params holding Programs that read the operands
 
     def __init__(self, body, num_consts, num_carry, **extra):
         self.body = body
@@ -96,8 +97,13 @@ class LoopParams:
         return cls(params["body"], params["num_consts"], params["num_carry"], **extra)
 
     def as_params(self):
-        return dict(self.extra, body=self.body, num_consts=self.num_consts,
-                    num_carry=self.num_carry)
+        """The params as a dict: the Programs first (in ``PROGRAMS`` order,
+        the order their code blocks come in), then the counts, then the rest."""
+        programs = dict(self.extra, body=self.body)
+        params = {k: programs[k] for k in self.PROGRAMS}
+        params.update(num_consts=self.num_consts, num_carry=self.num_carry)
+        params.update((k, v) for k, v in self.extra.items() if k not in params)
+        return params
 
     def replace(self, **changes):
         return type(self).of(dict(self.as_params(), **changes))
@@ -124,7 +130,13 @@ class LoopParams:
 
     def sub_programs(self):
         """The Programs that read the loop's operands (a condition, then the body)."""
-        return [self.body]
+        params = self.as_params()
+        return [params[k] for k in self.PROGRAMS]
+
+    def map_programs(self, fn):
+        """The params with ``fn`` applied to each Program that reads the operands."""
+        params = self.as_params()
+        return self.replace(**{k: fn(params[k]) for k in self.PROGRAMS})
 
     @property
     def num_ys(self):
@@ -183,13 +195,11 @@ class WhileParams(LoopParams):
 
     __slots__ = ()
     MID = 1
+    PROGRAMS = ("cond", "body")
 
     @property
     def cond(self):
         return self.extra["cond"]
-
-    def sub_programs(self):
-        return [self.cond, self.body]
 
     def split_operands(self, args):
         """(consts, carry)."""
@@ -228,9 +238,23 @@ class SweepParams(ForParams):
     def schedule(self):
         return self.extra["schedule"]
 
+    @property
+    def mask(self):
+        """(consts, carries) that have tangents: ``loop_lin``, ``loop_reverse``."""
+        return self.extra["mask"]
+
+    def plain_loop(self):
+        """The ``for_loop`` this loop runs as where nothing is swept in
+        reverse (forward mode, generated code)."""
+        return ForParams(self.body, self.num_consts, self.num_carry, reverse=False,
+                         length=self.length)
+
     def split_forward_outputs(self, outs):
         """(carry, last, stored) of ``loop_forward``'s outputs."""
-        return split(outs, self.num_carry, self.num_carry)
+        return split(outs, self.num_carry, self.num_carry)[:3]
+
+    def join_forward_outputs(self, carry, last, stored):
+        return join(carry, last, stored)
 
     def split_saved(self, args):
         """(n, consts, last, stored, rest) of the operands of ``loop_lin``

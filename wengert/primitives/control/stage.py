@@ -14,8 +14,8 @@ those values, the operands to pass in front of the loop's other consts.
 """
 from __future__ import annotations
 
-from ..ir import Program
-from .control_params import join
+from ...ir import Program
+from .params import join
 
 __all__ = ["stage_loop"]
 
@@ -23,7 +23,7 @@ __all__ = ["stage_loop"]
 def stage_loop(fn, params_type, *, lead=(), consts=(), carry=(), xs=(), name="body",
                role="", hints=None, closure=False, keep_custom=False):
     """(body Program in ``params_type``'s layout, closed-over values)."""
-    from ..staging import closure_convert, stage     # staging records with the primitives
+    from ...staging import closure_convert, stage     # staging records with the primitives
     groups = [list(lead), list(consts), list(carry), list(xs)]
     prog = stage(fn, join(*groups), name=name, role=role, hints=hints, dynamic=closure,
                  keep_custom=keep_custom)
