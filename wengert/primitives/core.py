@@ -29,8 +29,9 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
 * ``simplify(eqn, ins, copies) -> (eqns, outs) | None``  a rewrite of the
   equation (operands ``ins``): the equations in its place and an atom for
   each output (a ``cond`` on a literal index is its branch);
-* ``print(eqn, operand_names)``  the sub-Programs it holds, each with the
-  operand names its read-only inputs take (``printing.walk``);
+* ``print(eqn, names)``  the sub-Programs it holds, each with the names its
+  read-only inputs take (``names(atoms)``: the names given so far; see
+  ``printing.walk``);
 * ``emit``  its Python code (``backends/pycodegen.py``): an ``EmitRule``
   (``rules.py``) whose ``statements`` (control flow, calls made at run
   time) or ``expression`` (``abs(x)``) the code generator asks first, with
