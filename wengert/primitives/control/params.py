@@ -132,8 +132,7 @@ class LoopParams:
 
     def sub_programs(self):
         """The Programs that read the loop's operands (a condition, then the body)."""
-        params = self.as_params()
-        return [params[k] for k in self.PROGRAMS]
+        return [self.body if k == "body" else self.extra[k] for k in self.PROGRAMS]
 
     def map_programs(self, fn):
         """The params with ``fn`` applied to each Program that reads the operands."""
