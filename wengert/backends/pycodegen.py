@@ -21,8 +21,9 @@ Invariants of the generated code:
   primitives without a NumPy spelling, and named constants (arrays of more
   than one element), all listed in the header comment (``pyemit``);
 * literals keep their type: a float32 literal is ``np.float32(2.0)``;
-* control flow is real Python, with the semantics of the impls in
-  ``primitives/control.py``: ``cond`` is ``if``/``elif``/``else`` on
+* control flow is real Python, written by each row's ``emit`` rule
+  (``primitives/control/``, ``primitives/checkpoint_emit.py``; this module
+  names no primitive) with the semantics of the impls: ``cond`` is ``if``/``elif``/``else`` on
   ``int(index)``; ``for_loop`` a ``for`` over ``range`` whose per-iteration
   ``ys`` are collected in lists and stacked after it (shape ``(0, *y)`` when
   no iteration ran); ``while_loop`` a ``while True`` that breaks on its
@@ -271,9 +272,10 @@ def python_scalars(prog, inputs=None, found=None):
     """The Vars that may hold a Python scalar when ``prog`` runs (a
     sound over-approximation). Only these make an operator differ from its
     ufunc. Scalar inputs may (a caller passes ``2.0``); an impl returns NumPy
-    values, but ``dup`` and control flow pass values through as the impls in
-    ``control.py`` do, and a loop's index is a Python int. A loop carry is
-    solved to a fixed point; a sub-program used twice gets the union."""
+    values, but ``dup`` and control flow pass values through (their rows'
+    ``emit.python_scalars`` say how), and a loop's index is a Python int. A
+    loop carry is solved to a fixed point; a sub-program used twice gets the
+    union."""
     found = set() if found is None else found
     if inputs is None:
         inputs = [v.aval.shape == () for v in prog.inputs]

@@ -11,7 +11,7 @@ from .params import ForParams, WhileParams
 __all__ = ["loop_rules", "inline_program", "FOR_RULES", "WHILE_RULES"]
 
 
-# --- cond --------------------------------------------------------------
+# --- inlining ----------------------------------------------------------
 def inline_program(prog, args):
     """(equations, outputs) of ``prog`` with its inputs replaced by ``args`` and
     fresh variables for everything it defines (a Program may be inlined twice)."""

@@ -5,7 +5,7 @@ loop's transpose and its batching).
     body, closed = stage_loop(fn, ForParams, lead=[i64], carry=avals, xs=x_avals)
 
 ``fn`` is called on symbolic values in the loop's body layout (``lead``,
-``consts``, ``carry``, ``xs``: see ``control_params``) and returns the
+``consts``, ``carry``, ``xs``: see ``params.py``) and returns the
 body's outputs ``(*carry, *ys)``. With ``closure=True`` the values ``fn``
 closes over that belong to an enclosing transformation (an outer
 derivative's variables, a traced value of the caller) are recorded too and
