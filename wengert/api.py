@@ -25,7 +25,7 @@ from .primitives.arith import cast_exact, convert
 from .primitives.control import RAGGED_BATCH
 from .primitives.shape import reshape, stack, transpose as transpose_axes
 from .pytree import flatten, unflatten
-from .staging import StagingTrace, closure_convert
+from .staging import StagingTrace
 from .transforms.batching import batch_eval
 from .transforms.jvp import NeedsReverse, jvp_flat
 from .transforms.partial_eval import linearize_flat
@@ -552,8 +552,9 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
     from .transforms.checkpoint_schedules import schedule_of
     schedule = schedule_of(checkpoint, snapshots)
     from .primitives.control import for_loop
+    from .primitives.control.params import ForParams
+    from .primitives.control.stage import stage_loop
     from .primitives.core import TracerBase
-    from .staging import stage
     from .ir import Aval
     leaves, tree = flatten(init)
     avals = [aval_of(x) for x in leaves]
@@ -579,23 +580,17 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
         return carry
 
     try:
-        prog = stage(flat_body, [Aval((), np.int64)] + avals,
-                     name=getattr(body, "__name__", "body"), dynamic=True)
+        prog, consts = stage_loop(flat_body, ForParams, lead=[Aval((), np.int64)], carry=avals,
+                                  name=getattr(body, "__name__", "body"), closure=True)
     except ConcretizationError:
         if isinstance(n, TracerBase):
             raise
         # the body needs a concrete counter (it indexes a NumPy array with it,
         # or branches on it): run it as a Python loop, traced step by step
         return python_loop()
-    prog, consts = closure_convert(prog)
     traced = any(isinstance(x, TracerBase) for x in leaves) or consts or isinstance(n, TracerBase)
     if not traced:
         return python_loop()    # nothing to differentiate: a Python loop is the fastest
-    # the body Program takes (consts, i, carry); the loop wants (i, consts, carry)
-    k = len(consts)
-    from .ir import Program
-    prog = Program([prog.inputs[k]] + prog.inputs[:k] + prog.inputs[k + 1:], prog.eqns,
-                   prog.outputs, prog.name)
     if schedule is None:
         out = for_loop(n, prog, consts, leaves)
     else:
