@@ -361,7 +361,7 @@ def call_argmin(x, axis):
 
 
 def call_concatenate(*xs, axis):
-    return shape.concatenate(*xs, axis=axis)
+    return index.concatenate(*xs, axis=axis)
 
 
 def call_einsum(*ops, spec):

@@ -23,7 +23,8 @@ from .primitives.core import TracerBase, Zero, eval_program, new_trace, zeros
 from .primitives.math_twins import twin_of
 from .primitives.arith import cast_exact, convert
 from .primitives.control import RAGGED_BATCH
-from .primitives.shape import reshape, stack, transpose as transpose_axes
+from .primitives.index import stack
+from .primitives.shape import reshape, transpose as transpose_axes
 from .pytree import flatten, unflatten
 from .staging import StagingTrace, closure_convert
 from .transforms.batching import batch_eval

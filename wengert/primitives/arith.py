@@ -20,7 +20,8 @@ import numpy as np
 from .. import dims as _dims
 from .core import (NOT_LINEAR, Linear, Primitive, Zero, instantiate, register, wrapper_of,
                    zero_if_any)
-from .rules import elementwise_aval, elementwise_batch, python_operator
+from .rules import elementwise_aval, python_operator
+from .shape import broadcast_to, dup, elementwise_batch, sum_to_shape
 from ..ir import Aval, aval_of
 
 
@@ -47,7 +48,6 @@ def _sum_to(ct, like):
     shape = _dims.shape(like)
     if _dims.shape(ct) == shape:
         return ct
-    from .shape import sum_to_shape      # shape imports arith's users; keep the cycle lazy
     return sum_to_shape(ct, shape)
 
 
@@ -69,7 +69,6 @@ def add_zero_rule(x, y):
     keep = y if isinstance(x, Zero) else x
     if isinstance(keep, Zero):
         return Zero(out)
-    from .shape import broadcast_to
     keep = convert(keep, dtype=out.dtype) if aval_of(keep).dtype != out.dtype else keep
     return keep if aval_of(keep).shape == out.shape else broadcast_to(keep, shape=out.shape)
 
@@ -709,8 +708,3 @@ def clip(x, lo=None, hi=None):
 def sigmoid(x):
     # written through tanh: stable for large |x| in both directions
     return mul(0.5, add(tanh(mul(0.5, x)), 1.0))
-
-
-def dup(x):
-    from .shape import dup as shape_dup   # dup lives with the linear helpers
-    return shape_dup(x)

@@ -29,7 +29,7 @@ import numpy as np
 
 from .arith import abs as abs_, convert, div, equal, mul, where
 from .core import PRIMITIVES, Primitive, Zero, register, wrapper_of, zero_if_any
-from .rules import elementwise_batch
+from .shape import elementwise_batch
 from ..ir import Aval
 
 __all__ = ["real", "imag", "conj", "real_dtype", "complex_abs_jvp", "COMPLEX_OK",

@@ -39,7 +39,7 @@ from .core import Primitive, register, wrapper_of, zero_if_any
 from .index import getitem
 from .numpy_functions import no_out
 from .rules import shape_error
-from .shape import concatenate
+from .index import concatenate
 from ..errors import UnsupportedDtypeError, user_location
 from ..ir import Aval, aval_of
 

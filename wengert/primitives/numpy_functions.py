@@ -16,7 +16,7 @@ import string
 
 import numpy as np
 
-from . import arith, composite, linalg, matrix, reduce, shape
+from . import arith, composite, index, linalg, matrix, reduce, shape
 from .core import TracerBase
 from ..errors import (InPlaceUpdateError, NoDerivativeRule, NonDifferentiableInputError,
                       user_location)
@@ -278,24 +278,24 @@ def _concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"
     if axis is None:
         arrays = [shape.reshape(a, (-1,)) for a in arrays]
         axis = 0
-    return shape.concatenate(*arrays, axis=axis)
+    return index.concatenate(*arrays, axis=axis)
 
 
 def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     no_out(out, "np.stack")
-    return shape.stack(_joined(arrays, dtype, casting, "np.stack"), axis=axis)
+    return index.stack(_joined(arrays, dtype, casting, "np.stack"), axis=axis)
 
 
 def _hstack(tup, *, dtype=None, casting="same_kind"):
     arrays = [shape.reshape(a, (1,)) if np.ndim(a) == 0 else a
               for a in _joined(tup, dtype, casting, "np.hstack")]
-    return shape.concatenate(*arrays, axis=0 if np.ndim(arrays[0]) == 1 else 1)
+    return index.concatenate(*arrays, axis=0 if np.ndim(arrays[0]) == 1 else 1)
 
 
 def _vstack(tup, *, dtype=None, casting="same_kind"):
     arrays = [shape.reshape(a, (1, -1)) if np.ndim(a) < 2 else a
               for a in _joined(tup, dtype, casting, "np.vstack")]
-    return shape.concatenate(*arrays, axis=0)
+    return index.concatenate(*arrays, axis=0)
 
 
 def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):

@@ -18,7 +18,7 @@ import operator
 
 import numpy as np
 
-from . import arith, composite, decomp, linalg, lstsq as lstsq_mod, matrix, reduce, shape
+from . import arith, composite, decomp, index, linalg, lstsq as lstsq_mod, matrix, reduce, shape
 from .index import getitem
 from .linalg import _matmul, _mT, _shape
 from .numpy_functions import NO_VALUE, no_out, refuse
@@ -272,7 +272,7 @@ def _cross(x1, x2, /, *, axis=-1):
 
     parts = [arith.sub(arith.mul(c(a, (i + 1) % 3), c(b, (i + 2) % 3)),
                        arith.mul(c(a, (i + 2) % 3), c(b, (i + 1) % 3))) for i in range(3)]
-    return shape.moveaxis(shape.stack(parts, axis=-1), -1, axis)
+    return shape.moveaxis(index.stack(parts, axis=-1), -1, axis)
 
 
 def _tensorsolve(a, b, axes=None):

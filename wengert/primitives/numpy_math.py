@@ -39,7 +39,7 @@ def _array(v):
     if not isinstance(v, (list, tuple)):
         return v
     parts = [_array(e) for e in v]
-    return shape.stack(parts) if any(_traced(p) for p in parts) else np.asarray(v)
+    return index.stack(parts) if any(_traced(p) for p in parts) else np.asarray(v)
 
 
 # --- elementwise: sinc, nan_to_num, fmax, fmin -------------------------
@@ -212,7 +212,7 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
         x = arith.remainder(x, period)
         order = elementwise.interp_period_order(xp, period)
         # one period's points, sorted, and a copy of each end a period away
-        wrap = shape.concatenate(index.getitem(order, (slice(-1, None),)), order,
+        wrap = index.concatenate(index.getitem(order, (slice(-1, None),)), order,
                                  index.getitem(order, (slice(None, 1),)))
         xp = index.getitem(arith.remainder(xp, period), (wrap,))
         xp = arith.add(xp, np.concatenate([[-period], np.zeros(n), [period]]))

@@ -23,7 +23,8 @@ from .matrix import cholesky, solve
 from .numpy_functions import numpy_result, refuse
 from .reduce import reduce_sum
 from .scipy_stats import _f64, freezer, frozen_method
-from .shape import concatenate, expand_dims, reshape, transpose
+from .index import concatenate
+from .shape import expand_dims, reshape, transpose
 from ..errors import user_location
 
 __all__ = ["CALLS", "NAMES", "RESOLVE"]

@@ -27,7 +27,8 @@ import numpy as np
 from .arith import (add, cast_float, div, equal, exp, log, log1p, logical_and, mul, neg, sign, sub,
                     where)
 from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
-from .rules import broadcast_shapes, elementwise_batch
+from .rules import broadcast_shapes
+from .shape import elementwise_batch
 from ..ir import Aval, aval_of
 from ..errors import NoDerivativeRule, user_location
 
