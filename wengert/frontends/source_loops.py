@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
-from ..primitives import arith, control, index as index_mod
+from ..primitives import arith, control, index as index_mod, ordering
 from ..primitives.checkpoint import checkpointed, checkpointed_loop
 from ..primitives.core import new_trace
 from ..staging import StagingTrace
@@ -223,10 +223,10 @@ def _range_length(start, stop, step):
     # ceil((stop - start) / step), at least 0, as integer arithmetic
     span = arith.sub(stop, start)
     if step > 0:
-        n = arith.floor(arith.div(arith.add(span, step - 1), step))
+        n = ordering.floor(arith.div(arith.add(span, step - 1), step))
     else:
-        n = arith.floor(arith.div(arith.add(span, step + 1), step))
-    return arith.convert(arith.maximum(n, 0), dtype=np.dtype(np.int64))
+        n = ordering.floor(arith.div(arith.add(span, step + 1), step))
+    return arith.convert(ordering.maximum(n, 0), dtype=np.dtype(np.int64))
 
 
 def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where):
@@ -234,7 +234,7 @@ def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where):
     k_brk = names.index(brk)
 
     def cond(i, *st):
-        return and_(lambda: arith.less(i, n), lambda: not_(st[k_brk]))
+        return and_(lambda: ordering.less(i, n), lambda: not_(st[k_brk]))
 
     def step(i, *st):
         x_i = [index_mod.getitem(x, i) for x in xs]

@@ -20,7 +20,7 @@ from .. import dims
 from ..dims import Dim
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
 from ..ir import Program, Var, aval_of
-from ..primitives import (arith, control, index as index_mod, library, numpy_lists,
+from ..primitives import (arith, control, index as index_mod, library, numpy_lists, ordering,
                           reduce as reduce_mod)
 from ..primitives.core import TracerBase, effects_made
 from ..primitives.math_twins import find_twin
@@ -71,7 +71,7 @@ def is_(a, b):
 
 
 def not_(x):
-    return arith.logical_not(x) if _traced(x) else not x
+    return ordering.logical_not(x) if _traced(x) else not x
 
 
 def _all_evaluated(thunks, what):
@@ -133,8 +133,8 @@ def and_(*thunks):
             rest = _all_evaluated(thunks[k + 1:], "'and'")
             out = v
             for r in rest:
-                out = arith.logical_and(out, r)
-            return out if val is True else arith.logical_and(val, out)
+                out = ordering.logical_and(out, r)
+            return out if val is True else ordering.logical_and(val, out)
         if not v:
             return v
         val = v
@@ -150,7 +150,7 @@ def or_(*thunks):
                 return _branch(v, lambda: v, lambda: or_(*thunks[k + 1:]), "'or'")
             out = v
             for r in _all_evaluated(thunks[k + 1:], "'or'"):
-                out = arith.logical_or(out, r)
+                out = ordering.logical_or(out, r)
             return out
         if v:
             return v
@@ -258,8 +258,8 @@ def _len(x):
 
 
 _BUILTINS = {builtins.float: _float, builtins.int: _int, builtins.sum: _sum, builtins.len: _len,
-             builtins.min: _extremum(builtins.min, arith.minimum, reduce_mod.reduce_min),
-             builtins.max: _extremum(builtins.max, arith.maximum, reduce_mod.reduce_max),
+             builtins.min: _extremum(builtins.min, ordering.minimum, reduce_mod.reduce_min),
+             builtins.max: _extremum(builtins.max, ordering.maximum, reduce_mod.reduce_max),
              builtins.isinstance: _isinstance}
 
 def _math(f):

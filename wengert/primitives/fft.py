@@ -34,7 +34,7 @@ import operator
 import numpy as np
 
 from .arith import convert, mul
-from .complex_parts import conj, real_dtype
+from .arith import conj, real_dtype
 from .core import Primitive, register, wrapper_of, zero_if_any
 from .index import getitem
 from .numpy_functions import no_out

@@ -16,7 +16,7 @@ import string
 
 import numpy as np
 
-from . import arith, composite, index, linalg, matrix, reduce, shape
+from . import arith, composite, index, linalg, matrix, ordering, reduce, shape
 from .core import TracerBase
 from ..errors import (InPlaceUpdateError, NoDerivativeRule, NonDifferentiableInputError,
                       user_location)
@@ -146,8 +146,8 @@ def _extremum(fname, reducer, pair):
     return fn
 
 
-_max = _extremum("np.max", reduce.reduce_max, arith.maximum)
-_min = _extremum("np.min", reduce.reduce_min, arith.minimum)
+_max = _extremum("np.max", reduce.reduce_max, ordering.maximum)
+_min = _extremum("np.min", reduce.reduce_min, ordering.minimum)
 
 
 def _var_args(fname, out, where, mean, ddof, correction):
@@ -416,12 +416,12 @@ def _clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_V
                          "are provided is forbidden.")
     lo = min if min is not NO_VALUE else a_min
     hi = max if max is not NO_VALUE else a_max
-    return arith.clip(a, None if lo is NO_VALUE else lo, None if hi is NO_VALUE else hi)
+    return ordering.clip(a, None if lo is NO_VALUE else lo, None if hi is NO_VALUE else hi)
 
 
 def _round(a, decimals=0, out=None):
     no_out(out, "np.round")
-    return arith.round(a, decimals=decimals)
+    return ordering.round(a, decimals=decimals)
 
 
 def _filled(fname, fill):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import arith, index, shape
+from . import arith, index, ordering, shape
 from .arrayargs import along, as_operand, axis_in, ndim, static
 from .core import TracerBase
 from .index import getitem
@@ -46,7 +46,7 @@ def _diff(a, n=1, axis=-1, prepend=NO_VALUE, append=NO_VALUE):
         parts.append(extra)
     if len(parts) > 1:
         a = index.concatenate(*parts, axis=axis)
-    step = arith.not_equal if aval_of(a).dtype == np.bool_ else arith.sub
+    step = ordering.not_equal if aval_of(a).dtype == np.bool_ else arith.sub
     for _ in range(n):
         a = step(along(a, axis, slice(1, None)), along(a, axis, slice(None, -1)))
     return a

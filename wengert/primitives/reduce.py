@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import dims as _dims
 from .core import NOT_LINEAR, Primitive, bind, register, zero_if_any
-from .arith import add, convert, div, equal, mul, sub, where
+from .arith import add, convert, div, mul, sub, where
+from .ordering import equal
 from .index import concatenate, getitem
 from .shape import (_finish, _kept_shape, _norm_axes, ones_like, reduce_aval, reduce_sum,
                     reduce_sum_p_bind, reshape)

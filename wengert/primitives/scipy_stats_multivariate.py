@@ -17,7 +17,8 @@ import numpy as np
 from scipy import stats as st
 
 from . import linalg, special_prims as sp
-from .arith import add, exp, log, mul, sub
+from .arith import add, mul, sub
+from .transcendental import exp, log
 from .core import TracerBase
 from .matrix import cholesky, solve
 from .numpy_functions import numpy_result, refuse
