@@ -24,6 +24,7 @@ It prints four sections:
     a lambda is part of the function that holds it.
 """
 import ast
+import fnmatch
 import os
 import sys
 from collections import defaultdict
@@ -31,15 +32,31 @@ from collections import defaultdict
 # Modules whose absence the package tolerates: importing them inside a function is allowed.
 OPTIONAL = ("scipy", "numba", "matplotlib", "hypothesis", "graphviz")
 
-# Layers, bottom to top; a module may import its own layer or lower ones.  frontends and
-# backends share a rank but never import each other (checked apart, see `sibling_edges`).
+# Layers, bottom to top (the rule tests/test_layers.py enforces).  A module may import its own
+# layer or lower ones; frontends and backends share a rank but never import each other.
+#   core        the data: errors, symbolic dims, pytrees, the IR and its printing;
+#   primitives  the rows of the one registry, the trace machinery (primitives.core), and the
+#               recorder that stages a primitive application as an equation (`staging`, which
+#               the transforms use to build Programs);
+#   transforms  Program -> Program: jvp, linearize (partial_eval), transpose, vjp, simplify...;
+#   control     the rows whose rules build sub-Programs with the transforms (control flow,
+#               checkpointing, custom rules): above the transforms, which reach them only
+#               through the registry's rows; the `primitives` package itself, which imports
+#               every row to fill the table, sits here too;
+#   frontends, backends   source/trace -> Program, Program -> values or code;
+#   api         the public functions composed from the stages below, the CLI, the demo.
+# Patterns are matched in order against the name inside the package ("" for its __init__).
 LAYERS = [
     ("core", ("errors", "dims", "pytree", "ir", "printing")),
-    ("primitives", ("primitives",)),
-    ("transforms", ("transforms",)),
-    ("frontends|backends", ("frontends", "backends", "staging")),
-    ("api", ("api", "api_*", "cli", "demo", "testing", "transformed", "__init__", "__main__")),
+    ("control", ("primitives", "primitives.control", "primitives.control.*",
+                 "primitives.checkpoint", "primitives.checkpoint.*", "primitives.custom")),
+    ("primitives", ("primitives.*", "staging")),
+    ("transforms", ("transforms", "transforms.*")),
+    ("frontends|backends", ("frontends", "frontends.*", "backends", "backends.*")),
+    ("api", ("api", "api_*", "cli", "demo", "testing", "transformed", "", "__main__")),
 ]
+RANKS = {"core": 0, "primitives": 1, "transforms": 2, "control": 3, "frontends|backends": 4,
+         "api": 5}
 SIBLINGS = ("frontends", "backends")
 
 
@@ -222,22 +239,20 @@ def count_cycles(graph, limit=100000):
 
 
 def layer_of(module):
-    """(rank, family) of a dotted module name, by its first component under the package."""
-    parts = module.split(".")
-    head = parts[1] if len(parts) > 1 else "__init__"
-    for rank, (_, members) in enumerate(LAYERS):
-        for pat in members:
-            if head == pat or (pat.endswith("*") and head.startswith(pat[:-1])):
-                return rank, head
-    return None, head
+    """(rank, family, layer name) of a dotted module name; family is its first component."""
+    inner = module.split(".", 1)[1] if "." in module else ""
+    for name, patterns in LAYERS:
+        if any(fnmatch.fnmatchcase(inner, p) for p in patterns):
+            return RANKS[name], inner.split(".")[0], name
+    return None, inner.split(".")[0], None
 
 
 def upward_edges(graph):
     out = []
     for m in sorted(graph):
-        rm, fm = layer_of(m)
+        rm, fm, _ = layer_of(m)
         for t in sorted(graph[m]):
-            rt, ft = layer_of(t)
+            rt, ft, _ = layer_of(t)
             if rm is None or rt is None:
                 continue
             if rt > rm or (rt == rm and fm != ft and fm in SIBLINGS and ft in SIBLINGS):
@@ -313,7 +328,7 @@ def main(argv):
         up = upward_edges(g)
         layer_pairs = defaultdict(int)
         for m, t in up:
-            layer_pairs[(LAYERS[layer_of(m)[0]][0], LAYERS[layer_of(t)[0]][0])] += 1
+            layer_pairs[(layer_of(m)[2], layer_of(t)[2])] += 1
         print("      upward or sibling imports between layers: %d  (%s)" % (len(up), "; ".join(
             "%s -> %s: %d" % (a, b, n) for (a, b), n in sorted(layer_pairs.items()))))
         for m, t in up:

@@ -18,20 +18,24 @@ from .api_checks import (argnums_tuple, check_aux_pair, check_function, check_ho
                          check_inputs, check_jacobian_dtypes, check_scalar_output)
 from .errors import ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax
 from .frontends.tracing import flat_function, make_program as trace_program
-from .ir import Ident, Lit, aval_of, sub_programs
+from .ir import Aval, Ident, Lit, Program, aval_of, sub_programs
 from .primitives.core import TracerBase, Zero, eval_program, new_trace, zeros
 from .primitives.math_twins import twin_of
 from .primitives.arith import cast_exact, convert
-from .primitives.control import RAGGED_BATCH
+from .primitives.control import RAGGED_BATCH, for_loop
 from .primitives.index import stack
 from .primitives.shape import reshape, transpose as transpose_axes
 from .pytree import flatten, unflatten
-from .staging import StagingTrace, closure_convert
+from .staging import StagingTrace, closure_convert, stage
 from .transforms.batching import batch_eval
 from .transforms.jvp import NeedsReverse, jvp_flat
 from .transforms.partial_eval import linearize_flat
 from .transforms.transpose import backward_pass, transpose_program
 from .transformed import TraceTransformed
+from .api_source import (SourceTransformed, _warn_fallback, generated, has_source, source_inner,
+                         source_program)
+from .transforms.checkpoint_schedules import schedule_of
+from .primitives.checkpoint import checkpointed_loop
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose",
            "jacfwd", "jacrev", "hessian", "make_program"]
@@ -51,7 +55,6 @@ def _by_source(fun, engine, transform, recipe, argnums):
     checked before any code is generated."""
     if engine == "trace":
         return None
-    from .api_source import SourceTransformed
     name = recipe[0]
 
     def check(args):
@@ -67,7 +70,6 @@ def _by_source(fun, engine, transform, recipe, argnums):
             check(args)
         return SourceTransformed(fun.fun, lambda g: transform(inner(g)), engine,
                                  f"{name}_{fun.name}", recipe, both)
-    from .api_source import has_source
     if engine == "auto" and not has_source(fun):
         return None
     return SourceTransformed(fun, transform, engine, name, recipe, check)
@@ -252,7 +254,6 @@ def vjp(fun, *primals, has_aux=False, engine="auto"):
     fun = _transform_entry(fun, engine, "vjp")
     check_inputs("vjp", fun, primals, range(len(primals)), _CLOSE_OVER)
     if engine != "trace":
-        from .api_source import source_inner
         inner = source_inner(fun, primals, engine, "vjp")
         if inner is not None:
             fun = functools.wraps(fun)(inner)
@@ -296,7 +297,6 @@ def jvp(fun, primals, tangents, *, engine="auto"):
     if t_tree != in_tree:
         raise ShapeMismatchError(f"jvp: tangents structure {t_tree} differs from primals {in_tree}")
     if engine != "trace":
-        from .api_source import source_inner
         inner = source_inner(fun, tuple(primals), engine, "jvp")
         if inner is not None:
             fun = inner
@@ -315,7 +315,6 @@ def linearize(fun, *primals, engine="auto"):
     fun = _transform_entry(fun, engine, "linearize")
     check_inputs("linearize", fun, primals, range(len(primals)), _CLOSE_OVER)
     if engine != "trace":
-        from .api_source import source_inner
         inner = source_inner(fun, primals, engine, "linearize")
         if inner is not None:
             fun = inner
@@ -351,7 +350,6 @@ class _WithSource:
     @property
     def source(self):
         if self._generated is None:
-            from .api_source import generated
             self._generated = generated(self._make_program())
         return self._generated.source
 
@@ -370,7 +368,6 @@ def linear_transpose(linear_fun, *primals):
     with new_trace(trace):
         ins = [trace.new_input(a) for a in avals]
         outs = flat(*ins)
-        from .ir import Program
         prog = Program([t.atom for t in ins], trace.eqns, [trace.atom(o) for o in outs],
                        name=getattr(linear_fun, "__name__", "f"))
 
@@ -526,9 +523,7 @@ def make_program(fun, *example_args, engine="auto"):
     """The Program of ``fun`` at ``example_args``; ``print()`` shows it. With
     the source engine it keeps the function's control flow and names."""
     fun = _transform_entry(fun, engine, "make_program")
-    from .api_source import has_source
     if engine == "source" or (engine == "auto" and has_source(fun)):
-        from .api_source import _warn_fallback, source_program
         try:
             return source_program(fun, example_args)[0]
         except (UnsupportedSyntax, ConcretizationError) as err:
@@ -550,12 +545,7 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
     states and recomputes each step O(log n) times; ``"binomial"`` stores
     ``snapshots`` states (default ``floor(log2 n) + 1``) with the fewest
     recomputations (Revolve)."""
-    from .transforms.checkpoint_schedules import schedule_of
     schedule = schedule_of(checkpoint, snapshots)
-    from .primitives.control import for_loop
-    from .primitives.core import TracerBase
-    from .staging import stage
-    from .ir import Aval
     leaves, tree = flatten(init)
     avals = [aval_of(x) for x in leaves]
 
@@ -594,12 +584,10 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
         return python_loop()    # nothing to differentiate: a Python loop is the fastest
     # the body Program takes (consts, i, carry); the loop wants (i, consts, carry)
     k = len(consts)
-    from .ir import Program
     prog = Program([prog.inputs[k]] + prog.inputs[:k] + prog.inputs[k + 1:], prog.eqns,
                    prog.outputs, prog.name)
     if schedule is None:
         out = for_loop(n, prog, consts, leaves)
     else:
-        from .primitives.checkpoint import checkpointed_loop
         out = checkpointed_loop(n, prog, consts, leaves, schedule)
     return unflatten(tree, list(out))

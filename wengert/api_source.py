@@ -43,6 +43,7 @@ from .pytree import flatten, unflatten
 from .staging import stage
 from .transformed import Transformed
 from .transforms.simplify import simplify
+from .backends.pycodegen import codegen
 
 __all__ = ["SourceTransformed", "source_program", "source_inner", "generated", "fallback_key"]
 
@@ -100,7 +101,6 @@ _RECORDING = source_env._LOCAL      # this thread's recording of outside checks,
 
 def _compile(prog):
     """The generated Python function of a Program."""
-    from .backends.pycodegen import codegen
     return codegen(prog)
 
 

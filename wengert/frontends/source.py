@@ -44,6 +44,13 @@ from .source_names import (CELL as _CELL, DONE as _DONE, EXIT_FLAG, GLOBALS as _
                            RET as _RET, read_outside_at_run)
 from .source_text import Source, find_lambda, fix_locations
 from ..primitives.core import TracerBase as _TracerBase
+from . import source_runtime
+from .source_env import default_value, static_object
+from ..ir import aval_of
+from ..pytree import flatten, unflatten
+from ..staging import stage
+from .tracing import input_names
+from .source_runtime import Undefined
 
 __all__ = ["convert", "make_program", "is_wengert_code", "is_converted", "UnsupportedSyntax"]
 
@@ -568,7 +575,6 @@ def convert(fn):
     cached per code object: ``_converted_code``). Its namespace holds only
     what the rewrite reads through: the runtime, ``fn``'s globals dict itself
     (read at each staging, never copied) and its closure cells."""
-    from . import source_runtime
     if getattr(fn, "__wg_source__", None) is not None or is_converted(fn):
         return fn           # converted already (handed on by converted code)
     if not hasattr(fn, "__code__"):
@@ -586,7 +592,6 @@ def convert(fn):
     out = ns[name]
     # a default is a value outside the function, kept on it: read where it
     # lives like a global (an array default changed in place is seen)
-    from .source_env import default_value
     if fn.__defaults__:
         out.__defaults__ = tuple(default_value(fn, "__defaults__", k, d)
                                  for k, d in enumerate(fn.__defaults__))
@@ -634,18 +639,12 @@ def make_program(fn, args, name=None, avals=None, kwargs=None):
     ``kwargs`` (or at ``avals``, one per array and float leaf: symbolic
     lengths); the Program's inputs are the array and float leaves of ``args``,
     then of ``kwargs`` (by sorted key)."""
-    from ..ir import aval_of
-    from ..pytree import flatten, unflatten
-    from ..staging import stage
-    from .tracing import input_names
     leaves, in_tree = flatten((tuple(args), kwargs) if kwargs else tuple(args))
     static = [is_static(x) for x in leaves]
     if avals is None:
         avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
     out_tree = [None]
 
-    from .source_env import static_object
-    from .source_runtime import Undefined
     # an object argument is the same object at every call (the cache is keyed
     # by it), but what the code reads from it is read at each call
     statics = [static_object(x, f"arg{k}") if s else None

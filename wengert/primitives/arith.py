@@ -23,7 +23,7 @@ import numpy as np
 from .. import dims as _dims
 from .core import (NOT_LINEAR, Linear, Primitive, Zero, instantiate, register, wrapper_of,
                    zero_if_any)
-from .rules import elementwise_aval, python_operator
+from .rules import broadcast_shapes, elementwise_aval, python_operator, result_dtype, shape_error
 from .shape import broadcast_to, dup, elementwise_batch, sum_to_shape
 from ..ir import Aval, aval_of
 
@@ -214,7 +214,6 @@ def where_transpose(ct, c, x, y):
 
 
 def where_aval(c, x, y):
-    from .rules import broadcast_shapes, result_dtype
     return Aval(broadcast_shapes(c.shape, x.shape, y.shape, name="where"), result_dtype(x, y))
 
 
@@ -334,7 +333,6 @@ def convert_impl(x, dtype, weak=False):
 
 def convert_aval(x, dtype, weak=False):
     if weak and x.shape != ():
-        from .rules import shape_error
         raise shape_error(f"convert: a Python scalar (weak=True) of shape {x.shape}")
     return Aval(x.shape, dtype, weak=weak)
 
