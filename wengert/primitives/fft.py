@@ -37,7 +37,7 @@ from .arith import convert, mul
 from .arith import conj, real_dtype
 from .core import Primitive, register, wrapper_of, zero_if_any
 from .index import getitem
-from .numpy_functions import no_out
+from .arrayargs import no_out
 from .rules import shape_error
 from .index import concatenate
 from ..errors import UnsupportedDtypeError, user_location

@@ -19,13 +19,13 @@ import types
 
 import numpy as np
 
-from . import arith, index, linalg, ordering, shape, transcendental
+from . import arith, arrayargs, index, linalg, ordering, shape, transcendental
 from . import numpy_functions as npf
 from . import numpy_complex as npc
 from .core import TracerBase
 from .callsite import raise_for_called_function, resolve
 from .math_twins import numpy_name
-from .numpy_functions import NO_VALUE
+from .arrayargs import NO_VALUE
 from .numpy_select import DESCENDING
 from . import library
 from .numpy_ufuncs import ufunc_call
@@ -232,7 +232,7 @@ class Tracer(TracerBase):
             raise NoDerivativeRule(no_rule_message(user_location(), library.display_name(func)))
         library.check_complex(func, args, kwargs)
         out = fn(*args, **kwargs)
-        return out if func in npf.PYTHON_RESULTS else npf.numpy_result(out)
+        return out if func in npf.PYTHON_RESULTS else arrayargs.numpy_result(out)
 
     # --- array methods: ndarray's parameters (and, for the reductions that
     # take ``**kwargs``, those of the NumPy function they forward to)
@@ -338,7 +338,7 @@ class Tracer(TracerBase):
         return shape.squeeze(self, axis)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        return npf.as_dtype(self, dtype, casting, "astype") if np.dtype(dtype) != \
+        return arrayargs.as_dtype(self, dtype, casting, "astype") if np.dtype(dtype) != \
             self.aval.dtype else self
 
     def clip(self, min=None, max=None, out=None, **kwargs):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .numpy_functions import numpy_result
+from .arrayargs import numpy_result
 from . import arith, eig, fft, transcendental
 from .arith import conj, imag, real
 from .shape import zeros_like

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import arith, index, shape
 from .core import TracerBase
-from .numpy_functions import NO_VALUE, refuse
+from .arrayargs import NO_VALUE, refuse
 from ..errors import NoDerivativeRule, user_location
 from ..ir import aval_of
 from ..pytree import flatten

@@ -22,7 +22,7 @@ import numpy as np
 from . import (arith, convolution, elementwise, index, linalg, numpy_nan, ordering, reduce, shape,
                transcendental)
 from .core import TracerBase
-from .numpy_functions import NO_VALUE, _keep, as_dtype, no_out, numpy_result, refuse
+from .arrayargs import _keep, as_dtype, no_out, NO_VALUE, numpy_result, refuse
 from .rules import result_dtype
 from ..errors import InPlaceUpdateError, user_location
 from ..ir import aval_of

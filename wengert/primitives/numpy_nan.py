@@ -16,7 +16,7 @@ import numpy as np
 
 from . import arith, ordering, reduce, transcendental
 from .numpy_functions import FUNCTIONS as _NUMPY_FUNCTIONS
-from .numpy_functions import NO_VALUE, _keep, as_dtype, no_out, refuse
+from .arrayargs import _keep, as_dtype, no_out, NO_VALUE, refuse
 from ..ir import aval_of
 
 __all__ = ["FUNCTIONS", "isnan"]

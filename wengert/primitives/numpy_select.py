@@ -28,7 +28,7 @@ from .arrayargs import as_operand, axis_in, ndim
 from .core import TracerBase
 from .gather import argsort, partition_index, piece_point
 from .index import getitem, index_set
-from .numpy_functions import NO_VALUE, refuse, no_out
+from .arrayargs import no_out, NO_VALUE, refuse
 from .. import dims as _dims
 from ..errors import NoDerivativeRule, NonDifferentiableInputError, user_location
 from ..ir import aval_of

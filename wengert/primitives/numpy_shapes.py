@@ -26,7 +26,7 @@ import numpy as np
 from . import arith, index, numpy_select, numpy_stencils, shape
 from .arrayargs import along, as_operand, axes_in, axis_in, flat, ndim, static
 from .index import getitem
-from .numpy_functions import as_dtype, no_out
+from .arrayargs import as_dtype, no_out
 from .scan import cumprod
 from .. import dims as _dims
 from ..ir import aval_of

@@ -16,7 +16,7 @@ from . import arith, index, ordering, shape
 from .arrayargs import along, as_operand, axis_in, ndim, static
 from .core import TracerBase
 from .index import getitem
-from .numpy_functions import NO_VALUE, refuse
+from .arrayargs import NO_VALUE, refuse
 from .. import dims as _dims
 from ..ir import aval_of
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import arith, linalg, ordering, transcendental
-from .numpy_functions import as_dtype, no_out, numpy_result, refuse
+from .arrayargs import as_dtype, no_out, numpy_result, refuse
 from ..errors import NoDerivativeRule, no_rule_message, user_location
 from ..ir import aval_of
 

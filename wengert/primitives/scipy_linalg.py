@@ -32,7 +32,7 @@ from .arith import add, convert, mul, reciprocal
 from .core import TracerBase
 from .linalg import _mT, _shape
 from .shape import expand_dims
-from .numpy_functions import refuse
+from .arrayargs import refuse
 from ..errors import NoDerivativeRule, user_location
 from ..ir import aval_of
 from .rules import shape_error

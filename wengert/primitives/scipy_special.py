@@ -24,7 +24,7 @@ from . import arith, composite, ordering, special_prims as sp, transcendental
 from .arith import add, mul, neg, sub, where
 from .ordering import equal, greater, greater_equal, less, logical_and, logical_or
 from .transcendental import log, log1p
-from .numpy_functions import refuse
+from .arrayargs import refuse
 from .reduce import reduce_max, reduce_sum
 from ..errors import NoDerivativeRule, user_location
 from ..ir import aval_of

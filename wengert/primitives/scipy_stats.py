@@ -35,7 +35,7 @@ from .ordering import (abs, equal, greater, greater_equal, less, less_equal, log
                         maximum, minimum)
 from .transcendental import exp, expm1, log, log1p
 from .core import TracerBase
-from .numpy_functions import numpy_result
+from .arrayargs import numpy_result
 from .scipy_special import _log_expit, _ndtr
 from ..errors import user_location
 from ..ir import aval_of

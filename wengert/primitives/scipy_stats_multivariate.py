@@ -21,7 +21,7 @@ from .arith import add, mul, sub
 from .transcendental import exp, log
 from .core import TracerBase
 from .matrix import cholesky, solve
-from .numpy_functions import numpy_result, refuse
+from .arrayargs import numpy_result, refuse
 from .reduce import reduce_sum
 from .scipy_stats import _f64, freezer, frozen_method
 from .index import concatenate
