@@ -20,8 +20,10 @@ from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Aval, Program, aval_of
 from .primitives.core import TracerBase, Zero, eval_program, set_current
 from .primitives.control import for_loop
+from .primitives.control.params import ForParams
+from .primitives.control.stage import stage_loop
 from .pytree import flatten, unflatten
-from .staging import StagingTrace, closure_convert, stage
+from .staging import StagingTrace
 from .transforms.jvp import NeedsReverse, jvp_flat
 from .transforms.partial_eval import linearize_flat
 from .transforms.transpose import backward_pass, transpose_program
@@ -366,22 +368,17 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
         return carry
 
     try:
-        prog = stage(flat_body, [Aval((), np.int64)] + avals,
-                     name=getattr(body, "__name__", "body"), dynamic=True)
+        prog, consts = stage_loop(flat_body, ForParams, lead=[Aval((), np.int64)], carry=avals,
+                                  name=getattr(body, "__name__", "body"), closure=True)
     except ConcretizationError:
         if isinstance(n, TracerBase):
             raise
         # the body needs a concrete counter (it indexes a NumPy array with it,
         # or branches on it): run it as a Python loop, traced step by step
         return python_loop()
-    prog, consts = closure_convert(prog)
     traced = any(isinstance(x, TracerBase) for x in leaves) or consts or isinstance(n, TracerBase)
     if not traced:
         return python_loop()    # nothing to differentiate: a Python loop is the fastest
-    # the body Program takes (consts, i, carry); the loop wants (i, consts, carry)
-    k = len(consts)
-    prog = Program([prog.inputs[k]] + prog.inputs[:k] + prog.inputs[k + 1:], prog.eqns,
-                   prog.outputs, prog.name)
     if schedule is None:
         out = for_loop(n, prog, consts, leaves)
     else:

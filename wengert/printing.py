@@ -119,26 +119,11 @@ class Namer:
 
 def _sub_aliases(eqn, namer):
     """(sub-program, {input position: name}) for each sub-program of ``eqn``:
-    read-only inputs bound to a variable operand share its name."""
-    names = namer.uses(eqn.inputs)
-    p, name = eqn.params, eqn.prim.name
-
-    def bind(positions, operands):
-        return {k: n for k, n in zip(positions, operands) if n is not None}
-
-    if name == "cond":
-        for sub in p["branches"]:
-            yield sub, bind(range(len(sub.inputs)), names[1:])
-    elif name == "for_loop":
-        nc = p["num_consts"]
-        yield p["body"], bind(range(1, 1 + nc), names[1:1 + nc])
-    elif name == "while_loop":
-        nc = p["num_consts"]
-        yield p["cond"], bind(range(nc), names[:nc])
-        yield p["body"], bind(range(nc), names[:nc])
-    else:
-        for sub in sub_programs(eqn):
-            yield sub, {}
+    read-only inputs bound to a variable operand share its name, as the
+    row's ``print`` rule says (a branch's operands, a loop's constants)."""
+    if eqn.prim.print is not None:
+        return eqn.prim.print(eqn, namer.uses(eqn.inputs))
+    return ((sub, {}) for sub in sub_programs(eqn))
 
 
 def walk(prog, namer, aliases=None):

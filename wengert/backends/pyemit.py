@@ -381,15 +381,15 @@ class Emitter:
             raise CodegenError(
                 f"equation {prim.name} is an inline primitive (a custom rule), which staging "
                 "runs through and never records; a Program holding one was built by hand")
+        rule = prim.emit
+        text = rule.expression(self, eqn, ins, py) if rule is not None else None
+        if text is not None:
+            return text
         op = BINARY_OPS.get(prim.name) if len(ins) == 2 else "-" if prim.name == "neg" else None
         if op is not None and not params:
             if len(ins) == 1:
                 return f"-({ins[0]})" if ins[0].startswith("-") else f"-{ins[0]}"
             return f"{ins[0]} {op} {ins[1]}"
-        if prim.name == "abs" and not params:      # the impl is Python's abs
-            return f"abs({ins[0]})"
-        if prim.name == "dup" and not params:
-            return "(" + ", ".join(ins * len(eqn.outputs)) + ")"
         if not params and Ident(prim.impl) in _NUMPY_NAMES:
             return f"{self.np}.{_NUMPY_NAMES[Ident(prim.impl)]}({', '.join(ins)})"
         special = _DIRECT.get(prim.name)

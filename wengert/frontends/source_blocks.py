@@ -24,6 +24,7 @@ from ..ir import Aval, aval_of
 from ..primitives import arith
 from ..primitives.core import TracerBase, zeros
 from ..pytree import flatten, unflatten
+from ..primitives.control.stage import stage_loop
 from ..staging import closure_convert, stage
 from .source_names import EXIT_FLAG
 
@@ -205,9 +206,15 @@ class Block:
     After staging: ``out_info[k]`` is ``("op", spec)`` or ``("py", value)``;
     ``operands`` are the state's operand leaves, the Program's inputs after
     its closed-over values ``consts``; ``exits``: the block certainly
-    returned, broke or continued."""
+    returned, broke or continued.
 
-    def __init__(self, fn, lead_avals, state, names, name, coerce=None, where=None):
+    A loop's body (``loop``: its params type, ``control.params``) is called
+    as ``fn(*lead, *x_i, *state)`` (``xs_avals``: the per-iteration values')
+    and staged in the loop's body layout, its closed-over values first among
+    the consts (``control.stage.stage_loop``)."""
+
+    def __init__(self, fn, lead_avals, state, names, name, coerce=None, where=None, loop=None,
+                 xs_avals=()):
         self.state, self.names = state, names
         in_leaves = [operand_leaves(v) for v in state]
         self.is_op = [ls is not None for ls in in_leaves]
@@ -258,9 +265,21 @@ class Block:
             self.out_info = info
             return leaves
 
-        self.prog, self.consts = closure_convert(stage(
-            flat, list(lead_avals) + [aval_of(x) for x in self.operands], name=name,
-            dynamic=True, keep_custom=True))
+        carry_avals = [aval_of(x) for x in self.operands]
+        if loop is None:
+            self.prog, self.consts = closure_convert(stage(
+                flat, list(lead_avals) + carry_avals, name=name, dynamic=True, keep_custom=True))
+            return
+        nk, n_index = len(carry_avals), n_lead
+
+        def body(*ins):         # the loop's order (i, carry, xs) -> fn's (i, xs, carry)
+            index, rest = ins[:n_index], ins[n_index:]
+            return flat(*index, *rest[nk:], *rest[:nk])
+
+        n_lead += len(xs_avals)     # what ``flat`` passes to ``fn`` before the state
+        self.prog, self.consts = stage_loop(body, loop, lead=lead_avals, carry=carry_avals,
+                                            xs=xs_avals, name=name, closure=True,
+                                            keep_custom=True)
 
     def output_slices(self):
         """Per state entry that is an operand output: its slice of the

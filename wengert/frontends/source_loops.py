@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, ordering
+from ..primitives.control.params import ForParams, WhileParams
 from ..primitives.checkpoint import checkpointed, checkpointed_loop
 from .source_env import EnvObject
 from .source_blocks import (Block, Undefined, assemble, coerce_to, join_spec, spec_of, widens,
@@ -147,15 +148,11 @@ def _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedu
             nxs = len(xs)
             x_i = rest[:nxs]
             return body(item_of(i, x_i), *rest[nxs:])
-        return Block(fn, [Aval((), np.int64)] + lead, st, names, "for_body", where=where)
+        return Block(fn, [Aval((), np.int64)], st, names, "for_body", where=where,
+                     loop=ForParams, xs_avals=lead)
 
     block, state = _loop_fixpoint(run_block, state, names, where)
-    # body program inputs: (consts, i, x_i..., carry...) -> loop order (i, consts, carry, xs)
-    prog, nc = block.prog, len(block.consts)
-    nx = len(xs)
-    ins = prog.inputs
-    prog = Program([ins[nc]] + ins[:nc] + ins[nc + 1 + nx:] + ins[nc + 1:nc + 1 + nx],
-                   prog.eqns, prog.outputs, prog.name)
+    prog = block.prog               # in the loop's layout (i, consts, carry, xs)
     if schedule is None:
         res = control.for_loop(n, prog, block.consts, block.operands, xs)
     else:
@@ -274,7 +271,8 @@ def while_stmt(cond_fn, body_fn, state, names, lineno):
 
 def _structured_while(cond_fn, body_fn, state, names, where):
     def run_block(st):
-        return Block(body_fn, [], st, names, "while_body", where=where)
+        return Block(body_fn, [], st, names, "while_body", where=where,
+                     loop=WhileParams)
 
     block, state = _loop_fixpoint(run_block, state, names, where)
     cblock = Block(lambda *s: (cond_fn(*s),), [], state, ("__wg_cond",), "while_cond")

@@ -43,6 +43,14 @@ from .core import (BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, bind, eval_
                    instantiate, is_float, register)
 from ..errors import ConcretizationError, UnsupportedSyntax
 from ..ir import Aval, aval_of, has_effect
+from .control import for_loop_jvp, for_loop_linearize
+from .control.params import ForParams, SweepParams, split
+from .control.stage import stage_loop
+from .index import getitem
+from .index import stack
+from .shape import add_any
+from .checkpoint_emit import (CheckpointEmit, CheckpointedLoopEmit, LoopForwardEmit,
+                              LoopReverseEmit, ThroughImplEmit)
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p", "checkpointed_loop_p", "loop_forward_p",
            "loop_lin_p", "loop_reverse_p", "checkpointed_loop", "checkpointed"]
@@ -113,7 +121,7 @@ checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl
                                   jvp=checkpoint_jvp, linearize=BY_IMPL,
                                   linearize_for_vjp=checkpoint_linearize_for_vjp,
                                   transpose=NOT_LINEAR, abstract_eval=checkpoint_aval,
-                                  multiple_results=True))
+                                  multiple_results=True, emit=CheckpointEmit()))
 
 
 # --- checkpoint_lin ----------------------------------------------------
@@ -144,80 +152,62 @@ def checkpoint_lin_transpose(cts, *args, body, mask):
 checkpoint_lin_p = register(Primitive(
     "checkpoint_lin", nargs=None, impl=checkpoint_lin_impl,
     jvp=BY_IMPL, transpose=checkpoint_lin_transpose,
-    abstract_eval=checkpoint_lin_aval, multiple_results=True))
+    abstract_eval=checkpoint_lin_aval, multiple_results=True, emit=ThroughImplEmit()))
 
 
 # --- the loops' helpers -----------------------------------------------
-def _split(args, *sizes):
-    out, k = [], 0
-    for s in sizes:
-        out.append(list(args[k:k + s]))
-        k += s
-    out.append(list(args[k:]))
-    return out
-
-
-def _step(body, consts):
-    return lambda k, state: tuple(eval_program(body, [k, *consts, *state]))
+# The layouts of the four loops are ``SweepParams``'s (``control/params.py``).
+def _step(p, consts):
+    body = p.body
+    return lambda k, state: tuple(eval_program(body, p.join_operands(k, consts, state)))
 
 
 def _stack_states(states, avals):
     """One stacked array per carry leaf (zero rows when nothing is stored)."""
-    from .index import stack
     if not states:
         return [np.zeros((0,) + a.shape, a.dtype) for a in avals]
     return [stack([s[j] for s in states]) for j in range(len(avals))]
 
 
-def _carry_avals(body, num_consts):
-    return body.in_avals[1 + num_consts:]
-
-
 # --- checkpointed_loop -------------------------------------------------
-def checkpointed_loop_impl(n, *args, body, schedule, num_consts, num_carry, length):
-    consts, carry = args[:num_consts], args[num_consts:]
-    step = _step(body, consts)
+def checkpointed_loop_impl(*args, **params):
+    p = SweepParams.of(params)
+    n, consts, carry, _ = p.split_operands(args)
+    step = _step(p, consts)
     for k in range(_trip_count(n)):
         carry = step(k, carry)
     return tuple(carry)
 
 
-def checkpointed_loop_aval(n, *avals, body, schedule, num_consts, num_carry, length):
-    return tuple(body.out_avals)
+def checkpointed_loop_aval(*avals, **params):
+    return tuple(SweepParams.of(params).body.out_avals)
 
 
-def checkpointed_loop_jvp(primals, tangents, body, schedule, num_consts, num_carry, length):
+def checkpointed_loop_jvp(primals, tangents, **params):
     # forward mode stores nothing: the plain loop's rule
-    from .control import for_loop_jvp
-    return for_loop_jvp(primals, tangents, body=body, num_consts=num_consts,
-                        num_carry=num_carry, reverse=False, length=length)
+    return for_loop_jvp(primals, tangents, **SweepParams.of(params).plain_loop().as_params())
 
 
-def checkpointed_loop_linearize(primals, tangents, body, schedule, num_consts, num_carry,
-                                length):
+def checkpointed_loop_linearize(primals, tangents, **params):
     # linearize for forward mode (jacfwd) stores nothing either: the plain loop's rule
-    from .control import for_loop_linearize
-    return for_loop_linearize(primals, tangents, body=body, num_consts=num_consts,
-                              num_carry=num_carry, reverse=False, length=length)
+    return for_loop_linearize(primals, tangents,
+                              **SweepParams.of(params).plain_loop().as_params())
 
 
-def checkpointed_loop_linearize_for_vjp(primals, tangents, body, schedule, num_consts,
-                                        num_carry, length):
-    _refuse_effects(body, "a checkpointed loop")
-    n = primals[0]
-    consts, carry = _split(primals[1:], num_consts)
-    t_consts, t_carry = _split(tangents[1:], num_consts)
+def checkpointed_loop_linearize_for_vjp(primals, tangents, **params):
+    p = SweepParams.of(params)
+    _refuse_effects(p.body, "a checkpointed loop")
+    n, consts, carry, _ = p.split_operands(primals)
+    _, t_consts, t_carry, _ = p.split_operands(tangents)
     m_consts = tuple(not isinstance(t, Zero) and is_float(aval_of(c))
                      for c, t in zip(consts, t_consts))
     # every float carry gets a tangent: the body may make a constant one vary
-    m_carry = tuple(is_float(a) for a in _carry_avals(body, num_consts))
-    params = dict(body=body, schedule=schedule, num_consts=num_consts, num_carry=num_carry,
-                  length=length)
-    fwd = bind(loop_forward_p, n, *consts, *carry, **params)
-    carry_out, saved = fwd[:num_carry], fwd[num_carry:]
+    m_carry = tuple(is_float(a) for a in p.carry_avals)
+    carry_out, last, stored = p.split_forward_outputs(
+        bind(loop_forward_p, *p.join_operands(n, consts, carry), **params))
     nz_consts = [t for t, m in zip(t_consts, m_consts) if m]
     nz_carry = [instantiate(t) for t, m in zip(t_carry, m_carry) if m]
-    t_out = iter(bind(loop_lin_p, n, *consts, *saved, *nz_consts, *nz_carry,
+    t_out = iter(bind(loop_lin_p, *p.join_saved(n, consts, last, stored, nz_consts + nz_carry),
                       mask=(m_consts, m_carry), **params))
     return tuple(carry_out), tuple(next(t_out) if m else Zero(aval_of(c))
                                    for c, m in zip(carry_out, m_carry))
@@ -227,25 +217,26 @@ checkpointed_loop_p = register(Primitive(
     "checkpointed_loop", nargs=None, impl=checkpointed_loop_impl, jvp=checkpointed_loop_jvp,
     linearize=checkpointed_loop_linearize,
     linearize_for_vjp=checkpointed_loop_linearize_for_vjp, transpose=NOT_LINEAR,
-    abstract_eval=checkpointed_loop_aval, multiple_results=True))
+    abstract_eval=checkpointed_loop_aval, multiple_results=True, emit=CheckpointedLoopEmit()))
 
 
 def checkpointed_loop(n, body, consts, carry, schedule):
     """Run ``body`` (a Program in loop form, no per-iteration inputs or
     outputs) ``n`` times; reverse mode follows ``schedule``."""
     length = int(n) if isinstance(n, (int, np.integer)) else None
-    return bind(checkpointed_loop_p, n, *consts, *carry, body=body, schedule=schedule,
-                num_consts=len(consts), num_carry=len(carry), length=length)
+    p = SweepParams(body, len(consts), len(carry), schedule=schedule, length=length)
+    return bind(checkpointed_loop_p, *p.join_operands(n, consts, carry), **p.as_params())
 
 
 # --- loop_forward ------------------------------------------------------
-def loop_forward_impl(n, *args, body, schedule, num_consts, num_carry, length):
+def loop_forward_impl(*args, **params):
     from ..transforms.checkpoint_schedules import ADVANCE, STORE
-    consts, state = _split(args, num_consts)
+    p = SweepParams.of(params)
+    n, consts, state, _ = p.split_operands(args)
     state = tuple(state)
     n = _trip_count(n)
-    step, stored, last = _step(body, consts), {}, state
-    for kind, k in schedule.forward(n):
+    step, stored, last = _step(p, consts), {}, state
+    for kind, k in p.schedule.forward(n):
         if kind == ADVANCE:
             last = state
             state = step(k, state)
@@ -253,51 +244,52 @@ def loop_forward_impl(n, *args, body, schedule, num_consts, num_carry, length):
             stored[k] = state
         else:
             del stored[k]
-    states = [stored[p] for p in schedule.stored(n)]
-    return state + last + tuple(_stack_states(states, _carry_avals(body, num_consts)))
+    states = [stored[j] for j in p.schedule.stored(n)]
+    return tuple(p.join_forward_outputs(state, last, _stack_states(states, p.carry_avals)))
 
 
-def loop_forward_aval(n, *avals, body, schedule, num_consts, num_carry, length):
-    carry = _carry_avals(body, num_consts)
-    rows = None if length is None else len(schedule.stored(length))
-    return tuple(carry) + tuple(carry) + tuple(Aval((rows,) + a.shape, a.dtype) for a in carry)
+def loop_forward_aval(*avals, **params):
+    p = SweepParams.of(params)
+    carry = p.carry_avals
+    rows = None if p.length is None else len(p.schedule.stored(p.length))
+    return tuple(p.join_forward_outputs(carry, carry,
+                                        [Aval((rows,) + a.shape, a.dtype) for a in carry]))
 
 
 loop_forward_p = register(Primitive(
     "loop_forward", nargs=None, impl=loop_forward_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
-    abstract_eval=loop_forward_aval, multiple_results=True))
+    abstract_eval=loop_forward_aval, multiple_results=True, emit=LoopForwardEmit()))
 
 
 # --- loop_lin ----------------------------------------------------------
 def _initial_state(schedule, n, last, stored):
     """s_0: the first stored state (every schedule stores it when n > 1),
     or ``last`` for a single step."""
-    from .index import getitem
     if n == 1:
         return tuple(last)
     assert schedule.stored(n)[0] == 0, f"{schedule!r} does not store s_0"
     return tuple(getitem(s, 0) for s in stored)
 
 
-def loop_lin_impl(n, *args, body, schedule, num_consts, num_carry, length, mask):
+def loop_lin_impl(*args, **params):
     """Tangents through the loop, forward (the linear function evaluated,
     not transposed): one jvp of the loop from s_0."""
     from ..transforms.jvp import jvp_flat
-    m_consts, m_carry = mask
-    consts, last, stored, t_nz = _split(args, num_consts, num_carry, num_carry)
+    p = SweepParams.of(params)
+    m_consts, m_carry = p.mask
+    n, consts, last, stored, t_nz = p.split_saved(args)
     t_it = iter(t_nz)
     t_consts = [next(t_it) if m else Zero(aval_of(c)) for c, m in zip(consts, m_consts)]
-    avals = _carry_avals(body, num_consts)
-    t_carry = [next(t_it) if m else Zero(a) for a, m in zip(avals, m_carry)]
+    t_carry = [next(t_it) if m else Zero(a) for a, m in zip(p.carry_avals, m_carry)]
     n = _trip_count(n)
     if n == 0:
         return tuple(t for t, m in zip(t_carry, m_carry) if m)
-    state0 = _initial_state(schedule, n, last, stored)
+    state0 = _initial_state(p.schedule, n, last, stored)
 
     def run(*xs):
-        step = _step(body, xs[:num_consts])
-        state = tuple(xs[num_consts:])
+        consts, state = split(xs, p.num_consts)
+        step, state = _step(p, consts), tuple(state)
         for k in range(n):
             state = step(k, state)
         return list(state)
@@ -306,60 +298,66 @@ def loop_lin_impl(n, *args, body, schedule, num_consts, num_carry, length, mask)
     return tuple(instantiate(d) for d, m in zip(dots, m_carry) if m)
 
 
-def loop_lin_aval(n, *avals, body, schedule, num_consts, num_carry, length, mask):
-    return tuple(a for a, m in zip(_carry_avals(body, num_consts), mask[1]) if m)
+def loop_lin_aval(*avals, **params):
+    p = SweepParams.of(params)
+    return tuple(a for a, m in zip(p.carry_avals, p.mask[1]) if m)
 
 
-def _step_vjp_program(body, num_consts, m_consts, m_carry):
+def _step_vjp_program(p):
     """``(i, consts, state, ct_next) -> (ct_consts, ct_state)``: one step
     linearized at its state and transposed (cotangents for the differentiated
-    consts and the float carries)."""
-    from ..staging import stage
+    consts and the float carries), a loop body whose per-iteration values are
+    the cotangents."""
     from ..transforms.vjp import vjp_flat
-    carry = _carry_avals(body, num_consts)
-    nk = len(carry)
+    m_consts, m_carry = p.mask
+    carry = p.carry_avals
+    layout = ForParams(None, p.num_consts, p.num_carry)
 
-    def step_vjp(i, *rest):
-        consts, state, ct = rest[:num_consts], rest[num_consts:num_consts + nk], iter(
-            rest[num_consts + nk:])
-        _, _, pullback = vjp_flat(lambda *xs: eval_program(body, [i, *xs]),
+    def step_vjp(*ins):
+        i, consts, state, ct = layout.split_operands(ins)
+        ct = iter(ct)
+        _, _, pullback = vjp_flat(lambda *xs: eval_program(p.body, [i, *xs]),
                                   list(consts) + list(state), list(m_consts) + list(m_carry))
         return list(pullback([next(ct) if m else Zero(a) for a, m in zip(carry, m_carry)]))
 
-    avals = list(body.in_avals) + [a for a, m in zip(carry, m_carry) if m]
-    return stage(step_vjp, avals, name=f"{body.name}_vjp", role="%ct")
+    lead, consts, _, _ = p.operand_groups(p.body.in_avals)
+    body, _ = stage_loop(step_vjp, ForParams, lead=lead, consts=consts, carry=carry,
+                         xs=[a for a, m in zip(carry, m_carry) if m],
+                         name=f"{p.body.name}_vjp", role="%ct")
+    return body
 
 
-def loop_lin_transpose(cts, n, *args, body, schedule, num_consts, num_carry, length, mask):
-    m_consts, m_carry = mask
-    consts, last, stored, _ = _split(args, num_consts, num_carry, num_carry)
-    body_vjp = _step_vjp_program(body, num_consts, m_consts, m_carry)
+def loop_lin_transpose(cts, *args, **params):
+    p = SweepParams.of(params)
+    n, consts, last, stored, _ = p.split_saved(args)
+    body_vjp = _step_vjp_program(p)
     ct = [instantiate(c) for c in cts]
-    out = bind(loop_reverse_p, n, *consts, *last, *stored, *ct, body=body, body_vjp=body_vjp,
-               schedule=schedule, num_consts=num_consts, num_carry=num_carry, length=length,
-               mask=mask)
-    return (None,) * (1 + num_consts + 2 * num_carry) + tuple(out)
+    # (the params list body before body_vjp: their code blocks come in that order)
+    out = bind(loop_reverse_p, *p.join_saved(n, consts, last, stored, ct),
+               **p.replace(body_vjp=body_vjp).as_params())
+    return tuple(p.join_saved(None, [None] * len(consts), [None] * len(last),
+                              [None] * len(stored), out))
 
 
 loop_lin_p = register(Primitive(
     "loop_lin", nargs=None, impl=loop_lin_impl, jvp=BY_IMPL,
-    transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True))
+    transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True,
+    emit=ThroughImplEmit()))
 
 
 # --- loop_reverse ------------------------------------------------------
-def loop_reverse_impl(n, *args, body, body_vjp, schedule, num_consts, num_carry, length, mask):
+def loop_reverse_impl(*args, body_vjp, **params):
     from ..transforms.checkpoint_schedules import ADVANCE, FREE, RESTORE, STORE
-    from .index import getitem
-    from .shape import add_any
-    m_consts, _ = mask
-    consts, last, stored, ct = _split(args, num_consts, num_carry, num_carry)
+    p = SweepParams.of(params)
+    m_consts, _ = p.mask
+    n, consts, last, stored, ct = p.split_saved(args)
     n = _trip_count(n)
-    store = {p: tuple(getitem(s, j) for s in stored)
-             for j, p in enumerate(schedule.stored(n))}
+    store = {j: tuple(getitem(s, row) for s in stored)
+             for row, j in enumerate(p.schedule.stored(n))}
     acc = [instantiate(Zero(aval_of(c))) for c, m in zip(consts, m_consts) if m]
-    n_acc = len(acc)
-    step, state = _step(body, consts), tuple(last)
-    for kind, k in schedule.reverse(n):
+    step, state = _step(p, consts), tuple(last)
+    vjp_layout = ForParams(body_vjp, p.num_consts, p.num_carry)
+    for kind, k in p.schedule.reverse(n):
         if kind == ADVANCE:
             state = step(k, state)
         elif kind == STORE:
@@ -369,20 +367,20 @@ def loop_reverse_impl(n, *args, body, body_vjp, schedule, num_consts, num_carry,
         elif kind == FREE:
             del store[k]
         else:
-            out = eval_program(body_vjp, [k, *consts, *state, *ct])
-            acc = [add_any(a, c) for a, c in zip(acc, out[:n_acc])]
-            ct = out[n_acc:]
+            ct_consts, ct = split(eval_program(body_vjp, vjp_layout.join_operands(
+                k, consts, state, ct)), len(acc))
+            acc = [add_any(a, c) for a, c in zip(acc, ct_consts)]
     return tuple(acc) + tuple(ct)
 
 
-def loop_reverse_aval(n, *avals, body, body_vjp, schedule, num_consts, num_carry, length, mask):
+def loop_reverse_aval(*avals, body_vjp, **params):
     return tuple(body_vjp.out_avals)
 
 
 loop_reverse_p = register(Primitive(
     "loop_reverse", nargs=None, impl=loop_reverse_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
-    abstract_eval=loop_reverse_aval, multiple_results=True))
+    abstract_eval=loop_reverse_aval, multiple_results=True, emit=LoopReverseEmit()))
 
 
 # --- the loop marker of the source engine ------------------------------

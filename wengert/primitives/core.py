@@ -23,6 +23,18 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
 * ``batch(args, batched, **params)``  how a linear primitive runs on operands
   carrying a leading batch axis (Jacobians in one pass); ``None`` falls back
   to a loop over the batch;
+* ``dce(eqn, used, dce) -> eqn``  the equation without the parts (loop
+  carries, operands) that its ``used`` outputs (one flag each) do not need
+  (``dce``: the pass, for the sub-Programs it prunes);
+* ``simplify(eqn, ins, copies) -> (eqns, outs) | None``  a rewrite of the
+  equation (operands ``ins``): the equations in its place and an atom for
+  each output (a ``cond`` on a literal index is its branch);
+* ``print(eqn, operand_names)``  the sub-Programs it holds, each with the
+  operand names its read-only inputs take (``printing.walk``);
+* ``emit``  its Python code (``backends/pycodegen.py``): an ``EmitRule``
+  (``rules.py``) whose ``statements`` (control flow, calls made at run
+  time) or ``expression`` (``abs(x)``) the code generator asks first, with
+  ``python_scalars`` for primitives that pass values through;
 * ``complex_ok``  its rules were audited for complex operands and results
   (JAX's conventions: complex tangents, the linear transpose without
   conjugation); complex values on any other primitive raise
@@ -81,12 +93,13 @@ class Primitive:
     __slots__ = ("name", "nargs", "impl", "abstract_eval", "jvp", "transpose",
                  "zero_rule", "batch", "multiple_results", "inline", "differentiable",
                  "linearize", "linearize_for_vjp", "jvp_for_grad", "runtime", "effect",
-                 "complex_ok", "__dict__")
+                 "complex_ok", "dce", "simplify", "print", "emit", "__dict__")
 
     def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
                  zero_rule=None, batch=None, multiple_results=False, inline=False,
                  differentiable=True, linearize=None, linearize_for_vjp=None,
-                 jvp_for_grad=None, runtime=False, effect=False, complex_ok=False):
+                 jvp_for_grad=None, runtime=False, effect=False, complex_ok=False,
+                 dce=None, simplify=None, print=None, emit=None):
         self.name = name
         self.nargs = nargs                  # None: variadic
         self.impl = impl
@@ -108,6 +121,11 @@ class Primitive:
         self.runtime = runtime or effect
         self.effect = effect
         self.complex_ok = complex_ok        # rules right for complex values (see above)
+        # the passes' rules (None: the pass's default), see ``Primitive``'s docstring
+        self.dce = dce
+        self.simplify = simplify
+        self.print = print
+        self.emit = emit
 
     @property
     def linear(self):

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from .core import NOT_LINEAR, Primitive, Zero, bind, register
+from .rules import EmitRule
 from ..errors import NoDerivativeRule, WengertError
 from ..ir import Aval, Ident, aval_of
 
@@ -165,10 +166,17 @@ def host_call_jvp(primals, tangents, fn, args, kwargs, outs, checked):
         "mu + sigma * rng.standard_normal(shape)), or give it a rule with wg.custom_jvp")
 
 
+class HostCallEmit(EmitRule):
+    def statements(self, code, eqn, ins, py, outs, subs):
+        """A call made when the code runs: 0 or 1 result."""
+        text = code.host_call(eqn, ins)
+        return [f"{outs[0]} = {text}"] if outs else [text]
+
+
 host_call_p = register(Primitive(
     "host_call", nargs=None, impl=host_call_impl, abstract_eval=host_call_aval,
     jvp=host_call_jvp, transpose=NOT_LINEAR, multiple_results=True, runtime=True,
-    effect=True))
+    effect=True, emit=HostCallEmit()))
 
 
 def host_call(fn, operands, args, kwargs, out_aval, checked=True):

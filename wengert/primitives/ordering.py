@@ -18,7 +18,7 @@ import numpy as np
 from .arith import (_python_numbers_kept, _unary, _zero_jvp, add, conj, div, mul, real, sub,
                     where)
 from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
-from .rules import elementwise_aval, python_operator
+from .rules import EmitRule, elementwise_aval, python_operator
 from ..ir import Aval, aval_of
 
 _wrap = wrapper_of
@@ -43,8 +43,15 @@ def abs_aval(x):
 # Python's abs, like the operators above: np.absolute on arrays and NumPy
 # scalars, and a Python float stays one (a ufunc on it costs ~6x more)
 _abs_elementwise_aval = elementwise_aval("abs", python_scalars=True)
+
+
+class AbsEmit(EmitRule):
+    def expression(self, code, eqn, ins, py):
+        return f"abs({ins[0]})" if not eqn.params else None     # the impl is Python's abs
+
+
 abs_p = register(Primitive("abs", nargs=1, impl=operator.abs, jvp=abs_jvp, transpose=NOT_LINEAR,
-                           abstract_eval=abs_aval))
+                           abstract_eval=abs_aval, emit=AbsEmit()))
 abs = _wrap(abs_p)
 
 sign_p = _unary("sign", np.sign, None, float_out=False)

@@ -89,3 +89,38 @@ def elementwise_aval(name, float_out=False, out_dtype=None, python_scalars=False
         return Aval(shape, dtype, weak=weak)
     abstract_eval.__name__ = f"{name}_abstract_eval"
     return abstract_eval
+
+
+class EmitRule:
+    """A row's ``emit`` rule: its Python code, for ``backends/pycodegen.py``
+    (which passes ``code``, its code writer: names, literals and the text
+    helpers). Each method may answer None: the code generator's default."""
+
+    def statements(self, code, eqn, ins, py, outs, subs):
+        """The statements of ``outs = eqn (ins)`` (``py[k]``: operand ``k``
+        may be a Python scalar; ``subs``: the code blocks of the
+        sub-Programs, by param), or None: ``outs = <expression>``."""
+        return None
+
+    def expression(self, code, eqn, ins, py):
+        """The right-hand side of ``outs = eqn (ins)``, or None: the
+        Emitter's (an operator, a NumPy call, the impl)."""
+        return None
+
+    def python_scalars(self, eqn, py_ins, run):
+        """Which outputs may be Python scalars, given which operands may
+        (``run(prog, flags)`` answers it for a sub-Program), or None: those
+        of an impl, which returns NumPy values."""
+        return None
+
+    def operand_uses(self, eqn):
+        """How each operand is read: ``"trip"`` (a loop's trip count),
+        ``"xs"`` (a loop's per-iteration values) or ``"other"``; None: all
+        ``"other"``."""
+        return None
+
+    def prepare(self, eqn, params, reuse):
+        """The params with their sub-Programs rewritten for code generation
+        (the code may share values between them; ``verify`` need not accept
+        the result)."""
+        return params

@@ -20,7 +20,7 @@ from .. import dims as _dims
 from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, register, wrapper_of, zero_if_any
 from ..dims import as_int
 from ..ir import Aval, aval_of
-from .rules import result_dtype, shape_error
+from .rules import EmitRule, result_dtype, shape_error
 
 
 _wrap = wrapper_of
@@ -48,9 +48,27 @@ def dup_zero_rule(x):
     return x, x
 
 
+def dup_simplify(eqn, ins, copies):
+    """In generated code (``copies``) a ``dup``'s outputs are its operand;
+    printed programs keep their ``dup``s: they show the seeds' duality."""
+    if copies and not eqn.params:
+        return [], [ins[0]] * len(eqn.outputs)
+    return None
+
+
+class DupEmit(EmitRule):
+    """``(a, b) = (x, x)``: the operand itself, twice (a Python scalar stays one)."""
+
+    def expression(self, code, eqn, ins, py):
+        return "(" + ", ".join(ins * len(eqn.outputs)) + ")" if not eqn.params else None
+
+    def python_scalars(self, eqn, py_ins, run):
+        return [py_ins[0]] * len(eqn.outputs)
+
+
 dup_p = register(Primitive("dup", nargs=1, impl=dup_impl, jvp=dup_jvp, transpose=dup_transpose,
                            abstract_eval=dup_aval, multiple_results=True,
-                           zero_rule=dup_zero_rule))
+                           zero_rule=dup_zero_rule, simplify=dup_simplify, emit=DupEmit()))
 dup = _wrap(dup_p)
 
 

@@ -9,8 +9,10 @@
   evaluated;
 * common subexpressions: an equation equal to an earlier one (same
   primitive, same operands, same params) reuses its outputs;
-* copies (``copies=True``, for generated code): the outputs of a ``dup`` are
-  its operand, and ``neg (neg x)`` is ``x`` (what transposing ``sub`` twice
+* rewrites a row asks for (``Primitive.simplify``): a ``cond`` on a literal
+  index is its branch; with ``copies`` (for generated code) the outputs of a
+  ``dup`` are its operand;
+* copies (``copies=True``): ``neg (neg x)`` is ``x`` (what transposing ``sub`` twice
   leaves). Printed programs keep their ``dup``s: they show the seeds' duality;
 * signs (with ``copies``): a negation moves out of the way until an ``add``,
   ``sub`` or ``neg`` absorbs it: ``a + (-b)`` is ``a - b``, ``a - (-b)`` is
@@ -20,10 +22,11 @@
   at ``a = 0.0, b = -0.0``);
 * int literals (with ``copies``): ``3 * y`` on a float ``y`` is ``3.0 * y``
   (the same value and dtype; Python multiplies two floats twice as fast);
-* loops: a carry that the body passes through unchanged is its initial
-  value; a carry, per-iteration output or operand that nothing needs is
-  dropped (``_prune_loop``);
-* dead code: equations whose outputs nothing uses are dropped.
+* loops (their rows' rules): a carry that the body passes through unchanged
+  is its initial value; a carry, per-iteration output or operand that
+  nothing needs is dropped;
+* dead code: equations whose outputs nothing uses are dropped, and the parts
+  of an equation its row's ``dce`` rule drops.
 
 Transforms already avoid forming symbolic zeros; this pass cleans what a
 Program built by hand or by composition still holds.
@@ -92,18 +95,6 @@ def simplify(prog, copies=False):
         eqn = pending.pop()
         ins = [sub(x) for x in eqn.inputs]
         name, out = eqn.prim.name, eqn.outputs
-        if name == "cond" and isinstance(ins[0], Lit) and not hasattr(ins[0].val, "_trace"):
-            # a branch chosen by a literal: its equations replace the cond
-            branch = eqn.params["branches"][int(ins[0].val)]
-            body, results = _inline(simplify(branch, copies), ins[1:])
-            eqns.extend(body)
-            for v, w in zip(out, results):
-                subst[v] = w
-            continue
-        if copies and name == "dup" and not eqn.params:
-            for v in out:
-                subst[v] = ins[0]
-            continue
         if copies and name == "neg" and not isinstance(ins[0], Lit) and ins[0] in negated:
             subst[out[0]] = negated[ins[0]]
             continue
@@ -114,8 +105,15 @@ def simplify(prog, copies=False):
                 pending.extend(reversed(rewritten))
                 continue
         eqn = _simplify_params(eqn, copies)
-        if name in _LOOPS:
-            _pass_through(eqn, ins, subst)
+        rule = eqn.prim.simplify
+        rewritten = rule(eqn, ins, copies) if rule is not None else None
+        if rewritten is not None:
+            # the row's rewrite (a cond on a literal index is its branch; a
+            # loop's unchanged carry is its initial value)
+            new_eqns, results = rewritten
+            eqns.extend(new_eqns)
+            subst.update((v, w) for v, w in zip(out, results) if w is not v)
+            continue
         if not eqn.prim.multiple_results and len(out) == 1:
             shape = out[0].aval.shape
             if name in _SIGN_RULES and (copies or name != "add_any"):
@@ -168,26 +166,6 @@ def _simplify_params(eqn, copies):
             v = tuple(simplify(p, copies) for p in v)
         params[k] = v
     return Eqn(eqn.prim, eqn.inputs, eqn.outputs, params)
-
-
-def _inline(prog, args):
-    """(equations, outputs) of ``prog`` with its inputs replaced by ``args`` and
-    fresh variables for everything it defines (a Program may be inlined twice)."""
-    from ..ir import Var
-    env = {v: a for v, a in zip(prog.inputs, args)}
-
-    def read(x):
-        return x if isinstance(x, Lit) else env.get(x, x)
-
-    eqns = []
-    for e in prog.eqns:
-        outs = []
-        for v in e.outputs:
-            w = Var(v.aval, v.hint)
-            env[v] = w
-            outs.append(w)
-        eqns.append(Eqn(e.prim, tuple(read(x) for x in e.inputs), tuple(outs), e.params))
-    return eqns, [read(x) for x in prog.outputs]
 
 
 def _uniform_as_scalar(ins, out):
@@ -295,75 +273,15 @@ def _float_literals(ins):
     return ins
 
 
-# --- loops --------------------------------------------------------------------------
-_LOOPS = {"for_loop": 1, "while_loop": 0}      # operands before the consts (the trip count)
-
-
-def _pass_through(eqn, ins, subst):
-    """A carry whose new value is the body's carry input itself never changes:
-    the loop's output is the initial value (also after no iteration)."""
-    body, first = eqn.params["body"], _LOOPS[eqn.prim.name]
-    nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
-    for k in range(nk):
-        if body.outputs[k] is body.inputs[first + nc + k]:
-            subst[eqn.outputs[k]] = ins[first + nc + k]
-
-
-def _needed_inputs(prog, outputs):
-    """Positions of ``prog``'s inputs that computing ``outputs``, and the
-    effects ``prog`` has, read."""
-    live = {x for x in outputs if not isinstance(x, Lit)}
-    for eqn in reversed(prog.eqns):
-        if any(v in live for v in eqn.outputs) or acts(eqn):
-            live.update(x for x in eqn.inputs if not isinstance(x, Lit))
-    return {k for k, v in enumerate(prog.inputs) if v in live}
-
-
-def _prune_loop(eqn, live):
-    """``eqn`` (a loop) without the carries, per-iteration outputs and
-    operands that no live output needs. A carry stays while the body needs
-    its value for something kept (a kept carry, a kept output, the condition)."""
-    p, first = eqn.params, _LOOPS[eqn.prim.name]
-    nc, nk, body = p["num_consts"], p["num_carry"], p["body"]
-    cond = p.get("cond")
-    ys_at = nk + (eqn.prim.name == "while_loop")          # a while loop's count before ys
-    keep_ys = [v in live for v in eqn.outputs[ys_at:]]
-    keep_carry = [v in live for v in eqn.outputs[:nk]]
-    cond_needs = _needed_inputs(cond, cond.outputs) if cond is not None else set()
-    while True:
-        outs = [o for o, k in zip(body.outputs, keep_carry + keep_ys) if k]
-        needs = _needed_inputs(body, outs) | cond_needs
-        more = [k or first + nc + j in needs for j, k in enumerate(keep_carry)]
-        if more == keep_carry:
-            break
-        keep_carry = more
-    keep_in = [True] * first + [k in needs for k in range(first, first + nc)] + keep_carry \
-        + [k in needs for k in range(first + nc + nk, len(body.inputs))]
-    keep_out = keep_carry + keep_ys
-    if all(keep_in) and all(keep_out):
-        return eqn
-
-    def pick(items, flags):
-        return [x for x, f in zip(items, flags) if f]
-
-    params = dict(p, num_consts=sum(keep_in[first:first + nc]), num_carry=sum(keep_carry))
-    params["body"] = dce(Program(pick(body.inputs, keep_in), body.eqns,
-                                  pick(body.outputs, keep_out), body.name))
-    if cond is not None:
-        params["cond"] = Program(pick(cond.inputs, keep_in), cond.eqns, cond.outputs, cond.name)
-    outs = pick(eqn.outputs[:nk], keep_carry) + list(eqn.outputs[nk:ys_at]) \
-        + pick(eqn.outputs[ys_at:], keep_ys)
-    return Eqn(eqn.prim, pick(eqn.inputs, keep_in), outs, params)
-
-
 def dce(prog):
-    """``prog`` without the equations (and loop parts) no output needs."""
+    """``prog`` without the equations no output needs, and without the parts
+    of an equation (a loop's carries) that its row's ``dce`` rule drops."""
     live = {x for x in prog.outputs if not isinstance(x, Lit)}
     kept = []
     for eqn in reversed(prog.eqns):
         if any(v in live for v in eqn.outputs) or acts(eqn):
-            if eqn.prim.name in _LOOPS:
-                eqn = _prune_loop(eqn, live)
+            if eqn.prim.dce is not None:
+                eqn = eqn.prim.dce(eqn, [v in live for v in eqn.outputs], dce)
             kept.append(eqn)
             live.update(x for x in eqn.inputs if not isinstance(x, Lit))
     kept.reverse()

@@ -1,0 +1,178 @@
+"""``cond``: the branch an index picks, as one equation.
+
+    (outs...) = cond[branches=(b0, b1, ...)] (index, *ops)
+        branch ``int(index)`` maps ops to outs; every branch has the same
+        input and output avals.
+
+Forward mode runs one cond of the jvp'd branches. Under linearize each
+branch is partially evaluated into a known branch (its primal work, also
+giving its residuals) and a linear one reading them: a primal cond, then a
+linear cond over the residuals; the linear cond's transpose is a cond of the
+transposed branches. Code: ``if``/``elif``/``else`` on ``int(index)``.
+"""
+from __future__ import annotations
+
+from ...ir import Aval, Lit, Program, Var, aval_of
+from ..core import Linear, Primitive, bind, eval_program, instantiate, register, zeros
+from ..rules import EmitRule
+from .common import agreeing, tangent_mask
+from .params import CondParams
+from .passes import inline_program
+
+__all__ = ["cond_p", "cond"]
+
+
+def cond_impl(index, *ops, branches):
+    return tuple(eval_program(branches[int(index)], ops))
+
+
+def cond_aval(index, *ops, branches):
+    # a length one branch knows only at run time (a while loop's stored
+    # values) and another leaves empty (a residual slot's filler, whose
+    # length 0 a transform may have made concrete): known at run time
+    return tuple(_join_lengths(avals) for avals in zip(*[b.out_avals for b in branches]))
+
+
+def _join_lengths(avals):
+    first = avals[0]
+    if all(a.shape == first.shape for a in avals[1:]):
+        return first
+    shape = tuple(None if any(a.shape[k] is None or a.shape[k] == 0 for a in avals)
+                  and len({a.shape[k] for a in avals}) > 1 else first.shape[k]
+                  for k in range(len(first.shape)))
+    return Aval(shape, first.dtype, first.weak)
+
+
+def _tangents(primals, tangents):
+    """(index, ops, mask, nonzero tangents) of a cond's operands."""
+    index, ops = CondParams.split_operands(primals)
+    _, t_ops = CondParams.split_operands(tangents)
+    mask = tangent_mask(t_ops, [aval_of(o) for o in ops])
+    return index, ops, mask, [t for t, m in zip(t_ops, mask) if m]
+
+
+def cond_jvp(primals, tangents, branches):
+    from ...transforms.jvp import jvp_program
+    index, ops, mask, nz = _tangents(primals, tangents)
+    n_out = len(branches[0].outputs)
+    jvps = tuple(jvp_program(b, mask) for b in branches)
+    res = bind(cond_p, index, *ops, *nz, branches=agreeing(jvps))
+    return tuple(res[:n_out]), tuple(res[n_out:])
+
+
+def cond_linearize(primals, tangents, branches):
+    from ...transforms.partial_eval import linearize_program
+    index, ops, mask, nz = _tangents(primals, tangents)
+    n_out = len(branches[0].outputs)
+    # partial evaluation: a primal cond that also emits the taken branch's
+    # residuals, then a linear cond reading them. A residual that is one of
+    # the cond's operands is read from the operand; the others go through
+    # slots that branches share by aval (a slot a branch does not fill holds
+    # zeros).
+    parts = [linearize_program(b, mask) for b in branches]
+    slots, plans = [], []
+    for known, _, _ in parts:
+        used, plan = set(), []
+        operand = {v: m for m, v in enumerate(known.inputs)}
+        for r in known.outputs[n_out:]:
+            if isinstance(r, Var) and r in operand:
+                plan.append(("operand", operand[r]))
+                continue
+            a = r.aval
+            # by shape, dtype and weak typing: a Python float and an np.float64
+            # promote differently in the linear branch that reads the slot
+            j = next((j for j, s in enumerate(slots) if j not in used and s.shape == a.shape
+                      and s.dtype == a.dtype and s.weak == a.weak), None)
+            if j is None:
+                slots.append(Aval(a.shape, a.dtype, a.weak))
+                j = len(slots) - 1
+            used.add(j)
+            plan.append(("slot", j))
+        plans.append(plan)
+    needed = sorted({m for plan in plans for kind, m in plan if kind == "operand"})
+    knowns, lins = [], []
+    for (known, lin, nres), plan in zip(parts, plans):
+        res = known.outputs[n_out:]
+        fill = {j: r for (kind, j), r in zip(plan, res) if kind == "slot"}
+        outs = list(known.outputs[:n_out]) + [
+            fill.get(j, Lit(_filler(a), a)) for j, a in enumerate(slots)]
+        knowns.append(Program(known.inputs, known.eqns, outs, known.name))
+        slot_in = {j: v for (kind, j), v in zip(plan, lin.inputs[:nres]) if kind == "slot"}
+        op_in = {m: v for (kind, m), v in zip(plan, lin.inputs[:nres]) if kind == "operand"}
+        ins = ([slot_in.get(j) or Var(a) for j, a in enumerate(slots)]
+               + [op_in.get(m) or Var(aval_of(ops[m])) for m in needed])
+        lins.append(Program(ins + lin.inputs[nres:], lin.eqns, lin.outputs, lin.name))
+    out = bind(cond_p, index, *ops, branches=agreeing(knowns))
+    res = out[n_out:]
+    t_out = bind(cond_p, index, *res, *[ops[m] for m in needed], *nz, branches=agreeing(lins))
+    return tuple(out[:n_out]), tuple(t_out)
+
+
+def _filler(aval):
+    """What a branch puts in a residual slot it does not fill (the other
+    branch's; never read on this path): zeros, of length 0 along a length
+    known only at run time (a while loop's stacked values)."""
+    return zeros(Aval(tuple(0 if d is None else d for d in aval.shape), aval.dtype, aval.weak))
+
+
+def cond_transpose(cts, index, *ops, branches):
+    from ...transforms.transpose import transpose_program
+    mask = [isinstance(o, Linear) for o in ops]
+    nonlin = [o for o in ops if not isinstance(o, Linear)]
+    cts = [instantiate(c) for c in cts]
+    t_branches = tuple(transpose_program(b, mask) for b in branches)
+    in_cts = iter(bind(cond_p, index, *nonlin, *cts, branches=agreeing(t_branches)))
+    return (None,) + tuple(next(in_cts) if m else None for m in mask)
+
+
+class CondEmit(EmitRule):
+    def statements(self, code, eqn, ins, py, outs, subs):
+        """``if int(index) == 0: ... elif ... else:``, each branch inlined."""
+        index, ops = CondParams.split_operands(ins)
+        branches = subs["branches"]
+        if len(branches) == 1:
+            return code.inline(branches[0], ops, outs)
+        if len(branches) == 2 and eqn.inputs[0].aval.dtype.kind == "b":
+            # a boolean test: the true branch (1) first, as the user wrote it
+            return (["if " + index + ":"] + code.suite(code.inline(branches[1], ops, outs))
+                    + ["else:"] + code.suite(code.inline(branches[0], ops, outs)))
+        lines = []
+        for k, branch in enumerate(branches):
+            if k == 0:
+                lines.append(f"if int({index}) == 0:")
+            elif k < len(branches) - 1:
+                lines.append(f"elif int({index}) == {k}:")
+            else:
+                lines.append("else:")
+            lines += code.suite(code.inline(branch, ops, outs))
+        return lines
+
+    def python_scalars(self, eqn, py_ins, run):
+        _, ops = CondParams.split_operands(py_ins)
+        outs = [False] * len(eqn.outputs)
+        for branch in CondParams.of(eqn.params).branches:
+            outs = [a or b for a, b in zip(outs, run(branch, ops))]
+        return outs
+
+
+def cond_simplify(eqn, ins, copies):
+    """A branch chosen by a literal: its equations replace the cond."""
+    index, ops = CondParams.split_operands(ins)
+    if not isinstance(index, Lit) or hasattr(index.val, "_trace"):
+        return None
+    return inline_program(CondParams.of(eqn.params).branches[int(index.val)], ops)
+
+
+def cond_print(eqn, operand_names):
+    return CondParams.of(eqn.params).sub_aliases(operand_names)
+
+
+cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
+                            linearize=cond_linearize, transpose=cond_transpose,
+                            abstract_eval=cond_aval, multiple_results=True,
+                            simplify=cond_simplify, print=cond_print, emit=CondEmit()))
+
+
+def cond(index, branches, *ops):
+    """Apply ``branches[index]`` (Programs) to ``ops``."""
+    return bind(cond_p, index, *ops, branches=tuple(branches))

@@ -1,0 +1,264 @@
+"""``for_loop``: a loop over ``range(n)`` as one equation.
+
+    (*carry, *ys) = for_loop[body, num_consts, num_carry, reverse, length]
+                            (n, *consts, *carry, *xs)
+        body(i, *consts, *carry, *x_i) -> (*carry, *y_i) for i in range(n)
+        (reversed if ``reverse``); ``x_i = x[i]``; ``ys[i] = y_i`` stacked on a
+        new leading axis of length ``length`` (None: known at run time).
+
+The layout is ``ForParams``'s (``params.py``). Forward mode runs one loop of
+the jvp'd body, so memory stays that of the primal. Under linearize the body
+is partially evaluated into a *known* body (primal work, emitting
+per-iteration residuals as extra ``ys``) and a *linear* body reading them as
+``xs``; the linear loop's transpose runs backwards over the stacked
+residuals (cheap scalar ones are recomputed there from the stored carry
+instead: ``recompute_residuals``). Code: a ``for`` over ``range``.
+
+The rules build sub-Programs with the transforms (``jvp_program``,
+``linearize_program``, ``transpose_program``), hence the imports inside them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dims as _dims
+from ...dims import as_int
+from ...errors import UnsupportedSyntax
+from ...ir import Aval, Lit, aval_of
+from ..core import Linear, Primitive, bind, eval_program, instantiate, register, zeros
+from ..shape import add_any, broadcast_to, moveaxis
+from .loops import (LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp_body,
+                    loop_residuals, stack_ys)
+from .params import ForParams, split
+from .passes import FOR_RULES
+from .stage import stage_loop
+
+__all__ = ["for_loop_p", "for_loop", "bind_for", "RAGGED_BATCH"]
+
+
+def for_loop_impl(*args, **params):
+    p = ForParams.of(params)
+    n, consts, carry, xs = p.split_operands(args)
+    body, n = p.body, int(n)
+    ys = [[] for _ in range(p.num_ys)]
+    order = range(n - 1, -1, -1) if p.reverse else range(n)
+    # a Python scalar stored per iteration is read back as one (Aval.python_type)
+    python = [v.aval.python_type for v in p.split_body_inputs(body.inputs)[3]]
+    for i in order:
+        x_i = [t(x[i]) if t else x[i] for x, t in zip(xs, python)]
+        carry, y_i = p.body_output_groups(eval_program(body, p.join_operands(i, consts, carry,
+                                                                             x_i)))
+        for acc, y in zip(ys, y_i):
+            acc.append(y)
+    if p.reverse:
+        for acc in ys:
+            acc.reverse()
+    y_avals = p.body_output_groups(body.out_avals)[1]
+    return tuple(p.join_outputs(carry, [stack_ys(acc, a, n) for acc, a in zip(ys, y_avals)]))
+
+
+def for_loop_aval(*avals, **params):
+    p = ForParams.of(params)
+    carry, ys = p.body_output_groups(p.body.out_avals)
+    return tuple(p.join_outputs(carry, [Aval((p.length,) + a.shape, a.dtype) for a in ys]))
+
+
+def for_loop_jvp(primals, tangents, **params):
+    p = ForParams.of(params)
+    tans = LoopTangents(p, primals, tangents)
+    jb = jvp_body(p, tans, f"{p.body.name}_jvp")
+    res = bind_for(tans.lead[0], tans.consts + tans.nz_consts, tans.carry + tans.nz_carry,
+                   tans.xs + tans.nz_xs, jb, p.reverse, p.length)
+    carry_out, t_carry_out, rest = split(res, p.num_carry, len(tans.nz_carry))
+    ys, t_ys = split(rest, p.num_ys)
+    t_carry = carry_tangents(carry_out, t_carry_out, tans.m_carry)
+    return tuple(p.join_outputs(carry_out, ys)), tuple(p.join_outputs(t_carry, t_ys))
+
+
+def for_loop_linearize(primals, tangents, **params):
+    from ...transforms.partial_eval import linearize_program
+    p = ForParams.of(params)
+    tans = LoopTangents(p, primals, tangents)
+    known, lin, nres = linearize_program(p.body, tans.mask)
+    known, lin_body, inv = loop_residuals(p, tans, known, lin, nres)
+    n = tans.lead[0]
+    carry_out, rest = p.split_outputs(bind_for(n, tans.consts, tans.carry, tans.xs, known,
+                                               p.reverse, p.length))
+    ys, res = split(rest, p.num_ys)
+    inv_vals = [tans.consts[j] for j in inv]
+    t_out = bind_for(n, tans.nz_consts + inv_vals, tans.nz_carry, res + tans.nz_xs, lin_body,
+                     p.reverse, p.length)
+    t_carry, t_ys = split(t_out, len(tans.nz_carry))
+    t_carry = carry_tangents(carry_out, t_carry, tans.m_carry)
+    return tuple(p.join_outputs(carry_out, ys)), tuple(p.join_outputs(t_carry, t_ys))
+
+
+def for_loop_transpose(cts, *args, **params):
+    """A loop backwards over the transposed body, carrying the carries'
+    cotangents and the sums of the linear consts' ones."""
+    from ...transforms.transpose import transpose_program
+    p = ForParams.of(params)
+    n, consts, carry, xs = p.split_operands(args)
+    nk = p.num_carry
+    # a linear loop carries tangents only; an initial carry that is a constant
+    # is a zero tangent (an instantiated Zero), whose cotangent is dropped
+    carry_is_linear = [isinstance(c, Linear) for c in carry]
+    carry = [c if isinstance(c, Linear) else Linear(aval_of(c)) for c in carry]
+    m_consts = [isinstance(c, Linear) for c in consts]
+    m_xs = [isinstance(x, Linear) for x in xs]
+    nl_consts = [c for c, m in zip(consts, m_consts) if not m]
+    nl_xs = [x for x, m in zip(xs, m_xs) if not m]
+    ct_carry, ct_ys = p.split_outputs([instantiate(c) for c in cts])
+    # the transposed body: (nonlinear inputs, cts of the outputs) -> cts of the linear inputs
+    tb = transpose_program(p.body, p.join_operands(False, m_consts, [True] * nk, m_xs))
+    lin_consts = [c.aval for c, m in zip(consts, m_consts) if m]
+    n_lc = len(lin_consts)
+    step_layout = ForParams(None, len(nl_consts), nk + n_lc)
+
+    def step(*ins):
+        # the loop: (i, nl_consts, ct_carry + sums, nl_xs + ct_ys) -> (ct_carry + sums, ct_xs)
+        i, nl_c, carry_in, xs_in = step_layout.split_operands(ins)
+        ct_k, acc = split(carry_in, nk)
+        nl_x, ct_y = split(xs_in, len(nl_xs))
+        out = eval_program(tb, p.join_operands(i, nl_c, [], nl_x) + p.join_outputs(ct_k, ct_y))
+        ct_c, ct_prev, ct_x = split(out, n_lc, nk)
+        return step_layout.join_outputs(ct_prev + [add_any(s, c) for s, c in zip(acc, ct_c)],
+                                        ct_x)
+
+    # a per-iteration value keeps the body's typing: a Python scalar (weak)
+    # is read back as one (``Aval.python_type``)
+    x_vars = p.split_body_inputs(p.body.inputs)[3]
+    x_weak = [v.aval.weak for v, m in zip(x_vars, m_xs) if not m]
+    body_t, _ = stage_loop(
+        step, ForParams, lead=[Aval((), np.int64)], consts=[aval_of(c) for c in nl_consts],
+        carry=[c.aval for c in carry] + lin_consts,
+        xs=([Aval(aval_of(x).shape[1:], aval_of(x).dtype, w) for x, w in zip(nl_xs, x_weak)]
+            + [Aval(aval_of(c).shape[1:], aval_of(c).dtype) for c in ct_ys]),
+        name=f"{p.body.name}_transpose", role="%ct")
+    zeros0 = [zeros(a) for a in lin_consts]
+    out = bind_for(n, nl_consts, ct_carry + zeros0, nl_xs + ct_ys, body_t, not p.reverse,
+                   p.length)
+    ct_carry0, ct_consts, ct_xs = split(out, nk, n_lc)
+    it_c, it_x = iter(ct_consts), iter(ct_xs)
+    return tuple(p.join_operands(None, [next(it_c) if m else None for m in m_consts],
+                                 [c if m else None for c, m in zip(ct_carry0, carry_is_linear)],
+                                 [next(it_x) if m else None for m in m_xs]))
+
+
+RAGGED_BATCH = "Jacobian through nested dynamic loops"   # the construct of that error
+
+
+def for_loop_batch(args, batched, **params):
+    """A batch of loops as one loop over batched values: the body is batched
+    (carries always, consts and xs as given); xs and ys keep the loop axis
+    first inside the loop."""
+    p = ForParams.of(params)
+    b_n, b_consts, _, b_xs = p.split_operands(batched)
+    if b_n:
+        return NotImplemented                    # a batch of trip counts
+    body = p.body
+    dynamic = any(d is None for a in body.in_avals + body.out_avals for d in a.shape)
+    # stacked values of varying length are lists: they cannot take a batch axis
+    # (a batched xs is (batch, loop, ...): varying lengths show after the loop axis)
+    xs_avals = [aval_of(x) for x in p.split_operands(args)[3]]
+    ragged = any(b and None in a.shape[2:] for b, a in zip(b_xs, xs_avals))
+    try:
+        if ragged:
+            raise ValueError("ragged")
+        return _for_loop_batch(p, args, batched)
+    except (TypeError, ValueError) as err:
+        if not (dynamic or ragged):
+            raise
+        raise UnsupportedSyntax(
+            "a Jacobian of this order through a loop that stores values whose length changes "
+            "between iterations (a while loop, break or return inside another loop) is not "
+            "supported by the source engine; use engine='trace' (engine='auto' does so by "
+            "itself)", construct=RAGGED_BATCH) from err
+
+
+def _for_loop_batch(p, args, batched):
+    from ...transforms.batching import batch_eval
+    n, consts, carry, xs = p.split_operands(args)
+    _, b_consts, b_carry, b_xs = p.split_operands(batched)
+    size = next(_dims.shape(a)[0] for a, b in zip(args, batched) if b)
+    carry = [c if b else broadcast_to(c, (size,) + tuple(_dims.shape(c)))
+             for c, b in zip(carry, b_carry)]
+    xs = [moveaxis(x, 0, 1) if b else x for x, b in zip(xs, b_xs)]
+    flags = p.join_operands(False, b_consts, [True] * p.num_carry, b_xs)
+
+    def run(*ins):
+        return batch_eval(p.body, list(ins), size, flags)
+
+    avals = [Aval((size,) + a.shape, a.dtype) if f else a for a, f in zip(p.body.in_avals, flags)]
+    lead, c_av, k_av, x_av = p.operand_groups(avals)
+    body_b, _ = stage_loop(run, ForParams, lead=lead, consts=c_av, carry=k_av, xs=x_av,
+                           name=f"{p.body.name}_batched")
+    carry_out, ys = p.split_outputs(bind_for(n, consts, carry, xs, body_b, p.reverse, p.length))
+    return tuple(carry_out) + tuple(moveaxis(y, 1, 0) for y in ys)
+
+
+class ForEmit(LoopEmit):
+    PARAMS = ForParams
+
+    def operand_uses(self, eqn):
+        p = ForParams.of(eqn.params)
+        _, consts, carry, xs = p.split_operands(eqn.inputs)
+        return p.join_operands("trip", ["other"] * len(consts), ["other"] * len(carry),
+                               ["xs"] * len(xs))
+
+    def statements(self, code, eqn, ins, py, outs, subs):
+        """``for i in range(n)`` (or backwards); the carry lives in the body's
+        carry inputs, assigned once before the loop and after each step."""
+        p = ForParams.of(eqn.params)
+        body = subs["body"]
+        n, consts, carry, xs = p.split_operands(ins)
+        index, consts_in, carry_in, xs_in = p.split_body_inputs(body.inputs)
+        carry_out, accs = p.split_outputs(outs)
+        carry_new, ys = p.body_output_groups(body.outputs)
+        n_lit = eqn.inputs[0]
+        n_static = None
+        if isinstance(n_lit, Lit) and isinstance(n_lit.val, int) and not isinstance(n_lit.val,
+                                                                                     bool):
+            n_static = n_lit.val
+        if n_static is not None:
+            bounds = (f"{code.dim(n_static - 1)}, -1, -1" if p.reverse
+                      else code.dim(n_static))
+        else:
+            count = n if n_lit.aval.dtype.kind in "iu" else f"int({n})"    # the impl's int(n)
+            bounds = f"{count} - 1, -1, -1" if p.reverse else count
+        lines = [code.comment(body.prog)]
+        lines += [f"{i} = {o}" for i, o in zip(consts_in + carry_in, consts + carry) if i != o]
+        lines += [f"{acc} = []" for acc in accs]
+        lines.append(f"for {index} in range({bounds}):")
+        # a Python scalar stored per iteration reads back as a Python number
+        # (an array of them, stacked, gives NumPy scalars), as the impl does
+        x_vars = p.split_body_inputs(p.body.inputs)[3]
+        step = [f"{x_in} = {x}[{index}]" if v.aval.python_type is None
+                else f"{x_in} = {v.aval.python_type.__name__}({x}[{index}])"
+                for x_in, x, v in zip(xs_in, xs, x_vars)] + body.lines
+        step += [f"{acc}.append({y})" for acc, y in zip(accs, ys)]
+        step += code.assign(carry_in, carry_new)
+        lines += code.suite(step)
+        y_avals = p.body_output_groups(p.body.out_avals)[1]
+        lines += code.stack(accs, y_avals, n_static, p.reverse, p.split_outputs(eqn.outputs)[1])
+        return lines + code.assign(carry_out, carry_in)
+
+
+for_loop_p = register(Primitive("for_loop", nargs=None, impl=for_loop_impl, jvp=for_loop_jvp,
+                                linearize=for_loop_linearize, transpose=for_loop_transpose,
+                                abstract_eval=for_loop_aval, multiple_results=True,
+                                batch=for_loop_batch, dce=FOR_RULES[0], simplify=FOR_RULES[1],
+                                print=FOR_RULES[2], emit=ForEmit()))
+
+
+def bind_for(n, consts, carry, xs, body, reverse, length):
+    """Apply a ``for_loop`` whose carries keep one type (``coherent_carries``)."""
+    p, carry = coherent_carries(ForParams(body, len(consts), len(carry), reverse=reverse,
+                                          length=length), carry)
+    return bind(for_loop_p, *p.join_operands(n, consts, carry, xs), **p.as_params())
+
+
+def for_loop(n, body, consts, carry, xs=(), reverse=False):
+    """Run ``body`` (a Program in loop form) ``n`` times."""
+    length = as_int(n) if isinstance(n, (int, np.integer)) else None
+    return bind_for(n, consts, carry, xs, body, reverse, length)

@@ -1,0 +1,184 @@
+"""What the loop blocks (``for_loop.py``, ``while_loop.py``) share, written
+over the layouts of ``params.py``: per-iteration values, the tangents a
+loop carries, the jvp'd body, the split of a body's residuals, and one type
+per carry.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import Aval, Program, Var, aval_of
+from ..arith import convert
+from ..core import Zero, eval_program, instantiate
+from ..rules import EmitRule
+from .common import is_float_aval, numpy_outputs, tangent_mask
+from .params import ForParams, join, split
+
+__all__ = ["RaggedStack", "stack_ys", "LoopTangents", "jvp_body", "loop_residuals",
+           "carry_tangents", "coherent_carries", "LoopEmit"]
+
+
+class RaggedStack(list):
+    """Per-iteration values whose lengths differ between iterations (an inner
+    while loop's residuals, stored by an outer loop): kept as a list, indexed
+    like the stacked array it stands for."""
+
+    def __init__(self, items, aval):
+        super().__init__(items)
+        self.aval = aval
+
+
+def stack_ys(acc, aval, length):
+    """Stack one ``ys`` output: an array, or a RaggedStack when the
+    per-iteration value has a length known only at run time."""
+    if any(d is None for d in aval.shape):
+        return RaggedStack(acc, Aval((length,) + aval.shape, aval.dtype))
+    return np.stack(acc) if acc else np.zeros((0,) + aval.shape, aval.dtype)
+
+
+class LoopTangents:
+    """Which of a loop's operands get a tangent (``m_*``), and those tangents
+    (``nz_*``): consts and xs with a nonzero float tangent, and every float
+    carry (the body may make a constant carry vary)."""
+
+    def __init__(self, p, primals, tangents):
+        self.p = p
+        self.lead, self.consts, self.carry, self.xs = p.operand_groups(primals)
+        _, t_consts, t_carry, t_xs = p.operand_groups(tangents)
+        self.m_consts = tangent_mask(t_consts, [aval_of(c) for c in self.consts])
+        self.m_carry = [is_float_aval(aval_of(c)) for c in self.carry]
+        self.m_xs = tangent_mask(t_xs, [aval_of(x) for x in self.xs])
+        self.nz_consts = [t for t, m in zip(t_consts, self.m_consts) if m]
+        self.nz_carry = [instantiate(t) for t, m in zip(t_carry, self.m_carry) if m]
+        self.nz_xs = [t for t, m in zip(t_xs, self.m_xs) if m]
+
+    @property
+    def mask(self):
+        """Per body input: whether it carries a tangent."""
+        return self.p.join_operand_groups([False] * len(self.lead), self.m_consts,
+                                          self.m_carry, self.m_xs)
+
+
+def jvp_body(p, tans, name):
+    """The jvp'd body in the loop's layout: (lead, consts + t_consts,
+    carry + t_carry, xs + t_xs) -> (carry + t_carry, ys + t_ys), a tangent
+    for the float carries only."""
+    from ...transforms.jvp import jvp_program
+    body = p.body
+    jb = jvp_program(body, tans.mask)
+    n_in, n_out = len(body.inputs), len(body.outputs)
+    lead, consts, carry, xs = p.operand_groups(jb.inputs[:n_in])
+    t_consts, t_carry, t_xs = split(jb.inputs[n_in:], len(tans.nz_consts), len(tans.nz_carry))
+    carry_o, ys_o = p.body_output_groups(jb.outputs[:n_out])
+    t_carry_o, t_ys_o = p.body_output_groups(jb.outputs[n_out:])
+    t_carry_o = [t for t, m in zip(t_carry_o, tans.m_carry) if m]
+    return Program(p.join_operand_groups(lead, consts + t_consts, carry + t_carry, xs + t_xs),
+                   jb.eqns, join(carry_o, t_carry_o, ys_o, t_ys_o), name)
+
+
+def carry_tangents(carry_out, t_carry_nz, m_carry):
+    """The tangent of each carry a loop gives: a Zero for each that got none."""
+    t_iter = iter(t_carry_nz)
+    return [next(t_iter) if m else Zero(aval_of(c)) for c, m in zip(carry_out, m_carry)]
+
+
+def loop_residuals(p, tans, known, lin, nres):
+    """Sort a body's residuals: the loop index and the loop's constants are
+    not stored per iteration (the linear loop has them already); the rest are
+    stacked. Returns (known body without those outputs, linear body in
+    ``for_loop`` layout (i, t_consts + invariant residuals, t_carry, stacked
+    residuals + t_xs), positions of the invariant residuals among the
+    consts). Cheap scalar residuals are recomputed from the body's inputs
+    instead of stored (``recompute_residuals``)."""
+    from ...transforms.partial_eval import recompute_residuals
+    n_out = len(p.body.outputs)
+    lead, consts_in, _, _ = p.operand_groups(known.inputs)
+    known, lin, nres = recompute_residuals(known, lin, nres, n_out, lead + consts_in)
+    res_out, res_in = known.outputs[n_out:], lin.inputs[:nres]
+    index = lead[0] if lead else None
+    const_ins = {v: j for j, v in enumerate(consts_in)}
+    idx_var, inv, inv_vars, stacked, stacked_vars = None, [], [], [], []
+    for out_v, in_v in zip(res_out, res_in):
+        if index is not None and out_v is index and idx_var is None:
+            idx_var = in_v
+        elif isinstance(out_v, Var) and out_v in const_ins:
+            inv.append(const_ins[out_v])
+            inv_vars.append(in_v)
+        else:
+            stacked.append(out_v)
+            stacked_vars.append(in_v)
+    known = Program(known.inputs, known.eqns, known.outputs[:n_out] + stacked, known.name)
+    t_consts, t_carry, t_xs = split(lin.inputs[nres:], len(tans.nz_consts), len(tans.nz_carry))
+    carry_o, ys_o = p.body_output_groups(lin.outputs)
+    outs = [t for t, m in zip(carry_o, tans.m_carry) if m] + ys_o
+    idx_var = idx_var or Var(Aval((), np.int64))
+    lin_params = ForParams(None, len(t_consts) + len(inv_vars), len(t_carry))
+    body = Program(lin_params.join_operands(idx_var, t_consts + inv_vars, t_carry,
+                                            stacked_vars + t_xs), lin.eqns, outs, lin.name)
+    return known, body, inv
+
+
+def coherent_carries(p, carry):
+    """A loop whose carries keep one type. A transform may give a carry an
+    initial value of another type than its body takes (a ``0.0`` zero for a
+    float32 cotangent), or a body that returns a NumPy scalar for a carry
+    that enters as a Python scalar (a tangent that ``cos`` makes an
+    ``np.float64``), which promotes float32 values differently from the
+    second step on. Such a carry is a NumPy scalar of the body's dtype from
+    the start: the initial value converted, the body (and the condition)
+    staged again; one that leaves the body as a Python scalar is converted on
+    the way out. Returns (params, carry)."""
+    from ...staging import stage
+    carry = list(carry)
+    carry_avals = p.carry_avals
+    for k, want in enumerate(carry_avals):       # the initial values take the body's dtypes
+        a = aval_of(carry[k])
+        if a.dtype != want.dtype or (a.weak and not want.weak):
+            carry[k] = convert(carry[k], dtype=want.dtype)
+    while True:     # each round makes a weak carry strong: at most num_carry rounds
+        ins = p.operand_groups(p.body.inputs)[2]
+        outs = p.body_output_groups(p.body.outputs)[0]
+        strong = [v.aval.weak and (not o.aval.weak or not aval_of(c).weak)
+                  for v, o, c in zip(ins, outs, carry)]
+        if not any(strong):
+            break
+        lead, consts, carry_av, xs = p.operand_groups(p.body.in_avals)
+        carry_av = [Aval(a.shape, a.dtype) if st else a for a, st in zip(carry_av, strong)]
+        new = p.join_operand_groups(lead, consts, carry_av, xs)
+
+        def again(prog):
+            return stage(lambda *xs: eval_program(prog, xs), new[:len(prog.inputs)],
+                         name=prog.name, hints=[v.hint for v in prog.inputs])
+        p = p.map_programs(again)
+        carry = [convert(c, dtype=aval_of(c).dtype) if st and aval_of(c).weak else c
+                 for c, st in zip(carry, strong)]
+    ins = p.operand_groups(p.body.inputs)[2]
+    outs = p.body_output_groups(p.body.outputs)[0]
+    body = numpy_outputs(p.body, {k: v.aval.dtype for k, (v, o) in enumerate(zip(ins, outs))
+                                  if (o.aval.weak and not v.aval.weak)
+                                  or o.aval.dtype != v.aval.dtype})
+    return p.replace(body=body), carry
+
+
+class LoopEmit(EmitRule):
+    """What the loops' code shares: which values may be Python scalars."""
+
+    PARAMS = None
+
+    def python_scalars(self, eqn, py_ins, run):
+        """A loop's index is a Python int; a carry may be a Python scalar
+        if its initial value or the body's new value may be (a fixed point)."""
+        p = self.PARAMS.of(eqn.params)
+        lead, consts, carry, xs = p.operand_groups(py_ins)
+        xs = [False] * len(xs)
+        while True:
+            flags = p.join_operand_groups([True] * len(lead), consts, carry, xs)
+            outs = None
+            for prog in p.sub_programs():
+                outs = run(prog, flags)
+            new = [a or b for a, b in zip(carry, p.body_output_groups(outs)[0])]
+            if new == carry:
+                break
+            carry = new
+        return p.join_output_groups(carry, [False] * p.MID, [False] * p.num_ys)
+

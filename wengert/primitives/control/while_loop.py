@@ -1,0 +1,148 @@
+"""``while_loop``: a loop that runs while a condition holds, as one equation.
+
+    (*carry, count, *ys) = while_loop[cond, body, num_consts, num_carry]
+                                    (*consts, *carry)
+        while cond(*consts, *carry): (*carry, *y) = body(*consts, *carry);
+        ``count`` iterations ran; ``ys`` stacks the per-iteration y.
+
+The layout is ``WhileParams``'s (``params.py``). Forward mode runs one while
+loop of the jvp'd body (the condition reads primal values only). Under
+linearize the primal while loop records its trip count and per-iteration
+residuals, and the linear part is a ``for_loop`` over that count (which
+transposes as a ``for_loop`` does). Code: a ``while True`` that breaks on
+the condition.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir import Aval, aval_of
+from ..core import NOT_LINEAR, Primitive, Zero, bind, eval_program, register
+from .common import unused, with_inputs
+from .for_loop import bind_for
+from .loops import LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp_body, \
+    loop_residuals, stack_ys
+from .params import WhileParams, join, split
+from .passes import WHILE_RULES
+
+__all__ = ["while_loop_p", "while_loop", "bind_while"]
+
+
+def while_loop_impl(*args, **params):
+    p = WhileParams.of(params)
+    consts, carry = p.split_operands(args)
+    ys = [[] for _ in range(p.num_ys)]
+    count = 0
+    while eval_program(p.cond, p.join_operands(consts, carry))[0]:
+        carry, y_i = p.body_output_groups(eval_program(p.body, p.join_operands(consts, carry)))
+        for acc, y in zip(ys, y_i):
+            acc.append(y)
+        count += 1
+    y_avals = p.body_output_groups(p.body.out_avals)[1]
+    return tuple(p.join_outputs(carry, np.int64(count),
+                                [stack_ys(acc, a, count) for acc, a in zip(ys, y_avals)]))
+
+
+def while_loop_aval(*avals, **params):
+    p = WhileParams.of(params)
+    carry, ys = p.body_output_groups(p.body.out_avals)
+    return tuple(p.join_outputs(carry, Aval((), np.int64),
+                                [Aval((None,) + a.shape, a.dtype) for a in ys]))
+
+
+def while_loop_jvp(primals, tangents, **params):
+    p = WhileParams.of(params)
+    tans = LoopTangents(p, primals, tangents)
+    jb = jvp_body(p, tans, f"{p.body.name}_jvp")
+    # the condition reads primal values only: give it the tangents as unused inputs
+    consts_in, carry_in = p.split_body_inputs(p.cond.inputs)
+    jc = with_inputs(p.cond, join(consts_in, unused([aval_of(t) for t in tans.nz_consts]),
+                                  carry_in, unused([aval_of(t) for t in tans.nz_carry])))
+    res = bind_while(tans.consts + tans.nz_consts, tans.carry + tans.nz_carry, jc, jb)
+    jp = WhileParams(jb, len(tans.consts + tans.nz_consts), len(tans.carry + tans.nz_carry))
+    carry_all, count, ys_all = jp.split_outputs(res)
+    carry_out, t_carry = split(carry_all, p.num_carry)
+    ys, t_ys = split(ys_all, p.num_ys)
+    t_carry = carry_tangents(carry_out, t_carry, tans.m_carry)
+    return (tuple(p.join_outputs(carry_out, count, ys)),
+            tuple(p.join_outputs(t_carry, Zero(Aval((), np.int64)), t_ys)))
+
+
+def while_loop_linearize(primals, tangents, **params):
+    from ...transforms.partial_eval import linearize_program
+    p = WhileParams.of(params)
+    tans = LoopTangents(p, primals, tangents)
+    # the primal while loop records its trip count and per-iteration residuals;
+    # the linear part is a for_loop over that count
+    known, lin, nres = linearize_program(p.body, tans.mask)
+    known, lin_body, inv = loop_residuals(p, tans, known, lin, nres)
+    carry_out, count, rest = p.split_outputs(bind_while(tans.consts, tans.carry, p.cond, known))
+    ys, res = split(rest, p.num_ys)
+    inv_vals = [tans.consts[j] for j in inv]
+    t_out = bind_for(count, tans.nz_consts + inv_vals, tans.nz_carry, res, lin_body, False, None)
+    t_carry, t_ys = split(t_out, len(tans.nz_carry))
+    t_carry = carry_tangents(carry_out, t_carry, tans.m_carry)
+    return (tuple(p.join_outputs(carry_out, count, ys)),
+            tuple(p.join_outputs(t_carry, Zero(Aval((), np.int64)), t_ys)))
+
+
+class WhileEmit(LoopEmit):
+    PARAMS = WhileParams
+
+    def statements(self, code, eqn, ins, py, outs, subs):
+        """``while True``: the condition's program, ``break`` when it is
+        false, then the body's; an ``np.int64`` counts the steps, as the impl
+        does (a Python int where only loops read the count, none where
+        nothing does). The body may read the condition's values (``prepare``)."""
+        p = WhileParams.of(eqn.params)
+        cond, body = subs["cond"], subs["body"]
+        consts, carry = p.split_operands(ins)
+        consts_in, carry_in = p.split_body_inputs(body.inputs)
+        carry_out, count, accs = p.split_outputs(outs)
+        carry_new, ys = p.body_output_groups(body.outputs)
+        count_var = p.split_outputs(eqn.outputs)[1]
+        lines = code.assign(carry_in, carry)
+        counted = count_var in code.read          # a count nothing reads is not kept
+        if counted:
+            lines.append(f"{count} = 0" if count_var in code.trip_only
+                         else f"{count} = {code.np}.int64(0)")
+        lines += [f"{acc} = []" for acc in accs]
+        lines.append("while True:")
+        step = code.inline(cond, consts + carry_in, [], code.read)
+        step += [f"if not {cond.outputs[0]}:", code.INDENT + "break"]
+        step += [code.comment(body.prog)]
+        step += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o] + body.lines
+        step += [f"{acc}.append({y})" for acc, y in zip(accs, ys)]
+        step += code.assign(carry_in, carry_new) + ([f"{count} += 1"] if counted else [])
+        lines += code.suite(step)
+        y_avals = p.body_output_groups(p.body.out_avals)[1]
+        lines += code.stack(accs, y_avals, None, False, p.split_outputs(eqn.outputs)[2])
+        return lines + code.assign(carry_out, carry_in)
+
+    def prepare(self, eqn, params, reuse):
+        """The body reads the values its condition computed in the same
+        iteration (the condition runs just before it, on the same consts and
+        carry): ``reuse(first, then, operands)``, ``operands`` giving the
+        operand of each read-only input position."""
+        p = WhileParams.of(params)
+        consts = p.split_operands(eqn.inputs)[0]
+        body = reuse(p.cond, p.body, dict(enumerate(consts)))
+        return p.replace(body=body).as_params() if body is not p.body else params
+
+
+while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl,
+                                  jvp=while_loop_jvp, linearize=while_loop_linearize,
+                                  transpose=NOT_LINEAR, abstract_eval=while_loop_aval,
+                                  multiple_results=True, dce=WHILE_RULES[0],
+                                  simplify=WHILE_RULES[1], print=WHILE_RULES[2],
+                                  emit=WhileEmit()))
+
+
+def bind_while(consts, carry, cond, body):
+    """Apply a ``while_loop`` whose carries keep one type (``coherent_carries``)."""
+    p, carry = coherent_carries(WhileParams(body, len(consts), len(carry), cond=cond), carry)
+    return bind(while_loop_p, *p.join_operands(consts, carry), **p.as_params())
+
+
+def while_loop(cond, body, consts, carry):
+    return bind_while(consts, carry, cond, body)
