@@ -49,7 +49,8 @@ OPTIONAL = ("scipy", "numba", "matplotlib", "hypothesis", "graphviz")
 LAYERS = [
     ("core", ("errors", "dims", "pytree", "ir", "printing")),
     ("control", ("primitives", "primitives.control", "primitives.control.*",
-                 "primitives.checkpoint", "primitives.checkpoint.*", "primitives.custom")),
+                 "primitives.control_*", "primitives.checkpoint", "primitives.checkpoint.*",
+                 "primitives.checkpoint_*", "primitives.custom")),
     ("primitives", ("primitives.*", "staging")),
     ("transforms", ("transforms", "transforms.*")),
     ("frontends|backends", ("frontends", "frontends.*", "backends", "backends.*")),

@@ -9,10 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dims
-from .errors import UnsupportedSyntax
+from .errors import RAGGED_BATCH, UnsupportedSyntax
 from .ir import aval_of
 from .primitives.core import eval_program
-from .primitives.control import RAGGED_BATCH
 from .primitives.index import stack
 from .primitives.shape import reshape, transpose as transpose_axes
 from .pytree import unflatten

@@ -101,6 +101,12 @@ class UnsupportedSyntax(WengertError, NotImplementedError):
         self.filename, self.lineno, self.col, self.construct = filename, lineno, col, construct
 
 
+# the construct of the UnsupportedSyntax raised for a Jacobian (a batch) or a
+# higher derivative through loops whose stored values vary in length: the
+# trace engine handles it, so engine="auto" falls back on it
+RAGGED_BATCH = "Jacobian through nested dynamic loops"
+
+
 def no_rule_message(where, name):
     """What a ``NoDerivativeRule`` for ``name`` (as the user writes it) says:
     where, and the way out, with a three-line example of giving it a rule."""

@@ -23,6 +23,7 @@ from .source_blocks import (Block, Undefined, assemble, coerce_to, join_spec, sp
                             zeros_of)
 from .source_ops import (_NEEDS_CONCRETE, DimRange, TracedRange, _Sequence, _any_traced,
                          _probe, _python_iterable, _traced, and_, if_stmt, not_)
+from ..pytree import flatten
 
 __all__ = ["for_stmt", "while_stmt"]
 
@@ -90,7 +91,6 @@ def _loop_fixpoint(run_block, state, names, where):
 
 def _numbers_like(v, spec):
     """A tuple of Python numbers with the structure of the tuple ``spec``."""
-    from ..pytree import flatten
     leaves, tree = flatten(v)
     return getattr(spec, "tree", None) == tree and all(
         isinstance(x, (int, float, bool)) for x in leaves)
