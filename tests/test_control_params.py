@@ -86,3 +86,40 @@ def test_layouts_are_those_of_staged_equations(transform):
         assert [c.shape for c in o_carry] == [c.shape for c in c_out]
         assert len(mid) == ptype.MID and [y.shape[1:] for y in ys] == [y.shape for y in y_out]
         assert all(isinstance(q, Program) for q in p.sub_programs())
+
+
+def _cube_root(a):
+    y = a
+    while np.abs(y * y * y - a) >= 1e-12:
+        y = y - (y * y * y - a) / (3.0 * y * y)
+    return y
+
+
+def _whiles(prog):
+    return [e for e in _loops(prog) if e.prim.name == "while_loop"]
+
+
+@pytest.mark.parametrize("transform", ["program", "jvp", "vjp"])
+def test_code_generation_prepares_programs_verify_accepts(transform):
+    """The while loop's body reads what its condition computed as inputs of
+    its own (the condition returns them): a Program ``verify`` accepts, whose
+    code gives the interpreter's values."""
+    from wengert.backends.interpret import interpret
+    from wengert.backends.pycodegen import codegen, share_condition_values
+    from wengert.ir import verify
+    from wengert.transforms.jvp import jvp_program
+    from wengert.transforms.vjp import vjp_program
+    prog = wg.make_program(_cube_root, 2.0, engine="source")
+    prog = {"program": lambda p: p, "jvp": lambda p: jvp_program(p, [True]),
+            "vjp": vjp_program}[transform](prog)
+    shared = verify(share_condition_values(prog))
+    before, after = _whiles(prog)[0], _whiles(shared)[0]
+    extra = len(WhileParams.of(after.params).cond.outputs) - 1
+    assert extra >= 1
+    assert len(after.params["body"].inputs) == len(before.params["body"].inputs) + extra
+    assert len(after.params["body"].eqns) < len(before.params["body"].eqns)
+    fn = codegen(prog)
+    for a in (2.0, 27.0, 0.5):
+        args = [a] + [1.0] * (len(prog.inputs) - 1)
+        assert [np.asarray(v).tolist() for v in fn(*args)] == \
+            [np.asarray(v).tolist() for v in interpret(prog, *args)]

@@ -240,3 +240,59 @@ def test_no_rule_reads_the_transform(name):
         except (TypeError, ValueError):     # a builtin (np.sin): no trace either
             continue
         assert "trace" not in params, f"{name}.{field} takes trace="
+
+
+# --- custom rules closing over a variable being differentiated -------------
+def _jvp_closing(x):
+    @wg.custom_jvp
+    def g(y):
+        return y * x
+
+    @g.defjvp
+    def g_jvp(primals, tangents):
+        (y,), (t,) = primals, tangents
+        return y * x, t * x                 # x: the outer trace's value, in a rule
+    return g(x + 1.0)
+
+
+def _vjp_closing(x):
+    @wg.custom_vjp
+    def g(y):
+        return np.sin(y) * x
+
+    def fwd(y):
+        return g(y), y
+
+    def bwd(res, ct):
+        return (ct * np.cos(res) * x,)      # x: read after its linearize is over
+    g.defvjp(fwd, bwd)
+    return g(x * 2.0)
+
+
+def _program_of_grad(f, x):
+    return wg.make_program(wg.grad(f, engine="trace"), x, engine="trace")
+
+
+REVERSE = [_grad, _hessian, _program_of_grad]
+FORWARD = [_jvp, _jacfwd]
+
+
+@pytest.mark.parametrize("transform", REVERSE + FORWARD, ids=_ids(REVERSE + FORWARD))
+def test_custom_jvp_rule_closing_over_a_traced_value(transform):
+    """A custom_jvp rule runs under the trace's parent: a value of the
+    trace it closes over is refused there, never taken as a constant."""
+    with pytest.raises(LeakedTracerError, match="pass the value in as an argument"):
+        transform(_jvp_closing, 0.7)
+
+
+@pytest.mark.parametrize("transform", REVERSE + FORWARD, ids=_ids(REVERSE + FORWARD))
+def test_custom_vjp_closing_over_a_traced_value(transform):
+    """Forward mode differentiates the body, closure included (finite
+    differences agree); reverse mode runs bwd after the linearize that x
+    belongs to is over: refused, never a Program holding a dead tracer."""
+    if transform in FORWARD:
+        assert_close(transform(_vjp_closing, 0.7), fd_jvp(_vjp_closing, (0.7,), (1.0,)),
+                     JVP2_RTOL_F64)
+    else:
+        with pytest.raises(LeakedTracerError):
+            transform(_vjp_closing, 0.7)

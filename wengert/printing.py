@@ -122,7 +122,7 @@ def _sub_aliases(eqn, namer):
     read-only inputs bound to a variable operand share its name, as the
     row's ``print`` rule says (a branch's operands, a loop's constants)."""
     if eqn.prim.print is not None:
-        return eqn.prim.print(eqn, namer.uses(eqn.inputs))
+        return eqn.prim.print(eqn, namer.uses)
     return ((sub, {}) for sub in sub_programs(eqn))
 
 

@@ -16,9 +16,10 @@ program whose inputs are symbolic tangents).
 from __future__ import annotations
 
 from . import dims as _dims
-from .errors import UnsupportedDtypeError
+from .errors import LeakedTracerError, UnsupportedDtypeError, user_location
 from .ir import Eqn, Ident, Lit, Program, Var, aval_of, programs_in, runs_at_call
-from .primitives.core import Trace, Zero, rules_under, set_current, rule_error, zeros
+from .primitives.core import (Trace, TracerBase, Zero, rules_under, set_current, rule_error,
+                              zeros)
 from .primitives.numpy_api import Tracer
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert"]
@@ -68,18 +69,38 @@ class StagingTrace(Trace):
         self.dynamic = dynamic
         self.keep_custom = keep_custom   # record custom-rule calls instead of their bodies
         self.role = role      # print-time role of the variables it defines ("%t": tangents)
-        # a linear Program's recorder (linearize's tangents) holds no primal work
+        # a linear Program's recorder (linearize's tangents) holds no primal work:
+        # what it is given on constants is its parent's
         self.records_primal = role != "%t"
+        if not self.records_primal:
+            self.process_consts = self.parent.process_consts
 
     def new_input(self, aval, val=None, hint=""):
         return StagingTracer(self, Var(aval, hint), val)
 
     def constant(self, x):
         """A value from outside (plain, or an enclosing trace's) as a literal."""
+        if isinstance(x, TracerBase):
+            self.check_enclosing(x)
         val = None
         if self.concrete:
             val = x.concrete_value if isinstance(x, Tracer) else x
         return StagingTracer(self, Lit(x), val)
+
+    def check_enclosing(self, x):
+        """``x``, a tracer that is not this trace's: one of an enclosing trace,
+        a constant here. Any other (a custom rule closing over a variable
+        being differentiated, which it sees under that trace's parent) would
+        be recorded as a literal holding a tracer: refused."""
+        owner, t = x._trace, self.parent
+        while t is not None:
+            if t is owner:
+                return x
+            t = t.parent
+        raise LeakedTracerError(
+            f"{user_location()}: a traced value reached a recording outside the "
+            "transformation it belongs to (a custom rule or a stored function closing over "
+            "a variable being differentiated); pass the value in as an argument instead")
 
     def process(self, prim, args, params):
         if not self.dynamic:
@@ -123,7 +144,8 @@ class StagingTrace(Trace):
                 out_avals = prim.abstract_eval(*[t.aval for t in tracers], **params)
         else:
             # symbolic recording (the linear program of linearize): the hot path
-            atoms = [a.atom if type(a) is StagingTracer and a._trace is self else Lit(a)
+            atoms = [a.atom if type(a) is StagingTracer and a._trace is self else
+                     Lit(self.check_enclosing(a) if isinstance(a, TracerBase) else a)
                      for a in args]
             vals = None
             out_avals = prim.abstract_eval(*[x.aval for x in atoms], **params)

@@ -46,7 +46,7 @@ from __future__ import annotations
 import itertools
 import linecache
 
-from ..ir import Eqn, Lit, Program, sub_programs, verify
+from ..ir import Eqn, Lit, Program, Var, sub_programs, verify
 from ..printing import Namer, walk
 from ..transforms.simplify import atom_key, eqn_key
 from .pyemit import PY_SCALARS, CodegenError, Emitter
@@ -102,7 +102,7 @@ class _Block:
 
 def generate_source(prog, name=None):
     """(source, namespace, function name) of ``prog``: the text only."""
-    prog = share_condition_values(prog)
+    prog = verify(share_condition_values(prog))
     names = Namer()
     for _ in walk(prog, names):         # every name first: helpers must avoid them all
         pass
@@ -319,10 +319,12 @@ def share_condition_values(prog):
     the body, and both read the same consts and carry): ``while abs(y*y*y -
     a) >= tol: y = y - (y*y*y - a) / ...`` computes ``y*y*y - a`` once a step.
     A body equation equal to one of the condition's (same primitive, params
-    and operands, the inputs matched by position) is dropped and its outputs
-    are the condition's variables, which the body then reads from outside
-    itself: the result is for code generation only (``verify`` rejects it),
-    and the names stay right because ``walk`` names the condition first."""
+    and operands, the inputs matched by position) is dropped: the condition
+    also returns that value, and the body reads it as an input of its own
+    (the row's ``emit.prepare`` says where). The result is for code
+    generation only, a Program ``verify`` accepts; the body's inputs for the
+    shared values take the condition's names (``walk`` names the condition
+    first), so the code assigns nothing for them."""
     eqns, changed = [], False
     for eqn in prog.eqns:
         params = {}
@@ -341,9 +343,10 @@ def share_condition_values(prog):
 
 
 def _reuse_condition(cond, body, operands):
-    """``body`` reading ``cond``'s values where it recomputes them. An input
-    is known by its position, a read-only one by its operand (``operands``:
-    position -> operand; a loop may be passed the same value twice)."""
+    """(cond, body): ``cond`` also returning the values ``body`` recomputes,
+    ``body`` reading them as extra inputs (in that order). An input is known
+    by its position, a read-only one by its operand (``operands``: position
+    -> operand; a loop may be passed the same value twice)."""
     key_of_input = {}
     for prog in (cond, body):
         for k, v in enumerate(prog.inputs):
@@ -362,16 +365,28 @@ def _reuse_condition(cond, body, operands):
         if k is not None:
             computed.setdefault(k, e.outputs)
     if not computed:
-        return body
-    eqns = []
+        return cond, body
+    kept = []
     for e in body.eqns:
         k = eqn_key(e.prim, e.inputs, e.params, key)
         if k is not None and k in computed:
-            subst.update((v, w) for v, w in zip(e.outputs, computed[k]))
+            subst.update(zip(e.outputs, computed[k]))      # body variable -> the condition's
             continue
-        eqns.append(Eqn(e.prim, [x if isinstance(x, Lit) else subst.get(x, x)
-                                 for x in e.inputs], e.outputs, e.params))
+        kept.append(e)
     if not subst:
-        return body
-    outs = [x if isinstance(x, Lit) else subst.get(x, x) for x in body.outputs]
-    return Program(body.inputs, eqns, outs, body.name)
+        return cond, body
+    shared = {}         # a condition's variable the body reads -> the body's input for it
+
+    def read(x):
+        x = x if isinstance(x, Lit) else subst.get(x, x)
+        if x in computed_vars:
+            if x not in shared:
+                shared[x] = Var(x.aval, x.hint)
+            return shared[x]
+        return x
+
+    computed_vars = {w for outs in computed.values() for w in outs}
+    eqns = [Eqn(e.prim, [read(x) for x in e.inputs], e.outputs, e.params) for e in kept]
+    outs = [read(x) for x in body.outputs]
+    return (Program(cond.inputs, cond.eqns, list(cond.outputs) + list(shared), cond.name),
+            Program(list(body.inputs) + list(shared.values()), eqns, outs, body.name))

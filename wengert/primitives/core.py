@@ -29,8 +29,9 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
 * ``simplify(eqn, ins, copies) -> (eqns, outs) | None``  a rewrite of the
   equation (operands ``ins``): the equations in its place and an atom for
   each output (a ``cond`` on a literal index is its branch);
-* ``print(eqn, operand_names)``  the sub-Programs it holds, each with the
-  operand names its read-only inputs take (``printing.walk``);
+* ``print(eqn, names)``  the sub-Programs it holds, each with the names its
+  read-only inputs take (``names(atoms)``: the names given so far; see
+  ``printing.walk``);
 * ``emit``  its Python code (``backends/pycodegen.py``): an ``EmitRule``
   (``rules.py``) whose ``statements`` (control flow, calls made at run
   time) or ``expression`` (``abs(x)``) the code generator asks first, with
@@ -333,16 +334,16 @@ class EvalTrace(Trace):
         # a tracer reached the root: no trace in the current chain owns it
         # (a value of a transformation that is not an enclosing one)
         raise LeakedTracerError(
-            f"a traced value reached {prim.name} outside the transformation it belongs to; "
-            "return it from the function instead of storing it outside")
+            f"{user_location()}: a traced value reached {prim.name} outside the "
+            "transformation it belongs to (a custom rule or a stored function closing over "
+            "a variable being differentiated); pass the value in as an argument instead")
 
     def process_consts(self, prim, args, params):
         # a loop or branch on constant operands whose Programs draw or read a
         # global is made at each call too: while a transformation is in
         # progress, never computed on the constant path of symbolic lengths
-        if not (TRACE_STATE.active and (prim.runtime or
-                                   any(runs_at_call(p) for p in programs_in(params)))) \
-                and _dims.recording_now():
+        if _dims.recording_now() and not (TRACE_STATE.active and (
+                prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
             return _dims.constant(prim, args, params)
         if not prim.complex_ok and any(_is_complex(a) for a in args):
             # a rule (det's jvp calls adjugate) evaluating a primitive whose
@@ -445,8 +446,9 @@ def bind(prim, *args, **params):
         if isinstance(a, TracerBase):
             if not a._trace.live:
                 raise LeakedTracerError(
-                    f"a traced value escaped its transformation and reached {prim.name}; "
-                    "return it from the function instead of storing it outside")
+                    f"{user_location()}: a traced value escaped its transformation and "
+                    f"reached {prim.name}; return it from the function instead of storing "
+                    "it outside")
             traced = True
         elif isinstance(a, Zero):
             has_zero = True
@@ -454,9 +456,24 @@ def bind(prim, *args, **params):
         if prim.zero_rule is not None:
             return prim.zero_rule(*args, **params)
         args = tuple(instantiate(a) for a in args)
+    current = state.current
     if traced:
-        return state.current.process(prim, args, params)
-    return state.current.process_consts(prim, args, params)
+        return current.process(prim, args, params)
+    if current is not EVAL:
+        return current.process_consts(prim, args, params)
+    # the root's work, as EvalTrace.process_consts does it, inline: the hot path
+    if _dims.recording_now() and not (state.active and (
+            prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
+        return _dims.constant(prim, args, params)
+    if not prim.complex_ok and any(_is_complex(a) for a in args):
+        raise UnsupportedDtypeError.complex_operand(prim.name)
+    try:
+        return prim.impl(*_dims.plain_numbers(args), **params)
+    except ValueError as err:
+        typed = rule_error(prim, args, params)
+        if typed is None:
+            raise
+        raise typed from err
 
 
 def _is_complex(x):

@@ -163,8 +163,8 @@ def cond_simplify(eqn, ins, copies):
     return inline_program(CondParams.of(eqn.params).branches[int(index.val)], ops)
 
 
-def cond_print(eqn, operand_names):
-    return CondParams.of(eqn.params).sub_aliases(operand_names)
+def cond_print(eqn, names):
+    return CondParams.of(eqn.params).sub_aliases(eqn.inputs, names)
 
 
 cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,

@@ -67,10 +67,11 @@ class CondParams:
     def join_operands(index, ops):
         return [index, *ops]
 
-    def sub_aliases(self, operand_names):
+    def sub_aliases(self, operands, names):
         """(branch, {input position: operand name}) per branch: a branch's
-        inputs are the operands, read only."""
-        _, ops = self.split_operands(operand_names)
+        inputs are the operands, read only (``names(atoms)``: the names
+        given so far, None for a literal)."""
+        _, ops = self.split_operands(names(operands))
         for branch in self.branches:
             yield branch, {k: n for k, n in enumerate(ops) if n is not None}
 
@@ -125,8 +126,9 @@ class LoopParams:
         return join(carry, mid, ys)
 
     def body_output_groups(self, outs):
-        """(carry, ys) of the body's outputs."""
-        return split(outs, self.num_carry)
+        """(carry, ys) of the body's outputs (per iteration: kept cheap)."""
+        k = self.num_carry
+        return outs[:k], outs[k:]
 
     def sub_programs(self):
         """The Programs that read the loop's operands (a condition, then the body)."""
@@ -146,13 +148,24 @@ class LoopParams:
     def carry_avals(self):
         return self.operand_groups(self.body.in_avals)[2]
 
-    def sub_aliases(self, operand_names):
-        """(program, {input position: operand name}) per sub-program: the
-        consts are read only, so they take the operands' names."""
-        consts = self.operand_groups(operand_names)[1]
+    def sub_aliases(self, operands, names):
+        """(program, {input position: name}) per sub-program: the consts are
+        read only, so they take the operands' names (``names(atoms)``: the
+        names given so far, None for a literal). A condition that passes
+        values on to the body (for code generation, ``WhileEmit.prepare``)
+        gives the body's inputs for them their names: the condition is named
+        first."""
+        consts = self.operand_groups(names(operands))[1]
         aliases = {self.LEAD + k: n for k, n in enumerate(consts) if n is not None}
+        before = None
         for prog in self.sub_programs():
-            yield prog, aliases
+            shared = {}
+            if before is not None and len(before.outputs) > 1:
+                positions = range(len(prog.inputs) - len(before.outputs) + 1, len(prog.inputs))
+                shared = {k: n for k, n in zip(positions, names(before.outputs[1:]))
+                          if n is not None}
+            yield prog, {**aliases, **shared}
+            before = prog
 
 
 class ForParams(LoopParams):
@@ -175,7 +188,7 @@ class ForParams(LoopParams):
         return lead[0], consts, carry, xs
 
     def join_operands(self, n, consts, carry, xs=()):
-        return join([n], consts, carry, xs)
+        return [n, *consts, *carry, *xs]        # (per iteration: kept cheap)
 
     def split_body_inputs(self, ins):
         """(i, consts, carry, x_i)."""
@@ -207,7 +220,7 @@ class WhileParams(LoopParams):
         return consts, carry
 
     def join_operands(self, consts, carry):
-        return join(consts, carry)
+        return [*consts, *carry]
 
     split_body_inputs = split_operands
 

@@ -102,8 +102,8 @@ def loop_rules(params_type):
         params = p.replace(**changes).as_params()
         return Eqn(eqn.prim, _pick(eqn.inputs, keep_in), outs, params)
 
-    def loop_print(eqn, operand_names):
-        return params_type.of(eqn.params).sub_aliases(operand_names)
+    def loop_print(eqn, names):
+        return params_type.of(eqn.params).sub_aliases(eqn.inputs, names)
 
     return loop_dce, loop_simplify, loop_print
 

@@ -110,6 +110,9 @@ class WhileEmit(LoopEmit):
         lines.append("while True:")
         step = code.inline(cond, consts + carry_in, [], code.read)
         step += [f"if not {cond.outputs[0]}:", code.INDENT + "break"]
+        # the values the condition shares with the body (``prepare``): the
+        # same names, so no statement, unless a name had to differ
+        step += code.assign(p.operand_groups(body.inputs)[3], cond.outputs[1:])
         step += [code.comment(body.prog)]
         step += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o] + body.lines
         step += [f"{acc}.append({y})" for acc, y in zip(accs, ys)]
@@ -122,12 +125,29 @@ class WhileEmit(LoopEmit):
     def prepare(self, eqn, params, reuse):
         """The body reads the values its condition computed in the same
         iteration (the condition runs just before it, on the same consts and
-        carry): ``reuse(first, then, operands)``, ``operands`` giving the
-        operand of each read-only input position."""
+        carry): ``reuse(first, then, operands) -> (first, then)``, the
+        condition returning them after its flag and the body reading them as
+        inputs after its carries (``operands`` gives the operand of each
+        read-only input position)."""
         p = WhileParams.of(params)
         consts = p.split_operands(eqn.inputs)[0]
-        body = reuse(p.cond, p.body, dict(enumerate(consts)))
-        return p.replace(body=body).as_params() if body is not p.body else params
+        cond, body = reuse(p.cond, p.body, dict(enumerate(consts)))
+        return p.replace(cond=cond, body=body).as_params() if body is not p.body else params
+
+    def python_scalars(self, eqn, py_ins, run):
+        """As a loop's, the body's inputs for the values the condition
+        shares (``prepare``) as the condition's outputs."""
+        p = WhileParams.of(eqn.params)
+        consts, carry = p.split_operands(py_ins)
+        while True:
+            cond_out = run(p.cond, p.join_operands(consts, carry))
+            new = p.body_output_groups(run(p.body, p.join_operands(consts, carry)
+                                           + cond_out[1:]))[0]
+            new = [a or b for a, b in zip(carry, new)]
+            if new == carry:
+                break
+            carry = new
+        return p.join_outputs(carry, False, [False] * p.num_ys)
 
 
 while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl,
