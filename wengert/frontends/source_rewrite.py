@@ -1,7 +1,7 @@
 """The converter: a function's AST rewritten so that every construct whose
 meaning depends on a traced value calls the runtime (``__wg``, see
-``source``), compiled once per code object, and made into a function whose
-namespace is the runtime it is given (``convert_with``).
+``source``). ``source_convert`` compiles the result once per code object and
+makes it a function whose namespace holds the runtime it is given.
 """
 from __future__ import annotations
 
