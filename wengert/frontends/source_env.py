@@ -43,7 +43,7 @@ import types
 
 import numpy as np
 
-from ..errors import UnsupportedSyntax
+from ..errors import UnsupportedSyntax, user_location
 from ..ir import Aval
 from ..primitives.core import TracerBase
 from ..primitives.host import EnvRef, env_read, host_call, out_aval_of
@@ -398,19 +398,31 @@ def _dummy(x):
             construct="call with an uncopyable argument") from None
 
 
+def outside_method(f):
+    """``(function, receiver)`` when ``f`` is a Python method of an object
+    found outside (its check recorded), else None. ``source_runtime.call``
+    converts the function and calls it with the receiver, the object's place
+    (so ``self.W`` is read at each call)."""
+    if not isinstance(f, EnvObject):
+        return None
+    fixed = concrete(f)
+    if isinstance(fixed, types.MethodType) and isinstance(fixed.__func__, types.FunctionType):
+        _guard(f._ref, "func", fixed.__func__)
+        return fixed.__func__, f._receiver
+    return None
+
+
 def call_outside(f, args, kwargs):
     """``f(*args, **kwargs)`` made by the generated code at each call (a
     ``host_call``). Its result's shape and dtype are found now by calling it
     on copies: of its object (a generator's state is copied, so nothing is
     drawn from the user's stream) and of its operands (zeros)."""
+    if outside_method(f) is not None:
+        raise UnsupportedSyntax(
+            f"{user_location()}: the method {f._ref!r} of an object found outside, called "
+            "other than from the converted code; call it from the function itself, or use "
+            "engine='trace'", construct="outside method")
     fixed = concrete(f)
-    if isinstance(f, EnvObject) and isinstance(fixed, types.MethodType) \
-            and isinstance(fixed.__func__, types.FunctionType):
-        # a Python method of an object found outside: converted, its self the
-        # object's place (so self.W is read at each call)
-        _guard(f._ref, "func", fixed.__func__)
-        from .source_runtime import call
-        return call(fixed.__func__, f._receiver, *args, **kwargs)
     args = [concrete(a) for a in args]
     kwargs = {k: concrete(v) for k, v in kwargs.items()}
     operands, spec, kw_spec = [], [], []

@@ -22,7 +22,7 @@ from ..ir import aval_of
 from ..primitives import arith, library, ordering, reduce as reduce_mod
 from ..primitives.math_twins import find_twin
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
-                         holds_outside_object, is_impure, materialize)
+                         holds_outside_object, is_impure, materialize, outside_method)
 from .source_convert import convert_with, is_converted, is_wengert_code
 from .source_blocks import Undefined
 
@@ -143,7 +143,10 @@ def call(f, *args, **kw):
         if isinstance(a, Undefined):
             a.fail()            # a value unknown here, given to a function: read
     if isinstance(f, EnvObject):
-        return f(*args, **kw)               # a method of an object found outside
+        method = outside_method(f)          # a Python method of an object found outside:
+        if method is not None:              # converted, its self the object's place
+            return call(method[0], method[1], *args, **kw)
+        return f(*args, **kw)
     rule = library.call_rule(f)
     if rule is not None and _any_traced([args, kw]):
         library.check_complex(f, args, kw)  # complex operands: audited wrappers only
