@@ -8,7 +8,7 @@ from .api_checkpoint import checkpoint
 from .primitives.index import IndexUpdater as at
 from .errors import (WengertError, NonScalarOutputError, NonDifferentiableInputError,
                      NoDerivativeRule, ShapeMismatchError, ConcretizationError, UnsupportedSyntax)
-from . import testing  # noqa: F401
+from . import api_pickle, testing  # noqa: F401  (api_pickle: how transformed functions pickle)
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop",
            "jacrev", "hessian", "make_program", "custom_jvp", "custom_vjp", "checkpoint",

@@ -36,13 +36,14 @@ import numpy as np
 
 from . import dims
 from .errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
-from .frontends import source as source_frontend, source_env
+from .frontends import source as source_frontend, source_guards
 from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import TracerBase, eval_program, tracing
 from .pytree import flatten, unflatten
 from .staging import stage
 from .transformed import Transformed
 from .transforms.simplify import simplify
+from .backends.pycodegen import codegen
 
 __all__ = ["SourceTransformed", "source_program", "source_inner", "generated", "fallback_key"]
 
@@ -95,12 +96,11 @@ def _signature(leaves, static, shapes=True):
 
 
 _is_static = source_frontend.is_static
-_RECORDING = source_env._LOCAL      # this thread's recording of outside checks, if any
+_RECORDING = source_guards._LOCAL      # this thread's recording of outside checks, if any
 
 
 def _compile(prog):
     """The generated Python function of a Program."""
-    from .backends.pycodegen import codegen
     return codegen(prog)
 
 
@@ -292,7 +292,7 @@ class SourceTransformed(Transformed):
                 compiled = floats[1]
                 if compiled.env_check is None or compiled.env_check():
                     if _RECORDING.guards is not None:
-                        source_env.note(compiled.env_guards)
+                        source_guards.note(compiled.env_guards)
                     outs = compiled.run(*args)
                     finish = compiled.finish
                     return finish(outs) if finish is not None else compiled.result(outs)
@@ -303,7 +303,7 @@ class SourceTransformed(Transformed):
             compiled = self.fast.get(fast)
             if compiled is not None and compiled.valid():
                 if _RECORDING.guards is not None:
-                    source_env.note(compiled.env_guards)
+                    source_guards.note(compiled.env_guards)
                 self.last = compiled
                 return compiled([a for a in args if type(a) is not int])
         try:
@@ -352,7 +352,7 @@ class SourceTransformed(Transformed):
             self.fast[fast] = compiled
         # code generated inside another one's generation (a derivative called
         # in a converted function): what it depends on, the outer one does too
-        source_env.note(compiled.env_guards)
+        source_guards.note(compiled.env_guards)
         self.last = compiled
         return compiled(dyn)
 
@@ -361,7 +361,7 @@ class SourceTransformed(Transformed):
         check is None when the code holds at these shapes only."""
         avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
         build = functools.partial(self._stage, args, kwargs, leaves, static, in_tree)
-        with source_env.recording() as outside:
+        with source_guards.recording() as outside:
             if not generic or not any(a.shape for a in avals):
                 compiled, check = build(avals), None
             else:
@@ -372,7 +372,7 @@ class SourceTransformed(Transformed):
                     compiled.shapes = tuple(a.shape for a in avals)
                     compiled.respecialize = lambda dyn: build([aval_of(x) for x in dyn])(dyn)
         compiled.env_guards = outside.guards
-        compiled.env_check = source_env.guard_function(outside.guards)
+        compiled.env_check = source_guards.guard_function(outside.guards)
         return compiled, check
 
     @staticmethod

@@ -6,6 +6,8 @@ as its *recipe*: the public transform's name, ``f`` and the options::
 
     pickle.dumps(wg.grad(f, argnums=1))  ~  (rebuild, ("grad", f, (1,), {...}))
 
+(``api_pickle`` registers these reductions: it knows the public transforms).
+
 ``f`` goes by reference, the way pickle saves any function, so the receiving
 process imports it. Unpickling applies the transform again there: generated
 code, caches and staged Programs never travel; the receiver makes its own. A
@@ -18,20 +20,13 @@ instead: its ``f`` is not reachable by name, the decorated object is.
 """
 from __future__ import annotations
 
-import copyreg
 import functools
 import sys
 
-__all__ = ["Transformed", "TraceTransformed", "rebuild"]
+__all__ = ["Transformed", "TraceTransformed", "by_name", "reduce_decorated"]
 
 
-def rebuild(name, fun, args, kwargs):
-    """The transform ``name`` of the public API applied to ``fun`` again."""
-    from . import api
-    return getattr(api, name)(fun, *args, **kwargs)
-
-
-def _by_name(obj):
+def by_name(obj):
     """``obj``'s qualified name when its module holds it under that name
     (pickle then saves a reference), else None."""
     qualname = getattr(obj, "__qualname__", None)
@@ -57,9 +52,6 @@ class Transformed:
         self.wg_replay = getattr(fun, "wg_replay", False)
         self._wg_recipe = recipe
 
-    def __reduce__(self):
-        return _by_name(self) or (rebuild, self._wg_recipe)
-
 
 class TraceTransformed(Transformed):
     """A trace-engine transform of ``fun``: calls ``impl``."""
@@ -75,18 +67,8 @@ class TraceTransformed(Transformed):
         return f"<{self._wg_recipe[0]} of {getattr(self, '__qualname__', '?')}>"
 
 
-def _reduce_decorated(obj):
+def reduce_decorated(obj):
     """custom_jvp, custom_vjp and checkpoint objects: by name where the
     decorated function's name finds them, else their state (the functions
     they hold, each by reference)."""
-    return _by_name(obj) or obj.__reduce_ex__(2)
-
-
-def _register_decorators():
-    from .api_checkpoint import checkpoint
-    from .primitives.custom import custom_jvp, custom_vjp
-    for cls in (custom_jvp, custom_vjp, checkpoint):
-        copyreg.pickle(cls, _reduce_decorated)
-
-
-_register_decorators()
+    return by_name(obj) or obj.__reduce_ex__(2)

@@ -27,6 +27,8 @@ from ..pytree import flatten, unflatten
 from ..primitives.control.stage import stage_loop
 from ..staging import closure_convert, name_value, stage
 from .source_names import EXIT_FLAG
+from ..primitives.rules import broadcast_shapes, result_dtype
+from ..primitives.shape import broadcast_to
 
 __all__ = ["Undefined", "Block", "TupleSpec", "is_operand", "spec_of", "same_spec", "join_spec",
            "zeros_of", "coerce_to", "n_leaves", "operand_leaves", "merge_pyvalues", "assemble"]
@@ -134,7 +136,6 @@ def same_spec(a, b):
 
 
 def _join(a, b):
-    from ..primitives.rules import broadcast_shapes, result_dtype
     return Aval(broadcast_shapes(a.shape, b.shape), result_dtype(a, b))
 
 
@@ -179,7 +180,6 @@ def _coerce(v, aval):
         # a Python number joined with a NumPy one is the NumPy one (NEP 50)
         v = arith.convert(v, dtype=aval.dtype)
     if aval_of(v).shape != aval.shape:
-        from ..primitives.shape import broadcast_to
         v = broadcast_to(v, aval.shape)
     return v
 

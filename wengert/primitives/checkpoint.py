@@ -46,10 +46,13 @@ from ..ir import Aval, Role, aval_of, has_effect
 from .control import for_loop_jvp, for_loop_linearize
 from .control.params import ForParams, SweepParams, split
 from .control.stage import stage_loop
-from .index import getitem
-from .shape import add_any, stack
+from .index import getitem, stack
+from .shape import add_any
 from .checkpoint_emit import (CheckpointEmit, CheckpointedLoopEmit, LoopForwardEmit,
                               LoopReverseEmit, ThroughImplEmit)
+from ..transforms.jvp import jvp_flat, jvp_program
+from ..transforms.vjp import vjp_flat
+from ..transforms.checkpoint_schedules import ADVANCE, FREE, RESTORE, STORE, schedule_of
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p", "checkpointed_loop_p", "loop_forward_p",
            "loop_lin_p", "loop_reverse_p", "checkpointed_loop", "checkpointed"]
@@ -92,7 +95,6 @@ def _checkpoint_mask(primals, tangents):
 
 
 def checkpoint_jvp(primals, tangents, body):
-    from ..transforms.jvp import jvp_program
     mask = _checkpoint_mask(primals, tangents)
     nz = [t for t, m in zip(tangents, mask) if m]
     n_out = len(body.outputs)
@@ -125,7 +127,6 @@ checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl
 
 # --- checkpoint_lin ----------------------------------------------------
 def checkpoint_lin_impl(*args, body, mask):
-    from ..transforms.jvp import jvp_flat
     k = len(body.inputs)
     primals, nz = args[:k], iter(args[k:])
     tangents = [next(nz) if m else Zero(a) for m, a in zip(mask, body.in_avals)]
@@ -140,7 +141,6 @@ def checkpoint_lin_aval(*avals, body, mask):
 def checkpoint_lin_transpose(cts, *args, body, mask):
     """The reverse sweep of a checkpoint: linearize ``body`` again at its
     operands (recomputing its residuals now), then transpose."""
-    from ..transforms.vjp import vjp_flat
     k = len(body.inputs)
     _, _, pullback = vjp_flat(lambda *xs: eval_program(body, xs), list(args[:k]), list(mask))
     ct_it = iter(cts)
@@ -229,7 +229,6 @@ def checkpointed_loop(n, body, consts, carry, schedule):
 
 # --- loop_forward ------------------------------------------------------
 def loop_forward_impl(*args, **params):
-    from ..transforms.checkpoint_schedules import ADVANCE, STORE
     p = SweepParams.of(params)
     n, consts, state, _ = p.split_operands(args)
     state = tuple(state)
@@ -274,7 +273,6 @@ def _initial_state(schedule, n, last, stored):
 def loop_lin_impl(*args, **params):
     """Tangents through the loop, forward (the linear function evaluated,
     not transposed): one jvp of the loop from s_0."""
-    from ..transforms.jvp import jvp_flat
     p = SweepParams.of(params)
     m_consts, m_carry = p.mask
     n, consts, last, stored, t_nz = p.split_saved(args)
@@ -307,7 +305,6 @@ def _step_vjp_program(p):
     linearized at its state and transposed (cotangents for the differentiated
     consts and the float carries), a loop body whose per-iteration values are
     the cotangents."""
-    from ..transforms.vjp import vjp_flat
     m_consts, m_carry = p.mask
     carry = p.carry_avals
     layout = ForParams(None, p.num_consts, p.num_carry)
@@ -346,7 +343,6 @@ loop_lin_p = register(Primitive(
 
 # --- loop_reverse ------------------------------------------------------
 def loop_reverse_impl(*args, body_vjp, **params):
-    from ..transforms.checkpoint_schedules import ADVANCE, FREE, RESTORE, STORE
     p = SweepParams.of(params)
     m_consts, _ = p.mask
     n, consts, last, stored, ct = p.split_saved(args)
@@ -390,7 +386,6 @@ class checkpointed:
     loop that depends on no traced value) it is its range."""
 
     def __init__(self, iterable, schedule="ctz", snapshots=None):
-        from ..transforms.checkpoint_schedules import schedule_of
         self.iterable = iterable
         self.schedule = schedule_of(schedule, snapshots)
         if self.schedule is None:

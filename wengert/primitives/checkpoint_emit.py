@@ -24,6 +24,9 @@ from __future__ import annotations
 from ..ir import Eqn, Lit
 from .control.params import SweepParams, split
 from .rules import EmitRule
+from .control import for_loop_p
+from ..transforms.checkpoint_schedules import ADVANCE, FREE, RESTORE, STORE
+from .core import Zero, instantiate
 
 __all__ = ["CheckpointEmit", "CheckpointedLoopEmit", "LoopForwardEmit", "LoopReverseEmit",
            "ThroughImplEmit"]
@@ -70,7 +73,6 @@ class CheckpointedLoopEmit(EmitRule):
     """A ``for`` loop, as the ``for_loop`` of its params would be."""
 
     def _loop(self, eqn):
-        from .control import for_loop_p
         return Eqn(for_loop_p, eqn.inputs, eqn.outputs,
                    SweepParams.of(eqn.params).plain_loop().as_params())
 
@@ -90,7 +92,6 @@ class ThroughImplEmit(EmitRule):
 class LoopForwardEmit(EmitRule):
     def statements(self, code, eqn, ins, py, outs, subs):
         """The forward sweep: a ``for`` over the schedule's actions."""
-        from ..transforms.checkpoint_schedules import ADVANCE, STORE
         p = SweepParams.of(eqn.params)
         body = subs["body"]
         n, consts, carry, _ = p.split_operands(ins)
@@ -124,8 +125,6 @@ class LoopReverseEmit(EmitRule):
     def statements(self, code, eqn, ins, py, outs, subs):
         """The reverse sweep: a ``for`` over the schedule's actions, the step
         and the reverse step (``body_vjp``) inlined in their branches."""
-        from .core import Zero, instantiate
-        from ..transforms.checkpoint_schedules import ADVANCE, FREE, RESTORE, STORE
         p = SweepParams.of(eqn.params)
         body, vjp = subs["body"], subs["body_vjp"]
         m_consts = p.mask[0]

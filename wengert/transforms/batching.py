@@ -11,10 +11,12 @@ as the batch of tangents; ``jacrev`` the same over the transposed Program.
 from __future__ import annotations
 
 from .. import dims as _dims
+from ..errors import RAGGED_BATCH, UnsupportedSyntax
 from ..ir import Lit, aval_of
 from ..primitives.core import bind, name_as
 from ..primitives.index import getitem
-from ..primitives.shape import broadcast_to, stack
+from ..primitives.index import stack
+from ..primitives.shape import broadcast_to
 
 __all__ = ["batch_eval"]
 
@@ -23,8 +25,6 @@ def _refuse_ragged(prim, vals):
     """Rows whose length is known only at run time (a while loop's stored
     values) cannot be stacked as staged: a typed refusal."""
     if any(d is None for v in vals for d in aval_of(v).shape):
-        from ..errors import UnsupportedSyntax
-        from ..primitives.control import RAGGED_BATCH
         raise UnsupportedSyntax(
             f"a Jacobian of this order through {prim.name} on values whose length is known only "
             "at run time (a while loop, or a break or return inside a loop, that stores "

@@ -17,12 +17,14 @@ are its literals, the residuals.
 """
 from __future__ import annotations
 
+from ..errors import RAGGED_BATCH, UnsupportedSyntax
 from ..ir import Eqn, Lit, Program, Role, Var, aval_of, derive
 from ..primitives.core import Zero, set_current, snapshot
 from ..primitives.shape import zeros_like
 from ..primitives.core import eval_program
 from ..staging import StagingTrace, StagingTracer
 from .jvp import JVPTrace, JVPTracer
+from .simplify import dce
 
 __all__ = ["LinearizeTrace", "linearize_flat", "linearize_program", "recompute_residuals"]
 
@@ -77,8 +79,6 @@ def linearize_flat(fn, primals, reverse=True, name="f", mask=None):
                     # per-iteration values of different lengths (an inner
                     # while loop's, stored by an outer loop): a list, whose
                     # tangent no array operation can stand for
-                    from ..errors import UnsupportedSyntax
-                    from ..primitives.control import RAGGED_BATCH
                     raise UnsupportedSyntax(
                         "a derivative of this order through a loop that stores values whose "
                         "length changes between iterations (a while loop, break or return "
@@ -221,7 +221,6 @@ def recompute_residuals(known, lin, nres, n_out, free=()):
         outs = [env.setdefault(v, Var(v.aval, v.name, v.role)) for v in e.outputs]
         copies.append(Eqn(e.prim, ins, outs, e.params))
     # the known body no longer computes what only the residuals needed
-    from .simplify import dce
     known = dce(Program(known.inputs, known.eqns, known.outputs[:n_out] + [r for r, _ in new],
                         known.name))
     lin = Program([w for _, w in new] + lin.inputs[nres:], copies + lin.eqns, lin.outputs,

@@ -38,6 +38,7 @@ import numpy as np
 from .. import dims
 from ..dims import in_params
 from ..ir import Eqn, Ident, Lit, Program, Var, acts, has_effect, programs_in
+from ..primitives.core import PRIMITIVES
 
 __all__ = ["simplify", "dce", "atom_key", "eqn_key"]
 
@@ -235,7 +236,6 @@ def _move_negation(name, ins, out, negated):
     the module docstring), or None. ``negated[v] = x`` where ``v = neg (x)``.
     Real floats only; a sign moves onto the result only if that is no larger
     than the negated operand (so it never grows with broadcasting)."""
-    from ..primitives import PRIMITIVES
     neg_in = [not isinstance(x, Lit) and x in negated for x in ins]
     if not any(neg_in) or out.aval.dtype.kind != "f" \
             or any(x.aval.dtype.kind != "f" for x in ins):

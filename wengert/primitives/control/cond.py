@@ -18,6 +18,9 @@ from ..rules import EmitRule
 from .common import agreeing, tangent_mask
 from .params import CondParams
 from .passes import inline_program
+from ...transforms.jvp import jvp_program
+from ...transforms.partial_eval import linearize_program
+from ...transforms.transpose import transpose_program
 
 __all__ = ["cond_p", "cond"]
 
@@ -52,7 +55,6 @@ def _tangents(primals, tangents):
 
 
 def cond_jvp(primals, tangents, branches):
-    from ...transforms.jvp import jvp_program
     index, ops, mask, nz = _tangents(primals, tangents)
     n_out = len(branches[0].outputs)
     jvps = tuple(jvp_program(b, mask) for b in branches)
@@ -61,7 +63,6 @@ def cond_jvp(primals, tangents, branches):
 
 
 def cond_linearize(primals, tangents, branches):
-    from ...transforms.partial_eval import linearize_program
     index, ops, mask, nz = _tangents(primals, tangents)
     n_out = len(branches[0].outputs)
     # partial evaluation: a primal cond that also emits the taken branch's
@@ -116,7 +117,6 @@ def _filler(aval):
 
 
 def cond_transpose(cts, index, *ops, branches):
-    from ...transforms.transpose import transpose_program
     mask = [isinstance(o, Linear) for o in ops]
     nonlin = [o for o in ops if not isinstance(o, Linear)]
     cts = [instantiate(c) for c in cts]

@@ -23,7 +23,7 @@ import numpy as np
 
 from ... import dims as _dims
 from ...dims import as_int
-from ...errors import UnsupportedSyntax
+from ...errors import RAGGED_BATCH, UnsupportedSyntax
 from ...ir import Aval, Lit, Role, aval_of
 from ..core import Linear, Primitive, bind, eval_program, instantiate, register, zeros
 from ..shape import add_any, broadcast_to, moveaxis
@@ -32,6 +32,9 @@ from .loops import (LoopEmit, LoopTangents, carry_tangents, coherent_carries, jv
 from .params import ForParams, split
 from .passes import FOR_RULES
 from .stage import stage_loop
+from ...transforms.partial_eval import linearize_program
+from ...transforms.transpose import transpose_program
+from ...transforms.batching import batch_eval
 
 __all__ = ["for_loop_p", "for_loop", "bind_for", "RAGGED_BATCH"]
 
@@ -76,7 +79,6 @@ def for_loop_jvp(primals, tangents, **params):
 
 
 def for_loop_linearize(primals, tangents, **params):
-    from ...transforms.partial_eval import linearize_program
     p = ForParams.of(params)
     tans = LoopTangents(p, primals, tangents)
     known, lin, nres = linearize_program(p.body, tans.mask)
@@ -96,7 +98,6 @@ def for_loop_linearize(primals, tangents, **params):
 def for_loop_transpose(cts, *args, **params):
     """A loop backwards over the transposed body, carrying the carries'
     cotangents and the sums of the linear consts' ones."""
-    from ...transforms.transpose import transpose_program
     p = ForParams.of(params)
     n, consts, carry, xs = p.split_operands(args)
     nk = p.num_carry
@@ -145,7 +146,6 @@ def for_loop_transpose(cts, *args, **params):
                                  [next(it_x) if m else None for m in m_xs]))
 
 
-RAGGED_BATCH = "Jacobian through nested dynamic loops"   # the construct of that error
 
 
 def for_loop_batch(args, batched, **params):
@@ -177,7 +177,6 @@ def for_loop_batch(args, batched, **params):
 
 
 def _for_loop_batch(p, args, batched):
-    from ...transforms.batching import batch_eval
     n, consts, carry, xs = p.split_operands(args)
     _, b_consts, b_carry, b_xs = p.split_operands(batched)
     size = next(_dims.shape(a)[0] for a, b in zip(args, batched) if b)

@@ -13,6 +13,9 @@ from ..core import Zero, eval_program, instantiate
 from ..rules import EmitRule
 from .common import is_float_aval, numpy_outputs, tangent_mask
 from .params import ForParams, join, split
+from ...transforms.jvp import jvp_program
+from ...transforms.partial_eval import recompute_residuals
+from ...staging import stage
 
 __all__ = ["RaggedStack", "stack_ys", "LoopTangents", "jvp_body", "loop_residuals",
            "carry_tangents", "coherent_carries", "LoopEmit"]
@@ -63,7 +66,6 @@ def jvp_body(p, tans, name):
     """The jvp'd body in the loop's layout: (lead, consts + t_consts,
     carry + t_carry, xs + t_xs) -> (carry + t_carry, ys + t_ys), a tangent
     for the float carries only."""
-    from ...transforms.jvp import jvp_program
     body = p.body
     jb = jvp_program(body, tans.mask)
     n_in, n_out = len(body.inputs), len(body.outputs)
@@ -90,7 +92,6 @@ def loop_residuals(p, tans, known, lin, nres):
     residuals + t_xs), positions of the invariant residuals among the
     consts). Cheap scalar residuals are recomputed from the body's inputs
     instead of stored (``recompute_residuals``)."""
-    from ...transforms.partial_eval import recompute_residuals
     n_out = len(p.body.outputs)
     lead, consts_in, _, _ = p.operand_groups(known.inputs)
     known, lin, nres = recompute_residuals(known, lin, nres, n_out, lead + consts_in)
@@ -128,7 +129,6 @@ def coherent_carries(p, carry):
     the start: the initial value converted, the body (and the condition)
     staged again; one that leaves the body as a Python scalar is converted on
     the way out. Returns (params, carry)."""
-    from ...staging import stage
     carry = list(carry)
     carry_avals = p.carry_avals
     for k, want in enumerate(carry_avals):       # the initial values take the body's dtypes

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ...ir import Program, Role
 from .params import join
+from ...staging import closure_convert, stage
 
 __all__ = ["stage_loop"]
 
@@ -23,7 +24,6 @@ __all__ = ["stage_loop"]
 def stage_loop(fn, params_type, *, lead=(), consts=(), carry=(), xs=(), name="body",
                role=Role.VALUE, in_names=None, in_roles=None, closure=False, keep_custom=False):
     """(body Program in ``params_type``'s layout, closed-over values)."""
-    from ...staging import closure_convert, stage     # staging records with the primitives
     groups = [list(lead), list(consts), list(carry), list(xs)]
     prog = stage(fn, join(*groups), name=name, role=role, in_names=in_names, in_roles=in_roles,
                  dynamic=closure,

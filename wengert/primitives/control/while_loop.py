@@ -24,6 +24,7 @@ from .loops import LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp
     loop_residuals, stack_ys
 from .params import WhileParams, join, split
 from .passes import WHILE_RULES
+from ...transforms.partial_eval import linearize_program
 
 __all__ = ["while_loop_p", "while_loop", "bind_while"]
 
@@ -69,7 +70,6 @@ def while_loop_jvp(primals, tangents, **params):
 
 
 def while_loop_linearize(primals, tangents, **params):
-    from ...transforms.partial_eval import linearize_program
     p = WhileParams.of(params)
     tans = LoopTangents(p, primals, tangents)
     # the primal while loop records its trip count and per-iteration residuals;
