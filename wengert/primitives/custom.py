@@ -48,9 +48,14 @@ import functools
 import numpy as np
 
 from .. import dims as _dims
+from . import arith, index, reduce, shape
 from .core import BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, bind, instantiate, register
-from ..errors import NoDerivativeRule, ShapeMismatchError, user_location
+from .host import HostCallError, check_value, out_aval_of
+from ..errors import NoDerivativeRule, ShapeMismatchError, UnsupportedSyntax, user_location
 from ..ir import aval_of
+from ..pytree import flatten, unflatten
+from ..staging import stage
+from ..transforms.jvp import NeedsReverse, jvp_flat
 
 
 def _as_tuple(x):
@@ -59,7 +64,6 @@ def _as_tuple(x):
 
 # --- custom_body: a body wengert cannot trace, run on plain values ------
 def custom_body_impl(*args, fun, out_avals, single, rule):
-    from .host import HostCallError, check_value
     out = fun(*args)
     outs = (out,) if single else _as_tuple(out)
     try:
@@ -149,7 +153,6 @@ def body_info(fun, avals, vals=None):
     recording is thrown away; at ``vals``, where known, so Python control
     flow on them is taken as the trace engine takes it); an opaque body's
     avals from running it on plain values: ``vals``, else stand-ins."""
-    from ..staging import stage
     avals = list(avals)
     shape = {}
 
@@ -162,7 +165,6 @@ def body_info(fun, avals, vals=None):
         return True, tuple(prog.out_avals), shape["single"]
     except Exception:       # noqa: BLE001 -- any failure to trace: run it on plain values
         pass
-    from .host import out_aval_of
     if vals is None:
         vals = [np.ones(tuple(int(d) for d in a.shape), a.dtype)[()] if not a.weak
                 else a.python_type(1) for a in avals]
@@ -194,7 +196,6 @@ def call_body(fun, args, rule):
 
 def _body_aval(fun, avals):
     """The output aval of a custom function's body (one array output)."""
-    from ..staging import stage
     try:
         prog = stage(lambda *xs: [fun(*xs)], list(avals), name=getattr(fun, "__name__", "f"))
     except Exception:       # noqa: BLE001 -- an opaque body: run it
@@ -227,7 +228,6 @@ def _converted_body(fun, convert):
     body runs that, on plain values, when the generated code runs. A body
     the source engine cannot convert (an import, a try statement) is the
     user's function itself: staged, it is traced, or else opaque."""
-    from ..errors import UnsupportedSyntax
     try:
         converted = convert(fun)
     except UnsupportedSyntax:
@@ -269,13 +269,6 @@ def custom_vjp_call_impl(*args, fun, fwd, bwd):
     return call_body(fun, args, Rule("vjp", fwd, bwd))
 
 
-class NeedsReverse(Exception):
-    """Raised where forward mode stands in for ``grad`` (``jvp_for_grad``)
-    and would not give what ``grad`` means (a ``custom_vjp`` function, whose
-    gradient is its ``bwd``): the caller takes reverse mode instead. Never
-    reaches the user."""
-
-
 def needs_reverse(primals, tangents, fun, fwd, bwd):
     """custom_vjp's rule where forward mode stands in for ``grad``: refused."""
     raise NeedsReverse(fun)
@@ -286,7 +279,6 @@ def _custom_vjp_forward(primals, tangents, fun, fwd, bwd):
     it), or ``J t`` from ``bwd`` where the body cannot be traced."""
     if not body_info(fun, [aval_of(p) for p in primals], concrete_values(primals))[0]:
         return _jvp_by_bwd(primals, tangents, fwd, bwd)
-    from ..transforms.jvp import jvp_flat
     shape = {}
 
     def body(*xs):
@@ -312,7 +304,6 @@ def _jvp_by_bwd(primals, tangents, fwd, bwd):
     """Forward mode of a custom_vjp function whose body cannot be traced:
     ``J t`` from the user's ``bwd``, one row ``<bwd(res, e_i), t>`` per
     output element, written with primitives (so it differentiates again)."""
-    from . import arith, index, reduce, shape
     out, res = fwd(*primals)
     outs = _as_tuple(out)
     zeros = [np.zeros(tuple(int(d) for d in aval_of(o).shape), aval_of(o).dtype) for o in outs]
@@ -367,7 +358,6 @@ class Residuals:
     @staticmethod
     def split(res):
         """(Residuals, operand leaves) of fwd's residuals ``res``."""
-        from ..pytree import flatten
         leaves, tree = flatten(res)
         ops = [x for x in leaves if _is_operand(x)]
         static = tuple((k, x) for k, x in enumerate(leaves) if not _is_operand(x))
@@ -375,7 +365,6 @@ class Residuals:
 
     def rebuild(self, ops):
         """fwd's residuals with ``ops`` as their operand leaves."""
-        from ..pytree import unflatten
         static, ops = dict(self.static), iter(ops)
         return unflatten(self.tree, [static[k] if k in static else next(ops)
                                      for k in range(self.n_leaves)])

@@ -23,7 +23,9 @@ composed of primitives that each accept complex values can still be wrong
 on them (``norm`` as ``sqrt(sum(x * x))`` wants ``|x|``), so a complex
 operand reaches only the audited ones (``complex_ok``); any other raises
 ``UnsupportedDtypeError`` naming the function. The table is built once, at
-import; SciPy's families are imported the first time a SciPy callable is
+import (``numpy_families`` enters NumPy's families: this module imports no
+family, so a family may run user code through the recorder, whose tracers
+look their wrappers up here); SciPy's families are imported the first time a SciPy callable is
 looked up, so wengert itself needs NumPy only.
 """
 from __future__ import annotations
@@ -35,16 +37,11 @@ import threading
 
 import numpy as np
 
-from . import (numpy_complex, numpy_functions, numpy_linalg, numpy_lists, numpy_math,
-               numpy_shapes, numpy_ufuncs)
 from ..errors import UnsupportedDtypeError
 
 __all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_rule",
-           "display_name", "entries", "complex_ok", "check_complex", "complex_callables"]
+           "add_family", "display_name", "entries", "complex_ok", "check_complex", "complex_callables"]
 
-# the families over NumPy, imported with wengert
-_NUMPY_FAMILIES = (numpy_functions, numpy_ufuncs, numpy_shapes, numpy_math, numpy_linalg,
-                   numpy_lists, numpy_complex)
 # the families over SciPy: module names under wengert.primitives, imported
 # when a SciPy callable is first looked up (and only if SciPy is installed)
 _SCIPY_FAMILIES = ("scipy_linalg", "scipy_special", "scipy_stats", "scipy_stats_multivariate")
@@ -61,7 +58,9 @@ _scipy_state = {"loaded": False}
 _RESOLVERS: list = []
 
 
-def _add(module):
+def add_family(module):
+    """Enter a family module's tables (``numpy_families`` does so for NumPy's
+    at import; ``load_scipy`` for SciPy's when first needed)."""
     for table, attr in ((FUNCTIONS, "FUNCTIONS"), (UFUNCS, "UFUNCS"), (CALLS, "CALLS")):
         table.update(getattr(module, attr, {}))
     _NAMES.update(getattr(module, "NAMES", {}))
@@ -71,10 +70,6 @@ def _add(module):
     if hasattr(module, "RESOLVE"):
         _RESOLVERS.append(module.RESOLVE)
     _COMPLEX_OK.update(getattr(module, "COMPLEX_OK", ()))
-
-
-for _family in _NUMPY_FAMILIES:
-    _add(_family)
 
 
 def load_scipy():
@@ -90,7 +85,7 @@ def load_scipy():
             if not found:
                 return False
             for name in _SCIPY_FAMILIES:
-                _add(importlib.import_module(f"{__package__}.{name}"))
+                add_family(importlib.import_module(f"{__package__}.{name}"))
             _scipy_state["loaded"] = True
     return True
 

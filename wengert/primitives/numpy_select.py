@@ -4,18 +4,10 @@
 ``sort`` and ``partition`` gather their operand at index arrays that the
 ``argsort`` / ``partition_index`` primitives compute when the program runs,
 ``take`` and ``take_along_axis`` at the indices they are given (a traced
-integer array is a run-time operand of ``getitem``), ``select`` and
-``piecewise`` are chains of ``where``. Their derivatives are those of the
-gather (a scatter-add backwards) and of ``where``.
-
-``piecewise`` gives each function just the entries of its piece where the
-conditions' values are known while staging (the trace engine, or masks
-that are not traced), as NumPy does. Where they are known only when the
-code runs (the source engine, conditions computed from the inputs), each
-function is applied to the whole array with the entries off its piece
-replaced by one on it, and the results selected: this is NumPy's result for
-elementwise functions, which NumPy's documentation asks for, but not for a
-function that mixes entries (``lambda v: v - v.mean()``).
+integer array is a run-time operand of ``getitem``), ``select`` is a chain
+of ``where``. Their derivatives are those of the gather (a scatter-add
+backwards) and of ``where``. (``piecewise``, which runs the user's
+functions and so stages them, is ``numpy_piecewise``.)
 """
 from __future__ import annotations
 
@@ -26,11 +18,11 @@ import numpy as np
 from . import arith, ordering, shape
 from .arrayargs import as_operand, axis_in, ndim
 from .core import TracerBase
-from .gather import argsort, partition_index, piece_point
-from .index import getitem, index_set
+from .gather import argsort, partition_index
+from .index import getitem
 from .arrayargs import no_out, NO_VALUE, refuse
 from .. import dims as _dims
-from ..errors import NoDerivativeRule, NonDifferentiableInputError, user_location
+from ..errors import NonDifferentiableInputError, user_location
 from ..ir import aval_of
 
 __all__ = ["FUNCTIONS"]
@@ -171,9 +163,9 @@ def _select(condlist, choicelist, default=0):
     # NumPy's result dtype, asked of NumPy with stand-ins of each dtype
     dtype = np.select([np.zeros((), bool)] * len(conds),
                       [_stand_in(c) for c in choicelist], _stand_in(default)).dtype
-    out = _cast(default, dtype)
+    out = cast_to(default, dtype)
     for cond, choice in reversed(list(zip(conds, choicelist))):
-        out = arith.where(cond, _cast(choice, dtype), out)     # the first true one wins
+        out = arith.where(cond, cast_to(choice, dtype), out)     # the first true one wins
     full = _dims.broadcast(*[tuple(_dims.shape(x)) for x in (*conds, *choicelist, default)])
     return shape.broadcast_to(out, full) if tuple(_dims.shape(out)) != full else out
 
@@ -187,109 +179,13 @@ def _stand_in(x):
         x, (int, float, complex, bool)) else x
 
 
-def _cast(x, dtype):
+def cast_to(x, dtype):
     x = as_operand(x) if isinstance(x, (TracerBase, list, tuple)) else x
     av = aval_of(x)
     return x if av.dtype == dtype and not av.weak else arith.convert(x, dtype=dtype)
 
 
-# primitives that act entry by entry: a function of them alone gives on all
-# entries what it gives on a subset (NumPy's piecewise calls it on x[cond])
-_ELEMENTWISE = frozenset({
-    "add", "sub", "mul", "div", "neg", "pow", "abs", "convert", "where", "remainder",
-    "floor_divide", "round", "erf", "equal", "not_equal", "less", "less_equal", "greater",
-    "greater_equal", "real", "imag", "conj", "zeros_like", "ones_like"})
-
-
-def _is_elementwise(prim):
-    # a ufunc without a core signature is elementwise; a gufunc (matmul,
-    # vecdot) is not, whatever its name
-    impl = prim.impl
-    return (prim.name in _ELEMENTWISE
-            or isinstance(impl, np.ufunc) and impl.signature is None
-            or getattr(impl, "__module__", "").endswith("special_prims"))
-
-
-def _check_elementwise(func, av, args, kw):
-    """``func`` of piecewise, where the pieces are known only at run time,
-    is applied to every entry: right only if it acts entry by entry (NumPy
-    applies it to ``x[cond]``: ``lambda v: v - v.mean()`` differs). Staged
-    once on an abstract ``x``, its equations must all be elementwise, and
-    whatever it combines with x a scalar; else a typed refusal."""
-    from ..staging import stage
-    from ..ir import Aval, Var
-    refusal = NoDerivativeRule(
-        f"{user_location()}: np.piecewise with conditions computed from traced values calls "
-        f"{getattr(func, '__name__', 'a function')} on every entry, which gives NumPy's value "
-        "only for a function that acts entry by entry (arithmetic and elementwise NumPy "
-        "functions of its argument and scalars); write the pieces with np.where, or use "
-        "engine='trace', where the conditions are known")
-    if any(isinstance(a, TracerBase) for a in (*args, *kw.values())):
-        raise refusal
-    try:
-        prog = stage(lambda v: [func(v, *args, **kw)], [Aval(tuple(av.shape), av.dtype)])
-    except Exception:           # noqa: BLE001 (any failure to stage it: not provably elementwise)
-        raise refusal from None
-    for eqn in prog.eqns:
-        if not _is_elementwise(eqn.prim) or any(
-                not isinstance(a, Var) and np.size(getattr(a, "val", 0)) != 1
-                for a in eqn.inputs):
-            raise refusal
-
-
-def _piecewise(x, condlist, funclist, *args, **kw):
-    x = as_operand(x)
-    n_funcs = len(funclist)
-    if isinstance(condlist, (list, tuple)):
-        # a list of Python booleans is one condition (NumPy's reading)
-        many = isinstance(condlist[0], (list, np.ndarray, TracerBase)) or ndim(x) == 0
-    else:
-        condlist = as_operand(condlist)
-        many = ndim(condlist) >= 2 or (ndim(condlist) == 1 and ndim(x) == 0)
-    conds = [as_operand(c) for c in condlist] if many else [as_operand(condlist)]
-    conds = [c if aval_of(c).dtype == np.bool_ else ordering.not_equal(c, 0) for c in conds]
-    if len(conds) == n_funcs - 1:
-        # the last function holds where no condition does
-        anyc = conds[0]
-        for c in conds[1:]:
-            anyc = ordering.logical_or(anyc, c)
-        conds.append(ordering.logical_not(anyc))
-    elif len(conds) != n_funcs:
-        raise ValueError(f"with {len(conds)} condition(s), either {len(conds)} or "
-                         f"{len(conds) + 1} functions are expected")
-    dtype = aval_of(x).dtype
-    xs = tuple(_dims.shape(x))
-    conds = [shape.broadcast_to(c, xs) if tuple(_dims.shape(c)) != xs else c for c in conds]
-    known = [c if not isinstance(c, TracerBase) else c.concrete_value for c in conds]
-    out = shape.zeros_like(x)
-    if all(k is not None for k in known):
-        # masks known now: each function sees just its entries, as in NumPy
-        flat = shape.reshape(out, (-1,))
-        xf = shape.reshape(x, (-1,))
-        for mask, func in zip(known, funclist):
-            where = np.nonzero(np.ravel(np.asarray(mask, bool)))
-            if not callable(func):
-                flat = index_set(flat, _cast(func, dtype), where)
-            elif where[0].size:
-                flat = index_set(flat, _cast(func(getitem(xf, where), *args, **kw), dtype),
-                                 where)
-        return shape.reshape(flat, xs)
-    # masks known only when the program runs: each function is applied to
-    # every entry (so it must be elementwise: checked), the entries outside
-    # its piece replaced by one inside it, so it is never evaluated off its
-    # domain
-    for cond, func in zip(conds, funclist):
-        if callable(func):
-            _check_elementwise(func, aval_of(x), args, kw)
-            val = func(arith.where(cond, x, piece_point(x, cond)), *args, **kw)
-        else:
-            val = func
-        out = arith.where(cond, _cast(val, dtype), out)
-    return out
-
-
 FUNCTIONS = {
     np.argsort: _argsort, np.sort: _sort, np.partition: _partition,
     np.take_along_axis: _take_along_axis, np.take: _take, np.select: _select,
-    np.piecewise: _piecewise,
 }

@@ -24,7 +24,6 @@ from ..errors import ShapeMismatchError, UnsupportedDtypeError, WengertError, us
 from ..ir import Role, aval_of, derive
 from ..primitives.core import (TRACE_STATE, BY_IMPL, Trace, Zero, bind, is_float, set_current,
                                snapshot)
-from ..primitives.custom import NeedsReverse
 from .. import dims as _dims
 from ..primitives.arith import cast_exact, cast_float
 from ..primitives.shape import broadcast_to
@@ -33,6 +32,14 @@ from ..staging import stage
 from ..primitives.core import eval_program
 
 __all__ = ["JVPTrace", "JVPTracer", "NeedsReverse", "jvp_flat", "jvp_program"]
+
+
+class NeedsReverse(Exception):
+    """Raised where forward mode stands in for ``grad`` (``jvp_for_grad``)
+    and would not give what ``grad`` means (a ``custom_vjp`` function, whose
+    gradient is its ``bwd``): the caller takes reverse mode instead. Never
+    reaches the user."""
+
 
 
 class JVPTracer(Tracer):
