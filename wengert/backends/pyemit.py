@@ -39,19 +39,13 @@ from ..primitives.core import TracerBase
 from ..primitives.host import check_value
 from ..primitives.index import DYN
 
-__all__ = ["CodegenError", "Emitter", "BINARY_OPS", "PY_SCALARS"]
+__all__ = ["CodegenError", "Emitter", "PY_SCALARS"]
 
 
 class CodegenError(WengertError, ValueError):
     """A Program that cannot be turned into Python source."""
 
 
-# primitives whose impl is Python's operator (``python_operator``), written
-# as the operator: on NumPy operands it *is* the ufunc (NumPy's __mul__ calls
-# np.multiply), on two Python scalars it is what the impl does too.
-BINARY_OPS = {"add": "+", "add_any": "+", "sub": "-", "mul": "*", "div": "/",
-              "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
-              "equal": "==", "not_equal": "!="}
 PY_SCALARS = (bool, int, float, complex, Dim)
 
 # names the generated code reads from builtins: a variable may not shadow them
@@ -372,6 +366,12 @@ class Emitter:
                 return None
         return ", ".join(parts) if parts else "()"
 
+    @staticmethod
+    def atom(text):
+        """``text`` as the base of a subscript: in parentheses unless it is a
+        (dotted) name or a number."""
+        return text if re.fullmatch(r"[\w.]+", text) else f"({text})"
+
     # --- one primitive application -------------------------------------------
     def expression(self, eqn, ins, py):
         """The right-hand side of ``outs = prim (ins)``; ``py[k]``: operand
@@ -385,114 +385,6 @@ class Emitter:
         text = rule.expression(self, eqn, ins, py) if rule is not None else None
         if text is not None:
             return text
-        op = BINARY_OPS.get(prim.name) if len(ins) == 2 else "-" if prim.name == "neg" else None
-        if op is not None and not params:
-            if len(ins) == 1:
-                return f"-({ins[0]})" if ins[0].startswith("-") else f"-{ins[0]}"
-            return f"{ins[0]} {op} {ins[1]}"
         if not params and Ident(prim.impl) in _NUMPY_NAMES:
             return f"{self.np}.{_NUMPY_NAMES[Ident(prim.impl)]}({', '.join(ins)})"
-        special = _DIRECT.get(prim.name)
-        text = special(self, eqn, ins, params, py) if special else None
-        if text is None:
-            text = f"{self.impl(prim)}({', '.join(ins + self.params(params))})"
-        return text
-
-
-# --- primitives whose params map onto a NumPy call one for one --------------
-def _np_call(fn, axis_key):
-    def emit(em, eqn, ins, params, py):
-        if set(params) != {axis_key}:
-            return None
-        return f"{em.np}.{fn}({ins[0]}, axis={em.param(params[axis_key])})"
-    return emit
-
-
-def _reshape(em, eqn, ins, params, py):
-    if set(params) == {"shape"}:
-        return f"{em.np}.reshape({ins[0]}, {em.param(params['shape'])})"
-
-
-def _transpose(em, eqn, ins, params, py):
-    if set(params) == {"perm"}:
-        return f"{em.np}.transpose({ins[0]}, {em.param(params['perm'])})"
-
-
-def _concatenate(em, eqn, ins, params, py):
-    if set(params) == {"axis"}:
-        ops = ", ".join(ins) + ("," if len(ins) == 1 else "")
-        return f"{em.np}.concatenate(({ops}), axis={em.param(params['axis'])})"
-
-
-def _cumsum(em, eqn, ins, params, py):
-    if set(params) == {"axis", "reverse"} and params["reverse"] is False:
-        return f"{em.np}.cumsum({ins[0]}, axis={em.param(params['axis'])})"
-
-
-def _round(em, eqn, ins, params, py):
-    if set(params) <= {"decimals"}:
-        return f"{em.np}.round({', '.join(ins + [em.param(params.get('decimals', 0))])})"
-
-
-def _convert(em, eqn, ins, params, py):
-    if set(params) == {"dtype"}:
-        dt = np.dtype(params["dtype"])
-        if eqn.outputs[0].aval.shape == () and dt.kind in "fiub" and dt.isnative:
-            return f"{em.np}.{dt.name}({ins[0]})"     # a NumPy scalar, as NumPy gives
-        return f"{em.np}.asarray({ins[0]}).astype({em.dtype(dt)})"
-    if params == {"dtype": np.dtype(np.float64), "weak": True}:
-        return f"float({ins[0]})"           # a Python float, as math functions return
-
-
-def _einsum(em, eqn, ins, params, py):
-    if set(params) == {"spec"} and isinstance(params["spec"], str):
-        extra = [f"optimize={len(ins) > 2}"] if len(ins) > 2 else []
-        return f"{em.np}.einsum({', '.join([repr(params['spec'])] + ins + extra)})"
-
-
-def _getitem(em, eqn, ins, params, py):
-    # a Python scalar cannot be subscripted, and the impl takes int() of a
-    # dynamic position: other cases go through the impl
-    if set(params) == {"idx"} and not py[0] \
-            and all(x.aval.dtype.kind in "iu" for x in eqn.inputs[1:]):
-        sub = em.subscript(params["idx"], ins[1:])
-        if sub is not None:
-            base = ins[0] if re.fullmatch(r"[\w.]+", ins[0]) else f"({ins[0]})"
-            return f"{base}[{sub}]"
-
-
-def _like(fn):
-    def emit(em, eqn, ins, params, py):
-        if not params:
-            return f"{em.np}.{fn}({ins[0]})"
-    return emit
-
-
-def _env_read(em, eqn, ins, params, py):
-    return em.outside(params["ref"])
-
-
-def _python_kept(fn):
-    """``pow``, ``remainder``, ``floor_divide``: their impl checks at each
-    call whether both operands are Python numbers, to give one back; the
-    avals already say so, so the code does the call it needs and no check."""
-    def emit(em, eqn, ins, params, py):
-        if params:
-            return None
-        call = f"{em.np}.{fn}({', '.join(ins)})"
-        return f"{call}.item()" if eqn.outputs[0].aval.weak else call
-    return emit
-
-
-_DIRECT = {
-    "pow": _python_kept("power"), "remainder": _python_kept("remainder"),
-    "floor_divide": _python_kept("floor_divide"),
-    "env_read": _env_read,
-    "reduce_sum": _np_call("sum", "axes"), "reduce_max": _np_call("max", "axes"),
-    "reduce_min": _np_call("min", "axes"), "reduce_prod": _np_call("prod", "axes"),
-    "argmax": _np_call("argmax", "axis"), "argmin": _np_call("argmin", "axis"),
-    "reshape": _reshape, "transpose": _transpose, "concatenate": _concatenate,
-    "cumsum": _cumsum, "round": _round, "convert": _convert, "einsum": _einsum,
-    "getitem": _getitem, "zeros_like": _like("zeros_like"), "ones_like": _like("ones_like"),
-    "slogdet": _like("linalg.slogdet"),
-}
+        return f"{self.impl(prim)}({', '.join(ins + self.params(params))})"

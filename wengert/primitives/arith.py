@@ -23,9 +23,11 @@ import numpy as np
 from .. import dims as _dims
 from .core import (NOT_LINEAR, Linear, Primitive, Zero, instantiate, register, wrapper_of,
                    zero_if_any)
-from .rules import broadcast_shapes, elementwise_aval, python_operator, result_dtype, shape_error
+from .rules import (EmitRule, broadcast_shapes, elementwise_aval, python_operator, result_dtype,
+                    shape_error)
+from .pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .shape import broadcast_to, dup, elementwise_batch, sum_to_shape
-from ..ir import Aval, aval_of
+from ..ir import Aval, Eqn, Lit, Var, aval_of
 
 
 _wrap = wrapper_of
@@ -97,6 +99,17 @@ add = _wrap(add_p)
 add_p.batch = elementwise_batch(add)
 
 
+def add_move_sign(ins, plain, negated, out):
+    """``a + (-b)`` is ``a - b``."""
+    a, b = ins
+    return [Eqn(sub_p, (a, plain[1]) if negated[1] else (b, plain[0]), (out,), {})]
+
+
+add_p.simplify = drops_identity(left=0.0, right=0.0)
+add_p.algebra = Algebra(move_sign=add_move_sign, scalar_literals="always")
+add_p.emit = BinaryOperator("+")
+
+
 # --- sub ---------------------------------------------------------------
 def sub_jvp(primals, tangents):
     x, y = primals
@@ -122,6 +135,17 @@ sub = _wrap(sub_p)
 sub_p.batch = elementwise_batch(sub)
 
 
+def sub_move_sign(ins, plain, negated, out):
+    """``a - (-b)`` is ``a + b`` (``-a - b`` stays: ``-(a + b)`` differs at
+    ``a = 0.0, b = -0.0``)."""
+    return [Eqn(add_p, (ins[0], plain[1]), (out,), {})] if negated[1] else None
+
+
+sub_p.simplify = drops_identity(right=0.0)
+sub_p.algebra = Algebra(move_sign=sub_move_sign, scalar_literals="always")
+sub_p.emit = BinaryOperator("-")
+
+
 # --- neg ---------------------------------------------------------------
 def neg_jvp(primals, tangents):
     return neg(primals[0]), neg(tangents[0])
@@ -136,6 +160,8 @@ neg_p = register(Primitive("neg", nargs=1, impl=operator.neg, jvp=neg_jvp, trans
 neg_p.zero_rule = zero_if_any(neg_p)
 neg = _wrap(neg_p)
 neg_p.batch = elementwise_batch(neg)
+neg_p.algebra = Algebra(negation=True)
+neg_p.emit = UnaryMinus()
 
 
 # --- mul ---------------------------------------------------------------
@@ -165,6 +191,42 @@ mul_p = register(Primitive("mul", nargs=2, impl=operator.mul, jvp=mul_jvp, trans
 mul_p.zero_rule = zero_if_any(mul_p)
 mul = _wrap(mul_p)
 mul_p.batch = elementwise_batch(mul)
+
+
+def mul_simplify(eqn, ins, copies):
+    """``0 * x`` is a zero of the product's type (a scalar); ``1 * x`` is ``x``."""
+    out = eqn.outputs[0].aval
+    a, b = ins
+    for z, other in ((a, b), (b, a)):
+        if is_scalar_lit(z, 0.0) and out.shape == () and out.dtype.kind in "fc":
+            # a float32 zero times a Python float is float32; a Python zero
+            # stays a Python number
+            weak = other.aval.weak and z.aval.weak
+            return [], [Lit(0.0 if weak and out.dtype == np.float64 else np.zeros((), out.dtype))]
+        if is_scalar_lit(z, 1.0) and not isinstance(other, Lit) \
+                and tuple(other.aval.shape) == tuple(out.shape) and other.aval.dtype == out.dtype:
+            return [], [other]
+    return None
+
+
+def odd_move_sign(prim):
+    """The ``move_sign`` of a row odd in each operand: ``(-a) * b`` is
+    ``-(a * b)`` and ``(-a) * (-b)`` is ``a * b``; only where the result is
+    no larger than the negated operand (a sign never grows with broadcasting)."""
+    def move_sign(ins, plain, negated, out):
+        if any(n and x.aval.shape != out.aval.shape for x, n in zip(ins, negated)):
+            return None
+        if all(negated):
+            return [Eqn(prim, plain, (out,), {})]
+        w = Var(out.aval, "", out.role)         # a temporary: ``out`` keeps the name
+        return [Eqn(prim, plain, (w,), {}), Eqn(neg_p, (w,), (out,), {})]
+    move_sign.__name__ = f"{prim.name}_move_sign"
+    return move_sign
+
+
+mul_p.simplify = mul_simplify
+mul_p.algebra = Algebra(move_sign=odd_move_sign(mul_p), scalar_literals="always")
+mul_p.emit = BinaryOperator("*")
 
 
 # --- div ---------------------------------------------------------------
@@ -197,6 +259,8 @@ div_p = register(Primitive("div", nargs=2, impl=operator.truediv, jvp=div_jvp, t
                            zero_rule=div_zero_rule))
 div = _wrap(div_p)
 div_p.batch = elementwise_batch(div)
+div_p.algebra = Algebra(move_sign=odd_move_sign(div_p), scalar_literals="always")
+div_p.emit = BinaryOperator("/")
 
 
 # --- where (select) ----------------------------------------------------
@@ -367,6 +431,21 @@ convert_p = register(Primitive("convert", nargs=1, impl=convert_impl, jvp=conver
                                batch=convert_batch))
 convert_p.zero_rule = zero_if_any(convert_p)
 convert = _wrap(convert_p)
+
+
+class ConvertEmit(EmitRule):
+    def expression(self, code, eqn, ins, py):
+        params = eqn.params
+        if set(params) == {"dtype"}:
+            dt = np.dtype(params["dtype"])
+            if eqn.outputs[0].aval.shape == () and dt.kind in "fiub" and dt.isnative:
+                return f"{code.np}.{dt.name}({ins[0]})"     # a NumPy scalar, as NumPy gives
+            return f"{code.np}.asarray({ins[0]}).astype({code.dtype(dt)})"
+        if params == {"dtype": np.dtype(np.float64), "weak": True}:
+            return f"float({ins[0]})"           # a Python float, as math functions return
+
+
+convert_p.emit = ConvertEmit()
 
 
 def python_scalar(x, dtype=np.float64):

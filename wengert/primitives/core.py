@@ -28,13 +28,17 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
   (``dce``: the pass, for the sub-Programs it prunes);
 * ``simplify(eqn, ins, copies) -> (eqns, outs) | None``  a rewrite of the
   equation (operands ``ins``): the equations in its place and an atom for
-  each output (a ``cond`` on a literal index is its branch);
+  each output (a ``cond`` on a literal index is its branch; ``x + 0`` is
+  ``x``);
+* ``algebra``  its arithmetic, for ``simplify``'s sign rules (an ``Algebra``,
+  ``pass_rules.py``: ``-(-x)`` is ``x``, ``a + (-b)`` is ``a - b``);
 * ``print(eqn, names)``  the sub-Programs it holds, each with the names its
   read-only inputs take (``names(atoms)``: the names given so far; see
   ``printing.walk``);
 * ``emit``  its Python code (``backends/pycodegen.py``): an ``EmitRule``
   (``rules.py``) whose ``statements`` (control flow, calls made at run
-  time) or ``expression`` (``abs(x)``) the code generator asks first, with
+  time) or ``expression`` (``abs(x)``, ``a + b``, ``np.sum(x, axis=0)``;
+  ``pass_rules.py`` has the common ones) the code generator asks first, with
   ``python_scalars`` for primitives that pass values through;
 * ``complex_ok``  its rules were audited for complex operands and results
   (JAX's conventions: complex tangents, the linear transpose without
@@ -94,13 +98,13 @@ class Primitive:
     __slots__ = ("name", "nargs", "impl", "abstract_eval", "jvp", "transpose",
                  "zero_rule", "batch", "multiple_results", "inline", "differentiable",
                  "linearize", "linearize_for_vjp", "jvp_for_grad", "runtime", "effect",
-                 "complex_ok", "dce", "simplify", "print", "emit", "__dict__")
+                 "complex_ok", "dce", "simplify", "algebra", "print", "emit", "__dict__")
 
     def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
                  zero_rule=None, batch=None, multiple_results=False, inline=False,
                  differentiable=True, linearize=None, linearize_for_vjp=None,
                  jvp_for_grad=None, runtime=False, effect=False, complex_ok=False,
-                 dce=None, simplify=None, print=None, emit=None):
+                 dce=None, simplify=None, algebra=None, print=None, emit=None):
         self.name = name
         self.nargs = nargs                  # None: variadic
         self.impl = impl
@@ -125,6 +129,7 @@ class Primitive:
         # the passes' rules (None: the pass's default), see ``Primitive``'s docstring
         self.dce = dce
         self.simplify = simplify
+        self.algebra = algebra
         self.print = print
         self.emit = emit
 

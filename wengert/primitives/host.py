@@ -110,6 +110,14 @@ env_read_p = register(Primitive(
     transpose=NOT_LINEAR, differentiable=False, runtime=True))
 
 
+class EnvReadEmit(EmitRule):
+    def expression(self, code, eqn, ins, py):
+        return code.outside(eqn.params["ref"])      # read when the code runs
+
+
+env_read_p.emit = EnvReadEmit()
+
+
 def env_read(ref, aval):
     """The array at ``ref``, read when the code runs."""
     return bind(env_read_p, ref=ref, aval=aval)

@@ -20,7 +20,7 @@ import numpy as np
 from .. import dims as _dims
 from .core import (Linear, Primitive, TracerBase, Zero, bind, instantiate, register,
                    zero_if_any, zeros as core_zeros)
-from .rules import result_dtype, shape_error
+from .rules import EmitRule, result_dtype, shape_error
 from .shape import broadcast_to, expand_dims, reshape, sum_to_shape
 from ..dims import has_dims, slice_length
 from ..errors import NonDifferentiableInputError
@@ -160,6 +160,21 @@ getitem_p = register(Primitive("getitem", nargs=None, impl=getitem_impl, jvp=get
 getitem_p.zero_rule = zero_if_any(getitem_p)
 
 
+class GetitemEmit(EmitRule):
+    """``x[1:3, i]``; a Python scalar cannot be subscripted, and the impl
+    takes ``int()`` of a dynamic position: other cases go through the impl."""
+
+    def expression(self, code, eqn, ins, py):
+        if set(eqn.params) == {"idx"} and not py[0] \
+                and all(x.aval.dtype.kind in "iu" for x in eqn.inputs[1:]):
+            sub = code.subscript(eqn.params["idx"], ins[1:])
+            if sub is not None:
+                return f"{code.atom(ins[0])}[{sub}]"
+
+
+getitem_p.emit = GetitemEmit()
+
+
 def getitem(x, idx):
     idx, dyn = normalize_index(idx)
     return bind(getitem_p, x, *dyn, idx=idx)
@@ -207,6 +222,16 @@ def concatenate_batch(args, batched, axis):
 concatenate_p = register(Primitive("concatenate", nargs=None, impl=concatenate_impl,
                                    jvp=concatenate_jvp, transpose=concatenate_transpose,
                                    abstract_eval=concatenate_aval, batch=concatenate_batch))
+
+
+class ConcatenateEmit(EmitRule):
+    def expression(self, code, eqn, ins, py):
+        if set(eqn.params) == {"axis"}:
+            ops = ", ".join(ins) + ("," if len(ins) == 1 else "")
+            return f"{code.np}.concatenate(({ops}), axis={code.param(eqn.params['axis'])})"
+
+
+concatenate_p.emit = ConcatenateEmit()
 
 
 def concatenate(*xs, axis=0):

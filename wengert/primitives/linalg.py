@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import dims as _dims
 from .core import Linear, Primitive, Zero, bind, register, zero_if_any
-from .rules import broadcast_shapes, result_dtype, shape_error
+from .rules import EmitRule, broadcast_shapes, result_dtype, shape_error
 from .arith import add, convert, mul
 from .shape import broadcast_to, reshape, sum_to_shape, swapaxes, transpose
 from .reduce import reduce_sum
@@ -347,6 +347,17 @@ einsum_p = register(Primitive("einsum", nargs=None, impl=einsum_impl, jvp=einsum
                               transpose=einsum_transpose, abstract_eval=einsum_aval,
                               batch=einsum_batch))
 einsum_p.zero_rule = zero_if_any(einsum_p)
+
+
+class EinsumEmit(EmitRule):
+    def expression(self, code, eqn, ins, py):
+        spec = eqn.params.get("spec")
+        if set(eqn.params) == {"spec"} and isinstance(spec, str):
+            extra = [f"optimize={len(ins) > 2}"] if len(ins) > 2 else []
+            return f"{code.np}.einsum({', '.join([repr(spec)] + ins + extra)})"
+
+
+einsum_p.emit = EinsumEmit()
 
 
 def einsum(*operands, out=None, optimize=False):

@@ -19,6 +19,7 @@ import numpy as np
 
 from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, instantiate, register
 from .rules import result_dtype, shape_error
+from .pass_rules import NumpyLike
 from .arith import mul, neg, sub
 from .shape import reshape, sum_to_shape
 from .reduce import reduce_sum
@@ -160,6 +161,7 @@ def slogdet_jvp(primals, tangents):
 slogdet_p = register(Primitive("slogdet", nargs=1, impl=slogdet_impl, jvp=slogdet_jvp,
                                transpose=NOT_LINEAR, abstract_eval=slogdet_aval,
                                multiple_results=True))
+slogdet_p.emit = NumpyLike("linalg.slogdet")
 
 
 def slogdet(a):

@@ -19,6 +19,7 @@ from .arith import (_python_numbers_kept, _unary, _zero_jvp, add, conj, div, mul
                     where)
 from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
 from .rules import EmitRule, elementwise_aval, python_operator
+from .pass_rules import BinaryOperator, PythonNumbersKept
 from ..ir import Aval, aval_of
 
 _wrap = wrapper_of
@@ -79,6 +80,15 @@ round = _wrap(round_p)
 round_p.jvp = _zero_jvp(round)
 
 
+class RoundEmit(EmitRule):
+    def expression(self, code, eqn, ins, py):
+        if set(eqn.params) <= {"decimals"}:
+            return f"{code.np}.round({', '.join(ins + [code.param(eqn.params.get('decimals', 0))])})"
+
+
+round_p.emit = RoundEmit()
+
+
 # --- |z| (the complex half of abs's rule) ------------------------------
 def complex_abs_jvp(x, x_dot):
     """d|z| = Re(conj(z) dz) / |z|, real. At z = 0, where |z| has no
@@ -137,6 +147,7 @@ remainder_p = register(Primitive("remainder", nargs=2, impl=_python_numbers_kept
                                  jvp=remainder_jvp, transpose=NOT_LINEAR,
                                  abstract_eval=elementwise_aval("remainder", python_scalars=True)))
 remainder = _wrap(remainder_p)
+remainder_p.emit = PythonNumbersKept("remainder")
 
 floor_divide_p = register(Primitive("floor_divide", nargs=2,
                                     impl=_python_numbers_kept(np.floor_divide), jvp=None,
@@ -145,6 +156,7 @@ floor_divide_p = register(Primitive("floor_divide", nargs=2,
                                                                    python_scalars=True)))
 floor_divide = _wrap(floor_divide_p)
 floor_divide_p.jvp = _zero_jvp(floor_divide)
+floor_divide_p.emit = PythonNumbersKept("floor_divide")
 
 
 # --- comparisons and logical operations (not differentiated) -----------
@@ -167,6 +179,9 @@ logical_or_p, logical_or = _predicate("logical_or", np.logical_or)
 logical_xor_p, logical_xor = _predicate("logical_xor", np.logical_xor)
 logical_not_p, logical_not = _predicate("logical_not", np.logical_not, nargs=1)
 isfinite_p, isfinite = _predicate("isfinite", np.isfinite, nargs=1)
+less_p.emit, less_equal_p.emit = BinaryOperator("<"), BinaryOperator("<=")
+greater_p.emit, greater_equal_p.emit = BinaryOperator(">"), BinaryOperator(">=")
+equal_p.emit, not_equal_p.emit = BinaryOperator("=="), BinaryOperator("!=")
 
 
 # --- clip (plain function over maximum and minimum) ------------------

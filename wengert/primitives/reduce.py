@@ -12,6 +12,8 @@ import numpy as np
 
 from .. import dims as _dims
 from .core import NOT_LINEAR, Primitive, bind, register, zero_if_any
+from .rules import EmitRule
+from .pass_rules import NumpyAxisCall
 from .arith import add, convert, div, mul, sub, where
 from .ordering import equal
 from .index import concatenate, getitem
@@ -56,6 +58,8 @@ reduce_max_p = register(Primitive("reduce_max", nargs=1, impl=reduce_max_impl, j
                                   transpose=NOT_LINEAR, abstract_eval=reduce_aval))
 reduce_min_p = register(Primitive("reduce_min", nargs=1, impl=reduce_min_impl, jvp=None,
                                   transpose=NOT_LINEAR, abstract_eval=reduce_aval))
+reduce_max_p.emit = NumpyAxisCall("max", "axes")
+reduce_min_p.emit = NumpyAxisCall("min", "axes")
 
 
 def _reduce_max_bind(x, axes):
@@ -98,6 +102,7 @@ def reduce_prod_jvp(primals, tangents, axes):
 reduce_prod_p = register(Primitive("reduce_prod", nargs=1, impl=reduce_prod_impl,
                                    jvp=reduce_prod_jvp, transpose=NOT_LINEAR,
                                    abstract_eval=reduce_aval))
+reduce_prod_p.emit = NumpyAxisCall("prod", "axes")
 
 
 def _reduce_prod_bind(x, axes):
@@ -238,6 +243,16 @@ cumsum_p = register(Primitive("cumsum", nargs=1, impl=cumsum_impl, jvp=cumsum_jv
 cumsum_p.zero_rule = zero_if_any(cumsum_p)
 
 
+class CumsumEmit(EmitRule):
+    def expression(self, code, eqn, ins, py):
+        params = eqn.params
+        if set(params) == {"axis", "reverse"} and params["reverse"] is False:
+            return f"{code.np}.cumsum({ins[0]}, axis={code.param(params['axis'])})"
+
+
+cumsum_p.emit = CumsumEmit()
+
+
 def cumsum(x, axis=None, reverse=False):
     if axis is None:
         x = reshape(x, (-1,))
@@ -263,6 +278,8 @@ argmax_p = register(Primitive("argmax", nargs=1, impl=argmax_impl, jvp=None, tra
                               abstract_eval=arg_aval, differentiable=False))
 argmin_p = register(Primitive("argmin", nargs=1, impl=argmin_impl, jvp=None, transpose=NOT_LINEAR,
                               abstract_eval=arg_aval, differentiable=False))
+argmax_p.emit = NumpyAxisCall("argmax", "axis")
+argmin_p.emit = NumpyAxisCall("argmin", "axis")
 
 
 def argmax(x, axis=None):

@@ -17,10 +17,12 @@ import operator
 import numpy as np
 
 from .. import dims as _dims
-from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, register, wrapper_of, zero_if_any
+from .core import (NOT_LINEAR, PRIMITIVES, Linear, Primitive, Zero, bind, register, wrapper_of,
+                   zero_if_any)
 from ..dims import as_int
-from ..ir import Aval, aval_of
+from ..ir import Aval, Eqn, aval_of
 from .rules import EmitRule, result_dtype, shape_error
+from .pass_rules import Algebra, BinaryOperator, NumpyAxisCall, NumpyLike, drops_identity
 
 
 _wrap = wrapper_of
@@ -107,6 +109,18 @@ add_any_p = register(Primitive("add_any", nargs=2, impl=operator.add, jvp=add_an
                                transpose=add_any_transpose, abstract_eval=add_any_aval,
                                zero_rule=add_any_zero_rule))
 add_any = _wrap(add_any_p)
+
+
+def add_any_move_sign(ins, plain, negated, out):
+    """``a + (-b)`` is ``a - b`` (``sub`` is built on this module: its row is looked up)."""
+    a, b = ins
+    return [Eqn(PRIMITIVES["sub"], (a, plain[1]) if negated[1] else (b, plain[0]), (out,), {})]
+
+
+add_any_p.simplify = drops_identity(left=0.0, right=0.0)
+# its shape rule takes equal shapes: a scalar for an array is for the code only
+add_any_p.algebra = Algebra(move_sign=add_any_move_sign, scalar_literals="copies")
+add_any_p.emit = BinaryOperator("+")
 
 
 def add_any_batch(args, batched):
@@ -196,6 +210,15 @@ reshape_p = register(Primitive("reshape", nargs=1, impl=reshape_impl, jvp=reshap
 reshape_p.zero_rule = zero_if_any(reshape_p)
 
 
+class ReshapeEmit(EmitRule):
+    def expression(self, code, eqn, ins, py):
+        if set(eqn.params) == {"shape"}:
+            return f"{code.np}.reshape({ins[0]}, {code.param(eqn.params['shape'])})"
+
+
+reshape_p.emit = ReshapeEmit()
+
+
 def reshape(x, shape):
     """``np.reshape`` with ``-1`` resolved at trace time."""
     if isinstance(shape, (int, np.integer)):
@@ -238,6 +261,15 @@ transpose_p = register(Primitive("transpose", nargs=1, impl=transpose_impl, jvp=
                                  transpose=transpose_transpose, abstract_eval=transpose_aval,
                                  batch=transpose_batch))
 transpose_p.zero_rule = zero_if_any(transpose_p)
+
+
+class TransposeEmit(EmitRule):
+    def expression(self, code, eqn, ins, py):
+        if set(eqn.params) == {"perm"}:
+            return f"{code.np}.transpose({ins[0]}, {code.param(eqn.params['perm'])})"
+
+
+transpose_p.emit = TransposeEmit()
 
 
 def transpose(x, perm=None):
@@ -355,6 +387,7 @@ def reduce_sum_aval(x, axes):
 reduce_sum_p = register(Primitive("reduce_sum", nargs=1, impl=reduce_sum_impl, jvp=reduce_sum_jvp,
                                   transpose=reduce_sum_transpose, abstract_eval=reduce_sum_aval))
 reduce_sum_p.zero_rule = zero_if_any(reduce_sum_p)
+reduce_sum_p.emit = NumpyAxisCall("sum", "axes")
 reduce_sum_p.batch = _reduce_batch(reduce_sum_p_bind)
 
 
@@ -410,6 +443,8 @@ def ones_like_jvp(primals, tangents):
 zeros_like_p = register(Primitive("zeros_like", nargs=1, impl=zeros_like_impl, jvp=zeros_like_jvp,
                                   transpose=NOT_LINEAR, abstract_eval=like_aval))
 zeros_like = _wrap(zeros_like_p)
+zeros_like_p.emit = NumpyLike("zeros_like")
 ones_like_p = register(Primitive("ones_like", nargs=1, impl=ones_like_impl, jvp=ones_like_jvp,
                                  transpose=NOT_LINEAR, abstract_eval=like_aval))
 ones_like = _wrap(ones_like_p)
+ones_like_p.emit = NumpyLike("ones_like")

@@ -17,6 +17,7 @@ from .arith import _python_numbers_kept, _unary, add, div, mul, neg, sub, where
 from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
 from .ordering import equal
 from .rules import elementwise_aval
+from .pass_rules import PythonNumbersKept, drops_identity
 from ..ir import aval_of
 
 _wrap = wrapper_of
@@ -56,6 +57,8 @@ pow_p = register(Primitive("pow", nargs=2, impl=_python_numbers_kept(np.power), 
                            transpose=NOT_LINEAR,
                            abstract_eval=elementwise_aval("pow", python_scalars=True)))
 pow = _wrap(pow_p)
+pow_p.simplify = drops_identity(right=1.0)      # x ** 1, left by the derivative of x ** 2
+pow_p.emit = PythonNumbersKept("power")
 
 
 # --- exp, log, log1p, expm1, sqrt --------------------------------------

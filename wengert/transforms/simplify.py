@@ -37,17 +37,10 @@ import numpy as np
 
 from .. import dims
 from ..dims import in_params
-from ..ir import Eqn, Ident, Lit, Program, Var, acts, has_effect, programs_in
-from ..primitives.core import PRIMITIVES
+from ..ir import Eqn, Ident, Lit, Program, acts, has_effect, programs_in
+from ..primitives.pass_rules import is_scalar_lit as _is_scalar_lit
 
 __all__ = ["simplify", "dce", "atom_key", "eqn_key"]
-
-
-def _is_scalar_lit(x, value=None):
-    if not isinstance(x, Lit) or np.ndim(x.val) != 0 or hasattr(x.val, "_trace"):
-        return False
-    # a complex literal compares as a complex number (1j is not 0.0 or 1.0)
-    return value is None or complex(np.asarray(x.val)) == value
 
 
 def atom_key(x):
@@ -95,36 +88,34 @@ def simplify(prog, copies=False):
     while pending:
         eqn = pending.pop()
         ins = [sub(x) for x in eqn.inputs]
-        name, out = eqn.prim.name, eqn.outputs
-        if copies and name == "neg" and not isinstance(ins[0], Lit) and ins[0] in negated:
-            subst[out[0]] = negated[ins[0]]
-            continue
-        if copies and name in _SIGN_RULES and not eqn.params:
-            ins = _float_literals(ins)
-            rewritten = _move_negation(name, ins, out[0], negated) if negated else None
-            if rewritten is not None:
-                pending.extend(reversed(rewritten))
+        out, algebra = eqn.outputs, eqn.prim.algebra
+        if algebra is not None and copies:
+            # the row's sign rules (``Algebra``)
+            if algebra.negation and not isinstance(ins[0], Lit) and ins[0] in negated:
+                subst[out[0]] = negated[ins[0]]
                 continue
+            if algebra.move_sign is not None and not eqn.params:
+                ins = _float_literals(ins)
+                rewritten = _move_negation(algebra.move_sign, ins, out[0], negated) \
+                    if negated else None
+                if rewritten is not None:
+                    pending.extend(reversed(rewritten))
+                    continue
         eqn = _simplify_params(eqn, copies)
+        if algebra is not None and algebra.scalar_literals is not None \
+                and (copies or algebra.scalar_literals == "always"):
+            ins = _uniform_as_scalar(ins, out[0].aval)
         rule = eqn.prim.simplify
         rewritten = rule(eqn, ins, copies) if rule is not None else None
         if rewritten is not None:
-            # the row's rewrite (a cond on a literal index is its branch; a
-            # loop's unchanged carry is its initial value)
+            # the row's rewrite (``x * 1`` is ``x``; a cond on a literal index
+            # is its branch; a loop's unchanged carry is its initial value)
             new_eqns, results = rewritten
             eqns.extend(new_eqns)
             subst.update((v, w) for v, w in zip(out, results) if w is not v)
             continue
         if not eqn.prim.multiple_results and len(out) == 1:
             shape = out[0].aval.shape
-            if name in _SIGN_RULES and (copies or name != "add_any"):
-                # add_any's rule takes equal shapes: a scalar for an array is
-                # for the generated code only, whose ``+`` broadcasts
-                ins = _uniform_as_scalar(ins, out[0].aval)
-            repl = _algebraic(name, ins, out[0].aval)
-            if repl is not None:
-                subst[out[0]] = repl
-                continue
             if ins and all(_is_scalar_lit(x) for x in ins) and not eqn.prim.inline \
                     and not eqn.prim.runtime \
                     and not in_params(eqn.params):     # a symbolic shape is the code's to make
@@ -145,7 +136,7 @@ def simplify(prog, copies=False):
                     subst[v] = w
                 continue
             seen[key] = out
-        if name == "neg":
+        if algebra is not None and algebra.negation:
             negated[out[0]] = ins[0]
         eqns.append(Eqn(eqn.prim, ins, out, eqn.params))
 
@@ -193,67 +184,16 @@ def _uniform_as_scalar(ins, out):
     return new
 
 
-def _algebraic(name, ins, out):
-    """A replacement atom for ``name(ins)`` (result ``out``, an aval) by an
-    identity, or None: only where the replacement has the result's dtype."""
-    shape = out.shape
-
-    def same_shape(x):
-        return tuple(x.aval.shape) == tuple(shape) and x.aval.dtype == out.dtype
-    if name == "mul":
-        a, b = ins
-        for z, other in ((a, b), (b, a)):
-            if _is_scalar_lit(z, 0.0) and shape == () and out.dtype.kind in "fc":
-                # zero of the product's type (a float32 zero times a Python
-                # float is float32); a Python zero stays a Python number
-                weak = other.aval.weak and z.aval.weak
-                return Lit(0.0 if weak and out.dtype == np.float64 else np.zeros((), out.dtype))
-            if _is_scalar_lit(z, 1.0) and same_shape(other) and not isinstance(other, Lit):
-                return other
-    if name in ("add", "add_any"):
-        a, b = ins
-        if _is_scalar_lit(a, 0.0) and same_shape(b) and not isinstance(b, Lit):
-            return b
-        if _is_scalar_lit(b, 0.0) and same_shape(a) and not isinstance(a, Lit):
-            return a
-    if name == "pow":
-        a, b = ins
-        if _is_scalar_lit(b, 1.0) and same_shape(a) and not isinstance(a, Lit):
-            return a                        # x ** 1, left by the derivative of x ** 2
-    if name == "sub":
-        a, b = ins
-        if _is_scalar_lit(b, 0.0) and same_shape(a) and not isinstance(a, Lit):
-            return a
-    return None
-
-
-# --- signs ------------------------------------------------------------------------
-_SIGN_RULES = frozenset({"add", "add_any", "sub", "mul", "div"})
-
-
-def _move_negation(name, ins, out, negated):
-    """Equations computing ``out`` with a negated operand's sign moved (see
-    the module docstring), or None. ``negated[v] = x`` where ``v = neg (x)``.
-    Real floats only; a sign moves onto the result only if that is no larger
-    than the negated operand (so it never grows with broadcasting)."""
+def _move_negation(move_sign, ins, out, negated):
+    """The row's ``move_sign`` equations computing ``out`` (see the module
+    docstring), or None. ``negated[v] = x`` where ``v = neg (x)``. Real
+    floats only."""
     neg_in = [not isinstance(x, Lit) and x in negated for x in ins]
     if not any(neg_in) or out.aval.dtype.kind != "f" \
             or any(x.aval.dtype.kind != "f" for x in ins):
         return None
-    a, b = ins
-    if name in ("add", "add_any"):
-        plus = (a, negated[b]) if neg_in[1] else (b, negated[a])
-        return [Eqn(PRIMITIVES["sub"], plus, (out,), {})]
-    if name == "sub":
-        return [Eqn(PRIMITIVES["add"], (a, negated[b]), (out,), {})] if neg_in[1] else None
-    if any(n and x.aval.shape != out.aval.shape for x, n in zip(ins, neg_in)):
-        return None
-    prim = PRIMITIVES[name]
     plain = tuple(negated[x] if n else x for x, n in zip(ins, neg_in))
-    if all(neg_in):
-        return [Eqn(prim, plain, (out,), {})]            # (-a) * (-b) is a * b
-    w = Var(out.aval, "", out.role)         # a temporary: ``out`` keeps the name
-    return [Eqn(prim, plain, (w,), {}), Eqn(PRIMITIVES["neg"], (w,), (out,), {})]
+    return move_sign(ins, plain, neg_in, out)
 
 
 def _float_literals(ins):

@@ -1,0 +1,137 @@
+"""The common shapes of the passes' rules on a row: ``algebra`` (what
+``transforms/simplify.py`` may rewrite), the ``simplify`` rule of an
+identity element, and ``emit`` rules that spell a row as a Python operator
+or a NumPy call (``backends/pyemit.py`` asks the row first).
+
+Nothing here is a primitive or names one: each row says which of these it
+is, next to its other rules (``add_p.emit = BinaryOperator("+")``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Lit
+from .rules import EmitRule
+
+__all__ = ["Algebra", "is_scalar_lit", "drops_identity", "BinaryOperator", "UnaryMinus",
+           "NumpyAxisCall", "NumpyLike", "PythonNumbersKept"]
+
+
+# --- simplify ---------------------------------------------------------------------
+class Algebra:
+    """A row's arithmetic, for ``simplify`` with ``copies`` (generated code):
+    IEEE arithmetic is symmetric in the sign, so moving a sign keeps every
+    value, signed zeros included.
+
+    * ``negation``: the row is ``-x``; ``-(-x)`` is ``x``, and the pass knows
+      which value each negation negates;
+    * ``move_sign(ins, plain, negated, out)``: the equations computing the
+      Var ``out`` with the sign of the negated operands (``negated[k]``;
+      ``plain[k]``: operand ``k`` without its sign) moved out of the way
+      (``a + (-b)`` is ``a - b``), or None; the pass asks it for real floats
+      only. A row with one is IEEE arithmetic: a Python int literal against
+      a float operand may be the equal float;
+    * ``scalar_literals``: an array literal holding one value repeated (what
+      a sum's transpose broadcasts) may be that value, broadcasting making
+      the rest: ``"always"``, ``"copies"`` (the code's ``+`` broadcasts, the
+      row's own shape rule does not) or None.
+    """
+
+    __slots__ = ("negation", "move_sign", "scalar_literals")
+
+    def __init__(self, negation=False, move_sign=None, scalar_literals=None):
+        self.negation = negation
+        self.move_sign = move_sign
+        self.scalar_literals = scalar_literals
+
+
+def is_scalar_lit(x, value=None):
+    """Whether ``x`` is a scalar literal (equal to ``value`` if given)."""
+    if not isinstance(x, Lit) or np.ndim(x.val) != 0 or hasattr(x.val, "_trace"):
+        return False
+    # a complex literal compares as a complex number (1j is not 0.0 or 1.0)
+    return value is None or complex(np.asarray(x.val)) == value
+
+
+def _same_aval(x, out):
+    return tuple(x.aval.shape) == tuple(out.shape) and x.aval.dtype == out.dtype
+
+
+def drops_identity(left=None, right=None):
+    """The ``simplify`` rule of a binary row whose literal ``left`` (on the
+    left) or ``right`` (on the right) is an identity (``x + 0`` is ``x``):
+    the other operand, where it is a Var of the result's shape and dtype."""
+    def simplify(eqn, ins, copies):
+        a, b = ins
+        out = eqn.outputs[0].aval
+        if left is not None and is_scalar_lit(a, left) and _same_aval(b, out) \
+                and not isinstance(b, Lit):
+            return [], [b]
+        if right is not None and is_scalar_lit(b, right) and _same_aval(a, out) \
+                and not isinstance(a, Lit):
+            return [], [a]
+        return None
+    simplify.__name__ = f"drops_identity_{left}_{right}"
+    return simplify
+
+
+# --- emit -------------------------------------------------------------------------
+class BinaryOperator(EmitRule):
+    """``a + b``: a row whose impl is Python's operator (``python_operator``):
+    on a NumPy operand it *is* the ufunc (NumPy's ``__add__`` calls
+    ``np.add``), on two Python scalars it is what the impl does too."""
+
+    def __init__(self, op):
+        self.op = op
+
+    def expression(self, code, eqn, ins, py):
+        if eqn.params or len(ins) != 2:
+            return None
+        return f"{ins[0]} {self.op} {ins[1]}"
+
+
+class UnaryMinus(EmitRule):
+    """``-x`` (``-(-x)`` for an operand that starts with a minus)."""
+
+    def expression(self, code, eqn, ins, py):
+        if eqn.params or len(ins) != 1:
+            return None
+        return f"-({ins[0]})" if ins[0].startswith("-") else f"-{ins[0]}"
+
+
+class NumpyAxisCall(EmitRule):
+    """``np.sum(x, axis=(0,))``: a row whose one param (``key``) is the
+    ``axis`` argument of the NumPy function ``fn``."""
+
+    def __init__(self, fn, key):
+        self.fn, self.key = fn, key
+
+    def expression(self, code, eqn, ins, py):
+        if set(eqn.params) != {self.key}:
+            return None
+        return f"{code.np}.{self.fn}({ins[0]}, axis={code.param(eqn.params[self.key])})"
+
+
+class NumpyLike(EmitRule):
+    """``np.zeros_like(x)``: a row without params that is the NumPy function ``fn``."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def expression(self, code, eqn, ins, py):
+        return None if eqn.params else f"{code.np}.{self.fn}({ins[0]})"
+
+
+class PythonNumbersKept(EmitRule):
+    """``pow``, ``remainder``, ``floor_divide``: their impl checks at each
+    call whether both operands are Python numbers, to give one back; the
+    avals already say so, so the code does the call it needs and no check."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def expression(self, code, eqn, ins, py):
+        if eqn.params:
+            return None
+        call = f"{code.np}.{self.fn}({', '.join(ins)})"
+        return f"{call}.item()" if eqn.outputs[0].aval.weak else call
