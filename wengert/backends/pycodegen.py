@@ -19,7 +19,7 @@ Invariants of the generated code:
 
 * plain Python and NumPy; the only free names are ``np``, the impls of
   primitives without a NumPy spelling, and named constants (arrays of more
-  than one element), all listed in the header comment (``pyemit``);
+  than one element), all listed in the header comment (``pynames``);
 * literals keep their type: a float32 literal is ``np.float32(2.0)``;
 * control flow is real Python, written by each row's ``emit`` rule
   (``primitives/control/``, ``primitives/checkpoint_emit.py``; this module
@@ -37,10 +37,12 @@ Invariants of the generated code:
   (as Tangent does), so tracebacks, ``inspect.getsource`` and ``pdb`` show it.
 
 Values, shapes and dtypes equal the interpreter's exactly. An operator is
-the ufunc the interpreter calls when one operand is a NumPy value; where
-both may be Python scalars (``python_scalars``) the ufunc is written out, as
-Python's arithmetic differs there (``1.0 / 0.0`` raises; ``x * 2.0`` on a
+written only for a row whose impl is that operator (its ``emit`` rule): the
+ufunc on a NumPy operand, and on two Python scalars Python's own arithmetic,
+as the interpreter does (``1.0 / 0.0`` raises in both; ``x * 2.0`` on a
 Python float stays a Python float, which NumPy treats as weakly typed).
+``python_scalars`` says where the code may hold Python scalars, for the
+rows whose spelling depends on it (a Python scalar cannot be subscripted).
 """
 from __future__ import annotations
 

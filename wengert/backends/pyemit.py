@@ -1,55 +1,37 @@
-"""Python text for one equation's pieces: names, literals, params, and the
-expression of each primitive (helpers of ``pycodegen``).
-
-An ``Emitter`` owns the namespace the generated code runs in: ``np``, the
-impls of primitives called by name, and named constants. Every name it binds
-is listed in the generated file's header, so a reader knows where each comes
-from; helper names yield to variable names (a variable called ``np`` makes
-the module ``numpy``), never the reverse, so the code keeps the listing's
-names.
+"""Python text for one equation's pieces: literals, params, and the
+expression of each primitive (helpers of ``pycodegen``), in a ``Namespace``
+(``pynames``: identifiers, and the values the code reads).
 
 Expressions, in order of preference:
 
-* a Python operator (``+ - * / ** < == ...``) for arithmetic and comparisons,
-  when an operand is a NumPy value; on two Python scalars (a caller's
-  ``2.0``, a loop counter) the ufunc itself, ``np.multiply(x, 2.0)``, since
-  Python's arithmetic differs from the interpreter's there;
+* the row's ``emit`` rule, when it has one: a Python operator (``+ - * /
+  < == ...``) for arithmetic and comparisons whose impl is that operator,
+  a NumPy call when the params map onto a NumPy function's arguments one
+  for one (``np.sum(x, axis=(0,))``, ``x[1:3, ::-1]``), and the like
+  (``primitives/pass_rules.py`` holds the common ones);
 * a NumPy call when the primitive's impl *is* that NumPy function
-  (``np.sin(x)``, ``np.linalg.solve(a, b)``), or when its params map onto a
-  NumPy function's arguments one for one (``np.sum(x, axis=(0,))``,
-  ``x[1:3, ::-1]``);
+  (``np.sin(x)``, ``np.linalg.solve(a, b)``);
 * otherwise the primitive's impl, bound under the primitive's name:
   ``broadcast_to(x, shape=(3,))``. This always works, so every registered
   primitive can be emitted.
 """
 from __future__ import annotations
 
-import builtins
-import keyword
 import math
 import re
-import sys
 
 import numpy as np
 
 from ..dims import Dim, Scalar, has_dims, recipe_of as dims_recipe, render
-from ..errors import WengertError
-from ..ir import Ident, aval_of
+from ..ir import Ident
 from ..primitives.core import TracerBase
-from ..primitives.host import check_value
 from ..primitives.index import DYN
+from .pynames import CodegenError, Namespace
 
 __all__ = ["CodegenError", "Emitter", "PY_SCALARS"]
 
 
-class CodegenError(WengertError, ValueError):
-    """A Program that cannot be turned into Python source."""
-
-
 PY_SCALARS = (bool, int, float, complex, Dim)
-
-# names the generated code reads from builtins: a variable may not shadow them
-_BUILTINS_USED = {"range", "int", "slice", "abs", "float", "bool", "complex"}
 
 
 def _numpy_names():
@@ -70,26 +52,12 @@ _NUMPY_NAMES = _numpy_names()
 _INLINE_ARRAY_SIZE = 16     # integer/boolean index arrays up to this size are written out
 
 
-def _sanitize(name):
-    ident = re.sub(r"\W", "_", name) or "_"
-    if ident[0].isdigit():
-        ident = "_" + ident
-    if keyword.iskeyword(ident) or ident in _BUILTINS_USED:
-        ident += "_"
-    return ident
-
-
-class Emitter:
-    """Identifiers, literals and params as Python text, and the namespace
-    (with its header comment) that the text needs."""
+class Emitter(Namespace):
+    """Literals, params and expressions as Python text, in a ``Namespace``
+    (the identifiers and the values the text needs)."""
 
     def __init__(self, var_names):
-        self.idents = {}                       # listing name -> identifier
-        self.taken = set(var_names) | _BUILTINS_USED
-        self.namespace = {}                    # holds every bound value, so ids stay valid
-        self.header = []
-        self._bound = {}                       # Ident(value) -> name, for reuse
-        self._consts = 0
+        super().__init__(var_names)
         self.inputs = None                     # the function's parameters, for lengths
 
     def dim(self, d):
@@ -99,111 +67,6 @@ class Emitter:
         if type(d) is not Dim or self.inputs is None:
             return repr(int(d))
         return render(d, lambda k, axis: f"{self.inputs[k]}.shape[{axis}]")
-
-    @property
-    def np(self):
-        """The name of the numpy module, bound when first used."""
-        return self.bind(("np", "numpy", "np_"), np, "numpy")
-
-    # --- names ---------------------------------------------------------------
-    def ident(self, name):
-        """The identifier of a listing name: the name itself when it is a
-        valid one (almost always), else a sanitized, still unique form."""
-        ident = self.idents.get(name)
-        if ident is None:
-            ident = _sanitize(name)
-            if ident != name:
-                base, k = ident, 0
-                while ident in self.taken:
-                    k += 1
-                    ident = f"{base}_{k}"
-            self.taken.add(ident)
-            self.idents[name] = ident
-        return ident
-
-    def fresh(self, *preferred):
-        """The first of ``preferred`` (then ``preferred[0]_1``...) that no
-        variable, earlier binding, keyword or builtin uses."""
-        cands = [_sanitize(p) for p in preferred]
-        k = 0
-        while True:
-            for name in cands:
-                if not (name in self.taken or keyword.iskeyword(name) or hasattr(builtins, name)):
-                    self.taken.add(name)
-                    return name
-            k += 1
-            cands = [f"{_sanitize(preferred[0])}_{k}"]
-
-    def bind(self, preferred, value, note):
-        """Bind ``value`` in the namespace (once) and return its name; the
-        name is the first free one of ``preferred`` (a tuple, or one name)."""
-        name = self._bound.get(Ident(value))
-        if name is None:
-            name = self.fresh(*((preferred,) if isinstance(preferred, str) else preferred))
-            self.namespace[name] = value
-            self._bound[Ident(value)] = name
-            self.header.append(f"#   {name} = {note}")
-        return name
-
-    # --- the outside world (primitives/host.py) ----------------------------------
-    def outside(self, ref):
-        """The text reading ``ref`` (a ``host.EnvRef``) when the code runs:
-        ``items.W`` for a global of module ``items``, ``cell_W.cell_contents``
-        for a closure variable, ``rng.normal`` for an argument's method."""
-        if ref.kind == "globals" and ref.label:
-            module = sys.modules[ref.label]
-            root = self.bind((ref.label.split(".")[-1], f"module_{ref.label.split('.')[-1]}"),
-                             module, f"module {ref.label}")
-        elif ref.kind == "globals":
-            root = self.bind("globals_", ref.root, "the function's globals")
-            return ref.text(root)
-        elif ref.kind == "cell":
-            root = self.bind(f"cell_{ref.label}", ref.root, f"closure cell of {ref.label}")
-        else:
-            root = self.bind(ref.label, ref.root, f"argument {ref.label} "
-                             f"({type(ref.root).__name__}, the same object at every call)")
-        return ref.text(root)
-
-    def host_call(self, eqn, ins):
-        """``fn(args...)`` of a ``host_call``, made when the code runs; a
-        result whose shape and dtype the code assumes is checked
-        (``checked(value, aval)``)."""
-        p = eqn.params
-        fn = p["fn"]
-        if hasattr(fn, "resolve"):
-            callee = self.outside(fn)
-        elif fn is builtins.print:
-            callee = "print"
-        elif getattr(np.random, getattr(fn, "__name__", ""), None) is fn:
-            callee = f"{self.np}.random.{fn.__name__}"
-        else:
-            callee = self.bind(getattr(fn, "__name__", "host_fn"), fn,
-                               f"{getattr(fn, '__qualname__', repr(fn))}, called at each call")
-
-        def arg(spec):
-            return ins[spec[1]] if spec[0] == "op" else self.param(spec[1])
-        args = [arg(a) for a in p["args"]] + [f"{k}={arg(a)}" for k, a in p["kwargs"]]
-        text = f"{callee}({', '.join(args)})"
-        if p["checked"] and p["outs"]:
-            checked = self.bind("checked", check_value, "wengert.primitives.host.check_value")
-            text = f"{checked}({text}, {self.const(p['outs'][0])})"
-        return text
-
-    def impl(self, prim):
-        return self.bind((prim.name, f"{prim.name}_impl"), prim.impl,
-                         f"PRIMITIVES[{prim.name!r}].impl")
-
-    def const(self, value):
-        name = self._bound.get(Ident(value))
-        if name is not None:
-            return name
-        while f"c{self._consts}" in self.taken:
-            self._consts += 1
-        note = (f"constant {aval_of(value).short()}" if isinstance(value, np.ndarray)
-                else f"constant {getattr(value, '__qualname__', type(value).__name__)}")
-        name = self.bind(f"c{self._consts}", value, note)
-        self._consts += 1
-        return name
 
     # --- values --------------------------------------------------------------
     def dtype(self, dt):

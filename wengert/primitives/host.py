@@ -25,6 +25,8 @@ of attribute and item accesses, read again by the generated code at each call
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .core import NOT_LINEAR, Primitive, Zero, bind, register
@@ -177,8 +179,33 @@ def host_call_jvp(primals, tangents, fn, args, kwargs, outs, checked):
 class HostCallEmit(EmitRule):
     def statements(self, code, eqn, ins, py, outs, subs):
         """A call made when the code runs: 0 or 1 result."""
-        text = code.host_call(eqn, ins)
+        text = self.call(code, eqn, ins)
         return [f"{outs[0]} = {text}"] if outs else [text]
+
+    @staticmethod
+    def call(code, eqn, ins):
+        """``fn(args...)``, made when the code runs; a result whose shape and
+        dtype the code assumes is checked (``checked(value, aval)``)."""
+        p = eqn.params
+        fn = p["fn"]
+        if hasattr(fn, "resolve"):
+            callee = code.outside(fn)
+        elif fn is builtins.print:
+            callee = "print"
+        elif getattr(np.random, getattr(fn, "__name__", ""), None) is fn:
+            callee = f"{code.np}.random.{fn.__name__}"
+        else:
+            callee = code.bind(getattr(fn, "__name__", "host_fn"), fn,
+                               f"{getattr(fn, '__qualname__', repr(fn))}, called at each call")
+
+        def arg(spec):
+            return ins[spec[1]] if spec[0] == "op" else code.param(spec[1])
+        args = [arg(a) for a in p["args"]] + [f"{k}={arg(a)}" for k, a in p["kwargs"]]
+        text = f"{callee}({', '.join(args)})"
+        if p["checked"] and p["outs"]:
+            checked = code.bind("checked", check_value, "wengert.primitives.host.check_value")
+            text = f"{checked}({text}, {code.const(p['outs'][0])})"
+        return text
 
 
 host_call_p = register(Primitive(

@@ -1,27 +1,32 @@
-"""simplify: zero propagation, dead-code elimination, common subexpressions.
+"""simplify: identities, constant folding, common subexpressions, dead code.
 
     simplify : Program -> Program    (same inputs, same outputs, same values)
 
-* zero propagation: ``mul`` by a literal 0 gives a literal 0 (of the output's
-  shape); ``add``/``sub``/``add_any`` of a literal 0 of the output's shape is the
-  other operand; ``mul`` by a literal 1 is the other operand;
+The pass names no primitive: what it may rewrite is on the rows.
+
+* identities (the row's ``simplify`` rule): ``x * 0`` is a literal 0 (a
+  scalar), ``x + 0``, ``x - 0``, ``x * 1`` and ``x ** 1`` are ``x`` where
+  ``x`` has the result's shape and dtype;
 * constant folding: an equation whose operands are all scalar literals is
   evaluated;
 * common subexpressions: an equation equal to an earlier one (same
   primitive, same operands, same params) reuses its outputs;
-* rewrites a row asks for (``Primitive.simplify``): a ``cond`` on a literal
-  index is its branch; with ``copies`` (for generated code) the outputs of a
-  ``dup`` are its operand;
-* copies (``copies=True``): ``neg (neg x)`` is ``x`` (what transposing ``sub`` twice
-  leaves). Printed programs keep their ``dup``s: they show the seeds' duality;
-* signs (with ``copies``): a negation moves out of the way until an ``add``,
-  ``sub`` or ``neg`` absorbs it: ``a + (-b)`` is ``a - b``, ``a - (-b)`` is
-  ``a + b``, and ``(-a) * b`` is ``-(a * b)`` (likewise ``/``); IEEE
-  arithmetic is symmetric in the sign, so every value, signed zeros
-  included, stays the same (``-a - b`` is not rewritten: ``-(a + b)`` differs
-  at ``a = 0.0, b = -0.0``);
-* int literals (with ``copies``): ``3 * y`` on a float ``y`` is ``3.0 * y``
-  (the same value and dtype; Python multiplies two floats twice as fast);
+* other rewrites a row asks for (``Primitive.simplify``): a ``cond`` on a
+  literal index is its branch; with ``copies`` (for generated code) the
+  outputs of a ``dup`` are its operand. Printed programs keep their
+  ``dup``s: they show the seeds' duality;
+* repeated literals (the row's ``algebra.scalar_literals``): an array literal
+  of one value repeated is that value, broadcasting making the rest;
+* signs (with ``copies``; the row's ``algebra``, ``primitives/pass_rules.py``):
+  ``-(-x)`` is ``x`` (what transposing ``sub`` twice leaves), and a negation
+  moves out of the way until an ``add``, ``sub`` or ``neg`` absorbs it:
+  ``a + (-b)`` is ``a - b``, ``a - (-b)`` is ``a + b``, and ``(-a) * b`` is
+  ``-(a * b)`` (likewise ``/``); IEEE arithmetic is symmetric in the sign,
+  so every value, signed zeros included, stays the same (``-a - b`` is not
+  rewritten: ``-(a + b)`` differs at ``a = 0.0, b = -0.0``);
+* int literals (with ``copies``, on a row with a sign rule): ``3 * y`` on a
+  float ``y`` is ``3.0 * y`` (the same value and dtype; Python multiplies
+  two floats twice as fast);
 * loops (their rows' rules): a carry that the body passes through unchanged
   is its initial value; a carry, per-iteration output or operand that
   nothing needs is dropped;
