@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from . import dims
+from . import context
 from .api_checks import (argnums_tuple, check_aux_pair, check_function, check_holomorphic_inputs,
                          check_inputs, check_jacobian_dtypes, check_scalar_output)
 from .errors import ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax
@@ -393,7 +393,7 @@ def _basis(leaves):
         eye[start:start + n] = np.eye(n, dtype=av.dtype)
         row = eye.reshape((total,) + av.shape)
         # of symbolic lengths (the source engine's), the code makes it
-        dims.remember(row, (total,) + av.shape, ("eye", total, n, -start))
+        context.remember(row, (total,) + av.shape, ("eye", total, n, -start))
         rows.append(row)
         start += n
     return rows, total

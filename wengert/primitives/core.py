@@ -33,7 +33,8 @@ import threading
 
 import numpy as np
 
-from .. import dims as _dims
+from .. import context as _context, dims as _dims
+from .symbolic_constants import constant as _constant
 from ..ir import Ident, Lit, aval_of, programs_in, runs_at_call
 from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
 
@@ -177,12 +178,12 @@ def snapshot(x, memo=None):
     """``x`` as a value a derivative may keep: a writeable ndarray is copied
     (its owner may write to it before the derivative is used: ``w *= 0.25``
     after ``y = w * x``), read-only arrays, scalars and tracers are kept as
-    they are, and so are constants of symbolic shape (``dims``), which
+    they are, and so are constants of symbolic shape (``context``), which
     staging made and nobody else holds. ``memo`` (a dict that lives as long
     as one derivative's recording) keeps one copy of an array while it holds
     the same bytes: a loop that reads a global array at each step keeps one
     copy, not one per step."""
-    if type(x) is not np.ndarray or not x.flags.writeable or _dims.shape_of(x) is not None:
+    if type(x) is not np.ndarray or not x.flags.writeable or _context.shape_of(x) is not None:
         return x
     if memo is None:
         return x.copy()
@@ -358,8 +359,8 @@ def bind(prim, *args, **params):
             stager = _primal_stager()
             if stager is not None:
                 return stager.process(prim, args, params)
-        elif _dims.recording_now():
-            return _dims.constant(prim, args, params)
+        elif (ctx := _context.symbolic_now()) is not None:
+            return _constant(ctx, prim, args, params)
         if not prim.complex_ok and any(_is_complex(a) for a in args):
             # a rule (det's jvp calls adjugate) evaluating a primitive whose
             # rules are for real values on a complex one: its value would be
