@@ -35,8 +35,7 @@ import numpy as np
 
 from .ident import Ident
 
-__all__ = ["StagingContext", "current", "guards_now", "symbolic_now", "remember", "shape_of",
-           "recipe_of"]
+__all__ = ["StagingContext", "current", "symbolic_now", "remember", "shape_of", "recipe_of"]
 
 # the current generation's context (None outside every generation)
 _CURRENT = contextvars.ContextVar("wengert_staging_context", default=None)
@@ -91,12 +90,6 @@ class StagingContext:
 # ``current()``: the current generation's context, or None (the variable's
 # own method: asked at every call of generated code, so no Python frame)
 current = _CURRENT.get
-
-
-def guards_now():
-    """The guard set comparisons of lengths are recorded in now, or None."""
-    ctx = _CURRENT.get()
-    return None if ctx is None else ctx.guards
 
 
 def symbolic_now():

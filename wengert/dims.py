@@ -28,6 +28,7 @@ import operator
 import numpy as np
 
 from . import context as _context
+from .context import current as _current_context
 from .ir import Aval
 
 __all__ = ["Dim", "Scalar", "symbolic", "plain_numbers", "plain_params", "symbolic_avals",
@@ -128,7 +129,8 @@ class _Symbolic:
                 other, (int, float, np.integer, np.floating)):
             return NotImplemented
         result = bool(_CMPS[op](_plain_number(self), _plain_number(other)))
-        guards = _context.guards_now()
+        ctx = _current_context()    # the generation in progress records it
+        guards = None if ctx is None else ctx.guards
         if guards is not None and not (isinstance(other, _Symbolic) and other.expr == self.expr):
             guards.add((self.expr, op, other.expr if isinstance(other, _Symbolic) else
                          other.item() if isinstance(other, np.generic) else other, result))
@@ -303,9 +305,11 @@ def zeros(shape, dtype):
 
 def shape(x):
     """``np.shape(x)``, symbolic for a constant of symbolic shape."""
-    s = _context.shape_of(x)
-    if s is not None:
-        return s
+    ctx = _current_context()
+    if ctx is not None and ctx.shaped:
+        s = ctx.shape_of(x)
+        if s is not None:
+            return s
     # arrays, NumPy scalars and traced values carry their shape: reading it
     # skips np.shape's dispatch (``__array_function__`` for a tracer)
     s = getattr(x, "shape", None)

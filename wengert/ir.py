@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from . import context as _context
+from .context import current as _current_context
 from .ident import Ident
 
 __all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "verify", "aval_of", "ProgramError", "Ident",
@@ -86,9 +86,11 @@ def aval_of(x):
     """The Aval of a concrete value, a tracer, or a Python scalar."""
     t = type(x)
     if t is np.ndarray or t is np.float64:
-        shape = _context.shape_of(x)    # a constant of symbolic shape (``context``)
-        if shape is not None:
-            return Aval(shape, x.dtype)
+        ctx = _current_context()
+        if ctx is not None and ctx.shaped:  # a constant of symbolic shape (``context``)
+            shape = ctx.shape_of(x)
+            if shape is not None:
+                return Aval(shape, x.dtype)
         return Aval(x.shape, x.dtype)
     if t is float:
         return _WEAK_FLOAT

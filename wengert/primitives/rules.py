@@ -9,7 +9,8 @@ import operator
 
 import numpy as np
 
-from .. import context as _context, dims as _dims
+from .. import dims as _dims
+from ..context import current as _current_context
 from ..dims import broadcast, has_dims
 from ..errors import ShapeMismatchError
 from ..ir import Aval
@@ -69,7 +70,8 @@ def elementwise_aval(name, float_out=False, out_dtype=None, python_scalars=False
         # symbolic lengths are staged: the comparisons broadcasting makes are
         # guards, recorded each time (``context``); outside a generation a
         # comparison records nothing, so a remembered answer skips nothing
-        if _context.symbolic_now() is not None:
+        ctx = _current_context()
+        if ctx is not None and ctx.symbolic:
             return _elementwise(*avals)
         if len(avals) == 2:
             a, b = avals
