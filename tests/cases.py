@@ -33,7 +33,8 @@ import numpy as np
 import wengert as wg
 from wengert.demo import seed000  # noqa: F401  (in the corpus)
 
-from wengert.primitives import arith, composite, index, linalg, matrix, reduce, shape
+from wengert.primitives import (arith, composite, index, linalg, matrix, ordering, reduce, shape,
+                                transcendental)
 from wengert.primitives.index import normalize_index
 
 F64 = np.dtype(np.float64)
@@ -361,7 +362,7 @@ def call_argmin(x, axis):
 
 
 def call_concatenate(*xs, axis):
-    return shape.concatenate(*xs, axis=axis)
+    return index.concatenate(*xs, axis=axis)
 
 
 def call_einsum(*ops, spec):
@@ -478,21 +479,22 @@ _DIFF_UNARY = {
 SPECS: dict[str, PrimSpec] = {}
 
 for _name, (_ref, _gen) in _DIFF_UNARY.items():
-    SPECS[_name] = _unary_spec(_ref, getattr(arith, _name), _gen)
+    _family = next(m for m in (arith, ordering, transcendental) if hasattr(m, _name))
+    SPECS[_name] = _unary_spec(_ref, getattr(_family, _name), _gen)
 
 SPECS.update({
     "neg": _unary_spec(np.negative, arith.neg, real, linear_in=((0,),)),
 
     # --- zero derivative: domains keep finite differences off the jumps
-    "sign": _unary_spec(np.sign, arith.sign, away, mode=ZERO_DERIV),
-    "floor": _unary_spec(np.floor, arith.floor, lambda s: frac(s, 0.2, 0.8), mode=ZERO_DERIV),
-    "ceil": _unary_spec(np.ceil, arith.ceil, lambda s: frac(s, 0.2, 0.8), mode=ZERO_DERIV),
+    "sign": _unary_spec(np.sign, ordering.sign, away, mode=ZERO_DERIV),
+    "floor": _unary_spec(np.floor, ordering.floor, lambda s: frac(s, 0.2, 0.8), mode=ZERO_DERIV),
+    "ceil": _unary_spec(np.ceil, ordering.ceil, lambda s: frac(s, 0.2, 0.8), mode=ZERO_DERIV),
     "round": PrimSpec(
         ZERO_DERIV,
         unary_cases(lambda s: frac(s, -0.3, 0.3))
         + variants("decimals1_2x3", [frac((2, 3), -0.3, 0.3, unit=0.1)], {"decimals": 1})
         + variants("decimals0_3", [frac((3,), -0.3, 0.3)], {"decimals": 0}, dtypes=(F64,)),
-        ref_round, arith.round),
+        ref_round, ordering.round),
 
     # constants shaped like their operand
     "zeros_like": _unary_spec(np.zeros_like, shape.zeros_like, real, mode=ZERO_DERIV),
@@ -520,19 +522,19 @@ SPECS.update({
         + variants("negbase_intarray", [real((2, 3)), ints([1, 2, 3])], dtypes=(F64,))
         + variants("pyfloat_half", [pos((3,)), const(0.5)])
         + variants("pyfloat_base", [const(2.0), real((3,))]),
-        np.power, arith.pow),
+        np.power, transcendental.pow),
     "logaddexp": PrimSpec(DIFF, binary_cases(real, real)
                           + variants("large_2x3_s", [real((2, 3), 700.0, 710.0), real((), -5.0, 5.0)],
                                      dtypes=(F64,)),
-                          np.logaddexp, arith.logaddexp),
+                          np.logaddexp, transcendental.logaddexp),
     "arctan2": PrimSpec(DIFF, binary_cases(real, pos) + binary_cases(away, real),
-                        np.arctan2, arith.arctan2),
+                        np.arctan2, transcendental.arctan2),
     "maximum": PrimSpec(DIFF, binary_cases(lambda s: cells(s, 0), lambda s: cells(s, 1))
                         + variants("relu", [away((2, 3)), const(0.0)]),
-                        np.maximum, arith.maximum),
+                        np.maximum, ordering.maximum),
     "minimum": PrimSpec(DIFF, binary_cases(lambda s: cells(s, 1), lambda s: cells(s, 0))
                         + variants("clip", [away((2, 3)), const(0.0)]),
-                        np.minimum, arith.minimum),
+                        np.minimum, ordering.minimum),
     "where": PrimSpec(DIFF,
                       variants("3x1_4_s", [bools((3, 1)), real((4,)), real(())])
                       + variants("2x3", [bools((2, 3)), real((2, 3)), real((2, 3))])
@@ -705,18 +707,18 @@ for _name, _ref in [("less", np.less), ("less_equal", np.less_equal), ("greater"
         variants("3x1_4", [grid((3, 1)), grid((4,))])
         + variants("2x3_s", [grid((2, 3)), grid(())], dtypes=(F64,))
         + variants("2x3_pyfloat", [grid((2, 3)), const(0.0)], dtypes=(F64,)),
-        _ref, getattr(arith, _name))
+        _ref, getattr(ordering, _name))
 
 for _name, _ref in [("logical_and", np.logical_and), ("logical_or", np.logical_or),
                     ("logical_xor", np.logical_xor)]:
     SPECS[_name] = PrimSpec(NONDIFF, variants("3x1_4", [bools((3, 1)), bools((4,))], dtypes=(F64,))
                             + variants("2x3", [bools((2, 3)), bools((2, 3))], dtypes=(F64,)),
-                            _ref, getattr(arith, _name))
+                            _ref, getattr(ordering, _name))
 
 SPECS["logical_not"] = PrimSpec(NONDIFF, variants("2x3", [bools((2, 3))], dtypes=(F64,)),
-                                np.logical_not, arith.logical_not)
+                                np.logical_not, ordering.logical_not)
 SPECS["isfinite"] = PrimSpec(NONDIFF, variants("2x3", [with_nonfinite((2, 3))]),
-                             np.isfinite, arith.isfinite)
+                             np.isfinite, ordering.isfinite)
 
 _INLINE = ("an inline primitive: staging and evaluation run the user's function and only "
            "differentiation looks at the user's rule, so there is no fixed impl/jvp to check "
@@ -902,10 +904,10 @@ for _name in ("checkpoint", "checkpoint_lin", "checkpointed_loop", "loop_forward
 # x = 2 (k + u), u in (0.2, 0.8), and y near 2: x / y stays away from the jumps
 SPECS["remainder"] = PrimSpec(
     DIFF, variants("offgrid", [frac((3,), 0.2, 0.8, unit=2.0), pos((3,), 1.9, 2.1)]),
-    np.remainder, arith.remainder)
+    np.remainder, ordering.remainder)
 SPECS["floor_divide"] = PrimSpec(
     ZERO_DERIV, variants("offgrid", [frac((3,), 0.2, 0.8, unit=2.0), pos((3,), 1.9, 2.1)]),
-    np.floor_divide, arith.floor_divide)
+    np.floor_divide, ordering.floor_divide)
 
 
 # --- the primitive families added later: each ``tests/prim_cases_<family>.py``

@@ -369,9 +369,9 @@ def test_caches_stay_bounded():
     builds lambdas does) and many matmul shapes keeps the caches at their
     bounds, so converted functions and their modules are not kept alive."""
     import functools as ft
-    from wengert.frontends import source
+    from wengert.frontends import source_convert
     from wengert.primitives import linalg
-    for cache in (source._converted_code, linalg._concrete_matmul_aval):
+    for cache in (source_convert._converted_code, linalg._concrete_matmul_aval):
         assert isinstance(cache, ft._lru_cache_wrapper) and cache.cache_info().maxsize
     bound = linalg._concrete_matmul_aval.cache_info().maxsize
     for n in range(1, bound + 50):

@@ -13,168 +13,32 @@ import functools
 
 import numpy as np
 
-from . import context
-from .api_checks import (argnums_tuple, check_aux_pair, check_function, check_holomorphic_inputs,
-                         check_inputs, check_jacobian_dtypes, check_scalar_output)
+from .api_checks import (argnums_tuple, check_holomorphic_inputs, check_inputs,
+                         check_jacobian_dtypes, check_scalar_output)
 from .errors import ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax
 from .frontends.tracing import flat_function, make_program as trace_program
-from .ir import Ident, Lit, aval_of, sub_programs
-from .primitives.core import TracerBase, Zero, eval_program, new_trace, zeros
-from .primitives.math_twins import twin_of
-from .primitives.arith import cast_exact, convert
-from .primitives.control import RAGGED_BATCH
-from .primitives.shape import reshape, stack, transpose as transpose_axes
+from .ir import Aval, Program, aval_of
+from .primitives.core import TracerBase, Zero, eval_program, new_trace
+from .primitives.control import for_loop
 from .pytree import flatten, unflatten
-from .staging import StagingTrace, closure_convert
-from .transforms.batching import batch_eval
+from .staging import StagingTrace, closure_convert, stage
 from .transforms.jvp import NeedsReverse, jvp_flat
 from .transforms.partial_eval import linearize_flat
 from .transforms.transpose import backward_pass, transpose_program
 from .transformed import TraceTransformed
+from .api_jacobians import _assemble, _basis, _batch_or_loop, _jac_blocks
+from .api_prepare import (_CLOSE_OVER, _by_source, _cast_like, _holo, _prepare, _transform_entry,
+                          _unit, _unshared, _unwrap_aux, _vjp_core)
+from .api_source import _warn_fallback, generated, has_source, source_inner, source_program
+from .transforms.checkpoint_schedules import schedule_of
+from .primitives.checkpoint import checkpointed_loop
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose",
            "jacfwd", "jacrev", "hessian", "make_program"]
 
-ENGINES = ("auto", "trace", "source")
-
-
-def _check_engine(engine):
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-
-
-def _by_source(fun, engine, transform, recipe, argnums):
-    """The source engine's version of ``transform`` (a trace-engine transform
-    of a function), or None for ``engine="trace"``. ``recipe`` is the public
-    call that made it (how it pickles); its arguments at ``argnums`` are
-    checked before any code is generated."""
-    if engine == "trace":
-        return None
-    from .api_source import SourceTransformed
-    name = recipe[0]
-
-    def check(args):
-        nums = argnums_tuple(argnums, len(args), name)
-        check_inputs(name, fun, args, nums, "leave it out of argnums")
-
-    if isinstance(fun, SourceTransformed) and fun.fallback is None:
-        # grad(grad(f)): one source Program of f, the transforms composed
-        inner, inner_check = fun.transform, fun.check
-
-        def both(args):
-            inner_check(args)
-            check(args)
-        return SourceTransformed(fun.fun, lambda g: transform(inner(g)), engine,
-                                 f"{name}_{fun.name}", recipe, both)
-    from .api_source import has_source
-    if engine == "auto" and not has_source(fun):
-        return None
-    return SourceTransformed(fun, transform, engine, name, recipe, check)
-
-
-class _Partial:
-    """``fun`` as a function of the arguments in ``argnums`` only."""
-
-    def __init__(self, fun, args, kwargs, argnums):
-        self.fun, self.args, self.kwargs, self.argnums = fun, list(args), kwargs, argnums
-
-    def __call__(self, *dyn):
-        args = list(self.args)
-        for i, d in zip(self.argnums, dyn):
-            args[i] = d
-        return self.fun(*args, **self.kwargs)
-
-
-def _prepare(fun, args, kwargs, argnums, fname, has_aux=False,
-             where_else="leave it out of argnums"):
-    """(function of the differentiated arguments, those arguments, their
-    positions, the box aux lands in); the arguments are checked first."""
-    nums = argnums_tuple(argnums, len(args), fname)
-    check_inputs(fname, fun, args, nums, where_else)
-    dyn = tuple(args[i] for i in nums)
-    part = _Partial(fun, args, kwargs, nums)
-    if has_aux:
-        aux_box = [None]
-
-        def main(*xs):
-            out = part(*xs)
-            check_aux_pair(out, fname, fun)
-            aux_box[0] = out[1]
-            return out[0]
-        main.wg_origin = fun
-        return main, dyn, nums, aux_box
-    return part, dyn, nums, None
-
-
-def _unwrap_aux(aux_box):
-    """aux values leave the trace as plain values (their primal part)."""
-    leaves, tree = flatten(aux_box[0])
-    plain = []
-    for x in leaves:
-        while hasattr(x, "primal"):
-            x = x.primal
-        plain.append(x)
-    return unflatten(tree, plain)
-
-
-def _cast_like(ct, x):
-    """A cotangent with the dtype and type of its primal (float32 stays
-    float32, a Python float's is a Python float: ``cast_exact``); staged (the
-    source engine), the cast is an equation of the code."""
-    av = aval_of(x)
-    if isinstance(ct, Zero):
-        return zeros(av)            # 0.0 for a Python float
-    dt = getattr(ct, "dtype", None)
-    if dt is not None and dt != av.dtype and dt.kind not in "fc":
-        ct = convert(ct, dtype=av.dtype)
-    return cast_exact(ct, av)
-
-
-# --- reverse mode ------------------------------------------------------
-# the advice for a value that is not to be differentiated, where every
-# argument is (jvp, vjp, linearize)
-_CLOSE_OVER = "pass a function of the differentiated values only (a lambda closing over the rest)"
-
-def _vjp_core(fn, dyn, fname):
-    flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
-    outs, lin = linearize_flat(flat, leaves, reverse=True, name=getattr(fn, "__name__", "f"))
-    return outs, lin, leaves, in_tree, out_tree[0]
-
-
-def _unshared(outs, lin):
-    """The outputs handed to the caller, copied where the linear Program
-    keeps the same array (``exp``'s output is its own derivative): the
-    caller may write to what it is given before using the pullback."""
-    kept = set()
-
-    def collect(prog):
-        for e in prog.eqns:
-            kept.update(Ident(x.val) for x in e.inputs if isinstance(x, Lit))
-            for sub in sub_programs(e):
-                collect(sub)
-    collect(lin)
-    return [o.copy() if type(o) is np.ndarray and Ident(o) in kept else o for o in outs]
-
-
-def _unit(aval):
-    """The seed 1 of a scalar: a Python 1.0 for a Python float (weakly typed, cheap)."""
-    return 1.0 if aval.weak and aval.dtype == np.float64 else np.ones((), aval.dtype)
-
-
-def _transform_entry(fun, engine, fname):
-    _check_engine(engine)
-    check_function(fun, fname)
-    return twin_of(fun)          # a math builtin: its NumPy twin (math_twins)
-
 
 def value_and_grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto"):
     return _value_and_grad(fun, argnums, has_aux, engine, "value_and_grad", holomorphic)
-
-
-def _holo(holomorphic):
-    """The ``holomorphic`` keyword as a recipe keeps it (only when given, so
-    the recipes of real functions read as before)."""
-    return {"holomorphic": True} if holomorphic else {}
 
 
 def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False):
@@ -251,7 +115,6 @@ def vjp(fun, *primals, has_aux=False, engine="auto"):
     fun = _transform_entry(fun, engine, "vjp")
     check_inputs("vjp", fun, primals, range(len(primals)), _CLOSE_OVER)
     if engine != "trace":
-        from .api_source import source_inner
         inner = source_inner(fun, primals, engine, "vjp")
         if inner is not None:
             fun = functools.wraps(fun)(inner)
@@ -295,7 +158,6 @@ def jvp(fun, primals, tangents, *, engine="auto"):
     if t_tree != in_tree:
         raise ShapeMismatchError(f"jvp: tangents structure {t_tree} differs from primals {in_tree}")
     if engine != "trace":
-        from .api_source import source_inner
         inner = source_inner(fun, tuple(primals), engine, "jvp")
         if inner is not None:
             fun = inner
@@ -314,7 +176,6 @@ def linearize(fun, *primals, engine="auto"):
     fun = _transform_entry(fun, engine, "linearize")
     check_inputs("linearize", fun, primals, range(len(primals)), _CLOSE_OVER)
     if engine != "trace":
-        from .api_source import source_inner
         inner = source_inner(fun, primals, engine, "linearize")
         if inner is not None:
             fun = inner
@@ -350,7 +211,6 @@ class _WithSource:
     @property
     def source(self):
         if self._generated is None:
-            from .api_source import generated
             self._generated = generated(self._make_program())
         return self._generated.source
 
@@ -369,7 +229,6 @@ def linear_transpose(linear_fun, *primals):
     with new_trace(trace):
         ins = [trace.new_input(a) for a in avals]
         outs = flat(*ins)
-        from .ir import Program
         prog = Program([t.atom for t in ins], trace.eqns, [trace.atom(o) for o in outs],
                        name=getattr(linear_fun, "__name__", "f"))
 
@@ -382,71 +241,6 @@ def linear_transpose(linear_fun, *primals):
 
 
 # --- Jacobians ---------------------------------------------------------
-def _basis(leaves):
-    """The identity as a batch of flat tangents: one batch row per scalar."""
-    sizes = [aval_of(x).size for x in leaves]
-    total = sum(sizes)
-    rows, start = [], 0
-    for x, n in zip(leaves, sizes):
-        av = aval_of(x)
-        eye = np.zeros((total, n), av.dtype)
-        eye[start:start + n] = np.eye(n, dtype=av.dtype)
-        row = eye.reshape((total,) + av.shape)
-        # of symbolic lengths (the source engine's), the code makes it
-        context.remember(row, (total,) + av.shape, ("eye", total, n, -start))
-        rows.append(row)
-        start += n
-    return rows, total
-
-
-def _batch_or_loop(prog, basis, total):
-    """``batch_eval`` of the basis; where a loop in ``prog`` stores values whose
-    length varies between iterations (they cannot take a batch axis), one
-    evaluation per basis vector, stacked."""
-    try:
-        return batch_eval(prog, basis, total)
-    except UnsupportedSyntax as err:
-        if getattr(err, "construct", None) != RAGGED_BATCH or not total:
-            raise
-    rows = [eval_program(prog, [b[k] for b in basis]) for k in range(total)]
-    return [stack([row[j] for row in rows]) for j in range(len(prog.outputs))]
-
-
-def _jac_blocks(batched_outs, out_leaves, in_leaves, rev):
-    """Split batched results into one block per (output leaf, input leaf),
-    each shaped out_shape + in_shape."""
-    table = []
-    if not rev:   # batch runs over inputs: batched_outs[o] is (N_in, *out_shape)
-        for o, b in zip(out_leaves, batched_outs):
-            row, start = [], 0
-            o_shape = aval_of(o).shape
-            for x in in_leaves:
-                i_shape = aval_of(x).shape
-                n = aval_of(x).size
-                blk = reshape(b[start:start + n], i_shape + o_shape)
-                perm = tuple(range(len(i_shape), len(i_shape) + len(o_shape))) + tuple(range(len(i_shape)))
-                row.append(transpose_axes(blk, perm))
-                start += n
-            table.append(row)
-    else:         # batch runs over outputs: batched_outs[i] is (N_out, *in_shape)
-        table = [[None] * len(in_leaves) for _ in out_leaves]
-        for i, (x, b) in enumerate(zip(in_leaves, batched_outs)):
-            start = 0
-            for k, o in enumerate(out_leaves):
-                n = aval_of(o).size
-                table[k][i] = reshape(b[start:start + n], aval_of(o).shape + aval_of(x).shape)
-                start += n
-    return table
-
-
-def _assemble(table, out_tree, in_tree, single):
-    rows = []
-    for row in table:
-        per_in = unflatten(in_tree, row)
-        rows.append(per_in[0] if single else tuple(per_in))
-    return unflatten(out_tree, rows)
-
-
 def jacfwd(fun, argnums=0, *, holomorphic=False, engine="auto"):
     """Jacobian by forward mode: one linearize, one batched pass of tangents.
     Complex inputs need ``holomorphic=True`` (the Jacobian is then f'(z));
@@ -525,9 +319,7 @@ def make_program(fun, *example_args, engine="auto"):
     """The Program of ``fun`` at ``example_args``; ``print()`` shows it. With
     the source engine it keeps the function's control flow and names."""
     fun = _transform_entry(fun, engine, "make_program")
-    from .api_source import has_source
     if engine == "source" or (engine == "auto" and has_source(fun)):
-        from .api_source import _warn_fallback, source_program
         try:
             return source_program(fun, example_args)[0]
         except (UnsupportedSyntax, ConcretizationError) as err:
@@ -549,12 +341,7 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
     states and recomputes each step O(log n) times; ``"binomial"`` stores
     ``snapshots`` states (default ``floor(log2 n) + 1``) with the fewest
     recomputations (Revolve)."""
-    from .transforms.checkpoint_schedules import schedule_of
     schedule = schedule_of(checkpoint, snapshots)
-    from .primitives.control import for_loop
-    from .primitives.core import TracerBase
-    from .staging import stage
-    from .ir import Aval
     leaves, tree = flatten(init)
     avals = [aval_of(x) for x in leaves]
 
@@ -593,12 +380,10 @@ def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
         return python_loop()    # nothing to differentiate: a Python loop is the fastest
     # the body Program takes (consts, i, carry); the loop wants (i, consts, carry)
     k = len(consts)
-    from .ir import Program
     prog = Program([prog.inputs[k]] + prog.inputs[:k] + prog.inputs[k + 1:], prog.eqns,
                    prog.outputs, prog.name)
     if schedule is None:
         out = for_loop(n, prog, consts, leaves)
     else:
-        from .primitives.checkpoint import checkpointed_loop
         out = checkpointed_loop(n, prog, consts, leaves, schedule)
     return unflatten(tree, list(out))

@@ -22,6 +22,8 @@ from .primitives.checkpoint import checkpoint_p
 from .primitives.core import TracerBase, bind, tracing
 from .pytree import flatten, unflatten
 from .staging import closure_convert, stage
+from .api_source import has_source
+from .frontends.source import convert
 
 __all__ = ["checkpoint"]
 
@@ -79,8 +81,6 @@ class checkpoint:
         vals = [x.concrete_value if isinstance(x, TracerBase) else x for x in ops]
         if all(v is not None for v in vals):
             return stage(flat(self.fun), avals, name=name, dynamic=True, concrete_vals=vals)
-        from .api_source import has_source
         if not has_source(self.fun):
             raise err
-        from .frontends.source import convert
         return stage(flat(convert(self.fun)), avals, name=name, dynamic=True)

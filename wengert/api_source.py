@@ -38,13 +38,14 @@ import numpy as np
 from . import dims
 from .context import StagingContext, current as current_context
 from .errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
-from .frontends import source as source_frontend, source_env
+from .frontends import source as source_frontend, source_guards
 from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import TracerBase, eval_program, tracing
 from .pytree import flatten, unflatten
 from .staging import stage
 from .transformed import Transformed
 from .transforms.simplify import simplify
+from .backends.pycodegen import codegen
 
 __all__ = ["SourceTransformed", "source_program", "source_inner", "generated", "fallback_key"]
 
@@ -105,7 +106,6 @@ _is_static = source_frontend.is_static
 
 def _compile(prog):
     """The generated Python function of a Program."""
-    from .backends.pycodegen import codegen
     return codegen(prog)
 
 
@@ -297,7 +297,7 @@ class SourceTransformed(Transformed):
                 compiled = floats[1]
                 if compiled.env_check is None or compiled.env_check():
                     if current_context() is not None:
-                        source_env.note(compiled.env_guards)
+                        source_guards.note(compiled.env_guards)
                     outs = compiled.run(*args)
                     finish = compiled.finish
                     return finish(outs) if finish is not None else compiled.result(outs)
@@ -308,7 +308,7 @@ class SourceTransformed(Transformed):
             compiled = self.fast.get(fast)
             if compiled is not None and compiled.valid():
                 if current_context() is not None:
-                    source_env.note(compiled.env_guards)
+                    source_guards.note(compiled.env_guards)
                 self.last = compiled
                 return compiled([a for a in args if type(a) is not int])
         try:
@@ -357,7 +357,7 @@ class SourceTransformed(Transformed):
             self.fast[fast] = compiled
         # code generated inside another one's generation (a derivative called
         # in a converted function): what it depends on, the outer one does too
-        source_env.note(compiled.env_guards)
+        source_guards.note(compiled.env_guards)
         self.last = compiled
         return compiled(dyn)
 
@@ -377,7 +377,7 @@ class SourceTransformed(Transformed):
             compiled.shapes = tuple(a.shape for a in avals)
             compiled.respecialize = lambda dyn: build([aval_of(x) for x in dyn])(dyn)
         compiled.env_guards = list(ctx.outside.values())
-        compiled.env_check = source_env.guard_function(compiled.env_guards)
+        compiled.env_check = source_guards.guard_function(compiled.env_guards)
         return compiled, check
 
     @staticmethod

@@ -35,6 +35,14 @@ import traceback
 import numpy as np
 
 from .errors import WengertError
+from .pytree import flatten
+from .transforms.jvp import jvp_program
+from .transforms.simplify import simplify
+from .transforms.vjp import vjp_program
+from .api_source import source_program
+from .backends.pycodegen import codegen
+from .transforms.dup import explicit_dup
+from .backends.dot import to_dot
 
 __all__ = ["main", "show", "CLIError"]
 
@@ -183,7 +191,6 @@ def _parse_argnums(text):
 def _input_mask(fn, args, static, argnums):
     """One bool per Program input (a float or array leaf of the arguments):
     whether it is differentiated. ``argnums`` counts positional arguments."""
-    from .pytree import flatten
     if argnums is None:
         return None
     names = list(inspect.signature(fn).parameters)
@@ -207,9 +214,6 @@ def _input_mask(fn, args, static, argnums):
 
 # --- what is shown -----------------------------------------------------------------
 def _derivative(prog, mode, mask):
-    from .transforms.jvp import jvp_program
-    from .transforms.simplify import simplify
-    from .transforms.vjp import vjp_program
     if mode == "jvp":
         return simplify(jvp_program(prog, mask))
     return simplify(vjp_program(prog, mask))
@@ -220,9 +224,6 @@ def show(target, mode="program", argnums=None, args=None, graph=None, out=None):
     the Programs shown (the program, and its derivative in jvp/vjp modes).
     Raises ``CLIError`` for bad input, ``UserCodeError`` when the user's code
     raised, and wengert's own errors (``UnsupportedSyntax``...) as they are."""
-    from .api_source import source_program
-    from .backends.pycodegen import codegen
-    from .transforms.dup import explicit_dup
     out = sys.stdout if out is None else out
     if argnums is not None and mode not in ("jvp", "vjp"):
         raise CLIError(f"--argnums applies to --mode jvp and vjp, not to --mode {mode}")
@@ -271,7 +272,6 @@ def _write_text(path, text):
 
 
 def _write_graph(programs, path, out):
-    from .backends.dot import to_dot
     text = to_dot(programs)
     if not path.endswith(".svg"):
         _write_text(path, text)

@@ -4,7 +4,9 @@ Every class subclasses ``WengertError`` and the builtin a caller would catch
 for the same mistake (``TypeError``, ``ValueError``...), so ``except TypeError``
 written before the class existed still catches it.
 """
+import os
 import pickle
+import sys
 
 __all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError",
@@ -113,8 +115,6 @@ def no_rule_message(where, name):
 def user_location():
     """``file:line`` of the innermost frame outside the wengert package: the
     line of user code that led to the error."""
-    import os
-    import sys
     here = os.path.dirname(os.path.abspath(__file__)) + os.sep
     frame = sys._getframe(1)
     while frame is not None:
@@ -130,7 +130,6 @@ def user_function(fun):
     """The user's Python function behind ``fun``: wengert's wrappers
     (transformed functions, custom rules, partials, its own closures marked
     with ``wg_origin``) are looked through. ``None`` when there is none."""
-    import os
     here = os.path.dirname(os.path.abspath(__file__)) + os.sep
     for _ in range(100):        # a chain of wrappers, never a cycle
         code = getattr(fun, "__code__", None)

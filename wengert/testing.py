@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .pytree import flatten, unflatten
+from . import api
 
 __all__ = ["check_grads", "fd_jvp"]
 
@@ -78,7 +79,6 @@ def _close(name, got, want, tol):
 
 def check_grads(fun, args, order=2, modes=("fwd", "rev"), eps=None, rtol=None, seed=0):
     """Check ``fun``'s derivatives at ``args`` up to ``order``, in ``modes``."""
-    from . import api
     args = tuple(args)
     leaves, _ = flatten(args)
     out_leaves, _ = flatten(fun(*args))

@@ -15,15 +15,13 @@ import numpy as np
 
 from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
-from ..primitives import arith, control, index as index_mod
+from ..primitives import arith, control, index as index_mod, ordering
 from ..primitives.checkpoint import checkpointed, checkpointed_loop
-from ..primitives.core import new_trace
-from ..staging import StagingTrace
 from .source_env import EnvObject
 from .source_blocks import (Block, Undefined, assemble, coerce_to, join_spec, spec_of, widens,
                             zeros_of)
-from .source_runtime import (_NEEDS_CONCRETE, DimRange, TracedRange, _Sequence, _any_traced,
-                             _python_iterable, _traced, and_, not_)
+from .source_ops import (_NEEDS_CONCRETE, DimRange, TracedRange, _Sequence, _any_traced,
+                         _probe, _python_iterable, _traced, and_, if_stmt, not_)
 
 __all__ = ["for_stmt", "while_stmt"]
 
@@ -173,7 +171,6 @@ def _loop_python(iterable, body, state, names, brk, where=None):
     for item in iterable:
         flag = state[k_brk] if k_brk is not None else False
         if _traced(flag):
-            from .source_runtime import if_stmt
             state = if_stmt(flag, lambda *st: st, lambda *st, item=item: body(item, *st),
                             state, names, where)
             continue
@@ -223,10 +220,10 @@ def _range_length(start, stop, step):
     # ceil((stop - start) / step), at least 0, as integer arithmetic
     span = arith.sub(stop, start)
     if step > 0:
-        n = arith.floor(arith.div(arith.add(span, step - 1), step))
+        n = ordering.floor(arith.div(arith.add(span, step - 1), step))
     else:
-        n = arith.floor(arith.div(arith.add(span, step + 1), step))
-    return arith.convert(arith.maximum(n, 0), dtype=np.dtype(np.int64))
+        n = ordering.floor(arith.div(arith.add(span, step + 1), step))
+    return arith.convert(ordering.maximum(n, 0), dtype=np.dtype(np.int64))
 
 
 def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where):
@@ -234,7 +231,7 @@ def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where):
     k_brk = names.index(brk)
 
     def cond(i, *st):
-        return and_(lambda: arith.less(i, n), lambda: not_(st[k_brk]))
+        return and_(lambda: ordering.less(i, n), lambda: not_(st[k_brk]))
 
     def step(i, *st):
         x_i = [index_mod.getitem(x, i) for x in xs]
@@ -244,17 +241,6 @@ def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where):
     out = _structured_while(cond, step, (np.int64(0),) + tuple(state),
                             ("__wg_i",) + tuple(names), where)
     return out[1:]
-
-
-def _probe(fn, *args):
-    """``fn(*args)`` recorded into a Program that is thrown away: a first look
-    at a value (is a loop's condition traced?) that, if traced, is computed
-    again where it belongs, so the calls with an effect it makes (a random
-    draw) must not stay in the enclosing Program. A traced result is only
-    good for telling that it is traced."""
-    trace = StagingTrace(dynamic=True)
-    with new_trace(trace):
-        return fn(*args)
 
 
 def while_stmt(cond_fn, body_fn, state, names, lineno):

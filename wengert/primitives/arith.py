@@ -1,4 +1,8 @@
-"""Elementwise arithmetic and transcendental primitives.
+"""Elementwise arithmetic: add, sub, neg, mul, div, where, convert, and the
+complex parts real, imag, conj (``complex_parts`` gives the conventions);
+the casts of a derivative to its value's dtype. Piecewise functions (abs,
+max, floor, the comparisons...) are in ``ordering``, exp, log, sin, pow...
+in ``transcendental``.
 
 The arithmetic and comparison impls are Python's operators: on arrays they are
 NumPy's ufuncs, and on two Python numbers they keep Python's semantics, as
@@ -12,7 +16,6 @@ operand's shape with ``sum_to_shape``.
 """
 from __future__ import annotations
 
-import math
 import operator
 
 import numpy as np
@@ -20,7 +23,8 @@ import numpy as np
 from .. import dims as _dims
 from .core import (NOT_LINEAR, Linear, Primitive, Zero, instantiate, register, wrapper_of,
                    zero_if_any)
-from .rules import elementwise_aval, elementwise_batch, python_operator
+from .rules import broadcast_shapes, elementwise_aval, python_operator, result_dtype, shape_error
+from .shape import broadcast_to, dup, elementwise_batch, sum_to_shape
 from ..ir import Aval, aval_of
 
 
@@ -47,8 +51,22 @@ def _sum_to(ct, like):
     shape = _dims.shape(like)
     if _dims.shape(ct) == shape:
         return ct
-    from .shape import sum_to_shape      # shape imports arith's users; keep the cycle lazy
     return sum_to_shape(ct, shape)
+
+def _python_numbers_kept(ufunc):
+    """``ufunc`` as an impl that gives two Python numbers a Python number, as
+    Python's own ``**``, ``%`` and ``//`` do (``s ** 2`` of a Python float
+    is one, weakly typed: NEP 50): NumPy's value, Python's type."""
+    def impl(x, y):
+        out = ufunc(x, y)
+        if type(x) in _PY_NUMBERS and type(y) in _PY_NUMBERS:
+            return out.item()
+        return out
+    impl.__name__ = f"{ufunc.__name__}_impl"
+    return impl
+
+
+_PY_NUMBERS = (int, float, complex)
 
 
 # --- add ---------------------------------------------------------------
@@ -69,7 +87,6 @@ def add_zero_rule(x, y):
     keep = y if isinstance(x, Zero) else x
     if isinstance(keep, Zero):
         return Zero(out)
-    from .shape import broadcast_to
     keep = convert(keep, dtype=out.dtype) if aval_of(keep).dtype != out.dtype else keep
     return keep if aval_of(keep).shape == out.shape else broadcast_to(keep, shape=out.shape)
 
@@ -182,294 +199,6 @@ div = _wrap(div_p)
 div_p.batch = elementwise_batch(div)
 
 
-# --- pow ---------------------------------------------------------------
-def pow_jvp(primals, tangents):
-    x, y = primals
-    x_dot, y_dot = tangents
-    out = pow(x, y)
-    # d/dx x^y = y x^(y-1), which is 0 where y = 0 (x^0 is 1 everywhere; the
-    # formula gives 0 * inf at x = 0)
-    if isinstance(x_dot, Zero):
-        dx = None
-    elif isinstance(y, (int, float)):
-        dx = None if y == 0 else mul(x_dot, mul(y, pow(x, y - 1)))
-    else:
-        dx = mul(x_dot, where(equal(y, 0), 0.0, mul(y, pow(x, sub(y, 1)))))
-    # the y_dot term needs log(x); it is only formed when y carries a tangent,
-    # so integer and constant exponents of negative bases stay finite. At
-    # x = 0 it is 0 (x^y log x -> 0 as x -> 0, y > 0), not 0 * -inf. A
-    # Python-number base keeps a Python-number log, so float32 stays float32
-    if isinstance(y_dot, Zero):
-        dy = None
-    elif isinstance(x, (int, float)):
-        dy = None if x == 0 else mul(y_dot, mul(out, float(np.log(x))))
-    else:
-        dy = mul(y_dot, mul(out, log(where(equal(x, 0), 1.0, x))))
-    if dx is None and dy is None:
-        return out, Zero(aval_of(out))
-    return out, dy if dx is None else dx if dy is None else add(dx, dy)
-
-
-def _python_numbers_kept(ufunc):
-    """``ufunc`` as an impl that gives two Python numbers a Python number, as
-    Python's own ``**``, ``%`` and ``//`` do (``s ** 2`` of a Python float
-    is one, weakly typed: NEP 50): NumPy's value, Python's type."""
-    def impl(x, y):
-        out = ufunc(x, y)
-        if type(x) in _PY_NUMBERS and type(y) in _PY_NUMBERS:
-            return out.item()
-        return out
-    impl.__name__ = f"{ufunc.__name__}_impl"
-    return impl
-
-
-_PY_NUMBERS = (int, float, complex)
-
-
-# np.power, not Python's **: NumPy < 2.3 gives ``x ** 2.0`` and ``x ** 0.5``
-# fast paths of their own, which round differently in float32
-pow_p = register(Primitive("pow", nargs=2, impl=_python_numbers_kept(np.power), jvp=pow_jvp,
-                           transpose=NOT_LINEAR,
-                           abstract_eval=elementwise_aval("pow", python_scalars=True)))
-pow = _wrap(pow_p)
-
-
-# --- exp, log, log1p, expm1, sqrt --------------------------------------
-def exp_jvp(primals, tangents):
-    out = exp(primals[0])
-    return out, mul(tangents[0], out)
-
-
-exp_p = _unary("exp", np.exp, exp_jvp)
-exp = _wrap(exp_p)
-
-
-def log_jvp(primals, tangents):
-    x, = primals
-    return log(x), div(tangents[0], x)
-
-
-log_p = _unary("log", np.log, log_jvp)
-log = _wrap(log_p)
-
-
-def log1p_jvp(primals, tangents):
-    x, = primals
-    return log1p(x), div(tangents[0], add(x, 1.0))
-
-
-log1p_p = _unary("log1p", np.log1p, log1p_jvp)
-log1p = _wrap(log1p_p)
-
-
-def expm1_jvp(primals, tangents):
-    x, = primals
-    out = expm1(x)
-    return out, mul(tangents[0], add(out, 1.0))
-
-
-expm1_p = _unary("expm1", np.expm1, expm1_jvp)
-expm1 = _wrap(expm1_p)
-
-
-def sqrt_jvp(primals, tangents):
-    out = sqrt(primals[0])
-    return out, div(tangents[0], mul(2.0, out))
-
-
-sqrt_p = _unary("sqrt", np.sqrt, sqrt_jvp)
-sqrt = _wrap(sqrt_p)
-
-
-# --- sin, cos, tan -----------------------------------------------------
-def sin_jvp(primals, tangents):
-    x, = primals
-    return sin(x), mul(tangents[0], cos(x))
-
-
-sin_p = _unary("sin", np.sin, sin_jvp)
-sin = _wrap(sin_p)
-
-
-def cos_jvp(primals, tangents):
-    x, = primals
-    return cos(x), neg(mul(tangents[0], sin(x)))
-
-
-cos_p = _unary("cos", np.cos, cos_jvp)
-cos = _wrap(cos_p)
-
-
-def tan_jvp(primals, tangents):
-    out = tan(primals[0])
-    return out, mul(tangents[0], add(1.0, mul(out, out)))
-
-
-tan_p = _unary("tan", np.tan, tan_jvp)
-tan = _wrap(tan_p)
-
-
-# --- arcsin, arccos, arctan, arctan2 ------------------------------------
-def arcsin_jvp(primals, tangents):
-    x, = primals
-    return arcsin(x), div(tangents[0], sqrt(sub(1.0, mul(x, x))))
-
-
-arcsin_p = _unary("arcsin", np.arcsin, arcsin_jvp)
-arcsin = _wrap(arcsin_p)
-
-
-def arccos_jvp(primals, tangents):
-    x, = primals
-    return arccos(x), neg(div(tangents[0], sqrt(sub(1.0, mul(x, x)))))
-
-
-arccos_p = _unary("arccos", np.arccos, arccos_jvp)
-arccos = _wrap(arccos_p)
-
-
-def arctan_jvp(primals, tangents):
-    x, = primals
-    return arctan(x), div(tangents[0], add(1.0, mul(x, x)))
-
-
-arctan_p = _unary("arctan", np.arctan, arctan_jvp)
-arctan = _wrap(arctan_p)
-
-
-def arctan2_jvp(primals, tangents):
-    y, x = primals
-    y_dot, x_dot = tangents
-    denom = add(mul(x, x), mul(y, y))
-    # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
-    return arctan2(y, x), sub(mul(y_dot, div(x, denom)), mul(x_dot, div(y, denom)))
-
-
-arctan2_p = register(Primitive("arctan2", nargs=2, impl=np.arctan2, jvp=arctan2_jvp,
-                               transpose=NOT_LINEAR,
-                               abstract_eval=elementwise_aval("arctan2", float_out=True)))
-arctan2 = _wrap(arctan2_p)
-
-
-# --- logaddexp ---------------------------------------------------------
-def logaddexp_jvp(primals, tangents):
-    x, y = primals
-    x_dot, y_dot = tangents
-    out = logaddexp(x, y)
-    # d log(e^x + e^y) = e^(x-out) dx + e^(y-out) dy: both weights lie in
-    # [0, 1], so the rule is stable where the naive form overflows
-    if type(x_dot) is Zero:
-        return out, mul(y_dot, exp(sub(y, out)))
-    if type(y_dot) is Zero:
-        return out, mul(x_dot, exp(sub(x, out)))
-    return out, add(mul(x_dot, exp(sub(x, out))), mul(y_dot, exp(sub(y, out))))
-
-
-logaddexp_p = register(Primitive("logaddexp", nargs=2, impl=np.logaddexp, jvp=logaddexp_jvp,
-                                 transpose=NOT_LINEAR,
-                                 abstract_eval=elementwise_aval("logaddexp", float_out=True)))
-logaddexp = _wrap(logaddexp_p)
-
-
-# --- sinh, cosh, tanh --------------------------------------------------
-def sinh_jvp(primals, tangents):
-    x, = primals
-    return sinh(x), mul(tangents[0], cosh(x))
-
-
-sinh_p = _unary("sinh", np.sinh, sinh_jvp)
-sinh = _wrap(sinh_p)
-
-
-def cosh_jvp(primals, tangents):
-    x, = primals
-    return cosh(x), mul(tangents[0], sinh(x))
-
-
-cosh_p = _unary("cosh", np.cosh, cosh_jvp)
-cosh = _wrap(cosh_p)
-
-
-def tanh_jvp(primals, tangents):
-    out = tanh(primals[0])
-    return out, mul(tangents[0], sub(1.0, mul(out, out)))
-
-
-tanh_p = _unary("tanh", np.tanh, tanh_jvp)
-tanh = _wrap(tanh_p)
-
-
-# --- erf ---------------------------------------------------------------
-# NumPy has no erf; math.erf, elementwise, computes it (in float64, then
-# cast to a float32 operand's dtype)
-_erf_elementwise = np.frompyfunc(math.erf, 1, 1)
-
-
-def erf_impl(x):
-    a = np.asarray(x)
-    dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
-    return np.asarray(_erf_elementwise(a), dtype=dtype)[()]
-
-
-def erf_jvp(primals, tangents):
-    x, = primals
-    # d erf(x) = 2 / sqrt(pi) exp(-x^2) dx
-    return erf(x), mul(tangents[0], mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
-
-
-erf_p = _unary("erf", erf_impl, erf_jvp)
-erf = _wrap(erf_p)
-
-
-# --- abs, sign ---------------------------------------------------------
-def abs_jvp(primals, tangents):
-    x, = primals
-    if aval_of(x).dtype.kind == "c":
-        from .complex_parts import complex_abs_jvp    # |z| is not holomorphic
-        return complex_abs_jvp(x, tangents[0])
-    return abs(x), mul(tangents[0], sign(x))
-
-
-def abs_aval(x):
-    """|z| of a complex value is real (complex64 -> float32)."""
-    out = _abs_elementwise_aval(x)
-    if out.dtype.kind == "c":
-        return Aval(out.shape, np.empty(0, out.dtype).real.dtype, weak=out.weak)
-    return out
-
-
-# Python's abs, like the operators above: np.absolute on arrays and NumPy
-# scalars, and a Python float stays one (a ufunc on it costs ~6x more)
-_abs_elementwise_aval = elementwise_aval("abs", python_scalars=True)
-abs_p = register(Primitive("abs", nargs=1, impl=operator.abs, jvp=abs_jvp, transpose=NOT_LINEAR,
-                           abstract_eval=abs_aval))
-abs = _wrap(abs_p)
-
-sign_p = _unary("sign", np.sign, None, float_out=False)
-sign = _wrap(sign_p)
-sign_p.jvp = _zero_jvp(sign)
-
-
-# --- floor, ceil, round (zero derivative) ------------------------------
-floor_p = _unary("floor", np.floor, None)
-floor = _wrap(floor_p)
-floor_p.jvp = _zero_jvp(floor)
-
-ceil_p = _unary("ceil", np.ceil, None)
-ceil = _wrap(ceil_p)
-ceil_p.jvp = _zero_jvp(ceil)
-
-
-def round_impl(x, decimals=0):
-    return np.round(x, decimals)
-
-
-round_p = register(Primitive("round", nargs=1, impl=round_impl, jvp=None, transpose=NOT_LINEAR,
-                             abstract_eval=elementwise_aval("round")))
-round = _wrap(round_p)
-round_p.jvp = _zero_jvp(round)
-
-
 # --- where (select) ----------------------------------------------------
 def where_jvp(primals, tangents, ):
     c, x, y = primals
@@ -485,7 +214,6 @@ def where_transpose(ct, c, x, y):
 
 
 def where_aval(c, x, y):
-    from .rules import broadcast_shapes, result_dtype
     return Aval(broadcast_shapes(c.shape, x.shape, y.shape, name="where"), result_dtype(x, y))
 
 
@@ -503,85 +231,93 @@ where = _wrap(where_p)
 where_p.batch = elementwise_batch(where)
 
 
-# --- maximum, minimum --------------------------------------------------
-def _pick_weights(first, tie, dtype):
-    """1 where ``first`` holds, 1/2 at ties, else 0, in the operands' dtype."""
-    one, half, zero = (np.asarray(v, dtype) for v in (1.0, 0.5, 0.0))
-    return where(first, one, where(tie, half, zero))
+# --- real, imag, conj (complex values: see complex_parts for the conventions)
+def real_dtype(dtype):
+    """float32 for complex64, float64 for complex128; a real dtype is kept."""
+    return np.empty(0, dtype).real.dtype
 
 
-def maximum_jvp(primals, tangents):
-    x, y = primals
-    x_dot, y_dot = tangents
-    out = maximum(x, y)
-    # ties split the derivative evenly, so max(x, x) has derivative 1
-    pick_x = _pick_weights(greater(x, y), equal(x, y), aval_of(out).dtype)
-    return out, add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
+def _part_aval(x):
+    """The real part's aval: same shape, the real dtype of the same width."""
+    return Aval(x.shape, real_dtype(x.dtype), weak=x.weak)
 
 
-maximum_p = register(Primitive("maximum", nargs=2, impl=np.maximum, jvp=maximum_jvp,
-                               transpose=NOT_LINEAR, abstract_eval=elementwise_aval("maximum")))
-maximum = _wrap(maximum_p)
+# --- real --------------------------------------------------------------
+def real_impl(x):
+    if type(x) in _PY_NUMBERS:
+        return float(x.real)            # a Python number's part is one (weakly typed)
+    return np.real(x).copy()[()]        # a copy: NumPy's is a view of the operand
 
 
-def minimum_jvp(primals, tangents):
-    x, y = primals
-    x_dot, y_dot = tangents
-    out = minimum(x, y)
-    pick_x = _pick_weights(less(x, y), equal(x, y), aval_of(out).dtype)
-    return out, add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
+def real_jvp(primals, tangents):
+    return real(primals[0]), real(tangents[0])
 
 
-minimum_p = register(Primitive("minimum", nargs=2, impl=np.minimum, jvp=minimum_jvp,
-                               transpose=NOT_LINEAR, abstract_eval=elementwise_aval("minimum")))
-minimum = _wrap(minimum_p)
+def real_transpose(ct, x):
+    # Re(c * real(t)) = Re((c + 0j) * t) for real c: the cotangent is ct as complex
+    return (convert(ct, dtype=x.aval.dtype) if x.aval.dtype.kind == "c" else ct,)
 
 
-# --- remainder, floor_divide ---------------------------------------------
-def remainder_jvp(primals, tangents):
-    x, y = primals
-    x_dot, y_dot = tangents
-    out = remainder(x, y)
-    # x mod y = x - floor(x / y) y: slope 1 in x, -floor(x / y) in y
-    if type(y_dot) is Zero:
-        return out, x_dot
-    return out, sub(x_dot, mul(y_dot, floor_divide(x, y)))
+real_p = register(Primitive("real", nargs=1, impl=real_impl, jvp=real_jvp,
+                            transpose=real_transpose, abstract_eval=_part_aval,
+                            complex_ok=True))
+real_p.zero_rule = zero_if_any(real_p)
+real = wrapper_of(real_p)
+real_p.batch = elementwise_batch(real)
 
 
-remainder_p = register(Primitive("remainder", nargs=2, impl=_python_numbers_kept(np.remainder),
-                                 jvp=remainder_jvp, transpose=NOT_LINEAR,
-                                 abstract_eval=elementwise_aval("remainder", python_scalars=True)))
-remainder = _wrap(remainder_p)
-
-floor_divide_p = register(Primitive("floor_divide", nargs=2,
-                                    impl=_python_numbers_kept(np.floor_divide), jvp=None,
-                                    transpose=NOT_LINEAR,
-                                    abstract_eval=elementwise_aval("floor_divide",
-                                                                   python_scalars=True)))
-floor_divide = _wrap(floor_divide_p)
-floor_divide_p.jvp = _zero_jvp(floor_divide)
+# --- imag --------------------------------------------------------------
+def imag_impl(x):
+    if type(x) in _PY_NUMBERS:
+        return float(x.imag)
+    return np.imag(x).copy()[()]
 
 
-# --- comparisons and logical operations (not differentiated) -----------
-def _predicate(name, impl, nargs=2):
-    prim = register(Primitive(name, nargs=nargs, impl=impl, jvp=None, transpose=NOT_LINEAR,
-                              abstract_eval=elementwise_aval(name, out_dtype=np.bool_,
-                                                             python_scalars=python_operator(impl)),
-                              differentiable=False))
-    return prim, _wrap(prim)
+def imag_jvp(primals, tangents):
+    return imag(primals[0]), imag(tangents[0])
 
 
-less_p, less = _predicate("less", operator.lt)
-less_equal_p, less_equal = _predicate("less_equal", operator.le)
-greater_p, greater = _predicate("greater", operator.gt)
-greater_equal_p, greater_equal = _predicate("greater_equal", operator.ge)
-equal_p, equal = _predicate("equal", operator.eq)
-not_equal_p, not_equal = _predicate("not_equal", operator.ne)
-logical_and_p, logical_and = _predicate("logical_and", np.logical_and)
-logical_or_p, logical_or = _predicate("logical_or", np.logical_or)
-logical_xor_p, logical_xor = _predicate("logical_xor", np.logical_xor)
-logical_not_p, logical_not = _predicate("logical_not", np.logical_not, nargs=1)
-isfinite_p, isfinite = _predicate("isfinite", np.isfinite, nargs=1)
+def imag_transpose(ct, x):
+    # Re(c * imag(t)) = c * t_y = Re(-1j * c * t) for real c
+    if x.aval.dtype.kind != "c":
+        return (Zero(x.aval),)          # a real value's imaginary part is constant 0
+    return (mul(ct, -1j),)
+
+
+imag_p = register(Primitive("imag", nargs=1, impl=imag_impl, jvp=imag_jvp,
+                            transpose=imag_transpose, abstract_eval=_part_aval,
+                            complex_ok=True))
+imag_p.zero_rule = zero_if_any(imag_p)
+imag = wrapper_of(imag_p)
+imag_p.batch = elementwise_batch(imag)
+
+
+# --- conj --------------------------------------------------------------
+def conj_impl(x):
+    if type(x) in _PY_NUMBERS:
+        return x.conjugate()
+    return np.conjugate(x)[()]
+
+
+def conj_jvp(primals, tangents):
+    return conj(primals[0]), conj(tangents[0])
+
+
+def conj_transpose(ct, x):
+    # Re(c * conj(t)) = Re(conj(c) * t): conj is its own transpose
+    return (conj(ct),)
+
+
+def _same_aval(x):
+    return x
+
+
+conj_p = register(Primitive("conj", nargs=1, impl=conj_impl, jvp=conj_jvp,
+                            transpose=conj_transpose, abstract_eval=_same_aval,
+                            complex_ok=True))
+conj_p.zero_rule = zero_if_any(conj_p)
+conj = wrapper_of(conj_p)
+conj_p.batch = elementwise_batch(conj)
 
 
 # --- convert (astype; float() with weak=True) ----------------------------
@@ -597,7 +333,6 @@ def convert_impl(x, dtype, weak=False):
 
 def convert_aval(x, dtype, weak=False):
     if weak and x.shape != ():
-        from .rules import shape_error
         raise shape_error(f"convert: a Python scalar (weak=True) of shape {x.shape}")
     return Aval(x.shape, dtype, weak=weak)
 
@@ -660,7 +395,6 @@ def cast_float(t, aval):
     if dt is None:
         return t.real if type(t) is complex and aval.dtype.kind == "f" else t
     if dt.kind == "c" and aval.dtype.kind == "f":
-        from .complex_parts import real      # complex_parts builds on this module
         t = real(t)
         dt = aval_of(t).dtype
     if dt != aval.dtype and dt.kind in "fc" and dt.kind == aval.dtype.kind and not aval.weak:
@@ -696,21 +430,3 @@ def square(x):
 
 def reciprocal(x):
     return div(1.0, x)
-
-
-def clip(x, lo=None, hi=None):
-    if lo is not None:
-        x = maximum(x, lo)
-    if hi is not None:
-        x = minimum(x, hi)
-    return x
-
-
-def sigmoid(x):
-    # written through tanh: stable for large |x| in both directions
-    return mul(0.5, add(tanh(mul(0.5, x)), 1.0))
-
-
-def dup(x):
-    from .shape import dup as shape_dup   # dup lives with the linear helpers
-    return shape_dup(x)

@@ -1,5 +1,7 @@
-"""What the family wrappers of the library table share (``numpy_shapes``,
-``numpy_select``, ``numpy_stencils``): operands as NumPy sees them, axes
+"""What the family wrappers of the library table share (``numpy_functions``,
+``numpy_shapes``, ``numpy_select``, ``numpy_stencils``...): NumPy's
+parameters (a value not given, one refused, ``out=``, ``keepdims``, dtypes),
+operands as NumPy sees them, axes
 checked as NumPy checks them, a slice or index array along one axis, and
 values that decide a result's shape (which must be known when staging).
 """
@@ -7,14 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import arith
 from .core import TracerBase
 from .index import getitem
 from .shape import reshape
 from .. import dims as _dims
-from ..errors import NonDifferentiableInputError, user_location
+from ..errors import (InPlaceUpdateError, NoDerivativeRule, NonDifferentiableInputError,
+                      user_location)
 from ..ir import aval_of
 
-__all__ = ["as_operand", "ndim", "axis_in", "axes_in", "along", "static", "flat"]
+__all__ = ["as_operand", "ndim", "axis_in", "axes_in", "along", "static", "flat", "NO_VALUE",
+           "refuse", "no_out", "numpy_result", "as_dtype"]
 
 
 def as_operand(x):
@@ -65,3 +70,83 @@ def static(value, what, fname):
 
 def flat(a):
     return reshape(a, (-1,))
+
+
+# --- NumPy's parameters: not given, refused, out=, keepdims, dtype, order ---
+# NumPy's own marker of an argument not given (``keepdims=<no value>``): the
+# defaults below are NumPy's, so a call forwarded by NumPy with it is the same
+NO_VALUE = np._NoValue
+
+
+def refuse(fname, param, advice):
+    """``fname(..., param=...)`` is not implemented for traced values."""
+    raise NoDerivativeRule(f"{user_location()}: {fname}(..., {param}=...) is not supported on "
+                           f"a traced value; {advice}")
+
+
+def no_out(out, fname):
+    """``out=`` writes the result into an array in place, where it would
+    keep its value and drop its derivative (``a += b`` on a plain array is
+    ``np.add(a, b, out=a)``)."""
+    if out is not None:
+        raise InPlaceUpdateError(
+            f"{user_location()}: {fname}(..., out=...) writes a traced value into an array in "
+            "place; drop out= and use the returned value. For a += b on a plain array write "
+            "a = a + b, or use engine='source' (or 'auto'), which turns augmented assignment "
+            "into a new value")
+
+
+def numpy_result(out):
+    """NumPy's functions and ufuncs return NumPy values: a result that came
+    out a Python scalar (weakly typed, its operands being Python numbers)
+    is the NumPy scalar NumPy gives (``np.sin(0.5)`` is an ``np.float64``,
+    which, unlike a Python float, promotes a float32 array it meets)."""
+    if isinstance(out, TracerBase):
+        return arith.convert(out, dtype=out.aval.dtype) if out.aval.weak else out
+    if type(out) in (tuple, list):
+        return type(out)(numpy_result(o) for o in out)
+    return out
+
+
+def _keep(keepdims):
+    return False if keepdims is NO_VALUE else bool(keepdims)
+
+
+def _plain_device(device, fname):
+    if device not in (None, "cpu"):
+        refuse(fname, "device", "wengert computes with NumPy on the CPU: drop device=")
+
+
+def as_dtype(x, dtype, casting="unsafe", fname=""):
+    """``x`` computed in ``dtype`` (NumPy's ``dtype=`` of reductions and
+    ufuncs: the operands are cast first); ``casting`` as NumPy checks it."""
+    if dtype is None:
+        return x
+    dtype = np.dtype(dtype)
+    av = aval_of(x)
+    if av.dtype == dtype and not av.weak:
+        return x
+    if not av.weak and not np.can_cast(av.dtype, dtype, casting):
+        raise TypeError(f"{user_location()}: {fname}: cannot cast {av.dtype} to {dtype} with "
+                        f"casting={casting!r}")
+    return arith.convert(x, dtype=dtype)
+
+
+def _like_dtype(x, like):
+    """``x`` in the dtype of ``like``: NumPy casts a reduction's ``initial``
+    and a fill value to the result's dtype."""
+    dt = aval_of(like).dtype
+    return x if aval_of(x).dtype == dt and not aval_of(x).weak else arith.convert(x, dtype=dt)
+
+
+def _masked(a, where, fill):
+    """``where=`` of a reduction: the entries it masks out count as ``fill``."""
+    if where is NO_VALUE or where is True:
+        return a
+    return arith.where(where, a, fill)
+
+
+def _order(order, fname, allowed=("C",)):
+    if order not in allowed:
+        refuse(fname, "order", f"order={order!r} depends on memory layout, which traced "
+                               "values do not have; use the default order")

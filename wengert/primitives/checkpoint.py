@@ -167,7 +167,7 @@ def _step(body, consts):
 
 def _stack_states(states, avals):
     """One stacked array per carry leaf (zero rows when nothing is stored)."""
-    from .shape import stack
+    from .index import stack
     if not states:
         return [np.zeros((0,) + a.shape, a.dtype) for a in avals]
     return [stack([s[j] for s in states]) for j in range(len(avals))]

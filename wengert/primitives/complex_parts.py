@@ -1,5 +1,7 @@
-"""Complex values: the primitives that take them apart (``real``, ``imag``,
-``conj``) and the one list of primitives whose rules hold for them.
+"""Complex values: the conventions, and the one list of primitives whose
+rules hold for them. The primitives that take complex values apart
+(``real``, ``imag``, ``conj``) are in ``arith``, beside ``convert``: each
+one's rules use the other (the transpose of real -> complex is ``real``).
 
 Conventions (JAX's, so users meet what they know):
 
@@ -16,7 +18,7 @@ Conventions (JAX's, so users meet what they know):
 
 ``real``, ``imag`` and ``conj`` are linear over the reals but not
 holomorphic: under the pairing above their transposes are ``ct + 0j``,
-``-1j * ct`` and ``conj(ct)``. ``|z|`` (``arith.abs``) uses
+``-1j * ct`` and ``conj(ct)``. ``|z|`` (``ordering.abs``) uses
 ``d|z| = Re(conj(z) dz) / |z|`` on complex operands, written with them.
 
 ``COMPLEX_OK`` at the end lists the primitives audited for complex values;
@@ -25,115 +27,9 @@ complex operands or results of any other primitive raise
 """
 from __future__ import annotations
 
-import numpy as np
+from .core import PRIMITIVES
 
-from .arith import abs as abs_, convert, div, equal, mul, where
-from .core import PRIMITIVES, Primitive, Zero, register, wrapper_of, zero_if_any
-from .rules import elementwise_batch
-from ..ir import Aval
-
-__all__ = ["real", "imag", "conj", "real_dtype", "complex_abs_jvp", "COMPLEX_OK",
-           "declare_complex_ok"]
-
-
-def real_dtype(dtype):
-    """float32 for complex64, float64 for complex128; a real dtype is kept."""
-    return np.empty(0, dtype).real.dtype
-
-
-def _part_aval(x):
-    """The real part's aval: same shape, the real dtype of the same width."""
-    return Aval(x.shape, real_dtype(x.dtype), weak=x.weak)
-
-
-_PY_NUMBERS = (int, float, complex)
-
-
-# --- real --------------------------------------------------------------
-def real_impl(x):
-    if type(x) in _PY_NUMBERS:
-        return float(x.real)            # a Python number's part is one (weakly typed)
-    return np.real(x).copy()[()]        # a copy: NumPy's is a view of the operand
-
-
-def real_jvp(primals, tangents):
-    return real(primals[0]), real(tangents[0])
-
-
-def real_transpose(ct, x):
-    # Re(c * real(t)) = Re((c + 0j) * t) for real c: the cotangent is ct as complex
-    return (convert(ct, dtype=x.aval.dtype) if x.aval.dtype.kind == "c" else ct,)
-
-
-real_p = register(Primitive("real", nargs=1, impl=real_impl, jvp=real_jvp,
-                            transpose=real_transpose, abstract_eval=_part_aval,
-                            complex_ok=True))
-real_p.zero_rule = zero_if_any(real_p)
-real = wrapper_of(real_p)
-real_p.batch = elementwise_batch(real)
-
-
-# --- imag --------------------------------------------------------------
-def imag_impl(x):
-    if type(x) in _PY_NUMBERS:
-        return float(x.imag)
-    return np.imag(x).copy()[()]
-
-
-def imag_jvp(primals, tangents):
-    return imag(primals[0]), imag(tangents[0])
-
-
-def imag_transpose(ct, x):
-    # Re(c * imag(t)) = c * t_y = Re(-1j * c * t) for real c
-    if x.aval.dtype.kind != "c":
-        return (Zero(x.aval),)          # a real value's imaginary part is constant 0
-    return (mul(ct, -1j),)
-
-
-imag_p = register(Primitive("imag", nargs=1, impl=imag_impl, jvp=imag_jvp,
-                            transpose=imag_transpose, abstract_eval=_part_aval,
-                            complex_ok=True))
-imag_p.zero_rule = zero_if_any(imag_p)
-imag = wrapper_of(imag_p)
-imag_p.batch = elementwise_batch(imag)
-
-
-# --- conj --------------------------------------------------------------
-def conj_impl(x):
-    if type(x) in _PY_NUMBERS:
-        return x.conjugate()
-    return np.conjugate(x)[()]
-
-
-def conj_jvp(primals, tangents):
-    return conj(primals[0]), conj(tangents[0])
-
-
-def conj_transpose(ct, x):
-    # Re(c * conj(t)) = Re(conj(c) * t): conj is its own transpose
-    return (conj(ct),)
-
-
-def _same_aval(x):
-    return x
-
-
-conj_p = register(Primitive("conj", nargs=1, impl=conj_impl, jvp=conj_jvp,
-                            transpose=conj_transpose, abstract_eval=_same_aval,
-                            complex_ok=True))
-conj_p.zero_rule = zero_if_any(conj_p)
-conj = wrapper_of(conj_p)
-conj_p.batch = elementwise_batch(conj)
-
-
-# --- |z| (the complex half of arith.abs's rule) ------------------------
-def complex_abs_jvp(x, x_dot):
-    """d|z| = Re(conj(z) dz) / |z|, real. At z = 0, where |z| has no
-    derivative, the tangent is 0 (JAX's value there too)."""
-    out = abs_(x)
-    safe = where(equal(out, 0), 1.0, out)
-    return out, div(real(mul(conj(x), x_dot)), safe)
+__all__ = ["COMPLEX_OK", "declare_complex_ok"]
 
 
 # --- the primitives whose rules hold for complex values -----------------
@@ -153,7 +49,7 @@ COMPLEX_OK = (
     # elementwise.py's: d log2 = dz / (z ln 2), d log10 = dz / (z ln 10),
     # d 2^z = 2^z ln 2 dz, d (1/z) = -dz / z^2, the same algebra over C
     "log2", "log10", "exp2", "reciprocal",
-    # |z|: arith.abs_jvp takes complex_abs_jvp above on complex operands
+    # |z|: ordering.abs_jvp takes complex_abs_jvp on complex operands
     "abs",
     # equality and finiteness are defined on C (no derivative either way)
     "equal", "not_equal", "isfinite",

@@ -24,8 +24,9 @@ import math
 import numpy as np
 
 from .. import dims as _dims
-from .arith import (abs, add, convert, div, exp, greater, isfinite, log, mul, not_equal, pow,
-                    sqrt, sub, where)
+from .arith import add, convert, div, mul, sub, where
+from .ordering import abs, greater, isfinite, not_equal
+from .transcendental import exp, log, pow, sqrt
 from .reduce import mean, reduce_max, reduce_min, reduce_sum
 from .shape import reshape, squeeze, transpose
 from .decomp import svdvals

@@ -278,7 +278,7 @@ def _jvp_by_bwd(primals, tangents, fwd, bwd):
     """Forward mode of a custom_vjp function whose body cannot be traced:
     ``J t`` from the user's ``bwd``, one row ``<bwd(res, e_i), t>`` per
     output element, written with primitives (so it differentiates again)."""
-    from . import arith, reduce, shape
+    from . import arith, index, reduce, shape
     out, res = fwd(*primals)
     outs = _as_tuple(out)
     zeros = [np.zeros(tuple(int(d) for d in aval_of(o).shape), aval_of(o).dtype) for o in outs]
@@ -301,7 +301,7 @@ def _jvp_by_bwd(primals, tangents, fwd, bwd):
             for term in terms[1:]:
                 row = arith.add(row, term)
             rows.append(row)
-        dot = rows[0] if not av.shape else shape.reshape(shape.stack(rows), av.shape)
+        dot = rows[0] if not av.shape else shape.reshape(index.stack(rows), av.shape)
         out_dots.append(dot)
     return (out, tuple(out_dots)) if isinstance(out, (tuple, list)) else (out, out_dots[0])
 

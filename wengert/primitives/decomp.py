@@ -40,7 +40,8 @@ import numpy as np
 from .core import NOT_LINEAR, Primitive, Zero, bind, register
 from .rules import shape_error
 from .arith import add, div, mul, neg, sub, where
-from .shape import concatenate, expand_dims, reshape
+from .index import concatenate
+from .shape import expand_dims, reshape
 from .reduce import pair_products, prod_others_impl, reduce_sum
 from .index import getitem
 from .linalg import _float_dtype, _matmul, _mT, _shape, _square

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arith import abs as abs_, div, equal, mul, sub, where
-from .complex_parts import conj, imag, real
+from .arith import div, mul, sub, where
+from .ordering import abs as abs_, equal
+from .arith import conj, imag, real
 from .core import NOT_LINEAR, Primitive, Zero, bind, register
 from .fft import complex_dtype
 from .linalg import _matmul, diagonal

@@ -18,7 +18,9 @@ import math
 
 import numpy as np
 
-from .arith import _unary, add, div, equal, mul, neg, sqrt, sub, where
+from .arith import _unary, add, div, mul, neg, sub, where
+from .ordering import equal
+from .transcendental import sqrt
 from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
 from .rules import elementwise_aval
 from ..ir import Aval, aval_of

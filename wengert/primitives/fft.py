@@ -34,12 +34,12 @@ import operator
 import numpy as np
 
 from .arith import convert, mul
-from .complex_parts import conj, real_dtype
+from .arith import conj, real_dtype
 from .core import Primitive, register, wrapper_of, zero_if_any
 from .index import getitem
-from .numpy_functions import no_out
+from .arrayargs import no_out
 from .rules import shape_error
-from .shape import concatenate
+from .index import concatenate
 from ..errors import UnsupportedDtypeError, user_location
 from ..ir import Aval, aval_of
 

@@ -9,6 +9,9 @@ integer (or integer array) known only when the program runs (a loop counter
 of a structured loop, an index array passed as an argument) is a *dynamic*
 position: ``DYN`` in the static index, and an extra integer operand after the
 array operands, in order.
+
+``concatenate`` (and ``stack`` over it) lives here too: its transpose slices
+the cotangent apart with ``getitem``.
 """
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ import numpy as np
 from .. import dims as _dims
 from .core import (Linear, Primitive, TracerBase, Zero, bind, instantiate, register,
                    zero_if_any, zeros as core_zeros)
-from .shape import broadcast_to, reshape, sum_to_shape
+from .rules import result_dtype, shape_error
+from .shape import broadcast_to, expand_dims, reshape, sum_to_shape
 from ..dims import has_dims, slice_length
 from ..errors import NonDifferentiableInputError
 from ..ir import Aval, aval_of
@@ -159,6 +163,63 @@ getitem_p.zero_rule = zero_if_any(getitem_p)
 def getitem(x, idx):
     idx, dyn = normalize_index(idx)
     return bind(getitem_p, x, *dyn, idx=idx)
+
+
+# --- concatenate -------------------------------------------------------
+def concatenate_impl(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+def concatenate_aval(*xs, axis):
+    first = xs[0].shape
+    for x in xs[1:]:
+        if len(x.shape) != len(first) or any(a != b for i, (a, b) in enumerate(zip(x.shape, first)) if i != axis):
+            raise shape_error(f"concatenate: shapes {first} and {x.shape} differ off axis {axis}")
+    size = sum(x.shape[axis] for x in xs)
+    return Aval(first[:axis] + (size,) + first[axis + 1:], result_dtype(*xs))
+
+
+def concatenate_jvp(primals, tangents, axis):
+    out = concatenate(*primals, axis=axis)
+    tans = [_dims.zeros(t.aval.shape, out.dtype) if isinstance(t, Zero) else t for t in tangents]
+    return out, concatenate(*tans, axis=axis)
+
+
+def concatenate_transpose(ct, *xs, axis):
+    cts, start = [], 0
+    for x in xs:
+        n = _dims.shape(x)[axis]
+        if isinstance(x, Linear):
+            idx = (slice(None),) * axis + (slice(start, start + n),)
+            cts.append(getitem(ct, idx))
+        else:
+            cts.append(None)
+        start += n
+    return tuple(cts)
+
+
+def concatenate_batch(args, batched, axis):
+    b = next(_dims.shape(a)[0] for a, f in zip(args, batched) if f)
+    fixed = [a if f else broadcast_to(a, (b,) + tuple(_dims.shape(a))) for a, f in zip(args, batched)]
+    return concatenate(*fixed, axis=axis + 1)
+
+
+concatenate_p = register(Primitive("concatenate", nargs=None, impl=concatenate_impl,
+                                   jvp=concatenate_jvp, transpose=concatenate_transpose,
+                                   abstract_eval=concatenate_aval, batch=concatenate_batch))
+
+
+def concatenate(*xs, axis=0):
+    nd = np.ndim(xs[0])
+    if nd == 0:
+        raise shape_error("concatenate: zero-dimensional arrays cannot be concatenated; "
+                                 "use stack")
+    return bind(concatenate_p, *xs, axis=axis % nd)
+
+
+def stack(xs, axis=0):
+    nd = np.ndim(xs[0]) + 1
+    return concatenate(*[expand_dims(x, axis % nd) for x in xs], axis=axis % nd)
 
 
 # --- index_add (scatter-add) -------------------------------------------

@@ -35,8 +35,6 @@ import threading
 
 import numpy as np
 
-import numpy as np
-
 from . import (numpy_complex, numpy_functions, numpy_linalg, numpy_lists, numpy_math,
                numpy_shapes, numpy_ufuncs)
 from ..errors import UnsupportedDtypeError
@@ -156,9 +154,7 @@ def display_name(f):
 def _ufunc_module(f, name):
     """The module a ufunc is imported from: NumPy's own, or ``scipy.special``
     (whose ufuncs carry no ``__module__``) where it is SciPy's."""
-    import sys
-    import numpy
-    if getattr(numpy, name, None) is f:
+    if getattr(np, name, None) is f:
         return "numpy"
     special = sys.modules.get("scipy.special")
     if special is not None and getattr(special, name, None) is f:

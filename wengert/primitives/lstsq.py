@@ -24,7 +24,8 @@ import numpy as np
 from .core import NOT_LINEAR, Primitive, Zero, bind, register
 from .rules import shape_error
 from .arith import add, mul, neg, sub
-from .shape import concatenate, reshape
+from .index import concatenate
+from .shape import reshape
 from .reduce import reduce_sum
 from .linalg import _float_dtype, _matmul, _mT, _shape
 from .matrix import _solve

@@ -30,7 +30,8 @@ import numpy as np
 from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, instantiate, register
 from .rules import broadcast_shapes, result_dtype, shape_error
 from .arith import add, sub
-from .shape import broadcast_to, concatenate, sum_to_shape, zeros_like
+from .index import concatenate
+from .shape import broadcast_to, sum_to_shape, zeros_like
 from .index import getitem
 from .linalg import _float_dtype, _matmul, _mT, _pad_batched, _shape, _square
 from .triangular import real_only

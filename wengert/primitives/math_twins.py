@@ -17,7 +17,7 @@ import types
 
 import numpy as np
 
-from . import arith
+from . import arith, transcendental
 from ..errors import UnsupportedFunctionError, user_location
 from ..ir import aval_of
 
@@ -120,11 +120,11 @@ def hypot(*coordinates):
 
 
 def erf(x):
-    return _math_result(arith.erf(x))
+    return _math_result(transcendental.erf(x))
 
 
 def erfc(x):
-    return _math_result(1.0 - arith.erf(x))
+    return _math_result(1.0 - transcendental.erf(x))
 
 
 def degrees(x):
@@ -143,7 +143,7 @@ TWINS = {getattr(math, f.__name__): (f, numpy) for f, numpy in [
     (log, "np.log"), (log1p, "np.log1p"), (log2, "np.log2"), (log10, "np.log10"),
     (sqrt, "np.sqrt"), (pow, "np.power"), (fabs, "np.fabs"), (hypot, "np.hypot"),
     (degrees, "np.degrees"), (radians, "np.radians"),
-    (erf, "wengert.primitives.arith.erf"), (erfc, "1 - wengert.primitives.arith.erf"),
+    (erf, "wengert.primitives.transcendental.erf"), (erfc, "1 - wengert.primitives.transcendental.erf"),
 ] + ([(exp2, "np.exp2")] if hasattr(math, "exp2") else [])}
 
 

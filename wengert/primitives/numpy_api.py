@@ -19,13 +19,13 @@ import types
 
 import numpy as np
 
-from . import arith, index, linalg, shape
+from . import arith, arrayargs, index, linalg, ordering, shape, transcendental
 from . import numpy_functions as npf
 from . import numpy_complex as npc
 from .core import TracerBase
 from .callsite import raise_for_called_function, resolve
 from .math_twins import numpy_name
-from .numpy_functions import NO_VALUE
+from .arrayargs import NO_VALUE
 from .numpy_select import DESCENDING
 from . import library
 from .numpy_ufuncs import ufunc_call
@@ -117,26 +117,26 @@ class Tracer(TracerBase):
     def __rmul__(self, o): return arith.mul(o, self)
     def __truediv__(self, o): return arith.div(self, o)
     def __rtruediv__(self, o): return arith.div(o, self)
-    def __pow__(self, o): return arith.pow(self, o)
-    def __rpow__(self, o): return arith.pow(o, self)
+    def __pow__(self, o): return transcendental.pow(self, o)
+    def __rpow__(self, o): return transcendental.pow(o, self)
     def __matmul__(self, o): return linalg.matmul(self, o)
     def __rmatmul__(self, o): return linalg.matmul(o, self)
-    def __mod__(self, o): return arith.remainder(self, o)
-    def __rmod__(self, o): return arith.remainder(o, self)
-    def __floordiv__(self, o): return arith.floor_divide(self, o)
-    def __rfloordiv__(self, o): return arith.floor_divide(o, self)
+    def __mod__(self, o): return ordering.remainder(self, o)
+    def __rmod__(self, o): return ordering.remainder(o, self)
+    def __floordiv__(self, o): return ordering.floor_divide(self, o)
+    def __rfloordiv__(self, o): return ordering.floor_divide(o, self)
     def __neg__(self): return arith.neg(self)
     def __pos__(self): return self
-    def __abs__(self): return arith.abs(self)
-    def __lt__(self, o): return arith.less(self, o)
-    def __le__(self, o): return arith.less_equal(self, o)
-    def __gt__(self, o): return arith.greater(self, o)
-    def __ge__(self, o): return arith.greater_equal(self, o)
-    def __eq__(self, o): return arith.equal(self, o)
-    def __ne__(self, o): return arith.not_equal(self, o)
-    def __and__(self, o): return arith.logical_and(self, o)
-    def __or__(self, o): return arith.logical_or(self, o)
-    def __invert__(self): return arith.logical_not(self)
+    def __abs__(self): return ordering.abs(self)
+    def __lt__(self, o): return ordering.less(self, o)
+    def __le__(self, o): return ordering.less_equal(self, o)
+    def __gt__(self, o): return ordering.greater(self, o)
+    def __ge__(self, o): return ordering.greater_equal(self, o)
+    def __eq__(self, o): return ordering.equal(self, o)
+    def __ne__(self, o): return ordering.not_equal(self, o)
+    def __and__(self, o): return ordering.logical_and(self, o)
+    def __or__(self, o): return ordering.logical_or(self, o)
+    def __invert__(self): return ordering.logical_not(self)
     __hash__ = object.__hash__
 
     def __getitem__(self, idx):
@@ -232,7 +232,7 @@ class Tracer(TracerBase):
             raise NoDerivativeRule(no_rule_message(user_location(), library.display_name(func)))
         library.check_complex(func, args, kwargs)
         out = fn(*args, **kwargs)
-        return out if func in npf.PYTHON_RESULTS else npf.numpy_result(out)
+        return out if func in npf.PYTHON_RESULTS else arrayargs.numpy_result(out)
 
     # --- array methods: ndarray's parameters (and, for the reductions that
     # take ``**kwargs``, those of the NumPy function they forward to)
@@ -338,7 +338,7 @@ class Tracer(TracerBase):
         return shape.squeeze(self, axis)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        return npf.as_dtype(self, dtype, casting, "astype") if np.dtype(dtype) != \
+        return arrayargs.as_dtype(self, dtype, casting, "astype") if np.dtype(dtype) != \
             self.aval.dtype else self
 
     def clip(self, min=None, max=None, out=None, **kwargs):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .numpy_functions import numpy_result
-from . import arith, eig, fft
-from .complex_parts import conj, imag, real
+from .arrayargs import numpy_result
+from . import arith, eig, fft, transcendental
+from .arith import conj, imag, real
 from .shape import zeros_like
 from ..ir import aval_of
 
@@ -41,7 +41,7 @@ def _conjugate(x):
 def _angle(z, deg=False):
     # arg z = atan2(Im z, Re z): real functions of the parts, so the rule
     # (d arg = (x dy - y dx) / |z|^2) follows from arctan2's
-    out = arith.arctan2(_imag(z), _real(z))
+    out = transcendental.arctan2(_imag(z), _real(z))
     return arith.mul(out, 180.0 / np.pi) if deg else out
 
 

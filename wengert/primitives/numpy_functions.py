@@ -16,95 +16,16 @@ import string
 
 import numpy as np
 
-from . import arith, composite, linalg, matrix, reduce, shape
+from . import arith, composite, index, linalg, ordering, reduce, shape
+from .arrayargs import (NO_VALUE, _keep, _like_dtype, _masked, _order, _plain_device, as_dtype,
+                        no_out, refuse)
 from .core import TracerBase
-from ..errors import (InPlaceUpdateError, NoDerivativeRule, NonDifferentiableInputError,
-                      user_location)
+from ..errors import NonDifferentiableInputError, user_location
 from ..ir import aval_of
 
 shape_mod = shape       # for the functions whose NumPy parameter is called ``shape``
 
-__all__ = ["FUNCTIONS", "PYTHON_RESULTS", "NO_VALUE", "refuse", "as_dtype", "no_out", "reshape_in_order",
-           "numpy_result"]
-
-# NumPy's own marker of an argument not given (``keepdims=<no value>``): the
-# defaults below are NumPy's, so a call forwarded by NumPy with it is the same
-NO_VALUE = np._NoValue
-
-
-def refuse(fname, param, advice):
-    """``fname(..., param=...)`` is not implemented for traced values."""
-    raise NoDerivativeRule(f"{user_location()}: {fname}(..., {param}=...) is not supported on "
-                           f"a traced value; {advice}")
-
-
-def no_out(out, fname):
-    """``out=`` writes the result into an array in place, where it would
-    keep its value and drop its derivative (``a += b`` on a plain array is
-    ``np.add(a, b, out=a)``)."""
-    if out is not None:
-        raise InPlaceUpdateError(
-            f"{user_location()}: {fname}(..., out=...) writes a traced value into an array in "
-            "place; drop out= and use the returned value. For a += b on a plain array write "
-            "a = a + b, or use engine='source' (or 'auto'), which turns augmented assignment "
-            "into a new value")
-
-
-def numpy_result(out):
-    """NumPy's functions and ufuncs return NumPy values: a result that came
-    out a Python scalar (weakly typed, its operands being Python numbers)
-    is the NumPy scalar NumPy gives (``np.sin(0.5)`` is an ``np.float64``,
-    which, unlike a Python float, promotes a float32 array it meets)."""
-    if isinstance(out, TracerBase):
-        return arith.convert(out, dtype=out.aval.dtype) if out.aval.weak else out
-    if type(out) in (tuple, list):
-        return type(out)(numpy_result(o) for o in out)
-    return out
-
-
-def _keep(keepdims):
-    return False if keepdims is NO_VALUE else bool(keepdims)
-
-
-def _plain_device(device, fname):
-    if device not in (None, "cpu"):
-        refuse(fname, "device", "wengert computes with NumPy on the CPU: drop device=")
-
-
-def as_dtype(x, dtype, casting="unsafe", fname=""):
-    """``x`` computed in ``dtype`` (NumPy's ``dtype=`` of reductions and
-    ufuncs: the operands are cast first); ``casting`` as NumPy checks it."""
-    if dtype is None:
-        return x
-    dtype = np.dtype(dtype)
-    av = aval_of(x)
-    if av.dtype == dtype and not av.weak:
-        return x
-    if not av.weak and not np.can_cast(av.dtype, dtype, casting):
-        raise TypeError(f"{user_location()}: {fname}: cannot cast {av.dtype} to {dtype} with "
-                        f"casting={casting!r}")
-    return arith.convert(x, dtype=dtype)
-
-
-def _like_dtype(x, like):
-    """``x`` in the dtype of ``like``: NumPy casts a reduction's ``initial``
-    and a fill value to the result's dtype."""
-    dt = aval_of(like).dtype
-    return x if aval_of(x).dtype == dt and not aval_of(x).weak else arith.convert(x, dtype=dt)
-
-
-def _masked(a, where, fill):
-    """``where=`` of a reduction: the entries it masks out count as ``fill``."""
-    if where is NO_VALUE or where is True:
-        return a
-    return arith.where(where, a, fill)
-
-
-def _order(order, fname, allowed=("C",)):
-    if order not in allowed:
-        refuse(fname, "order", f"order={order!r} depends on memory layout, which traced "
-                               "values do not have; use the default order")
-
+__all__ = ["FUNCTIONS", "PYTHON_RESULTS", "reshape_in_order"]
 
 # --- reductions --------------------------------------------------------
 def _sum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
@@ -146,8 +67,8 @@ def _extremum(fname, reducer, pair):
     return fn
 
 
-_max = _extremum("np.max", reduce.reduce_max, arith.maximum)
-_min = _extremum("np.min", reduce.reduce_min, arith.minimum)
+_max = _extremum("np.max", reduce.reduce_max, ordering.maximum)
+_min = _extremum("np.min", reduce.reduce_min, ordering.minimum)
 
 
 def _var_args(fname, out, where, mean, ddof, correction):
@@ -278,24 +199,24 @@ def _concatenate(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"
     if axis is None:
         arrays = [shape.reshape(a, (-1,)) for a in arrays]
         axis = 0
-    return shape.concatenate(*arrays, axis=axis)
+    return index.concatenate(*arrays, axis=axis)
 
 
 def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     no_out(out, "np.stack")
-    return shape.stack(_joined(arrays, dtype, casting, "np.stack"), axis=axis)
+    return index.stack(_joined(arrays, dtype, casting, "np.stack"), axis=axis)
 
 
 def _hstack(tup, *, dtype=None, casting="same_kind"):
     arrays = [shape.reshape(a, (1,)) if np.ndim(a) == 0 else a
               for a in _joined(tup, dtype, casting, "np.hstack")]
-    return shape.concatenate(*arrays, axis=0 if np.ndim(arrays[0]) == 1 else 1)
+    return index.concatenate(*arrays, axis=0 if np.ndim(arrays[0]) == 1 else 1)
 
 
 def _vstack(tup, *, dtype=None, casting="same_kind"):
     arrays = [shape.reshape(a, (1, -1)) if np.ndim(a) < 2 else a
               for a in _joined(tup, dtype, casting, "np.vstack")]
-    return shape.concatenate(*arrays, axis=0)
+    return index.concatenate(*arrays, axis=0)
 
 
 def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
@@ -416,12 +337,12 @@ def _clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_V
                          "are provided is forbidden.")
     lo = min if min is not NO_VALUE else a_min
     hi = max if max is not NO_VALUE else a_max
-    return arith.clip(a, None if lo is NO_VALUE else lo, None if hi is NO_VALUE else hi)
+    return ordering.clip(a, None if lo is NO_VALUE else lo, None if hi is NO_VALUE else hi)
 
 
 def _round(a, decimals=0, out=None):
     no_out(out, "np.round")
-    return arith.round(a, decimals=decimals)
+    return ordering.round(a, decimals=decimals)
 
 
 def _filled(fname, fill):
@@ -448,44 +369,6 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, 
     return _like_dtype(arith.add(zeros, fill_value), zeros)     # the fill takes the dtype
 
 
-# --- np.linalg ---------------------------------------------------------
-def _solve(a, b):
-    return matrix.solve(a, b)
-
-
-def _inv(a):
-    return matrix.inv(a)
-
-
-def _det(a):
-    return matrix.det(a)
-
-
-class SlogdetResult(tuple):
-    """``(sign, logabsdet)``, also read by name as NumPy's named tuple is
-    (``np.linalg.slogdet(a).logabsdet``); a plain tuple to wengert's pytrees
-    (it has no ``_fields``), so a function may return it whole."""
-
-    __slots__ = ()
-    sign = property(lambda self: self[0])
-    logabsdet = property(lambda self: self[1])
-
-
-def _slogdet(a):
-    return SlogdetResult(matrix.slogdet(a))
-
-
-def _cholesky(a, /, *, upper=False):
-    # upper=True reads the upper triangle: the lower one of a's transpose
-    if upper:
-        return shape.swapaxes(matrix.cholesky(shape.swapaxes(a, -1, -2)), -1, -2)
-    return matrix.cholesky(a)
-
-
-def _norm(x, ord=None, axis=None, keepdims=False):
-    return composite.norm(x, ord=ord, axis=axis, keepdims=keepdims)
-
-
 FUNCTIONS = {
     np.sum: _sum, np.mean: _mean, np.prod: _prod, np.max: _max, np.amax: _max, np.min: _min,
     np.amin: _min, np.var: _var, np.std: _std, np.cumsum: _cumsum, np.argmax: _argmax,
@@ -498,8 +381,6 @@ FUNCTIONS = {
     np.shape: _shape, np.ndim: _ndim, np.size: _size, np.copy: _copy, np.astype: _astype,
     np.where: _where, np.clip: _clip, np.round: _round, np.around: _round,
     np.zeros_like: _zeros_like, np.ones_like: _ones_like, np.full_like: _full_like,
-    np.linalg.solve: _solve, np.linalg.inv: _inv, np.linalg.det: _det,
-    np.linalg.slogdet: _slogdet, np.linalg.cholesky: _cholesky, np.linalg.norm: _norm,
 }
 
 # the functions that answer with Python values (shapes), not arrays

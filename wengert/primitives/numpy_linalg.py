@@ -1,4 +1,5 @@
-"""``np.linalg`` on traced values: the decompositions (svd, eigh, qr), what is
+"""``np.linalg`` on traced values: solve, inv, det, slogdet, cholesky, norm;
+the decompositions (svd, eigh, qr), what is
 built on them (pinv, lstsq, cond, matrix_rank, the spectral norms), the
 products (matrix_power, multi_dot) and NumPy 2's array-API functions
 (matrix_transpose, vecdot, cross, tensorsolve...), composites all.
@@ -8,8 +9,7 @@ not implement raises ``NoDerivativeRule`` (``refuse``). Where NumPy returns
 a named tuple (``SVDResult``, ``EighResult``, ``QRResult``) the result's
 items have the same names (``res.S``), but it is a tuple without
 ``_fields``, which wengert's pytrees read as a plain tuple, so a function
-may return it whole. (solve, inv, det, slogdet, cholesky and norm are in
-``numpy_functions``.)
+may return it whole (``slogdet``'s too).
 """
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ import operator
 
 import numpy as np
 
-from . import arith, composite, decomp, linalg, lstsq as lstsq_mod, matrix, reduce, shape
+from . import arith, composite, decomp, index, linalg, lstsq as lstsq_mod, matrix, reduce, shape
 from .index import getitem
 from .linalg import _matmul, _mT, _shape
-from .numpy_functions import NO_VALUE, no_out, refuse
+from .arrayargs import no_out, NO_VALUE, refuse
 from ..errors import user_location
 from ..ir import aval_of
 
@@ -272,7 +272,7 @@ def _cross(x1, x2, /, *, axis=-1):
 
     parts = [arith.sub(arith.mul(c(a, (i + 1) % 3), c(b, (i + 2) % 3)),
                        arith.mul(c(a, (i + 2) % 3), c(b, (i + 1) % 3))) for i in range(3)]
-    return shape.moveaxis(shape.stack(parts, axis=-1), -1, axis)
+    return shape.moveaxis(index.stack(parts, axis=-1), -1, axis)
 
 
 def _tensorsolve(a, b, axes=None):
@@ -297,7 +297,47 @@ def _tensorinv(a, ind=2):
     return shape.reshape(inv, out_shape)
 
 
+# --- np.linalg ---------------------------------------------------------
+def _solve(a, b):
+    return matrix.solve(a, b)
+
+
+def _inv(a):
+    return matrix.inv(a)
+
+
+def _det(a):
+    return matrix.det(a)
+
+
+class SlogdetResult(tuple):
+    """``(sign, logabsdet)``, also read by name as NumPy's named tuple is
+    (``np.linalg.slogdet(a).logabsdet``); a plain tuple to wengert's pytrees
+    (it has no ``_fields``), so a function may return it whole."""
+
+    __slots__ = ()
+    sign = property(lambda self: self[0])
+    logabsdet = property(lambda self: self[1])
+
+
+def _slogdet(a):
+    return SlogdetResult(matrix.slogdet(a))
+
+
+def _cholesky(a, /, *, upper=False):
+    # upper=True reads the upper triangle: the lower one of a's transpose
+    if upper:
+        return shape.swapaxes(matrix.cholesky(shape.swapaxes(a, -1, -2)), -1, -2)
+    return matrix.cholesky(a)
+
+
+def _norm(x, ord=None, axis=None, keepdims=False):
+    return composite.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
 FUNCTIONS = {
+    np.linalg.solve: _solve, np.linalg.inv: _inv, np.linalg.det: _det,
+    np.linalg.slogdet: _slogdet, np.linalg.cholesky: _cholesky, np.linalg.norm: _norm,
     np.linalg.svd: _svd, np.linalg.svdvals: _svdvals, np.linalg.eigh: _eigh,
     np.linalg.eigvalsh: _eigvalsh, np.linalg.qr: _qr, np.linalg.pinv: _pinv,
     np.linalg.lstsq: _lstsq, np.linalg.matrix_rank: _matrix_rank, np.linalg.cond: _cond,

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import arith, shape
+from . import arith, index, shape
 from .core import TracerBase
-from .numpy_functions import NO_VALUE, refuse
+from .arrayargs import NO_VALUE, refuse
 from ..errors import NoDerivativeRule, user_location
 from ..ir import aval_of
 from ..pytree import flatten
@@ -69,7 +69,7 @@ def _build(x, dtype):
         av = aval_of(x)
         return x if av.dtype == dtype and not av.weak else arith.convert(x, dtype=dtype)
     if isinstance(x, (list, tuple)) and holds_traced(x):
-        return shape.stack([_build(e, dtype) for e in x], axis=0)
+        return index.stack([_build(e, dtype) for e in x], axis=0)
     return np.array(x, dtype=dtype)
 
 
@@ -189,7 +189,7 @@ def _joined(parts, axis):
     parts = [_build(p, dt) for p in parts]
     if not any(isinstance(p, TracerBase) for p in parts):
         return np.concatenate(parts, axis=axis)
-    return shape.concatenate(*parts, axis=axis)
+    return index.concatenate(*parts, axis=axis)
 
 
 def _block(arrays):
@@ -340,4 +340,4 @@ def concatenator_getitem(obj, key):
              for o in objs]
     if not any(isinstance(p, TracerBase) for p in parts):
         return np.concatenate(parts, axis=axis)
-    return shape.concatenate(*parts, axis=axis % np.ndim(parts[0]))
+    return index.concatenate(*parts, axis=axis % np.ndim(parts[0]))

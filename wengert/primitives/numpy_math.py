@@ -19,9 +19,10 @@ import operator
 
 import numpy as np
 
-from . import arith, convolution, elementwise, index, linalg, numpy_nan, reduce, shape
+from . import (arith, convolution, elementwise, index, linalg, numpy_nan, ordering, reduce, shape,
+               transcendental)
 from .core import TracerBase
-from .numpy_functions import NO_VALUE, _keep, as_dtype, no_out, numpy_result, refuse
+from .arrayargs import _keep, as_dtype, no_out, NO_VALUE, numpy_result, refuse
 from .rules import result_dtype
 from ..errors import InPlaceUpdateError, user_location
 from ..ir import aval_of
@@ -39,7 +40,7 @@ def _array(v):
     if not isinstance(v, (list, tuple)):
         return v
     parts = [_array(e) for e in v]
-    return shape.stack(parts) if any(_traced(p) for p in parts) else np.asarray(v)
+    return index.stack(parts) if any(_traced(p) for p in parts) else np.asarray(v)
 
 
 # --- elementwise: sinc, nan_to_num, fmax, fmin -------------------------
@@ -51,11 +52,11 @@ _SINC_TAYLOR_BELOW = 0.1
 
 def _sinc(x):
     y = arith.mul(np.pi, x)
-    small = arith.less(arith.abs(y), _SINC_TAYLOR_BELOW)
+    small = ordering.less(ordering.abs(y), _SINC_TAYLOR_BELOW)
     # the other branch sees 1 where y is small, so neither is 0 / 0 (nor its
     # derivative): both branches' derivatives are finite everywhere
     y_safe = arith.where(small, 1.0, y)
-    ratio = arith.div(arith.sin(y_safe), y_safe)
+    ratio = arith.div(transcendental.sin(y_safe), y_safe)
     y2 = arith.mul(y, y)
     # 1 - y^2/3! + y^4/5! - y^6/7! + y^8/9!, in Horner form: exact value 1
     # and derivatives 0, -pi^2/3, ... at x = 0
@@ -81,8 +82,8 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     fills = [np.asarray(v, dt) for v in (nan, big if posinf is None else posinf,
                                          -big if neginf is None else neginf)]
     out = arith.where(numpy_nan.isnan(x), fills[0], x)
-    out = arith.where(arith.equal(x, np.inf), fills[1], out)
-    return numpy_result(arith.where(arith.equal(x, -np.inf), fills[2], out))
+    out = arith.where(ordering.equal(x, np.inf), fills[1], out)
+    return numpy_result(arith.where(ordering.equal(x, -np.inf), fills[2], out))
 
 
 def _nan_yields(pair):
@@ -94,8 +95,8 @@ def _nan_yields(pair):
     return fn
 
 
-_fmax = _nan_yields(arith.maximum)
-_fmin = _nan_yields(arith.minimum)
+_fmax = _nan_yields(ordering.maximum)
+_fmin = _nan_yields(ordering.minimum)
 
 
 # --- ptp, average --------------------------------------------------------
@@ -181,7 +182,7 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
         y = shape.moveaxis(y, 0, operator.index(axis) % aval_of(y).ndim)
     if dtype is not None:
         if np.issubdtype(dtype, np.integer):
-            y = arith.floor(y)
+            y = ordering.floor(y)
         y = arith.convert(y, dtype=np.dtype(dtype))
     return (y, step) if retstep else y
 
@@ -209,12 +210,12 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
             raise ValueError("period must be a non-zero value")
         period = abs(float(period))
         left = right = None
-        x = arith.remainder(x, period)
+        x = ordering.remainder(x, period)
         order = elementwise.interp_period_order(xp, period)
         # one period's points, sorted, and a copy of each end a period away
-        wrap = shape.concatenate(index.getitem(order, (slice(-1, None),)), order,
+        wrap = index.concatenate(index.getitem(order, (slice(-1, None),)), order,
                                  index.getitem(order, (slice(None, 1),)))
-        xp = index.getitem(arith.remainder(xp, period), (wrap,))
+        xp = index.getitem(ordering.remainder(xp, period), (wrap,))
         xp = arith.add(xp, np.concatenate([[-period], np.zeros(n), [period]]))
         fp = index.getitem(fp, (wrap,))
         n += 2
@@ -228,18 +229,18 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
         # a repeated sample point is a segment of width 0, which x reaches
         # only where another branch below takes over: slope 0 there, not
         # 0 / 0 (whose NaN a cotangent of 0 would still carry)
-        flat = arith.equal(width, 0.0)
+        flat = ordering.equal(width, 0.0)
         slope = arith.where(flat, 0.0, arith.div(arith.sub(index.getitem(fp, (j1,)), f0),
                                                  arith.where(flat, 1.0, width)))
         inner = arith.add(f0, arith.mul(slope, arith.sub(x, x0)))
         # x at the last sample point: fp[-1], as NumPy gives (the last of
         # repeated points' values)
         last = index.getitem(fp, (-1,))
-        inner = arith.where(arith.equal(x, index.getitem(xp, (-1,))), last, inner)
+        inner = arith.where(ordering.equal(x, index.getitem(xp, (-1,))), last, inner)
     lo = index.getitem(fp, (0,)) if left is None else left
     hi = index.getitem(fp, (-1,)) if right is None else right
-    out = arith.where(arith.less(x, index.getitem(xp, (0,))), lo, inner)
-    out = arith.where(arith.greater(x, index.getitem(xp, (-1,))), hi, out)
+    out = arith.where(ordering.less(x, index.getitem(xp, (0,))), lo, inner)
+    out = arith.where(ordering.greater(x, index.getitem(xp, (-1,))), hi, out)
     return as_dtype(out, np.float64)
 
 

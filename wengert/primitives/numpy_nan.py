@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import arith, reduce
+from . import arith, ordering, reduce, transcendental
 from .numpy_functions import FUNCTIONS as _NUMPY_FUNCTIONS
-from .numpy_functions import NO_VALUE, _keep, as_dtype, no_out, refuse
+from .arrayargs import _keep, as_dtype, no_out, NO_VALUE, refuse
 from ..ir import aval_of
 
 __all__ = ["FUNCTIONS", "isnan"]
@@ -24,7 +24,7 @@ __all__ = ["FUNCTIONS", "isnan"]
 
 def isnan(x):
     """The NaN entries of ``x``, as a mask that is not differentiated."""
-    return arith.not_equal(x, x)
+    return ordering.not_equal(x, x)
 
 
 def _float_kind(x):
@@ -98,7 +98,7 @@ def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
     dev = arith.where(nan, 0.0, arith.sub(filled, avg))
     dof = arith.sub(_count(a, axis, keep), float(ddof))
     # no degrees of freedom left: NaN, as NumPy gives (with a warning)
-    dof = arith.where(arith.greater(dof, 0.0), dof, np.nan)
+    dof = arith.where(ordering.greater(dof, 0.0), dof, np.nan)
     return arith.div(reduce.reduce_sum(arith.mul(dev, dev), axis=axis, keepdims=keep), dof)
 
 
@@ -107,8 +107,8 @@ def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
     var = _nanvar(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                   correction=correction)
     # derivative 0 (not inf * 0) where the variance is 0
-    pos = arith.greater(var, 0.0)
-    return arith.where(pos, arith.sqrt(arith.where(pos, var, 1.0)), arith.mul(var, 0.0))
+    pos = ordering.greater(var, 0.0)
+    return arith.where(pos, transcendental.sqrt(arith.where(pos, var, 1.0)), arith.mul(var, 0.0))
 
 
 def _nan_extremum(fname, reducer, fill):
@@ -119,7 +119,7 @@ def _nan_extremum(fname, reducer, fill):
         keep = _keep(keepdims)
         r = reducer(_filled(a, fill), axis=axis, keepdims=keep)
         # an all-NaN slice: NaN, as NumPy gives (with a warning)
-        return arith.where(arith.equal(_count(a, axis, keep), 0.0), np.nan, r)
+        return arith.where(ordering.equal(_count(a, axis, keep), 0.0), np.nan, r)
     fn.__name__ = fname.replace("np.", "")
     return fn
 

@@ -23,12 +23,12 @@ import inspect
 
 import numpy as np
 
-from . import arith, shape
+from . import arith, ordering, shape
 from .arrayargs import as_operand, axis_in, ndim
 from .core import TracerBase
 from .gather import argsort, partition_index, piece_point
 from .index import getitem, index_set
-from .numpy_functions import NO_VALUE, refuse, no_out
+from .arrayargs import no_out, NO_VALUE, refuse
 from .. import dims as _dims
 from ..errors import NoDerivativeRule, NonDifferentiableInputError, user_location
 from ..ir import aval_of
@@ -150,9 +150,9 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
     axis = axis_in(axis, ndim(a), "take")
     n = _dims.shape(a)[axis]
     if mode == "wrap":
-        indices = arith.remainder(indices, n)
+        indices = ordering.remainder(indices, n)
     elif mode == "clip":
-        indices = arith.clip(indices, 0, n - 1)
+        indices = ordering.clip(indices, 0, n - 1)
     elif mode != "raise":
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     return getitem(a, (slice(None),) * axis + (indices,))
@@ -247,13 +247,13 @@ def _piecewise(x, condlist, funclist, *args, **kw):
         condlist = as_operand(condlist)
         many = ndim(condlist) >= 2 or (ndim(condlist) == 1 and ndim(x) == 0)
     conds = [as_operand(c) for c in condlist] if many else [as_operand(condlist)]
-    conds = [c if aval_of(c).dtype == np.bool_ else arith.not_equal(c, 0) for c in conds]
+    conds = [c if aval_of(c).dtype == np.bool_ else ordering.not_equal(c, 0) for c in conds]
     if len(conds) == n_funcs - 1:
         # the last function holds where no condition does
         anyc = conds[0]
         for c in conds[1:]:
-            anyc = arith.logical_or(anyc, c)
-        conds.append(arith.logical_not(anyc))
+            anyc = ordering.logical_or(anyc, c)
+        conds.append(ordering.logical_not(anyc))
     elif len(conds) != n_funcs:
         raise ValueError(f"with {len(conds)} condition(s), either {len(conds)} or "
                          f"{len(conds) + 1} functions are expected")

@@ -23,10 +23,10 @@ import warnings
 
 import numpy as np
 
-from . import arith, numpy_select, numpy_stencils, shape
+from . import arith, index, numpy_select, numpy_stencils, shape
 from .arrayargs import along, as_operand, axes_in, axis_in, flat, ndim, static
 from .index import getitem
-from .numpy_functions import as_dtype, no_out
+from .arrayargs import as_dtype, no_out
 from .scan import cumprod
 from .. import dims as _dims
 from ..ir import aval_of
@@ -92,7 +92,7 @@ def _roll_axis(x, axis, k):
     k = k % n if n else 0
     if k == 0:
         return x
-    return shape.concatenate(along(x, axis, slice(n - k, None)),
+    return index.concatenate(along(x, axis, slice(n - k, None)),
                              along(x, axis, slice(0, n - k)), axis=axis)
 
 
@@ -239,7 +239,7 @@ def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         y = arith.sub(arith.mul(ca[2], cb[0]), arith.mul(ca[0], cb[2]))
     parts = [shape.broadcast_to(p, _dims.broadcast(*map(_dims.shape, (x, y, z))))
              for p in (x, y, z)]
-    out = shape.stack(parts, axis=-1)
+    out = index.stack(parts, axis=-1)
     return shape.moveaxis(out, -1, axis_in(axisc, ndim(out), "cross"))
 
 

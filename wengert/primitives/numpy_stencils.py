@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import arith, shape
+from . import arith, index, ordering, shape
 from .arrayargs import along, as_operand, axis_in, ndim, static
 from .core import TracerBase
 from .index import getitem
-from .numpy_functions import NO_VALUE, refuse
+from .arrayargs import NO_VALUE, refuse
 from .. import dims as _dims
 from ..ir import aval_of
 
@@ -45,8 +45,8 @@ def _diff(a, n=1, axis=-1, prepend=NO_VALUE, append=NO_VALUE):
             extra = shape.broadcast_to(extra, edge[:axis] + (1,) + edge[axis + 1:])
         parts.append(extra)
     if len(parts) > 1:
-        a = shape.concatenate(*parts, axis=axis)
-    step = arith.not_equal if aval_of(a).dtype == np.bool_ else arith.sub
+        a = index.concatenate(*parts, axis=axis)
+    step = ordering.not_equal if aval_of(a).dtype == np.bool_ else arith.sub
     for _ in range(n):
         a = step(along(a, axis, slice(1, None)), along(a, axis, slice(None, -1)))
     return a
@@ -74,7 +74,7 @@ def _gradient_axis(f, axis, h, edge_order):
         last = arith.add(arith.add(arith.mul(at(slice(-3, -2)), 0.5),
                                    arith.mul(at(slice(-2, -1)), -2.0)),
                          arith.mul(at(slice(-1, None)), 1.5))
-    out = shape.concatenate(first, inner, last, axis=axis)
+    out = index.concatenate(first, inner, last, axis=axis)
     return out if isinstance(h, (int, float)) and h == 1 else arith.div(out, h)
 
 
@@ -135,7 +135,7 @@ def _gradient_coords(f, axis, coords, edge_order):
             (arith.neg(arith.div(s, arith.mul(d1, d2))), at(slice(-2, -1))),
             (arith.div(arith.add(arith.mul(d2, 2.0), d1), arith.mul(d2, s)),
              at(slice(-1, None)))])
-    return shape.concatenate(first, inner, last, axis=axis)
+    return index.concatenate(first, inner, last, axis=axis)
 
 
 def _gradient(f, *varargs, axis=None, edge_order=1):
@@ -216,7 +216,7 @@ def _pad_constant(array, widths, values):
             parts.append(shape.broadcast_to(v, tuple(size)))
         # each axis pads the array as the earlier axes left it, so its
         # values fill the corners they share (NumPy's order)
-        array = shape.concatenate(*[p for p, w in zip((parts[0], array, parts[1]),
+        array = index.concatenate(*[p for p, w in zip((parts[0], array, parts[1]),
                                                       (lo, 1, hi)) if w], axis=ax)
     return array
 

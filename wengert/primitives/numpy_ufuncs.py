@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import arith, linalg
-from .numpy_functions import as_dtype, no_out, numpy_result, refuse
+from . import arith, linalg, ordering, transcendental
+from .arrayargs import as_dtype, no_out, numpy_result, refuse
 from ..errors import NoDerivativeRule, no_rule_message, user_location
 from ..ir import aval_of
 
@@ -33,7 +33,7 @@ def _float_power(x, y):
         av = aval_of(v)
         stand_ins.append(av.python_type(1) if av.weak else np.ones(0, av.dtype))
     dtype = np.asarray(np.float_power(*stand_ins)).dtype
-    return arith.pow(*[as_dtype(v, dtype) for v in (x, y)])
+    return transcendental.pow(*[as_dtype(v, dtype) for v in (x, y)])
 
 
 def _degrees(x):
@@ -47,20 +47,20 @@ def _radians(x):
 UFUNCS = {
     np.add: arith.add, np.subtract: arith.sub, np.multiply: arith.mul,
     np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
-    np.power: arith.pow, np.float_power: _float_power, np.exp: arith.exp, np.log: arith.log,
-    np.log1p: arith.log1p, np.expm1: arith.expm1, np.sqrt: arith.sqrt, np.square: arith.square,
-    np.sin: arith.sin, np.cos: arith.cos, np.tan: arith.tan,
-    np.arcsin: arith.arcsin, np.arccos: arith.arccos, np.arctan: arith.arctan,
-    np.arctan2: arith.arctan2, np.sinh: arith.sinh, np.cosh: arith.cosh, np.tanh: arith.tanh,
-    np.absolute: arith.abs, np.fabs: arith.abs, np.sign: arith.sign,
-    np.maximum: arith.maximum, np.minimum: arith.minimum, np.floor: arith.floor,
-    np.ceil: arith.ceil, np.rint: arith.round,
-    np.less: arith.less, np.less_equal: arith.less_equal, np.greater: arith.greater,
-    np.greater_equal: arith.greater_equal, np.equal: arith.equal, np.not_equal: arith.not_equal,
-    np.logical_and: arith.logical_and, np.logical_or: arith.logical_or,
-    np.logical_xor: arith.logical_xor, np.logical_not: arith.logical_not,
-    np.isfinite: arith.isfinite, np.matmul: linalg.matmul, np.logaddexp: arith.logaddexp,
-    np.remainder: arith.remainder, np.floor_divide: arith.floor_divide,
+    np.power: transcendental.pow, np.float_power: _float_power, np.exp: transcendental.exp, np.log: transcendental.log,
+    np.log1p: transcendental.log1p, np.expm1: transcendental.expm1, np.sqrt: transcendental.sqrt, np.square: arith.square,
+    np.sin: transcendental.sin, np.cos: transcendental.cos, np.tan: transcendental.tan,
+    np.arcsin: transcendental.arcsin, np.arccos: transcendental.arccos, np.arctan: transcendental.arctan,
+    np.arctan2: transcendental.arctan2, np.sinh: transcendental.sinh, np.cosh: transcendental.cosh, np.tanh: transcendental.tanh,
+    np.absolute: ordering.abs, np.fabs: ordering.abs, np.sign: ordering.sign,
+    np.maximum: ordering.maximum, np.minimum: ordering.minimum, np.floor: ordering.floor,
+    np.ceil: ordering.ceil, np.rint: ordering.round,
+    np.less: ordering.less, np.less_equal: ordering.less_equal, np.greater: ordering.greater,
+    np.greater_equal: ordering.greater_equal, np.equal: ordering.equal, np.not_equal: ordering.not_equal,
+    np.logical_and: ordering.logical_and, np.logical_or: ordering.logical_or,
+    np.logical_xor: ordering.logical_xor, np.logical_not: ordering.logical_not,
+    np.isfinite: ordering.isfinite, np.matmul: linalg.matmul, np.logaddexp: transcendental.logaddexp,
+    np.remainder: ordering.remainder, np.floor_divide: ordering.floor_divide,
     np.degrees: _degrees, np.rad2deg: _degrees, np.radians: _radians, np.deg2rad: _radians,
 }
 

@@ -12,78 +12,12 @@ import numpy as np
 
 from .. import dims as _dims
 from .core import NOT_LINEAR, Primitive, bind, register, zero_if_any
-from .arith import add, convert, div, equal, mul, sub, where
-from .index import getitem
-from .shape import broadcast_to, concatenate, ones_like, reshape
+from .arith import add, convert, div, mul, sub, where
+from .ordering import equal
+from .index import concatenate, getitem
+from .shape import (_finish, _kept_shape, _norm_axes, ones_like, reduce_aval, reduce_sum,
+                    reduce_sum_p_bind, reshape)
 from ..ir import Aval, aval_of
-
-
-def _norm_axes(axis, nd):
-    if axis is None:
-        return tuple(range(nd))
-    if np.ndim(axis) == 0:
-        axis = (axis,)
-    return tuple(sorted(int(a) % nd if nd else 0 for a in axis))
-
-
-def _kept_shape(shape, axes):
-    """The input shape with reduced axes set to 1, for broadcasting back."""
-    return tuple(1 if i in axes else d for i, d in enumerate(shape))
-
-
-def reduce_aval(x, axes):
-    return Aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
-
-
-def _reduce_batch(wrapper):
-    def batch(args, batched, axes):
-        return wrapper(args[0], axes=tuple(a + 1 for a in axes))
-    return batch
-
-
-def _finish(out, shape, axes, keepdims):
-    return reshape(out, _kept_shape(shape, axes)) if keepdims else out
-
-
-# --- reduce_sum --------------------------------------------------------
-def reduce_sum_impl(x, axes):
-    if getattr(x, "dtype", None) is not None and x.dtype.kind in "fc":
-        return np.add.reduce(x, axis=axes)      # skips np.sum's Python-level dispatch
-    return np.sum(x, axis=axes)
-
-
-def reduce_sum_jvp(primals, tangents, axes):
-    return reduce_sum_p_bind(primals[0], axes), reduce_sum_p_bind(tangents[0], axes)
-
-
-def reduce_sum_transpose(ct, x, axes):
-    shape = x.aval.shape
-    if axes == tuple(range(len(axes))):      # leading axes: broadcasting restores them
-        return (broadcast_to(ct, shape),)
-    return (broadcast_to(reshape(ct, _kept_shape(shape, axes)), shape),)
-
-
-def reduce_sum_p_bind(x, axes):
-    return bind(reduce_sum_p, x, axes=axes) if axes else x
-
-
-def reduce_sum_aval(x, axes):
-    out = reduce_aval(x, axes)
-    if x.dtype.kind == "b":      # np.sum of booleans counts them
-        return Aval(out.shape, np.int64)
-    return out
-
-
-reduce_sum_p = register(Primitive("reduce_sum", nargs=1, impl=reduce_sum_impl, jvp=reduce_sum_jvp,
-                                  transpose=reduce_sum_transpose, abstract_eval=reduce_sum_aval))
-reduce_sum_p.zero_rule = zero_if_any(reduce_sum_p)
-reduce_sum_p.batch = _reduce_batch(reduce_sum_p_bind)
-
-
-def reduce_sum(x, axes=None, axis=None, keepdims=False):
-    shape = _dims.shape(x)
-    axes = _norm_axes(axis if axes is None else axes, len(shape))
-    return _finish(reduce_sum_p_bind(x, axes), shape, axes, keepdims)
 
 
 def mean(x, axis=None, keepdims=False):

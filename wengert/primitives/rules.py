@@ -1,7 +1,7 @@
 """Helpers shared by many primitive blocks: shape rules and batching rules.
 
-Nothing here is a primitive; these are the common shapes of rule functions
-(an elementwise shape rule, the batch rule of an elementwise primitive).
+Nothing here is a primitive or calls one; these are the common shapes of rule
+functions (an elementwise shape rule, dtype promotion, shape errors).
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 from .. import dims as _dims
 from ..context import current as _current_context
 from ..dims import broadcast, has_dims
-from ..errors import ShapeMismatchError
+from ..errors import ShapeMismatchError, user_location
 from ..ir import Aval
 
 
@@ -42,7 +42,6 @@ def result_dtype(*avals):
 def shape_error(message):
     """A ``ShapeMismatchError`` that names the line of user code that led to
     it (shape rules run deep inside wengert, the mistake is the caller's)."""
-    from ..errors import user_location
     return ShapeMismatchError(f"{user_location()}: {message}")
 
 
@@ -50,7 +49,6 @@ def broadcast_shapes(*shapes, name="operation"):
     try:
         out = np.broadcast_shapes(*shapes)
     except ValueError:
-        from ..errors import user_location
         raise ShapeMismatchError(
             f"{user_location()}: {name}: operand shapes {' and '.join(map(str, shapes))} do not broadcast together; "
             "reshape or index the operands so that trailing dimensions agree or are 1") from None
@@ -94,22 +92,3 @@ def elementwise_aval(name, float_out=False, out_dtype=None, python_scalars=False
         return Aval(shape, dtype, weak=weak)
     abstract_eval.__name__ = f"{name}_abstract_eval"
     return abstract_eval
-
-
-def elementwise_batch(prim_wrapper):
-    """Batch rule of an elementwise primitive: batched operands carry a
-    leading axis; give them the output's rank so NumPy broadcasting lines the
-    other axes up, then apply the primitive once."""
-    from .shape import reshape     # shape helpers are themselves primitives
-    def batch(args, batched, **params):
-        rank = max(np.ndim(a) - b for a, b in zip(args, batched))
-        fixed = []
-        for a, b in zip(args, batched):
-            if b:
-                shp = _dims.shape(a)
-                need = rank - (len(shp) - 1)
-                if need:
-                    a = reshape(a, shp[:1] + (1,) * need + shp[1:])
-            fixed.append(a)
-        return prim_wrapper(*fixed, **params)
-    return batch

@@ -19,7 +19,8 @@ from .arith import add, mul
 from .core import NOT_LINEAR, Primitive, Zero, bind, instantiate, register
 from .index import getitem
 from .rules import result_dtype, shape_error
-from .shape import broadcast_to, concatenate, ones_like, zeros_like
+from .index import concatenate
+from .shape import broadcast_to, ones_like, zeros_like
 from ..ir import Aval, aval_of
 
 

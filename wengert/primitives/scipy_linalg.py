@@ -32,9 +32,10 @@ from .arith import add, convert, mul, reciprocal
 from .core import TracerBase
 from .linalg import _mT, _shape
 from .shape import expand_dims
-from .numpy_functions import refuse
+from .arrayargs import refuse
 from ..errors import NoDerivativeRule, user_location
 from ..ir import aval_of
+from .rules import shape_error
 
 __all__ = ["CALLS"]
 
@@ -226,7 +227,6 @@ def _signal_operands(in1, in2, mode, method, fname):
                "values here)")
     in1, in2 = _array(in1), _array(in2)
     if len(_shape(in1)) != len(_shape(in2)):
-        from .rules import shape_error
         raise shape_error(f"{fname}: in1 and in2 should have the same dimensionality, got "
                           f"shapes {_shape(in1)} and {_shape(in2)}")
     return in1, in2

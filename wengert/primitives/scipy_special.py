@@ -20,10 +20,11 @@ import operator
 import numpy as np
 import scipy.special as sc
 
-from . import arith, composite, special_prims as sp
-from .arith import (add, equal, greater, greater_equal, less, log, log1p, logical_and,
-                    logical_or, mul, neg, sub, where)
-from .numpy_functions import refuse
+from . import arith, composite, ordering, special_prims as sp, transcendental
+from .arith import add, mul, neg, sub, where
+from .ordering import equal, greater, greater_equal, less, logical_and, logical_or
+from .transcendental import log, log1p
+from .arrayargs import refuse
 from .reduce import reduce_max, reduce_sum
 from ..errors import NoDerivativeRule, user_location
 from ..ir import aval_of
@@ -50,7 +51,7 @@ def _logit(p):
 
 def _log_expit(x):
     # log(1 / (1 + e^-x)) = -log(e^0 + e^-x), stable both ways
-    return neg(arith.logaddexp(0.0, neg(x)))
+    return neg(transcendental.logaddexp(0.0, neg(x)))
 
 
 def _entr(x):
@@ -98,7 +99,7 @@ _COMPOSED = {sc.ndtr: _ndtr, sc.ndtri: _ndtri, sc.logit: _logit, sc.log_expit: _
 UFUNCS = {
     **{uf: _in_loop_dtype(uf, fn) for uf, fn in _COMPOSED.items()},
     sc.gammaln: sp.gammaln, sc.gamma: sp.gamma, sc.psi: sp.digamma, sc.beta: sp.beta,
-    sc.betaln: sp.betaln, sc.erf: arith.erf, sc.erfc: sp.erfc, sc.erfinv: sp.erfinv,
+    sc.betaln: sp.betaln, sc.erf: transcendental.erf, sc.erfc: sp.erfc, sc.erfinv: sp.erfinv,
     sc.erfcinv: sp.erfcinv, sc.log_ndtr: sp.log_ndtr, sc.expit: sp.expit, sc.i0: sp.i0,
     sc.i0e: sp.i0e, sc.i1: sp.i1, sc.i1e: sp.i1e, sc.jv: sp.jv, sc.yv: sp.yv, sc.iv: sp.iv,
     sc.ive: sp.ive, sc.kv: sp.kv, sc.gammainc: sp.gammainc, sc.gammaincc: sp.gammaincc,
@@ -134,13 +135,13 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         counted = where(excluded, -np.inf, a)    # also broadcasts a against b, as SciPy
     axes = _axes(axis, np.ndim(counted))
     shift = reduce_max(counted, axis=axes, keepdims=True)
-    shift = where(arith.isfinite(shift), shift, 0.0)
+    shift = where(ordering.isfinite(shift), shift, 0.0)
     if counted is not a:
-        a = where(excluded, arith.minimum(a, add(shift, 700.0)), a)
-    total = reduce_sum(mul(b, arith.exp(sub(a, shift))), axis=axes, keepdims=True)
+        a = where(excluded, ordering.minimum(a, add(shift, 700.0)), a)
+    total = reduce_sum(mul(b, transcendental.exp(sub(a, shift))), axis=axes, keepdims=True)
     if return_sign:
-        out = add(log(arith.abs(total)), shift)
-        sign = arith.sign(total)
+        out = add(log(ordering.abs(total)), shift)
+        sign = ordering.sign(total)
         return composite._unkeep(out, axes, keepdims), composite._unkeep(sign, axes, keepdims)
     return composite._unkeep(add(log(total), shift), axes, keepdims)
 

@@ -29,11 +29,13 @@ import numpy as np
 from scipy import stats as st
 from scipy.stats._distn_infrastructure import rv_frozen
 
-from . import arith, special_prims as sp
-from .arith import (abs, add, div, equal, exp, expm1, greater, greater_equal, less, less_equal,
-                    log, log1p, logical_and, maximum, minimum, mul, neg, sub, where)
+from . import arith, ordering, special_prims as sp, transcendental
+from .arith import add, div, mul, neg, sub, where
+from .ordering import (abs, equal, greater, greater_equal, less, less_equal, logical_and,
+                        maximum, minimum)
+from .transcendental import exp, expm1, log, log1p
 from .core import TracerBase
-from .numpy_functions import numpy_result
+from .arrayargs import numpy_result
 from .scipy_special import _log_expit, _ndtr
 from ..errors import user_location
 from ..ir import aval_of
@@ -161,8 +163,8 @@ def _laplace_parts():
 
 def _cauchy_parts():
     return dict(logpdf=lambda z: sub(neg(log1p(mul(z, z))), _LOG_PI),
-                cdf=lambda z: add(0.5, div(arith.arctan(z), math.pi)),
-                sf=lambda z: sub(0.5, div(arith.arctan(z), math.pi)))
+                cdf=lambda z: add(0.5, div(transcendental.arctan(z), math.pi)),
+                sf=lambda z: sub(0.5, div(transcendental.arctan(z), math.pi)))
 
 
 def _logistic_parts():
@@ -318,12 +320,12 @@ def _nbinom_logpmf(k, n, p):
 
 def _in_support(k, upper=None):
     """Integers from 0 (to ``upper``): a pmf is 0 elsewhere."""
-    ok = logical_and(greater_equal(k, 0.0), equal(k, arith.floor(k)))
+    ok = logical_and(greater_equal(k, 0.0), equal(k, ordering.floor(k)))
     return ok if upper is None else logical_and(ok, less_equal(k, upper))
 
 
 def _binom_valid(n, p):
-    return [greater_equal(n, 0.0), equal(n, arith.floor(n)), greater_equal(p, 0.0),
+    return [greater_equal(n, 0.0), equal(n, ordering.floor(n)), greater_equal(p, 0.0),
             less_equal(p, 1.0)]
 
 

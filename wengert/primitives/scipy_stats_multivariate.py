@@ -17,13 +17,15 @@ import numpy as np
 from scipy import stats as st
 
 from . import linalg, special_prims as sp
-from .arith import add, exp, log, mul, sub
+from .arith import add, mul, sub
+from .transcendental import exp, log
 from .core import TracerBase
 from .matrix import cholesky, solve
-from .numpy_functions import numpy_result, refuse
+from .arrayargs import numpy_result, refuse
 from .reduce import reduce_sum
 from .scipy_stats import _f64, freezer, frozen_method
-from .shape import concatenate, expand_dims, reshape, transpose
+from .index import concatenate
+from .shape import expand_dims, reshape, transpose
 from ..errors import user_location
 
 __all__ = ["CALLS", "NAMES", "RESOLVE"]

@@ -1,8 +1,13 @@
 """Shape primitives and the linear helpers the transforms need.
 
-broadcast_to, reshape, transpose, squeeze, expand_dims, concatenate; and
-``dup`` / ``add_any`` (each other's transpose: a value used twice receives the
-sum of its cotangents), ``sum_to_shape`` (undo broadcasting).
+broadcast_to and reduce_sum (each other's transpose; ``sum_to_shape`` undoes
+broadcasting), reshape, transpose, squeeze, expand_dims; ``dup`` / ``add_any``
+(each other's transpose: a value used twice receives the sum of its
+cotangents); the batch rule of an elementwise primitive.
+
+This module is the bottom of the primitive families: it imports no other
+(``arith``, ``index`` and ``reduce`` build on it; the other reductions live
+in ``reduce``, ``concatenate`` with ``getitem`` in ``index``).
 """
 from __future__ import annotations
 
@@ -259,68 +264,9 @@ def expand_dims(x, axis):
     return reshape(x, tuple(shape))
 
 
-# --- concatenate -------------------------------------------------------
-def concatenate_impl(*xs, axis):
-    return np.concatenate(xs, axis=axis)
-
-
-def concatenate_aval(*xs, axis):
-    first = xs[0].shape
-    for x in xs[1:]:
-        if len(x.shape) != len(first) or any(a != b for i, (a, b) in enumerate(zip(x.shape, first)) if i != axis):
-            raise shape_error(f"concatenate: shapes {first} and {x.shape} differ off axis {axis}")
-    size = sum(x.shape[axis] for x in xs)
-    return Aval(first[:axis] + (size,) + first[axis + 1:], result_dtype(*xs))
-
-
-def concatenate_jvp(primals, tangents, axis):
-    out = concatenate(*primals, axis=axis)
-    tans = [_dims.zeros(t.aval.shape, out.dtype) if isinstance(t, Zero) else t for t in tangents]
-    return out, concatenate(*tans, axis=axis)
-
-
-def concatenate_transpose(ct, *xs, axis):
-    from .index import getitem
-    cts, start = [], 0
-    for x in xs:
-        n = _dims.shape(x)[axis]
-        if isinstance(x, Linear):
-            idx = (slice(None),) * axis + (slice(start, start + n),)
-            cts.append(getitem(ct, idx))
-        else:
-            cts.append(None)
-        start += n
-    return tuple(cts)
-
-
-def concatenate_batch(args, batched, axis):
-    b = next(_dims.shape(a)[0] for a, f in zip(args, batched) if f)
-    fixed = [a if f else broadcast_to(a, (b,) + tuple(_dims.shape(a))) for a, f in zip(args, batched)]
-    return concatenate(*fixed, axis=axis + 1)
-
-
-concatenate_p = register(Primitive("concatenate", nargs=None, impl=concatenate_impl,
-                                   jvp=concatenate_jvp, transpose=concatenate_transpose,
-                                   abstract_eval=concatenate_aval, batch=concatenate_batch))
-
-
-def concatenate(*xs, axis=0):
-    nd = np.ndim(xs[0])
-    if nd == 0:
-        raise shape_error("concatenate: zero-dimensional arrays cannot be concatenated; "
-                                 "use stack")
-    return bind(concatenate_p, *xs, axis=axis % nd)
-
-
-def stack(xs, axis=0):
-    nd = np.ndim(xs[0]) + 1
-    return concatenate(*[expand_dims(x, axis % nd) for x in xs], axis=axis % nd)
-
-
 # --- sum_to_shape: the transpose of broadcasting -----------------------
 def sum_to_shape(x, shape):
     """Sum ``x`` over the axes that broadcasting added to reach its shape."""
-    from .reduce import reduce_sum
     xshape = tuple(_dims.shape(x))
     shape = tuple(shape)
     if xshape == shape:
@@ -330,6 +276,94 @@ def sum_to_shape(x, shape):
                                       if d == 1 and xshape[i + lead] != 1)
     out = reduce_sum(x, axes=axes)
     return reshape(out, shape)
+
+
+def _norm_axes(axis, nd):
+    if axis is None:
+        return tuple(range(nd))
+    if np.ndim(axis) == 0:
+        axis = (axis,)
+    return tuple(sorted(int(a) % nd if nd else 0 for a in axis))
+
+
+def _kept_shape(shape, axes):
+    """The input shape with reduced axes set to 1, for broadcasting back."""
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def reduce_aval(x, axes):
+    return Aval(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype)
+
+
+def _reduce_batch(wrapper):
+    def batch(args, batched, axes):
+        return wrapper(args[0], axes=tuple(a + 1 for a in axes))
+    return batch
+
+
+def _finish(out, shape, axes, keepdims):
+    return reshape(out, _kept_shape(shape, axes)) if keepdims else out
+
+
+# --- reduce_sum (the transpose of broadcast_to) ---------------------------------------------------
+def reduce_sum_impl(x, axes):
+    if getattr(x, "dtype", None) is not None and x.dtype.kind in "fc":
+        return np.add.reduce(x, axis=axes)      # skips np.sum's Python-level dispatch
+    return np.sum(x, axis=axes)
+
+
+def reduce_sum_jvp(primals, tangents, axes):
+    return reduce_sum_p_bind(primals[0], axes), reduce_sum_p_bind(tangents[0], axes)
+
+
+def reduce_sum_transpose(ct, x, axes):
+    shape = x.aval.shape
+    if axes == tuple(range(len(axes))):      # leading axes: broadcasting restores them
+        return (broadcast_to(ct, shape),)
+    return (broadcast_to(reshape(ct, _kept_shape(shape, axes)), shape),)
+
+
+def reduce_sum_p_bind(x, axes):
+    return bind(reduce_sum_p, x, axes=axes) if axes else x
+
+
+def reduce_sum_aval(x, axes):
+    out = reduce_aval(x, axes)
+    if x.dtype.kind == "b":      # np.sum of booleans counts them
+        return Aval(out.shape, np.int64)
+    return out
+
+
+reduce_sum_p = register(Primitive("reduce_sum", nargs=1, impl=reduce_sum_impl, jvp=reduce_sum_jvp,
+                                  transpose=reduce_sum_transpose, abstract_eval=reduce_sum_aval))
+reduce_sum_p.zero_rule = zero_if_any(reduce_sum_p)
+reduce_sum_p.batch = _reduce_batch(reduce_sum_p_bind)
+
+
+def reduce_sum(x, axes=None, axis=None, keepdims=False):
+    shape = _dims.shape(x)
+    axes = _norm_axes(axis if axes is None else axes, len(shape))
+    return _finish(reduce_sum_p_bind(x, axes), shape, axes, keepdims)
+
+
+
+# --- the batch rule of elementwise primitives -------------------------
+def elementwise_batch(prim_wrapper):
+    """Batch rule of an elementwise primitive: batched operands carry a
+    leading axis; give them the output's rank so NumPy broadcasting lines the
+    other axes up, then apply the primitive once."""
+    def batch(args, batched, **params):
+        rank = max(np.ndim(a) - b for a, b in zip(args, batched))
+        fixed = []
+        for a, b in zip(args, batched):
+            if b:
+                shp = _dims.shape(a)
+                need = rank - (len(shp) - 1)
+                if need:
+                    a = reshape(a, shp[:1] + (1,) * need + shp[1:])
+            fixed.append(a)
+        return prim_wrapper(*fixed, **params)
+    return batch
 
 
 # --- zeros_like, ones_like (constants shaped like their operand) -------

@@ -24,10 +24,12 @@ import math
 
 import numpy as np
 
-from .arith import (add, cast_float, div, equal, exp, log, log1p, logical_and, mul, neg, sign, sub,
-                    where)
+from .arith import add, cast_float, div, mul, neg, sub, where
+from .ordering import equal, logical_and, sign
+from .transcendental import exp, log, log1p
 from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
-from .rules import broadcast_shapes, elementwise_batch
+from .rules import broadcast_shapes
+from .shape import elementwise_batch
 from ..ir import Aval, aval_of
 from ..errors import NoDerivativeRule, user_location
 

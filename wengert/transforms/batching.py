@@ -14,7 +14,8 @@ from .. import dims as _dims
 from ..ir import Lit, aval_of
 from ..primitives.core import bind
 from ..primitives.index import getitem
-from ..primitives.shape import broadcast_to, stack
+from ..primitives.index import stack
+from ..primitives.shape import broadcast_to
 
 __all__ = ["batch_eval"]
 

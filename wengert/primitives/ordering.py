@@ -1,0 +1,171 @@
+"""Elementwise primitives defined by the order of the reals, each smooth (or
+constant) between the points where it switches branch: ``abs`` and ``sign``
+(``abs`` of a complex value is the modulus, with a rule of its own); ``floor``,
+``ceil``, ``round``; ``maximum`` and ``minimum`` (ties split the derivative
+evenly); ``remainder`` and ``floor_divide``; the comparisons and logical
+operations that pick the branch (not differentiated); ``clip``.
+
+At a switch point the derivative is one-sided or split, as documented per
+block; nowhere is a derivative given where the function has none and a
+value depends on it silently (``floor``'s is zero almost everywhere).
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .arith import (_python_numbers_kept, _unary, _zero_jvp, add, conj, div, mul, real, sub,
+                    where)
+from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
+from .rules import elementwise_aval, python_operator
+from ..ir import Aval, aval_of
+
+_wrap = wrapper_of
+
+
+# --- abs, sign ---------------------------------------------------------
+def abs_jvp(primals, tangents):
+    x, = primals
+    if aval_of(x).dtype.kind == "c":    # |z| is not holomorphic
+        return complex_abs_jvp(x, tangents[0])
+    return abs(x), mul(tangents[0], sign(x))
+
+
+def abs_aval(x):
+    """|z| of a complex value is real (complex64 -> float32)."""
+    out = _abs_elementwise_aval(x)
+    if out.dtype.kind == "c":
+        return Aval(out.shape, np.empty(0, out.dtype).real.dtype, weak=out.weak)
+    return out
+
+
+# Python's abs, like the operators above: np.absolute on arrays and NumPy
+# scalars, and a Python float stays one (a ufunc on it costs ~6x more)
+_abs_elementwise_aval = elementwise_aval("abs", python_scalars=True)
+abs_p = register(Primitive("abs", nargs=1, impl=operator.abs, jvp=abs_jvp, transpose=NOT_LINEAR,
+                           abstract_eval=abs_aval))
+abs = _wrap(abs_p)
+
+sign_p = _unary("sign", np.sign, None, float_out=False)
+sign = _wrap(sign_p)
+sign_p.jvp = _zero_jvp(sign)
+
+
+# --- floor, ceil, round (zero derivative) ------------------------------
+floor_p = _unary("floor", np.floor, None)
+floor = _wrap(floor_p)
+floor_p.jvp = _zero_jvp(floor)
+
+ceil_p = _unary("ceil", np.ceil, None)
+ceil = _wrap(ceil_p)
+ceil_p.jvp = _zero_jvp(ceil)
+
+
+def round_impl(x, decimals=0):
+    return np.round(x, decimals)
+
+
+round_p = register(Primitive("round", nargs=1, impl=round_impl, jvp=None, transpose=NOT_LINEAR,
+                             abstract_eval=elementwise_aval("round")))
+round = _wrap(round_p)
+round_p.jvp = _zero_jvp(round)
+
+
+# --- |z| (the complex half of abs's rule) ------------------------------
+def complex_abs_jvp(x, x_dot):
+    """d|z| = Re(conj(z) dz) / |z|, real. At z = 0, where |z| has no
+    derivative, the tangent is 0 (JAX's value there too)."""
+    out = abs(x)
+    safe = where(equal(out, 0), 1.0, out)
+    return out, div(real(mul(conj(x), x_dot)), safe)
+
+
+# --- maximum, minimum --------------------------------------------------
+def _pick_weights(first, tie, dtype):
+    """1 where ``first`` holds, 1/2 at ties, else 0, in the operands' dtype."""
+    one, half, zero = (np.asarray(v, dtype) for v in (1.0, 0.5, 0.0))
+    return where(first, one, where(tie, half, zero))
+
+
+def maximum_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    out = maximum(x, y)
+    # ties split the derivative evenly, so max(x, x) has derivative 1
+    pick_x = _pick_weights(greater(x, y), equal(x, y), aval_of(out).dtype)
+    return out, add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
+
+
+maximum_p = register(Primitive("maximum", nargs=2, impl=np.maximum, jvp=maximum_jvp,
+                               transpose=NOT_LINEAR, abstract_eval=elementwise_aval("maximum")))
+maximum = _wrap(maximum_p)
+
+
+def minimum_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    out = minimum(x, y)
+    pick_x = _pick_weights(less(x, y), equal(x, y), aval_of(out).dtype)
+    return out, add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
+
+
+minimum_p = register(Primitive("minimum", nargs=2, impl=np.minimum, jvp=minimum_jvp,
+                               transpose=NOT_LINEAR, abstract_eval=elementwise_aval("minimum")))
+minimum = _wrap(minimum_p)
+
+
+# --- remainder, floor_divide ---------------------------------------------
+def remainder_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    out = remainder(x, y)
+    # x mod y = x - floor(x / y) y: slope 1 in x, -floor(x / y) in y
+    if type(y_dot) is Zero:
+        return out, x_dot
+    return out, sub(x_dot, mul(y_dot, floor_divide(x, y)))
+
+
+remainder_p = register(Primitive("remainder", nargs=2, impl=_python_numbers_kept(np.remainder),
+                                 jvp=remainder_jvp, transpose=NOT_LINEAR,
+                                 abstract_eval=elementwise_aval("remainder", python_scalars=True)))
+remainder = _wrap(remainder_p)
+
+floor_divide_p = register(Primitive("floor_divide", nargs=2,
+                                    impl=_python_numbers_kept(np.floor_divide), jvp=None,
+                                    transpose=NOT_LINEAR,
+                                    abstract_eval=elementwise_aval("floor_divide",
+                                                                   python_scalars=True)))
+floor_divide = _wrap(floor_divide_p)
+floor_divide_p.jvp = _zero_jvp(floor_divide)
+
+
+# --- comparisons and logical operations (not differentiated) -----------
+def _predicate(name, impl, nargs=2):
+    prim = register(Primitive(name, nargs=nargs, impl=impl, jvp=None, transpose=NOT_LINEAR,
+                              abstract_eval=elementwise_aval(name, out_dtype=np.bool_,
+                                                             python_scalars=python_operator(impl)),
+                              differentiable=False))
+    return prim, _wrap(prim)
+
+
+less_p, less = _predicate("less", operator.lt)
+less_equal_p, less_equal = _predicate("less_equal", operator.le)
+greater_p, greater = _predicate("greater", operator.gt)
+greater_equal_p, greater_equal = _predicate("greater_equal", operator.ge)
+equal_p, equal = _predicate("equal", operator.eq)
+not_equal_p, not_equal = _predicate("not_equal", operator.ne)
+logical_and_p, logical_and = _predicate("logical_and", np.logical_and)
+logical_or_p, logical_or = _predicate("logical_or", np.logical_or)
+logical_xor_p, logical_xor = _predicate("logical_xor", np.logical_xor)
+logical_not_p, logical_not = _predicate("logical_not", np.logical_not, nargs=1)
+isfinite_p, isfinite = _predicate("isfinite", np.isfinite, nargs=1)
+
+
+# --- clip (plain function over maximum and minimum) ------------------
+def clip(x, lo=None, hi=None):
+    if lo is not None:
+        x = maximum(x, lo)
+    if hi is not None:
+        x = minimum(x, hi)
+    return x

@@ -1,0 +1,251 @@
+"""Transcendental elementwise primitives: ``pow``, ``exp``, ``log``,
+``log1p``, ``expm1``, ``sqrt``, the trigonometric and hyperbolic functions
+and their inverses, ``arctan2``, ``logaddexp``, ``erf``; ``sigmoid`` over
+``tanh``.
+
+Each block: banner, rule functions, one registration (``arith._unary`` for
+the unary ones). Rules use the primitive wrappers, so they differentiate
+again; more unary functions (``log2``, ``exp2``...) are in ``elementwise``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .arith import _python_numbers_kept, _unary, add, div, mul, neg, sub, where
+from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
+from .ordering import equal
+from .rules import elementwise_aval
+from ..ir import aval_of
+
+_wrap = wrapper_of
+
+
+# --- pow ---------------------------------------------------------------
+def pow_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    out = pow(x, y)
+    # d/dx x^y = y x^(y-1), which is 0 where y = 0 (x^0 is 1 everywhere; the
+    # formula gives 0 * inf at x = 0)
+    if isinstance(x_dot, Zero):
+        dx = None
+    elif isinstance(y, (int, float)):
+        dx = None if y == 0 else mul(x_dot, mul(y, pow(x, y - 1)))
+    else:
+        dx = mul(x_dot, where(equal(y, 0), 0.0, mul(y, pow(x, sub(y, 1)))))
+    # the y_dot term needs log(x); it is only formed when y carries a tangent,
+    # so integer and constant exponents of negative bases stay finite. At
+    # x = 0 it is 0 (x^y log x -> 0 as x -> 0, y > 0), not 0 * -inf. A
+    # Python-number base keeps a Python-number log, so float32 stays float32
+    if isinstance(y_dot, Zero):
+        dy = None
+    elif isinstance(x, (int, float)):
+        dy = None if x == 0 else mul(y_dot, mul(out, float(np.log(x))))
+    else:
+        dy = mul(y_dot, mul(out, log(where(equal(x, 0), 1.0, x))))
+    if dx is None and dy is None:
+        return out, Zero(aval_of(out))
+    return out, dy if dx is None else dx if dy is None else add(dx, dy)
+
+
+# np.power, not Python's **: NumPy < 2.3 gives ``x ** 2.0`` and ``x ** 0.5``
+# fast paths of their own, which round differently in float32
+pow_p = register(Primitive("pow", nargs=2, impl=_python_numbers_kept(np.power), jvp=pow_jvp,
+                           transpose=NOT_LINEAR,
+                           abstract_eval=elementwise_aval("pow", python_scalars=True)))
+pow = _wrap(pow_p)
+
+
+# --- exp, log, log1p, expm1, sqrt --------------------------------------
+def exp_jvp(primals, tangents):
+    out = exp(primals[0])
+    return out, mul(tangents[0], out)
+
+
+exp_p = _unary("exp", np.exp, exp_jvp)
+exp = _wrap(exp_p)
+
+
+def log_jvp(primals, tangents):
+    x, = primals
+    return log(x), div(tangents[0], x)
+
+
+log_p = _unary("log", np.log, log_jvp)
+log = _wrap(log_p)
+
+
+def log1p_jvp(primals, tangents):
+    x, = primals
+    return log1p(x), div(tangents[0], add(x, 1.0))
+
+
+log1p_p = _unary("log1p", np.log1p, log1p_jvp)
+log1p = _wrap(log1p_p)
+
+
+def expm1_jvp(primals, tangents):
+    x, = primals
+    out = expm1(x)
+    return out, mul(tangents[0], add(out, 1.0))
+
+
+expm1_p = _unary("expm1", np.expm1, expm1_jvp)
+expm1 = _wrap(expm1_p)
+
+
+def sqrt_jvp(primals, tangents):
+    out = sqrt(primals[0])
+    return out, div(tangents[0], mul(2.0, out))
+
+
+sqrt_p = _unary("sqrt", np.sqrt, sqrt_jvp)
+sqrt = _wrap(sqrt_p)
+
+
+# --- sin, cos, tan -----------------------------------------------------
+def sin_jvp(primals, tangents):
+    x, = primals
+    return sin(x), mul(tangents[0], cos(x))
+
+
+sin_p = _unary("sin", np.sin, sin_jvp)
+sin = _wrap(sin_p)
+
+
+def cos_jvp(primals, tangents):
+    x, = primals
+    return cos(x), neg(mul(tangents[0], sin(x)))
+
+
+cos_p = _unary("cos", np.cos, cos_jvp)
+cos = _wrap(cos_p)
+
+
+def tan_jvp(primals, tangents):
+    out = tan(primals[0])
+    return out, mul(tangents[0], add(1.0, mul(out, out)))
+
+
+tan_p = _unary("tan", np.tan, tan_jvp)
+tan = _wrap(tan_p)
+
+
+# --- arcsin, arccos, arctan, arctan2 ------------------------------------
+def arcsin_jvp(primals, tangents):
+    x, = primals
+    return arcsin(x), div(tangents[0], sqrt(sub(1.0, mul(x, x))))
+
+
+arcsin_p = _unary("arcsin", np.arcsin, arcsin_jvp)
+arcsin = _wrap(arcsin_p)
+
+
+def arccos_jvp(primals, tangents):
+    x, = primals
+    return arccos(x), neg(div(tangents[0], sqrt(sub(1.0, mul(x, x)))))
+
+
+arccos_p = _unary("arccos", np.arccos, arccos_jvp)
+arccos = _wrap(arccos_p)
+
+
+def arctan_jvp(primals, tangents):
+    x, = primals
+    return arctan(x), div(tangents[0], add(1.0, mul(x, x)))
+
+
+arctan_p = _unary("arctan", np.arctan, arctan_jvp)
+arctan = _wrap(arctan_p)
+
+
+def arctan2_jvp(primals, tangents):
+    y, x = primals
+    y_dot, x_dot = tangents
+    denom = add(mul(x, x), mul(y, y))
+    # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
+    return arctan2(y, x), sub(mul(y_dot, div(x, denom)), mul(x_dot, div(y, denom)))
+
+
+arctan2_p = register(Primitive("arctan2", nargs=2, impl=np.arctan2, jvp=arctan2_jvp,
+                               transpose=NOT_LINEAR,
+                               abstract_eval=elementwise_aval("arctan2", float_out=True)))
+arctan2 = _wrap(arctan2_p)
+
+
+# --- logaddexp ---------------------------------------------------------
+def logaddexp_jvp(primals, tangents):
+    x, y = primals
+    x_dot, y_dot = tangents
+    out = logaddexp(x, y)
+    # d log(e^x + e^y) = e^(x-out) dx + e^(y-out) dy: both weights lie in
+    # [0, 1], so the rule is stable where the naive form overflows
+    if type(x_dot) is Zero:
+        return out, mul(y_dot, exp(sub(y, out)))
+    if type(y_dot) is Zero:
+        return out, mul(x_dot, exp(sub(x, out)))
+    return out, add(mul(x_dot, exp(sub(x, out))), mul(y_dot, exp(sub(y, out))))
+
+
+logaddexp_p = register(Primitive("logaddexp", nargs=2, impl=np.logaddexp, jvp=logaddexp_jvp,
+                                 transpose=NOT_LINEAR,
+                                 abstract_eval=elementwise_aval("logaddexp", float_out=True)))
+logaddexp = _wrap(logaddexp_p)
+
+
+# --- sinh, cosh, tanh --------------------------------------------------
+def sinh_jvp(primals, tangents):
+    x, = primals
+    return sinh(x), mul(tangents[0], cosh(x))
+
+
+sinh_p = _unary("sinh", np.sinh, sinh_jvp)
+sinh = _wrap(sinh_p)
+
+
+def cosh_jvp(primals, tangents):
+    x, = primals
+    return cosh(x), mul(tangents[0], sinh(x))
+
+
+cosh_p = _unary("cosh", np.cosh, cosh_jvp)
+cosh = _wrap(cosh_p)
+
+
+def tanh_jvp(primals, tangents):
+    out = tanh(primals[0])
+    return out, mul(tangents[0], sub(1.0, mul(out, out)))
+
+
+tanh_p = _unary("tanh", np.tanh, tanh_jvp)
+tanh = _wrap(tanh_p)
+
+
+# --- erf ---------------------------------------------------------------
+# NumPy has no erf; math.erf, elementwise, computes it (in float64, then
+# cast to a float32 operand's dtype)
+_erf_elementwise = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf_impl(x):
+    a = np.asarray(x)
+    dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    return np.asarray(_erf_elementwise(a), dtype=dtype)[()]
+
+
+def erf_jvp(primals, tangents):
+    x, = primals
+    # d erf(x) = 2 / sqrt(pi) exp(-x^2) dx
+    return erf(x), mul(tangents[0], mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
+
+
+erf_p = _unary("erf", erf_impl, erf_jvp)
+erf = _wrap(erf_p)
+
+
+# --- sigmoid (plain function over tanh) ------------------------------
+def sigmoid(x):
+    # written through tanh: stable for large |x| in both directions
+    return mul(0.5, add(tanh(mul(0.5, x)), 1.0))
