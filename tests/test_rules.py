@@ -24,7 +24,7 @@ import pytest
 import wengert
 from wengert.ir import aval_of, verify
 from wengert.primitives import PRIMITIVES
-from wengert.primitives.core import NOT_LINEAR, Linear, Zero, bind, eval_program
+from wengert.primitives.core import BY_IMPL, NOT_LINEAR, Linear, Zero, bind, eval_program
 from wengert.testing import check_grads
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.vjp import vjp_program
@@ -132,7 +132,7 @@ def test_completeness(name):
         f"{name}: transpose must be a rule or NOT_LINEAR, got {prim.transpose!r}"
     if spec.mode == API:
         assert spec.reason, f"{name}: an API-tested primitive needs a reason"
-        assert callable(prim.jvp)
+        assert callable(prim.jvp) or prim.jvp is BY_IMPL
         assert prim.inline or callable(prim.abstract_eval), \
             f"{name}: only inline primitives may lack abstract_eval"
         return
@@ -145,7 +145,8 @@ def test_completeness(name):
         assert prim.transpose is NOT_LINEAR
     else:
         assert prim.differentiable is True
-        assert callable(prim.jvp), f"{name}: differentiable but has no jvp rule"
+        assert callable(prim.jvp) or prim.jvp is BY_IMPL, \
+            f"{name}: differentiable but has no jvp rule"
     # the spec's linear operands and the row's transpose agree
     declares_linear = any(spec.linear_groups(c) for c in spec.cases)
     assert declares_linear == prim.linear, \

@@ -18,7 +18,7 @@ from .api_checks import (argnums_tuple, check_holomorphic_inputs, check_inputs,
 from .errors import ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Aval, Program, aval_of
-from .primitives.core import TracerBase, Zero, eval_program, new_trace
+from .primitives.core import TracerBase, Zero, eval_program, set_current
 from .primitives.control import for_loop
 from .pytree import flatten, unflatten
 from .staging import StagingTrace, closure_convert, stage
@@ -226,7 +226,7 @@ def linear_transpose(linear_fun, *primals):
     flat, leaves, in_tree, out_tree = flat_function(linear_fun, primals)
     avals = [aval_of(x) for x in leaves]
     trace = StagingTrace(concrete=False)
-    with new_trace(trace):
+    with set_current(trace):
         ins = [trace.new_input(a) for a in avals]
         outs = flat(*ins)
         prog = Program([t.atom for t in ins], trace.eqns, [trace.atom(o) for o in outs],

@@ -1,8 +1,12 @@
 """The recorder: a trace whose tracers stand for Program variables.
 
 Every primitive applied to a ``StagingTracer`` appends an equation to the
-Program under construction; values from no trace (or a lower one) become
-literals. This is the tape of the trace frontend and the way the transforms
+Program under construction; plain values and the values of the traces it is
+nested in become literals. What it records is its own policy: a block
+recorder (``dynamic``: a branch or loop body, a checkpointed region) also
+records what the block computes from the values it closes over; a recorder
+of primal work (``records_primal``) also records the runtime primitives
+(a random draw) applied to constants. This is the tape of the trace frontend and the way the transforms
 turn an interpreter into a Program -> Program function (stage it out).
 
 A staging tracer may carry the concrete value it stands for (``make_program``
@@ -13,8 +17,8 @@ from __future__ import annotations
 
 from . import dims as _dims
 from .errors import UnsupportedDtypeError
-from .ir import Eqn, Ident, Lit, Program, Var, aval_of
-from .primitives.core import Trace, Zero, new_trace, rule_error, zeros
+from .ir import Eqn, Ident, Lit, Program, Var, aval_of, programs_in, runs_at_call
+from .primitives.core import Trace, Zero, rules_under, set_current, rule_error, zeros
 from .primitives.numpy_api import Tracer
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert"]
@@ -51,9 +55,14 @@ class StagingTracer(Tracer):
 
 
 class StagingTrace(Trace):
-    """Records equations. ``concrete``: compute values alongside (user code)."""
+    """Records equations. ``concrete``: compute values alongside (user code).
+    ``dynamic``: a block's recorder, which records every application with a
+    traced operand (its own or an enclosing trace's), so what a block
+    computes from values it closes over stays inside the block; otherwise an
+    application with no operand of its own goes to the parent."""
 
-    def __init__(self, concrete=False, role="", dynamic=False, keep_custom=False):
+    def __init__(self, concrete=False, role="", dynamic=False, keep_custom=False, parent=None):
+        super().__init__(parent)
         self.eqns = []
         self.concrete = concrete
         self.dynamic = dynamic
@@ -65,17 +74,37 @@ class StagingTrace(Trace):
     def new_input(self, aval, val=None, hint=""):
         return StagingTracer(self, Var(aval, hint), val)
 
-    def lift(self, x):
+    def constant(self, x):
+        """A value from outside (plain, or an enclosing trace's) as a literal."""
         val = None
         if self.concrete:
             val = x.concrete_value if isinstance(x, Tracer) else x
         return StagingTracer(self, Lit(x), val)
 
     def process(self, prim, args, params):
+        if not self.dynamic:
+            for a in args:
+                if type(a) is StagingTracer and a._trace is self:
+                    break
+            else:
+                return self.parent.process(prim, args, params)
+        return self.record(prim, args, params)
+
+    def process_consts(self, prim, args, params):
+        # a runtime primitive on constants is recorded where primal work is,
+        # never computed while staging; and so is a loop or branch whose
+        # Programs draw or read a global
+        if self.records_primal and (prim.runtime or
+                                    any(runs_at_call(p) for p in programs_in(params))):
+            return self.record(prim, args, params)
+        return self.parent.process_consts(prim, args, params)
+
+    def record(self, prim, args, params):
         if prim.inline and not (self.keep_custom and prim.abstract_eval is not None):
-            return prim.impl(*args, **params)
+            with rules_under(self):
+                return prim.impl(*args, **params)
         if self.concrete:
-            tracers = [a if type(a) is StagingTracer and a._trace is self else self.lift(a)
+            tracers = [a if type(a) is StagingTracer and a._trace is self else self.constant(a)
                        for a in args]
             atoms = [t.atom for t in tracers]
             vals = None
@@ -134,11 +163,11 @@ def stage(fn, in_avals, name="f", hints=None, concrete_vals=None, role="", dynam
           keep_custom=False):
     """Run ``fn(*tracers) -> list`` on fresh symbolic inputs; return the Program.
     ``role`` is the print-time role of the variables it defines; ``dynamic``
-    records the block's work on values it closes over too (see ``Trace``);
+    records the block's work on values it closes over too (``StagingTrace``);
     ``keep_custom`` keeps calls of custom-rule functions as equations."""
     trace = StagingTrace(concrete=concrete_vals is not None, role=role, dynamic=dynamic,
                          keep_custom=keep_custom)
-    with new_trace(trace):
+    with set_current(trace):
         hints = hints or [""] * len(in_avals)
         vals = concrete_vals or [None] * len(in_avals)
         ins = [trace.new_input(a, v, h) for a, v, h in zip(in_avals, vals, hints)]

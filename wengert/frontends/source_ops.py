@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
 from ..ir import Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, numpy_lists, ordering
-from ..primitives.core import TracerBase, effects_made, new_trace
+from ..primitives.core import TracerBase, effects_made, set_current
 from ..staging import StagingTrace, name_value
 from ..pytree import flatten
 from .source_env import concrete
@@ -196,7 +196,7 @@ def _probe(fn, *args):
     draw) must not stay in the enclosing Program. A traced result is only
     good for telling that it is traced."""
     trace = StagingTrace(dynamic=True)
-    with new_trace(trace):
+    with set_current(trace):
         return fn(*args)
 
 

@@ -29,35 +29,23 @@ has no reverse sweep to save memory for: a ``checkpointed_loop``
 differentiates as a ``for_loop``, a ``checkpoint`` as its body. The
 internal primitives (``loop_*``, ``checkpoint_lin``) are differentiated,
 when a higher-order derivative reaches them (``hessian``: forward over
-reverse), by running their impl on the jvp trace's values: the impls are
-written with primitives, so this unrolls the sweep (``n`` must then be known
-when the derivative is built).
+reverse), by running their impl on the jvp trace's values (``BY_IMPL``): the
+impls are written with primitives, so this unrolls the sweep (``n`` must then
+be known when the derivative is built). Each mode is its own rule on the
+row: ``jvp`` (forward), ``linearize`` (forward-mode linearize: jacfwd) and
+``linearize_for_vjp`` (linearize for reverse mode).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .core import (NOT_LINEAR, Primitive, TracerBase, Zero, bind, eval_program, instantiate,
-                   is_float, register)
+from .core import (BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, bind, eval_program,
+                   instantiate, is_float, register)
 from ..errors import ConcretizationError, UnsupportedSyntax
 from ..ir import Aval, aval_of, has_effect
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p", "checkpointed_loop_p", "loop_forward_p",
            "loop_lin_p", "loop_reverse_p", "checkpointed_loop", "checkpointed"]
-
-
-def _jvp_by_running(impl, n_static=0):
-    """A jvp rule that runs ``impl`` on the jvp trace's values (the first
-    ``n_static`` operands, the trip count, stay plain)."""
-    def rule(primals, tangents, trace, **params):
-        from ..transforms.jvp import JVPTracer
-        ins = list(primals[:n_static]) + [JVPTracer(trace, p, t) for p, t in
-                                          zip(primals[n_static:], tangents[n_static:])]
-        outs = impl(*ins, **params)
-        split = [(o.primal, o.tangent) if isinstance(o, JVPTracer) and o._trace is trace
-                 else (o, Zero(aval_of(o))) for o in outs]
-        return tuple(p for p, _ in split), tuple(t for _, t in split)
-    return rule
 
 
 def _trip_count(n):
@@ -92,22 +80,29 @@ def _refuse_effects(body, what):
             "a checkpointed region")
 
 
-def checkpoint_jvp(primals, tangents, body, trace):
+def _checkpoint_mask(primals, tangents):
+    return [not isinstance(t, Zero) and is_float(aval_of(p)) for p, t in zip(primals, tangents)]
+
+
+def checkpoint_jvp(primals, tangents, body):
     from ..transforms.jvp import jvp_program
-    mask = [not isinstance(t, Zero) and is_float(aval_of(p)) for p, t in zip(primals, tangents)]
+    mask = _checkpoint_mask(primals, tangents)
     nz = [t for t, m in zip(tangents, mask) if m]
     n_out = len(body.outputs)
     out_float = [is_float(a) for a in body.out_avals]
-    if not trace.partial:
-        # forward mode: one checkpoint of the jvp'd body (reverse over it still recomputes)
-        res = bind(checkpoint_p, *primals, *nz, body=jvp_program(body, mask))
-        t_out = [t if f else Zero(a) for t, f, a in zip(res[n_out:], out_float, body.out_avals)]
-        return tuple(res[:n_out]), tuple(t_out)
-    if not trace.reverse:
-        # linearize for forward mode (jacfwd): no reverse sweep to save memory for
-        return _jvp_by_running(checkpoint_impl)(primals, tangents, trace, body=body)
-    # linearize for reverse mode: the primal runs now and keeps nothing; the
-    # linear part reads the operands only
+    # forward mode: one checkpoint of the jvp'd body (reverse over it still recomputes)
+    res = bind(checkpoint_p, *primals, *nz, body=jvp_program(body, mask))
+    t_out = [t if f else Zero(a) for t, f, a in zip(res[n_out:], out_float, body.out_avals)]
+    return tuple(res[:n_out]), tuple(t_out)
+
+
+def checkpoint_linearize_for_vjp(primals, tangents, body):
+    """Linearize for reverse mode: the primal runs now and keeps nothing; the
+    linear part reads the operands only. (Linearize for forward mode, jacfwd,
+    has no reverse sweep to save memory for: it runs the body, ``BY_IMPL``.)"""
+    mask = _checkpoint_mask(primals, tangents)
+    nz = [t for t, m in zip(tangents, mask) if m]
+    out_float = [is_float(a) for a in body.out_avals]
     _refuse_effects(body, "wg.checkpoint")
     out = bind(checkpoint_p, *primals, body=body)
     lin = iter(bind(checkpoint_lin_p, *primals, *nz, body=body, mask=tuple(mask)))
@@ -115,9 +110,10 @@ def checkpoint_jvp(primals, tangents, body, trace):
 
 
 checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl,
-                                  jvp=checkpoint_jvp, transpose=NOT_LINEAR,
-                                  abstract_eval=checkpoint_aval, multiple_results=True,
-                                  needs_trace=True))
+                                  jvp=checkpoint_jvp, linearize=BY_IMPL,
+                                  linearize_for_vjp=checkpoint_linearize_for_vjp,
+                                  transpose=NOT_LINEAR, abstract_eval=checkpoint_aval,
+                                  multiple_results=True))
 
 
 # --- checkpoint_lin ----------------------------------------------------
@@ -147,8 +143,8 @@ def checkpoint_lin_transpose(cts, *args, body, mask):
 
 checkpoint_lin_p = register(Primitive(
     "checkpoint_lin", nargs=None, impl=checkpoint_lin_impl,
-    jvp=_jvp_by_running(checkpoint_lin_impl), transpose=checkpoint_lin_transpose,
-    abstract_eval=checkpoint_lin_aval, multiple_results=True, needs_trace=True))
+    jvp=BY_IMPL, transpose=checkpoint_lin_transpose,
+    abstract_eval=checkpoint_lin_aval, multiple_results=True))
 
 
 # --- the loops' helpers -----------------------------------------------
@@ -190,13 +186,23 @@ def checkpointed_loop_aval(n, *avals, body, schedule, num_consts, num_carry, len
     return tuple(body.out_avals)
 
 
-def checkpointed_loop_jvp(primals, tangents, body, schedule, num_consts, num_carry, length,
-                          trace):
-    if not (trace.partial and trace.reverse):
-        # forward mode stores nothing: the plain loop's rule
-        from .control import for_loop_jvp
-        return for_loop_jvp(primals, tangents, body=body, num_consts=num_consts,
-                            num_carry=num_carry, reverse=False, length=length, trace=trace)
+def checkpointed_loop_jvp(primals, tangents, body, schedule, num_consts, num_carry, length):
+    # forward mode stores nothing: the plain loop's rule
+    from .control import for_loop_jvp
+    return for_loop_jvp(primals, tangents, body=body, num_consts=num_consts,
+                        num_carry=num_carry, reverse=False, length=length)
+
+
+def checkpointed_loop_linearize(primals, tangents, body, schedule, num_consts, num_carry,
+                                length):
+    # linearize for forward mode (jacfwd) stores nothing either: the plain loop's rule
+    from .control import for_loop_linearize
+    return for_loop_linearize(primals, tangents, body=body, num_consts=num_consts,
+                              num_carry=num_carry, reverse=False, length=length)
+
+
+def checkpointed_loop_linearize_for_vjp(primals, tangents, body, schedule, num_consts,
+                                        num_carry, length):
     _refuse_effects(body, "a checkpointed loop")
     n = primals[0]
     consts, carry = _split(primals[1:], num_consts)
@@ -219,8 +225,9 @@ def checkpointed_loop_jvp(primals, tangents, body, schedule, num_consts, num_car
 
 checkpointed_loop_p = register(Primitive(
     "checkpointed_loop", nargs=None, impl=checkpointed_loop_impl, jvp=checkpointed_loop_jvp,
-    transpose=NOT_LINEAR, abstract_eval=checkpointed_loop_aval, multiple_results=True,
-    needs_trace=True))
+    linearize=checkpointed_loop_linearize,
+    linearize_for_vjp=checkpointed_loop_linearize_for_vjp, transpose=NOT_LINEAR,
+    abstract_eval=checkpointed_loop_aval, multiple_results=True))
 
 
 def checkpointed_loop(n, body, consts, carry, schedule):
@@ -258,8 +265,8 @@ def loop_forward_aval(n, *avals, body, schedule, num_consts, num_carry, length):
 
 loop_forward_p = register(Primitive(
     "loop_forward", nargs=None, impl=loop_forward_impl,
-    jvp=_jvp_by_running(loop_forward_impl, n_static=1), transpose=NOT_LINEAR,
-    abstract_eval=loop_forward_aval, multiple_results=True, needs_trace=True))
+    jvp=BY_IMPL, transpose=NOT_LINEAR,
+    abstract_eval=loop_forward_aval, multiple_results=True))
 
 
 # --- loop_lin ----------------------------------------------------------
@@ -335,9 +342,8 @@ def loop_lin_transpose(cts, n, *args, body, schedule, num_consts, num_carry, len
 
 
 loop_lin_p = register(Primitive(
-    "loop_lin", nargs=None, impl=loop_lin_impl, jvp=_jvp_by_running(loop_lin_impl, n_static=1),
-    transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True,
-    needs_trace=True))
+    "loop_lin", nargs=None, impl=loop_lin_impl, jvp=BY_IMPL,
+    transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True))
 
 
 # --- loop_reverse ------------------------------------------------------
@@ -375,8 +381,8 @@ def loop_reverse_aval(n, *avals, body, body_vjp, schedule, num_consts, num_carry
 
 loop_reverse_p = register(Primitive(
     "loop_reverse", nargs=None, impl=loop_reverse_impl,
-    jvp=_jvp_by_running(loop_reverse_impl, n_static=1), transpose=NOT_LINEAR,
-    abstract_eval=loop_reverse_aval, multiple_results=True, needs_trace=True))
+    jvp=BY_IMPL, transpose=NOT_LINEAR,
+    abstract_eval=loop_reverse_aval, multiple_results=True))
 
 
 # --- the loop marker of the source engine ------------------------------

@@ -79,18 +79,25 @@ def _join_lengths(avals):
     return Aval(shape, first.dtype, first.weak)
 
 
-def cond_jvp(primals, tangents, branches, trace):
+def cond_jvp(primals, tangents, branches):
     from ..transforms.jvp import jvp_program
+    index, ops = primals[0], primals[1:]
+    avals = [aval_of(o) for o in ops]
+    mask = _tangent_mask(tangents[1:], avals)
+    nz = [t for t, m in zip(tangents[1:], mask) if m]
+    n_out = len(branches[0].outputs)
+    jvps = tuple(jvp_program(b, mask) for b in branches)
+    res = bind(cond_p, index, *ops, *nz, branches=_agreeing(jvps))
+    return tuple(res[:n_out]), tuple(res[n_out:])
+
+
+def cond_linearize(primals, tangents, branches):
     from ..transforms.partial_eval import linearize_program
     index, ops = primals[0], primals[1:]
     avals = [aval_of(o) for o in ops]
     mask = _tangent_mask(tangents[1:], avals)
     nz = [t for t, m in zip(tangents[1:], mask) if m]
     n_out = len(branches[0].outputs)
-    if not trace.partial:
-        jvps = tuple(jvp_program(b, mask) for b in branches)
-        res = bind(cond_p, index, *ops, *nz, branches=_agreeing(jvps))
-        return tuple(res[:n_out]), tuple(res[n_out:])
     # partial evaluation: a primal cond that also emits the taken branch's
     # residuals, then a linear cond reading them. A residual that is one of
     # the cond's operands is read from the operand; the others go through
@@ -242,8 +249,8 @@ def cond_transpose(cts, index, *ops, branches):
 
 
 cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
-                            transpose=cond_transpose, abstract_eval=cond_aval,
-                            multiple_results=True, needs_trace=True))
+                            linearize=cond_linearize, transpose=cond_transpose,
+                            abstract_eval=cond_aval, multiple_results=True))
 
 
 def cond(index, branches, *ops):
@@ -301,9 +308,8 @@ def for_loop_aval(n, *avals, body, num_consts, num_carry, reverse, length):
                                            for a in outs[num_carry:])
 
 
-def for_loop_jvp(primals, tangents, body, num_consts, num_carry, reverse, length, trace):
-    from ..transforms.jvp import jvp_program
-    from ..transforms.partial_eval import linearize_program
+def _for_loop_masks(primals, tangents, num_consts, num_carry):
+    """Which consts, carries and xs of a loop get a tangent, and those tangents."""
     n = primals[0]
     consts, carry, xs = _split(primals[1:], num_consts, num_carry)
     t_consts, t_carry, t_xs = _split(tangents[1:], num_consts, num_carry)
@@ -315,23 +321,38 @@ def for_loop_jvp(primals, tangents, body, num_consts, num_carry, reverse, length
     nz_consts = [t for t, m in zip(t_consts, m_consts) if m]
     nz_carry = [instantiate(t) for t, m in zip(t_carry, m_carry) if m]
     nz_xs = [t for t, m in zip(t_xs, m_xs) if m]
+    return (n, consts, carry, xs, m_consts, m_carry, m_xs, mask, nz_consts, nz_carry, nz_xs)
+
+
+def for_loop_jvp(primals, tangents, body, num_consts, num_carry, reverse, length):
+    from ..transforms.jvp import jvp_program
+    (n, consts, carry, xs, m_consts, m_carry, m_xs, mask, nz_consts, nz_carry,
+     nz_xs) = _for_loop_masks(primals, tangents, num_consts, num_carry)
     nc, nk, nx = len(consts), len(carry), len(xs)
     n_ys = len(body.outputs) - nk
     a, b, c = len(nz_consts), len(nz_carry), len(nz_xs)
-    if not trace.partial:
-        jb = jvp_program(body, mask)
-        # jvp_program lists (i, consts, carry, xs, t_consts, t_carry, t_xs);
-        # the loop wants (i, consts + t_consts, carry + t_carry, xs + t_xs)
-        base = 1 + nc + nk + nx
-        ins = ([0] + list(range(1, 1 + nc)) + list(range(base, base + a))
-               + list(range(1 + nc, 1 + nc + nk)) + list(range(base + a, base + a + b))
-               + list(range(1 + nc + nk, base)) + list(range(base + a + b, base + a + b + c)))
-        jb = _reorder(jb, ins, _jvp_out_order(nk, n_ys, m_carry), f"{body.name}_jvp")
-        res = _bind_for(n, [*consts, *nz_consts], [*carry, *nz_carry], [*xs, *nz_xs], jb,
-                        reverse, length)
-        carry_out, t_carry_out = res[:nk], res[nk:nk + b]
-        ys, t_ys = res[nk + b:nk + b + n_ys], res[nk + b + n_ys:]
-        return _merge_tangents(carry_out, ys, t_carry_out, t_ys, m_carry)
+    jb = jvp_program(body, mask)
+    # jvp_program lists (i, consts, carry, xs, t_consts, t_carry, t_xs);
+    # the loop wants (i, consts + t_consts, carry + t_carry, xs + t_xs)
+    base = 1 + nc + nk + nx
+    ins = ([0] + list(range(1, 1 + nc)) + list(range(base, base + a))
+           + list(range(1 + nc, 1 + nc + nk)) + list(range(base + a, base + a + b))
+           + list(range(1 + nc + nk, base)) + list(range(base + a + b, base + a + b + c)))
+    jb = _reorder(jb, ins, _jvp_out_order(nk, n_ys, m_carry), f"{body.name}_jvp")
+    res = _bind_for(n, [*consts, *nz_consts], [*carry, *nz_carry], [*xs, *nz_xs], jb,
+                    reverse, length)
+    carry_out, t_carry_out = res[:nk], res[nk:nk + b]
+    ys, t_ys = res[nk + b:nk + b + n_ys], res[nk + b + n_ys:]
+    return _merge_tangents(carry_out, ys, t_carry_out, t_ys, m_carry)
+
+
+def for_loop_linearize(primals, tangents, body, num_consts, num_carry, reverse, length):
+    from ..transforms.partial_eval import linearize_program
+    (n, consts, carry, xs, m_consts, m_carry, m_xs, mask, nz_consts, nz_carry,
+     nz_xs) = _for_loop_masks(primals, tangents, num_consts, num_carry)
+    nc, nk = len(consts), len(carry)
+    n_ys = len(body.outputs) - nk
+    a, b = len(nz_consts), len(nz_carry)
     known, lin, nres = linearize_program(body, mask)
     known, lin_body, inv, n_stacked = _loop_residuals(known, lin, nres, nk + n_ys, 1, nc, a, b,
                                                       m_carry)
@@ -501,8 +522,9 @@ def _for_loop_batch(args, batched, body, num_consts, num_carry, reverse, length)
 
 
 for_loop_p = register(Primitive("for_loop", nargs=None, impl=for_loop_impl, jvp=for_loop_jvp,
-                                transpose=for_loop_transpose, abstract_eval=for_loop_aval,
-                                multiple_results=True, needs_trace=True, batch=for_loop_batch))
+                                linearize=for_loop_linearize, transpose=for_loop_transpose,
+                                abstract_eval=for_loop_aval, multiple_results=True,
+                                batch=for_loop_batch))
 
 
 def for_loop(n, body, consts, carry, xs=(), reverse=False):
@@ -532,35 +554,49 @@ def while_loop_aval(*avals, cond, body, num_consts, num_carry):
             + tuple(Aval((None,) + a.shape, a.dtype) for a in outs[num_carry:]))
 
 
-def while_loop_jvp(primals, tangents, cond, body, num_consts, num_carry, trace):
-    from ..transforms.jvp import jvp_program
-    from ..transforms.partial_eval import linearize_program
+def _while_loop_masks(primals, tangents, num_consts):
+    """Which consts and carries of a while loop get a tangent, and those tangents."""
     consts, carry = list(primals[:num_consts]), list(primals[num_consts:])
     t_consts, t_carry = list(tangents[:num_consts]), list(tangents[num_consts:])
     m_consts = _tangent_mask(t_consts, [aval_of(c) for c in consts])
     m_carry = [_is_float_aval(aval_of(c)) for c in carry]
     nz_consts = [t for t, m in zip(t_consts, m_consts) if m]
     nz_carry = [instantiate(t) for t, m in zip(t_carry, m_carry) if m]
+    return consts, carry, m_consts, m_carry, nz_consts, nz_carry
+
+
+def while_loop_jvp(primals, tangents, cond, body, num_consts, num_carry):
+    from ..transforms.jvp import jvp_program
+    consts, carry, m_consts, m_carry, nz_consts, nz_carry = _while_loop_masks(
+        primals, tangents, num_consts)
+    nc, nk = len(consts), len(carry)
+    n_ys = len(body.outputs) - nk
+    a, b = len(nz_consts), len(nz_carry)
+    jb = jvp_program(body, m_consts + m_carry)
+    base = nc + nk
+    ins = (list(range(nc)) + list(range(base, base + a)) + list(range(nc, base))
+           + list(range(base + a, base + a + b)))
+    jb = _reorder(jb, ins, _jvp_out_order(nk, n_ys, m_carry), f"{body.name}_jvp")
+    # the condition reads primal values only: give it the tangents as unused inputs
+    jc = _with_extra_inputs(cond, [aval_of(t) for t in nz_consts], nc)
+    jc = _with_extra_inputs(jc, [aval_of(t) for t in nz_carry], nc + a + nk)
+    res = _bind_while([*consts, *nz_consts], [*carry, *nz_carry], jc, jb)
+    carry_out, t_carry_out = res[:nk], res[nk:nk + b]
+    count = res[nk + b]
+    ys, t_ys = res[nk + b + 1:nk + b + 1 + n_ys], res[nk + b + 1 + n_ys:]
+    primal, tangent = _merge_tangents(carry_out, ys, t_carry_out, t_ys, m_carry)
+    return (primal[:nk] + (count,) + primal[nk:],
+            tangent[:nk] + (Zero(Aval((), np.int64)),) + tangent[nk:])
+
+
+def while_loop_linearize(primals, tangents, cond, body, num_consts, num_carry):
+    from ..transforms.partial_eval import linearize_program
+    consts, carry, m_consts, m_carry, nz_consts, nz_carry = _while_loop_masks(
+        primals, tangents, num_consts)
     nc, nk = len(consts), len(carry)
     n_ys = len(body.outputs) - nk
     a, b = len(nz_consts), len(nz_carry)
     mask = m_consts + m_carry
-    if not trace.partial:
-        jb = jvp_program(body, mask)
-        base = nc + nk
-        ins = (list(range(nc)) + list(range(base, base + a)) + list(range(nc, base))
-               + list(range(base + a, base + a + b)))
-        jb = _reorder(jb, ins, _jvp_out_order(nk, n_ys, m_carry), f"{body.name}_jvp")
-        # the condition reads primal values only: give it the tangents as unused inputs
-        jc = _with_extra_inputs(cond, [aval_of(t) for t in nz_consts], nc)
-        jc = _with_extra_inputs(jc, [aval_of(t) for t in nz_carry], nc + a + nk)
-        res = _bind_while([*consts, *nz_consts], [*carry, *nz_carry], jc, jb)
-        carry_out, t_carry_out = res[:nk], res[nk:nk + b]
-        count = res[nk + b]
-        ys, t_ys = res[nk + b + 1:nk + b + 1 + n_ys], res[nk + b + 1 + n_ys:]
-        primal, tangent = _merge_tangents(carry_out, ys, t_carry_out, t_ys, m_carry)
-        return (primal[:nk] + (count,) + primal[nk:],
-                tangent[:nk] + (Zero(Aval((), np.int64)),) + tangent[nk:])
     # the primal while loop records its trip count and per-iteration residuals;
     # the linear part is a for_loop over that count
     known, lin, nres = linearize_program(body, mask)
@@ -576,9 +612,9 @@ def while_loop_jvp(primals, tangents, cond, body, num_consts, num_carry, trace):
 
 
 while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl,
-                                  jvp=while_loop_jvp, transpose=NOT_LINEAR,
-                                  abstract_eval=while_loop_aval, multiple_results=True,
-                                  needs_trace=True))
+                                  jvp=while_loop_jvp, linearize=while_loop_linearize,
+                                  transpose=NOT_LINEAR, abstract_eval=while_loop_aval,
+                                  multiple_results=True))
 
 
 def while_loop(cond, body, consts, carry):

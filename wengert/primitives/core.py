@@ -5,7 +5,15 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
 * ``impl(*args, **params)``      NumPy implementation on concrete values;
 * ``abstract_eval(*avals, **params) -> Aval | tuple[Aval]``   shape/dtype rule;
 * ``jvp(primals, tangents, **params) -> (out, out_dot)``       written with
-  primitive wrappers, so it can itself be differentiated;
+  primitive wrappers, so it can itself be differentiated; or ``BY_IMPL``:
+  the transform runs ``impl`` (written with primitives) on its own values;
+* ``linearize``, ``linearize_for_vjp``, ``jvp_for_grad``: optional rules of
+  the same form that one transform uses in place of ``jvp`` (each trace picks
+  its rule, see ``transforms/jvp.py``): ``linearize`` where the tangents are
+  recorded into a linear Program (control flow splits into a primal and a
+  linear part), ``linearize_for_vjp`` where that Program is then transposed
+  (checkpoints, custom_vjp's fwd/bwd), ``jvp_for_grad`` where forward mode
+  stands in for ``grad``;
 * ``transpose(ct, *args, **params) -> tuple``  only for primitives linear in
   some operands; operands being transposed arrive as ``Linear(aval)`` markers
   and the rule returns one cotangent per operand (``None`` where not linear);
@@ -21,10 +29,12 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
   ``UnsupportedDtypeError`` naming it. The audited rows are listed in one
   place, ``complex_parts.COMPLEX_OK``.
 
-``bind`` sends a primitive application to the trace of the highest level among
-its operands (a transform in progress), or to ``impl`` when no operand is a
-tracer.  Traces are nested by level; a value of a lower trace is a constant to
-a higher one (closure over an outer derivative's variable).
+``bind`` hands a primitive application to the current trace of the thread
+(``set_current``): the root ``EvalTrace`` runs ``impl``; a transformation
+in progress handles its own tracers, takes the values of the traces it is
+nested in (its ancestors) as constants (closure over an outer derivative's
+variable), and hands an application with no operand of its own to its
+parent.
 """
 from __future__ import annotations
 
@@ -38,9 +48,11 @@ from .symbolic_constants import constant as _constant
 from ..ir import Ident, Lit, aval_of, programs_in, runs_at_call
 from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
 
-__all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "Zero", "Linear", "bind",
+__all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "BY_IMPL", "Zero",
+           "Linear", "bind",
            "snapshot", "effects_made",
-           "Trace", "TracerBase", "new_trace", "instantiate", "is_zero", "zero_if_any",
+           "Trace", "EvalTrace", "TRACE_STATE", "TracerBase", "set_current", "rules_under", "current_trace",
+           "tracing", "instantiate", "is_zero", "zero_if_any",
            "eval_program", "is_float", "rule_error"]
 
 PRIMITIVES: dict[str, "Primitive"] = {}
@@ -54,17 +66,28 @@ class _NotLinear:
 NOT_LINEAR = _NotLinear()
 
 
+class _ByImpl:
+    def __repr__(self):
+        return "BY_IMPL"
+
+
+# a rule slot holding BY_IMPL: the transform differentiates the primitive by
+# running its impl (written with primitives) on its own values
+BY_IMPL = _ByImpl()
+
+
 class Primitive:
     """One row of the primitive table."""
 
     __slots__ = ("name", "nargs", "impl", "abstract_eval", "jvp", "transpose",
                  "zero_rule", "batch", "multiple_results", "inline", "differentiable",
-                 "needs_trace", "runtime", "effect", "complex_ok", "__dict__")
+                 "linearize", "linearize_for_vjp", "jvp_for_grad", "runtime", "effect",
+                 "complex_ok", "__dict__")
 
     def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
                  zero_rule=None, batch=None, multiple_results=False, inline=False,
-                 differentiable=True, needs_trace=False, runtime=False, effect=False,
-                 complex_ok=False):
+                 differentiable=True, linearize=None, linearize_for_vjp=None,
+                 jvp_for_grad=None, runtime=False, effect=False, complex_ok=False):
         self.name = name
         self.nargs = nargs                  # None: variadic
         self.impl = impl
@@ -76,7 +99,9 @@ class Primitive:
         self.multiple_results = multiple_results
         self.inline = inline                # staging runs impl on tracers (custom rules)
         self.differentiable = differentiable  # False: outputs carry no tangent
-        self.needs_trace = needs_trace      # jvp rule takes trace= (control flow)
+        self.linearize = linearize                  # None: jvp
+        self.linearize_for_vjp = linearize_for_vjp  # None: linearize
+        self.jvp_for_grad = jvp_for_grad            # None: jvp
         # runtime: its value is known only when the code runs (a global's
         # array now, a random draw), so staging records it and never computes
         # it (``bind``); effect: it also acts outside (draws, prints), so it is
@@ -251,115 +276,56 @@ class TracerBase(HasAval):
 
 
 class Trace:
-    """A transformation in progress. ``process`` interprets one primitive
-    application whose operands include at least one of its tracers; ``lift``
-    makes a tracer of a value that belongs to no trace or to a lower one.
+    """An interpreter of primitive applications: the root runs ``impl``
+    (``EvalTrace``), the others are transformations in progress. Each holds
+    its ``parent``, the trace that was current when it started; ``bind``
+    hands every application to the current trace.
 
-    A *dynamic* trace (the recording of a branch or loop body) also takes the
-    operations on lower traces' values made while it is on top: what a block
-    computes from values it closes over stays inside the block."""
+    ``process`` interprets an application with a tracer among its operands:
+    a trace handles its own tracers; the values of its ancestors are its
+    constants; an application with no operand of its own goes to the parent.
+    ``process_consts`` interprets one with no tracer at all (by default, the
+    parent's business: in the end ``impl``). A transformation runs its rules
+    under its parent (``rules_under``)."""
 
-    level = 0
-    dynamic = False
-    records_primal = False      # records primal work into a Program (see bind)
+    live = True
+    records_primal = False      # records primal work into a Program (see process_consts)
 
-    def lift(self, x):
-        raise NotImplementedError
+    def __init__(self, parent=None):
+        self.parent = parent if parent is not None else TRACE_STATE.current
 
     def process(self, prim, args, params):
-        raise NotImplementedError
+        return self.parent.process(prim, args, params)
+
+    def process_consts(self, prim, args, params):
+        return self.parent.process_consts(prim, args, params)
+
+    def close(self):
+        """The transformation is over: a tracer of it that is used again leaked."""
+        self.live = False
 
 
-class _TraceState(threading.local):
-    """The traces active in this thread: each thread differentiates on its
-    own stack, so derivatives taken in several threads at once never see
-    each other's tracers."""
+class EvalTrace(Trace):
+    """The root: applies ``impl`` to concrete values (a NumPy interpreter),
+    with the checks that give wengert's typed errors."""
 
     def __init__(self):
-        self.stack = []         # active traces, innermost last
-        self.dynamic = None     # the innermost dynamic trace, if it is on top of the stack
-        self.effects = 0        # applications of primitives with an effect so far
+        self.parent = None
 
+    def process(self, prim, args, params):
+        # a tracer reached the root: no trace in the current chain owns it
+        # (a value of a transformation that is not an enclosing one)
+        raise LeakedTracerError(
+            f"a traced value reached {prim.name} outside the transformation it belongs to; "
+            "return it from the function instead of storing it outside")
 
-_STATE = _TraceState()
-
-
-def tracing():
-    """Whether a transformation is in progress in this thread."""
-    return bool(_STATE.stack)
-
-
-class new_trace:
-    """``with new_trace(t):`` pushes ``t`` above every trace now active."""
-
-    __slots__ = ("trace",)
-
-    def __init__(self, trace):
-        self.trace = trace
-
-    def __enter__(self):
-        state = _STATE
-        self.trace.level = len(state.stack) + 1
-        state.stack.append(self.trace)
-        state.dynamic = self.trace if self.trace.dynamic else None
-        return self.trace
-
-    def __exit__(self, *exc):
-        state = _STATE
-        state.stack.pop()
-        self.trace.level = -self.trace.level   # a tracer that escapes is recognised as leaked
-        top = state.stack[-1] if state.stack else None
-        state.dynamic = top if top is not None and top.dynamic else None
-        return False
-
-
-def _primal_stager():
-    """The innermost active trace that records primal equations into a
-    Program (``records_primal``): where a runtime primitive applied to
-    constants belongs. None when no Program is being recorded (the value is
-    then wanted now)."""
-    for t in reversed(_STATE.stack):
-        if t.records_primal:
-            return t
-    return None
-
-
-def effects_made():
-    """How many primitives with an effect this thread has applied: a change
-    across a piece of staging says it made (or recorded) a call with an effect."""
-    return _STATE.effects
-
-
-def bind(prim, *args, **params):
-    """Apply ``prim``: to the highest trace among the operands, else ``impl``."""
-    if prim.effect:
-        _STATE.effects += 1
-    trace = None
-    has_zero = False
-    for a in args:
-        if isinstance(a, TracerBase):
-            t = a._trace
-            if trace is None or t.level > trace.level:
-                if t.level <= 0:
-                    raise LeakedTracerError(
-                        f"a traced value escaped its transformation and reached {prim.name}; "
-                        "return it from the function instead of storing it outside")
-                trace = t
-        elif isinstance(a, Zero):
-            has_zero = True
-    if has_zero:
-        if prim.zero_rule is not None:
-            return prim.zero_rule(*args, **params)
-        args = tuple(instantiate(a) for a in args)
-    if trace is None:
+    def process_consts(self, prim, args, params):
         # a loop or branch on constant operands whose Programs draw or read a
-        # global is made at each call too, never computed while staging
-        if _STATE.stack and (prim.runtime or any(runs_at_call(p) for p in programs_in(params))):
-            # never computed while staging: recorded where primal work is
-            stager = _primal_stager()
-            if stager is not None:
-                return stager.process(prim, args, params)
-        elif (ctx := _context.symbolic_now()) is not None:
+        # global is made at each call too: while a transformation is in
+        # progress, never computed on the constant path of symbolic lengths
+        if not (TRACE_STATE.active and (prim.runtime or
+                                   any(runs_at_call(p) for p in programs_in(params)))) \
+                and (ctx := _context.symbolic_now()) is not None:
             return _constant(ctx, prim, args, params)
         if not prim.complex_ok and any(_is_complex(a) for a in args):
             # a rule (det's jvp calls adjugate) evaluating a primitive whose
@@ -373,10 +339,107 @@ def bind(prim, *args, **params):
             if typed is None:
                 raise
             raise typed from err
-    dyn = _STATE.dynamic
-    if dyn is not None and trace.level < dyn.level:
-        trace = dyn
-    return trace.process(prim, args, params)
+
+
+EVAL = EvalTrace()
+
+
+class _TraceState(threading.local):
+    """The current trace of this thread: each thread differentiates under its
+    own, so derivatives taken in several threads at once never see each
+    other's tracers."""
+
+    def __init__(self):
+        self.current = EVAL     # the trace ``bind`` hands applications to
+        self.active = 0         # transformations in progress (``set_current``)
+        self.effects = 0        # applications of primitives with an effect so far
+
+
+TRACE_STATE = _TraceState()
+
+
+def current_trace():
+    return TRACE_STATE.current
+
+
+def tracing():
+    """Whether a transformation is in progress in this thread."""
+    return TRACE_STATE.active > 0
+
+
+class set_current:
+    """``with set_current(t):`` runs the block under ``t``, a new trace whose
+    parent is the current one; afterwards ``t`` is closed (its tracers are
+    leaked values) and its parent is current again."""
+
+    __slots__ = ("trace", "prev")
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        state = TRACE_STATE
+        self.prev = state.current
+        state.current = self.trace
+        state.active += 1
+        return self.trace
+
+    def __exit__(self, *exc):
+        state = TRACE_STATE
+        state.current = self.prev
+        state.active -= 1
+        self.trace.close()
+        return False
+
+
+class rules_under:
+    """``with rules_under(t):`` makes ``t`` (an existing trace: a parent, or
+    a recorder) current for a rule's work, then restores the current trace."""
+
+    __slots__ = ("trace", "prev")
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        state = TRACE_STATE
+        self.prev = state.current
+        state.current = self.trace
+        return self.trace
+
+    def __exit__(self, *exc):
+        TRACE_STATE.current = self.prev
+        return False
+
+
+def effects_made():
+    """How many primitives with an effect this thread has applied: a change
+    across a piece of staging says it made (or recorded) a call with an effect."""
+    return TRACE_STATE.effects
+
+
+def bind(prim, *args, **params):
+    """Apply ``prim``: hand the application to the current trace."""
+    state = TRACE_STATE
+    if prim.effect:
+        state.effects += 1
+    traced = has_zero = False
+    for a in args:
+        if isinstance(a, TracerBase):
+            if not a._trace.live:
+                raise LeakedTracerError(
+                    f"a traced value escaped its transformation and reached {prim.name}; "
+                    "return it from the function instead of storing it outside")
+            traced = True
+        elif isinstance(a, Zero):
+            has_zero = True
+    if has_zero:
+        if prim.zero_rule is not None:
+            return prim.zero_rule(*args, **params)
+        args = tuple(instantiate(a) for a in args)
+    if traced:
+        return state.current.process(prim, args, params)
+    return state.current.process_consts(prim, args, params)
 
 
 def _is_complex(x):

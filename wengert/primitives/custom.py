@@ -6,9 +6,10 @@ rule.
 
 * ``custom_jvp``: every jvp (forward, linearize, reverse) uses the rule, which
   must be linear in the tangents.
-* ``custom_vjp``: reverse mode uses ``fwd``/``bwd``; forward mode (``jvp``,
-  ``jacfwd``, the outer pass of ``hessian``) differentiates the function's
-  primal definition instead, so such a function still works in every mode
+* ``custom_vjp``: reverse mode uses ``fwd``/``bwd`` (the row's
+  ``linearize_for_vjp``); forward mode (``jvp``, ``jacfwd``, the outer pass
+  of ``hessian``) differentiates the function's primal definition instead
+  (``BY_IMPL``: the transform runs the body on its own values), so such a function still works in every mode
   (JAX refuses forward mode here). Second-order reverse-over-reverse
   differentiates ``bwd`` itself, which must then be written in NumPy.
 
@@ -46,7 +47,7 @@ import functools
 import numpy as np
 
 from .. import dims as _dims
-from .core import NOT_LINEAR, Primitive, TracerBase, Zero, bind, instantiate, register
+from .core import BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, bind, instantiate, register
 from ..errors import NoDerivativeRule, ShapeMismatchError, user_location
 from ..ir import aval_of
 
@@ -76,13 +77,30 @@ def custom_body_aval(*avals, fun, out_avals, single, rule):
     return tuple(out_avals)
 
 
-def custom_body_jvp(primals, tangents, fun, out_avals, single, rule, trace=None):
-    """The custom rule's jvp (``rule``: a ``Rule``): reached where a staged Program holding the call (a loop body)
-    is differentiated again, at second order."""
+def custom_body_jvp(primals, tangents, fun, out_avals, single, rule):
+    """The custom rule's jvp (``rule``: a ``Rule``): reached where a staged
+    Program holding the call (a loop body) is differentiated again, at second
+    order. Forward mode of a custom_vjp function differentiates its body."""
     if rule.kind == "jvp":
-        out, out_dot = custom_jvp_call_jvp(primals, tangents, fun, *rule.fns, trace)
+        out, out_dot = custom_jvp_call_jvp(primals, tangents, fun, *rule.fns)
     else:
-        out, out_dot = custom_vjp_call_jvp(primals, tangents, fun, *rule.fns, trace)
+        out, out_dot = _custom_vjp_forward(primals, tangents, fun, *rule.fns)
+    return (out, out_dot) if not single else ((out,), (out_dot,))
+
+
+def custom_body_jvp_for_grad(primals, tangents, fun, out_avals, single, rule):
+    """Forward mode standing in for ``grad``: a custom_vjp rule refuses it."""
+    if rule.kind == "vjp":
+        needs_reverse(primals, tangents, fun, *rule.fns)
+    return custom_body_jvp(primals, tangents, fun, out_avals, single, rule)
+
+
+def custom_body_linearize_for_vjp(primals, tangents, fun, out_avals, single, rule):
+    """Linearize for reverse mode: a custom_vjp rule's fwd and bwd."""
+    if rule.kind == "jvp":
+        out, out_dot = custom_jvp_call_jvp(primals, tangents, fun, *rule.fns)
+    else:
+        out, out_dot = custom_vjp_call_linearize_for_vjp(primals, tangents, fun, *rule.fns)
     return (out, out_dot) if not single else ((out,), (out_dot,))
 
 
@@ -93,8 +111,9 @@ def custom_body_jvp(primals, tangents, fun, out_avals, single, rule, trace=None)
 # dtype, which the code after it assumes, is never skipped
 custom_body_p = register(Primitive(
     "custom_body", nargs=None, impl=custom_body_impl, jvp=custom_body_jvp,
+    jvp_for_grad=custom_body_jvp_for_grad, linearize_for_vjp=custom_body_linearize_for_vjp,
     transpose=NOT_LINEAR, abstract_eval=custom_body_aval, multiple_results=True,
-    runtime=True, effect=True, needs_trace=True))
+    runtime=True, effect=True))
 
 
 class Rule:
@@ -187,7 +206,7 @@ def custom_jvp_call_impl(*args, fun, rule):
     return call_body(fun, args, Rule("jvp", rule))
 
 
-def custom_jvp_call_jvp(primals, tangents, fun, rule, trace=None):
+def custom_jvp_call_jvp(primals, tangents, fun, rule):
     tangents = tuple(instantiate(t) for t in tangents)
     out, out_dot = rule(tuple(primals), tangents)
     return out, out_dot
@@ -249,22 +268,36 @@ def custom_vjp_call_impl(*args, fun, fwd, bwd):
     return call_body(fun, args, Rule("vjp", fwd, bwd))
 
 
-def custom_vjp_call_jvp(primals, tangents, fun, fwd, bwd, trace=None):
-    if trace is not None and getattr(trace, "for_grad", False):
-        # grad's forward-mode shortcut would differentiate the body, not use bwd
-        from ..transforms.jvp import NeedsReverse
-        raise NeedsReverse(fun)
-    if trace is None or not trace.reverse:
-        if not body_info(fun, [aval_of(p) for p in primals], concrete_values(primals))[0]:
-            return _jvp_by_bwd(primals, tangents, fwd, bwd)
-        # forward mode differentiates the primal definition
-        from ..transforms.jvp import JVPTracer   # the trace type this rule runs under
-        ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
-        outs = fun(*ins)
-        split = [(o.primal, o.tangent) if isinstance(o, JVPTracer) and o._trace is trace
-                 else (o, Zero(aval_of(o))) for o in _as_tuple(outs)]
-        p, t = zip(*split)
-        return (p, t) if isinstance(outs, (tuple, list)) else (p[0], t[0])
+class NeedsReverse(Exception):
+    """Raised where forward mode stands in for ``grad`` (``jvp_for_grad``)
+    and would not give what ``grad`` means (a ``custom_vjp`` function, whose
+    gradient is its ``bwd``): the caller takes reverse mode instead. Never
+    reaches the user."""
+
+
+def needs_reverse(primals, tangents, fun, fwd, bwd):
+    """custom_vjp's rule where forward mode stands in for ``grad``: refused."""
+    raise NeedsReverse(fun)
+
+
+def _custom_vjp_forward(primals, tangents, fun, fwd, bwd):
+    """Forward mode of a custom_vjp function differentiates its body (jvp of
+    it), or ``J t`` from ``bwd`` where the body cannot be traced."""
+    if not body_info(fun, [aval_of(p) for p in primals], concrete_values(primals))[0]:
+        return _jvp_by_bwd(primals, tangents, fwd, bwd)
+    from ..transforms.jvp import jvp_flat
+    shape = {}
+
+    def body(*xs):
+        outs = fun(*xs)
+        shape["tuple"] = isinstance(outs, (tuple, list))
+        return list(_as_tuple(outs))
+    p, t = jvp_flat(body, list(primals), list(tangents))
+    return (tuple(p), tuple(t)) if shape["tuple"] else (p[0], t[0])
+
+
+def custom_vjp_call_linearize_for_vjp(primals, tangents, fun, fwd, bwd):
+    """Reverse mode: ``fwd`` now, and a ``custom_lin`` whose transpose is ``bwd``."""
     out, res = fwd(*primals)
     outs = _as_tuple(out)
     res, res_ops = Residuals.split(res)
@@ -311,7 +344,8 @@ def custom_vjp_call_aval(*avals, fun, fwd, bwd):
 
 
 custom_vjp_call_p = register(Primitive(
-    "custom_vjp_call", nargs=None, impl=custom_vjp_call_impl, jvp=custom_vjp_call_jvp,
+    "custom_vjp_call", nargs=None, impl=custom_vjp_call_impl, jvp=BY_IMPL,
+    jvp_for_grad=needs_reverse, linearize_for_vjp=custom_vjp_call_linearize_for_vjp,
     transpose=NOT_LINEAR, abstract_eval=custom_vjp_call_aval, inline=True))
 
 

@@ -22,7 +22,9 @@ import numpy as np
 
 from ..errors import ShapeMismatchError, UnsupportedDtypeError, WengertError, user_location
 from ..ir import aval_of
-from ..primitives.core import Trace, Zero, bind, is_float, new_trace, snapshot
+from ..primitives.core import (TRACE_STATE, BY_IMPL, Trace, Zero, bind, is_float, set_current,
+                               snapshot)
+from ..primitives.custom import NeedsReverse
 from .. import dims as _dims
 from ..primitives.arith import cast_exact, cast_float
 from ..primitives.shape import broadcast_to
@@ -62,64 +64,91 @@ class JVPTracer(Tracer):
 
 
 class JVPTrace(Trace):
-    """``reverse``: this jvp feeds a transpose (linearize for vjp), so
-    ``custom_vjp`` functions use their fwd/bwd rules instead of their body.
-    ``partial``: tangents are being recorded into a linear Program (linearize),
-    so control flow splits into a primal part and a linear part.
-    ``for_grad``: forward mode standing in for ``grad`` (one float input),
-    which a ``custom_vjp`` function refuses (``NeedsReverse``): its gradient
-    is its ``bwd``, so ``grad`` must take reverse mode."""
+    """Forward mode. Its tracers carry a primal and a tangent (values of the
+    parent trace); each application of a primitive to them runs the row's
+    rule under the parent (``rule_of``: ``jvp``, or ``jvp_for_grad`` where
+    forward mode stands in for ``grad``, one float input: a ``custom_vjp``
+    function refuses that with ``NeedsReverse``, as its gradient is its
+    ``bwd``, so ``grad`` must take reverse mode)."""
 
-    def __init__(self, reverse=False, partial=False, for_grad=False):
-        self.reverse = reverse
-        self.partial = partial
+    _copies = None      # linearize: the outside arrays kept (``snapshot``)
+
+    def __init__(self, for_grad=False, parent=None):
+        super().__init__(parent)
         self.for_grad = for_grad
-        self._copies = {}       # the outside arrays kept (``snapshot``), while it records
+        self.rules_trace = self.parent     # where the rules' work goes
 
-    def lift(self, x):
-        return JVPTracer(self, x, Zero(aval_of(x)))
+    def rule_of(self, prim):
+        """The row's rule for this transform (``Primitive``)."""
+        if self.for_grad:
+            return prim.jvp_for_grad or prim.jvp
+        return prim.jvp
 
     def process(self, prim, args, params):
-        primals, tangents, live = [], [], False
+        primals, tangents, own, live = [], [], False, False
+        copies = self._copies
         for a in args:
-            if isinstance(a, JVPTracer) and a._trace is self:
+            if type(a) is JVPTracer and a._trace is self:
                 primals.append(a.primal)
                 tangents.append(a.tangent)
+                own = True
                 live = live or not isinstance(a.tangent, Zero)
             else:
                 # a value from outside this trace: under linearize, a rule may keep
                 # it (or a view of it) in the linear Program, so it gets a copy its
                 # owner cannot write
-                primals.append(snapshot(a, self._copies) if self.partial else a)
+                primals.append(a if copies is None else snapshot(a, copies))
                 tangents.append(None)
+        if not own:
+            return self.parent.process(prim, args, params)
+        state = TRACE_STATE
+        prev = state.current
+        rule = None
+        if live and prim.differentiable:
+            rule = self.rule_of(prim)
+            if rule is BY_IMPL:
+                # the impl, written with primitives, runs on this trace's values
+                state.current = self
+                try:
+                    return prim.impl(*args, **params)
+                finally:
+                    state.current = prev
         if not live or not prim.differentiable:
-            if not prim.differentiable and not prim.complex_ok:
-                _refuse_complex(prim, primals)     # an ordering of complex values
+            state.current = self.parent
             try:
-                out = bind(prim, *primals, **params)
+                return self._primal_only(prim, primals, params)
+            finally:
+                state.current = prev
+        state.current = self.rules_trace
+        try:
+            if not prim.complex_ok:     # a rule not audited for complex values (core.Primitive)
+                _refuse_complex(prim, primals)
+            tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
+            try:
+                out, out_dot = rule(primals, tangents, **params)
             except ValueError as e:
                 raise_shape_error(prim, primals, e)
             if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
-                return tuple(JVPTracer(self, o, Zero.like(o)) for o in out)
-            return JVPTracer(self, out, Zero.like(out))
-        if not prim.complex_ok:     # a rule not audited for complex values (core.Primitive)
-            _refuse_complex(prim, primals)
-        tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
+                return tuple(JVPTracer(self, o, _tangent_for(o, t)) for o, t in zip(out, out_dot))
+            if type(out) is np.ndarray and out.dtype.kind in "fc" and \
+                    getattr(out_dot, "dtype", None) == out.dtype and \
+                    out_dot.shape == out.shape:                         # the common case, inline
+                return JVPTracer(self, out, out_dot)
+            return JVPTracer(self, out, _tangent_for(out, out_dot))
+        finally:
+            state.current = prev
+
+    def _primal_only(self, prim, primals, params):
+        """No tangent flows in (or none out): the primal alone, zero tangents."""
+        if not prim.differentiable and not prim.complex_ok:
+            _refuse_complex(prim, primals)     # an ordering of complex values
         try:
-            if prim.inline or prim.needs_trace:
-                # custom rules and control flow see the trace: reverse / partial
-                out, out_dot = prim.jvp(primals, tangents, trace=self, **params)
-            else:
-                out, out_dot = prim.jvp(primals, tangents, **params)
+            out = bind(prim, *primals, **params)
         except ValueError as e:
             raise_shape_error(prim, primals, e)
         if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
-            return tuple(JVPTracer(self, o, _tangent_for(o, t)) for o, t in zip(out, out_dot))
-        if type(out) is np.ndarray and out.dtype.kind in "fc" and \
-                getattr(out_dot, "dtype", None) == out.dtype and \
-                out_dot.shape == out.shape:                         # the common case, inline
-            return JVPTracer(self, out, out_dot)
-        return JVPTracer(self, out, _tangent_for(out, out_dot))
+            return tuple(JVPTracer(self, o, Zero.like(o)) for o in out)
+        return JVPTracer(self, out, Zero.like(out))
 
 
 def _refuse_complex(prim, operands):
@@ -159,16 +188,10 @@ def _tangent_for(out, t):
     return t
 
 
-class NeedsReverse(Exception):
-    """Raised inside ``jvp_flat(for_grad=True)`` where forward mode would
-    not give what ``grad`` means (a ``custom_vjp`` function): the caller
-    takes reverse mode instead. Never reaches the user."""
-
-
-def jvp_flat(fn, primals, tangents, reverse=False, for_grad=False):
+def jvp_flat(fn, primals, tangents, for_grad=False):
     """Run ``fn(*flat) -> list`` forward with tangents; return (outs, out_tangents)."""
-    trace = JVPTrace(reverse, for_grad=for_grad)
-    with new_trace(trace):
+    trace = JVPTrace(for_grad=for_grad)
+    with set_current(trace):
         ins = [JVPTracer(trace, p, t) for p, t in zip(primals, tangents)]
         outs = fn(*ins)
         out_p, out_t = [], []

@@ -18,36 +18,59 @@ are its literals, the residuals.
 from __future__ import annotations
 
 from ..ir import Eqn, Lit, Program, Var, aval_of
-from ..primitives.core import Zero, new_trace, snapshot
+from ..primitives.core import Zero, set_current, snapshot
 from ..primitives.shape import zeros_like
 from ..primitives.core import eval_program
 from ..staging import StagingTrace, StagingTracer
 from .jvp import JVPTrace, JVPTracer
 
-__all__ = ["linearize_flat", "linearize_program", "recompute_residuals"]
+__all__ = ["LinearizeTrace", "linearize_flat", "linearize_program", "recompute_residuals"]
+
+
+class LinearizeTrace(JVPTrace):
+    """Linearize: a jvp whose tangents are recorded. Its tracers carry a
+    primal (a value of the parent trace) and a tangent (a variable of
+    ``recorder``, the linear Program being recorded, whose parent is this
+    trace's parent too). The rules run under the recorder: tangent work is
+    recorded, primal work goes on to the parent. The row's rule is
+    ``linearize`` (control flow splits into a primal and a linear part), or
+    ``linearize_for_vjp`` where the linear Program is then transposed
+    (``reverse``), else ``jvp``."""
+
+    def __init__(self, reverse=True, parent=None):
+        super().__init__(parent=parent)
+        self.reverse = reverse
+        self._copies = {}       # the outside arrays kept (``snapshot``), while it records
+        self.recorder = StagingTrace(concrete=False, role="%t", parent=self.parent)
+        self.rules_trace = self.recorder
+
+    def rule_of(self, prim):
+        rule = (self.reverse and prim.linearize_for_vjp) or prim.linearize
+        return rule or prim.jvp
+
+    def close(self):
+        self.live = False
+        self.recorder.close()
 
 
 def linearize_flat(fn, primals, reverse=True, name="f", mask=None):
     """Return (outs, linear Program from input tangents to output tangents).
     ``mask[k]`` False: input k is held constant (it gets no tangent input)."""
-    jtrace = JVPTrace(reverse, partial=True)
-    ltrace = StagingTrace(concrete=False, role="%t")
+    trace = LinearizeTrace(reverse)
+    ltrace = trace.recorder
     mask = mask or [True] * len(primals)
-    # the linear trace sits above the jvp trace: tangent arithmetic inside a
-    # rule records into it, and primal arithmetic goes below (now, or into an
-    # outer transform)
-    with new_trace(jtrace), new_trace(ltrace):
+    with set_current(trace):
         t_ins = [ltrace.new_input(aval_of(p), hint="%t") for p, m in zip(primals, mask) if m]
         tans = iter(t_ins)
         # the inputs are kept (residuals) until the linear Program is used:
         # copies, so the caller may write to its arrays meanwhile
-        ins = [JVPTracer(jtrace, snapshot(p), next(tans) if m else Zero(aval_of(p)))
+        ins = [JVPTracer(trace, snapshot(p), next(tans) if m else Zero(aval_of(p)))
                for p, m in zip(primals, mask)]
         outs = fn(*ins)
         out_p, out_atoms = [], []
         for o in outs:
             primal, tangent = ((o.primal, o.tangent) if isinstance(o, JVPTracer)
-                               and o._trace is jtrace else (o, Zero(aval_of(o))))
+                               and o._trace is trace else (o, Zero(aval_of(o))))
             if isinstance(tangent, Zero) and None in tangent.aval.shape:
                 if None in tangent.aval.shape[1:]:
                     # per-iteration values of different lengths (an inner
@@ -83,7 +106,7 @@ def linearize_program(prog, mask):
     lines record into ``known``; the values the linear Program reads (its
     literals that are ``known``'s variables) become the residuals."""
     trace = StagingTrace(concrete=False)
-    with new_trace(trace):
+    with set_current(trace):
         ins = [trace.new_input(a, hint=v.hint) for a, v in zip(prog.in_avals, prog.inputs)]
         outs, lin = linearize_flat(lambda *xs: eval_program(prog, xs), ins, mask=mask,
                                    name=prog.name)
