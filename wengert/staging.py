@@ -68,8 +68,11 @@ class StagingTrace(Trace):
         self.dynamic = dynamic
         self.keep_custom = keep_custom   # record custom-rule calls instead of their bodies
         self.role = role      # print-time role of the variables it defines ("%t": tangents)
-        # a linear Program's recorder (linearize's tangents) holds no primal work
+        # a linear Program's recorder (linearize's tangents) holds no primal work:
+        # what it is given on constants is its parent's
         self.records_primal = role != "%t"
+        if not self.records_primal:
+            self.process_consts = self.parent.process_consts
 
     def new_input(self, aval, val=None, hint=""):
         return StagingTracer(self, Var(aval, hint), val)

@@ -44,6 +44,7 @@ import threading
 import numpy as np
 
 from .. import context as _context, dims as _dims
+from ..context import current as _current_context
 from .symbolic_constants import constant as _constant
 from ..ir import Ident, Lit, aval_of, programs_in, runs_at_call
 from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
@@ -323,9 +324,9 @@ class EvalTrace(Trace):
         # a loop or branch on constant operands whose Programs draw or read a
         # global is made at each call too: while a transformation is in
         # progress, never computed on the constant path of symbolic lengths
-        if not (TRACE_STATE.active and (prim.runtime or
-                                   any(runs_at_call(p) for p in programs_in(params)))) \
-                and (ctx := _context.symbolic_now()) is not None:
+        ctx = _context.symbolic_now()
+        if ctx is not None and not (TRACE_STATE.active and (
+                prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
             return _constant(ctx, prim, args, params)
         if not prim.complex_ok and any(_is_complex(a) for a in args):
             # a rule (det's jvp calls adjugate) evaluating a primitive whose
@@ -437,9 +438,25 @@ def bind(prim, *args, **params):
         if prim.zero_rule is not None:
             return prim.zero_rule(*args, **params)
         args = tuple(instantiate(a) for a in args)
+    current = state.current
     if traced:
-        return state.current.process(prim, args, params)
-    return state.current.process_consts(prim, args, params)
+        return current.process(prim, args, params)
+    if current is not EVAL:
+        return current.process_consts(prim, args, params)
+    # the root's work, as EvalTrace.process_consts does it, inline: the hot path
+    ctx = _current_context()
+    if ctx is not None and ctx.symbolic and not (state.active and (
+            prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
+        return _constant(ctx, prim, args, params)
+    if not prim.complex_ok and any(_is_complex(a) for a in args):
+        raise UnsupportedDtypeError.complex_operand(prim.name)
+    try:
+        return prim.impl(*_dims.plain_numbers(args), **params)
+    except ValueError as err:
+        typed = rule_error(prim, args, params)
+        if typed is None:
+            raise
+        raise typed from err
 
 
 def _is_complex(x):

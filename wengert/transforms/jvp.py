@@ -86,7 +86,6 @@ class JVPTrace(Trace):
 
     def process(self, prim, args, params):
         primals, tangents, own, live = [], [], False, False
-        copies = self._copies
         for a in args:
             if type(a) is JVPTracer and a._trace is self:
                 primals.append(a.primal)
@@ -94,42 +93,45 @@ class JVPTrace(Trace):
                 own = True
                 live = live or not isinstance(a.tangent, Zero)
             else:
-                # a value from outside this trace: under linearize, a rule may keep
-                # it (or a view of it) in the linear Program, so it gets a copy its
-                # owner cannot write
-                primals.append(a if copies is None else snapshot(a, copies))
+                primals.append(a)
                 tangents.append(None)
         if not own:
             return self.parent.process(prim, args, params)
+        copies = self._copies
+        if copies is not None:
+            # values from outside this trace: under linearize, a rule may keep
+            # one (or a view of it) in the linear Program, so it gets a copy
+            # its owner cannot write
+            primals = [snapshot(p, copies) if t is None else p
+                       for p, t in zip(primals, tangents)]
         state = TRACE_STATE
         prev = state.current
-        rule = None
-        if live and prim.differentiable:
-            rule = self.rule_of(prim)
-            if rule is BY_IMPL:
-                # the impl, written with primitives, runs on this trace's values
-                state.current = self
-                try:
-                    return prim.impl(*args, **params)
-                finally:
-                    state.current = prev
         if not live or not prim.differentiable:
             state.current = self.parent
             try:
                 return self._primal_only(prim, primals, params)
             finally:
                 state.current = prev
+        rule = self.rule_of(prim)
+        if rule is BY_IMPL:
+            # the impl, written with primitives, runs on this trace's values
+            state.current = self
+            try:
+                return prim.impl(*args, **params)
+            finally:
+                state.current = prev
+        if not prim.complex_ok:     # a rule not audited for complex values (core.Primitive)
+            _refuse_complex(prim, primals)
+        tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
         state.current = self.rules_trace
         try:
-            if not prim.complex_ok:     # a rule not audited for complex values (core.Primitive)
-                _refuse_complex(prim, primals)
-            tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
             try:
                 out, out_dot = rule(primals, tangents, **params)
             except ValueError as e:
                 raise_shape_error(prim, primals, e)
             if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
-                return tuple(JVPTracer(self, o, _tangent_for(o, t)) for o, t in zip(out, out_dot))
+                return tuple(JVPTracer(self, o, _tangent_for(o, t))
+                             for o, t in zip(out, out_dot))
             if type(out) is np.ndarray and out.dtype.kind in "fc" and \
                     getattr(out_dot, "dtype", None) == out.dtype and \
                     out_dot.shape == out.shape:                         # the common case, inline
