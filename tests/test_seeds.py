@@ -4,7 +4,7 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.ir import verify
+from wengert.ir import Var, verify
 from wengert.transforms.dup import explicit_dup
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.simplify import simplify
@@ -60,7 +60,7 @@ def test_seed000_explicit_dup_uses_each_variable_once():
     uses = {}
     for e in prog.eqns:
         for x in e.inputs:
-            if hasattr(x, "hint") and not hasattr(x, "val"):
+            if isinstance(x, Var):
                 uses[id(x)] = uses.get(id(x), 0) + 1
     assert max(uses.values()) == 1
     # x and p are each used twice in the seed, so exactly two dups appear

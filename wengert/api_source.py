@@ -414,8 +414,8 @@ class SourceTransformed(Transformed):
             out_leaves, result_tree[0] = flatten(out)
             return out_leaves
 
-        hints = [v.hint for v in prog.inputs]
-        der = stage(derived, avals, name=f"{prog.name}_{self.name}", hints=hints)
+        der = stage(derived, avals, name=f"{prog.name}_{self.name}",
+                    in_names=[v.name for v in prog.inputs])
         return _Compiled(der, result_tree[0])
 
 

@@ -14,6 +14,7 @@ This module is data only: no NumPy evaluation, no transformation.
 """
 from __future__ import annotations
 
+import enum
 import math
 
 import numpy as np
@@ -21,7 +22,8 @@ import numpy as np
 from .context import current as _current_context
 from .ident import Ident
 
-__all__ = ["Aval", "Var", "Lit", "Eqn", "Program", "verify", "aval_of", "ProgramError", "Ident",
+__all__ = ["Aval", "Var", "Role", "label", "derive", "Lit", "Eqn", "Program", "verify", "aval_of",
+           "ProgramError", "Ident",
            "sub_programs", "programs_in", "acts", "has_effect", "runs_at_call"]
 
 
@@ -114,18 +116,55 @@ def aval_of(x):
     raise TypeError(f"not an array value: {type(x).__name__}")
 
 
+class Role(enum.Enum):
+    """What a variable is to differentiation. With the user's name it gives
+    the printed name (``label``); whether a primal value is an input or a
+    body value is where it is defined, not a role. The value is the prefix
+    of a nameless variable's print-time name."""
+
+    VALUE = ""          # a primal value
+    TANGENT = "t"
+    COTANGENT = "ct"
+    RESIDUAL = "r"      # a primal value a linear program reads
+
+
+_LABEL_PREFIX = {Role.VALUE: "", Role.TANGENT: "d_", Role.COTANGENT: "ct_", Role.RESIDUAL: ""}
+
+
+def label(name, role):
+    """The name a variable prints as, before it is made unique: its user
+    name with its role's prefix (the tangent of ``p`` is ``d_p``, its
+    cotangent ``ct_p``, its residual ``p``), or "" when it has no user name
+    (it is then named by a role prefix and a counter at print time)."""
+    return _LABEL_PREFIX[role] + name if name else ""
+
+
+def derive(name, role, new):
+    """``(name, role)`` of the ``new``-role counterpart of a variable named
+    ``name`` in role ``role``: the tangent of ``p`` is ``(p, TANGENT)``; the
+    tangent of tangent ``d_p`` is ``(d_p, TANGENT)`` (``d_d_p``); the
+    cotangent of ``p`` or of its tangent ``d_p`` is ``(p, COTANGENT)``, as
+    transposition maps ``p``'s tangent to ``p``'s cotangent."""
+    if role is Role.VALUE or (role is Role.TANGENT and new is Role.COTANGENT):
+        return name, new
+    return label(name, role), new
+
+
 class Var:
-    """A variable, identified by object identity. ``hint`` is a name to print
-    (kept from user source by the source engine; empty for traced values)."""
+    """A variable, identified by object identity. ``name``: the user's name
+    it was kept under by the source engine ("" for traced values);
+    ``role``: what it is to differentiation (``Role``). Printed names are
+    derived from both (``label``)."""
 
-    __slots__ = ("aval", "hint")
+    __slots__ = ("aval", "name", "role")
 
-    def __init__(self, aval, hint=""):
+    def __init__(self, aval, name="", role=Role.VALUE):
         self.aval = aval
-        self.hint = hint
+        self.name = name
+        self.role = role
 
     def __repr__(self):
-        return f"Var({self.hint or hex(id(self))[-4:]}: {self.aval.short()})"
+        return f"Var({label(self.name, self.role) or hex(id(self))[-4:]}: {self.aval.short()})"
 
 
 class Lit:

@@ -1,11 +1,11 @@
 """Program -> text, in the seeds' style: ``v = prim[params] (args)``.
 
-Names are given at print time, in order of appearance: a variable's hint
-(a user name kept by the source engine, made unique with ``_1``...) or a role
-prefix and a counter: ``x`` for inputs, ``v`` for the body, and the roles a
-transform marks with a hint of its own: ``t`` tangents, ``ct`` cotangents,
-``r`` residuals. Printing twice gives the same text; nothing depends on
-``id()`` or set order.
+Names are given at print time, in order of appearance, from a variable's
+user name and role (``ir.label``: ``p``, ``d_p`` for its tangent, ``ct_p``
+for its cotangent), made unique with ``_1``...; a variable with no user name
+gets a role prefix and a counter: ``t`` tangents, ``ct`` cotangents, ``r``
+residuals, else ``x`` for inputs and ``v`` for the body. Printing twice
+gives the same text; nothing depends on ``id()`` or set order.
 
 ``walk`` assigns the names (one ``Namer`` for a whole nested program, so a
 sub-program's names never clash with its host's) and yields the listing's
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir import Lit, Program, sub_programs
+from .ir import Lit, Program, label, sub_programs
 
 __all__ = ["format_program", "format_literal", "Namer", "walk"]
 
@@ -74,14 +74,14 @@ def _format_param(k, v):
     return f"{k}={v!r}"
 
 
-ROLES = ("%t", "%ct", "%r")   # role hints (a user name never starts with %)
-
-
 class Namer:
-    """Print-time names: a variable's hint, made unique with ``_1``..., or a
-    role prefix and a counter shared by the whole listing. One Namer names a
-    whole nested program (``walk``), so a sub-program's names never clash
-    with the enclosing program's; ``pycodegen`` uses the same names."""
+    """Print-time names: a variable's label (its user name with its role's
+    prefix, ``ir.label``), made unique with ``_1``..., or, for a variable
+    with no user name, its role's prefix (``t``, ``ct``, ``r``; else ``x``
+    for an input, ``v`` for a body value) and a counter shared by the whole
+    listing. One Namer names a whole nested program (``walk``), so a
+    sub-program's names never clash with the enclosing program's;
+    ``pycodegen`` uses the same names."""
 
     def __init__(self):
         self.names = {}
@@ -89,19 +89,15 @@ class Namer:
         self.counter = 0
 
     def define(self, v, prefix):
-        if v.hint in ROLES:
-            prefix = v.hint[1:]
-            name = f"{prefix}{self.counter}"
-            self.counter += 1
-            while name in self.used:
-                name = f"{prefix}{self.counter}"
-                self.counter += 1
-        elif v.hint:
-            name, k = v.hint, 0
+        """Name ``v``, defined as an input (``prefix`` "x") or in a body ("v")."""
+        stem = label(v.name, v.role)
+        if stem:
+            name, k = stem, 0
             while name in self.used:
                 k += 1
-                name = f"{v.hint}_{k}"
+                name = f"{stem}_{k}"
         else:
+            prefix = v.role.value or prefix
             name = f"{prefix}{self.counter}"
             self.counter += 1
             while name in self.used:

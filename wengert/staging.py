@@ -17,19 +17,22 @@ from __future__ import annotations
 
 from . import dims as _dims
 from .errors import UnsupportedDtypeError
-from .ir import Eqn, Ident, Lit, Program, Var, aval_of, programs_in, runs_at_call
+from .ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs_at_call
 from .primitives.core import Trace, Zero, rules_under, set_current, rule_error, zeros
 from .primitives.numpy_api import Tracer
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert"]
 
 
-def name_value(value, name):
-    """Hint ``name`` for the variable a recorded value stands for, unless it
-    has one (a value keeps the first name it was given)."""
+def name_value(value, name, role=Role.VALUE):
+    """Give the variable a recorded value stands for the user name ``name``
+    and, unless its trace gave it one, the role ``role`` (a value keeps the
+    first name it was given)."""
     atom = getattr(value, "atom", None)
-    if type(value) is StagingTracer and isinstance(atom, Var) and not atom.hint:
-        atom.hint = name
+    if type(value) is StagingTracer and isinstance(atom, Var) and not atom.name:
+        atom.name = name
+        if atom.role is Role.VALUE:
+            atom.role = role
     return value
 
 
@@ -45,8 +48,8 @@ class StagingTracer(Tracer):
     def aval(self):
         return self.atom.aval
 
-    def name_hint(self, hint):
-        name_value(self, hint)
+    def name_hint(self, name, role=Role.VALUE):
+        name_value(self, name, role)
 
     @property
     def concrete_value(self):
@@ -61,21 +64,21 @@ class StagingTrace(Trace):
     computes from values it closes over stays inside the block; otherwise an
     application with no operand of its own goes to the parent."""
 
-    def __init__(self, concrete=False, role="", dynamic=False, keep_custom=False, parent=None):
+    def __init__(self, concrete=False, role=Role.VALUE, dynamic=False, keep_custom=False, parent=None):
         super().__init__(parent)
         self.eqns = []
         self.concrete = concrete
         self.dynamic = dynamic
         self.keep_custom = keep_custom   # record custom-rule calls instead of their bodies
-        self.role = role      # print-time role of the variables it defines ("%t": tangents)
+        self.role = role      # the role of the variables it defines (``ir.Role``)
         # a linear Program's recorder (linearize's tangents) holds no primal work:
         # what it is given on constants is its parent's
-        self.records_primal = role != "%t"
+        self.records_primal = role is not Role.TANGENT
         if not self.records_primal:
             self.process_consts = self.parent.process_consts
 
-    def new_input(self, aval, val=None, hint=""):
-        return StagingTracer(self, Var(aval, hint), val)
+    def new_input(self, aval, val=None, name="", role=Role.VALUE):
+        return StagingTracer(self, Var(aval, name, role), val)
 
     def constant(self, x):
         """A value from outside (plain, or an enclosing trace's) as a literal."""
@@ -135,11 +138,11 @@ class StagingTrace(Trace):
                 _complex(atoms, out_avals, prim.multiple_results):
             raise UnsupportedDtypeError.complex_operand(prim.name)
         if prim.multiple_results:
-            outs = [Var(a, self.role) for a in out_avals]
+            outs = [Var(a, "", self.role) for a in out_avals]
             self.eqns.append(Eqn(prim, atoms, outs, params))
             vals = vals if vals is not None else [None] * len(outs)
             return tuple(StagingTracer(self, v, x) for v, x in zip(outs, vals))
-        out = Var(out_avals, self.role)
+        out = Var(out_avals, "", self.role)
         self.eqns.append(Eqn(prim, atoms, (out,), params))
         return StagingTracer(self, out, vals)
 
@@ -162,18 +165,21 @@ def _complex(atoms, out_avals, multiple):
         x.aval.dtype.kind == "c" for x in atoms)
 
 
-def stage(fn, in_avals, name="f", hints=None, concrete_vals=None, role="", dynamic=False,
-          keep_custom=False):
+def stage(fn, in_avals, name="f", in_names=None, concrete_vals=None, role=Role.VALUE,
+          dynamic=False, keep_custom=False, in_roles=None):
     """Run ``fn(*tracers) -> list`` on fresh symbolic inputs; return the Program.
-    ``role`` is the print-time role of the variables it defines; ``dynamic``
+    ``in_names``/``in_roles``: the inputs' user names and roles; ``role``
+    is the role of the variables it defines; ``dynamic``
     records the block's work on values it closes over too (``StagingTrace``);
     ``keep_custom`` keeps calls of custom-rule functions as equations."""
     trace = StagingTrace(concrete=concrete_vals is not None, role=role, dynamic=dynamic,
                          keep_custom=keep_custom)
     with set_current(trace):
-        hints = hints or [""] * len(in_avals)
+        in_names = in_names or [""] * len(in_avals)
+        in_roles = in_roles or [Role.VALUE] * len(in_avals)
         vals = concrete_vals or [None] * len(in_avals)
-        ins = [trace.new_input(a, v, h) for a, v, h in zip(in_avals, vals, hints)]
+        ins = [trace.new_input(a, v, n, r)
+               for a, v, n, r in zip(in_avals, vals, in_names, in_roles)]
         outs = fn(*ins)
         prog = Program([t.atom for t in ins], trace.eqns, [trace.atom(o) for o in outs], name)
     return prog
@@ -188,7 +194,10 @@ def closure_convert(prog):
         if isinstance(x, Lit) and isinstance(x.val, Tracer):
             key = Ident(x.val)
             if key not in seen:
-                seen[key] = Var(x.aval)
+                # the input keeps the name and role of the variable it stands for
+                atom = getattr(x.val, "atom", None)
+                seen[key] = (Var(x.aval, atom.name, atom.role) if isinstance(atom, Var)
+                             else Var(x.aval))
                 new_inputs.append(seen[key])
                 consts.append(x.val)
             return seen[key]

@@ -102,7 +102,7 @@ def make_program(fn, args, name=None, avals=None, kwargs=None):
         return out_leaves
 
     names = input_names(fn, args, len(leaves))
-    hints = [h for h, s in zip(names, static) if not s] if names else None
-    prog = stage(flat, avals, name=name or getattr(fn, "__name__", "f"), hints=hints,
+    names = [h for h, s in zip(names, static) if not s] if names else None
+    prog = stage(flat, avals, name=name or getattr(fn, "__name__", "f"), in_names=names,
                  keep_custom=True)
     return prog, static, in_tree, out_tree[0]

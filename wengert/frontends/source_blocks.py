@@ -24,7 +24,7 @@ from ..ir import Aval, aval_of
 from ..primitives import arith
 from ..primitives.core import TracerBase, zeros
 from ..pytree import flatten, unflatten
-from ..staging import closure_convert, stage
+from ..staging import closure_convert, name_value, stage
 from .source_names import EXIT_FLAG
 
 __all__ = ["Undefined", "Block", "TupleSpec", "is_operand", "spec_of", "same_spec", "join_spec",
@@ -335,6 +335,11 @@ def merge_pyvalues(names, infos, where):
     return merged
 
 
+def _user_name(name):
+    """``name`` if it is a user's variable (not one the conversion made), else ""."""
+    return name if name.isidentifier() and not name.startswith("__wg") else ""
+
+
 def assemble(names, merged, specs, res):
     """The state after a structured construct: operand entries (specs[k])
     rebuilt from ``res``, in order; Python values as they are."""
@@ -342,7 +347,10 @@ def assemble(names, merged, specs, res):
     out = []
     for k, (kd, v) in enumerate(merged):
         if kd == "op":
-            out.append(_rebuild(specs[k], [next(it) for _ in range(n_leaves(specs[k]))]))
+            leaves = [next(it) for _ in range(n_leaves(specs[k]))]
+            if len(leaves) == 1 and k < len(names) and _user_name(names[k]):
+                name_value(leaves[0], names[k])     # the construct's result is the user's variable
+            out.append(_rebuild(specs[k], leaves))
         elif kd == "py":
             out.append(v)
         else:

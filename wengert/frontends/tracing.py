@@ -51,7 +51,7 @@ def make_program(fun, *args, name=None):
     flat, leaves, _, _ = flat_function(fun, args)
     avals = [aval_of(x) for x in leaves]
     return stage(flat, avals, name=name or getattr(fun, "__name__", "f"),
-                 hints=input_names(fun, args, len(leaves)), concrete_vals=leaves)
+                 in_names=input_names(fun, args, len(leaves)), concrete_vals=leaves)
 
 
 def input_names(fun, args, n_leaves):

@@ -42,7 +42,7 @@ import numpy as np
 from .core import (BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, bind, eval_program,
                    instantiate, is_float, register)
 from ..errors import ConcretizationError, UnsupportedSyntax
-from ..ir import Aval, aval_of, has_effect
+from ..ir import Aval, Role, aval_of, has_effect
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p", "checkpointed_loop_p", "loop_forward_p",
            "loop_lin_p", "loop_reverse_p", "checkpointed_loop", "checkpointed"]
@@ -327,7 +327,7 @@ def _step_vjp_program(body, num_consts, m_consts, m_carry):
         return list(pullback([next(ct) if m else Zero(a) for a, m in zip(carry, m_carry)]))
 
     avals = list(body.in_avals) + [a for a, m in zip(carry, m_carry) if m]
-    return stage(step_vjp, avals, name=f"{body.name}_vjp", role="%ct")
+    return stage(step_vjp, avals, name=f"{body.name}_vjp", role=Role.COTANGENT)
 
 
 def loop_lin_transpose(cts, n, *args, body, schedule, num_consts, num_carry, length, mask):

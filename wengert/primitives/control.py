@@ -33,7 +33,7 @@ from .. import dims as _dims
 from .core import (NOT_LINEAR, Linear, Primitive, Zero, bind, eval_program, instantiate,
                    register, zeros)
 from ..dims import as_int
-from ..ir import Aval, Eqn, Lit, Program, Var, aval_of
+from ..ir import Aval, Eqn, Lit, Program, Role, Var, aval_of
 
 
 def _is_float_aval(a):
@@ -170,7 +170,7 @@ def _numpy_outputs(prog, fixes):
         if isinstance(x, Lit):
             outs[k] = Lit(np.asarray(x.val, dtype)[()])
         else:
-            v = Var(Aval(x.aval.shape, dtype), x.hint)
+            v = Var(Aval(x.aval.shape, dtype), x.name, x.role)
             eqns.append(Eqn(convert_p, (x,), (v,), {"dtype": np.dtype(dtype)}))
             outs[k] = v
     return Program(prog.inputs, eqns, outs, prog.name)
@@ -207,7 +207,8 @@ def _coherent_carries(body, first, num_carry, carry, cond=None):
 
         def again(prog):
             return stage(lambda *xs: eval_program(prog, xs), new[:len(prog.inputs)],
-                         name=prog.name, hints=[v.hint for v in prog.inputs])
+                         name=prog.name, in_names=[v.name for v in prog.inputs],
+                         in_roles=[v.role for v in prog.inputs])
         body = again(body)
         cond = None if cond is None else again(cond)
         carry = [convert(c, dtype=aval_of(c).dtype) if st and aval_of(c).weak else c
@@ -453,7 +454,7 @@ def for_loop_transpose(cts, n, *args, body, num_consts, num_carry, reverse, leng
              + [c.aval for c in carry] + lin_consts
              + [Aval(aval_of(x).shape[1:], aval_of(x).dtype, w) for x, w in zip(nl_xs, x_weak)]
              + [Aval(aval_of(c).shape[1:], aval_of(c).dtype) for c in ct_ys])
-    body_t = stage(step, avals, name=f"{body.name}_transpose", role="%ct")
+    body_t = stage(step, avals, name=f"{body.name}_transpose", role=Role.COTANGENT)
     zeros0 = [zeros(a) for a in lin_consts]
     out = _bind_for(n, nl_consts, [*ct_carry, *zeros0], [*nl_xs, *ct_ys], body_t,
                     not reverse, length)

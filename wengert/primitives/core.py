@@ -46,7 +46,7 @@ import numpy as np
 from .. import context as _context, dims as _dims
 from ..context import current as _current_context
 from .symbolic_constants import constant as _constant
-from ..ir import Ident, Lit, aval_of, programs_in, runs_at_call
+from ..ir import Ident, Lit, Role, aval_of, programs_in, runs_at_call
 from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "BY_IMPL", "Zero",
@@ -54,7 +54,7 @@ __all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "B
            "snapshot", "effects_made",
            "Trace", "EvalTrace", "TRACE_STATE", "TracerBase", "set_current", "rules_under", "current_trace",
            "tracing", "instantiate", "is_zero", "zero_if_any",
-           "eval_program", "is_float", "rule_error"]
+           "eval_program", "name_as", "is_float", "rule_error"]
 
 PRIMITIVES: dict[str, "Primitive"] = {}
 
@@ -272,8 +272,9 @@ class TracerBase(HasAval):
 
     __slots__ = ("_trace",)
 
-    def name_hint(self, hint):
-        """Pass a user's variable name on to the Program being recorded (if any)."""
+    def name_hint(self, name, role=Role.VALUE):
+        """Pass a user's variable name, and the role (``ir.Role``) this value
+        plays for it, on to the Program being recorded (if any)."""
 
 
 class Trace:
@@ -489,18 +490,32 @@ def eval_program(prog, args):
     the NumPy interpreter; on tracers it replays the Program into their trace."""
     env = {}
     for v, a in zip(prog.inputs, args):
-        env[v] = a
+        env[v] = name_as(a, v)
+    value = _VALUE
     for eqn in prog.eqns:
         ins = [x.val if isinstance(x, Lit) else env[x] for x in eqn.inputs]
         outs = bind(eqn.prim, *ins, **eqn.params)
+        # name_as, inline: most variables have no name or role (the hot concrete path)
         if eqn.prim.multiple_results:
             for v, o in zip(eqn.outputs, outs):
                 env[v] = o
-                if v.hint and isinstance(o, TracerBase):
-                    o.name_hint(v.hint)
+                if (v.name or v.role is not value) and isinstance(o, TracerBase):
+                    o.name_hint(v.name, v.role)
         else:
             v = eqn.outputs[0]
             env[v] = outs
-            if v.hint and isinstance(outs, TracerBase):
-                outs.name_hint(v.hint)
+            if (v.name or v.role is not value) and isinstance(outs, TracerBase):
+                outs.name_hint(v.name, v.role)
     return [x.val if isinstance(x, Lit) else env[x] for x in prog.outputs]
+
+
+_VALUE = Role.VALUE
+
+
+def name_as(value, var):
+    """``value``, which stands for ``var`` of a Program being evaluated: a
+    traced value takes ``var``'s user name and role into the Program being
+    recorded (``d_p`` stays ``d_p`` when a Program is replayed)."""
+    if (var.name or var.role is not _VALUE) and isinstance(value, TracerBase):
+        value.name_hint(var.name, var.role)
+    return value

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .. import dims as _dims
 from ..ir import Lit, aval_of
-from ..primitives.core import bind
+from ..primitives.core import bind, name_as
 from ..primitives.index import getitem
 from ..primitives.index import stack
 from ..primitives.shape import broadcast_to
@@ -67,7 +67,7 @@ def batch_eval(prog, args, size, batched=None):
             batched = True
         outs = outs if eqn.prim.multiple_results else (outs,)
         for v, o in zip(eqn.outputs, outs):
-            env[v] = (o, batched)
+            env[v] = (name_as(o, v), batched)
 
     results = []
     for x in prog.outputs:

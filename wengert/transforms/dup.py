@@ -31,12 +31,12 @@ def explicit_dup(prog):
         n = uses.get(v, 0)
         if n < 2:
             return
-        base = v.hint or ""
+        base = v.name
         pool, src = [], v
         for k in range(n - 1):
-            a = Var(v.aval, f"{base}{k + 1}" if base else "")
+            a = Var(v.aval, f"{base}{k + 1}" if base else "", v.role)
             last = k == n - 2
-            b = Var(v.aval, f"{base}{k + 2}" if base and last else "")
+            b = Var(v.aval, f"{base}{k + 2}" if base and last else "", v.role)
             eqns.append(Eqn(dup_p, [src], [a, b], {}))
             pool.append(a)
             src = b

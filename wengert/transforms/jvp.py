@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ShapeMismatchError, UnsupportedDtypeError, WengertError, user_location
-from ..ir import aval_of
+from ..ir import Role, aval_of, derive
 from ..primitives.core import (TRACE_STATE, BY_IMPL, Trace, Zero, bind, is_float, set_current,
                                snapshot)
 from ..primitives.custom import NeedsReverse
@@ -55,12 +55,12 @@ class JVPTracer(Tracer):
         p = self.primal
         return p.concrete_value if isinstance(p, Tracer) else p
 
-    def name_hint(self, hint):
-        # the primal keeps the name, its tangent is d_name
+    def name_hint(self, name, role=Role.VALUE):
+        # the primal keeps the name and role, its tangent is their tangent (d_name)
         if isinstance(self.primal, Tracer):
-            self.primal.name_hint(hint)
+            self.primal.name_hint(name, role)
         if isinstance(self.tangent, Tracer):
-            self.tangent.name_hint(f"d_{hint}")
+            self.tangent.name_hint(*derive(name, role, Role.TANGENT))
 
 
 class JVPTrace(Trace):
@@ -224,7 +224,8 @@ def jvp_program(prog, mask=None):
         outs, dots = jvp_flat(lambda *xs: eval_program(prog, xs), args[:n], tangents)
         return list(outs) + list(dots)
 
-    hints = [v.hint for v in prog.inputs] + [f"d_{v.hint}" if v.hint else "%t"
-                                             for v, m in zip(prog.inputs, mask) if m]
+    labels = [(v.name, v.role) for v in prog.inputs] + [
+        derive(v.name, v.role, Role.TANGENT) for v, m in zip(prog.inputs, mask) if m]
     avals = prog.in_avals + [a for a, m in zip(prog.in_avals, mask) if m]
-    return stage(run, avals, name=f"{prog.name}_jvp", hints=hints)
+    return stage(run, avals, name=f"{prog.name}_jvp", in_names=[n for n, _ in labels],
+                 in_roles=[r for _, r in labels])

@@ -17,7 +17,7 @@ are its literals, the residuals.
 """
 from __future__ import annotations
 
-from ..ir import Eqn, Lit, Program, Var, aval_of
+from ..ir import Eqn, Lit, Program, Role, Var, aval_of, derive
 from ..primitives.core import Zero, set_current, snapshot
 from ..primitives.shape import zeros_like
 from ..primitives.core import eval_program
@@ -41,7 +41,7 @@ class LinearizeTrace(JVPTrace):
         super().__init__(parent=parent)
         self.reverse = reverse
         self._copies = {}       # the outside arrays kept (``snapshot``), while it records
-        self.recorder = StagingTrace(concrete=False, role="%t", parent=self.parent)
+        self.recorder = StagingTrace(concrete=False, role=Role.TANGENT, parent=self.parent)
         self.rules_trace = self.recorder
 
     def rule_of(self, prim):
@@ -60,7 +60,8 @@ def linearize_flat(fn, primals, reverse=True, name="f", mask=None):
     ltrace = trace.recorder
     mask = mask or [True] * len(primals)
     with set_current(trace):
-        t_ins = [ltrace.new_input(aval_of(p), hint="%t") for p, m in zip(primals, mask) if m]
+        t_ins = [ltrace.new_input(aval_of(p), role=Role.TANGENT)
+                 for p, m in zip(primals, mask) if m]
         tans = iter(t_ins)
         # the inputs are kept (residuals) until the linear Program is used:
         # copies, so the caller may write to its arrays meanwhile
@@ -107,7 +108,8 @@ def linearize_program(prog, mask):
     literals that are ``known``'s variables) become the residuals."""
     trace = StagingTrace(concrete=False)
     with set_current(trace):
-        ins = [trace.new_input(a, hint=v.hint) for a, v in zip(prog.in_avals, prog.inputs)]
+        ins = [trace.new_input(a, name=v.name, role=v.role)
+               for a, v in zip(prog.in_avals, prog.inputs)]
         outs, lin = linearize_flat(lambda *xs: eval_program(prog, xs), ins, mask=mask,
                                    name=prog.name)
         residuals, res_vars = {}, []
@@ -121,7 +123,7 @@ def linearize_program(prog, mask):
             if isinstance(atom, Lit):
                 return atom
             if atom not in residuals:
-                residuals[atom] = Var(atom.aval, "%r")
+                residuals[atom] = Var(atom.aval, *derive(atom.name, atom.role, Role.RESIDUAL))
                 res_vars.append(atom)
             return residuals[atom]
 
@@ -200,7 +202,7 @@ def recompute_residuals(known, lin, nres, n_out, free=()):
         for x in e.inputs:
             if isinstance(x, Var) and x in inputs and x not in have:
                 have.add(x)
-                leaves.append((x, Var(x.aval, x.hint)))
+                leaves.append((x, Var(x.aval, x.name, x.role)))
     new = kept + leaves
     saved = (sum(r not in free for r in res) - sum(r not in free for r, _ in new))
     if saved <= 0 or len(eqns) > RECOMPUTE_PER_STORED * saved:
@@ -216,7 +218,7 @@ def recompute_residuals(known, lin, nres, n_out, free=()):
     copies = []
     for e in eqns:
         ins = [read(x) for x in e.inputs]
-        outs = [env.setdefault(v, Var(v.aval, v.hint)) for v in e.outputs]
+        outs = [env.setdefault(v, Var(v.aval, v.name, v.role)) for v in e.outputs]
         copies.append(Eqn(e.prim, ins, outs, e.params))
     # the known body no longer computes what only the residuals needed
     from .simplify import dce

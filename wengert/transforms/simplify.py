@@ -185,7 +185,7 @@ def _inline(prog, args):
     for e in prog.eqns:
         outs = []
         for v in e.outputs:
-            w = Var(v.aval, v.hint)
+            w = Var(v.aval, v.name, v.role)
             env[v] = w
             outs.append(w)
         eqns.append(Eqn(e.prim, tuple(read(x) for x in e.inputs), tuple(outs), e.params))
@@ -276,7 +276,7 @@ def _move_negation(name, ins, out, negated):
     plain = tuple(negated[x] if n else x for x, n in zip(ins, neg_in))
     if all(neg_in):
         return [Eqn(prim, plain, (out,), {})]            # (-a) * (-b) is a * b
-    w = Var(out.aval, out.hint)
+    w = Var(out.aval, "", out.role)         # a temporary: ``out`` keeps the name
     return [Eqn(prim, plain, (w,), {}), Eqn(PRIMITIVES["neg"], (w,), (out,), {})]
 
 

@@ -16,11 +16,10 @@ operand (constants built inside the linear program) are evaluated forward.
 from __future__ import annotations
 
 from ..errors import ShapeMismatchError
-from ..ir import Lit
+from ..ir import Lit, Role, derive
 from ..primitives.core import Linear, TracerBase, Zero, bind, tracing
 from ..primitives.arith import cast_float
 from ..primitives.shape import add_any
-from ..printing import ROLES
 from ..staging import stage
 
 __all__ = ["backward_pass", "transpose_program"]
@@ -84,8 +83,8 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
             ct = ct_env.pop(v, None)
             if ct is None:
                 continue
-            if naming and v.hint and isinstance(ct, TracerBase):
-                ct.name_hint(_ct_name(v.hint))
+            if naming and (v.name or v.role is not Role.VALUE) and isinstance(ct, TracerBase):
+                ct.name_hint(*derive(v.name, v.role, Role.COTANGENT))
         args = [x.val if type(x) is Lit else
                 Linear(x.aval) if every or x in linear else values[x]
                 for x in eqn.inputs]
@@ -96,16 +95,9 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
 
     out = [ct_env.get(v, Zero(v.aval)) for v in ins]
     for v, ct in zip(ins, out) if naming else ():
-        if v.hint and isinstance(ct, TracerBase):
-            ct.name_hint(_ct_name(v.hint))
+        if (v.name or v.role is not Role.VALUE) and isinstance(ct, TracerBase):
+            ct.name_hint(*derive(v.name, v.role, Role.COTANGENT))
     return out
-
-
-def _ct_name(hint):
-    """The cotangent of tangent ``d_p`` (or of ``p``) is named ``ct_p``."""
-    if hint in ROLES:
-        return "%ct"
-    return "ct_" + (hint[2:] if hint.startswith("d_") else hint)
 
 
 def check_cotangents(prog, cts):
@@ -123,8 +115,8 @@ def transpose_program(prog, mask=None):
     Program takes (non-linear inputs..., output cotangents...)."""
     mask = mask or [True] * len(prog.inputs)
     nonlin = [v for v, m in zip(prog.inputs, mask) if not m]
-    hints = [v.hint for v in nonlin] + [
-        f"ct_{v.hint}" if getattr(v, "hint", "") not in ("",) + ROLES else "%ct"
+    labels = [(v.name, v.role) for v in nonlin] + [
+        derive(getattr(v, "name", ""), getattr(v, "role", Role.VALUE), Role.COTANGENT)
         for v in prog.outputs]
     k = len(nonlin)
 
@@ -132,4 +124,5 @@ def transpose_program(prog, mask=None):
         return backward_pass(prog, args[k:], mask, args[:k])
 
     return stage(run, [v.aval for v in nonlin] + [v.aval for v in prog.outputs],
-                 name=f"{prog.name}_transpose", hints=hints, role="%ct")
+                 name=f"{prog.name}_transpose", in_names=[n for n, _ in labels],
+                 in_roles=[r for _, r in labels], role=Role.COTANGENT)

@@ -7,6 +7,7 @@ and transposing it needs transpose rules of linear primitives only.
 """
 from __future__ import annotations
 
+from ..ir import Role, derive
 from ..primitives.core import eval_program
 from ..staging import stage
 from .partial_eval import linearize_flat
@@ -33,6 +34,8 @@ def vjp_program(prog, mask=None):
         outs, _, pullback = vjp_flat(lambda *xs: eval_program(prog, xs), list(args[:n]), mask)
         return list(outs) + list(pullback(args[n:]))
 
-    hints = [v.hint for v in prog.inputs] + [f"ct_{v.hint}" if getattr(v, "hint", "") else "%ct"
-                                             for v in prog.outputs]
-    return stage(run, prog.in_avals + prog.out_avals, name=f"{prog.name}_vjp", hints=hints)
+    labels = [(v.name, v.role) for v in prog.inputs] + [
+        derive(getattr(v, "name", ""), getattr(v, "role", Role.VALUE), Role.COTANGENT)
+        for v in prog.outputs]
+    return stage(run, prog.in_avals + prog.out_avals, name=f"{prog.name}_vjp",
+                 in_names=[n for n, _ in labels], in_roles=[r for _, r in labels])
