@@ -26,6 +26,15 @@ started inside another (a derivative called in a function being converted)
 shares the outer one's guards and constants (its Program is replayed into
 the outer one's) and passes its outside checks on to it when it ends.
 Outside every generation nothing is recorded and an array has its own shape.
+
+What code generation shares between generations, and why it may: tables
+built at import (the registry, NumPy's vocabulary); caches whose entries hold
+forever, keyed by what determines them (a function's converted code, by its
+code object; a shape rule's answer, by plain shapes and dtypes: never while
+symbolic lengths are staged, whose comparisons are guards each time); each
+derivative object's own code cache (a user's function object, shared by the
+threads that call it); the names of generated files (a counter) and
+``linecache``. The traces in progress are per thread (``primitives.core``).
 """
 from __future__ import annotations
 

@@ -328,7 +328,7 @@ class EvalTrace(Trace):
         ctx = _context.symbolic_now()
         if ctx is not None and not (TRACE_STATE.active and (
                 prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
-            return _constant(ctx, prim, args, params)
+            return _constant(ctx, prim, args, params, rule_error)
         if not prim.complex_ok and any(_is_complex(a) for a in args):
             # a rule (det's jvp calls adjugate) evaluating a primitive whose
             # rules are for real values on a complex one: its value would be
@@ -448,7 +448,7 @@ def bind(prim, *args, **params):
     ctx = _current_context()
     if ctx is not None and ctx.symbolic and not (state.active and (
             prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
-        return _constant(ctx, prim, args, params)
+        return _constant(ctx, prim, args, params, rule_error)
     if not prim.complex_ok and any(_is_complex(a) for a in args):
         raise UnsupportedDtypeError.complex_operand(prim.name)
     try:

@@ -20,16 +20,16 @@ __all__ = ["constant"]
 _SCALAR_OPS = {"add": "+", "add_any": "+", "sub": "-", "mul": "*", "div": "/"}
 
 
-def constant(ctx, prim, args, params):
+def constant(ctx, prim, args, params, explain):
     """``prim`` applied to constants while ``ctx`` stages symbolic lengths:
     computed now; a number computed from symbolic numbers is symbolic, and
     an array is remembered with the symbolic shape the shape rule gives, when
-    an operand or a param has one."""
+    an operand or a param has one. ``explain(prim, args, params)``: the typed
+    error for NumPy's ValueError, or None (``core.rule_error``)."""
     try:
         out = prim.impl(*plain_numbers(args), **plain_params(params))
     except ValueError as err:
-        from .core import rule_error    # core applies primitives through this module
-        typed = rule_error(prim, args, params)
+        typed = explain(prim, args, params)
         if typed is None:
             raise
         raise typed from err
