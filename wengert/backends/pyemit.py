@@ -32,7 +32,8 @@ import sys
 
 import numpy as np
 
-from ..dims import Dim, Scalar, has_dims, recipe_of as dims_recipe, render
+from ..context import recipe_of as dims_recipe
+from ..dims import Dim, Scalar, has_dims, render
 from ..errors import WengertError
 from ..ir import Ident, aval_of
 from ..primitives.core import TracerBase
