@@ -21,7 +21,8 @@ from wengert.backends.interpret import interpret
 from wengert.backends.pycodegen import codegen
 from wengert.ir import Aval, Eqn, Lit, Program, Var, verify
 from wengert.primitives import PRIMITIVES
-from wengert.primitives.rules import EmitRule
+from wengert.primitives.pass_rules import BinaryOperator, UnaryMinus
+from wengert.primitives.rules import EmitRule, python_operator
 from wengert.transforms.simplify import simplify
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "wengert"
@@ -220,3 +221,31 @@ def test_negation_of_a_negation_is_the_value_in_generated_code():
     prog = Program([x], [Eqn(neg, (x,), (w,), {}), Eqn(neg, (w,), (v,), {})], [v])
     assert not simplify(prog, copies=True).eqns
     assert len(simplify(prog).eqns) == 2        # printed programs keep the equations
+
+
+OPERATOR_ROWS = [name for name, prim in sorted(PRIMITIVES.items())
+                 if isinstance(prim.emit, (BinaryOperator, UnaryMinus))]
+
+
+def test_the_operators_are_on_their_rows():
+    assert {"add", "add_any", "sub", "mul", "div", "neg", "less", "less_equal", "greater",
+            "greater_equal", "equal", "not_equal"} <= set(OPERATOR_ROWS)
+
+
+@pytest.mark.parametrize("name", OPERATOR_ROWS)
+def test_a_row_spelled_as_an_operator_is_that_operator(name):
+    """Python's operator is the impl only where the impl *is* Python's
+    operator (``python_operator``): on two Python numbers as on arrays, the
+    value and its type are the impl's."""
+    prim = PRIMITIVES[name]
+    assert python_operator(prim.impl), f"{name}: its impl is not Python's operator"
+    text = (f"a {prim.emit.op} b" if isinstance(prim.emit, BinaryOperator) else "-a")
+    # greater, equal and less pairs in each case (a comparison differs on one)
+    cases = [(2.5, -4.0), (2.0, 2.0), (-1.0, 3.0), (3, 2.0),
+             (np.array([1.5, -2.0, 0.5]), 0.5),
+             (np.float32(1.5), np.array([1.0, 1.5, 3.0], np.float32))]
+    for a, b in cases:
+        args = (a, b) if prim.nargs == 2 else (a,)
+        want = prim.impl(*args)
+        got = eval(text, {"a": a, "b": b})      # noqa: S307  (the spelling under test)
+        assert type(got) is type(want) and np.array_equal(got, want), (name, a, b)

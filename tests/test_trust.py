@@ -27,7 +27,7 @@ def _fd(f, x, eps=1e-5):
 def test_no_dictionary_keyed_by_id():
     """``id(obj)`` as a key is reused once ``obj`` dies: a later object then
     reads the dead one's entry (Hessians came out wrong this way). Keys are
-    the objects themselves (``Var``, ``Lit``) or ``ir.Ident``, which holds
+    the objects themselves (``Var``, ``Lit``) or ``Ident``, which holds
     its object."""
     offenders = []
     for path in PACKAGE.rglob("*.py"):
@@ -36,9 +36,8 @@ def test_no_dictionary_keyed_by_id():
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                     and node.func.id == "id"):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
-    # Ident.__hash__ and Var.__repr__; dims keys constants by id in entries that
-    # hold the constant itself, for one recording
-    allowed = {"ir.py", "dims.py"}
+    # Ident.__hash__ and Var.__repr__
+    allowed = {"ident.py", "ir.py"}
     assert [o for o in offenders if o.split(":")[0] not in allowed] == []
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dims
+from . import context
 from .errors import RAGGED_BATCH, UnsupportedSyntax
 from .ir import aval_of
 from .primitives.core import eval_program
@@ -29,7 +29,7 @@ def _basis(leaves):
         eye[start:start + n] = np.eye(n, dtype=av.dtype)
         row = eye.reshape((total,) + av.shape)
         # of symbolic lengths (the source engine's), the code makes it
-        dims.remember(row, (total,) + av.shape, ("eye", total, n, -start))
+        context.remember(row, (total,) + av.shape, ("eye", total, n, -start))
         rows.append(row)
         start += n
     return rows, total

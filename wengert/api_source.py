@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import collections
 import functools
+import threading
 import types
 import warnings
 
 import numpy as np
 
 from . import dims
+from .context import StagingContext, current as current_context
 from .errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
 from .frontends import source as source_frontend, source_guards
 from .ir import Ident, Lit, aval_of, sub_programs
@@ -49,23 +51,27 @@ __all__ = ["SourceTransformed", "source_program", "source_inner", "generated", "
 
 
 class _Seen:
-    """A bounded set: the ``size`` keys added last (the oldest forgotten first)."""
+    """A bounded set: the ``size`` keys added last (the oldest forgotten
+    first). Shared by every thread: a lock keeps its steps whole."""
 
     def __init__(self, size):
         self.size, self._keys = size, collections.OrderedDict()
+        self._lock = threading.Lock()
 
     def add(self, key):
         """Add ``key``; whether it was new."""
-        if key in self._keys:
-            self._keys.move_to_end(key)
-            return False
-        self._keys[key] = None
-        if len(self._keys) > self.size:
-            self._keys.popitem(last=False)
-        return True
+        with self._lock:
+            if key in self._keys:
+                self._keys.move_to_end(key)
+                return False
+            self._keys[key] = None
+            if len(self._keys) > self.size:
+                self._keys.popitem(last=False)
+            return True
 
     def discard(self, key):
-        self._keys.pop(key, None)
+        with self._lock:
+            self._keys.pop(key, None)
 
     def __contains__(self, key):
         return key in self._keys
@@ -96,7 +102,6 @@ def _signature(leaves, static, shapes=True):
 
 
 _is_static = source_frontend.is_static
-_RECORDING = source_guards._LOCAL      # this thread's recording of outside checks, if any
 
 
 def _compile(prog):
@@ -291,7 +296,7 @@ class SourceTransformed(Transformed):
             else:
                 compiled = floats[1]
                 if compiled.env_check is None or compiled.env_check():
-                    if _RECORDING.guards is not None:
+                    if current_context() is not None:
                         source_guards.note(compiled.env_guards)
                     outs = compiled.run(*args)
                     finish = compiled.finish
@@ -302,7 +307,7 @@ class SourceTransformed(Transformed):
         if fast is not None:
             compiled = self.fast.get(fast)
             if compiled is not None and compiled.valid():
-                if _RECORDING.guards is not None:
+                if current_context() is not None:
                     source_guards.note(compiled.env_guards)
                 self.last = compiled
                 return compiled([a for a in args if type(a) is not int])
@@ -358,21 +363,21 @@ class SourceTransformed(Transformed):
 
     def _build(self, args, kwargs, leaves, static, in_tree, generic=True):
         """(compiled, guard check): the code of one call's arguments; the
-        check is None when the code holds at these shapes only."""
+        check is None when the code holds at these shapes only. Staged in a
+        context of its own (``context.StagingContext``), which collects the
+        guards, the constants of symbolic shape and the checks of what the
+        code read from outside the function."""
         avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
         build = functools.partial(self._stage, args, kwargs, leaves, static, in_tree)
-        with source_guards.recording() as outside:
-            if not generic or not any(a.shape for a in avals):
-                compiled, check = build(avals), None
-            else:
-                with dims.recording() as guards:
-                    compiled = build(dims.symbolic_avals(avals))
-                check = self._holds_elsewhere(compiled, guards, avals, build)
-                if check is not None:
-                    compiled.shapes = tuple(a.shape for a in avals)
-                    compiled.respecialize = lambda dyn: build([aval_of(x) for x in dyn])(dyn)
-        compiled.env_guards = outside.guards
-        compiled.env_check = source_guards.guard_function(outside.guards)
+        symbolic = generic and any(a.shape for a in avals)
+        with StagingContext(symbolic) as ctx:
+            compiled = build(dims.symbolic_avals(avals) if symbolic else avals)
+        check = self._holds_elsewhere(compiled, ctx.guards, avals, build) if symbolic else None
+        if check is not None:
+            compiled.shapes = tuple(a.shape for a in avals)
+            compiled.respecialize = lambda dyn: build([aval_of(x) for x in dyn])(dyn)
+        compiled.env_guards = list(ctx.outside.values())
+        compiled.env_check = source_guards.guard_function(compiled.env_guards)
         return compiled, check
 
     @staticmethod
@@ -389,7 +394,7 @@ class SourceTransformed(Transformed):
         if other == [a.shape for a in avals] or not check(*other):
             return None
         try:
-            with dims.recording():
+            with StagingContext(symbolic=True):
                 again = build(dims.symbolic_avals(avals, other))
         except Exception:   # noqa: BLE001 -- the code does not generalise; it is still right here
             return None

@@ -15,35 +15,31 @@ generated again where one does not. A length that lost its expression (went
 through NumPy's C code, or ``int()``) would be written as a number; the
 source engine finds those by staging twice (``api_source``), so such code is
 only ever used at the shapes it was made for.
+
+This module keeps no state: the guards and the constants of symbolic shape
+belong to the generation that stages them (``context.StagingContext``);
+``shape`` and ``zeros`` read the current one.
 """
 from __future__ import annotations
 
 import math
 import operator
-import threading
 
 import numpy as np
 
-__all__ = ["Dim", "Scalar", "symbolic", "plain_numbers", "symbolic_avals", "recording",
-           "render", "guard_function", "has_dims", "as_int", "in_params", "broadcast", "slice_length", "recording_now", "remember",
-           "shape_of", "recipe_of", "constant", "shape", "zeros"]
+from . import context as _context
+from .context import current as _current_context
+from .ir import Aval
+
+__all__ = ["Dim", "Scalar", "symbolic", "plain_numbers", "plain_params", "symbolic_avals",
+           "render", "guard_function", "has_dims", "as_int", "in_params", "broadcast",
+           "slice_length", "shape", "zeros"]
 
 _OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
         "%": operator.mod, "/": operator.truediv}
 _CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
          ">": operator.gt, ">=": operator.ge}
 _PREC = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2, "/": 2}
-
-
-class _Recording(threading.local):
-    """This thread's recording state: each thread generates code on its own."""
-
-    def __init__(self):
-        self.guards = None      # the set comparisons are recorded in, while recording
-        self.shaped = {}        # constants of symbolic shape (see ``remember``)
-
-
-_LOCAL = _Recording()
 
 
 class _Symbolic:
@@ -133,7 +129,8 @@ class _Symbolic:
                 other, (int, float, np.integer, np.floating)):
             return NotImplemented
         result = bool(_CMPS[op](_plain_number(self), _plain_number(other)))
-        guards = _LOCAL.guards
+        ctx = _current_context()    # the generation in progress records it
+        guards = None if ctx is None else ctx.guards
         if guards is not None and not (isinstance(other, _Symbolic) and other.expr == self.expr):
             guards.add((self.expr, op, other.expr if isinstance(other, _Symbolic) else
                          other.item() if isinstance(other, np.generic) else other, result))
@@ -214,7 +211,6 @@ def symbolic(value, expr, aval=None):
 def symbolic_avals(avals, sizes=None):
     """The avals with every length a Dim of its input and axis; ``sizes``
     (one shape per aval) gives them other values than the avals' own."""
-    from .ir import Aval
     out = []
     for k, a in enumerate(avals):
         shape = a.shape if sizes is None else sizes[k]
@@ -285,61 +281,10 @@ def broadcast(*shapes):
     return tuple(out)
 
 
-class recording:
-    """``with recording() as guards:`` collects the comparisons of Dims made
-    inside it: a set of ``(expr, op, expr_or_int, result)``."""
-
-    def __enter__(self):
-        self.outer = _LOCAL.guards
-        _LOCAL.guards = self.guards = set()
-        return self.guards
-
-    def __exit__(self, *exc):
-        _LOCAL.guards = self.outer
-        if self.outer is not None:
-            self.outer |= self.guards
-        else:
-            _LOCAL.shaped.clear()
-        return False
-
-
-def recording_now():
-    return _LOCAL.guards is not None
-
-
-# --- constants of symbolic shape --------------------------------------------
-# Staging computes a constant (zeros of a cotangent, the ones a sum's
-# transpose broadcasts) as a NumPy array at the staged lengths. While
-# recording, such an array is remembered with its symbolic shape, keyed by
-# its id and holding the array itself (so the id cannot be recycled while
-# the entry lives: entries end with the recording); a ``Lit`` of it takes
-# that shape, and the code generator writes it as ``np.zeros(shape)`` or
-# ``np.full(shape, value)``.
-
-
-def remember(value, shape, recipe=None):
-    """Remember ``value``'s symbolic shape; ``recipe`` says how the code makes
-    a constant that is not one value repeated: ``("eye", rows, cols, k)`` is
-    ``np.eye(rows, cols, k)`` reshaped to ``shape``."""
-    if _LOCAL.guards is None or not isinstance(value, np.ndarray):
-        return
-    _LOCAL.shaped[id(value)] = (value, shape, recipe)
-
-
-def _entry(value):
-    entry = _LOCAL.shaped.get(id(value))
-    return entry if entry is not None and entry[0] is value else None
-
-
-def shape_of(value):
-    """The symbolic shape remembered for ``value``, or None."""
-    entry = _entry(value)
-    return None if entry is None else entry[1]
-
-
-def recipe_of(value):
-    entry = _entry(value)
-    return None if entry is None else entry[2]
+def plain_params(params):
+    """A primitive's params with their symbolic lengths as plain ints: what
+    its impl must see (comparing a Dim there would record a guard)."""
+    return {k: _plain(v) for k, v in params.items()}
 
 
 def _plain(v):
@@ -354,84 +299,21 @@ def zeros(shape, dtype):
     """``np.zeros``, remembered with its shape when that is symbolic."""
     out = np.zeros(shape, dtype)
     if has_dims(shape):
-        remember(out, shape)
+        _context.remember(out, shape)
     return out
 
 
 def shape(x):
-    """``np.shape(x)``, symbolic for a remembered constant."""
-    if _LOCAL.shaped:
-        s = shape_of(x)
+    """``np.shape(x)``, symbolic for a constant of symbolic shape."""
+    ctx = _current_context()
+    if ctx is not None and ctx.shaped:
+        s = ctx.shape_of(x)
         if s is not None:
             return s
     # arrays, NumPy scalars and traced values carry their shape: reading it
     # skips np.shape's dispatch (``__array_function__`` for a tracer)
     s = getattr(x, "shape", None)
     return s if type(s) is tuple else np.shape(x)
-
-
-_SCALAR_OPS = {"add": "+", "add_any": "+", "sub": "-", "mul": "*", "div": "/"}
-
-
-def constant(prim, args, params):
-    """``prim`` applied to constants while recording: computed now; a number
-    computed from symbolic numbers is symbolic (``1.0 / n``), and an array
-    is remembered with the symbolic shape the shape rule gives, when an
-    operand or a param has one."""
-    plain = {k: _plain(v) for k, v in params.items()}
-    try:
-        out = prim.impl(*[_plain_number(a) for a in args], **plain)
-    except ValueError as err:
-        from .primitives.core import rule_error
-        typed = rule_error(prim, args, params)
-        if typed is None:
-            raise
-        raise typed from err
-    if any(isinstance(a, _Symbolic) for a in args):
-        sym = _symbolic_number(prim.name, args, out)
-        if sym is not None:
-            return sym
-    shaped = [shape_of(a) for a in args] if _LOCAL.shaped else [None] * len(args)
-    if not (any(s is not None for s in shaped) or in_params(params)):
-        return out
-    from .ir import Aval, aval_of
-    try:
-        avals = [aval_of(a) if s is None else Aval(s, aval_of(a).dtype, aval_of(a).weak)
-                 for a, s in zip(args, shaped)]
-        res = prim.abstract_eval(*avals, **params)
-    except Exception:   # noqa: BLE001 -- the constant keeps its concrete shape
-        return out
-    if prim.multiple_results:
-        for o, a in zip(out, res):
-            if has_dims(a.shape):
-                remember(o, a.shape)
-    elif has_dims(res.shape):
-        fill = args[0] if prim.name == "broadcast_to" and isinstance(args[0], Scalar) else None
-        remember(out, res.shape, None if fill is None else ("full", fill))
-    return out
-
-
-def _symbolic_number(name, args, out):
-    """The symbolic number ``name(*args)`` gives (``out``, its value), for the
-    arithmetic of numbers of float64 or int64; None for anything else."""
-    from .ir import aval_of
-    args = [a.item() if isinstance(a, np.ndarray) and a.ndim == 0 else a for a in args]
-    if np.ndim(out) or not all(isinstance(a, (int, float)) for a in args):
-        return None
-    aval = aval_of(out)
-    if aval.dtype not in (np.float64, np.int64):
-        return None
-    if name == "neg":
-        expr = ("-", 0, args[0])
-    elif name in _SCALAR_OPS and len(args) == 2:
-        expr = (_SCALAR_OPS[name], args[0], args[1])
-        if name == "div" and isinstance(args[1], _Symbolic):
-            args[1] != 0    # noqa: B015 -- recorded: the code divides by it (Python raises at 0)
-    else:
-        return None
-    if aval.dtype == np.int64:
-        return Dim(int(out), expr) if aval.weak else None
-    return Scalar(float(out), expr, aval)
 
 
 def render(d, leaf):

@@ -19,7 +19,8 @@ import math
 
 import numpy as np
 
-from . import dims as _dims
+from .context import current as _current_context
+from .ident import Ident
 
 __all__ = ["Aval", "Var", "Role", "label", "derive", "Lit", "Eqn", "Program", "verify", "aval_of",
            "ProgramError", "Ident",
@@ -87,8 +88,9 @@ def aval_of(x):
     """The Aval of a concrete value, a tracer, or a Python scalar."""
     t = type(x)
     if t is np.ndarray or t is np.float64:
-        if _dims._LOCAL.shaped:     # a constant of symbolic shape (``dims``)
-            shape = _dims.shape_of(x)
+        ctx = _current_context()
+        if ctx is not None and ctx.shaped:  # a constant of symbolic shape (``context``)
+            shape = ctx.shape_of(x)
             if shape is not None:
                 return Aval(shape, x.dtype)
         return Aval(x.shape, x.dtype)
@@ -112,23 +114,6 @@ def aval_of(x):
     if callable(fail):                      # says which, and where
         fail()
     raise TypeError(f"not an array value: {type(x).__name__}")
-
-
-class Ident:
-    """A dictionary key that is an object's identity and holds the object:
-    unlike ``id(obj)``, it cannot be mistaken for a later object that reuses
-    a freed object's id. (``Var`` and ``Lit`` are their own identity keys.)"""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __hash__(self):
-        return id(self.obj)
-
-    def __eq__(self, other):
-        return type(other) is Ident and other.obj is self.obj
 
 
 class Role(enum.Enum):

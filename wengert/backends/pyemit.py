@@ -22,7 +22,8 @@ import re
 
 import numpy as np
 
-from ..dims import Dim, Scalar, has_dims, recipe_of as dims_recipe, render
+from ..context import recipe_of as dims_recipe
+from ..dims import Dim, Scalar, has_dims, render
 from ..ir import Ident
 from ..primitives.core import TracerBase
 from ..primitives.index import DYN

@@ -29,7 +29,8 @@ returns depends on the value found there (``classify``):
 
 Default values of parameters are read like globals (``default_value``).
 
-Each check is recorded while the code is generated (``recording``); the
+Each check is recorded while the code is generated, in the generation's
+staging context (``context.StagingContext``, see ``source_guards``); the
 source engine compiles them into one function (``guard_function``) that a
 call must pass before cached code runs, else the code is generated again.
 """

@@ -1,50 +1,29 @@
 """The checks that keep code the source engine generated valid: each value
 read from outside while the code is generated is recorded with how to check
-it (``recording``, ``note``); ``guard_function`` compiles them into the one
+it (``note``), in the generation's staging context
+(``context.StagingContext``); ``guard_function`` compiles them into the one
 function a call must pass before cached code runs (see ``source_env``).
 """
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
+from ..context import current as current_context
 from ..primitives.host import EnvRef
 
-__all__ = ["recording", "note", "guard_function"]
+__all__ = ["note", "guard_function"]
 
 
 # --- the checks recorded while code is generated ----------------------------------
-class _State(threading.local):
-    def __init__(self):
-        self.guards = None          # {key: guard} while recording
-
-
-_LOCAL = _State()
-
-
-class recording:
-    """``with recording() as rec:`` collects the checks the code generated
-    inside it depends on, as the list ``rec.guards``. Nested recordings pass
-    theirs on to the enclosing one."""
-
-    def __enter__(self):
-        self.outer = _LOCAL.guards
-        _LOCAL.guards = {}
-        return self
-
-    def __exit__(self, *exc):
-        mine = _LOCAL.guards
-        self.guards = list(mine.values())
-        if self.outer is not None:
-            self.outer.update(mine)
-        _LOCAL.guards = self.outer
-        return False
+# They belong to the generation in progress: the current staging context
+# (``context.StagingContext.outside``, ``{key: guard}``); a generation started
+# inside another passes its checks on to the outer one when it ends.
 
 
 def note(guards):
-    """Record ``guards`` (another code's checks) in the recording in
+    """Record ``guards`` (another code's checks) in the generation in
     progress, if one is."""
     for g in guards:
         _guard(*g)
@@ -53,9 +32,9 @@ def note(guards):
 def _guard(ref, kind, expected):
     """Record that the code needs ``ref`` to pass check ``kind`` (a key of
     ``_TESTS``, or ``"array"``/``"eq"``: see ``_guard_test``) at each call."""
-    guards = _LOCAL.guards
-    if guards is not None:
-        guards.setdefault(_key(ref, kind, expected), (ref, kind, expected))
+    ctx = current_context()
+    if ctx is not None:
+        ctx.outside.setdefault(_key(ref, kind, expected), (ref, kind, expected))
 
 
 def _key(ref, kind, expected):

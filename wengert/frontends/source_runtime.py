@@ -15,7 +15,7 @@ import types
 
 import numpy as np
 
-from .. import dims
+from .. import context, dims
 from ..dims import Dim
 from ..errors import ConcretizationError, UnsupportedSyntax, user_location
 from ..ir import aval_of
@@ -184,7 +184,7 @@ def call(f, *args, **kw):
             f"{user_location()}: np.{getattr(f, '__name__', 'zeros')} with a shape that depends "
             "on a traced value: array shapes must be Python ints (or lengths of inputs); compute "
             "the shape from values you do not differentiate")
-    if dims.recording_now() and _is_maker(f):
+    if context.symbolic_now() is not None and _is_maker(f):
         out = f(*args, **kw)
         _MAKERS[f](out, *args, **kw)
         return out
@@ -247,13 +247,13 @@ _OBJECT_BUILTINS = {builtins.getattr, builtins.hasattr, builtins.callable, built
 def _made(out, shape, *a, **kw):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if dims.has_dims(shape):
-        dims.remember(out, shape)
+        context.remember(out, shape)
 
 
 def _made_eye(out, n, m=None, k=0, *a, **kw):
     m = n if m is None else m
     if dims.has_dims((n, m)):
-        dims.remember(out, (n, m), ("eye", n, m, k))
+        context.remember(out, (n, m), ("eye", n, m, k))
 
 
 def _is_maker(f):

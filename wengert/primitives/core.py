@@ -60,7 +60,9 @@ import threading
 
 import numpy as np
 
-from .. import dims as _dims
+from .. import context as _context, dims as _dims
+from ..context import current as _current_context
+from .symbolic_constants import constant as _constant
 from ..ir import Ident, Lit, Role, aval_of, programs_in, runs_at_call
 from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
 
@@ -226,12 +228,12 @@ def snapshot(x, memo=None):
     """``x`` as a value a derivative may keep: a writeable ndarray is copied
     (its owner may write to it before the derivative is used: ``w *= 0.25``
     after ``y = w * x``), read-only arrays, scalars and tracers are kept as
-    they are, and so are constants of symbolic shape (``dims``), which
+    they are, and so are constants of symbolic shape (``context``), which
     staging made and nobody else holds. ``memo`` (a dict that lives as long
     as one derivative's recording) keeps one copy of an array while it holds
     the same bytes: a loop that reads a global array at each step keeps one
     copy, not one per step."""
-    if type(x) is not np.ndarray or not x.flags.writeable or _dims.shape_of(x) is not None:
+    if type(x) is not np.ndarray or not x.flags.writeable or _context.shape_of(x) is not None:
         return x
     if memo is None:
         return x.copy()
@@ -347,9 +349,10 @@ class EvalTrace(Trace):
         # a loop or branch on constant operands whose Programs draw or read a
         # global is made at each call too: while a transformation is in
         # progress, never computed on the constant path of symbolic lengths
-        if _dims.recording_now() and not (TRACE_STATE.active and (
+        ctx = _context.symbolic_now()
+        if ctx is not None and not (TRACE_STATE.active and (
                 prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
-            return _dims.constant(prim, args, params)
+            return _constant(ctx, prim, args, params, rule_error)
         if not prim.complex_ok and any(_is_complex(a) for a in args):
             # a rule (det's jvp calls adjugate) evaluating a primitive whose
             # rules are for real values on a complex one: its value would be
@@ -463,9 +466,10 @@ def bind(prim, *args, **params):
     if current is not EVAL:
         return current.process_consts(prim, args, params)
     # the root's work, as EvalTrace.process_consts does it, inline: the hot path
-    if _dims.recording_now() and not (state.active and (
+    ctx = _current_context()
+    if ctx is not None and ctx.symbolic and not (state.active and (
             prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
-        return _dims.constant(prim, args, params)
+        return _constant(ctx, prim, args, params, rule_error)
     if not prim.complex_ok and any(_is_complex(a) for a in args):
         raise UnsupportedDtypeError.complex_operand(prim.name)
     try:

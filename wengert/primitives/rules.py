@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from .. import dims as _dims
+from ..context import current as _current_context
 from ..dims import broadcast, has_dims
 from ..errors import ShapeMismatchError, user_location
 from ..ir import Aval
@@ -65,8 +66,10 @@ def elementwise_aval(name, float_out=False, out_dtype=None, python_scalars=False
         # memoised on the operands' shapes and dtypes: the same few
         # combinations recur on every call of a traced function. Not while
         # symbolic lengths are staged: the comparisons broadcasting makes are
-        # guards, recorded each time (``dims``)
-        if _dims.recording_now():
+        # guards, recorded each time (``context``); outside a generation a
+        # comparison records nothing, so a remembered answer skips nothing
+        ctx = _current_context()
+        if ctx is not None and ctx.symbolic:
             return _elementwise(*avals)
         if len(avals) == 2:
             a, b = avals

@@ -40,10 +40,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dims
+from .. import context, dims
 from ..dims import in_params
 from ..ir import Eqn, Ident, Lit, Program, acts, has_effect, programs_in
+from ..primitives.core import rule_error
 from ..primitives.pass_rules import is_scalar_lit as _is_scalar_lit
+from ..primitives.symbolic_constants import constant
 
 __all__ = ["simplify", "dce", "atom_key", "eqn_key"]
 
@@ -126,7 +128,8 @@ def simplify(prog, copies=False):
                     and not in_params(eqn.params):     # a symbolic shape is the code's to make
                 vals = [x.val for x in ins]
                 # of symbolic numbers (``dims``) a symbolic number
-                val = (dims.constant(eqn.prim, vals, eqn.params) if dims.recording_now()
+                ctx = context.symbolic_now()
+                val = (constant(ctx, eqn.prim, vals, eqn.params, rule_error) if ctx is not None
                        else eqn.prim.impl(*dims.plain_numbers(vals), **eqn.params))
                 # only where the value has the result's shape: operands made
                 # scalars by ``_uniform_as_scalar`` fold to a scalar where the
@@ -184,7 +187,7 @@ def _uniform_as_scalar(ins, out):
         first = val.flat[0]
         if np.isnan(first) or not (val == first).all():
             continue
-        recipe = dims.recipe_of(val)
+        recipe = context.recipe_of(val)
         new[k] = Lit(recipe[1] if recipe is not None and recipe[0] == "full" else first)
     return new
 
