@@ -34,7 +34,7 @@ OPTIONAL = ("scipy", "numba", "matplotlib", "hypothesis", "graphviz")
 
 # Layers, bottom to top (the rule tests/test_layers.py enforces).  A module may import its own
 # layer or lower ones; frontends and backends share a rank but never import each other.
-#   core        the data: errors, the staging context, symbolic dims, pytrees, the IR and its printing;
+#   core        the data: errors, the staging context, symbolic dims, pytrees, the IR (atoms, programs) and its printing;
 #   primitives  the rows of the one registry, the trace machinery (primitives.core), and the
 #               recorder that stages a primitive application as an equation (`staging`, which
 #               the transforms use to build Programs);
@@ -47,7 +47,7 @@ OPTIONAL = ("scipy", "numba", "matplotlib", "hypothesis", "graphviz")
 #   api         the public functions composed from the stages below, the CLI, the demo.
 # Patterns are matched in order against the name inside the package ("" for its __init__).
 LAYERS = [
-    ("core", ("errors", "ident", "context", "dims", "pytree", "ir", "printing")),
+    ("core", ("errors", "ident", "context", "dims", "pytree", "atoms", "ir", "printing")),
     ("control", ("primitives", "primitives.control", "primitives.control.*",
                  "primitives.control_*", "primitives.checkpoint", "primitives.checkpoint.*",
                  "primitives.checkpoint_*", "primitives.custom")),

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir import Lit, Program, label, sub_programs
+from .atoms import Lit, TracerBase, aval_of, label
 
 __all__ = ["format_program", "format_literal", "Namer", "walk"]
 
 
 def format_literal(val):
-    from .primitives.core import TracerBase
     if isinstance(val, TracerBase):
         return f"<traced {val.aval.short()}>"
     if isinstance(val, (bool, np.bool_)):
@@ -36,7 +35,6 @@ def format_literal(val):
             return format_literal(val[()])
         if val.size <= 4:
             return np.array2string(val, separator=", ").replace("\n", "")
-        from .ir import aval_of
         return f"<const {aval_of(val).short()}>"
     return repr(val)
 
@@ -56,12 +54,24 @@ def _format_index_part(p):
     return repr(p)
 
 
-def _format_param(k, v):
+def _programs_in(params, program_type):
+    """The sub-programs among an equation's params (a body, a tuple of
+    branches): the values of the listing's own Program type. (Printing sits
+    below ``ir``, whose ``Program.__str__`` calls it, so it knows the type
+    from the program it prints, not by importing it.)"""
+    for v in params.values():
+        if type(v) is program_type:
+            yield v
+        elif isinstance(v, (tuple, list)):
+            yield from (p for p in v if type(p) is program_type)
+
+
+def _format_param(k, v, program_type):
     if k == "idx" and isinstance(v, tuple):
         return f"{k}=[{', '.join(_format_index_part(p) for p in v)}]"
-    if isinstance(v, Program):
+    if type(v) is program_type:
         return f"{k}={v.name}"
-    if isinstance(v, tuple) and v and all(isinstance(p, Program) for p in v):
+    if isinstance(v, tuple) and v and all(type(p) is program_type for p in v):
         return f"{k}=({', '.join(p.name for p in v)})"
     if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
         return f"{k}={np.dtype(v).name}"
@@ -113,13 +123,13 @@ class Namer:
                 for x in atoms]
 
 
-def _sub_aliases(eqn, namer):
+def _sub_aliases(eqn, namer, program_type):
     """(sub-program, {input position: name}) for each sub-program of ``eqn``:
     read-only inputs bound to a variable operand share its name, as the
     row's ``print`` rule says (a branch's operands, a loop's constants)."""
     if eqn.prim.print is not None:
         return eqn.prim.print(eqn, namer.uses)
-    return ((sub, {}) for sub in sub_programs(eqn))
+    return ((sub, {}) for sub in _programs_in(eqn.params, program_type))
 
 
 def walk(prog, namer, aliases=None):
@@ -142,7 +152,7 @@ def walk(prog, namer, aliases=None):
         if k in aliases:
             namer.names[v] = aliases[k]
     for eqn in prog.eqns:
-        for sub, sub_aliases in _sub_aliases(eqn, namer):
+        for sub, sub_aliases in _sub_aliases(eqn, namer, type(prog)):
             yield from walk(sub, namer, sub_aliases)
         uses = namer.uses(eqn.inputs)
         yield "eqn", eqn, uses, [namer.define(v, "v") for v in eqn.outputs]
@@ -162,7 +172,8 @@ def format_program(prog, indent=""):
             lines.append(f"{pads[-1]}program {item.name}({args}):")
         elif kind == "eqn":
             lhs = defs[0] if len(defs) == 1 else "(" + ", ".join(defs) + ")"
-            params = ", ".join(_format_param(k, item.params[k]) for k in sorted(item.params))
+            params = ", ".join(_format_param(k, item.params[k], type(prog))
+                               for k in sorted(item.params))
             params = f"[{params}]" if params else ""
             ins = _atoms(item.inputs, uses)
             lines.append(f"{pads[-1]}  {lhs} = {item.prim.name}{params} ({ins})")

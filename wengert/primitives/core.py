@@ -64,6 +64,7 @@ from .. import context as _context, dims as _dims
 from ..context import current as _current_context
 from .symbolic_constants import constant as _constant
 from ..ir import Ident, Lit, Role, aval_of, programs_in, runs_at_call
+from ..atoms import HasAval, TracerBase     # (the tracers' base, part of this module's Trace API)
 from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "wrapper_of", "NOT_LINEAR", "BY_IMPL", "Zero",
@@ -159,29 +160,6 @@ def register(prim):
 
 
 # --- symbolic zeros and linear markers -------------------------------------
-
-class HasAval:
-    """``shape``, ``ndim``, ``size`` and ``dtype`` read from ``self.aval``:
-    symbolic values answer NumPy's shape questions like arrays."""
-
-    __slots__ = ()
-
-    @property
-    def shape(self):
-        return self.aval.shape
-
-    @property
-    def ndim(self):
-        return self.aval.ndim
-
-    @property
-    def size(self):
-        return self.aval.size
-
-    @property
-    def dtype(self):
-        return self.aval.dtype
-
 
 class Zero(HasAval):
     """A symbolic zero tangent or cotangent of a known aval.
@@ -288,18 +266,6 @@ def zero_if_any(prim):
 
 
 # --- traces ----------------------------------------------------------------
-
-class TracerBase(HasAval):
-    """A value of a trace in progress. Subclasses carry what their trace needs;
-    ``frontends``/``transforms`` define them, ``primitives.numpy_api`` gives them
-    NumPy's face (operators, ufuncs, methods)."""
-
-    __slots__ = ("_trace",)
-
-    def name_hint(self, name, role=Role.VALUE):
-        """Pass a user's variable name, and the role (``ir.Role``) this value
-        plays for it, on to the Program being recorded (if any)."""
-
 
 class Trace:
     """An interpreter of primitive applications: the root runs ``impl``
