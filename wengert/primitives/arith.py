@@ -24,7 +24,8 @@ from .. import dims as _dims
 from .core import (NOT_LINEAR, Linear, Primitive, Zero, instantiate, register, wrapper_of,
                    zero_if_any)
 from .rules import broadcast_shapes, elementwise_aval, python_operator, result_dtype, shape_error
-from .shape import broadcast_to, dup, elementwise_batch, sum_to_shape
+from .fanout import dup
+from .shape import broadcast_to, elementwise_batch, sum_to_shape
 from ..ir import Aval, aval_of
 
 
