@@ -47,7 +47,7 @@ from .control import for_loop_jvp, for_loop_linearize
 from .control.params import ForParams, SweepParams, split
 from .control.stage import stage_loop
 from .index import getitem, stack
-from .shape import add_any
+from .fanout import add_any
 from .checkpoint_emit import (CheckpointEmit, CheckpointedLoopEmit, LoopForwardEmit,
                               LoopReverseEmit, ThroughImplEmit)
 from ..transforms.jvp import jvp_flat, jvp_program

@@ -25,7 +25,8 @@ from ..ir import Role, aval_of, derive
 from ..primitives.core import (TRACE_STATE, BY_IMPL, Trace, Zero, bind, is_float, set_current,
                                snapshot)
 from .. import dims as _dims
-from ..primitives.arith import cast_exact, cast_float
+from ..primitives.arith import cast_float
+from ..primitives.casts import cast_exact
 from ..primitives.shape import broadcast_to
 from ..primitives.numpy_api import Tracer
 from ..staging import stage

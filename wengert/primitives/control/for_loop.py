@@ -26,7 +26,8 @@ from ...dims import as_int
 from ...errors import RAGGED_BATCH, UnsupportedSyntax
 from ...ir import Aval, Lit, Role, aval_of
 from ..core import Linear, Primitive, bind, eval_program, instantiate, register, zeros
-from ..shape import add_any, broadcast_to, moveaxis
+from ..fanout import add_any
+from ..shape import broadcast_to, moveaxis
 from .loops import (LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp_body,
                     loop_residuals, stack_ys)
 from .params import ForParams, split
