@@ -228,7 +228,7 @@ def _equation(em, eqn, ins, py, outs, subs):
     """The statements of one equation (``py``: which operands may be Python
     scalars): the row's ``emit`` rule's, else ``outs = <expression>``."""
     rule = eqn.prim.emit
-    if rule is not None:
+    if rule is not None and "statements" in rule.asks:
         lines = rule.statements(em, eqn, ins, py, outs, _by_param(eqn, subs) if subs else {})
         if lines is not None:
             return lines
@@ -253,7 +253,9 @@ def _use_kinds(prog, uses=None):
             uses.setdefault(x, set()).add(kind)
 
     for eqn in prog.eqns:
-        kinds = eqn.prim.emit.operand_uses(eqn) if eqn.prim.emit is not None else None
+        rule = eqn.prim.emit
+        kinds = rule.operand_uses(eqn) if rule is not None and "operand_uses" in rule.asks \
+            else None
         for k, x in enumerate(eqn.inputs):
             note(x, "other" if kinds is None else kinds[k])
         for sub in sub_programs(eqn):
@@ -272,8 +274,8 @@ def loop_only_values(prog):
 
 def python_scalars(prog, inputs=None, found=None):
     """The Vars that may hold a Python scalar when ``prog`` runs (a
-    sound over-approximation). Only these make an operator differ from its
-    ufunc. Scalar inputs may (a caller passes ``2.0``); an impl returns NumPy
+    sound over-approximation): a Python scalar cannot be subscripted, and
+    an operator on two of them gives a Python number. Scalar inputs may (a caller passes ``2.0``); an impl returns NumPy
     values, but ``dup`` and control flow pass values through (their rows'
     ``emit.python_scalars`` say how), and a loop's index is a Python int. A
     loop carry is solved to a fixed point; a sub-program used twice gets the
@@ -291,16 +293,17 @@ def python_scalars(prog, inputs=None, found=None):
 
     found.update(v for v, f in zip(prog.inputs, inputs) if f)
     for eqn in prog.eqns:
-        ins = [py(x) for x in eqn.inputs]
         rule = eqn.prim.emit
-        outs = rule.python_scalars(eqn, ins, run) if rule is not None else None
-        if outs is None and list(sub_programs(eqn)):
+        outs = None
+        if rule is not None and "python_scalars" in rule.asks:
+            outs = rule.python_scalars(eqn, [py(x) for x in eqn.inputs], run)
+        if outs is None:
+            if not eqn.params or not list(sub_programs(eqn)):
+                continue            # an impl's results are NumPy values
             # other holders of sub-programs (checkpointing): any scalar may be a Python one
             for sub in sub_programs(eqn):
                 run(sub, [v.aval.shape == () for v in sub.inputs])
             outs = [v.aval.shape == () for v in eqn.outputs]
-        elif outs is None:
-            outs = [False] * len(eqn.outputs)
         found.update(v for v, f in zip(eqn.outputs, outs) if f)
     return found
 
@@ -331,6 +334,9 @@ def share_condition_values(prog):
     first), so the code assigns nothing for them."""
     eqns, changed = [], False
     for eqn in prog.eqns:
+        if not eqn.params:          # no sub-Program to share values in
+            eqns.append(eqn)
+            continue
         params = {}
         for key, v in eqn.params.items():
             if isinstance(v, Program):
@@ -338,8 +344,9 @@ def share_condition_values(prog):
             elif isinstance(v, tuple) and v and all(isinstance(p, Program) for p in v):
                 v = tuple(share_condition_values(p) for p in v)
             params[key] = v
-        if eqn.prim.emit is not None:
-            params = eqn.prim.emit.prepare(eqn, params, _reuse_condition)
+        rule = eqn.prim.emit
+        if rule is not None and "prepare" in rule.asks:
+            params = rule.prepare(eqn, params, _reuse_condition)
         if any(params[k] is not eqn.params[k] for k in params):
             eqn, changed = Eqn(eqn.prim, eqn.inputs, eqn.outputs, params), True
         eqns.append(eqn)

@@ -103,7 +103,17 @@ def elementwise_aval(name, float_out=False, out_dtype=None, python_scalars=False
 class EmitRule:
     """A row's ``emit`` rule: its Python code, for ``backends/pycodegen.py``
     (which passes ``code``, its code writer: names, literals and the text
-    helpers). Each method may answer None: the code generator's default."""
+    helpers). Each method may answer None: the code generator's default.
+    ``asks``: the methods a rule's class writes, so the code generator skips
+    the others (most rows write only ``expression``)."""
+
+    asks = frozenset()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.asks = frozenset(m for m in ("statements", "expression", "python_scalars",
+                                         "operand_uses", "prepare")
+                             if getattr(cls, m) is not getattr(EmitRule, m))
 
     def statements(self, code, eqn, ins, py, outs, subs):
         """The statements of ``outs = eqn (ins)`` (``py[k]``: operand ``k``
