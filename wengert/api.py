@@ -18,7 +18,8 @@ from .api_checks import (argnums_tuple, check_holomorphic_inputs, check_inputs,
 from .errors import ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Aval, Program, aval_of
-from .primitives.core import TracerBase, Zero, eval_program, set_current
+from .primitives.core import TracerBase, Zero
+from .primitives.trace import eval_program, set_current
 from .primitives.control import for_loop
 from .primitives.control.params import ForParams
 from .primitives.control.stage import stage_loop

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .ir import Lit, sub_programs
-from .primitives.core import TracerBase, eval_program
+from .primitives.core import TracerBase
+from .primitives.trace import eval_program
 from .pytree import unflatten
 from .transforms.simplify import simplify
 from .backends.pycodegen import codegen

@@ -40,7 +40,7 @@ from .context import StagingContext, current as current_context
 from .errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
 from .frontends import source as source_frontend, source_guards
 from .ir import Ident, aval_of
-from .primitives.core import eval_program, tracing
+from .primitives.trace import eval_program, tracing
 from .pytree import flatten, unflatten
 from .staging import stage
 from .transformed import Transformed

@@ -21,8 +21,8 @@ import operator
 import numpy as np
 
 from .. import dims as _dims
-from .core import (NOT_LINEAR, Linear, Primitive, Zero, instantiate, register, wrapper_of,
-                   zero_if_any)
+from .core import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register, zero_if_any
+from .trace import wrapper_of
 from .rules import broadcast_shapes, elementwise_aval, python_operator, result_dtype, shape_error
 from .shape import broadcast_to, dup, elementwise_batch, sum_to_shape
 from ..ir import Aval, aval_of

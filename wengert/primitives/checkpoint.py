@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import (BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, bind, eval_program,
-                   instantiate, is_float, register)
+from .core import BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, instantiate, is_float, register
+from .trace import bind, eval_program
 from ..errors import ConcretizationError, UnsupportedSyntax
 from ..ir import Aval, Role, aval_of, has_effect
 from .control import for_loop_jvp, for_loop_linearize

@@ -49,7 +49,8 @@ import numpy as np
 
 from .. import dims as _dims
 from . import arith, index, reduce, shape
-from .core import BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, bind, instantiate, register
+from .core import BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, instantiate, register
+from .trace import bind
 from .host import HostCallError, check_value, out_aval_of
 from ..errors import NoDerivativeRule, ShapeMismatchError, UnsupportedSyntax, user_location
 from ..ir import aval_of

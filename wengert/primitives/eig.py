@@ -27,7 +27,8 @@ import numpy as np
 from .arith import div, mul, sub, where
 from .ordering import abs as abs_, equal
 from .arith import conj, imag, real
-from .core import NOT_LINEAR, Primitive, Zero, bind, register
+from .core import NOT_LINEAR, Primitive, Zero, register
+from .trace import bind
 from .fft import complex_dtype
 from .linalg import _matmul, diagonal
 from .matrix import inv

@@ -35,7 +35,8 @@ import numpy as np
 
 from .arith import convert, mul
 from .arith import conj, real_dtype
-from .core import Primitive, register, wrapper_of, zero_if_any
+from .core import Primitive, register, zero_if_any
+from .trace import wrapper_of
 from .index import getitem
 from .arrayargs import no_out
 from .rules import shape_error

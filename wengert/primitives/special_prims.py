@@ -27,7 +27,8 @@ import numpy as np
 from .arith import add, cast_float, div, mul, neg, sub, where
 from .ordering import equal, logical_and, sign
 from .transcendental import exp, log, log1p
-from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
+from .core import NOT_LINEAR, Primitive, Zero, register
+from .trace import wrapper_of
 from .rules import broadcast_shapes
 from .shape import elementwise_batch
 from ..ir import Aval, aval_of

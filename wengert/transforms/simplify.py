@@ -38,7 +38,8 @@ import numpy as np
 from .. import context, dims
 from ..dims import in_params
 from ..ir import Eqn, Ident, Lit, Program, Var, acts, has_effect, programs_in
-from ..primitives.core import PRIMITIVES, rule_error
+from ..primitives.core import PRIMITIVES
+from ..primitives.trace import rule_error
 from ..primitives.symbolic_constants import constant
 
 __all__ = ["simplify", "dce", "atom_key", "eqn_key"]

@@ -9,7 +9,8 @@ import numpy as np
 
 from ...ir import Aval, Program, Var, aval_of
 from ..arith import convert
-from ..core import Zero, eval_program, instantiate
+from ..core import Zero, instantiate
+from ..trace import eval_program
 from ..rules import EmitRule
 from .common import is_float_aval, numpy_outputs, tangent_mask
 from .params import ForParams, join, split
