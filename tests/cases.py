@@ -33,8 +33,8 @@ import numpy as np
 import wengert as wg
 from wengert.demo import seed000  # noqa: F401  (in the corpus)
 
-from wengert.primitives import (arith, composite, index, linalg, matrix, ordering, reduce, shape,
-                                transcendental)
+from wengert.primitives import (arith, composite, einsum, fanout, index, linalg, matrix, ordering,
+                                reduce, shape, transcendental)
 from wengert.primitives.index import normalize_index
 
 F64 = np.dtype(np.float64)
@@ -366,7 +366,7 @@ def call_concatenate(*xs, axis):
 
 
 def call_einsum(*ops, spec):
-    return linalg.einsum(spec, *ops)
+    return einsum.einsum(spec, *ops)
 
 
 def _sym(a):
@@ -556,12 +556,12 @@ SPECS.update({
 
     # --- the linear helpers of the transforms
     "dup": PrimSpec(DIFF, variants("3", [real((3,))]) + variants("s", [real(())]),
-                    lambda x: (x, x), shape.dup, linear_in=((0,),)),
+                    lambda x: (x, x), fanout.dup, linear_in=((0,),)),
     "add_any": PrimSpec(DIFF, variants("2x3", [real((2, 3)), real((2, 3))])
                         + variants("s", [real(()), real(())]),
                         # add_any only ever sums two cotangents, both linear (its
                         # transpose rule returns both cotangents without looking)
-                        np.add, shape.add_any, linear_in=((0, 1),)),
+                        np.add, fanout.add_any, linear_in=((0, 1),)),
 
     # --- shape
     "broadcast_to": PrimSpec(

@@ -34,7 +34,7 @@ from .api_prepare import (_CLOSE_OVER, _by_source, _cast_like, _holo, _prepare, 
                           _unit, _unshared, _unwrap_aux, _vjp_core)
 from .api_source import _warn_fallback, generated, has_source, source_inner, source_program
 from .transforms.checkpoint_schedules import schedule_of
-from .primitives.checkpoint import checkpointed_loop
+from .primitives.checkpoint_loop import checkpointed_loop
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose",
            "jacfwd", "jacrev", "hessian", "make_program"]

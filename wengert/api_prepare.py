@@ -14,7 +14,8 @@ from .frontends.tracing import flat_function
 from .ir import Ident, Lit, aval_of, sub_programs
 from .primitives.core import Zero, zeros
 from .primitives.math_twins import twin_of
-from .primitives.arith import cast_exact, convert
+from .primitives.arith import convert
+from .primitives.casts import cast_exact
 from .pytree import flatten, unflatten
 from .transforms.partial_eval import linearize_flat
 from .api_source import SourceTransformed, has_source

@@ -19,11 +19,12 @@ from .. import context, dims
 from ..dims import Dim
 from ..errors import ConcretizationError, UnsupportedSyntax, user_location
 from ..ir import aval_of
-from ..primitives import arith, library, ordering, reduce as reduce_mod
+from ..primitives import arith, casts, library, ordering, reduce as reduce_mod
 from ..primitives.math_twins import find_twin
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
-                         holds_outside_object, is_impure, materialize, outside_method)
+                         holds_outside_object, materialize, outside_method)
 from .source_convert import convert_with, is_converted, is_wengert_code
+from .source_kinds import is_impure
 from .source_blocks import Undefined
 
 from .source_loops import for_stmt, while_stmt
@@ -46,7 +47,7 @@ def _float(x=0.0):
     if _traced(x):
         # a Python float, weakly typed: float(s) * v32 stays float32 (NEP 50)
         if aval_of(x).shape == ():
-            return arith.python_scalar(x)
+            return casts.python_scalar(x)
         return arith.convert(x, dtype=np.dtype(np.float64))
     return builtins.float(x)
 
@@ -71,7 +72,7 @@ def _extremum(builtin, pair, reduce_fn):
             out = pair(out, v)
         if all(type(v) is float or aval_of(v).weak and aval_of(v).dtype.kind == "f"
                for v in vals):
-            out = arith.python_scalar(out)  # max of Python floats is one of them (NEP 50)
+            out = casts.python_scalar(out)  # max of Python floats is one of them (NEP 50)
         return out
     return fn
 

@@ -1,6 +1,8 @@
 """Elementwise arithmetic: add, sub, neg, mul, div, where, convert, and the
 complex parts real, imag, conj (``complex_parts`` gives the conventions);
-the casts of a derivative to its value's dtype. Piecewise functions (abs,
+``cast_float``, a derivative cast to its value's float dtype (the casts at
+the boundary with the user's Python are in ``casts``; the makers of
+elementwise rows in ``rules``). Piecewise functions (abs,
 max, floor, the comparisons...) are in ``ordering``, exp, log, sin, pow...
 in ``transcendental``.
 
@@ -21,29 +23,15 @@ import operator
 import numpy as np
 
 from .. import dims as _dims
-from .core import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register, zero_if_any
+from .core import Linear, Primitive, Zero, instantiate, register, zero_if_any
 from .trace import wrapper_of
-from .rules import broadcast_shapes, elementwise_aval, python_operator, result_dtype, shape_error
-from .shape import broadcast_to, dup, elementwise_batch, sum_to_shape
+from .rules import _PY_NUMBERS, broadcast_shapes, elementwise_aval, result_dtype, shape_error
+from .fanout import dup
+from .shape import broadcast_to, elementwise_batch, sum_to_shape
 from ..ir import Aval, aval_of
 
 
 _wrap = wrapper_of
-
-
-def _zero_jvp(out_fn):
-    """jvp of a primitive whose derivative is zero almost everywhere."""
-    def jvp(primals, tangents, **params):
-        out = out_fn(*primals, **params)
-        return out, Zero(aval_of(out))
-    return jvp
-
-
-def _unary(name, impl, jvp, float_out=True):
-    prim = Primitive(name, nargs=1, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
-                     abstract_eval=elementwise_aval(name, float_out=float_out,
-                                                    python_scalars=python_operator(impl)))
-    return register(prim)
 
 
 def _sum_to(ct, like):
@@ -52,21 +40,6 @@ def _sum_to(ct, like):
     if _dims.shape(ct) == shape:
         return ct
     return sum_to_shape(ct, shape)
-
-def _python_numbers_kept(ufunc):
-    """``ufunc`` as an impl that gives two Python numbers a Python number, as
-    Python's own ``**``, ``%`` and ``//`` do (``s ** 2`` of a Python float
-    is one, weakly typed: NEP 50): NumPy's value, Python's type."""
-    def impl(x, y):
-        out = ufunc(x, y)
-        if type(x) in _PY_NUMBERS and type(y) in _PY_NUMBERS:
-            return out.item()
-        return out
-    impl.__name__ = f"{ufunc.__name__}_impl"
-    return impl
-
-
-_PY_NUMBERS = (int, float, complex)
 
 
 # --- add ---------------------------------------------------------------
@@ -369,22 +342,13 @@ convert_p.zero_rule = zero_if_any(convert_p)
 convert = _wrap(convert_p)
 
 
-def python_scalar(x, dtype=np.float64):
-    """``float(x)`` of a 0-d value: a Python scalar of ``dtype``'s kind, weakly
-    typed (NEP 50), as ``float()`` and ``math`` functions give."""
-    av = aval_of(x)
-    if av.weak and av.dtype == np.dtype(dtype):
-        return x
-    return convert(x, dtype=np.dtype(dtype), weak=True)
-
-
 def cast_float(t, aval):
     """A tangent or cotangent ``t`` of a value of ``aval``, of that value's
     float dtype: a float32 value's is float32 even where a rule computed it
     against float64 operands (as NumPy's promotion does). A Python scalar's
     (weakly typed) is left as it is: inside a derivative, whether a float64
     scalar is a Python or a NumPy one changes no dtype downstream (each
-    value's derivative is cast to its dtype); ``cast_exact`` makes it so
+    value's derivative is cast to its dtype); ``casts.cast_exact`` makes it so
     where a derivative is handed out.
 
     A complex ``t`` for a real value is its real part: a real operand of a
@@ -400,27 +364,6 @@ def cast_float(t, aval):
     if dt != aval.dtype and dt.kind in "fc" and dt.kind == aval.dtype.kind and not aval.weak:
         return convert(t, dtype=aval.dtype)
     return t
-
-
-def cast_exact(t, aval):
-    """``t`` as the derivative handed out for a value of ``aval``: its dtype,
-    and a Python float for a Python float (weakly typed), a NumPy value for
-    a NumPy one, so it promotes what it meets as the value does (NEP 50).
-    A complex value's is of its complex dtype; a real value's is real."""
-    if aval.dtype.kind == "c":
-        have = aval_of(t)
-        if aval.weak:       # a Python complex's is one
-            return t if have.weak or aval.shape != () else python_scalar(t, aval.dtype)
-        return convert(t, dtype=aval.dtype) if have.dtype != aval.dtype or have.weak else t
-    if aval.dtype.kind != "f":
-        return t
-    t = cast_float(t, aval) if aval_of(t).dtype.kind == "c" else t
-    have = aval_of(t)
-    if have.dtype.kind == "f" and have.dtype != aval.dtype and not aval.weak:
-        return convert(t, dtype=aval.dtype)     # a Python float's for a float32 value too
-    if aval.weak:
-        return t if have.weak or aval.shape != () else python_scalar(t, aval.dtype)
-    return convert(t, dtype=aval.dtype) if have.weak else t
 
 
 # --- plain functions over primitives (no rules of their own) -----------

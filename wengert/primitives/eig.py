@@ -29,7 +29,7 @@ from .ordering import abs as abs_, equal
 from .arith import conj, imag, real
 from .core import NOT_LINEAR, Primitive, Zero, register
 from .trace import bind
-from .fft import complex_dtype
+from .dft import complex_dtype
 from .linalg import _matmul, diagonal
 from .matrix import inv
 from .reduce import reduce_max, reduce_sum

@@ -18,12 +18,12 @@ import math
 
 import numpy as np
 
-from .arith import _unary, add, div, mul, neg, sub, where
+from .arith import add, div, mul, neg, sub, where
 from .ordering import equal
 from .transcendental import sqrt
 from .core import NOT_LINEAR, Primitive, Zero, register
 from .trace import wrapper_of
-from .rules import elementwise_aval
+from .rules import _unary, elementwise_aval
 from ..ir import Aval, aval_of
 
 __all__ = ["arcsinh", "arccosh", "arctanh", "cbrt", "reciprocal", "log2", "log10", "exp2",

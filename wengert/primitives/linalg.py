@@ -1,25 +1,18 @@
-"""Products: matmul and einsum; and dot, outer, inner, tensordot, diagonal,
-trace, diag as functions over them. (Matrix functions such as solve and
-cholesky live in ``matrix.py``.)
+"""Products: matmul; and dot, outer, inner, tensordot, diagonal, trace, diag
+as functions over it and over indexing; the helpers of the matrix families
+(``_mT``, ``_square``, ``_batch_shape``...). (``einsum`` lives in
+``einsum.py``, matrix functions such as solve and cholesky in ``matrix.py``.)
 
 Contracts:
 
 * ``matmul_p`` is ``np.matmul`` (vectors included, broadcast batch dims); the
   wrapper ``matmul`` multiplies scalars with ``mul``. It is linear in each
   operand separately; its transpose reads a vector as a row or a column.
-* ``einsum_p`` takes an explicit spec ``"ij,jk->ik"`` over letters only, and
-  every index has one size across operands (no size-1 broadcasting). The
-  wrapper ``einsum`` normalises NumPy's forms into that: implicit output,
-  ``...`` (expanded into fresh letters) and size-1 broadcast axes (squeezed
-  away). It takes the subscripts-string form; ``np.einsum``'s interleaved
-  (sublist) form is turned into it by ``numpy_functions``.
-  Repeated indices within an operand (``"ii->i"``) are supported both ways.
-* Batch rules (for Jacobians in one pass) exist for both primitives.
+* A batch rule (for Jacobians in one pass) exists for ``matmul_p``.
 """
 from __future__ import annotations
 
 import functools
-import string
 
 import math
 
@@ -30,14 +23,11 @@ from .core import Linear, Primitive, Zero, register, zero_if_any
 from .trace import bind
 from .rules import broadcast_shapes, result_dtype, shape_error
 from .arith import add, convert, mul
-from .shape import broadcast_to, reshape, sum_to_shape, swapaxes, transpose
+from .shape import reshape, sum_to_shape, swapaxes, transpose
 from .reduce import reduce_sum
 from .index import getitem, index_add
 from ..errors import NoDerivativeRule, ShapeMismatchError
 from ..ir import Aval, aval_of
-
-_LETTERS = string.ascii_letters
-
 
 def _shape(x):
     return tuple(_dims.shape(x))      # Linear markers and Zeros answer np.shape too
@@ -255,145 +245,6 @@ def outer(x, y, out=None):
     """``np.outer``: both operands are flattened first."""
     _no_out(out, "outer")
     return mul(reshape(x, (-1, 1)), reshape(y, (1, -1)))
-
-
-# --- einsum ------------------------------------------------------------
-def _parse(spec):
-    lhs, out = spec.split("->")
-    return lhs.split(","), out
-
-
-def einsum_impl(*operands, spec):
-    return np.einsum(spec, *operands, optimize=len(operands) > 2)
-
-
-def einsum_aval(*avals, spec):
-    ins, out = _parse(spec)
-    if len(ins) != len(avals):
-        raise shape_error(f"einsum {spec!r}: {len(ins)} subscripts for {len(avals)} operands")
-    sizes = {}
-    for k, (sub_k, a) in enumerate(zip(ins, avals)):
-        if len(sub_k) != a.ndim:
-            raise shape_error(f"einsum {spec!r}: operand {k} has {a.ndim} axes (shape "
-                                     f"{a.shape}) but subscripts {sub_k!r} name {len(sub_k)}")
-        for c, d in zip(sub_k, a.shape):
-            if sizes.setdefault(c, d) != d:
-                raise shape_error(f"einsum {spec!r}: index {c!r} has length {sizes[c]} in one "
-                                         f"place and {d} in another (operand {k}, shape {a.shape})")
-    for c in out:
-        if c not in sizes or out.count(c) > 1:
-            raise shape_error(f"einsum {spec!r}: output index {c!r} must appear in an "
-                                     "operand and only once in the output")
-    return Aval(tuple(sizes[c] for c in out), result_dtype(*avals))
-
-
-def einsum_jvp(primals, tangents, spec):
-    out = bind(einsum_p, *primals, spec=spec)
-    # multilinear: one term per operand carrying a tangent
-    total = Zero(aval_of(out))
-    for i, t in enumerate(tangents):
-        if not isinstance(t, Zero):
-            ops = list(primals)
-            ops[i] = t
-            total = add(total, bind(einsum_p, *ops, spec=spec))
-    return out, total
-
-
-def einsum_transpose(ct, *operands, spec):
-    ins, out = _parse(spec)
-    lin = [i for i, o in enumerate(operands) if isinstance(o, Linear)]
-    assert len(lin) == 1, "einsum is linear in one operand at a time"
-    i = lin[0]
-    sub_i, shape_i = ins[i], operands[i].shape
-    sizes = dict(zip(sub_i, shape_i))
-    others = [(s, o) for k, (s, o) in enumerate(zip(ins, operands)) if k != i]
-    elsewhere = set(out).union(*(set(s) for s, _ in others))
-    uniq = "".join(dict.fromkeys(sub_i))
-    keep = "".join(c for c in uniq if c in elsewhere)
-    if others or keep != out:
-        ct = bind(einsum_p, ct, *(o for _, o in others),
-                  spec=",".join([out] + [s for s, _ in others]) + "->" + keep)
-    if keep != uniq:
-        # indices summed only out of operand i: its cotangent is constant along them
-        ct = reshape(ct, tuple(sizes[c] if c in keep else 1 for c in uniq))
-        ct = broadcast_to(ct, tuple(sizes[c] for c in uniq))
-    if uniq != sub_i:
-        # repeated index ("ii"): place the cotangent on the diagonal with a
-        # constant delta tensor, in an einsum of its own (fresh letters)
-        letters = _LETTERS[:len(sub_i)]
-        dtype = aval_of(ct).dtype
-        subs, deltas = ["".join(letters[sub_i.index(c)] for c in uniq)], []
-        for c in uniq:
-            pos = [p for p, d in enumerate(sub_i) if d == c]
-            if len(pos) > 1:
-                delta = np.zeros((sizes[c],) * len(pos), dtype)
-                delta[(np.arange(sizes[c]),) * len(pos)] = 1
-                deltas.append(delta)
-                subs.append("".join(letters[p] for p in pos))
-        ct = bind(einsum_p, ct, *deltas, spec=",".join(subs) + "->" + letters)
-    return tuple(ct if k == i else None for k in range(len(operands)))
-
-
-def einsum_batch(args, batched, spec):
-    ins, out = _parse(spec)
-    free = [c for c in _LETTERS if c not in spec]
-    if not free:
-        return NotImplemented
-    b = free[0]
-    new = [b + s if f else s for s, f in zip(ins, batched)]
-    return bind(einsum_p, *args, spec=",".join(new) + "->" + b + out)
-
-
-einsum_p = register(Primitive("einsum", nargs=None, impl=einsum_impl, jvp=einsum_jvp,
-                              transpose=einsum_transpose, abstract_eval=einsum_aval,
-                              batch=einsum_batch))
-einsum_p.zero_rule = zero_if_any(einsum_p)
-
-
-def einsum(*operands, out=None, optimize=False):
-    """``np.einsum(subscripts, *operands)`` normalised to an explicit spec."""
-    _no_out(out, "einsum")
-    spec, ops = operands[0], list(operands[1:])
-    if not isinstance(spec, str):
-        raise NoDerivativeRule("einsum: only the subscripts-string form is supported, "
-                               "e.g. einsum('ij,jk->ik', a, b)")
-    spec = spec.replace(" ", "")
-    lhs, arrow, rhs = spec.partition("->")
-    ins = lhs.split(",")
-    if len(ins) != len(ops):
-        raise shape_error(f"einsum {spec!r}: {len(ins)} subscripts for {len(ops)} operands")
-    bad = set(spec) - set(_LETTERS) - set(",->.")
-    if bad:
-        raise shape_error(f"einsum {spec!r}: subscripts must be letters, got {sorted(bad)}")
-    shapes = [_shape(o) for o in ops]
-    named = [c for c in lhs if c in _LETTERS]
-    ell = ""
-    if "..." in spec:
-        # the broadcast axes get fresh letters, right-aligned as NumPy lines them up
-        fresh = [c for c in _LETTERS if c not in spec]
-        counts = [len(sh) - (len(s) - 3) for s, sh in zip(ins, shapes) if "..." in s]
-        if any(k < 0 for k in counts):
-            raise shape_error(f"einsum {spec!r}: an operand has fewer axes than subscripts")
-        ell = "".join(fresh[:max(counts, default=0)])
-        ins = [s.replace("...", ell[len(ell) - (len(sh) - len(s) + 3):]) if "..." in s else s
-               for s, sh in zip(ins, shapes)]
-    if arrow:
-        rhs = rhs.replace("...", ell)
-    else:
-        rhs = ell + "".join(sorted(c for c in set(named) if named.count(c) == 1))
-    # size-1 axes broadcast against longer ones: squeeze them out of that operand
-    longest = {}
-    for s, sh in zip(ins, shapes):
-        for c, d in zip(s, sh):
-            longest[c] = max(longest.get(c, d), d)
-    for k, (s, sh) in enumerate(zip(ins, shapes)):
-        if len(s) != len(sh):
-            break                    # einsum_aval names the mismatch
-        drop = [p for p, (c, d) in enumerate(zip(s, sh)) if d == 1 < longest[c] and s.count(c) == 1]
-        if drop:
-            ops[k] = reshape(ops[k], tuple(d for p, d in enumerate(sh) if p not in drop))
-            ins[k] = "".join(c for p, c in enumerate(s) if p not in drop)
-    return bind(einsum_p, *ops, spec=",".join(ins) + "->" + rhs)
 
 
 # --- diagonal, trace, diag (functions over getitem / index_add) --------

@@ -17,7 +17,7 @@ import types
 
 import numpy as np
 
-from . import arith, transcendental
+from . import casts, transcendental
 from ..errors import UnsupportedFunctionError, user_location
 from ..ir import aval_of
 
@@ -27,7 +27,7 @@ __all__ = ["TWINS", "find_twin", "twin_of", "numpy_name"]
 def _math_result(y):
     """What a ``math`` function returns for ``y``: a Python float for a
     scalar (``math.sin`` of a float32 gives one too)."""
-    return arith.python_scalar(y) if aval_of(y).shape == () else y
+    return casts.python_scalar(y) if aval_of(y).shape == () else y
 
 
 def sin(x):

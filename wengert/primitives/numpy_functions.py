@@ -16,7 +16,7 @@ import string
 
 import numpy as np
 
-from . import arith, composite, index, linalg, ordering, reduce, shape
+from . import arith, composite, einsum as einsum_mod, index, linalg, ordering, reduce, shape
 from .arrayargs import (NO_VALUE, _keep, _like_dtype, _masked, _order, _plain_device, as_dtype,
                         no_out, refuse)
 from .core import TracerBase
@@ -185,7 +185,7 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
     if dtype is not None:
         operands = (operands[0],) + tuple(as_dtype(o, dtype, casting, "np.einsum")
                                           for o in operands[1:])
-    return linalg.einsum(*operands, out=out, optimize=optimize)
+    return einsum_mod.einsum(*operands, out=out, optimize=optimize)
 
 
 # --- joining and shaping -----------------------------------------------

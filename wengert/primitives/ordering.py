@@ -15,11 +15,11 @@ import operator
 
 import numpy as np
 
-from .arith import (_python_numbers_kept, _unary, _zero_jvp, add, conj, div, mul, real, sub,
-                    where)
+from .arith import add, conj, div, mul, real, sub, where
 from .core import NOT_LINEAR, Primitive, Zero, register
 from .trace import wrapper_of
-from .rules import EmitRule, elementwise_aval, python_operator
+from .rules import (EmitRule, _python_numbers_kept, _unary, _zero_jvp, elementwise_aval,
+                    python_operator)
 from ..ir import Aval, aval_of
 
 _wrap = wrapper_of

@@ -1,7 +1,12 @@
 """Helpers shared by many primitive blocks: shape rules and batching rules.
 
 Nothing here is a primitive or calls one; these are the common shapes of rule
-functions (an elementwise shape rule, dtype promotion, shape errors).
+functions (an elementwise shape rule, dtype promotion, shape errors, the
+``EmitRule`` base), and the makers of elementwise rows that ``arith``,
+``ordering``, ``transcendental`` and ``elementwise`` share: ``_unary`` (a
+one-operand elementwise row, registered), ``_zero_jvp`` (the jvp of a
+function constant almost everywhere), ``_python_numbers_kept`` (an impl that
+keeps Python's number types, as Python's operators do).
 """
 from __future__ import annotations
 
@@ -12,7 +17,8 @@ import numpy as np
 from ..context import current as _current_context
 from ..dims import broadcast, has_dims
 from ..errors import ShapeMismatchError, user_location
-from ..ir import Aval
+from ..ir import Aval, aval_of
+from .core import NOT_LINEAR, Primitive, Zero, register
 
 
 _OPERATORS = frozenset(v for k, v in vars(operator).items()
@@ -126,3 +132,35 @@ class EmitRule:
         (the code may share values between them; ``verify`` need not accept
         the result)."""
         return params
+
+
+# --- the rows of elementwise primitives --------------------------------
+def _zero_jvp(out_fn):
+    """jvp of a primitive whose derivative is zero almost everywhere."""
+    def jvp(primals, tangents, **params):
+        out = out_fn(*primals, **params)
+        return out, Zero(aval_of(out))
+    return jvp
+
+
+def _unary(name, impl, jvp, float_out=True):
+    prim = Primitive(name, nargs=1, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
+                     abstract_eval=elementwise_aval(name, float_out=float_out,
+                                                    python_scalars=python_operator(impl)))
+    return register(prim)
+
+
+def _python_numbers_kept(ufunc):
+    """``ufunc`` as an impl that gives two Python numbers a Python number, as
+    Python's own ``**``, ``%`` and ``//`` do (``s ** 2`` of a Python float
+    is one, weakly typed: NEP 50): NumPy's value, Python's type."""
+    def impl(x, y):
+        out = ufunc(x, y)
+        if type(x) in _PY_NUMBERS and type(y) in _PY_NUMBERS:
+            return out.item()
+        return out
+    impl.__name__ = f"{ufunc.__name__}_impl"
+    return impl
+
+
+_PY_NUMBERS = (int, float, complex)

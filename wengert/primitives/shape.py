@@ -1,9 +1,9 @@
 """Shape primitives and the linear helpers the transforms need.
 
 broadcast_to and reduce_sum (each other's transpose; ``sum_to_shape`` undoes
-broadcasting), reshape, transpose, squeeze, expand_dims; ``dup`` / ``add_any``
-(each other's transpose: a value used twice receives the sum of its
-cotangents); the batch rule of an elementwise primitive.
+broadcasting), reshape, transpose, squeeze, expand_dims; the batch rule of an
+elementwise primitive; ``zeros_like``/``ones_like``. (``dup``/``add_any``, a
+value used twice and the sum of its cotangents, are in ``fanout``.)
 
 This module is the bottom of the primitive families: it imports no other
 (``arith``, ``index`` and ``reduce`` build on it; the other reductions live
@@ -12,114 +12,18 @@ in ``reduce``, ``concatenate`` with ``getitem`` in ``index``).
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
 from .. import dims as _dims
-from .core import NOT_LINEAR, Linear, Primitive, Zero, register, zero_if_any
+from .core import NOT_LINEAR, Primitive, Zero, register, zero_if_any
 from .trace import bind, wrapper_of
 from ..dims import as_int
 from ..ir import Aval, aval_of
-from .rules import EmitRule, result_dtype, shape_error
+from .rules import shape_error
 
 
 _wrap = wrapper_of
-
-
-# --- dup ---------------------------------------------------------------
-def dup_impl(x):
-    return x, x
-
-
-def dup_aval(x):
-    return x, x
-
-
-def dup_jvp(primals, tangents):
-    return dup(primals[0]), dup(tangents[0])
-
-
-def dup_transpose(cts, x):
-    ct1, ct2 = cts
-    return (add_any(ct1, ct2),)
-
-
-def dup_zero_rule(x):
-    return x, x
-
-
-def dup_simplify(eqn, ins, copies):
-    """In generated code (``copies``) a ``dup``'s outputs are its operand;
-    printed programs keep their ``dup``s: they show the seeds' duality."""
-    if copies and not eqn.params:
-        return [], [ins[0]] * len(eqn.outputs)
-    return None
-
-
-class DupEmit(EmitRule):
-    """``(a, b) = (x, x)``: the operand itself, twice (a Python scalar stays one)."""
-
-    def expression(self, code, eqn, ins, py):
-        return "(" + ", ".join(ins * len(eqn.outputs)) + ")" if not eqn.params else None
-
-    def python_scalars(self, eqn, py_ins, run):
-        return [py_ins[0]] * len(eqn.outputs)
-
-
-dup_p = register(Primitive("dup", nargs=1, impl=dup_impl, jvp=dup_jvp, transpose=dup_transpose,
-                           abstract_eval=dup_aval, multiple_results=True,
-                           zero_rule=dup_zero_rule, simplify=dup_simplify, emit=DupEmit()))
-dup = _wrap(dup_p)
-
-
-def dup_batch(args, batched):
-    return dup(args[0])
-
-
-dup_p.batch = dup_batch
-
-
-# --- add_any -----------------------------------------------------------
-def add_any_jvp(primals, tangents):
-    return add_any(*primals), add_any(*tangents)
-
-
-def add_any_transpose(ct, x, y):
-    if isinstance(x, Linear) and isinstance(y, Linear):
-        return dup(ct)
-    return (ct if isinstance(x, Linear) else None), (ct if isinstance(y, Linear) else None)
-
-
-def add_any_aval(x, y):
-    if x.shape != y.shape:
-        raise shape_error(f"add_any: cotangents of shapes {x.shape} and {y.shape} differ")
-    # operator.add: NumPy's promotion, Python numbers weakly typed (NEP 50)
-    return Aval(x.shape, result_dtype(x, y), weak=x.weak and y.weak)
-
-
-def add_any_zero_rule(x, y):
-    if isinstance(x, Zero):
-        return y
-    return x
-
-
-add_any_p = register(Primitive("add_any", nargs=2, impl=operator.add, jvp=add_any_jvp,
-                               transpose=add_any_transpose, abstract_eval=add_any_aval,
-                               zero_rule=add_any_zero_rule))
-add_any = _wrap(add_any_p)
-
-
-def add_any_batch(args, batched):
-    x, y = args
-    if not batched[0]:
-        x = broadcast_to(x, shape=_dims.shape(y))
-    if not batched[1]:
-        y = broadcast_to(y, shape=_dims.shape(x))
-    return add_any(x, y)
-
-
-add_any_p.batch = add_any_batch
 
 
 # --- broadcast_to ------------------------------------------------------

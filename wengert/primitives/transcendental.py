@@ -3,7 +3,7 @@
 and their inverses, ``arctan2``, ``logaddexp``, ``erf``; ``sigmoid`` over
 ``tanh``.
 
-Each block: banner, rule functions, one registration (``arith._unary`` for
+Each block: banner, rule functions, one registration (``rules._unary`` for
 the unary ones). Rules use the primitive wrappers, so they differentiate
 again; more unary functions (``log2``, ``exp2``...) are in ``elementwise``.
 """
@@ -13,11 +13,11 @@ import math
 
 import numpy as np
 
-from .arith import _python_numbers_kept, _unary, add, div, mul, neg, sub, where
+from .arith import add, div, mul, neg, sub, where
 from .core import NOT_LINEAR, Primitive, Zero, register
 from .trace import wrapper_of
 from .ordering import equal
-from .rules import elementwise_aval
+from .rules import _python_numbers_kept, _unary, elementwise_aval
 from ..ir import aval_of
 
 _wrap = wrapper_of

@@ -25,7 +25,8 @@ from ..ir import Role, aval_of, derive
 from ..primitives.core import BY_IMPL, Zero, is_float, snapshot
 from ..primitives.trace import TRACE_STATE, Trace, bind, set_current
 from .. import dims as _dims
-from ..primitives.arith import cast_exact, cast_float
+from ..primitives.arith import cast_float
+from ..primitives.casts import cast_exact
 from ..primitives.shape import broadcast_to
 from ..primitives.numpy_api import Tracer
 from ..staging import stage

@@ -20,7 +20,7 @@ from ..ir import Lit, Role, derive
 from ..primitives.core import Linear, TracerBase, Zero
 from ..primitives.trace import bind, tracing
 from ..primitives.arith import cast_float
-from ..primitives.shape import add_any
+from ..primitives.fanout import add_any
 from ..staging import stage
 
 __all__ = ["backward_pass", "transpose_program"]

@@ -27,7 +27,8 @@ from ...errors import RAGGED_BATCH, UnsupportedSyntax
 from ...ir import Aval, Lit, Role, aval_of
 from ..core import Linear, Primitive, instantiate, register, zeros
 from ..trace import bind, eval_program
-from ..shape import add_any, broadcast_to, moveaxis
+from ..fanout import add_any
+from ..shape import broadcast_to, moveaxis
 from .loops import (LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp_body,
                     loop_residuals, stack_ys)
 from .params import ForParams, split
