@@ -24,7 +24,7 @@ from .primitives.control import for_loop
 from .primitives.control.params import ForParams
 from .primitives.control.stage import stage_loop
 from .pytree import flatten, unflatten
-from .staging import StagingTrace
+from .primitives.staging import StagingTrace
 from .transforms.jvp import NeedsReverse, jvp_flat
 from .transforms.partial_eval import linearize_flat
 from .transforms.transpose import backward_pass, transpose_program

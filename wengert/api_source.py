@@ -42,7 +42,7 @@ from .frontends import source as source_frontend, source_guards
 from .ir import Ident, aval_of
 from .primitives.trace import eval_program, tracing
 from .pytree import flatten, unflatten
-from .staging import stage
+from .primitives.staging import stage
 from .transformed import Transformed
 from .api_compiled import Compiled, compile_program, same_code
 from .transforms.simplify import simplify

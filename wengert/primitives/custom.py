@@ -55,7 +55,7 @@ from .custom_lin import Residuals, _as_tuple, custom_lin_p
 from .host import HostCallError, check_value, out_aval_of
 from ..errors import NoDerivativeRule, ShapeMismatchError, UnsupportedSyntax, user_location
 from ..ir import aval_of
-from ..staging import stage
+from .staging import stage
 from ..transforms.jvp import NeedsReverse, jvp_flat
 
 

@@ -29,7 +29,7 @@ from ..primitives.arith import cast_float
 from ..primitives.casts import cast_exact
 from ..primitives.shape import broadcast_to
 from ..primitives.numpy_api import Tracer
-from ..staging import stage
+from ..primitives.staging import stage
 from ..primitives.trace import eval_program
 
 __all__ = ["JVPTrace", "JVPTracer", "NeedsReverse", "jvp_flat", "jvp_program"]

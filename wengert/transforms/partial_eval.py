@@ -23,7 +23,7 @@ from ..primitives.core import Zero, snapshot
 from ..primitives.trace import set_current
 from ..primitives.shape import zeros_like
 from ..primitives.trace import eval_program
-from ..staging import StagingTrace, StagingTracer
+from ..primitives.staging import StagingTrace, StagingTracer
 from .jvp import JVPTrace, JVPTracer
 from .simplify import dce
 

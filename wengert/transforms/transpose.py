@@ -21,7 +21,7 @@ from ..primitives.core import Linear, TracerBase, Zero
 from ..primitives.trace import bind, tracing
 from ..primitives.arith import cast_float
 from ..primitives.fanout import add_any
-from ..staging import stage
+from ..primitives.staging import stage
 
 __all__ = ["backward_pass", "transpose_program"]
 

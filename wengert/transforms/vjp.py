@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..ir import Role, derive
 from ..primitives.trace import eval_program
-from ..staging import stage
+from ..primitives.staging import stage
 from .partial_eval import linearize_flat
 from .transpose import backward_pass
 

@@ -16,7 +16,7 @@ from .common import is_float_aval, numpy_outputs, tangent_mask
 from .params import ForParams, join, split
 from ...transforms.jvp import jvp_program
 from ...transforms.partial_eval import recompute_residuals
-from ...staging import stage
+from ..staging import stage
 
 __all__ = ["RaggedStack", "stack_ys", "LoopTangents", "jvp_body", "loop_residuals",
            "carry_tangents", "coherent_carries", "LoopEmit"]
