@@ -1,4 +1,4 @@
-"""Primitive specs for ``wengert/primitives/special_prims.py`` (the
+"""Primitive specs for ``wengert/primitives/special_prims.py`` and ``special_bessel.py`` (the
 special functions behind ``scipy.special`` and ``scipy.stats``), gathered by
 ``cases._family_specs``.
 
@@ -18,7 +18,7 @@ import numpy as np
 import scipy.special as sc
 
 from cases import DIFF, Arg, PrimSpec, const, pos, real, unary_cases, variants
-from wengert.primitives import special_prims as sp
+from wengert.primitives import special_bessel as bessel, special_prims as sp
 
 
 def _elementwise(fn):
@@ -145,22 +145,22 @@ SPECS = {
     "log_ndtr": PrimSpec(DIFF, unary_cases(lambda s: real(s, -3.0, 3.0)), ref_log_ndtr,
                          sp.log_ndtr),
     "expit": PrimSpec(DIFF, unary_cases(lambda s: real(s, -5.0, 5.0)), ref_expit, sp.expit),
-    "i0": PrimSpec(DIFF, unary_cases(lambda s: real(s, -3.0, 3.0)), sc.i0, sp.i0),
-    "i1": PrimSpec(DIFF, unary_cases(lambda s: real(s, -3.0, 3.0)), sc.i1, sp.i1),
+    "i0": PrimSpec(DIFF, unary_cases(lambda s: real(s, -3.0, 3.0)), sc.i0, bessel.i0),
+    "i1": PrimSpec(DIFF, unary_cases(lambda s: real(s, -3.0, 3.0)), sc.i1, bessel.i1),
     "i0e": PrimSpec(DIFF, unary_cases(lambda s: real(s, 0.2, 3.0))
-                    + variants("negative", [real((3,), -3.0, -0.2)]), sc.i0e, sp.i0e),
+                    + variants("negative", [real((3,), -3.0, -0.2)]), sc.i0e, bessel.i0e),
     "i1e": PrimSpec(DIFF, unary_cases(lambda s: real(s, 0.2, 3.0))
-                    + variants("negative", [real((3,), -3.0, -0.2)]), sc.i1e, sp.i1e),
+                    + variants("negative", [real((3,), -3.0, -0.2)]), sc.i1e, bessel.i1e),
     "jv": PrimSpec(DIFF, _binary(0.5, lambda s: pos(s, 0.5, 5.0))
-                   + _binary(2.0, lambda s: real(s, -4.0, 4.0), ((3,),)), ref_jv, sp.jv),
+                   + _binary(2.0, lambda s: real(s, -4.0, 4.0), ((3,),)), ref_jv, bessel.jv),
     "yv": PrimSpec(DIFF, _binary(0.5, lambda s: pos(s, 0.5, 5.0))
-                   + _binary(1.0, lambda s: pos(s, 0.5, 5.0), ((3,),)), ref_yv, sp.yv),
+                   + _binary(1.0, lambda s: pos(s, 0.5, 5.0), ((3,),)), ref_yv, bessel.yv),
     "iv": PrimSpec(DIFF, _binary(0.5, lambda s: pos(s, 0.5, 3.0))
-                   + _binary(1.5, lambda s: pos(s, 0.5, 3.0), ((3,),)), ref_iv, sp.iv),
+                   + _binary(1.5, lambda s: pos(s, 0.5, 3.0), ((3,),)), ref_iv, bessel.iv),
     "ive": PrimSpec(DIFF, _binary(1.5, lambda s: pos(s, 0.5, 3.0))
-                    + _binary(2.0, lambda s: real(s, -3.0, -0.3), ((3,),)), ref_ive, sp.ive),
+                    + _binary(2.0, lambda s: real(s, -3.0, -0.3), ((3,),)), ref_ive, bessel.ive),
     "kv": PrimSpec(DIFF, _binary(0.5, lambda s: pos(s, 0.5, 3.0))
-                   + _binary(2.0, lambda s: pos(s, 0.5, 3.0), ((3,),)), ref_kv, sp.kv),
+                   + _binary(2.0, lambda s: pos(s, 0.5, 3.0), ((3,),)), ref_kv, bessel.kv),
     "gammainc": PrimSpec(DIFF, _binary(2.0, lambda s: pos(s, 0.2, 4.0), fixed=fixed_array),
                          ref_gammainc,
                          sp.gammainc),

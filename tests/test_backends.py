@@ -31,7 +31,7 @@ from wengert.primitives import PRIMITIVES
 from wengert.primitives.control import cond, for_loop, while_loop
 from wengert.printing import Namer, walk
 from wengert.pytree import flatten
-from wengert.staging import stage
+from wengert.primitives.staging import stage
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.simplify import simplify
 from wengert.transforms.vjp import vjp_program

@@ -201,7 +201,7 @@ def test_linear_programs_evaluate_forward_in_both_backends():
     """The linear parts (``checkpoint_lin``, ``loop_lin``), evaluated rather
     than transposed, are the jvp; generated code calls their impls."""
     from wengert.backends.pycodegen import codegen
-    from wengert.primitives.core import eval_program
+    from wengert.primitives.trace import eval_program
     from wengert.transforms.partial_eval import linearize_flat
 
     def f(x, a):

@@ -7,7 +7,7 @@ import pytest
 import wengert as wg
 from wengert.ir import Aval, verify
 from wengert.primitives.control import cond, while_loop
-from wengert.staging import stage
+from wengert.primitives.staging import stage
 from wengert.testing import check_grads
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.vjp import vjp_program

@@ -121,10 +121,10 @@ def test_a_derivative_in_a_python_float_is_a_float_or_float64(kinds, groups):
      "/tmp/w-7/fuzzprog_3_9.py:40:9: 'lst3' takes a value that is not an array or a number "
      "(<unassigned lst3>) in a branch"),
     (UnsupportedSyntax, "/tmp/p_1.py:7: 'd1' takes a value that is not an array or a number "
-     "({'a': <wengert.staging.StagingTracer object at 0x7f4c6527b380>})",
+     "({'a': <wengert.primitives.staging.StagingTracer object at 0x7f4c6527b380>})",
      "/tmp/p_2.py:70: 'd14' takes a value that is not an array or a number "
-     "({'a': <wengert.staging.StagingTracer object at 0x7f4c6529b380>, 'b': "
-     "<wengert.staging.StagingTracer object at 0x7f4c6527b3c0>})"),
+     "({'a': <wengert.primitives.staging.StagingTracer object at 0x7f4c6529b380>, 'b': "
+     "<wengert.primitives.staging.StagingTracer object at 0x7f4c6527b3c0>})"),
     (InPlaceUpdateError, "/tmp/a.py:3: a traced array cannot be assigned to in place "
      "(x[i] = v); or use engine='source'",
      "/tmp/b.py:33: a traced array cannot be assigned to in place (x[i] = v); or use "

@@ -4,10 +4,10 @@ The graph is read from the source with ``ast`` (tools/arch_metrics.py builds it:
 imports resolved, ``from pkg import sub`` counted as an import of the submodule). Layers,
 bottom to top, as ``arch_metrics.LAYERS`` gives them:
 
-    core         errors, dims, pytree, ir, printing
-    primitives   primitives.* (the rows, the trace machinery) and staging (the recorder that
-                 turns a primitive application into an equation: the transforms build
-                 Programs with it)
+    core         errors, ident, context, dims, pytree, atoms, ir, printing
+    primitives   primitives.*: the rows (core), the trace machinery (trace: bind, the traces,
+                 eval_program) and the recorder (staging: a primitive application becomes an
+                 equation; the transforms build Programs with it)
     transforms   transforms.*
     control      primitives.control (and control.*, control_*), primitives.checkpoint (and
                  checkpoint_*), primitives.custom, and the primitives package itself
@@ -20,8 +20,8 @@ transposed body backwards), so they form their own layer above ``transforms``; t
 never import them and reach them only through the rows of the registry (``PRIMITIVES``),
 which the ``primitives`` package fills by importing every family (so it sits in that layer).
 
-The recorder (``staging``: StagingTrace, stage) and the replay of a Program through ``bind``
-(``primitives.core.eval_program``) sit in the primitives layer, not in ``frontends`` and
+The recorder (``primitives.staging``: StagingTrace, stage) and the replay of a Program
+through ``bind`` (``primitives.trace.eval_program``) sit in the primitives layer, not in ``frontends`` and
 ``backends``: every transform builds its Programs with the one and replays Programs with the
 other, and the control rows evaluate their bodies with ``eval_program``, so putting them above
 would make the transforms import a frontend or a backend. The trace frontend proper (a user's

@@ -8,7 +8,7 @@ import pytest
 
 import wengert as wg
 from wengert.ir import Lit, sub_programs
-from wengert.primitives.core import eval_program
+from wengert.primitives.trace import eval_program
 from wengert.transforms.partial_eval import linearize_flat
 
 

@@ -7,8 +7,8 @@ from wengert.backends.interpret import interpret
 from wengert.ir import Eqn, Lit, Program, Var, Aval, verify
 from wengert.primitives import PRIMITIVES
 from wengert.primitives.control import for_loop, while_loop
-from wengert.primitives.core import bind
-from wengert.staging import stage
+from wengert.primitives.trace import bind
+from wengert.primitives.staging import stage
 from wengert.transforms.batching import batch_eval
 from wengert.transforms.dup import explicit_dup
 from wengert.transforms.jvp import jvp_program

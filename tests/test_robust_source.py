@@ -486,7 +486,7 @@ def test_nested_conditional_expressions_with_a_draw_are_looked_at_once(x0):
     """Twelve nested ``x if c else y`` ending in a draw: right values and
     draws, and the first look for draws is not repeated at each level (it
     cost 2 ** depth draws staged: 4.9 s where it now takes 0.1 s)."""
-    from wengert.primitives.core import effects_made
+    from wengert.primitives.trace import effects_made
     f = rc.nested_conditional_expressions
     x = np.array([x0, 0.0])
     rc.DRAWS.seed(3)

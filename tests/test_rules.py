@@ -24,7 +24,8 @@ import pytest
 import wengert
 from wengert.ir import aval_of, verify
 from wengert.primitives import PRIMITIVES
-from wengert.primitives.core import BY_IMPL, NOT_LINEAR, Linear, Zero, bind, eval_program
+from wengert.primitives.core import BY_IMPL, NOT_LINEAR, Linear, Zero
+from wengert.primitives.trace import bind, eval_program
 from wengert.testing import check_grads
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.vjp import vjp_program

@@ -20,7 +20,7 @@ import pytest
 import wengert as wg
 from wengert.frontends.tracing import flat_function
 from wengert.ir import aval_of, verify
-from wengert.primitives.core import eval_program
+from wengert.primitives.trace import eval_program
 from wengert.pytree import flatten
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.partial_eval import linearize_flat

@@ -35,9 +35,10 @@ OPTIONAL = ("scipy", "numba", "matplotlib", "hypothesis", "graphviz")
 # Layers, bottom to top (the rule tests/test_layers.py enforces).  A module may import its own
 # layer or lower ones; frontends and backends share a rank but never import each other.
 #   core        the data: errors, the staging context, symbolic dims, pytrees, the IR (atoms, programs) and its printing;
-#   primitives  the rows of the one registry, the trace machinery (primitives.core), and the
-#               recorder that stages a primitive application as an equation (`staging`, which
-#               the transforms use to build Programs);
+#   primitives  the rows of the one registry (primitives.core), the trace machinery
+#               (primitives.trace: bind, the traces, eval_program), and the recorder that stages
+#               a primitive application as an equation (primitives.staging, which the
+#               transforms use to build Programs);
 #   transforms  Program -> Program: jvp, linearize (partial_eval), transpose, vjp, simplify...;
 #   control     the rows whose rules build sub-Programs with the transforms (control flow,
 #               checkpointing, custom rules): above the transforms, which reach them only
@@ -51,7 +52,7 @@ LAYERS = [
     ("control", ("primitives", "primitives.control", "primitives.control.*",
                  "primitives.control_*", "primitives.checkpoint", "primitives.checkpoint.*",
                  "primitives.checkpoint_*", "primitives.custom")),
-    ("primitives", ("primitives.*", "staging")),
+    ("primitives", ("primitives.*",)),
     ("transforms", ("transforms", "transforms.*")),
     ("frontends|backends", ("frontends", "frontends.*", "backends", "backends.*")),
     ("api", ("api", "api_*", "cli", "demo", "testing", "transformed", "", "__main__")),

@@ -3,7 +3,7 @@ from . import primitives as _primitives  # noqa: F401  (registers the table)
 from .api import (grad, value_and_grad, jvp, vjp, linearize, linear_transpose, jacfwd, fori_loop,
                   jacrev, hessian, make_program)
 from .primitives.custom import custom_jvp, custom_vjp
-from .primitives.checkpoint import checkpointed
+from .primitives.checkpoint_loop import checkpointed
 from .api_checkpoint import checkpoint
 from .primitives.index import IndexUpdater as at
 from .errors import (WengertError, NonScalarOutputError, NonDifferentiableInputError,

@@ -18,12 +18,13 @@ from .api_checks import (argnums_tuple, check_holomorphic_inputs, check_inputs,
 from .errors import ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax
 from .frontends.tracing import flat_function, make_program as trace_program
 from .ir import Aval, Program, aval_of
-from .primitives.core import TracerBase, Zero, eval_program, set_current
+from .primitives.core import TracerBase, Zero
+from .primitives.trace import eval_program, set_current
 from .primitives.control import for_loop
 from .primitives.control.params import ForParams
 from .primitives.control.stage import stage_loop
 from .pytree import flatten, unflatten
-from .staging import StagingTrace
+from .primitives.staging import StagingTrace
 from .transforms.jvp import NeedsReverse, jvp_flat
 from .transforms.partial_eval import linearize_flat
 from .transforms.transpose import backward_pass, transpose_program
@@ -33,7 +34,7 @@ from .api_prepare import (_CLOSE_OVER, _by_source, _cast_like, _holo, _prepare, 
                           _unit, _unshared, _unwrap_aux, _vjp_core)
 from .api_source import _warn_fallback, generated, has_source, source_inner, source_program
 from .transforms.checkpoint_schedules import schedule_of
-from .primitives.checkpoint import checkpointed_loop
+from .primitives.checkpoint_loop import checkpointed_loop
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose",
            "jacfwd", "jacrev", "hessian", "make_program"]

@@ -19,9 +19,10 @@ import functools
 from .errors import ConcretizationError
 from .ir import aval_of
 from .primitives.checkpoint import checkpoint_p
-from .primitives.core import TracerBase, bind, tracing
+from .primitives.core import TracerBase
+from .primitives.trace import bind, tracing
 from .pytree import flatten, unflatten
-from .staging import closure_convert, stage
+from .primitives.staging import closure_convert, stage
 from .api_source import has_source
 from .frontends.source import convert
 

@@ -11,7 +11,7 @@ import numpy as np
 from . import context
 from .errors import RAGGED_BATCH, UnsupportedSyntax
 from .ir import aval_of
-from .primitives.core import eval_program
+from .primitives.trace import eval_program
 from .primitives.index import stack
 from .primitives.shape import reshape, transpose as transpose_axes
 from .pytree import unflatten

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import ShapeMismatchError
 from ..ir import aval_of
-from ..primitives.core import eval_program
+from ..primitives.trace import eval_program
 
 __all__ = ["interpret"]
 

@@ -40,7 +40,7 @@ from . import source_runtime
 from .source_env import static_object
 from ..ir import aval_of
 from ..pytree import flatten, unflatten
-from ..staging import stage
+from ..primitives.staging import stage
 from .tracing import input_names
 from .source_convert import convert_with, is_converted, is_wengert_code
 from .source_blocks import Undefined

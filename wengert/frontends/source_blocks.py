@@ -25,7 +25,7 @@ from ..primitives import arith
 from ..primitives.core import TracerBase, zeros
 from ..pytree import flatten, unflatten
 from ..primitives.control.stage import stage_loop
-from ..staging import closure_convert, name_value, stage
+from ..primitives.staging import closure_convert, name_value, stage
 from .source_names import EXIT_FLAG
 from ..primitives.rules import broadcast_shapes, result_dtype
 from ..primitives.shape import broadcast_to

@@ -5,7 +5,8 @@ Python reads a global when the line runs; a derivative generated once must
 give the answer the plain function would give at each call. The converter
 (``source.py``) rewrites every name the function does not bind itself into
 ``__wg.env_global(G, "name")`` or ``__wg.env_cell(cell, "name")``; what that
-returns depends on the value found there (``classify``):
+returns depends on the value found there (``classify``, by the predicates
+of ``source_kinds``):
 
 * a float array: read again by the generated code at every call (an
   ``env_read`` equation: ``W = items.W``), so an array changed in place is
@@ -38,7 +39,6 @@ from __future__ import annotations
 
 import builtins
 import copy
-import random
 import sys
 import types
 
@@ -48,64 +48,11 @@ from ..errors import UnsupportedSyntax, user_location
 from ..ir import Aval
 from ..primitives.core import TracerBase
 from ..primitives.host import EnvRef, env_read, host_call, out_aval_of
-
 from .source_guards import _guard, _same_value
+from .source_kinds import IO_MODULES, RNG_TYPES, is_plain, is_vocabulary
 
 __all__ = ["env_global", "env_cell", "static_object", "default_value", "EnvObject",
-           "call_outside", "is_impure", "concrete", "materialize", "holds_outside_object"]
-
-
-# --- what a value found outside is -------------------------------------------------
-_PLAIN = (type(None), bool, int, float, complex, str, bytes, np.bool_, np.number, np.dtype,
-          slice, type(Ellipsis))
-_MAX_PLAIN = 10_000       # elements of a plain container compared at each call
-
-
-def _is_plain(v, budget=None):
-    """A number, string or None, or a tuple/list/dict of them (a list or
-    dict of at most ``_MAX_PLAIN`` elements in all)."""
-    budget = budget if budget is not None else [_MAX_PLAIN]
-    if isinstance(v, _PLAIN):
-        return True
-    if type(v) in (tuple, list):
-        budget[0] -= len(v)
-        return budget[0] >= 0 and all(_is_plain(e, budget) for e in v)
-    if type(v) is dict:
-        budget[0] -= len(v)
-        return budget[0] >= 0 and all(_is_plain(k, budget) and _is_plain(e, budget)
-                                      for k, e in v.items())
-    return False
-
-
-_LIBRARY_ROOTS = frozenset({"numpy", "scipy", "math", "cmath", "builtins", "wengert", "functools",
-                            "operator", "itertools", "collections", "typing", "numbers",
-                            "abc", "_abc", "enum", "types"})
-
-
-def _root(name):
-    return (name or "").split(".")[0]
-
-
-def _is_vocabulary(v):
-    """What the code is made of, fixed for the life of a program and checked
-    by identity: functions (the user's are converted where they are called),
-    ufuncs, and the modules and classes of NumPy, SciPy, the math modules and
-    wengert. A user's module or class holds data (``config.SCALE``,
-    ``Model.dtype``): it is an ``EnvObject``, its attributes read where they
-    live."""
-    if isinstance(v, types.ModuleType):
-        return _root(v.__name__) in _LIBRARY_ROOTS
-    if isinstance(v, type):
-        return _root(v.__module__) in _LIBRARY_ROOTS
-    if isinstance(v, (types.FunctionType, np.ufunc)):
-        return True
-    if isinstance(v, types.BuiltinFunctionType):
-        owner = getattr(v, "__self__", None)
-        return owner is None or isinstance(owner, types.ModuleType)
-    if isinstance(v, types.MethodType):
-        return False
-    mod = _root(getattr(type(v), "__module__", ""))
-    return mod in ("wengert", "functools") or (callable(v) and mod in ("numpy", "scipy"))
+           "call_outside", "concrete", "materialize", "holds_outside_object"]
 
 
 def classify(value, ref):
@@ -117,10 +64,10 @@ def classify(value, ref):
         return value
     if isinstance(value, EnvObject):
         return value
-    if _is_vocabulary(value):
+    if is_vocabulary(value):
         _guard(ref, "is", value)
         return value
-    if _is_plain(value) and not isinstance(value, (list, dict)):
+    if is_plain(value) and not isinstance(value, (list, dict)):
         _guard(ref, "eq", value)
         return value
     if isinstance(value, (type, types.ModuleType)):
@@ -128,7 +75,7 @@ def classify(value, ref):
         # where they are read)
         _guard(ref, "is", value)
         return EnvObject(ref, value)
-    if isinstance(value, types.MethodType) and not _is_vocabulary(value.__self__):
+    if isinstance(value, types.MethodType) and not is_vocabulary(value.__self__):
         # a bound method found outside (``step = model.apply``): its object's
         # place is the method's ``__self__``
         _guard(ref, "type", type(value))
@@ -191,7 +138,7 @@ def static_object(value, label):
     """A non-array argument that the code is specialised to (the same object
     at every call, by identity): its attributes are read at each call all
     the same."""
-    if _is_plain(value) or _is_vocabulary(value) or isinstance(value, (TracerBase, EnvObject)):
+    if is_plain(value) or is_vocabulary(value) or isinstance(value, (TracerBase, EnvObject)):
         return value
     return EnvObject(EnvRef("object", value, label), value)
 
@@ -270,7 +217,7 @@ class EnvObject:
                 "first (np.asarray), or use engine='trace'", construct="traced index of an object")
         if isinstance(key, np.integer):
             key = int(key)          # written as a plain int in the checks' code
-        if not _is_plain(key):
+        if not is_plain(key):
             raise UnsupportedSyntax(f"{self._ref!r}[...] with a key of type "
                                     f"{type(key).__name__}; use a number or a string",
                                     construct="object key")
@@ -281,7 +228,7 @@ class EnvObject:
     def _plain_whole(self):
         """A list or dict of numbers and strings: compared whole at each call
         (one check, however many of its items the code reads)."""
-        if isinstance(self._value, (list, dict)) and _is_plain(self._value):
+        if isinstance(self._value, (list, dict)) and is_plain(self._value):
             _guard(self._ref, "eq", copy.deepcopy(self._value))
             return True
         return False
@@ -347,35 +294,6 @@ class EnvObject:
 
 
 # --- calls that act outside -------------------------------------------------------
-_RNG_TYPES = (np.random.RandomState, np.random.Generator, np.random.BitGenerator,
-              np.random.SeedSequence, random.Random)
-_IMPURE_MODULES = frozenset({"random", "time", "os", "io", "sys", "datetime", "secrets", "uuid",
-                             "numpy.random", "numpy.random.mtrand", "shutil", "socket",
-                             # where os's and io's C functions say they live
-                             "posix", "nt", "_io", "_socket", "_random"})
-
-
-# modules whose functions read or write files, streams and the like
-_IO_MODULES = frozenset({"posix", "nt", "_io", "io", "os", "sys", "shutil", "socket", "_socket"})
-
-
-def is_impure(f):
-    """Whether calling ``f`` acts outside or gives a new value each time: a
-    random generator's method (``np.random.*`` included), a SciPy
-    distribution's ``rvs``, ``print``, and functions of ``random``, ``time``,
-    ``os`` and the like."""
-    if f is builtins.print or f is builtins.input or f is builtins.open:
-        return True
-    owner = getattr(f, "__self__", None)
-    if isinstance(owner, _RNG_TYPES):
-        return True
-    if getattr(f, "__name__", None) == "rvs":
-        return True
-    mod = getattr(f, "__module__", None) or ""
-    return isinstance(f, (types.BuiltinFunctionType, types.FunctionType)) and (
-        mod in _IMPURE_MODULES or mod.startswith("numpy.random"))
-
-
 def _operand(x):
     return isinstance(x, (TracerBase, np.ndarray))
 
@@ -442,7 +360,7 @@ def call_outside(f, args, kwargs):
     owner = getattr(fixed, "__self__", None)
     if fixed is builtins.print:         # I/O: known to give None, never probed
         return host_call(fixed, operands, spec, kw_spec, None)
-    if isinstance(owner, types.ModuleType) and owner.__name__ in _IO_MODULES:
+    if isinstance(owner, types.ModuleType) and owner.__name__ in IO_MODULES:
         # its result's type cannot be found without making the call (a write)
         raise UnsupportedSyntax(
             f"{_label(f)}: an I/O call inside a differentiated function; the source engine "
@@ -471,7 +389,7 @@ def call_outside(f, args, kwargs):
             "outside the function and pass what you need in, or use engine='trace'",
             construct="outside call returning an object") from None
     callee = f._ref if isinstance(f, EnvObject) else fixed
-    checked = not isinstance(owner, _RNG_TYPES)
+    checked = not isinstance(owner, RNG_TYPES)
     return host_call(callee, operands, spec, kw_spec, out, checked=checked)
 
 

@@ -17,7 +17,7 @@ from ..errors import UnsupportedSyntax
 from ..ir import Aval, Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, ordering
 from ..primitives.control.params import ForParams, WhileParams
-from ..primitives.checkpoint import checkpointed, checkpointed_loop
+from ..primitives.checkpoint_loop import checkpointed, checkpointed_loop
 from .source_env import EnvObject
 from .source_blocks import (Block, Undefined, assemble, coerce_to, join_spec, spec_of, widens,
                             zeros_of)

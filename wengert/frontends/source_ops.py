@@ -18,8 +18,9 @@ import numpy as np
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
 from ..ir import Program, Var, aval_of
 from ..primitives import arith, control, index as index_mod, numpy_lists, ordering
-from ..primitives.core import TracerBase, effects_made, set_current
-from ..staging import StagingTrace, name_value
+from ..primitives.core import TracerBase
+from ..primitives.trace import effects_made, set_current
+from ..primitives.staging import StagingTrace, name_value
 from ..pytree import flatten
 from .source_env import concrete
 from .source_blocks import (Block, Undefined, assemble, join_spec, merge_pyvalues,

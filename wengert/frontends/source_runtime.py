@@ -22,8 +22,9 @@ from ..ir import aval_of
 from ..primitives import arith, casts, library, ordering, reduce as reduce_mod
 from ..primitives.math_twins import find_twin
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
-                         holds_outside_object, is_impure, materialize, outside_method)
+                         holds_outside_object, materialize, outside_method)
 from .source_convert import convert_with, is_converted, is_wengert_code
+from .source_kinds import is_impure
 from .source_blocks import Undefined
 
 from .source_loops import for_stmt, while_stmt

@@ -12,7 +12,7 @@ import inspect
 from ..errors import WengertError
 from ..ir import aval_of
 from ..pytree import flatten, unflatten
-from ..staging import stage
+from ..primitives.staging import stage
 
 __all__ = ["make_program", "flat_function"]
 

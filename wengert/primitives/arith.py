@@ -23,7 +23,8 @@ import operator
 import numpy as np
 
 from .. import dims as _dims
-from .core import Linear, Primitive, Zero, instantiate, register, wrapper_of, zero_if_any
+from .core import Linear, Primitive, Zero, instantiate, register, zero_if_any
+from .trace import wrapper_of
 from .rules import (_PY_NUMBERS, EmitRule, broadcast_shapes, elementwise_aval, result_dtype,
                     shape_error)
 from .pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit

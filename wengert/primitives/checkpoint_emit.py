@@ -1,4 +1,4 @@
-"""The Python code of the checkpointing equations (``primitives/checkpoint.py``):
+"""The Python code of the checkpointing equations (``checkpoint.py``, ``checkpoint_loop.py``):
 their ``emit`` rules (see ``control/for_loop.py``), for ``backends/pycodegen.py``.
 
 * ``checkpoint``: its body inlined (plain evaluation stores nothing anyway);

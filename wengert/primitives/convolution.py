@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from .arith import add
-from .core import Linear, Primitive, Zero, register, wrapper_of, zero_if_any
+from .core import Linear, Primitive, Zero, register, zero_if_any
+from .trace import wrapper_of
 from .index import getitem
 from .rules import result_dtype, shape_error
 from ..ir import Aval

@@ -29,7 +29,8 @@ import math
 
 import numpy as np
 
-from .core import Linear, Primitive, Zero, bind, instantiate, register, zero_if_any
+from .core import Linear, Primitive, Zero, instantiate, register, zero_if_any
+from .trace import bind
 from .rules import result_dtype, shape_error
 from .arith import add, convert
 from .shape import reshape

@@ -7,7 +7,8 @@ rule.
 * ``custom_jvp``: every jvp (forward, linearize, reverse) uses the rule, which
   must be linear in the tangents.
 * ``custom_vjp``: reverse mode uses ``fwd``/``bwd`` (the row's
-  ``linearize_for_vjp``); forward mode (``jvp``, ``jacfwd``, the outer pass
+  ``linearize_for_vjp``: ``fwd`` now, and a ``custom_lin`` equation, in
+  ``custom_lin.py``, whose transpose is ``bwd``); forward mode (``jvp``, ``jacfwd``, the outer pass
   of ``hessian``) differentiates the function's primal definition instead
   (``BY_IMPL``: the transform runs the body on its own values), so such a
   function still works in every mode (JAX refuses forward mode here).
@@ -47,19 +48,15 @@ import functools
 
 import numpy as np
 
-from .. import dims as _dims
 from . import arith, index, reduce, shape
-from .core import BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, bind, instantiate, register
+from .core import BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, instantiate, register
+from .trace import bind
+from .custom_lin import Residuals, _as_tuple, custom_lin_p
 from .host import HostCallError, check_value, out_aval_of
 from ..errors import NoDerivativeRule, ShapeMismatchError, UnsupportedSyntax, user_location
 from ..ir import aval_of
-from ..pytree import flatten, unflatten
-from ..staging import stage
+from .staging import stage
 from ..transforms.jvp import NeedsReverse, jvp_flat
-
-
-def _as_tuple(x):
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
 # --- custom_body: a body wengert cannot trace, run on plain values ------
@@ -339,81 +336,6 @@ custom_vjp_call_p = register(Primitive(
     "custom_vjp_call", nargs=None, impl=custom_vjp_call_impl, jvp=BY_IMPL,
     jvp_for_grad=needs_reverse, linearize_for_vjp=custom_vjp_call_linearize_for_vjp,
     transpose=NOT_LINEAR, abstract_eval=custom_vjp_call_aval, inline=True))
-
-
-# --- custom_lin: the linear map whose transpose is the user's bwd ------
-# Operands: fwd's residuals (the arrays and numbers in them), then the
-# tangents, in which it is linear. The residuals are operands, not params,
-# so a staged region (a loop body) that computes them passes them on as any
-# value its linear part reads, and the transpose sees them as they are there.
-class Residuals:
-    """The structure of fwd's residuals: a pytree whose array and number
-    leaves are the equation's leading operands, the other leaves kept here."""
-
-    __slots__ = ("tree", "static", "n_leaves")
-
-    def __init__(self, tree, static, n_leaves):
-        self.tree, self.static, self.n_leaves = tree, static, n_leaves
-
-    @staticmethod
-    def split(res):
-        """(Residuals, operand leaves) of fwd's residuals ``res``."""
-        leaves, tree = flatten(res)
-        ops = [x for x in leaves if _is_operand(x)]
-        static = tuple((k, x) for k, x in enumerate(leaves) if not _is_operand(x))
-        return Residuals(tree, static, len(leaves)), ops
-
-    def rebuild(self, ops):
-        """fwd's residuals with ``ops`` as their operand leaves."""
-        static, ops = dict(self.static), iter(ops)
-        return unflatten(self.tree, [static[k] if k in static else next(ops)
-                                     for k in range(self.n_leaves)])
-
-    def __repr__(self):
-        return f"Residuals({self.n_leaves} leaves, static={self.static!r})"
-
-
-def _is_operand(x):
-    return isinstance(x, (TracerBase, np.ndarray, np.generic, float, int, complex))
-
-
-def _residuals(res, ops):
-    """fwd's residuals from the equation's residual operands (a ``res`` that
-    is not a ``Residuals``, as in a Program built by hand, is itself)."""
-    return res.rebuild(ops) if isinstance(res, Residuals) else res
-
-
-def custom_lin_impl(*tangents, bwd, res, out_avals, in_avals):
-    raise NoDerivativeRule("a custom_vjp function's linearization can only be transposed "
-                           "(reverse mode); forward mode differentiates its primal definition")
-
-
-def custom_lin_aval(*avals, bwd, res, out_avals, in_avals):
-    return out_avals
-
-
-def custom_lin_jvp(primals, tangents, **params):
-    raise NoDerivativeRule("custom_vjp: differentiate through its pullback only in reverse mode")
-
-
-def custom_lin_transpose(cts, *args, bwd, res, out_avals, in_avals):
-    n_res = len(args) - len(in_avals)
-    res = _residuals(res, args[:n_res])
-    cts = [_dims.zeros(a.shape, a.dtype) if isinstance(c, Zero) else c for c, a in zip(cts, out_avals)]
-    in_cts = _as_tuple(bwd(res, cts[0] if len(cts) == 1 else tuple(cts)))
-    if len(in_cts) != len(in_avals):
-        raise ShapeMismatchError(f"custom_vjp bwd returned {len(in_cts)} cotangents for "
-                                 f"{len(in_avals)} arguments; return one per argument (a tuple)")
-    for c, a in zip(in_cts, in_avals):
-        if c is not None and tuple(_dims.shape(c)) != a.shape:
-            raise ShapeMismatchError(f"custom_vjp bwd returned a cotangent of shape "
-                                     f"{_dims.shape(c)} for an argument of shape {a.shape}")
-    return (None,) * n_res + tuple(in_cts)
-
-
-custom_lin_p = register(Primitive(
-    "custom_lin", nargs=None, impl=custom_lin_impl, jvp=custom_lin_jvp,
-    transpose=custom_lin_transpose, abstract_eval=custom_lin_aval, multiple_results=True))
 
 
 class custom_vjp:

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Primitive, Zero, bind, register
+from .core import NOT_LINEAR, Primitive, Zero, register
+from .trace import bind
 from .rules import shape_error
 from .arith import add, div, mul, neg, sub, where
 from .index import concatenate

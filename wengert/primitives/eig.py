@@ -27,8 +27,9 @@ import numpy as np
 from .arith import div, mul, sub, where
 from .ordering import abs as abs_, equal
 from .arith import conj, imag, real
-from .core import NOT_LINEAR, Primitive, Zero, bind, register
-from .fft import complex_dtype
+from .core import NOT_LINEAR, Primitive, Zero, register
+from .trace import bind
+from .dft import complex_dtype
 from .linalg import _matmul, diagonal
 from .matrix import inv
 from .reduce import reduce_max, reduce_sum

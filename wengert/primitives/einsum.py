@@ -18,7 +18,8 @@ import string
 
 import numpy as np
 
-from .core import Linear, Primitive, Zero, bind, register, zero_if_any
+from .core import Linear, Primitive, Zero, register, zero_if_any
+from .trace import bind
 from .rules import EmitRule, result_dtype, shape_error
 from .arith import add
 from .shape import broadcast_to, reshape

@@ -21,7 +21,8 @@ import numpy as np
 from .arith import add, div, mul, neg, sub, where
 from .ordering import equal
 from .transcendental import sqrt
-from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
+from .core import NOT_LINEAR, Primitive, Zero, register
+from .trace import wrapper_of
 from .rules import _unary, elementwise_aval
 from ..ir import Aval, aval_of
 

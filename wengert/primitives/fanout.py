@@ -14,7 +14,8 @@ from __future__ import annotations
 import operator
 
 from .. import dims as _dims
-from .core import PRIMITIVES, Linear, Primitive, Zero, register, wrapper_of
+from .core import PRIMITIVES, Linear, Primitive, Zero, register
+from .trace import wrapper_of
 from .rules import EmitRule, result_dtype, shape_error
 from .pass_rules import Algebra, BinaryOperator, drops_identity
 from .shape import broadcast_to

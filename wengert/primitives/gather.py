@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Primitive, bind, register
+from .core import NOT_LINEAR, Primitive, register
+from .trace import bind
 from ..ir import Aval
 
 

@@ -29,7 +29,8 @@ import builtins
 
 import numpy as np
 
-from .core import NOT_LINEAR, Primitive, Zero, bind, register
+from .core import NOT_LINEAR, Primitive, Zero, register
+from .trace import bind
 from .rules import EmitRule
 from ..errors import NoDerivativeRule, WengertError
 from ..ir import Aval, Ident, aval_of

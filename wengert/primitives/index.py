@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dims as _dims
-from .core import (Linear, Primitive, TracerBase, Zero, bind, instantiate, register,
-                   zero_if_any, zeros as core_zeros)
+from .core import (Linear, Primitive, TracerBase, Zero, instantiate, register, zero_if_any,
+                   zeros as core_zeros)
+from .trace import bind
 from .rules import EmitRule, result_dtype, shape_error
 from .shape import broadcast_to, expand_dims, reshape, sum_to_shape
 from ..dims import has_dims, slice_length

@@ -19,7 +19,8 @@ import math
 import numpy as np
 
 from .. import dims as _dims
-from .core import Linear, Primitive, Zero, bind, register, zero_if_any
+from .core import Linear, Primitive, Zero, register, zero_if_any
+from .trace import bind
 from .rules import broadcast_shapes, result_dtype, shape_error
 from .arith import add, convert, mul
 from .shape import reshape, sum_to_shape, swapaxes, transpose

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, instantiate, register
+from .core import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
+from .trace import bind
 from .rules import broadcast_shapes, result_dtype, shape_error
 from .arith import add, sub
 from .index import concatenate

@@ -23,7 +23,7 @@ from .numpy_select import cast_to
 from .. import dims as _dims
 from ..errors import NoDerivativeRule, user_location
 from ..ir import Aval, Var, aval_of
-from ..staging import stage
+from .staging import stage
 
 __all__ = ["FUNCTIONS"]
 

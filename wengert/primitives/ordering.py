@@ -16,7 +16,8 @@ import operator
 import numpy as np
 
 from .arith import add, conj, div, mul, real, sub, where
-from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
+from .core import NOT_LINEAR, Primitive, Zero, register
+from .trace import wrapper_of
 from .rules import (EmitRule, _python_numbers_kept, _unary, _zero_jvp, elementwise_aval,
                     python_operator)
 from .pass_rules import BinaryOperator, PythonNumbersKept

@@ -11,7 +11,8 @@ import math
 import numpy as np
 
 from .. import dims as _dims
-from .core import NOT_LINEAR, Primitive, bind, register, zero_if_any
+from .core import NOT_LINEAR, Primitive, register, zero_if_any
+from .trace import bind
 from .rules import EmitRule
 from .pass_rules import NumpyAxisCall
 from .arith import add, convert, div, mul, sub, where

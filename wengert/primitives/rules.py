@@ -14,7 +14,6 @@ import operator
 
 import numpy as np
 
-from .. import dims as _dims
 from ..context import current as _current_context
 from ..dims import broadcast, has_dims
 from ..errors import ShapeMismatchError, user_location

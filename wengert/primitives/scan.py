@@ -16,7 +16,8 @@ import numpy as np
 
 from .. import dims as _dims
 from .arith import add, mul
-from .core import NOT_LINEAR, Primitive, Zero, bind, instantiate, register
+from .core import NOT_LINEAR, Primitive, Zero, instantiate, register
+from .trace import bind
 from .index import getitem
 from .rules import result_dtype, shape_error
 from .index import concatenate

@@ -20,7 +20,7 @@ import operator
 import numpy as np
 import scipy.special as sc
 
-from . import arith, composite, ordering, special_prims as sp, transcendental
+from . import arith, composite, ordering, special_bessel as bessel, special_prims as sp, transcendental
 from .arith import add, mul, neg, sub, where
 from .ordering import equal, greater, greater_equal, less, logical_and, logical_or
 from .transcendental import log, log1p
@@ -100,9 +100,9 @@ UFUNCS = {
     **{uf: _in_loop_dtype(uf, fn) for uf, fn in _COMPOSED.items()},
     sc.gammaln: sp.gammaln, sc.gamma: sp.gamma, sc.psi: sp.digamma, sc.beta: sp.beta,
     sc.betaln: sp.betaln, sc.erf: transcendental.erf, sc.erfc: sp.erfc, sc.erfinv: sp.erfinv,
-    sc.erfcinv: sp.erfcinv, sc.log_ndtr: sp.log_ndtr, sc.expit: sp.expit, sc.i0: sp.i0,
-    sc.i0e: sp.i0e, sc.i1: sp.i1, sc.i1e: sp.i1e, sc.jv: sp.jv, sc.yv: sp.yv, sc.iv: sp.iv,
-    sc.ive: sp.ive, sc.kv: sp.kv, sc.gammainc: sp.gammainc, sc.gammaincc: sp.gammaincc,
+    sc.erfcinv: sp.erfcinv, sc.log_ndtr: sp.log_ndtr, sc.expit: sp.expit, sc.i0: bessel.i0,
+    sc.i0e: bessel.i0e, sc.i1: bessel.i1, sc.i1e: bessel.i1e, sc.jv: bessel.jv, sc.yv: bessel.yv,
+    sc.iv: bessel.iv, sc.ive: bessel.ive, sc.kv: bessel.kv, sc.gammainc: sp.gammainc, sc.gammaincc: sp.gammaincc,
     sc.betainc: sp.betainc, sc.betaincc: sp.betaincc, sc.stdtr: sp.stdtr,
 }
 

@@ -16,7 +16,8 @@ import math
 import numpy as np
 
 from .. import dims as _dims
-from .core import NOT_LINEAR, Primitive, Zero, bind, register, wrapper_of, zero_if_any
+from .core import NOT_LINEAR, Primitive, Zero, register, zero_if_any
+from .trace import bind, wrapper_of
 from ..dims import as_int
 from ..ir import Aval, aval_of
 from .rules import EmitRule, shape_error

@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from .arith import add, div, mul, neg, sub, where
-from .core import NOT_LINEAR, Primitive, Zero, register, wrapper_of
+from .core import NOT_LINEAR, Primitive, Zero, register
+from .trace import wrapper_of
 from .ordering import equal
 from .rules import _python_numbers_kept, _unary, elementwise_aval
 from .pass_rules import PythonNumbersKept, drops_identity

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Linear, Primitive, Zero, bind, instantiate, register
+from .core import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
+from .trace import bind
 from .rules import result_dtype, shape_error
 from .arith import add, mul, neg, sub
 from .shape import reshape, sum_to_shape

@@ -13,7 +13,7 @@ from __future__ import annotations
 from .. import dims as _dims
 from ..errors import RAGGED_BATCH, UnsupportedSyntax
 from ..ir import Lit, aval_of
-from ..primitives.core import bind, name_as
+from ..primitives.trace import bind, name_as
 from ..primitives.index import getitem
 from ..primitives.index import stack
 from ..primitives.shape import broadcast_to

@@ -22,15 +22,15 @@ import numpy as np
 
 from ..errors import ShapeMismatchError, UnsupportedDtypeError, WengertError, user_location
 from ..ir import Role, aval_of, derive
-from ..primitives.core import (TRACE_STATE, BY_IMPL, Trace, Zero, bind, is_float, set_current,
-                               snapshot)
+from ..primitives.core import BY_IMPL, Zero, is_float, snapshot
+from ..primitives.trace import TRACE_STATE, Trace, bind, set_current
 from .. import dims as _dims
 from ..primitives.arith import cast_float
 from ..primitives.casts import cast_exact
 from ..primitives.shape import broadcast_to
 from ..primitives.numpy_api import Tracer
-from ..staging import stage
-from ..primitives.core import eval_program
+from ..primitives.staging import stage
+from ..primitives.trace import eval_program
 
 __all__ = ["JVPTrace", "JVPTracer", "NeedsReverse", "jvp_flat", "jvp_program"]
 

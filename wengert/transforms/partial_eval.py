@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from ..errors import RAGGED_BATCH, UnsupportedSyntax
 from ..ir import Eqn, Lit, Program, Role, Var, aval_of, derive
-from ..primitives.core import Zero, set_current, snapshot
+from ..primitives.core import Zero, snapshot
+from ..primitives.trace import set_current
 from ..primitives.shape import zeros_like
-from ..primitives.core import eval_program
-from ..staging import StagingTrace, StagingTracer
+from ..primitives.trace import eval_program
+from ..primitives.staging import StagingTrace, StagingTracer
 from .jvp import JVPTrace, JVPTracer
 from .simplify import dce
 

@@ -43,8 +43,8 @@ import numpy as np
 from .. import context, dims
 from ..dims import in_params
 from ..ir import Eqn, Ident, Lit, Program, acts, has_effect, programs_in
-from ..primitives.core import rule_error
 from ..primitives.pass_rules import is_scalar_lit as _is_scalar_lit
+from ..primitives.trace import rule_error
 from ..primitives.symbolic_constants import constant
 
 __all__ = ["simplify", "dce", "atom_key", "eqn_key"]

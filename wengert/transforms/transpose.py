@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from ..errors import ShapeMismatchError
 from ..ir import Lit, Role, derive
-from ..primitives.core import Linear, TracerBase, Zero, bind, tracing
+from ..primitives.core import Linear, TracerBase, Zero
+from ..primitives.trace import bind, tracing
 from ..primitives.arith import cast_float
 from ..primitives.fanout import add_any
-from ..staging import stage
+from ..primitives.staging import stage
 
 __all__ = ["backward_pass", "transpose_program"]
 

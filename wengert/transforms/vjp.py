@@ -8,8 +8,8 @@ and transposing it needs transpose rules of linear primitives only.
 from __future__ import annotations
 
 from ..ir import Role, derive
-from ..primitives.core import eval_program
-from ..staging import stage
+from ..primitives.trace import eval_program
+from ..primitives.staging import stage
 from .partial_eval import linearize_flat
 from .transpose import backward_pass
 

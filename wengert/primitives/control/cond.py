@@ -13,7 +13,8 @@ transposed branches. Code: ``if``/``elif``/``else`` on ``int(index)``.
 from __future__ import annotations
 
 from ...ir import Aval, Lit, Program, Var, aval_of
-from ..core import Linear, Primitive, bind, eval_program, instantiate, register, zeros
+from ..core import Linear, Primitive, instantiate, register, zeros
+from ..trace import bind, eval_program
 from ..rules import EmitRule
 from .common import agreeing, tangent_mask
 from .params import CondParams

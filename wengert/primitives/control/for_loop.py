@@ -25,7 +25,8 @@ from ... import dims as _dims
 from ...dims import as_int
 from ...errors import RAGGED_BATCH, UnsupportedSyntax
 from ...ir import Aval, Lit, Role, aval_of
-from ..core import Linear, Primitive, bind, eval_program, instantiate, register, zeros
+from ..core import Linear, Primitive, instantiate, register, zeros
+from ..trace import bind, eval_program
 from ..fanout import add_any
 from ..shape import broadcast_to, moveaxis
 from .loops import (LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp_body,

@@ -9,13 +9,14 @@ import numpy as np
 
 from ...ir import Aval, Program, Var, aval_of
 from ..arith import convert
-from ..core import Zero, eval_program, instantiate
+from ..core import Zero, instantiate
+from ..trace import eval_program
 from ..rules import EmitRule
 from .common import is_float_aval, numpy_outputs, tangent_mask
 from .params import ForParams, join, split
 from ...transforms.jvp import jvp_program
 from ...transforms.partial_eval import recompute_residuals
-from ...staging import stage
+from ..staging import stage
 
 __all__ = ["RaggedStack", "stack_ys", "LoopTangents", "jvp_body", "loop_residuals",
            "carry_tangents", "coherent_carries", "LoopEmit"]

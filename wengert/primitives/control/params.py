@@ -16,7 +16,7 @@ A loop's operands are four groups ``(lead, consts, carry, xs)``, where
 and its outputs three groups ``(carry, mid, ys)``, where ``mid`` is a while
 loop's trip count (none for a ``for_loop``); a body's inputs have the
 operands' groups, its outputs ``(carry, ys)``. The checkpointed loops
-(``primitives/checkpoint.py``) are ``for_loop``s without ``xs`` and ``ys``.
+(``primitives/checkpoint_loop.py``) are ``for_loop``s without ``xs`` and ``ys``.
 
 ``Params.of(eqn.params)`` reads an equation's params (a dict: rules are
 called with them as keywords); ``as_params()`` gives them back for ``bind``
@@ -233,7 +233,7 @@ class WhileParams(LoopParams):
 
 
 class SweepParams(ForParams):
-    """The checkpointed loops (``primitives/checkpoint.py``): ``for_loop``s
+    """The checkpointed loops (``primitives/checkpoint_loop.py``): ``for_loop``s
     without per-iteration values, whose sweeps pass states along:
 
         checkpointed_loop  (n, *consts, *carry) -> (*carry)

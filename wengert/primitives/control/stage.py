@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ...ir import Program, Role
 from .params import join
-from ...staging import closure_convert, stage
+from ..staging import closure_convert, stage
 
 __all__ = ["stage_loop"]
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import Aval, aval_of
-from ..core import NOT_LINEAR, Primitive, Zero, bind, eval_program, register
+from ..core import NOT_LINEAR, Primitive, Zero, register
+from ..trace import bind, eval_program
 from .common import unused, with_inputs
 from .for_loop import bind_for
 from .loops import LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp_body, \

@@ -16,12 +16,12 @@ program whose inputs are symbolic tangents).
 """
 from __future__ import annotations
 
-from . import dims as _dims
-from .errors import LeakedTracerError, UnsupportedDtypeError, user_location
-from .ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs_at_call
-from .primitives.core import (Trace, TracerBase, Zero, rules_under, set_current, rule_error,
-                              zeros)
-from .primitives.numpy_api import Tracer
+from .. import dims as _dims
+from ..errors import LeakedTracerError, UnsupportedDtypeError, user_location
+from ..ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs_at_call
+from .core import TracerBase, Zero, zeros
+from .trace import Trace, rules_under, set_current, rule_error
+from .numpy_api import Tracer
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert"]
 

@@ -1,0 +1,277 @@
+"""Applying a primitive: ``bind``, the single dispatch point, and the traces
+that interpret applications.
+
+``bind`` hands a primitive application to the current trace of the thread
+(``set_current``): the root ``EvalTrace`` runs ``impl``; a transformation
+in progress handles its own tracers, takes the values of the traces it is
+nested in (its ancestors) as constants (closure over an outer derivative's
+variable), and hands an application with no operand of its own to its
+parent. ``eval_program`` evaluates a Program by binding each equation: the
+NumPy interpreter on concrete values, a replay into the current trace on
+tracers.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+from .. import context as _context, dims as _dims
+from ..context import current as _current_context
+from .symbolic_constants import constant as _constant
+from ..ir import Lit, Role, aval_of, programs_in, runs_at_call
+from ..atoms import TracerBase
+from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
+from .core import Zero, instantiate
+
+__all__ = ["Trace", "EvalTrace", "EVAL", "TRACE_STATE", "tracing", "set_current", "rules_under", "effects_made", "bind", "rule_error", "eval_program", "name_as", "wrapper_of"]
+
+
+def wrapper_of(prim):
+    """The user-facing function of a primitive: ``bind`` with the primitive
+    fixed (a C-level partial, so a wrapper costs no Python frame)."""
+    wrapper = functools.partial(bind, prim)
+    wrapper.__name__ = prim.name
+    return wrapper
+
+
+# --- traces ----------------------------------------------------------------
+
+class Trace:
+    """An interpreter of primitive applications: the root runs ``impl``
+    (``EvalTrace``), the others are transformations in progress. Each holds
+    its ``parent``, the trace that was current when it started; ``bind``
+    hands every application to the current trace.
+
+    ``process`` interprets an application with a tracer among its operands:
+    a trace handles its own tracers; the values of its ancestors are its
+    constants; an application with no operand of its own goes to the parent.
+    ``process_consts`` interprets one with no tracer at all (by default, the
+    parent's business: in the end ``impl``). A transformation runs its rules
+    under its parent (``rules_under``)."""
+
+    live = True
+
+    def __init__(self, parent=None):
+        self.parent = parent if parent is not None else TRACE_STATE.current
+
+    def process(self, prim, args, params):
+        return self.parent.process(prim, args, params)
+
+    def process_consts(self, prim, args, params):
+        return self.parent.process_consts(prim, args, params)
+
+    def close(self):
+        """The transformation is over: a tracer of it that is used again leaked."""
+        self.live = False
+
+
+class EvalTrace(Trace):
+    """The root: applies ``impl`` to concrete values (a NumPy interpreter),
+    with the checks that give wengert's typed errors."""
+
+    def __init__(self):
+        self.parent = None
+
+    def process(self, prim, args, params):
+        # a tracer reached the root: no trace in the current chain owns it
+        # (a value of a transformation that is not an enclosing one)
+        raise LeakedTracerError(
+            f"{user_location()}: a traced value reached {prim.name} outside the "
+            "transformation it belongs to (a custom rule or a stored function closing over "
+            "a variable being differentiated); pass the value in as an argument instead")
+
+    def process_consts(self, prim, args, params):
+        # a loop or branch on constant operands whose Programs draw or read a
+        # global is made at each call too: while a transformation is in
+        # progress, never computed on the constant path of symbolic lengths
+        ctx = _context.symbolic_now()
+        if ctx is not None and not (TRACE_STATE.active and (
+                prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
+            return _constant(ctx, prim, args, params, rule_error)
+        if not prim.complex_ok and any(_is_complex(a) for a in args):
+            # a rule (det's jvp calls adjugate) evaluating a primitive whose
+            # rules are for real values on a complex one: its value would be
+            # wrong (a cast to float drops the imaginary part), not refused
+            raise UnsupportedDtypeError.complex_operand(prim.name)
+        try:
+            return prim.impl(*_dims.plain_numbers(args), **params)
+        except ValueError as err:
+            typed = rule_error(prim, args, params)
+            if typed is None:
+                raise
+            raise typed from err
+
+
+EVAL = EvalTrace()
+
+
+class _TraceState(threading.local):
+    """The current trace of this thread: each thread differentiates under its
+    own, so derivatives taken in several threads at once never see each
+    other's tracers."""
+
+    def __init__(self):
+        self.current = EVAL     # the trace ``bind`` hands applications to
+        self.active = 0         # transformations in progress (``set_current``)
+        self.effects = 0        # applications of primitives with an effect so far
+
+
+TRACE_STATE = _TraceState()
+
+
+def tracing():
+    """Whether a transformation is in progress in this thread."""
+    return TRACE_STATE.active > 0
+
+
+class set_current:
+    """``with set_current(t):`` runs the block under ``t``, a new trace whose
+    parent is the current one; afterwards ``t`` is closed (its tracers are
+    leaked values) and its parent is current again."""
+
+    __slots__ = ("trace", "prev")
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        state = TRACE_STATE
+        self.prev = state.current
+        state.current = self.trace
+        state.active += 1
+        return self.trace
+
+    def __exit__(self, *exc):
+        state = TRACE_STATE
+        state.current = self.prev
+        state.active -= 1
+        self.trace.close()
+        return False
+
+
+class rules_under:
+    """``with rules_under(t):`` makes ``t`` (an existing trace: a parent, or
+    a recorder) current for a rule's work, then restores the current trace."""
+
+    __slots__ = ("trace", "prev")
+
+    def __init__(self, trace):
+        self.trace = trace
+
+    def __enter__(self):
+        state = TRACE_STATE
+        self.prev = state.current
+        state.current = self.trace
+        return self.trace
+
+    def __exit__(self, *exc):
+        TRACE_STATE.current = self.prev
+        return False
+
+
+def effects_made():
+    """How many primitives with an effect this thread has applied: a change
+    across a piece of staging says it made (or recorded) a call with an effect."""
+    return TRACE_STATE.effects
+
+
+def bind(prim, *args, **params):
+    """Apply ``prim``: hand the application to the current trace."""
+    state = TRACE_STATE
+    if prim.effect:
+        state.effects += 1
+    traced = has_zero = False
+    for a in args:
+        if isinstance(a, TracerBase):
+            if not a._trace.live:
+                raise LeakedTracerError(
+                    f"{user_location()}: a traced value escaped its transformation and "
+                    f"reached {prim.name}; return it from the function instead of storing "
+                    "it outside")
+            traced = True
+        elif isinstance(a, Zero):
+            has_zero = True
+    if has_zero:
+        if prim.zero_rule is not None:
+            return prim.zero_rule(*args, **params)
+        args = tuple(instantiate(a) for a in args)
+    current = state.current
+    if traced:
+        return current.process(prim, args, params)
+    if current is not EVAL:
+        return current.process_consts(prim, args, params)
+    # the root's work, as EvalTrace.process_consts does it, inline: the hot path
+    ctx = _current_context()
+    if ctx is not None and ctx.symbolic and not (state.active and (
+            prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
+        return _constant(ctx, prim, args, params, rule_error)
+    if not prim.complex_ok and any(_is_complex(a) for a in args):
+        raise UnsupportedDtypeError.complex_operand(prim.name)
+    try:
+        return prim.impl(*_dims.plain_numbers(args), **params)
+    except ValueError as err:
+        typed = rule_error(prim, args, params)
+        if typed is None:
+            raise
+        raise typed from err
+
+
+def _is_complex(x):
+    return type(x) is complex or getattr(getattr(x, "dtype", None), "kind", "") == "c"
+
+
+def rule_error(prim, args, params):
+    """Why ``prim`` refuses ``args``, in wengert's terms: the typed error its
+    shape rule raises on their avals (with the user's file:line), or None.
+
+    Concrete values skip the shape rule (NumPy checks them as it computes),
+    so where NumPy refuses them (a ValueError of its own wording) the rule is
+    asked: the error is then the same as where the rule runs first (staging,
+    the source engine), whichever way the value was computed."""
+    if prim.abstract_eval is None:
+        return None
+    try:
+        avals = [aval_of(a) for a in args]
+        prim.abstract_eval(*avals, **params)
+    except WengertError as err:
+        where = user_location()
+        return err if str(err).startswith(where) else type(err)(f"{where}: {err}")
+    except Exception:   # noqa: BLE001 -- the rule has nothing to add; NumPy's error stands
+        return None
+    return None
+
+
+def eval_program(prog, args):
+    """Evaluate a Program by binding each equation: on concrete values this is
+    the NumPy interpreter; on tracers it replays the Program into their trace."""
+    env = {}
+    for v, a in zip(prog.inputs, args):
+        env[v] = name_as(a, v)
+    value = _VALUE
+    for eqn in prog.eqns:
+        ins = [x.val if isinstance(x, Lit) else env[x] for x in eqn.inputs]
+        outs = bind(eqn.prim, *ins, **eqn.params)
+        # name_as, inline: most variables have no name or role (the hot concrete path)
+        if eqn.prim.multiple_results:
+            for v, o in zip(eqn.outputs, outs):
+                env[v] = o
+                if (v.name or v.role is not value) and isinstance(o, TracerBase):
+                    o.name_hint(v.name, v.role)
+        else:
+            v = eqn.outputs[0]
+            env[v] = outs
+            if (v.name or v.role is not value) and isinstance(outs, TracerBase):
+                outs.name_hint(v.name, v.role)
+    return [x.val if isinstance(x, Lit) else env[x] for x in prog.outputs]
+
+
+_VALUE = Role.VALUE
+
+
+def name_as(value, var):
+    """``value``, which stands for ``var`` of a Program being evaluated: a
+    traced value takes ``var``'s user name and role into the Program being
+    recorded (``d_p`` stays ``d_p`` when a Program is replayed)."""
+    if (var.name or var.role is not _VALUE) and isinstance(value, TracerBase):
+        value.name_hint(var.name, var.role)
+    return value
