@@ -42,7 +42,6 @@ class NeedsReverse(Exception):
     reaches the user."""
 
 
-
 class JVPTracer(Tracer):
     __slots__ = ("primal", "tangent", "_aval")
 
