@@ -34,7 +34,7 @@ import wengert as wg
 from wengert.demo import seed000  # noqa: F401  (in the corpus)
 
 from wengert.primitives import (arith, composite, einsum, fanout, index, linalg, matrix, ordering,
-                                reduce, shape, transcendental)
+                                reduce, selection, shape, transcendental)
 from wengert.primitives.index import normalize_index
 
 F64 = np.dtype(np.float64)
@@ -540,7 +540,7 @@ SPECS.update({
                       + variants("2x3", [bools((2, 3)), real((2, 3)), real((2, 3))])
                       + variants("true_3_pyfloat", [const(np.bool_(True)), real((3,)), const(0.0)])
                       + variants("false_pyfloat_3", [const(False), const(1.0), real((3,))]),
-                      np.where, arith.where, linear_in=((1, 2), (1,), (2,))),
+                      np.where, selection.where, linear_in=((1, 2), (1,), (2,))),
 
     "convert": PrimSpec(
         DIFF,

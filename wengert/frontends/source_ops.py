@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
 from ..ir import Program, Var, aval_of
-from ..primitives import arith, control, index as index_mod, numpy_lists, ordering
+from ..primitives import control, index as index_mod, numpy_lists, ordering, selection
 from ..primitives.core import TracerBase
 from ..primitives.trace import effects_made, set_current
 from ..primitives.staging import StagingTrace, name_value
@@ -160,7 +160,7 @@ def ifexp(c, a, b):
         return _branch(c, a, b, "'x if c else y'")
     if _traced(c):
         # both sides are computed; the select keeps the derivative of the taken one
-        return arith.where(c, *_all_evaluated((a, b), "'x if c else y'"))
+        return selection.where(c, *_all_evaluated((a, b), "'x if c else y'"))
     return a() if c else b()
 
 

@@ -1,10 +1,10 @@
-"""Elementwise arithmetic: add, sub, neg, mul, div, where, convert, and the
+"""Elementwise arithmetic: add, sub, neg, mul, div, convert, and the
 complex parts real, imag, conj (``complex_parts`` gives the conventions);
 ``cast_float``, a derivative cast to its value's float dtype (the casts at
 the boundary with the user's Python are in ``casts``; the makers of
-elementwise rows in ``rules``). Piecewise functions (abs,
-max, floor, the comparisons...) are in ``ordering``, exp, log, sin, pow...
-in ``transcendental``.
+elementwise rows in ``rules``). ``where`` is in ``selection``; piecewise
+functions (abs, max, floor, the comparisons...) are in ``ordering``; exp,
+log, sin, pow, square, reciprocal... in ``transcendental``.
 
 The arithmetic and comparison impls are Python's operators: on arrays they are
 NumPy's ufuncs, and on two Python numbers they keep Python's semantics, as
@@ -23,10 +23,9 @@ import operator
 import numpy as np
 
 from .. import dims as _dims
-from .core import Linear, Primitive, Zero, instantiate, register, zero_if_any
+from .core import Linear, Primitive, Zero, register, zero_if_any
 from .trace import wrapper_of
-from .rules import (_PY_NUMBERS, EmitRule, broadcast_shapes, elementwise_aval, result_dtype,
-                    shape_error)
+from .rules import _PY_NUMBERS, EmitRule, elementwise_aval, shape_error
 from .pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .fanout import dup
 from .shape import broadcast_to, elementwise_batch, sum_to_shape
@@ -36,7 +35,7 @@ from ..ir import Aval, Eqn, Lit, Var, aval_of
 _wrap = wrapper_of
 
 
-def _sum_to(ct, like):
+def sum_to(ct, like):
     """Undo broadcasting: sum ``ct`` down to the shape of operand ``like``."""
     shape = _dims.shape(like)
     if _dims.shape(ct) == shape:
@@ -53,8 +52,8 @@ def add_jvp(primals, tangents):
 
 def add_transpose(ct, x, y):
     ct_x, ct_y = dup(ct)
-    return (_sum_to(ct_x, x) if isinstance(x, Linear) else None,
-            _sum_to(ct_y, y) if isinstance(y, Linear) else None)
+    return (sum_to(ct_x, x) if isinstance(x, Linear) else None,
+            sum_to(ct_y, y) if isinstance(y, Linear) else None)
 
 
 def add_zero_rule(x, y):
@@ -92,8 +91,8 @@ def sub_jvp(primals, tangents):
 
 def sub_transpose(ct, x, y):
     ct_x, ct_y = dup(ct)
-    return (_sum_to(ct_x, x) if isinstance(x, Linear) else None,
-            _sum_to(neg(ct_y), y) if isinstance(y, Linear) else None)
+    return (sum_to(ct_x, x) if isinstance(x, Linear) else None,
+            sum_to(neg(ct_y), y) if isinstance(y, Linear) else None)
 
 
 def sub_zero_rule(x, y):
@@ -155,8 +154,8 @@ def mul_jvp(primals, tangents):
 def mul_transpose(ct, x, y):
     assert isinstance(x, Linear) != isinstance(y, Linear), "mul is linear in one operand"
     if isinstance(x, Linear):
-        return _sum_to(mul(ct, y), x), None
-    return None, _sum_to(mul(x, ct), y)
+        return sum_to(mul(ct, y), x), None
+    return None, sum_to(mul(x, ct), y)
 
 
 mul_p = register(Primitive("mul", nargs=2, impl=operator.mul, jvp=mul_jvp, transpose=mul_transpose,
@@ -215,7 +214,7 @@ def div_jvp(primals, tangents):
 
 def div_transpose(ct, x, y):
     assert isinstance(x, Linear) and not isinstance(y, Linear), "div is linear in its numerator only"
-    return _sum_to(div(ct, y), x), None
+    return sum_to(div(ct, y), x), None
 
 
 def div_zero_rule(x, y):
@@ -234,38 +233,6 @@ div = _wrap(div_p)
 div_p.batch = elementwise_batch(div)
 div_p.algebra = Algebra(move_sign=odd_move_sign(div_p), scalar_literals="always")
 div_p.emit = BinaryOperator("/")
-
-
-# --- where (select) ----------------------------------------------------
-def where_jvp(primals, tangents, ):
-    c, x, y = primals
-    _, x_dot, y_dot = tangents
-    return where(c, x, y), where(c, x_dot, y_dot)
-
-
-def where_transpose(ct, c, x, y):
-    zero = np.zeros((), aval_of(ct).dtype)
-    return (None,
-            _sum_to(where(c, ct, zero), x) if isinstance(x, Linear) else None,
-            _sum_to(where(c, zero, ct), y) if isinstance(y, Linear) else None)
-
-
-def where_aval(c, x, y):
-    return Aval(broadcast_shapes(c.shape, x.shape, y.shape, name="where"), result_dtype(x, y))
-
-
-def where_zero_rule(c, x, y):
-    if isinstance(x, Zero) and isinstance(y, Zero):
-        return Zero(where_aval(aval_of(c), x.aval, y.aval))
-    # the zero side as concrete zeros of its own aval (a Python float's is 0.0)
-    return where(c, instantiate(x), instantiate(y))
-
-
-where_p = register(Primitive("where", nargs=3, impl=np.where, jvp=where_jvp,
-                             transpose=where_transpose, abstract_eval=where_aval,
-                             zero_rule=where_zero_rule))
-where = _wrap(where_p)
-where_p.batch = elementwise_batch(where)
 
 
 # --- real, imag, conj (complex values: see complex_parts for the conventions)
@@ -421,7 +388,6 @@ class ConvertEmit(EmitRule):
 convert_p.emit = ConvertEmit()
 
 
-
 def cast_float(t, aval):
     """A tangent or cotangent ``t`` of a value of ``aval``, of that value's
     float dtype: a float32 value's is float32 even where a rule computed it
@@ -444,12 +410,3 @@ def cast_float(t, aval):
     if dt != aval.dtype and dt.kind in "fc" and dt.kind == aval.dtype.kind and not aval.weak:
         return convert(t, dtype=aval.dtype)
     return t
-
-
-# --- plain functions over primitives (no rules of their own) -----------
-def square(x):
-    return mul(x, x)
-
-
-def reciprocal(x):
-    return div(1.0, x)

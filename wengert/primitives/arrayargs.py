@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import arith
+from . import selection
 from .core import TracerBase
 from .index import getitem
 from .shape import reshape
@@ -143,7 +144,7 @@ def _masked(a, where, fill):
     """``where=`` of a reduction: the entries it masks out count as ``fill``."""
     if where is NO_VALUE or where is True:
         return a
-    return arith.where(where, a, fill)
+    return selection.where(where, a, fill)
 
 
 def _order(order, fname, allowed=("C",)):

@@ -24,7 +24,8 @@ import math
 import numpy as np
 
 from .. import dims as _dims
-from .arith import add, convert, div, mul, sub, where
+from .arith import add, convert, div, mul, sub
+from .selection import where
 from .ordering import abs, greater, isfinite, not_equal
 from .transcendental import exp, log, pow, sqrt
 from .reduce import mean, reduce_max, reduce_min, reduce_sum

@@ -40,7 +40,8 @@ import numpy as np
 from .core import NOT_LINEAR, Primitive, Zero, register
 from .trace import bind
 from .rules import shape_error
-from .arith import add, div, mul, neg, sub, where
+from .arith import add, div, mul, neg, sub
+from .selection import where
 from .index import concatenate
 from .shape import expand_dims, reshape
 from .reduce import pair_products, prod_others_impl, reduce_sum

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .arith import div, mul, sub, where
+from .arith import div, mul, sub
+from .selection import where
 from .ordering import abs as abs_, equal
 from .arith import conj, imag, real
 from .core import NOT_LINEAR, Primitive, Zero, register

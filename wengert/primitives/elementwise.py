@@ -18,7 +18,8 @@ import math
 
 import numpy as np
 
-from .arith import add, div, mul, neg, sub, where
+from .arith import add, div, mul, neg, sub
+from .selection import where
 from .ordering import equal
 from .transcendental import sqrt
 from .core import NOT_LINEAR, Primitive, Zero, register

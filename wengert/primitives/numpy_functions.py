@@ -17,6 +17,7 @@ import string
 import numpy as np
 
 from . import arith, composite, einsum as einsum_mod, index, linalg, ordering, reduce, shape
+from . import selection
 from .arrayargs import (NO_VALUE, _keep, _like_dtype, _masked, _order, _plain_device, as_dtype,
                         no_out, refuse)
 from .core import TracerBase
@@ -60,7 +61,7 @@ def _extremum(fname, reducer, pair):
             if initial is NO_VALUE:
                 raise ValueError(f"{user_location()}: {fname} with where= needs initial= (the "
                                  "value of an empty selection), as NumPy does")
-            a = arith.where(where, a, initial)
+            a = selection.where(where, a, initial)
         r = reducer(a, axis=axis, keepdims=_keep(keepdims))
         return r if initial is NO_VALUE else _like_dtype(pair(r, initial), r)
     fn.__name__ = fname.replace("np.", "")
@@ -309,7 +310,7 @@ def _where(condition, x=None, y=None, /):
         return _nonzero(condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
-    return arith.where(condition, x, y)
+    return selection.where(condition, x, y)
 
 
 def _nonzero(condition):

@@ -19,8 +19,8 @@ import operator
 
 import numpy as np
 
-from . import (arith, convolution, elementwise, index, linalg, numpy_nan, ordering, reduce, shape,
-               transcendental)
+from . import (arith, convolution, elementwise, index, linalg, numpy_nan, ordering, reduce,
+               selection, shape, transcendental)
 from .core import TracerBase
 from .arrayargs import _keep, as_dtype, no_out, NO_VALUE, numpy_result, refuse
 from .rules import result_dtype
@@ -55,7 +55,7 @@ def _sinc(x):
     small = ordering.less(ordering.abs(y), _SINC_TAYLOR_BELOW)
     # the other branch sees 1 where y is small, so neither is 0 / 0 (nor its
     # derivative): both branches' derivatives are finite everywhere
-    y_safe = arith.where(small, 1.0, y)
+    y_safe = selection.where(small, 1.0, y)
     ratio = arith.div(transcendental.sin(y_safe), y_safe)
     y2 = arith.mul(y, y)
     # 1 - y^2/3! + y^4/5! - y^6/7! + y^8/9!, in Horner form: exact value 1
@@ -63,7 +63,7 @@ def _sinc(x):
     poly = 1.0
     for k in (72.0, 42.0, 20.0, 6.0):
         poly = arith.sub(1.0, arith.mul(arith.div(y2, k), poly))
-    return arith.where(small, poly, ratio)
+    return selection.where(small, poly, ratio)
 
 
 def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
@@ -81,9 +81,9 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     big = np.finfo(dt).max
     fills = [np.asarray(v, dt) for v in (nan, big if posinf is None else posinf,
                                          -big if neginf is None else neginf)]
-    out = arith.where(numpy_nan.isnan(x), fills[0], x)
-    out = arith.where(ordering.equal(x, np.inf), fills[1], out)
-    return numpy_result(arith.where(ordering.equal(x, -np.inf), fills[2], out))
+    out = selection.where(numpy_nan.isnan(x), fills[0], x)
+    out = selection.where(ordering.equal(x, np.inf), fills[1], out)
+    return numpy_result(selection.where(ordering.equal(x, -np.inf), fills[2], out))
 
 
 def _nan_yields(pair):
@@ -91,7 +91,7 @@ def _nan_yields(pair):
     other wins (in ``pair``, a NaN wins), and its derivative goes to it."""
     def fn(x, y):
         isnan = numpy_nan.isnan
-        return arith.where(isnan(x), y, arith.where(isnan(y), x, pair(x, y)))
+        return selection.where(isnan(x), y, selection.where(isnan(y), x, pair(x, y)))
     return fn
 
 
@@ -230,17 +230,17 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
         # only where another branch below takes over: slope 0 there, not
         # 0 / 0 (whose NaN a cotangent of 0 would still carry)
         flat = ordering.equal(width, 0.0)
-        slope = arith.where(flat, 0.0, arith.div(arith.sub(index.getitem(fp, (j1,)), f0),
-                                                 arith.where(flat, 1.0, width)))
+        slope = selection.where(flat, 0.0, arith.div(arith.sub(index.getitem(fp, (j1,)), f0),
+                                                 selection.where(flat, 1.0, width)))
         inner = arith.add(f0, arith.mul(slope, arith.sub(x, x0)))
         # x at the last sample point: fp[-1], as NumPy gives (the last of
         # repeated points' values)
         last = index.getitem(fp, (-1,))
-        inner = arith.where(ordering.equal(x, index.getitem(xp, (-1,))), last, inner)
+        inner = selection.where(ordering.equal(x, index.getitem(xp, (-1,))), last, inner)
     lo = index.getitem(fp, (0,)) if left is None else left
     hi = index.getitem(fp, (-1,)) if right is None else right
-    out = arith.where(ordering.less(x, index.getitem(xp, (0,))), lo, inner)
-    out = arith.where(ordering.greater(x, index.getitem(xp, (-1,))), hi, out)
+    out = selection.where(ordering.less(x, index.getitem(xp, (0,))), lo, inner)
+    out = selection.where(ordering.greater(x, index.getitem(xp, (-1,))), hi, out)
     return as_dtype(out, np.float64)
 
 

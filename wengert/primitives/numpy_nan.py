@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import arith, ordering, reduce, transcendental
+from . import selection
 from .numpy_functions import FUNCTIONS as _NUMPY_FUNCTIONS
 from .arrayargs import _keep, as_dtype, no_out, NO_VALUE, refuse
 from ..ir import aval_of
@@ -33,13 +34,13 @@ def _float_kind(x):
 
 def _filled(a, fill):
     """``a`` with its NaN entries replaced by ``fill`` (floats only)."""
-    return arith.where(isnan(a), fill, a) if _float_kind(a) else a
+    return selection.where(isnan(a), fill, a) if _float_kind(a) else a
 
 
 def _count(a, axis, keepdims):
     """How many entries along ``axis`` are not NaN, in ``a``'s float dtype."""
     dt = aval_of(a).dtype
-    ones = arith.where(isnan(a), np.asarray(0, dt), np.asarray(1, dt))
+    ones = selection.where(isnan(a), np.asarray(0, dt), np.asarray(1, dt))
     return reduce.reduce_sum(ones, axis=axis, keepdims=keepdims)
 
 
@@ -93,12 +94,12 @@ def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
         a = as_dtype(a, np.float64)
     keep = _keep(keepdims)
     nan = isnan(a)
-    filled = arith.where(nan, 0.0, a)
+    filled = selection.where(nan, 0.0, a)
     avg = arith.div(reduce.reduce_sum(filled, axis=axis, keepdims=True), _count(a, axis, True))
-    dev = arith.where(nan, 0.0, arith.sub(filled, avg))
+    dev = selection.where(nan, 0.0, arith.sub(filled, avg))
     dof = arith.sub(_count(a, axis, keep), float(ddof))
     # no degrees of freedom left: NaN, as NumPy gives (with a warning)
-    dof = arith.where(ordering.greater(dof, 0.0), dof, np.nan)
+    dof = selection.where(ordering.greater(dof, 0.0), dof, np.nan)
     return arith.div(reduce.reduce_sum(arith.mul(dev, dev), axis=axis, keepdims=keep), dof)
 
 
@@ -108,7 +109,7 @@ def _nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
                   correction=correction)
     # derivative 0 (not inf * 0) where the variance is 0
     pos = ordering.greater(var, 0.0)
-    return arith.where(pos, transcendental.sqrt(arith.where(pos, var, 1.0)), arith.mul(var, 0.0))
+    return selection.where(pos, transcendental.sqrt(selection.where(pos, var, 1.0)), arith.mul(var, 0.0))
 
 
 def _nan_extremum(fname, reducer, fill):
@@ -119,7 +120,7 @@ def _nan_extremum(fname, reducer, fill):
         keep = _keep(keepdims)
         r = reducer(_filled(a, fill), axis=axis, keepdims=keep)
         # an all-NaN slice: NaN, as NumPy gives (with a warning)
-        return arith.where(ordering.equal(_count(a, axis, keep), 0.0), np.nan, r)
+        return selection.where(ordering.equal(_count(a, axis, keep), 0.0), np.nan, r)
     fn.__name__ = fname.replace("np.", "")
     return fn
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import arith, ordering, shape
+from . import ordering, shape
+from . import selection
 from .arrayargs import as_operand, ndim
 from .core import TracerBase
 from .gather import piece_point
@@ -114,10 +115,10 @@ def _piecewise(x, condlist, funclist, *args, **kw):
     for cond, func in zip(conds, funclist):
         if callable(func):
             _check_elementwise(func, aval_of(x), args, kw)
-            val = func(arith.where(cond, x, piece_point(x, cond)), *args, **kw)
+            val = func(selection.where(cond, x, piece_point(x, cond)), *args, **kw)
         else:
             val = func
-        out = arith.where(cond, cast_to(val, dtype), out)
+        out = selection.where(cond, cast_to(val, dtype), out)
     return out
 
 

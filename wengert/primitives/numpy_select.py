@@ -16,6 +16,7 @@ import inspect
 import numpy as np
 
 from . import arith, ordering, shape
+from . import selection
 from .arrayargs import as_operand, axis_in, ndim
 from .core import TracerBase
 from .gather import argsort, partition_index
@@ -165,7 +166,7 @@ def _select(condlist, choicelist, default=0):
                       [_stand_in(c) for c in choicelist], _stand_in(default)).dtype
     out = cast_to(default, dtype)
     for cond, choice in reversed(list(zip(conds, choicelist))):
-        out = arith.where(cond, cast_to(choice, dtype), out)     # the first true one wins
+        out = selection.where(cond, cast_to(choice, dtype), out)     # the first true one wins
     full = _dims.broadcast(*[tuple(_dims.shape(x)) for x in (*conds, *choicelist, default)])
     return shape.broadcast_to(out, full) if tuple(_dims.shape(out)) != full else out
 

@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 
 from . import arith, index, numpy_select, numpy_stencils, shape
+from . import selection
 from .arrayargs import along, as_operand, axes_in, axis_in, flat, ndim, static
 from .index import getitem
 from .arrayargs import as_dtype, no_out
@@ -183,7 +184,7 @@ def _triangle(fname, lower):
         keep = np.tri(*size, k=k if lower else k - 1, dtype=bool)
         if not lower:
             keep = ~keep
-        return arith.where(keep, m, np.zeros(1, aval_of(m).dtype))
+        return selection.where(keep, m, np.zeros(1, aval_of(m).dtype))
     tri.__name__ = fname
     return tri
 

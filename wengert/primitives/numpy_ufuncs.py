@@ -48,7 +48,7 @@ UFUNCS = {
     np.add: arith.add, np.subtract: arith.sub, np.multiply: arith.mul,
     np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
     np.power: transcendental.pow, np.float_power: _float_power, np.exp: transcendental.exp, np.log: transcendental.log,
-    np.log1p: transcendental.log1p, np.expm1: transcendental.expm1, np.sqrt: transcendental.sqrt, np.square: arith.square,
+    np.log1p: transcendental.log1p, np.expm1: transcendental.expm1, np.sqrt: transcendental.sqrt, np.square: transcendental.square,
     np.sin: transcendental.sin, np.cos: transcendental.cos, np.tan: transcendental.tan,
     np.arcsin: transcendental.arcsin, np.arccos: transcendental.arccos, np.arctan: transcendental.arctan,
     np.arctan2: transcendental.arctan2, np.sinh: transcendental.sinh, np.cosh: transcendental.cosh, np.tanh: transcendental.tanh,

@@ -15,7 +15,8 @@ import operator
 
 import numpy as np
 
-from .arith import add, conj, div, mul, real, sub, where
+from .arith import add, conj, div, mul, real, sub
+from .selection import where
 from .core import NOT_LINEAR, Primitive, Zero, register
 from .trace import wrapper_of
 from .rules import (EmitRule, _python_numbers_kept, _unary, _zero_jvp, elementwise_aval,

@@ -15,7 +15,8 @@ from .core import NOT_LINEAR, Primitive, register, zero_if_any
 from .trace import bind
 from .rules import EmitRule
 from .pass_rules import NumpyAxisCall
-from .arith import add, convert, div, mul, sub, where
+from .arith import add, convert, div, mul, sub
+from .selection import where
 from .ordering import equal
 from .index import concatenate, getitem
 from .shape import (_finish, _kept_shape, _norm_axes, ones_like, reduce_aval, reduce_sum,

@@ -28,7 +28,8 @@ import scipy.linalg
 import scipy.signal
 
 from . import correlation, decomp, linalg, matfuncs, matrix, triangular
-from .arith import add, convert, mul, reciprocal
+from .arith import add, convert, mul
+from .transcendental import reciprocal
 from .core import TracerBase
 from .linalg import _mT, _shape
 from .shape import expand_dims

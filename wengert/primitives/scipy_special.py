@@ -21,7 +21,8 @@ import numpy as np
 import scipy.special as sc
 
 from . import arith, composite, ordering, special_bessel as bessel, special_prims as sp, transcendental
-from .arith import add, mul, neg, sub, where
+from .arith import add, mul, neg, sub
+from .selection import where
 from .ordering import equal, greater, greater_equal, less, logical_and, logical_or
 from .transcendental import log, log1p
 from .arrayargs import refuse

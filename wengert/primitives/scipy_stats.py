@@ -31,7 +31,8 @@ from scipy import stats as st
 from scipy.stats._distn_infrastructure import rv_frozen
 
 from . import arith
-from .arith import div, sub, where
+from .arith import div, sub
+from .selection import where
 from .ordering import greater, logical_and
 from .transcendental import exp, log
 from .core import TracerBase

@@ -20,7 +20,8 @@ import math
 import numpy as np
 
 from . import ordering, special_prims as sp, transcendental
-from .arith import add, div, mul, neg, sub, where
+from .arith import add, div, mul, neg, sub
+from .selection import where
 from .ordering import (abs, equal, greater, greater_equal, less, less_equal, logical_and,
                         maximum, minimum)
 from .transcendental import exp, expm1, log, log1p

@@ -24,7 +24,8 @@ import math
 
 import numpy as np
 
-from .arith import add, cast_float, div, mul, neg, sub, where
+from .arith import add, cast_float, div, mul, neg, sub
+from .selection import where
 from .ordering import equal, logical_and
 from .transcendental import exp, log, log1p
 from .core import NOT_LINEAR, Primitive, Zero, register

@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-from .arith import add, div, mul, neg, sub, where
+from .arith import add, div, mul, neg, sub
+from .selection import where
 from .core import NOT_LINEAR, Primitive, Zero, register
 from .trace import wrapper_of
 from .ordering import equal
@@ -253,3 +254,12 @@ erf = _wrap(erf_p)
 def sigmoid(x):
     # written through tanh: stable for large |x| in both directions
     return mul(0.5, add(tanh(mul(0.5, x)), 1.0))
+
+
+# --- plain functions over primitives (no rules of their own) -----------
+def square(x):
+    return mul(x, x)
+
+
+def reciprocal(x):
+    return div(1.0, x)
