@@ -16,14 +16,14 @@ import functools
 import threading
 
 from .. import context as _context, dims as _dims
-from ..context import current as _current_context
 from .symbolic_constants import constant as _constant
 from ..ir import Lit, Role, aval_of, programs_in, runs_at_call
 from ..atoms import TracerBase
 from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
 from .core import Zero, instantiate
 
-__all__ = ["Trace", "EvalTrace", "EVAL", "TRACE_STATE", "tracing", "set_current", "rules_under", "effects_made", "bind", "rule_error", "eval_program", "name_as", "wrapper_of"]
+__all__ = ["Trace", "EvalTrace", "EVAL", "TRACE_STATE", "tracing", "set_current", "rules_under",
+           "effects_made", "bind", "rule_error", "eval_program", "name_as", "wrapper_of"]
 
 
 def wrapper_of(prim):
@@ -198,22 +198,7 @@ def bind(prim, *args, **params):
     current = state.current
     if traced:
         return current.process(prim, args, params)
-    if current is not EVAL:
-        return current.process_consts(prim, args, params)
-    # the root's work, as EvalTrace.process_consts does it, inline: the hot path
-    ctx = _current_context()
-    if ctx is not None and ctx.symbolic and not (state.active and (
-            prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
-        return _constant(ctx, prim, args, params, rule_error)
-    if not prim.complex_ok and any(_is_complex(a) for a in args):
-        raise UnsupportedDtypeError.complex_operand(prim.name)
-    try:
-        return prim.impl(*_dims.plain_numbers(args), **params)
-    except ValueError as err:
-        typed = rule_error(prim, args, params)
-        if typed is None:
-            raise
-        raise typed from err
+    return current.process_consts(prim, args, params)
 
 
 def _is_complex(x):
