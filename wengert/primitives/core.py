@@ -57,9 +57,10 @@ import numpy as np
 from .. import context as _context, dims as _dims
 from ..ir import Ident, aval_of
 from ..atoms import HasAval, TracerBase     # (the tracers' base, which rules test values against)
+from ..errors import UnsupportedDtypeError, WengertError, user_location
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "NOT_LINEAR", "BY_IMPL", "Zero", "Linear",
-           "snapshot", "TracerBase", "instantiate", "is_zero", "zero_if_any", "is_float", "zeros"]
+           "snapshot", "TracerBase", "apply_impl", "rule_error", "is_complex", "refuse_complex", "instantiate", "is_zero", "zero_if_any", "is_float", "zeros"]
 
 PRIMITIVES: dict[str, "Primitive"] = {}
 
@@ -242,3 +243,54 @@ def zero_if_any(prim):
         out = _out_avals(prim, args, params)
         return tuple(Zero(a) for a in out) if prim.multiple_results else Zero(out)
     return rule
+
+
+# --- a row's impl on concrete values ---------------------------------------
+def apply_impl(prim, args, params, impl_params=None):
+    """``prim.impl`` on concrete ``args`` (symbolic numbers as the plain
+    numbers they stand for; ``impl_params``: the params as the impl takes
+    them, where they differ); NumPy's ValueError becomes the typed error the
+    shape rule gives (``rule_error``), where it gives one."""
+    try:
+        return prim.impl(*_dims.plain_numbers(args),
+                         **(params if impl_params is None else impl_params))
+    except ValueError as err:
+        typed = rule_error(prim, args, params)
+        if typed is None:
+            raise
+        raise typed from err
+
+
+def rule_error(prim, args, params):
+    """Why ``prim`` refuses ``args``, in wengert's terms: the typed error its
+    shape rule raises on their avals (with the user's file:line), or None.
+
+    Concrete values skip the shape rule (NumPy checks them as it computes),
+    so where NumPy refuses them (a ValueError of its own wording) the rule is
+    asked: the error is then the same as where the rule runs first (staging,
+    the source engine), whichever way the value was computed."""
+    if prim.abstract_eval is None:
+        return None
+    try:
+        avals = [aval_of(a) for a in args]
+        prim.abstract_eval(*avals, **params)
+    except WengertError as err:
+        where = user_location()
+        return err if str(err).startswith(where) else type(err)(f"{where}: {err}")
+    except Exception:   # noqa: BLE001 -- the rule has nothing to add; NumPy's error stands
+        return None
+    return None
+
+
+def is_complex(x):
+    """Whether ``x`` is a complex value: a Python complex, or of a complex dtype."""
+    return type(x) is complex or getattr(getattr(x, "dtype", None), "kind", "") == "c"
+
+
+def refuse_complex(prim, operands):
+    """A complex operand of a primitive whose rules were not audited for
+    complex values (``Primitive.complex_ok``) is a typed error naming it: a
+    rule written for reals can be silently wrong on them (a cast to float
+    drops the imaginary part)."""
+    if not prim.complex_ok and any(is_complex(p) for p in operands):
+        raise UnsupportedDtypeError.complex_operand(prim.name)

@@ -37,6 +37,7 @@ import threading
 
 import numpy as np
 
+from .core import is_complex
 from ..errors import UnsupportedDtypeError
 
 __all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_rule",
@@ -181,11 +182,6 @@ def complex_ok(f):
         return False
 
 
-def _complex_leaf(x):
-    dtype = getattr(x, "dtype", None)
-    return type(x) is complex or (isinstance(dtype, np.dtype) and dtype.kind == "c")
-
-
 def check_complex(f, args, kwargs=None):
     """Raise ``UnsupportedDtypeError`` where a complex operand (an argument,
     or an entry of a list or tuple argument: ``np.stack([a, b])``) reaches
@@ -193,5 +189,5 @@ def check_complex(f, args, kwargs=None):
     if f in _COMPLEX_OK:
         return
     for a in (*args, *(kwargs or {}).values()):
-        if _complex_leaf(a) or (type(a) in (list, tuple) and any(map(_complex_leaf, a))):
+        if is_complex(a) or (type(a) in (list, tuple) and any(map(is_complex, a))):
             raise UnsupportedDtypeError.complex_operand(display_name(f))

@@ -16,11 +16,10 @@ program whose inputs are symbolic tangents).
 """
 from __future__ import annotations
 
-from .. import dims as _dims
 from ..errors import LeakedTracerError, UnsupportedDtypeError, user_location
 from ..ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs_at_call
-from .core import TracerBase, Zero, zeros
-from .trace import Trace, rules_under, set_current, rule_error
+from .core import TracerBase, Zero, apply_impl, zeros
+from .trace import Trace, rules_under, set_current
 from .numpy_api import Tracer
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert"]
@@ -135,13 +134,7 @@ class StagingTrace(Trace):
             vals = None
             if all(t.val is not None for t in tracers) and not prim.runtime:
                 concrete = [t.val for t in tracers]
-                try:
-                    vals = prim.impl(*_dims.plain_numbers(concrete), **params)
-                except ValueError as err:
-                    typed = rule_error(prim, concrete, params)
-                    if typed is None:
-                        raise
-                    raise typed from err
+                vals = apply_impl(prim, concrete, params)
                 out_avals = ([aval_of(v) for v in vals] if prim.multiple_results
                              else aval_of(vals))
             else:

@@ -12,27 +12,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dims import Dim, Scalar, has_dims, in_params, plain_numbers, plain_params
+from ..dims import Dim, Scalar, has_dims, in_params, plain_params
 from ..ir import Aval, aval_of
+from .core import apply_impl
 
 __all__ = ["constant"]
 
 _SCALAR_OPS = {"add": "+", "add_any": "+", "sub": "-", "mul": "*", "div": "/"}
 
 
-def constant(ctx, prim, args, params, explain):
+def constant(ctx, prim, args, params):
     """``prim`` applied to constants while ``ctx`` stages symbolic lengths:
     computed now; a number computed from symbolic numbers is symbolic, and
     an array is remembered with the symbolic shape the shape rule gives, when
-    an operand or a param has one. ``explain(prim, args, params)``: the typed
-    error for NumPy's ValueError, or None (``core.rule_error``)."""
-    try:
-        out = prim.impl(*plain_numbers(args), **plain_params(params))
-    except ValueError as err:
-        typed = explain(prim, args, params)
-        if typed is None:
-            raise
-        raise typed from err
+    an operand or a param has one."""
+    out = apply_impl(prim, args, params, plain_params(params))
     if any(isinstance(a, (Dim, Scalar)) for a in args):
         sym = _symbolic_number(prim.name, args, out)
         if sym is not None:

@@ -15,15 +15,15 @@ from __future__ import annotations
 import functools
 import threading
 
-from .. import context as _context, dims as _dims
+from .. import context as _context
 from .symbolic_constants import constant as _constant
-from ..ir import Lit, Role, aval_of, programs_in, runs_at_call
+from ..ir import Lit, Role, programs_in, runs_at_call
 from ..atoms import TracerBase
-from ..errors import LeakedTracerError, UnsupportedDtypeError, WengertError, user_location
-from .core import Zero, instantiate
+from ..errors import LeakedTracerError, user_location
+from .core import Zero, apply_impl, instantiate, refuse_complex
 
 __all__ = ["Trace", "EvalTrace", "EVAL", "TRACE_STATE", "tracing", "set_current", "rules_under",
-           "effects_made", "bind", "rule_error", "eval_program", "name_as", "wrapper_of"]
+           "effects_made", "bind", "eval_program", "name_as", "wrapper_of"]
 
 
 def wrapper_of(prim):
@@ -87,19 +87,10 @@ class EvalTrace(Trace):
         ctx = _context.symbolic_now()
         if ctx is not None and not (TRACE_STATE.active and (
                 prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
-            return _constant(ctx, prim, args, params, rule_error)
-        if not prim.complex_ok and any(_is_complex(a) for a in args):
-            # a rule (det's jvp calls adjugate) evaluating a primitive whose
-            # rules are for real values on a complex one: its value would be
-            # wrong (a cast to float drops the imaginary part), not refused
-            raise UnsupportedDtypeError.complex_operand(prim.name)
-        try:
-            return prim.impl(*_dims.plain_numbers(args), **params)
-        except ValueError as err:
-            typed = rule_error(prim, args, params)
-            if typed is None:
-                raise
-            raise typed from err
+            return _constant(ctx, prim, args, params)
+        # (a rule, det's jvp calling adjugate, may evaluate a real-only row)
+        refuse_complex(prim, args)
+        return apply_impl(prim, args, params)
 
 
 EVAL = EvalTrace()
@@ -199,31 +190,6 @@ def bind(prim, *args, **params):
     if traced:
         return current.process(prim, args, params)
     return current.process_consts(prim, args, params)
-
-
-def _is_complex(x):
-    return type(x) is complex or getattr(getattr(x, "dtype", None), "kind", "") == "c"
-
-
-def rule_error(prim, args, params):
-    """Why ``prim`` refuses ``args``, in wengert's terms: the typed error its
-    shape rule raises on their avals (with the user's file:line), or None.
-
-    Concrete values skip the shape rule (NumPy checks them as it computes),
-    so where NumPy refuses them (a ValueError of its own wording) the rule is
-    asked: the error is then the same as where the rule runs first (staging,
-    the source engine), whichever way the value was computed."""
-    if prim.abstract_eval is None:
-        return None
-    try:
-        avals = [aval_of(a) for a in args]
-        prim.abstract_eval(*avals, **params)
-    except WengertError as err:
-        where = user_location()
-        return err if str(err).startswith(where) else type(err)(f"{where}: {err}")
-    except Exception:   # noqa: BLE001 -- the rule has nothing to add; NumPy's error stands
-        return None
-    return None
 
 
 def eval_program(prog, args):

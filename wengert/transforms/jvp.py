@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeMismatchError, UnsupportedDtypeError, WengertError, user_location
+from ..errors import ShapeMismatchError, WengertError, user_location
 from ..ir import Role, aval_of, derive
-from ..primitives.core import BY_IMPL, Zero, is_float, snapshot
-from ..primitives.trace import TRACE_STATE, Trace, bind, set_current
+from ..primitives.core import BY_IMPL, Zero, is_float, refuse_complex, snapshot
+from ..primitives.trace import TRACE_STATE, Trace, bind, eval_program, set_current
 from .. import dims as _dims
 from ..primitives.arith import cast_float
 from ..primitives.casts import cast_exact
 from ..primitives.shape import broadcast_to
 from ..primitives.numpy_api import Tracer
 from ..primitives.staging import stage
-from ..primitives.trace import eval_program
 
 __all__ = ["JVPTrace", "JVPTracer", "NeedsReverse", "jvp_flat", "jvp_program"]
 
@@ -127,8 +126,7 @@ class JVPTrace(Trace):
                 return prim.impl(*args, **params)
             finally:
                 state.current = prev
-        if not prim.complex_ok:     # a rule not audited for complex values (core.Primitive)
-            _refuse_complex(prim, primals)
+        refuse_complex(prim, primals)   # a rule not audited for complex values
         tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
         state.current = self.rules_trace
         try:
@@ -149,8 +147,8 @@ class JVPTrace(Trace):
 
     def _primal_only(self, prim, primals, params):
         """No tangent flows in (or none out): the primal alone, zero tangents."""
-        if not prim.differentiable and not prim.complex_ok:
-            _refuse_complex(prim, primals)     # an ordering of complex values
+        if not prim.differentiable:
+            refuse_complex(prim, primals)     # an ordering of complex values
         try:
             out = bind(prim, *primals, **params)
         except ValueError as e:
@@ -158,14 +156,6 @@ class JVPTrace(Trace):
         if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
             return tuple(JVPTracer(self, o, Zero.like(o)) for o in out)
         return JVPTracer(self, out, Zero.like(out))
-
-
-def _refuse_complex(prim, operands):
-    """A complex operand of a primitive not audited for complex values
-    (``Primitive.complex_ok``) is a typed error naming it."""
-    for p in operands:
-        if type(p) is complex or getattr(getattr(p, "dtype", None), "kind", "") == "c":
-            raise UnsupportedDtypeError.complex_operand(prim.name)
 
 
 def raise_shape_error(prim, operands, err):

@@ -44,7 +44,6 @@ from .. import context, dims
 from ..dims import in_params
 from ..ir import Eqn, Ident, Lit, Program, acts, has_effect, programs_in
 from ..primitives.pass_rules import is_scalar_lit as _is_scalar_lit
-from ..primitives.trace import rule_error
 from ..primitives.symbolic_constants import constant
 
 __all__ = ["simplify", "dce", "atom_key", "eqn_key"]
@@ -129,7 +128,7 @@ def simplify(prog, copies=False):
                 vals = [x.val for x in ins]
                 # of symbolic numbers (``dims``) a symbolic number
                 ctx = context.symbolic_now()
-                val = (constant(ctx, eqn.prim, vals, eqn.params, rule_error) if ctx is not None
+                val = (constant(ctx, eqn.prim, vals, eqn.params) if ctx is not None
                        else eqn.prim.impl(*dims.plain_numbers(vals), **eqn.params))
                 # only where the value has the result's shape: operands made
                 # scalars by ``_uniform_as_scalar`` fold to a scalar where the

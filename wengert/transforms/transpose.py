@@ -15,7 +15,6 @@ operand (constants built inside the linear program) are evaluated forward.
 """
 from __future__ import annotations
 
-from ..errors import ShapeMismatchError
 from ..ir import Lit, Role, derive
 from ..primitives.core import Linear, TracerBase, Zero
 from ..primitives.trace import bind, tracing
@@ -99,15 +98,6 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
         if (v.name or v.role is not Role.VALUE) and isinstance(ct, TracerBase):
             ct.name_hint(*derive(v.name, v.role, Role.COTANGENT))
     return out
-
-
-def check_cotangents(prog, cts):
-    for v, ct in zip(prog.outputs, cts):
-        shape = getattr(ct, "shape", ())
-        if tuple(shape) != v.aval.shape:
-            raise ShapeMismatchError(
-                f"cotangent of shape {tuple(shape)} given for an output of shape {v.aval.shape}; "
-                "pass a cotangent shaped like the function's output")
 
 
 def transpose_program(prog, mask=None):
