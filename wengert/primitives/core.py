@@ -60,7 +60,7 @@ from ..atoms import HasAval, TracerBase     # (the tracers' base, which rules te
 from ..errors import UnsupportedDtypeError, WengertError, user_location
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "NOT_LINEAR", "BY_IMPL", "Zero", "Linear",
-           "snapshot", "TracerBase", "apply_impl", "rule_error", "is_complex", "refuse_complex", "instantiate", "is_zero", "zero_if_any", "is_float", "zeros"]
+           "snapshot", "TracerBase", "raise_typed", "rule_error", "is_complex", "refuse_complex", "instantiate", "is_zero", "zero_if_any", "is_float", "zeros"]
 
 PRIMITIVES: dict[str, "Primitive"] = {}
 
@@ -245,20 +245,16 @@ def zero_if_any(prim):
     return rule
 
 
-# --- a row's impl on concrete values ---------------------------------------
-def apply_impl(prim, args, params, impl_params=None):
-    """``prim.impl`` on concrete ``args`` (symbolic numbers as the plain
-    numbers they stand for; ``impl_params``: the params as the impl takes
-    them, where they differ); NumPy's ValueError becomes the typed error the
-    shape rule gives (``rule_error``), where it gives one."""
-    try:
-        return prim.impl(*_dims.plain_numbers(args),
-                         **(params if impl_params is None else impl_params))
-    except ValueError as err:
-        typed = rule_error(prim, args, params)
-        if typed is None:
-            raise
-        raise typed from err
+# --- typed errors of a row's impl on concrete values ----------------------
+def raise_typed(prim, args, params, err):
+    """Raise, for NumPy's ValueError ``err`` from ``prim.impl`` on ``args``,
+    the typed error the shape rule gives (``rule_error``), or ``err`` itself
+    where the rule has nothing to add. (Callers keep the ``try`` around the
+    impl call themselves: the path that succeeds costs no extra frame.)"""
+    typed = rule_error(prim, args, params)
+    if typed is None:
+        raise err
+    raise typed from err
 
 
 def rule_error(prim, args, params):

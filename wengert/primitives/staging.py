@@ -16,9 +16,10 @@ program whose inputs are symbolic tangents).
 """
 from __future__ import annotations
 
+from .. import dims as _dims
 from ..errors import LeakedTracerError, UnsupportedDtypeError, user_location
 from ..ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs_at_call
-from .core import TracerBase, Zero, apply_impl, zeros
+from .core import TracerBase, Zero, raise_typed, zeros
 from .trace import Trace, rules_under, set_current
 from .numpy_api import Tracer
 
@@ -134,7 +135,10 @@ class StagingTrace(Trace):
             vals = None
             if all(t.val is not None for t in tracers) and not prim.runtime:
                 concrete = [t.val for t in tracers]
-                vals = apply_impl(prim, concrete, params)
+                try:
+                    vals = prim.impl(*_dims.plain_numbers(concrete), **params)
+                except ValueError as err:
+                    raise_typed(prim, concrete, params, err)
                 out_avals = ([aval_of(v) for v in vals] if prim.multiple_results
                              else aval_of(vals))
             else:

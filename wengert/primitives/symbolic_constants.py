@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dims import Dim, Scalar, has_dims, in_params, plain_params
+from ..dims import Dim, Scalar, has_dims, in_params, plain_numbers, plain_params
 from ..ir import Aval, aval_of
-from .core import apply_impl
+from .core import raise_typed
 
 __all__ = ["constant"]
 
@@ -26,7 +26,10 @@ def constant(ctx, prim, args, params):
     computed now; a number computed from symbolic numbers is symbolic, and
     an array is remembered with the symbolic shape the shape rule gives, when
     an operand or a param has one."""
-    out = apply_impl(prim, args, params, plain_params(params))
+    try:
+        out = prim.impl(*plain_numbers(args), **plain_params(params))
+    except ValueError as err:
+        raise_typed(prim, args, params, err)
     if any(isinstance(a, (Dim, Scalar)) for a in args):
         sym = _symbolic_number(prim.name, args, out)
         if sym is not None:

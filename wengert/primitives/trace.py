@@ -15,12 +15,12 @@ from __future__ import annotations
 import functools
 import threading
 
-from .. import context as _context
+from .. import context as _context, dims as _dims
 from .symbolic_constants import constant as _constant
 from ..ir import Lit, Role, programs_in, runs_at_call
 from ..atoms import TracerBase
-from ..errors import LeakedTracerError, user_location
-from .core import Zero, apply_impl, instantiate, refuse_complex
+from ..errors import LeakedTracerError, UnsupportedDtypeError, user_location
+from .core import Zero, instantiate, is_complex, raise_typed
 
 __all__ = ["Trace", "EvalTrace", "EVAL", "TRACE_STATE", "tracing", "set_current", "rules_under",
            "effects_made", "bind", "eval_program", "name_as", "wrapper_of"]
@@ -88,9 +88,14 @@ class EvalTrace(Trace):
         if ctx is not None and not (TRACE_STATE.active and (
                 prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
             return _constant(ctx, prim, args, params)
-        # (a rule, det's jvp calling adjugate, may evaluate a real-only row)
-        refuse_complex(prim, args)
-        return apply_impl(prim, args, params)
+        if not prim.complex_ok and any(is_complex(a) for a in args):
+            # a rule (det's jvp calls adjugate) evaluating a real-only row on a
+            # complex value: refused (``core.refuse_complex``), here inline
+            raise UnsupportedDtypeError.complex_operand(prim.name)
+        try:
+            return prim.impl(*_dims.plain_numbers(args), **params)
+        except ValueError as err:
+            raise_typed(prim, args, params, err)
 
 
 EVAL = EvalTrace()
