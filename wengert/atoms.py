@@ -14,7 +14,8 @@ import numpy as np
 
 from .context import current as _current_context
 
-__all__ = ["Aval", "aval_of", "Role", "label", "derive", "Var", "Lit", "HasAval", "TracerBase"]
+__all__ = ["Aval", "aval_of", "Role", "label", "derive", "cotangent_label", "Var", "Lit", "HasAval",
+           "TracerBase"]
 
 
 class Aval:
@@ -134,6 +135,13 @@ def derive(name, role, new):
     if role is Role.VALUE or (role is Role.TANGENT and new is Role.COTANGENT):
         return name, new
     return label(name, role), new
+
+
+def cotangent_label(x):
+    """``(name, role)`` of the cotangent of a Program's output ``x`` (a ``Var``,
+    or a ``Lit``, which has no name): what a transposed Program's input for
+    it is called."""
+    return derive(getattr(x, "name", ""), getattr(x, "role", Role.VALUE), Role.COTANGENT)
 
 
 class Var:

@@ -15,6 +15,7 @@ operand (constants built inside the linear program) are evaluated forward.
 """
 from __future__ import annotations
 
+from ..atoms import cotangent_label
 from ..ir import Lit, Role, derive
 from ..primitives.core import Linear, TracerBase, Zero
 from ..primitives.trace import bind, tracing
@@ -107,8 +108,7 @@ def transpose_program(prog, mask=None):
     mask = mask or [True] * len(prog.inputs)
     nonlin = [v for v, m in zip(prog.inputs, mask) if not m]
     labels = [(v.name, v.role) for v in nonlin] + [
-        derive(getattr(v, "name", ""), getattr(v, "role", Role.VALUE), Role.COTANGENT)
-        for v in prog.outputs]
+        cotangent_label(v) for v in prog.outputs]
     k = len(nonlin)
 
     def run(*args):

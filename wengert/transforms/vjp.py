@@ -7,7 +7,7 @@ and transposing it needs transpose rules of linear primitives only.
 """
 from __future__ import annotations
 
-from ..ir import Role, derive
+from ..atoms import cotangent_label
 from ..primitives.trace import eval_program
 from ..primitives.staging import stage
 from .partial_eval import linearize_flat
@@ -35,7 +35,6 @@ def vjp_program(prog, mask=None):
         return list(outs) + list(pullback(args[n:]))
 
     labels = [(v.name, v.role) for v in prog.inputs] + [
-        derive(getattr(v, "name", ""), getattr(v, "role", Role.VALUE), Role.COTANGENT)
-        for v in prog.outputs]
+        cotangent_label(v) for v in prog.outputs]
     return stage(run, prog.in_avals + prog.out_avals, name=f"{prog.name}_vjp",
                  in_names=[n for n, _ in labels], in_roles=[r for _, r in labels])
