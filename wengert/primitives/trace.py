@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import threading
 
+from numpy import ndarray
+
 from .. import context as _context, dims as _dims
 from .symbolic_constants import constant as _constant
 from ..ir import Lit, Role, programs_in, runs_at_call
@@ -88,10 +90,13 @@ class EvalTrace(Trace):
         if ctx is not None and not (TRACE_STATE.active and (
                 prim.runtime or any(runs_at_call(p) for p in programs_in(params)))):
             return _constant(ctx, prim, args, params)
-        if not prim.complex_ok and any(is_complex(a) for a in args):
+        if not prim.complex_ok:
             # a rule (det's jvp calls adjugate) evaluating a real-only row on a
-            # complex value: refused (``core.refuse_complex``), here inline
-            raise UnsupportedDtypeError.complex_operand(prim.name)
+            # complex value: refused (``core.refuse_complex``), here inline,
+            # an array's dtype read directly (the interpreter's path)
+            for a in args:
+                if a.dtype.kind == "c" if type(a) is ndarray else is_complex(a):
+                    raise UnsupportedDtypeError.complex_operand(prim.name)
         try:
             return prim.impl(*_dims.plain_numbers(args), **params)
         except ValueError as err:
