@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-pythons fuzz bench bench-gradbench clean
+.PHONY: demo test test-pythons fuzz bench bench-scaling bench-gradbench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -44,6 +44,13 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m bench.held_memory
 	$(BIN)/python -m bench.vi_bench
 	$(BIN)/python -m bench.fft_bench
+	$(BIN)/python -m bench.scaling_bench
+
+# how grad's cost grows with n on element loops (issue 14); the one table of `make bench`
+# that runs for minutes
+bench-scaling: $(VENV)/.installed
+	$(BIN)/python -m pip install -q -e ".[bench]"
+	$(BIN)/python -m bench.scaling_bench
 
 bench-gradbench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e ".[gradbench]"
