@@ -45,6 +45,7 @@ from .pytree import flatten, unflatten
 from .primitives.staging import stage
 from .transformed import Transformed
 from .api_compiled import Compiled, compile_program, same_code
+from .api_codes import codes_for
 from .transforms.simplify import simplify
 
 __all__ = ["SourceTransformed", "source_program", "source_inner", "generated", "fallback_key"]
@@ -140,33 +141,53 @@ class SourceTransformed(Transformed):
     code of the latest call. ``check(args)`` checks the arguments of a call
     before code is generated for them; ``recipe`` is how it pickles."""
 
-    def __init__(self, fun, transform, engine, name, recipe, check):
+    def __init__(self, fun, transform, engine, name, recipe, check, key=None):
         self._wrap(fun, recipe)
         self.check = check
         self.fun = fun
         self.transform = transform          # inner function -> transformed function (trace)
         self.engine = engine
         self.name = name
-        self.cache = {}
-        self.fast = {}          # flat float/array/int arguments: a cheaper key
-        self.generic = {}       # kind of arguments -> [(guard check, compiled)]: code
-                                # that holds for every shape its guards accept
-        self.floats = None      # (number of args, compiled) for all-float calls
-        # every entry is used only while its checks of what it read from
-        # outside the function pass (``Compiled.valid``); else it is made again
-        self.last = None
+        # the generated code, shared with every object made by the same recipe
+        # (``key``: see ``api_codes``); every entry is used only while its
+        # checks of what it read from outside the function pass
+        # (``Compiled.valid``); else it is made again
+        self.codes = codes_for(key)
+        self._last = None
         self.fallback = None
+
+    # the tables of ``api_codes.Codes``, by their old names
+    cache = property(lambda self: self.codes.cache)
+    fast = property(lambda self: self.codes.fast)
+    generic = property(lambda self: self.codes.generic)
+
+    @property
+    def generations(self):
+        """How many times code was generated for this object's recipe (by
+        any object sharing it)."""
+        return self.codes.generations
+
+    @property
+    def last(self):
+        """The code of this object's latest call; the all-float path does not
+        record it (it is the one code of all-float calls, perhaps made by
+        another object sharing this one's code)."""
+        if self._last is None and self.codes.floats is not None:
+            return self.codes.floats[1]
+        return self._last
 
     @property
     def source(self):
-        if self.last is None:
+        last = self.last
+        if last is None:
             raise AttributeError("no code generated yet: call the function once; the source "
                                  "engine generates code for the shapes it is called with")
-        return self.last.source
+        return last.source
 
     @property
     def program(self):
-        return None if self.last is None else self.last.program
+        last = self.last
+        return None if last is None else last.program
 
     def _fast_key(self, args):
         """The key of a call whose arguments are floats, arrays and ints (the
@@ -185,7 +206,8 @@ class SourceTransformed(Transformed):
         return tuple(sig)
 
     def __call__(self, *args, **kwargs):
-        floats = self.floats
+        codes = self.codes
+        floats = codes.floats
         if floats is not None and not kwargs and len(args) == floats[0]:
             for a in args:
                 if type(a) is not float:
@@ -202,11 +224,11 @@ class SourceTransformed(Transformed):
             return self.fallback(*args, **kwargs)
         fast = None if kwargs else self._fast_key(args)
         if fast is not None:
-            compiled = self.fast.get(fast)
+            compiled = codes.fast.get(fast)
             if compiled is not None and compiled.valid():
                 if current_context() is not None:
                     source_guards.note(compiled.env_guards)
-                self.last = compiled
+                self._last = compiled
                 return compiled([a for a in args if type(a) is not int])
         try:
             leaves, in_tree = _call_leaves(args, kwargs)
@@ -215,7 +237,7 @@ class SourceTransformed(Transformed):
             raise
         static = [_is_static(x) for x in leaves]
         key = (in_tree, _signature(leaves, static))
-        compiled = self.cache.get(key)
+        compiled = codes.cache.get(key)
         if compiled is not None and not compiled.valid():
             compiled = None
         dyn = [x for x, s in zip(leaves, static) if not s]
@@ -223,7 +245,7 @@ class SourceTransformed(Transformed):
         if compiled is None:
             # code made at other shapes, whose guards hold at these
             shapes = tuple(np.shape(x) for x in dyn)
-            for check, generic in self.generic.get(kind, ()):
+            for check, generic in codes.generic.get(kind, ()):
                 if check(*shapes) and generic.valid():
                     compiled = generic
                     break
@@ -238,24 +260,25 @@ class SourceTransformed(Transformed):
                 _warn_fallback(self.fun, err)
                 self.fallback = self.transform(self.fun)
                 return self.fallback(*args, **kwargs)
+            codes.generations += 1
             if compiled.fn is not None:
                 # a Program closing over an outer transformation's values has no
                 # code and is built for this call only; code made from outside
                 # values that changed is replaced
                 if check is not None:
-                    self.generic[kind] = [(c, g) for c, g in self.generic.get(kind, ())
-                                          if g.valid()] + [(check, compiled)]
-                self.cache[key] = compiled
+                    codes.generic[kind] = [(c, g) for c, g in codes.generic.get(kind, ())
+                                           if g.valid()] + [(check, compiled)]
+                codes.cache[key] = compiled
                 if fast is not None:
-                    self.fast[fast] = compiled
+                    codes.fast[fast] = compiled
                     if all(t is float for t in fast):
-                        self.floats = (len(args), compiled)
-        elif fast is not None and key in self.cache:
-            self.fast[fast] = compiled
+                        codes.floats = (len(args), compiled)
+        elif fast is not None and key in codes.cache:
+            codes.fast[fast] = compiled
         # code generated inside another one's generation (a derivative called
         # in a converted function): what it depends on, the outer one does too
         source_guards.note(compiled.env_guards)
-        self.last = compiled
+        self._last = compiled
         return compiled(dyn)
 
     def _build(self, args, kwargs, leaves, static, in_tree, generic=True):
