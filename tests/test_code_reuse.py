@@ -223,3 +223,116 @@ def test_values_made_from_data_are_made_at_each_call(monkeypatch, place):
         if k == 0:
             made = g.generations     # (shared with earlier objects of the same function)
     assert g.generations == made, f"{place}: code generated again for new data"
+
+
+# --- (b) Python ints that set trip counts and lengths are read by the code ---------
+X = np.linspace(-0.9, 1.1, 25)
+
+# the int only sets trip counts and lengths (or is a number the code writes by
+# name): one generation serves every value
+SYMBOLIC_INTS = {
+    "for_range": C.trip_for,
+    "while_counter": C.trip_while,
+    "fori_loop": C.trip_fori,
+    "helper_loop": C.trip_helper,
+    "ones_of_length": C.outer_made,
+    "leading_slice": C.leading_part,
+}
+# the int is used by its value (an item of a list, a function called on it,
+# a constant folded from it): each value gets its own code, never another's
+PINNED_INTS = {
+    "outside_list": C.weight_of_list,
+    "local_list": C.weight_of_local_list,
+    "called_function": C.weight_of_call,
+    "numpy_floor": C.weight_of_floor,
+    "folded_reciprocal": C.int_in_values,
+    "folded_sum": C.lengths_made,
+    "outside_dict": C.weight_of_dict,
+    "local_dict": C.weight_of_local_dict,
+}
+TRIP_COUNTS = list(range(2, 22))
+
+
+def _check_at(g, f, x, n, what):
+    got = g(x, n)
+    t = np.random.default_rng(n).normal(size=x.shape)
+    want = fd_jvp(lambda v: f(v, n), (x,), (t,))
+    assert_close(inner(got, t), want, PROGRAM_RTOL_F64, what=f"{what} at n={n}")
+    return got
+
+
+@pytest.mark.parametrize("name", sorted(SYMBOLIC_INTS))
+def test_new_trip_counts_reuse_the_code(name):
+    """20 calls, each with a new int: generated once, and each gradient is
+    the derivative at that int (against central differences)."""
+    f = SYMBOLIC_INTS[name]
+    g = wg.grad(f, engine="source")
+    made = None
+    for n in TRIP_COUNTS:
+        _check_at(g, f, X, n, name)
+        made = g.generations if made is None else made
+        assert g.generations == made, f"{name}: generated again at n={n}"
+    assert "def " in g.source and ", n)" in g.source.splitlines()[
+        next(k for k, line in enumerate(g.source.splitlines()) if line.startswith("def "))]
+
+
+@pytest.mark.parametrize("name", sorted(PINNED_INTS))
+def test_ints_used_by_value_get_code_of_their_own(name):
+    """An int whose value the code uses (no expression kept): right at every
+    value, which the same code at two neighbouring values would not show
+    (the lists repeat items, floor(n / 3) repeats values)."""
+    f = PINNED_INTS[name]
+    g = wg.grad(f, engine="source")
+    x = X[:6]
+    for n in (1, 2, 3, 4, 1, 4):
+        _check_at(g, f, x, n, name)
+        assert_close(g(x, n), wg.grad(f, engine="trace")(x, n), PROGRAM_RTOL_F64,
+                     what=f"{name}: source vs trace at n={n}")
+    assert g.generations <= 4
+
+
+def test_an_em_loop_generates_once():
+    """The EM loop of issue 14: a new iteration count at each step."""
+    data = np.linspace(-1.0, 2.0, 64)
+    g = wg.grad(C.em_steps, engine="source")
+    theta = 0.3
+    for n_iter in range(1, 21):
+        got = g(theta, data, n_iter)
+        want = fd_jvp(lambda th: C.em_steps(th, data, n_iter), (theta,), (1.0,))
+        assert_close(got, want, PROGRAM_RTOL_F64, what=f"em at {n_iter} iterations")
+    assert g.generations == 1
+
+
+def test_threads_with_their_own_trip_counts_agree():
+    """Eight threads call one shared object and one of their own, each with its
+    own sequence of trip counts: the code and values one thread gets."""
+    f = C.trip_for
+    want = {n: wg.grad(f, engine="trace")(X, n) for n in TRIP_COUNTS}
+    single = wg.grad(f, engine="source")
+    single(X, 3)
+    text = single.source
+    shared = wg.grad(f, argnums=(0,), engine="source")    # a recipe of its own
+    barrier = threading.Barrier(8)
+    out, errors = [None] * 8, []
+
+    def work(k):
+        try:
+            barrier.wait()
+            mine = wg.grad(f, engine="source")
+            order = TRIP_COUNTS[k:] + TRIP_COUNTS[:k]
+            out[k] = [(n, mine(X, n), shared(X, n)[0], mine.source) for n in order]
+        except BaseException as err:    # noqa: BLE001 -- reported by the main thread
+            errors.append(err)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if errors:
+        raise errors[0]
+    for rows in out:
+        for n, a, b, source in rows:
+            assert_close(a, want[n], PROGRAM_RTOL_F64, what=f"own object at n={n}")
+            assert_close(b, want[n], PROGRAM_RTOL_F64, what=f"shared object at n={n}")
+            assert source == text
+    assert single.generations == 1 and shared.generations <= 8
