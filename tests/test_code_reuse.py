@@ -336,3 +336,20 @@ def test_threads_with_their_own_trip_counts_agree():
             assert_close(b, want[n], PROGRAM_RTOL_F64, what=f"shared object at n={n}")
             assert source == text
     assert single.generations == 1 and shared.generations <= 8
+
+
+def test_the_shared_code_keeps_no_call_arrays_alive():
+    """The table outlives the objects and calls that filled it: it keeps the
+    function, never the arrays a call was given (a design matrix's data)."""
+    import gc
+    import weakref
+    t = np.linspace(0.0, 1.0, 40)
+    g = wg.grad(C.outer_loss, engine="source")
+    w = W.copy()
+    g(w, t)
+    g(W, t[:30].copy())         # other lengths: the same code
+    assert g.generations == 1 and g.last.respecialize is not None
+    refs = [weakref.ref(t), weakref.ref(w)]
+    del t, w, g
+    gc.collect()
+    assert all(r() is None for r in refs)

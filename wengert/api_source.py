@@ -299,7 +299,11 @@ class SourceTransformed(Transformed):
         code read from outside the function."""
         dyn = [x for x, s in zip(leaves, static) if _is_input(x, s)]
         avals, sizes = [aval_of(x) for x in dyn], dims.sizes_of(dyn)
-        build = functools.partial(self._stage, args, kwargs, leaves, static, in_tree)
+        # staged from avals: the arrays themselves are left out of what the code
+        # keeps (it lives in the shared table, after this call's arrays are gone)
+        shell = [np.empty((0,) * x.ndim, x.dtype) if type(x) is np.ndarray else x
+                 for x in leaves]
+        build = functools.partial(self._stage, bool(kwargs), shell, static, in_tree)
         ints = any(type(n) is int for n in sizes)
         symbolic = generic and (ints or any(a.shape for a in avals))
         try:
@@ -350,8 +354,10 @@ class SourceTransformed(Transformed):
             return None
         return check if same_code(compiled.fn, again.fn) else None
 
-    def _stage(self, args, kwargs, leaves, static, in_tree, avals, ints):
-        """The compiled code of the call ``leaves`` came from, staged at
+    def _stage(self, kwargs, leaves, static, in_tree, avals, ints):
+        """The compiled code of a call of ``leaves`` (its arrays may be empty
+        stand-ins: only their kind is read; ``kwargs``: whether the last leaf
+        group is keyword arguments), staged at
         ``avals`` (one per input) with its int inputs at ``ints`` (one per
         input: a Dim, an int, or None for an array or float input). The
         source Program takes the int inputs as Python values; the derived
