@@ -432,7 +432,8 @@ GENERATED_IDS = ["seed000", "loop-trip", "while-newton", "if-no-else-take", "set
                  "read-subscripts", "nested-def-fori", "for-zip", "break-taken", "math-calls"]
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.id in GENERATED_IDS], ids=GENERATED_IDS)
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in GENERATED_IDS],
+                         ids=[c.id for c in CASES if c.id in GENERATED_IDS])
 def test_generated_source_runs_on_its_own(case):
     g = wg.grad(case.fn, case.argnums, engine="source")
     want = g(*case.fresh())
@@ -446,7 +447,10 @@ def test_generated_source_runs_on_its_own(case):
     assert set(bound) - {"__builtins__", generated.__name__} == set(names)
     assert all(what != "numpy" or bound[n] is np for n, what in names.items())
     args = case.fresh()
-    got = _run_copied_source(source, bound, case.dyn(args))
+    # the code's parameters: the arrays and floats, then the Python ints (trip
+    # counts, lengths), which it reads by name
+    ints = tuple(a for a in args[len(case.nums):] if type(a) is int)
+    got = _run_copied_source(source, bound, case.dyn(args) + ints)
     _assert_unchanged(args, case)
     assert_close(list(got), flatten(want)[0], EXACT_RTOL_F64, what=f"{case.id} copied code")
 

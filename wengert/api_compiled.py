@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dims import sizes_of
 from .ir import Lit, sub_programs
 from .primitives.core import TracerBase
 from .primitives.trace import eval_program
@@ -46,8 +47,8 @@ class Compiled:
         # from it simplified as code, where NumPy's broadcasting may stand in
         # for an explicit broadcast (``simplify(copies=True)``)
         self.program = simplify(prog)
-        self.shapes = shapes    # the input shapes it was staged at, when its code holds
-                                # for others too (symbolic lengths)
+        self.shapes = shapes    # the input sizes it was staged at (``dims.sizes_of``), when
+                                # its code holds for others too (symbolic sizes)
         self.respecialize = None    # dyn -> outputs, staged at dyn's own shapes
         # a Program that closes over an outer transformation's values is only
         # ever replayed into that transformation, never turned into code
@@ -82,7 +83,7 @@ class Compiled:
         if self.fn is None or any(isinstance(x, TracerBase) for x in dyn):
             # under an outer transformation the Program is replayed into it; its
             # params hold the lengths it was staged at
-            if self.shapes is not None and tuple(np.shape(x) for x in dyn) != self.shapes:
+            if self.shapes is not None and sizes_of(dyn) != self.shapes:
                 return self.respecialize(dyn)
             outs = tuple(eval_program(self.program, dyn))
             return outs[0] if self.single else self.result(outs, cast=False)

@@ -19,6 +19,7 @@ from .primitives.casts import cast_exact
 from .pytree import flatten, unflatten
 from .transforms.partial_eval import linearize_flat
 from .api_source import SourceTransformed, has_source
+from .api_codes import recipe_key
 
 
 ENGINES = ("auto", "trace", "source")
@@ -49,11 +50,14 @@ def _by_source(fun, engine, transform, recipe, argnums):
         def both(args):
             inner_check(args)
             check(args)
+        inner_key = fun.codes.key
+        key = None if inner_key is None else recipe_key(recipe, inner_key)
         return SourceTransformed(fun.fun, lambda g: transform(inner(g)), engine,
-                                 f"{name}_{fun.name}", recipe, both)
+                                 f"{name}_{fun.name}", recipe, both, key)
     if engine == "auto" and not has_source(fun):
         return None
-    return SourceTransformed(fun, transform, engine, name, recipe, check)
+    # objects made by the same recipe share their code (``api_codes``)
+    return SourceTransformed(fun, transform, engine, name, recipe, check, recipe_key(recipe))
 
 
 class _Partial:

@@ -3,17 +3,23 @@
     Python function --source frontend--> Program --transform, staged--> Program
                     --simplify--> --pycodegen--> Python function (``.source``)
 
-A derivative is generated once per function, argnums and *kind* of
-arguments (the ranks and dtypes of the array arguments, the values of the
-Python ints and other static arguments): valid for every path through the
-control flow, which stays structured in the generated code, and for every
-input shape. The lengths of the inputs are staged as symbolic ``Dim``s, so
-the code reads ``x.shape[0]`` where a length is needed; the comparisons of
-lengths made while staging (``n == 1`` when broadcasting) are the code's
-guards, checked at a call with new shapes. The code is trusted for new
-shapes only when staging it again at other lengths gives the same text:
-a length that lost its expression somewhere would show there as a changed
-number, and such code is used at the shapes it was made for only. The transform itself is the
+A derivative is generated once per function, transform, argnums and *kind*
+of arguments (the ranks and dtypes of the array arguments, the values of the
+static ones: bools, strings, objects by identity), and shared by every
+derivative object made the same way (``api_codes``): valid for every path
+through the control flow, which stays structured in the generated code, and
+for every input shape and Python int. The lengths of the inputs are staged
+as symbolic ``Dim``s, so the code reads ``x.shape[0]`` where a length is
+needed; so are the Python int arguments (a trip count, a length), which the
+code takes as parameters and reads by name (``range(n)``). The comparisons
+made while staging (``x.shape[0] == 1`` when broadcasting, ``k < n``) are the
+code's guards, checked at a call with new sizes; a symbolic number used by
+its value (an item of a list, a function that is called, not converted) is
+pinned by a guard to that value (``dims.pin``). The code is trusted for new
+sizes only when staging it again at other sizes gives the same text and
+reads the same places outside the function: a size that lost its expression
+somewhere would show there as a changed number, and such code is used at
+the sizes it was made for only. The transform itself is the
 trace engine's, applied to the source Program and staged: so every API
 function has one implementation of its mathematics.
 
@@ -39,12 +45,14 @@ from . import dims
 from .context import StagingContext, current as current_context
 from .errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
 from .frontends import source as source_frontend, source_guards
+from .frontends.tracing import input_names
 from .ir import Ident, aval_of
 from .primitives.trace import eval_program, tracing
 from .pytree import flatten, unflatten
 from .primitives.staging import stage
 from .transformed import Transformed
 from .api_compiled import Compiled, compile_program, same_code
+from .api_codes import codes_for
 from .transforms.simplify import simplify
 
 __all__ = ["SourceTransformed", "source_program", "source_inner", "generated", "fallback_key"]
@@ -94,6 +102,9 @@ def _signature(leaves, static, shapes=True):
             # code reads that object's attributes at each call, so an equal but
             # distinct object (a dataclass) must get code of its own
             plain = type(x) in (int, bool, str, bytes, type(None)) or isinstance(x, np.generic)
+            if type(x) is int and not shapes:
+                key.append(("int",))        # an int input: its value is a size
+                continue
             key.append(("static", type(x), x if plain else Ident(x)))
         else:
             a = aval_of(x)
@@ -140,33 +151,53 @@ class SourceTransformed(Transformed):
     code of the latest call. ``check(args)`` checks the arguments of a call
     before code is generated for them; ``recipe`` is how it pickles."""
 
-    def __init__(self, fun, transform, engine, name, recipe, check):
+    def __init__(self, fun, transform, engine, name, recipe, check, key=None):
         self._wrap(fun, recipe)
         self.check = check
         self.fun = fun
         self.transform = transform          # inner function -> transformed function (trace)
         self.engine = engine
         self.name = name
-        self.cache = {}
-        self.fast = {}          # flat float/array/int arguments: a cheaper key
-        self.generic = {}       # kind of arguments -> [(guard check, compiled)]: code
-                                # that holds for every shape its guards accept
-        self.floats = None      # (number of args, compiled) for all-float calls
-        # every entry is used only while its checks of what it read from
-        # outside the function pass (``Compiled.valid``); else it is made again
-        self.last = None
+        # the generated code, shared with every object made by the same recipe
+        # (``key``: see ``api_codes``); every entry is used only while its
+        # checks of what it read from outside the function pass
+        # (``Compiled.valid``); else it is made again
+        self.codes = codes_for(key)
+        self._last = None
         self.fallback = None
+
+    # the tables of ``api_codes.Codes``, by their old names
+    cache = property(lambda self: self.codes.cache)
+    fast = property(lambda self: self.codes.fast)
+    generic = property(lambda self: self.codes.generic)
+
+    @property
+    def generations(self):
+        """How many times code was generated for this object's recipe (by
+        any object sharing it)."""
+        return self.codes.generations
+
+    @property
+    def last(self):
+        """The code of this object's latest call; the all-float path does not
+        record it (it is the one code of all-float calls, perhaps made by
+        another object sharing this one's code)."""
+        if self._last is None and self.codes.floats is not None:
+            return self.codes.floats[1]
+        return self._last
 
     @property
     def source(self):
-        if self.last is None:
+        last = self.last
+        if last is None:
             raise AttributeError("no code generated yet: call the function once; the source "
                                  "engine generates code for the shapes it is called with")
-        return self.last.source
+        return last.source
 
     @property
     def program(self):
-        return None if self.last is None else self.last.program
+        last = self.last
+        return None if last is None else last.program
 
     def _fast_key(self, args):
         """The key of a call whose arguments are floats, arrays and ints (the
@@ -185,7 +216,8 @@ class SourceTransformed(Transformed):
         return tuple(sig)
 
     def __call__(self, *args, **kwargs):
-        floats = self.floats
+        codes = self.codes
+        floats = codes.floats
         if floats is not None and not kwargs and len(args) == floats[0]:
             for a in args:
                 if type(a) is not float:
@@ -202,12 +234,12 @@ class SourceTransformed(Transformed):
             return self.fallback(*args, **kwargs)
         fast = None if kwargs else self._fast_key(args)
         if fast is not None:
-            compiled = self.fast.get(fast)
+            compiled = codes.fast.get(fast)
             if compiled is not None and compiled.valid():
                 if current_context() is not None:
                     source_guards.note(compiled.env_guards)
-                self.last = compiled
-                return compiled([a for a in args if type(a) is not int])
+                self._last = compiled
+                return compiled(list(args))
         try:
             leaves, in_tree = _call_leaves(args, kwargs)
         except PytreeDepthError:
@@ -215,16 +247,16 @@ class SourceTransformed(Transformed):
             raise
         static = [_is_static(x) for x in leaves]
         key = (in_tree, _signature(leaves, static))
-        compiled = self.cache.get(key)
+        compiled = codes.cache.get(key)
         if compiled is not None and not compiled.valid():
             compiled = None
-        dyn = [x for x, s in zip(leaves, static) if not s]
+        dyn = [x for x, s in zip(leaves, static) if _is_input(x, s)]
         kind = (key[0], _signature(leaves, static, shapes=False)) + key[2:]
         if compiled is None:
-            # code made at other shapes, whose guards hold at these
-            shapes = tuple(np.shape(x) for x in dyn)
-            for check, generic in self.generic.get(kind, ()):
-                if check(*shapes) and generic.valid():
+            # code made at other sizes, whose guards hold at these
+            sizes = dims.sizes_of(dyn)
+            for check, generic in codes.generic.get(kind, ()):
+                if check(*sizes) and generic.valid():
                     compiled = generic
                     break
         if compiled is None:
@@ -238,24 +270,25 @@ class SourceTransformed(Transformed):
                 _warn_fallback(self.fun, err)
                 self.fallback = self.transform(self.fun)
                 return self.fallback(*args, **kwargs)
+            codes.generations += 1
             if compiled.fn is not None:
                 # a Program closing over an outer transformation's values has no
                 # code and is built for this call only; code made from outside
                 # values that changed is replaced
                 if check is not None:
-                    self.generic[kind] = [(c, g) for c, g in self.generic.get(kind, ())
-                                          if g.valid()] + [(check, compiled)]
-                self.cache[key] = compiled
+                    codes.generic[kind] = [(c, g) for c, g in codes.generic.get(kind, ())
+                                           if g.valid()] + [(check, compiled)]
+                codes.cache[key] = compiled
                 if fast is not None:
-                    self.fast[fast] = compiled
+                    codes.fast[fast] = compiled
                     if all(t is float for t in fast):
-                        self.floats = (len(args), compiled)
-        elif fast is not None and key in self.cache:
-            self.fast[fast] = compiled
+                        codes.floats = (len(args), compiled)
+        elif fast is not None and key in codes.cache:
+            codes.fast[fast] = compiled
         # code generated inside another one's generation (a derivative called
         # in a converted function): what it depends on, the outer one does too
         source_guards.note(compiled.env_guards)
-        self.last = compiled
+        self._last = compiled
         return compiled(dyn)
 
     def _build(self, args, kwargs, leaves, static, in_tree, generic=True):
@@ -264,56 +297,116 @@ class SourceTransformed(Transformed):
         context of its own (``context.StagingContext``), which collects the
         guards, the constants of symbolic shape and the checks of what the
         code read from outside the function."""
-        avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
-        build = functools.partial(self._stage, args, kwargs, leaves, static, in_tree)
-        symbolic = generic and any(a.shape for a in avals)
-        with StagingContext(symbolic) as ctx:
-            compiled = build(dims.symbolic_avals(avals) if symbolic else avals)
-        check = self._holds_elsewhere(compiled, ctx.guards, avals, build) if symbolic else None
+        dyn = [x for x, s in zip(leaves, static) if _is_input(x, s)]
+        avals, sizes = [aval_of(x) for x in dyn], dims.sizes_of(dyn)
+        # staged from avals: the arrays themselves are left out of what the code
+        # keeps (it lives in the shared table, after this call's arrays are gone)
+        shell = [np.empty((0,) * x.ndim, x.dtype) if type(x) is np.ndarray else x
+                 for x in leaves]
+        build = functools.partial(self._stage, bool(kwargs), shell, static, in_tree)
+        ints = any(type(n) is int for n in sizes)
+        symbolic = generic and (ints or any(a.shape for a in avals))
+        try:
+            with StagingContext(symbolic) as ctx:
+                compiled = build(*_staged_at(avals, sizes, symbolic))
+        except Exception:       # noqa: BLE001 -- an int used where a Dim is not accepted
+            if not (symbolic and ints):
+                raise
+            # staged at the ints' values, each pinned there by a guard
+            # (lengths stay symbolic); an error now is the function's own
+            with StagingContext(symbolic) as ctx:
+                dims.pin(*[dims.int_input(k, n) for k, n in enumerate(sizes)
+                           if type(n) is int])
+                compiled = build(*_staged_at(avals, sizes, symbolic, ints=False))
+        check = None
+        if symbolic:
+            check = self._holds_elsewhere(compiled, ctx, avals, sizes, build)
         if check is not None:
-            compiled.shapes = tuple(a.shape for a in avals)
-            compiled.respecialize = lambda dyn: build([aval_of(x) for x in dyn])(dyn)
+            compiled.shapes = sizes
+            compiled.respecialize = lambda dyn: build(*_staged_at(
+                [aval_of(x) for x in dyn], dims.sizes_of(dyn), False))(dyn)
         compiled.env_guards = list(ctx.outside.values())
         compiled.env_check = source_guards.guard_function(compiled.env_guards)
         return compiled, check
 
     @staticmethod
-    def _holds_elsewhere(compiled, guards, avals, build):
-        """The guard check of code staged with symbolic lengths, or None when
-        it holds at its own shapes only: staged again with every length
-        n >= 1 made n + 1 (which keeps the guards' answers unless they name a
-        length; a length of 1, which broadcasts, then answers them otherwise,
-        so its code is its own), the code must come out the same."""
+    def _holds_elsewhere(compiled, ctx, avals, sizes, build):
+        """The guard check of code staged with symbolic sizes, or None when
+        it holds at its own sizes only: staged again with every length and
+        int input n >= 1 made n + 1 (which keeps the guards' answers unless
+        they name it; a length of 1, which broadcasts, then answers them
+        otherwise, so its code is its own), the code must come out the same
+        and read the same places outside the function (an outside list
+        indexed by an int input reads another item at another value)."""
         if compiled.fn is None:
             return None
-        check = dims.guard_function(guards, len(avals))
-        other = [tuple(d + 1 if d >= 1 else d for d in a.shape) for a in avals]
-        if other == [a.shape for a in avals] or not check(*other):
+        check = dims.guard_function(ctx.guards, len(avals))
+        other = [(n + 1 if n >= 1 else n) if type(n) is int else
+                 tuple(d + 1 if d >= 1 else d for d in n) for n in sizes]
+        if other == list(sizes) or not check(*other):
             return None
         try:
-            with StagingContext(symbolic=True):
-                again = build(dims.symbolic_avals(avals, other))
+            with StagingContext(symbolic=True) as again_ctx:
+                again = build(*_staged_at(avals, other, True))
         except Exception:   # noqa: BLE001 -- the code does not generalise; it is still right here
+            return None
+        if again_ctx.outside.keys() != ctx.outside.keys():
             return None
         return check if same_code(compiled.fn, again.fn) else None
 
-    def _stage(self, args, kwargs, leaves, static, in_tree, avals):
-        prog, _, _, out_tree = source_program(self.fun, args, kwargs, avals)
+    def _stage(self, kwargs, leaves, static, in_tree, avals, ints):
+        """The compiled code of a call of ``leaves`` (its arrays may be empty
+        stand-ins: only their kind is read; ``kwargs``: whether the last leaf
+        group is keyword arguments), staged at
+        ``avals`` (one per input) with its int inputs at ``ints`` (one per
+        input: a Dim, an int, or None for an array or float input). The
+        source Program takes the int inputs as Python values; the derived
+        Program takes them as inputs, and its code reads them by name."""
+        inputs = [_is_input(x, s) for x, s in zip(leaves, static)]
+        values = iter(ints)
+        staged = [(next(values) if i else None) for i in inputs]
+        leaves = [x if v is None else v for x, v in zip(leaves, staged)]
+        call = unflatten(in_tree, leaves)
+        args, kwargs = (call[0], call[1]) if kwargs else (call, None)
+        src_avals = [a for a, n in zip(avals, ints) if n is None]
+        prog, _, _, out_tree = source_program(self.fun, args, kwargs, src_avals)
         inner = _program_function(prog, static, leaves, in_tree, out_tree, self.fun)
         transformed = self.transform(inner)
         result_tree = [None]
 
         def derived(*dyn):
             it = iter(dyn)
-            full = [next(it) if not s else x for x, s in zip(leaves, static)]
+            full = [(next(it) if v is None else (next(it), v)[1]) if i else x
+                    for x, i, v in zip(leaves, inputs, staged)]
             call = unflatten(in_tree, full)
             out = transformed(*call[0], **call[1]) if kwargs else transformed(*call)
             out_leaves, result_tree[0] = flatten(out)
             return out_leaves
 
-        der = stage(derived, avals, name=f"{prog.name}_{self.name}",
-                    in_names=[v.name for v in prog.inputs])
+        names = iter(v.name for v in prog.inputs)
+        given = input_names(self.fun, args, len(leaves)) or [""] * len(leaves)
+        in_names = [next(names) if v is None else given[k]
+                    for k, (i, v) in enumerate(zip(inputs, staged)) if i]
+        der = stage(derived, avals, name=f"{prog.name}_{self.name}", in_names=in_names)
         return Compiled(der, result_tree[0])
+
+
+def _is_input(leaf, static):
+    """Whether a leaf is an input of the generated code: an array or float,
+    or a Python int (a trip count or a length: staged as a ``Dim`` where the
+    code allows, so a new value reuses the code)."""
+    return not static or type(leaf) is int
+
+
+def _staged_at(avals, sizes, symbolic, ints=True):
+    """(avals, int values) to stage at, one per input: symbolic lengths and
+    int inputs when ``symbolic`` (the ints plain when not ``ints``), at
+    ``sizes`` (``dims.sizes_of``)."""
+    if symbolic:
+        avals = dims.symbolic_avals(avals, sizes)
+    values = [None if type(n) is not int else dims.int_input(k, n) if symbolic and ints else n
+              for k, n in enumerate(sizes)]
+    return avals, values
 
 
 def fallback_key(fun):

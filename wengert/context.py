@@ -32,9 +32,9 @@ built at import (the registry, NumPy's vocabulary); caches whose entries hold
 forever, keyed by what determines them (a function's converted code, by its
 code object; a shape rule's answer, by plain shapes and dtypes: never while
 symbolic lengths are staged, whose comparisons are guards each time); each
-derivative object's own code cache (a user's function object, shared by the
-threads that call it); the names of generated files (a counter) and
-``linecache``. The traces in progress are per thread (``primitives.core``).
+recipe's code (``api_codes``: shared by the derivative objects made the same
+way and by the threads that call them; each entry checked at each call); the
+names of generated files (a counter) and ``linecache``. The traces in progress are per thread (``primitives.core``).
 """
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ from .ir import Aval
 
 __all__ = ["Dim", "Scalar", "symbolic", "plain_numbers", "plain_params", "symbolic_avals",
            "render", "guard_function", "has_dims", "as_int", "in_params", "broadcast",
-           "slice_length", "shape", "zeros"]
+           "slice_length", "shape", "zeros", "int_input", "sizes_of", "pin"]
 
 _OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
         "%": operator.mod, "/": operator.truediv}
@@ -210,13 +210,49 @@ def symbolic(value, expr, aval=None):
 
 def symbolic_avals(avals, sizes=None):
     """The avals with every length a Dim of its input and axis; ``sizes``
-    (one shape per aval) gives them other values than the avals' own."""
+    (one shape per aval) gives them other values than the avals' own. An
+    int input's size is its value (``sizes_of``): its aval stays as it is."""
     out = []
     for k, a in enumerate(avals):
         shape = a.shape if sizes is None else sizes[k]
+        if type(shape) is int:
+            out.append(a)
+            continue
         out.append(Aval(tuple(Dim(d, ("in", k, i)) for i, d in enumerate(shape)), a.dtype,
                         a.weak))
     return out
+
+
+def int_input(k, value):
+    """Input ``k``, a Python int argument staged symbolically (a trip count,
+    a length): a Dim of expression ``("in", k, None)``, which the code
+    generator writes as the input's own name."""
+    return Dim(value, ("in", k, None))
+
+
+def sizes_of(values):
+    """What guards are checked at, one per input: an array's shape, an int
+    input's value."""
+    return tuple(x if type(x) is int else np.shape(x) for x in values)
+
+
+def pin(*values):
+    """Record that the symbolic numbers among ``values`` (in tuples, lists,
+    slices) were used where their expression is not kept (a Python list
+    indexed by one, a function that is called, not converted): a guard that
+    each equals its staged value, so the code is used at those values only."""
+    ctx = _current_context()
+    if ctx is None or ctx.guards is None:
+        return
+    for v in values:
+        if isinstance(v, _Symbolic):
+            v == _plain_number(v)       # noqa: B015 -- recorded as a guard
+        elif type(v) in (tuple, list):
+            pin(*v)
+        elif type(v) is slice:
+            pin(v.start, v.stop, v.step)
+        elif type(v) is dict:
+            pin(*v.values())
 
 
 def has_dims(shape):
@@ -345,10 +381,10 @@ def _render_expr(e, leaf):
 
 
 def guard_function(guards, n_inputs):
-    """``check(*shapes) -> bool``: whether every guard gives its recorded
-    answer at the inputs' shapes (None when there are no guards)."""
+    """``check(*sizes) -> bool``: whether every guard gives its recorded
+    answer at the inputs' sizes (``sizes_of``: shapes, an int input's value)."""
     def leaf(k, axis):
-        return f"s{k}[{axis}]"
+        return f"s{k}" if axis is None else f"s{k}[{axis}]"
     terms = sorted(f"({_render_expr(a, leaf)} {op} {_render_expr(b, leaf)}) is {result}"
                    for a, op, b, result in guards)
     if not terms:

@@ -62,12 +62,16 @@ class Emitter(Namespace):
         self.inputs = None                     # the function's parameters, for lengths
 
     def dim(self, d):
-        """A length: ``x.shape[0]`` when it is a symbolic one (``dims``)."""
+        """A length: ``x.shape[0]`` when it is a symbolic one (``dims``), ``n``
+        for an int input staged symbolically."""
         if type(d) is Scalar and self.inputs is not None:
-            return render(d, lambda k, axis: f"{self.inputs[k]}.shape[{axis}]")
+            return render(d, self._input_dim)
         if type(d) is not Dim or self.inputs is None:
             return repr(int(d))
-        return render(d, lambda k, axis: f"{self.inputs[k]}.shape[{axis}]")
+        return render(d, self._input_dim)
+
+    def _input_dim(self, k, axis):
+        return self.inputs[k] if axis is None else f"{self.inputs[k]}.shape[{axis}]"
 
     # --- values --------------------------------------------------------------
     def dtype(self, dt):

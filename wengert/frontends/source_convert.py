@@ -11,7 +11,9 @@ import os
 
 from ..errors import UnsupportedSyntax
 from .source_check import check
+from ..primitives.host import EnvRef
 from .source_env import default_value
+from .source_guards import _guard
 from .source_names import CELL as _CELL, GLOBALS as _GLOBALS, read_outside_at_run
 from .source_rewrite import CONVERTED, RT, Converter
 from .source_text import Source, find_lambda, fix_locations
@@ -70,6 +72,10 @@ def convert_with(fn, runtime):
             "Python function); the source engine reads a function's source. Use engine='trace'",
             construct="unavailable source")
     code, name, src = _converted_code(fn.__code__, fn.__code__.co_filename, fn.__qualname__)
+    # the code generated from it holds while ``fn`` runs this code (a
+    # reassigned ``__code__`` is another function under the same object)
+    _guard(EnvRef("object", fn, getattr(fn, "__name__", "function"), (("attr", "__code__"),)),
+           "is", fn.__code__)
     glb = {RT: runtime, _GLOBALS: fn.__globals__, CONVERTED: True,
            "__builtins__": fn.__globals__.get("__builtins__", builtins)}
     for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):

@@ -44,6 +44,7 @@ import types
 
 import numpy as np
 
+from .. import dims
 from ..errors import UnsupportedSyntax, user_location
 from ..ir import Aval
 from ..primitives.core import TracerBase
@@ -342,6 +343,7 @@ def call_outside(f, args, kwargs):
             "other than from the converted code; call it from the function itself, or use "
             "engine='trace'", construct="outside method")
     fixed = concrete(f)
+    dims.pin(args, kwargs)      # given to the call as numbers: the code holds at them only
     args = [concrete(a) for a in args]
     kwargs = {k: concrete(v) for k, v in kwargs.items()}
     operands, spec, kw_spec = [], [], []

@@ -15,6 +15,7 @@ import threading
 
 import numpy as np
 
+from .. import dims
 from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
 from ..ir import Program, Var, aval_of
 from ..primitives import control, index as index_mod, numpy_lists, ordering, selection
@@ -173,6 +174,10 @@ def getitem(x, idx):
     if not _traced(x) and isinstance(x, np.ndarray) and _any_traced(
             idx if isinstance(idx, tuple) else (idx,)):
         return index_mod.getitem(x, idx)       # a constant array read at a traced position
+    if not _traced(x):
+        # a Python list or a constant read at a symbolic position (an int
+        # input, a length): the item found is this position's only
+        dims.pin(idx)
     return x[idx]
 
 

@@ -49,6 +49,7 @@ def _float(x=0.0):
         if aval_of(x).shape == ():
             return casts.python_scalar(x)
         return arith.convert(x, dtype=np.dtype(np.float64))
+    dims.pin(x)         # a symbolic number's value, not its expression
     return builtins.float(x)
 
 
@@ -57,6 +58,7 @@ def _int(x=0, *a):
         return x
     if _traced(x):
         return x if aval_of(x).dtype.kind in "iu" else arith.convert(x, dtype=np.dtype(np.int64))
+    dims.pin(x)
     return builtins.int(x, *a)
 
 
@@ -118,6 +120,7 @@ def _math(f):
                 raise UnsupportedSyntax(f"math.{name} has no NumPy counterpart for traced "
                                         "values; write it with NumPy functions")
             return np_fn(*args)
+        dims.pin(args)      # computed now: at these values only
         return f(*args)
     return fn
 
@@ -202,7 +205,11 @@ def call(f, *args, **kw):
             return _Sequence(f, args, kw)       # over arrays: a structured loop
         if getattr(f, "__module__", None) == "math":
             return _math(f)(*args)
-        return f(*args, **kw)
+    if not _is_wengert(f):
+        # called, not converted (NumPy on numbers, a C function, a class): a
+        # symbolic number given to it is used by its value, so the code holds
+        # at that value only (wengert's own functions keep it: ``fori_loop``)
+        dims.pin(args, kw)
     return f(*args, **kw)
 
 
