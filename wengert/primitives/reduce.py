@@ -248,8 +248,14 @@ cumsum_p.zero_rule = zero_if_any(cumsum_p)
 class CumsumEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
         params = eqn.params
-        if set(params) == {"axis", "reverse"} and params["reverse"] is False:
-            return f"{code.np}.cumsum({ins[0]}, axis={code.param(params['axis'])})"
+        if set(params) != {"axis", "reverse"} or py[0]:
+            return None
+        axis = params["axis"]
+        if params["reverse"] is False:
+            return f"{code.np}.cumsum({ins[0]}, axis={code.param(axis)})"
+        # the running sum from the end: reversed, summed, reversed back
+        flip = ", ".join([":"] * axis + ["::-1"])
+        return f"{code.np}.cumsum({code.atom(ins[0])}[{flip}], axis={code.param(axis)})[{flip}]"
 
 
 cumsum_p.emit = CumsumEmit()
