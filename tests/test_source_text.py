@@ -6,6 +6,8 @@
   from its text and exec'd in a namespace holding only ``numpy`` (and the
   constant arrays its header lists), and gives the interpreter's values
   exactly; no header binds a primitive's impl or a wengert object;
+* the rows of ``scipy.special`` functions are SciPy calls, ``scipy`` a
+  module named in the header;
 * loops keep the user's names: the counter ``i``, the carry ``s``, the
   cotangents ``ct_<name>``;
 * a vjp's code marks its forward and reverse sweeps.
@@ -24,6 +26,9 @@ from wengert import demo
 from wengert.backends.interpret import interpret
 from wengert.backends.pycodegen import codegen
 from wengert.ir import Role
+from wengert.primitives import PRIMITIVES
+from wengert.primitives.pass_rules import ScipyCall
+from wengert.primitives.special_prims import PolygammaEmit
 from wengert.pytree import flatten
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.simplify import simplify
@@ -31,7 +36,8 @@ from wengert.transforms.vjp import vjp_program
 
 import source_cases as C
 from cases import CORPUS
-from test_backends import _rng, random_inputs
+from cases import SPECS
+from test_backends import _rng, one_equation, random_inputs
 from test_source import CASES
 
 VARIANTS = {
@@ -138,6 +144,31 @@ def test_an_update_with_an_index_array_accumulates_with_np_add_at():
     assert "np.add.at(" in gen.source, gen.source
     got, = run_alone(gen, [x, idx, 1.0])[1:2]
     np.testing.assert_allclose(got, [3 * np.cos(0.3), 0.0, np.cos(0.9)], rtol=1e-15)
+
+
+SCIPY_ROWS = sorted(n for n, p in PRIMITIVES.items()
+                    if isinstance(p.emit, (ScipyCall, PolygammaEmit)))
+
+
+@pytest.mark.parametrize("name", SCIPY_ROWS, ids=SCIPY_ROWS)
+def test_scipy_rows_are_written_as_scipy_calls(name):
+    """Every row spelled as a SciPy call (``scipy.special.gammaln(x)``, with
+    ``scipy`` a module in the header), on the operands of its cases.py
+    entries, run from its text alone, gives the interpreter's values."""
+    assert len(SCIPY_ROWS) >= 20, SCIPY_ROWS
+    prim, spec = PRIMITIVES[name], SPECS[name]
+    assert spec.cases, name
+    for case in spec.cases:
+        operands = case.operands(name)
+        prog = one_equation(prim, operands, case.params, as_literals=False)
+        gen = codegen(prog)
+        assert "#   scipy = module scipy" in header(gen.source), gen.source
+        assert "scipy.special." in gen.source and "PRIMITIVES[" not in gen.source, gen.source
+        got, want = run_alone(gen, operands), interpret(prog, *operands)
+        for g, w in zip(got, want):
+            assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype, \
+                gen.source
+            np.testing.assert_array_equal(g, w, err_msg=gen.source)
 
 
 # --- names ---------------------------------------------------------------------
