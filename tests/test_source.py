@@ -462,7 +462,9 @@ def test_generated_source_keeps_the_users_names():
         assert re.search(rf"^    {name} = ", g.source, re.M), g.source
     g = wg.grad(C.while_newton, engine="source")
     g(2.0)
-    assert re.search(r"^\s+y = ", g.source, re.M), g.source
+    # the loop's carry is the user's y, and its new value is assigned to it
+    assert re.search(r"^\s+y(, \w+)* = y_1\b", g.source, re.M), g.source
+    assert re.search(r"^\s+y_1 = ", g.source, re.M), g.source
 
 
 @pytest.mark.parametrize("fn, small, large, loop", [

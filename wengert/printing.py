@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .atoms import Lit, TracerBase, aval_of, label
+from .atoms import Lit, Role, TracerBase, aval_of, label
 
-__all__ = ["format_program", "format_literal", "Namer", "walk"]
+__all__ = ["format_program", "format_literal", "Namer", "walk", "reverse_sweep_start"]
 
 
 def format_literal(val):
@@ -157,6 +157,18 @@ def walk(prog, namer, aliases=None):
         uses = namer.uses(eqn.inputs)
         yield "eqn", eqn, uses, [namer.define(v, "v") for v in eqn.outputs]
     yield "return", prog, namer.uses(prog.outputs), []
+
+
+def reverse_sweep_start(prog):
+    """Where a vjp's reverse sweep starts in ``prog``: the index of the first
+    top-level equation that defines a cotangent (``vjp_program`` stages the
+    forward sweep first, then the transposed one, whose values are
+    cotangents); None when there is no forward sweep before it (a
+    transposed linear Program) or no cotangent at all (a primal or a jvp)."""
+    for k, eqn in enumerate(prog.eqns):
+        if any(v.role is Role.COTANGENT for v in eqn.outputs):
+            return k or None
+    return None
 
 
 def _atoms(atoms, names):

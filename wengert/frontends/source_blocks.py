@@ -214,7 +214,7 @@ class Block:
     the consts (``control.stage.stage_loop``)."""
 
     def __init__(self, fn, lead_avals, state, names, name, coerce=None, where=None, loop=None,
-                 xs_avals=()):
+                 xs_avals=(), loop_names=("", [])):
         self.state, self.names = state, names
         in_leaves = [operand_leaves(v) for v in state]
         self.is_op = [ls is not None for ls in in_leaves]
@@ -279,7 +279,24 @@ class Block:
         n_lead += len(xs_avals)     # what ``flat`` passes to ``fn`` before the state
         self.prog, self.consts = stage_loop(body, loop, lead=lead_avals, carry=carry_avals,
                                             xs=xs_avals, name=name, closure=True,
-                                            keep_custom=True)
+                                            keep_custom=True,
+                                            in_names=self._loop_input_names(
+                                                loop_names, len(lead_avals), in_leaves,
+                                                len(xs_avals)))
+
+    def _loop_input_names(self, loop_names, n_lead, in_leaves, n_xs):
+        """The user's names of a loop body's inputs (counter, carry, values
+        per iteration): a carry keeps its variable's name where it is one
+        array (a pytree's leaves, and wengert's own flags, get print-time
+        names)."""
+        counter, per_item = loop_names
+        carry = []
+        for nm, ls in zip(self.names, in_leaves):
+            if ls is not None:
+                user = len(ls) == 1 and not nm.startswith("__wg")
+                carry += [nm if user else ""] * len(ls)
+        items = list(per_item) if len(per_item) == n_xs else [""] * n_xs
+        return [counter][:n_lead] + [""] * (n_lead - 1) + carry + items
 
     def output_slices(self):
         """Per state entry that is an operand output: its slice of the

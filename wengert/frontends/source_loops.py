@@ -101,7 +101,10 @@ def _numbers_like(v, spec):
 _STRUCTURED = (range, DimRange, TracedRange, np.ndarray, _Sequence)
 
 
-def for_stmt(iterable, body, state, names, brk, lineno):
+def for_stmt(iterable, body, state, names, brk, lineno, target=""):
+    """``for target in iterable: body``; ``target``: the loop variable's
+    name when it is a plain one, which the loop's counter (over a range) or
+    its per-iteration value (over an array) keeps in the Program."""
     where = lineno
     if isinstance(iterable, EnvObject):
         # a list, tuple or dict found outside: its items, each read where it lives
@@ -129,8 +132,10 @@ def for_stmt(iterable, body, state, names, brk, lineno):
                                     "loop over a range of Python ints")
         return _loop_python(_python_iterable(iterable), body, state, names, brk, where)
     n, item_of, xs, lead = _loop_items(iterable, where)
+    loop_names = _loop_names(iterable, target)
     try:
-        return _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule)
+        return _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule,
+                               loop_names)
     except _NEEDS_CONCRETE:
         if _traced(n) or not isinstance(iterable, (range, DimRange, np.ndarray)):
             raise
@@ -139,9 +144,22 @@ def for_stmt(iterable, body, state, names, brk, lineno):
         return _loop_python(iterable, body, state, names, brk, where)
 
 
-def _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule=None):
+def _loop_names(iterable, target):
+    """(counter's name, per-iteration values' names): the loop variable's
+    where it is the counter (``range(n)``) or the one per-iteration value
+    (an array's rows); "" (a print-time name) otherwise."""
+    if isinstance(iterable, (range, DimRange)) and (iterable.start, iterable.step) == (0, 1):
+        return target, []
+    if _traced(iterable) or isinstance(iterable, np.ndarray):
+        return "", [target]
+    return "", []
+
+
+def _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule=None,
+                    loop_names=("", [])):
     if brk:
-        return _for_with_break(n, item_of, xs, lead, body, state, names, brk, where)
+        return _for_with_break(n, item_of, xs, lead, body, state, names, brk, where,
+                               loop_names[0])
 
     def run_block(st):
         def fn(i, *rest):
@@ -149,7 +167,7 @@ def _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedu
             x_i = rest[:nxs]
             return body(item_of(i, x_i), *rest[nxs:])
         return Block(fn, [Aval((), np.int64)], st, names, "for_body", where=where,
-                     loop=ForParams, xs_avals=lead)
+                     loop=ForParams, xs_avals=lead, loop_names=loop_names)
 
     block, state = _loop_fixpoint(run_block, state, names, where)
     prog = block.prog               # in the loop's layout (i, consts, carry, xs)
@@ -223,8 +241,9 @@ def _range_length(start, stop, step):
     return arith.convert(ordering.maximum(n, 0), dtype=np.dtype(np.int64))
 
 
-def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where):
-    """A for loop with ``break``: a while loop over the counter."""
+def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where, counter=""):
+    """A for loop with ``break``: a while loop over the counter (named
+    ``counter`` where it is the loop variable)."""
     k_brk = names.index(brk)
 
     def cond(i, *st):
@@ -236,7 +255,7 @@ def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where):
         return (arith.add(i, 1),) + tuple(out)
 
     out = _structured_while(cond, step, (np.int64(0),) + tuple(state),
-                            ("__wg_i",) + tuple(names), where)
+                            (counter or "__wg_i",) + tuple(names), where)
     return out[1:]
 
 

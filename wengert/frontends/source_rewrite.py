@@ -197,9 +197,10 @@ class Converter(ast.NodeTransformer):
         it, fname = self.fresh("item"), self.fresh("for_body")
         bind_target = ast.Assign(targets=[node.target], value=_name(it))
         fn = _fn(fname, [it] + names, [bind_target] + body, names)
+        target = node.target.id if isinstance(node.target, ast.Name) else ""
         call = _call(_rt("for_stmt"), self.visit(node.iter), _name(fname), _state_values(names),
                      _constants(names), ast.Constant(brk or ""),
-                     ast.Constant(self.src.where(node)))
+                     ast.Constant(self.src.where(node)), ast.Constant(target))
         stmts = pre + [fn, _assign(names, call) if names else ast.Expr(value=call)]
         return [ast.copy_location(s, node) for s in stmts]
 

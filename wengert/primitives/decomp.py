@@ -39,12 +39,12 @@ import numpy as np
 
 from .core import NOT_LINEAR, Primitive, Zero, register
 from .trace import bind
-from .rules import shape_error
+from .rules import EmitRule, shape_error
 from .arith import add, div, mul, neg, sub
 from .selection import where
 from .index import concatenate
 from .shape import expand_dims, reshape
-from .reduce import pair_products, prod_others_impl, reduce_sum
+from .reduce import pair_products, prod_others_impl, prod_others_lines, reduce_sum
 from .index import getitem
 from .linalg import _float_dtype, _matmul, _mT, _shape, _square
 from ..ir import Aval, aval_of
@@ -283,6 +283,43 @@ def adjugate_jvp(primals, tangents):
 
 adjugate_p = register(Primitive("adjugate", nargs=1, impl=adjugate_impl, jvp=adjugate_jvp,
                                 transpose=NOT_LINEAR, abstract_eval=adjugate_aval))
+
+
+class AdjugateEmit(EmitRule):
+    """The impl's two ways, as statements: ``det(A) inv(A)`` for a
+    well-conditioned matrix, else from the SVD (the product of the other
+    singular values, ``prod_others``, with the orientation's sign)."""
+
+    def statements(self, code, eqn, ins, py, outs, subs):
+        a = eqn.inputs[0]
+        if eqn.params or py[0]:
+            return None
+        np_, out, ndim = code.np, outs[0], len(a.aval.shape)
+        dtype = eqn.outputs[0].aval.dtype
+        a64, a_inv, u, s, vh, pi = (code.fresh(n) for n in ("a64", "a_inv", "u", "s", "vh",
+                                                             "pi"))
+        cast = "" if dtype == np.float64 else f".astype({code.dtype(dtype)}, copy=False)"
+        svd = [f"{u}, {s}, {vh} = {np_}.linalg.svd({a64})",
+               *prod_others_lines(code, s, ndim - 1, (ndim - 2,), pi),
+               f"{pi} = {pi} * ({np_}.sign({np_}.linalg.det({u})) "
+               f"* {np_}.sign({np_}.linalg.det({vh})))[..., None]",
+               f"{out} = ({np_}.swapaxes({vh}, -1, -2) @ ({pi}[..., :, None] "
+               f"* {np_}.swapaxes({u}, -1, -2))){cast}"]
+        cond = (f"{np_}.all({np_}.abs({a64}).sum(-2).max(-1) "
+                f"* {np_}.abs({a_inv}).sum(-2).max(-1) < 1e4)")
+        return [f"{a64} = {np_}.asarray({ins[0]}, {np_}.float64)",
+                f"with {np_}.errstate(all='ignore'):",
+                "    try:",
+                f"        {a_inv} = {np_}.linalg.inv({a64})",
+                f"    except {np_}.linalg.LinAlgError:     # exactly singular",
+                f"        {a_inv} = None",
+                f"    if {a_inv} is not None and {cond}:",
+                f"        {out} = ({np_}.linalg.det({a64})[..., None, None] * {a_inv}){cast}",
+                "    else:",
+                *code.indent(svd, 2)]
+
+
+adjugate_p.emit = AdjugateEmit()
 
 
 def adjugate(a):

@@ -15,6 +15,8 @@ the cotangent apart with ``getitem``.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .. import dims as _dims
@@ -25,7 +27,7 @@ from .rules import EmitRule, result_dtype, shape_error
 from .shape import broadcast_to, expand_dims, reshape, sum_to_shape
 from ..dims import has_dims, slice_length
 from ..errors import NonDifferentiableInputError
-from ..ir import Aval, aval_of
+from ..ir import Aval, Lit, aval_of
 
 
 class _Dynamic:
@@ -354,6 +356,64 @@ def index_set(x, v, idx):
     idx, dyn = normalize_index(idx)
     return bind(index_set_p, x, v, *dyn, idx=idx)
 
+
+# --- index_add / index_set as NumPy statements --------------------------
+class FunctionalUpdateEmit(EmitRule):
+    """The functional update as a person writes it: a copy of ``x``, then
+    ``out[i] += v`` (``index_add``) or ``out[i] = v`` (``index_set``); an
+    index array in an ``index_add`` is ``np.add.at``, which accumulates
+    repeated positions as the impl does. A fresh array operand (``np.zeros``)
+    is not copied again. Values the impl would cast (an update whose dtype
+    cannot be cast ``same_kind`` into ``x``'s) and indices that are not
+    integer ones go through the impl."""
+
+    def __init__(self, accumulate):
+        self.accumulate = accumulate
+
+    def statements(self, code, eqn, ins, py, outs, subs):
+        return self.functional(code, eqn, ins, py, outs[0])
+
+    def functional(self, code, eqn, ins, py, out):
+        """The lines making ``out`` a new array: ``x`` with ``v`` added or set."""
+        x, v, *dyn = eqn.inputs
+        dtype = eqn.outputs[0].aval.dtype
+        if set(eqn.params) != {"idx"} or not np.can_cast(v.aval.dtype, dtype, "same_kind") \
+                or any(d.aval.dtype.kind not in "iu" for d in dyn):
+            return None
+        idx = eqn.params["idx"]
+        sub = code.subscript(idx, ins[2:])
+        if sub is None:
+            return None
+        value = ins[1]
+        if self.accumulate and py[1] and v.aval.dtype != dtype:
+            # the impl adds the update as an array: a Python float added to a
+            # float32 array would be rounded to float32 first
+            value = f"{code.np}.asarray({value})"
+        lines = [f"{out} = {self._copy(code, eqn, ins[0])}"]
+        arrays = any(isinstance(p, np.ndarray) for p in idx) or any(d.aval.shape for d in dyn)
+        if self.accumulate and arrays:
+            where = f"{code.np}.s_[{sub}]" if any(isinstance(p, slice) for p in idx) \
+                else (sub if len(idx) == 1 else f"({sub})")
+            lines.append(f"{code.np}.add.at({out}, {where}, {value})")
+        else:
+            lines.append(f"{out}[{sub}] {'+=' if self.accumulate else '='} {value}")
+        return lines
+
+    @staticmethod
+    def _copy(code, eqn, text):
+        """``x`` as a new array: a literal that makes one (``np.zeros``) as it
+        is; a scalar through ``np.array`` (it may be a Python or NumPy scalar,
+        which cannot be written); else ``x.copy()``."""
+        x = eqn.inputs[0]
+        if isinstance(x, Lit) and re.match(rf"{re.escape(code.np)}\.(zeros|full)\(", text):
+            return text
+        if not x.aval.shape:
+            return f"{code.np}.array({text})"
+        return f"{code.atom(text)}.copy()"
+
+
+index_add_p.emit = FunctionalUpdateEmit(accumulate=True)
+index_set_p.emit = FunctionalUpdateEmit(accumulate=False)
 
 class IndexUpdater:
     """``wg.at(x)[idx].set(v)`` / ``.add(v)``: functional updates, as JAX's

@@ -1,12 +1,14 @@
 """The common shapes of the passes' rules on a row: ``algebra`` (what
 ``transforms/simplify.py`` may rewrite), the ``simplify`` rule of an
-identity element, and ``emit`` rules that spell a row as a Python operator
-or a NumPy call (``backends/pyemit.py`` asks the row first).
+identity element, and ``emit`` rules that spell a row as a Python operator,
+a NumPy call or a SciPy one (``backends/pyemit.py`` asks the row first).
 
 Nothing here is a primitive or names one: each row says which of these it
 is, next to its other rules (``add_p.emit = BinaryOperator("+")``).
 """
 from __future__ import annotations
+
+import importlib
 
 import numpy as np
 
@@ -14,7 +16,8 @@ from ..ir import Lit
 from .rules import EmitRule
 
 __all__ = ["Algebra", "is_scalar_lit", "drops_identity", "BinaryOperator", "UnaryMinus",
-           "NumpyAxisCall", "NumpyLike", "PythonNumbersKept"]
+           "NumpyAxisCall", "NumpyLike", "PythonNumbersKept", "ScipyCall",
+           "scipy_module"]
 
 
 # --- simplify ---------------------------------------------------------------------
@@ -135,3 +138,22 @@ class PythonNumbersKept(EmitRule):
             return None
         call = f"{code.np}.{self.fn}({', '.join(ins)})"
         return f"{call}.item()" if eqn.outputs[0].aval.weak else call
+
+
+class ScipyCall(EmitRule):
+    """``scipy.special.gammaln(x)``: a row without params whose impl calls
+    that SciPy function on its operands; ``scipy`` is bound as a module
+    (the header says so), so the code runs with NumPy and SciPy alone."""
+
+    def __init__(self, path):
+        self.path = path            # below scipy: "special.gammaln"
+
+    def expression(self, code, eqn, ins, py):
+        if eqn.params:
+            return None
+        return f"{scipy_module(code)}.{self.path}({', '.join(ins)})"
+
+
+def scipy_module(code):
+    """The name of the ``scipy`` module in the code (bound when first used)."""
+    return code.bind(("scipy", "scipy_"), importlib.import_module("scipy"), "module scipy")

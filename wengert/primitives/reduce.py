@@ -194,6 +194,62 @@ prod_others_p = register(Primitive("prod_others", nargs=1, impl=prod_others_impl
                                    abstract_eval=lambda x, axes: x))
 
 
+def prod_others_lines(code, x, ndim, axes, out):
+    """The statements of ``out = prod_others(x)`` as the impl computes it
+    (``x``: an array's text, of ``ndim`` axes): the total over ``axes``
+    divided by each entry where that is safe, else the running products
+    from both ends, which divide nothing."""
+    np_ = code.np
+    total, ones, left, right = (code.fresh(n) for n in ("total", "ones", "left", "right"))
+    k = ndim - len(axes)
+    last = tuple(range(k, ndim))
+    axes_text = code.param(tuple(axes))
+    if tuple(axes) == last:
+        moved = x
+        other = []
+    else:
+        moved = code.fresh("moved")
+        other = [f"{moved} = {np_}.moveaxis({x}, {axes_text}, {code.param(last)})"]
+    if len(axes) == 1:
+        flat = moved            # one axis, already last: x itself
+    else:
+        flat = code.fresh("flat")
+        other.append(f"{flat} = {moved}.reshape({moved}.shape[:{k}] + (-1,))")
+    both = (f"{left} * {right}" if len(axes) == 1
+            else f"({left} * {right}).reshape({moved}.shape)")
+    if tuple(axes) != last:
+        both = f"{np_}.moveaxis({both}, {code.param(last)}, {axes_text})"
+    other += [f"{ones} = {np_}.ones({flat}.shape[:-1] + (1,), {flat}.dtype)",
+              f"{left} = {np_}.cumprod({np_}.concatenate([{ones}, {flat}[..., :-1]], axis=-1), "
+              "axis=-1)",
+              f"{right} = {np_}.cumprod({np_}.concatenate([{ones}, {flat}[..., :0:-1]], "
+              "axis=-1), axis=-1)[..., ::-1]",
+              f"{out} = {both}"]
+    test = (f"{np_}.all({x}) and {np_}.all({np_}.isfinite({total})) "
+            f"and {np_}.all({np_}.abs({total}) >= {np_}.finfo({x}.dtype).tiny)")
+    return [f"with {np_}.errstate(all='ignore'):",
+            *code.indent([f"{total} = {np_}.prod({x}, axis={axes_text}, keepdims=True)",
+                          f"if {test}:",
+                          *code.indent([f"{out} = {total} / {x}"]),
+                          "else:",
+                          "    # no division: the products of the entries before and after",
+                          *code.indent(other)])]
+
+
+class ProdOthersEmit(EmitRule):
+    """``prod_others`` as the NumPy statements of its impl (``prod_others_lines``)."""
+
+    def statements(self, code, eqn, ins, py, outs, subs):
+        x = eqn.inputs[0]
+        if set(eqn.params) != {"axes"} or py[0] or not x.aval.shape:
+            return None
+        return prod_others_lines(code, code.atom(ins[0]), len(x.aval.shape),
+                                 eqn.params["axes"], outs[0])
+
+
+prod_others_p.emit = ProdOthersEmit()
+
+
 def prod_others(x, axes):
     """``prod_{j != i} x_j`` over ``axes`` (sorted non-negative ints) for each
     entry ``i``; ones where ``axes`` is empty (no others)."""
@@ -248,8 +304,14 @@ cumsum_p.zero_rule = zero_if_any(cumsum_p)
 class CumsumEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
         params = eqn.params
-        if set(params) == {"axis", "reverse"} and params["reverse"] is False:
-            return f"{code.np}.cumsum({ins[0]}, axis={code.param(params['axis'])})"
+        if set(params) != {"axis", "reverse"} or py[0]:
+            return None
+        axis = params["axis"]
+        if params["reverse"] is False:
+            return f"{code.np}.cumsum({ins[0]}, axis={code.param(axis)})"
+        # the running sum from the end: reversed, summed, reversed back
+        flip = ", ".join([":"] * axis + ["::-1"])
+        return f"{code.np}.cumsum({code.atom(ins[0])}[{flip}], axis={code.param(axis)})[{flip}]"
 
 
 cumsum_p.emit = CumsumEmit()

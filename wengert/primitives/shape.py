@@ -28,8 +28,11 @@ _wrap = wrapper_of
 
 
 # --- broadcast_to ------------------------------------------------------
+_SMALL_FILL = 4096      # up to this size a scalar is broadcast by filling a new array
+
+
 def broadcast_to_impl(x, shape):
-    if np.ndim(x) == 0 and math.prod(shape) <= 4096:
+    if np.ndim(x) == 0 and math.prod(shape) <= _SMALL_FILL:
         # a small fill is cheaper than np.broadcast_to's Python-level checks
         return np.full(shape, x, dtype=np.result_type(x))
     return np.broadcast_to(x, shape)
@@ -63,6 +66,25 @@ broadcast_to_p = register(Primitive("broadcast_to", nargs=1, impl=broadcast_to_i
                                     jvp=broadcast_to_jvp, transpose=broadcast_to_transpose,
                                     abstract_eval=broadcast_to_aval, batch=broadcast_to_batch))
 broadcast_to_p.zero_rule = zero_if_any(broadcast_to_p)
+
+
+class BroadcastToEmit(EmitRule):
+    """``np.full(shape, x)`` for a scalar and a small known shape (a filled
+    array, as the impl makes it), else ``np.broadcast_to(x, shape)``: the
+    same values, shape and dtype either way."""
+
+    def expression(self, code, eqn, ins, py):
+        if set(eqn.params) != {"shape"}:
+            return None
+        shape = eqn.params["shape"]
+        text = code.shape(shape)
+        if not eqn.inputs[0].aval.shape and not _dims.has_dims(shape) \
+                and math.prod(shape) <= _SMALL_FILL:
+            return f"{code.np}.full({text}, {ins[0]})"
+        return f"{code.np}.broadcast_to({ins[0]}, {text})"
+
+
+broadcast_to_p.emit = BroadcastToEmit()
 
 
 def broadcast_to(x, shape):

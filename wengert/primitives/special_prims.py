@@ -31,6 +31,8 @@ from .transcendental import exp, log, log1p
 from .core import NOT_LINEAR, Primitive, Zero, register
 from .trace import wrapper_of
 from .rules import broadcast_shapes
+from .pass_rules import ScipyCall, scipy_module
+from .rules import EmitRule
 from .shape import elementwise_batch
 from ..ir import Aval, aval_of
 from ..errors import NoDerivativeRule, user_location
@@ -93,9 +95,13 @@ def _in_out_dtype(rule):
 
 
 def _elementwise(name, nargs, jvp, impl=None):
+    """The row of ``scipy.special.<name>`` (or of ``impl``), and its wrapper;
+    code calls SciPy's function by name where the impl is just that call."""
+    emit = ScipyCall(f"special.{name}") if impl is None else None
     impl = impl or _scipy_impl(name)
     prim = register(Primitive(name, nargs=nargs, impl=impl, jvp=_in_out_dtype(jvp),
                               transpose=NOT_LINEAR, abstract_eval=_loop_aval(name, impl)))
+    prim.emit = emit
     wrapper = wrapper_of(prim)
     prim.batch = elementwise_batch(wrapper)
     return prim, wrapper
@@ -148,12 +154,28 @@ def polygamma_impl(x, n):
     return out.astype(dtype, copy=False)[()]
 
 
+class PolygammaEmit(EmitRule):
+    """``scipy.special.psi(x)`` for n = 0, else ``scipy.special.polygamma(n,
+    x)``, cast back to a float32 operand's dtype as the impl does."""
+
+    def expression(self, code, eqn, ins, py):
+        if set(eqn.params) != {"n"} or type(eqn.params["n"]) is not int:
+            return None
+        n, scipy = eqn.params["n"], scipy_module(code)
+        if n == 0:
+            return f"{scipy}.special.psi({ins[0]})"
+        dtype = eqn.outputs[0].aval.dtype
+        cast = "" if dtype == np.float64 else f".astype({code.dtype(dtype)})"
+        return f"{scipy}.special.polygamma({n}, {ins[0]}){cast}"
+
+
 def polygamma_jvp(primals, tangents, n):
     x, = primals
     return polygamma(x, n=n), mul(tangents[0], polygamma(x, n=n + 1))
 
 
 polygamma_p, polygamma = _elementwise("polygamma", 1, polygamma_jvp, impl=polygamma_impl)
+polygamma_p.emit = PolygammaEmit()
 
 
 def digamma(x):

@@ -20,10 +20,11 @@ from .. import dims as _dims
 from ..errors import LeakedTracerError, UnsupportedDtypeError, user_location
 from ..ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs_at_call
 from .core import TracerBase, Zero, raise_typed, zeros
-from .trace import Trace, rules_under, set_current
+from .trace import TRACE_STATE, Trace, rules_under, set_current
 from .numpy_api import Tracer
 
-__all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert"]
+__all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert",
+           "defining"]
 
 
 def name_value(value, name, role=Role.VALUE):
@@ -200,6 +201,28 @@ def stage(fn, in_avals, name="f", in_names=None, concrete_vals=None, role=Role.V
         outs = fn(*ins)
         prog = Program([t.atom for t in ins], trace.eqns, [trace.atom(o) for o in outs], name)
     return prog
+
+
+class defining:
+    """``with defining(role):`` the current trace, where it records (a
+    ``StagingTrace``), gives the variables it defines meanwhile the role
+    ``role``: a reverse sweep's values are cotangents (``backward_pass``),
+    which names them ``ct`` and shows generated code where the sweep starts."""
+
+    __slots__ = ("role", "trace", "prev")
+
+    def __init__(self, role):
+        self.role = role
+
+    def __enter__(self):
+        trace = TRACE_STATE.current
+        self.trace = trace if type(trace) is StagingTrace else None
+        if self.trace is not None:
+            self.prev, trace.role = trace.role, self.role
+
+    def __exit__(self, *exc):
+        if self.trace is not None:
+            self.trace.role = self.prev
 
 
 def closure_convert(prog):

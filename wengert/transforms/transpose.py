@@ -21,7 +21,7 @@ from ..primitives.core import Linear, TracerBase, Zero
 from ..primitives.trace import bind, tracing
 from ..primitives.arith import cast_float
 from ..primitives.fanout import add_any
-from ..primitives.staging import stage
+from ..primitives.staging import defining, stage
 
 __all__ = ["backward_pass", "transpose_program"]
 
@@ -32,8 +32,15 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
     k as a non-linear operand (a residual), whose values are
     ``nonlinear_args`` in order. A Program from linearize (``all_linear``:
     every equation reads a tangent) is transposed without sorting."""
-    every = mask is None and prog.all_linear      # every variable is linear
     naming = tracing()          # cotangents being recorded take the variables' names
+    if not naming:
+        return _backward(prog, cts_out, mask, nonlinear_args, naming)
+    with defining(Role.COTANGENT):          # what it records are cotangents
+        return _backward(prog, cts_out, mask, nonlinear_args, naming)
+
+
+def _backward(prog, cts_out, mask, nonlinear_args, naming):
+    every = mask is None and prog.all_linear      # every variable is linear
     if every:
         ins, lin_eqns, linear = prog.inputs, prog.eqns, None
     else:

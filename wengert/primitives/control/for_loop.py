@@ -24,6 +24,7 @@ import numpy as np
 from ... import dims as _dims
 from ...dims import as_int
 from ...errors import RAGGED_BATCH, UnsupportedSyntax
+from ...atoms import cotangent_label
 from ...ir import Aval, Lit, Role, aval_of
 from ..core import Linear, Primitive, instantiate, register, zeros
 from ..trace import bind, eval_program
@@ -97,6 +98,22 @@ def for_loop_linearize(primals, tangents, **params):
     return tuple(p.join_outputs(carry_out, ys)), tuple(p.join_outputs(t_carry, t_ys))
 
 
+def _transposed_input_labels(p, m_consts, m_xs):
+    """The names and roles of the transposed loop's inputs, from the body's
+    (``in_names``, ``in_roles`` of ``stage_loop``): its counter, the
+    nonlinear consts and per-iteration values as they are, the carries'
+    and the linear consts' cotangents (``ct_s``, ``ct_x``), the cotangents
+    of the per-iteration outputs."""
+    i, consts, carry, xs = p.split_body_inputs(p.body.inputs)
+    ys = p.body_output_groups(p.body.outputs)[1]
+    labels = ([(i.name, i.role)] + [(c.name, c.role) for c, m in zip(consts, m_consts) if not m]
+              + [cotangent_label(c) for c in carry]
+              + [cotangent_label(c) for c, m in zip(consts, m_consts) if m]
+              + [(x.name, x.role) for x, m in zip(xs, m_xs) if not m]
+              + [cotangent_label(y) for y in ys])
+    return dict(in_names=[n for n, _ in labels], in_roles=[r for _, r in labels])
+
+
 def for_loop_transpose(cts, *args, **params):
     """A loop backwards over the transposed body, carrying the carries'
     cotangents and the sums of the linear consts' ones."""
@@ -137,7 +154,8 @@ def for_loop_transpose(cts, *args, **params):
         carry=[c.aval for c in carry] + lin_consts,
         xs=([Aval(aval_of(x).shape[1:], aval_of(x).dtype, w) for x, w in zip(nl_xs, x_weak)]
             + [Aval(aval_of(c).shape[1:], aval_of(c).dtype) for c in ct_ys]),
-        name=f"{p.body.name}_transpose", role=Role.COTANGENT)
+        name=f"{p.body.name}_transpose", role=Role.COTANGENT,
+        **_transposed_input_labels(p, m_consts, m_xs))
     zeros0 = [zeros(a) for a in lin_consts]
     out = bind_for(n, nl_consts, ct_carry + zeros0, nl_xs + ct_ys, body_t, not p.reverse,
                    p.length)
