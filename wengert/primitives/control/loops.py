@@ -18,7 +18,7 @@ from ...transforms.jvp import jvp_program
 from ...transforms.partial_eval import recompute_residuals
 from ..staging import stage
 
-__all__ = ["RaggedStack", "stack_ys", "LoopTangents", "jvp_body", "loop_residuals",
+__all__ = ["RaggedStack", "YsBuffer", "WHILE_ROWS", "LoopTangents", "jvp_body", "loop_residuals",
            "carry_tangents", "coherent_carries", "LoopEmit"]
 
 
@@ -32,12 +32,50 @@ class RaggedStack(list):
         self.aval = aval
 
 
-def stack_ys(acc, aval, length):
-    """Stack one ``ys`` output: an array, or a RaggedStack when the
-    per-iteration value has a length known only at run time."""
-    if any(d is None for d in aval.shape):
-        return RaggedStack(acc, Aval((length,) + aval.shape, aval.dtype))
-    return np.stack(acc) if acc else np.zeros((0,) + aval.shape, aval.dtype)
+# the rows a while loop's buffer of per-iteration values starts with; it
+# doubles when full (a for loop knows its trip count and allocates it once)
+WHILE_ROWS = 8
+
+
+class YsBuffer:
+    """One ``ys`` output of a loop, stored as the generated code stores it:
+    an array allocated once, ``(n, *shape)`` of the aval's dtype, written
+    row by row (a while loop's, whose ``n`` is unknown, starts at
+    ``WHILE_ROWS`` rows and doubles when full), so a store-all sweep holds
+    the residuals once, never a list of them and their stack as well;
+    values of varying length stay a list (``RaggedStack``).
+    ``rows``: the trip count, or None (a while loop)."""
+
+    __slots__ = ("aval", "rows", "data")
+
+    def __init__(self, aval, rows=None):
+        self.aval, self.rows = aval, rows
+        self.data = None
+        if any(d is None for d in aval.shape):
+            self.data = [] if rows is None else [None] * rows
+
+    def put(self, i, y):
+        """Store row ``i`` (a while loop's rows come in order: 0, 1, ...)."""
+        data = self.data
+        if data is None:            # the shape from the first value: avals may be symbolic
+            rows = WHILE_ROWS if self.rows is None else self.rows
+            data = self.data = np.empty((rows,) + np.shape(y), self.aval.dtype)
+        elif i == len(data):        # a while loop's buffer (or list) is full
+            if isinstance(data, list):
+                data.append(y)
+                return
+            data = self.data = np.concatenate((data, np.empty_like(data)))
+        data[i] = y
+
+    def result(self, count):
+        """The stacked ``(count, *shape)`` values (``(0, *shape)`` when no
+        iteration ran)."""
+        data, aval = self.data, self.aval
+        if isinstance(data, list):
+            return RaggedStack(data, Aval((count,) + aval.shape, aval.dtype))
+        if data is None:
+            return np.zeros((0,) + aval.shape, aval.dtype)
+        return data if len(data) == count else data[:count]
 
 
 class LoopTangents:

@@ -10,7 +10,9 @@ loop of the jvp'd body (the condition reads primal values only). Under
 linearize the primal while loop records its trip count and per-iteration
 residuals, and the linear part is a ``for_loop`` over that count (which
 transposes as a ``for_loop`` does). Code: a ``while True`` that breaks on
-the condition.
+the condition; the ``ys`` go to arrays that start at ``WHILE_ROWS`` rows,
+double when full and are cut to the count after the loop (``YsBuffer`` in
+the impl).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from ..trace import bind, eval_program
 from .common import unused, with_inputs
 from .for_loop import bind_for
 from .loops import LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp_body, \
-    loop_residuals, stack_ys
+    loop_residuals, WHILE_ROWS, YsBuffer
 from .params import WhileParams, join, split
 from .passes import WHILE_RULES
 from ...transforms.partial_eval import linearize_program
@@ -33,16 +35,15 @@ __all__ = ["while_loop_p", "while_loop", "bind_while"]
 def while_loop_impl(*args, **params):
     p = WhileParams.of(params)
     consts, carry = p.split_operands(args)
-    ys = [[] for _ in range(p.num_ys)]
+    y_avals = p.body_output_groups(p.body.out_avals)[1]
+    ys = [YsBuffer(a) for a in y_avals]
     count = 0
     while eval_program(p.cond, p.join_operands(consts, carry))[0]:
         carry, y_i = p.body_output_groups(eval_program(p.body, p.join_operands(consts, carry)))
-        for acc, y in zip(ys, y_i):
-            acc.append(y)
+        for buf, y in zip(ys, y_i):
+            buf.put(count, y)
         count += 1
-    y_avals = p.body_output_groups(p.body.out_avals)[1]
-    return tuple(p.join_outputs(carry, np.int64(count),
-                                [stack_ys(acc, a, count) for acc, a in zip(ys, y_avals)]))
+    return tuple(p.join_outputs(carry, np.int64(count), [buf.result(count) for buf in ys]))
 
 
 def while_loop_aval(*avals, **params):
@@ -94,7 +95,10 @@ class WhileEmit(LoopEmit):
         """``while True``: the condition's program, ``break`` when it is
         false, then the body's; an ``np.int64`` counts the steps, as the impl
         does (a Python int where only loops read the count, none where
-        nothing does). The body may read the condition's values (``prepare``)."""
+        nothing does). The per-iteration values go to buffers of
+        ``WHILE_ROWS`` rows that double when full (``CodeWriter.buffers``),
+        indexed by a Python int. The body may read the condition's values
+        (``prepare``)."""
         p = WhileParams.of(eqn.params)
         cond, body = subs["cond"], subs["body"]
         consts, carry = p.split_operands(ins)
@@ -107,7 +111,15 @@ class WhileEmit(LoopEmit):
         if counted:
             lines.append(f"{count} = 0" if count_var in code.trip_only
                          else f"{count} = {code.np}.int64(0)")
-        lines += [f"{acc} = []" for acc in accs]
+        row = None
+        if accs:        # the row index: the count where it is a Python int
+            row = count if counted and count_var in code.trip_only else code.fresh("row")
+            if row != count:
+                lines.append(f"{row} = 0")
+        y_avals = p.body_output_groups(p.body.out_avals)[1]
+        before, store, after = code.buffers(accs, ys, y_avals, p.split_outputs(eqn.outputs)[2],
+                                            row, str(WHILE_ROWS), grows=True)
+        lines += before
         lines.append("while True:")
         step = code.inline(cond, consts + carry_in, [], code.read)
         step += [f"if not {cond.outputs[0]}:", code.INDENT + "break"]
@@ -116,12 +128,10 @@ class WhileEmit(LoopEmit):
         step += code.assign(p.operand_groups(body.inputs)[3], cond.outputs[1:])
         step += [code.comment(body.prog)]
         step += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o] + body.lines
-        step += [f"{acc}.append({y})" for acc, y in zip(accs, ys)]
-        step += code.assign(carry_in, carry_new) + ([f"{count} += 1"] if counted else [])
+        step += store + code.assign(carry_in, carry_new)
+        step += [f"{c} += 1" for c in dict.fromkeys([count] * counted + [row] * bool(accs))]
         lines += code.suite(step)
-        y_avals = p.body_output_groups(p.body.out_avals)[1]
-        lines += code.stack(accs, y_avals, None, False, p.split_outputs(eqn.outputs)[2])
-        return lines + code.assign(carry_out, carry_in)
+        return lines + after + code.assign(carry_out, carry_in)
 
     def prepare(self, eqn, params, reuse):
         """The body reads the values its condition computed in the same
