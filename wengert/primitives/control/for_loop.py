@@ -83,14 +83,14 @@ def for_loop_linearize(primals, tangents, **params):
     p = ForParams.of(params)
     tans = LoopTangents(p, primals, tangents)
     known, lin, nres = linearize_program(p.body, tans.mask)
-    known, lin_body, inv = loop_residuals(p, tans, known, lin, nres)
+    known, lin_body, inv, held = loop_residuals(p, tans, known, lin, nres)
     n = tans.lead[0]
-    carry_out, rest = p.split_outputs(bind_for(n, tans.consts, tans.carry, tans.xs, known,
-                                               p.reverse, p.length))
-    ys, res = split(rest, p.num_ys)
+    carry_out, held_vals, ys, res = split(
+        bind_for(n, tans.consts, tans.carry + [zeros(a) for a in held], tans.xs, known,
+                 p.reverse, p.length), p.num_carry, len(held), p.num_ys)
     inv_vals = [tans.consts[j] for j in inv]
-    t_out = bind_for(n, tans.nz_consts + inv_vals, tans.nz_carry, res + tans.nz_xs, lin_body,
-                     p.reverse, p.length)
+    t_out = bind_for(n, tans.nz_consts + inv_vals + held_vals, tans.nz_carry, res + tans.nz_xs,
+                     lin_body, p.reverse, p.length)
     t_carry, t_ys = split(t_out, len(tans.nz_carry))
     t_carry = carry_tangents(carry_out, t_carry, tans.m_carry)
     return tuple(p.join_outputs(carry_out, ys)), tuple(p.join_outputs(t_carry, t_ys))

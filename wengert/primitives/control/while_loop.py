@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...ir import Aval, aval_of
-from ..core import NOT_LINEAR, Primitive, Zero, register
+from ..core import NOT_LINEAR, Primitive, Zero, register, zeros
 from ..trace import bind, eval_program
 from .common import unused, with_inputs
 from .for_loop import bind_for
@@ -77,11 +77,16 @@ def while_loop_linearize(primals, tangents, **params):
     # the primal while loop records its trip count and per-iteration residuals;
     # the linear part is a for_loop over that count
     known, lin, nres = linearize_program(p.body, tans.mask)
-    known, lin_body, inv = loop_residuals(p, tans, known, lin, nres)
-    carry_out, count, rest = p.split_outputs(bind_while(tans.consts, tans.carry, p.cond, known))
-    ys, res = split(rest, p.num_ys)
+    known, lin_body, inv, held = loop_residuals(p, tans, known, lin, nres)
+    # the residuals held once are carries the condition does not read
+    consts_in, carry_in = p.split_body_inputs(p.cond.inputs)
+    cond = with_inputs(p.cond, join(consts_in, carry_in, unused(held)))
+    out = bind_while(tans.consts, tans.carry + [zeros(a) for a in held], cond, known)
+    carry_out, held_vals, count, ys, res = split(out, p.num_carry, len(held), 1, p.num_ys)
+    count = count[0]
     inv_vals = [tans.consts[j] for j in inv]
-    t_out = bind_for(count, tans.nz_consts + inv_vals, tans.nz_carry, res, lin_body, False, None)
+    t_out = bind_for(count, tans.nz_consts + inv_vals + held_vals, tans.nz_carry, res, lin_body,
+                     False, None)
     t_carry, t_ys = split(t_out, len(tans.nz_carry))
     t_carry = carry_tangents(carry_out, t_carry, tans.m_carry)
     return (tuple(p.join_outputs(carry_out, count, ys)),
