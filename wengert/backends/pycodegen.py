@@ -198,6 +198,11 @@ class CodeWriter(Emitter):
                    if i != o and (read is None or v in read)]
                 + block.lines + [f"{o} = {r}" for o, r in zip(outs, block.outputs)])
 
+    def kept_as_list(self, aval, vid):
+        """Whether a loop's per-iteration values of ``aval`` (the loop's
+        output ``vid``) are a Python list rather than an array (``buffers``)."""
+        return any(d is None for d in aval.shape) or (aval.shape == () and vid in self.loop_only)
+
     def buffers(self, accs, ys, avals, ids, index, rows, grows=False):
         """Where a loop stores its per-iteration values ``ys`` (its outputs
         ``accs``, Vars ``ids``), as the impls' ``YsBuffer`` does: the
@@ -217,7 +222,7 @@ class CodeWriter(Emitter):
         reads back a slower ``np.float64``)."""
         before, step, after, arrays = [], [], [], []
         for acc, y, aval, vid in zip(accs, ys, avals, ids):
-            if any(d is None for d in aval.shape) or (aval.shape == () and vid in self.loop_only):
+            if self.kept_as_list(aval, vid):
                 count = f"({rows})" if " " in rows else rows
                 before.append(f"{acc} = []" if grows else f"{acc} = [None] * {count}")
                 step.append(f"{acc}.append({y})" if grows else f"{acc}[{index}] = {y}")

@@ -116,14 +116,16 @@ class WhileEmit(LoopEmit):
         if counted:
             lines.append(f"{count} = 0" if count_var in code.trip_only
                          else f"{count} = {code.np}.int64(0)")
+        y_avals = p.body_output_groups(p.body.out_avals)[1]
+        acc_vars = p.split_outputs(eqn.outputs)[2]
         row = None
-        if accs:        # the row index: the count where it is a Python int
+        if not all(code.kept_as_list(a, v) for a, v in zip(y_avals, acc_vars)):
+            # the arrays' row index: the count where it is a Python int
             row = count if counted and count_var in code.trip_only else code.fresh("row")
             if row != count:
                 lines.append(f"{row} = 0")
-        y_avals = p.body_output_groups(p.body.out_avals)[1]
-        before, store, after = code.buffers(accs, ys, y_avals, p.split_outputs(eqn.outputs)[2],
-                                            row, str(WHILE_ROWS), grows=True)
+        before, store, after = code.buffers(accs, ys, y_avals, acc_vars, row, str(WHILE_ROWS),
+                                            grows=True)
         lines += before
         lines.append("while True:")
         step = code.inline(cond, consts + carry_in, [], code.read)
@@ -134,7 +136,7 @@ class WhileEmit(LoopEmit):
         step += [code.comment(body.prog)]
         step += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o] + body.lines
         step += store + code.assign(carry_in, carry_new)
-        step += [f"{c} += 1" for c in dict.fromkeys([count] * counted + [row] * bool(accs))]
+        step += [f"{c} += 1" for c in dict.fromkeys([count] * counted + [row] * bool(row))]
         lines += code.suite(step)
         return lines + after + code.assign(carry_out, carry_in)
 
