@@ -227,7 +227,7 @@ def test_fori_loop_programs_agree(n, variant):
         # the transposed loop runs backwards over the stacked residuals
         assert re.search(r"range\(-?\d+, -1, -1\)", gen.source), gen.source
         if n == 0:
-            assert "np.zeros((0, 3))" in gen.source
+            assert "np.empty((0, 3))" in gen.source
 
 
 def test_nested_and_float32_loops_agree():
@@ -242,7 +242,7 @@ def test_nested_and_float32_loops_agree():
             gen, got = assert_same(p, args + extra)
             if args[0].dtype == F32:
                 assert all(np.asarray(g).dtype == F32 for g in got)
-    assert "np.zeros((0, 3), np.dtype('float32'))" in codegen(vjp_program(progs[1][0])).source
+    assert "np.empty((0, 3), np.dtype('float32'))" in codegen(vjp_program(progs[1][0])).source
 
 
 def _branches(k):
@@ -401,14 +401,13 @@ def tiny_loop(n, c, xs):
     v0 = np.float64(c)
     # program step
     x2 = v0
-    v7 = []
+    v7 = np.empty((max(n, 0),))
     for x1 in range(n):
         x3 = xs[x1]
         v4 = x2 + x3
         v5 = x2 * x3
-        v7.append(v5)
+        v7[x1] = v5
         x2 = v4
-    v7 = np.array(v7) if v7 else np.zeros((0,))
     v6 = x2
     return (v6, v7)
 """
@@ -553,3 +552,91 @@ def test_tracebacks_and_inspect_show_generated_lines():
     assert "v0 = np.linalg.cholesky(a)" in "".join(traceback.format_exception(info.value))
     source = inspect.getsource(gen.fn)
     assert source.startswith("def _lambda_(a):") and gen.source.endswith(source)
+
+
+# --- per-iteration values in buffers --------------------------------------------
+# A loop's ys (its stored residuals) go to arrays allocated once: np.empty((n,
+# *y)) before a for loop, row i written in step i (a reverse loop's too); a
+# while loop's double when full. Each kind of value a loop stores: the body
+# (i, c) -> (new carry, y) of a (3,) float64 carry, and the y it stores.
+F64_3 = Aval((3,), F64)
+Y_KINDS = {
+    "f64_vector": (lambda i, c: c * 2.0 + i, Aval((3,), F64)),
+    "f32_matrix": (lambda i, c: np.outer(c, c[:2]).astype(F32), Aval((3, 2), F32)),
+    "i64_scalar": (lambda i, c: i * 3 + 1, Aval((), I64)),
+    "i64_vector": (lambda i, c: np.arange(4) * i, Aval((4,), I64)),
+    "bool_vector": (lambda i, c: c > 0.2, Aval((3,), np.dtype(bool))),
+    "f64_scalar": (lambda i, c: np.sum(c) * 0.5, Aval((), F64)),
+}
+
+
+def _loop_with_ys(kind):
+    """A body whose carry is c -> sin(c) + 0.1 and whose y is Y_KINDS[kind]'s."""
+    y_of, _ = Y_KINDS[kind]
+    return stage(lambda i, c: [np.sin(c) + 0.1, y_of(i, c)], [Aval((), I64), F64_3],
+                 name=f"store_{kind}")
+
+
+def _reference_ys(kind, n, reverse, x):
+    """The same loop, in Python: the stacked ys, index order."""
+    y_of, aval = Y_KINDS[kind]
+    ys, c = {}, x
+    for i in (range(n - 1, -1, -1) if reverse else range(n)):
+        ys[i] = np.asarray(y_of(np.int64(i), c), aval.dtype)
+        c = np.sin(c) + 0.1
+    return np.stack([ys[i] for i in range(n)]) if n > 0 else np.zeros((0,) + aval.shape,
+                                                                       aval.dtype)
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
+@pytest.mark.parametrize("static", [True, False], ids=["static_n", "dynamic_n"])
+@pytest.mark.parametrize("kind", sorted(Y_KINDS))
+def test_for_loop_stores_its_ys_in_a_buffer_allocated_once(kind, static, reverse):
+    body = _loop_with_ys(kind)
+    aval = Y_KINDS[kind][1]
+
+    def f(n, x):
+        c, ys = for_loop(n, body, [], [x], [], reverse=reverse)
+        return c, ys
+
+    for n in (0, 1, 2, 9, -2):
+        if static:
+            prog = wg.make_program(lambda x: f(n, x), X, engine="trace")
+            args = [X]
+        else:
+            prog = wg.make_program(f, 3, X, engine="trace")
+            args = [n, X]
+        gen, (_, ys) = assert_same(prog, args)
+        want = _reference_ys(kind, max(n, 0), reverse, X)
+        assert ys.dtype == aval.dtype and ys.shape == want.shape
+        np.testing.assert_array_equal(ys, want)
+        src = gen.source
+        assert "np.empty((" in src and ".append(" not in src and "np.stack" not in src, src
+        assert ".reverse()" not in src and "[::-1]" not in src, src
+        if static and n > 0:
+            assert f"np.empty(({n}," in src, src
+
+
+def _while_with_ys(kind):
+    """While k < m: k += 1, c = sin(c) + 0.1, storing Y_KINDS[kind]'s y."""
+    y_of, _ = Y_KINDS[kind]
+    av = [Aval((), I64), Aval((), I64), F64_3]
+    cond_p = stage(lambda m, k, c: [k < m], av, name="below")
+    body_p = stage(lambda m, k, c: [k + 1, np.sin(c) + 0.1, y_of(k, c)], av,
+                   name=f"while_{kind}")
+    return lambda m, x: while_loop(cond_p, body_p, [m], [np.int64(0), x])
+
+
+@pytest.mark.parametrize("kind", sorted(Y_KINDS))
+def test_while_loop_grows_its_buffer_by_doubling(kind):
+    """0, 1 and many steps (past the first capacity, 8, and its doubling):
+    the same arrays as the interpreter's and as a Python loop's."""
+    prog = wg.make_program(_while_with_ys(kind), 3, X, engine="trace")
+    aval = Y_KINDS[kind][1]
+    for m in (0, 1, 8, 9, 20):
+        gen, (k, _, count, ys) = assert_same(prog, [m, X])
+        want = _reference_ys(kind, m, False, X)
+        assert k == count == m and ys.dtype == aval.dtype and ys.shape == want.shape
+        np.testing.assert_array_equal(ys, want)
+    src = gen.source
+    assert "np.empty((8," in src and "np.concatenate((" in src and ".append(" not in src, src

@@ -346,3 +346,34 @@ def test_checkpointed_over_an_arguments_length():
         got, ref = g(0.3, c), want(0.3, c)
         np.testing.assert_allclose(got[0], ref[0], rtol=1e-12)
         np.testing.assert_allclose(got[1], ref[1], rtol=1e-12, atol=1e-15)
+
+
+def _residual_bytes_per_step(n, x0):
+    """The bytes the forward loop of the source engine's store-all gradient
+    stores per iteration (its ys: one row each)."""
+    g = wg.grad(euler(None), engine="source")
+    g(x0, 1.0 / n, n)
+    loop = next(e for e in g.program.eqns if e.prim.name == "for_loop")
+    rows = [v.aval for v in loop.outputs[loop.params["num_carry"]:]]
+    return sum(int(np.prod(a.shape[1:])) * a.dtype.itemsize for a in rows)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_store_all_memory_is_the_residuals_plus_a_few_states(engine):
+    """Peak traced memory of a store-all gradient call is the residuals the
+    forward loop stores (each once, in a buffer allocated before the loop:
+    no list of them and a stacked copy besides) plus O(state), at every n,
+    so it grows linearly in n: four states a step here, and about 20 besides."""
+    x0 = np.linspace(-1.0, 1.0, 2000)
+    excess = {}
+    for n in (128, 512, 2048):
+        g = wg.grad(euler(None), engine=engine)
+        g(x0, 1.0 / n, n)                   # generate the code first
+        tracemalloc.start()
+        g(x0, 1.0 / n, n)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        residuals = n * _residual_bytes_per_step(n, x0)
+        assert residuals >= 4 * n * x0.nbytes and peak >= residuals
+        excess[n] = (peak - residuals) / x0.nbytes
+    assert max(excess.values()) < 32, excess       # states, whatever n

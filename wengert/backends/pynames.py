@@ -28,7 +28,7 @@ class CodegenError(WengertError, ValueError):
 
 
 # names the generated code reads from builtins: a variable may not shadow them
-_BUILTINS_USED = {"range", "int", "slice", "abs", "float", "bool", "complex"}
+_BUILTINS_USED = {"range", "int", "slice", "abs", "float", "bool", "complex", "max"}
 
 
 def _sanitize(name):

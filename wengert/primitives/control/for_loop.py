@@ -12,7 +12,10 @@ is partially evaluated into a *known* body (primal work, emitting
 per-iteration residuals as extra ``ys``) and a *linear* body reading them as
 ``xs``; the linear loop's transpose runs backwards over the stacked
 residuals (cheap scalar ones are recomputed there from the stored carry
-instead: ``recompute_residuals``). Code: a ``for`` over ``range``.
+instead: ``recompute_residuals``). Code: a ``for`` over ``range``, the
+``ys`` written row by row into arrays of ``n`` rows allocated once before it
+(the impl does the same, ``YsBuffer``), so a store-all reverse sweep holds
+its residuals once plus O(state).
 
 The rules build sub-Programs with the transforms (``jvp_program``,
 ``linearize_program``, ``transpose_program``), hence the imports inside them.
@@ -31,7 +34,7 @@ from ..trace import bind, eval_program
 from ..fanout import add_any
 from ..shape import broadcast_to, moveaxis
 from .loops import (LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp_body,
-                    loop_residuals, stack_ys)
+                    loop_residuals, YsBuffer)
 from .params import ForParams, split
 from .passes import FOR_RULES
 from .stage import stage_loop
@@ -45,22 +48,18 @@ __all__ = ["for_loop_p", "for_loop", "bind_for", "RAGGED_BATCH"]
 def for_loop_impl(*args, **params):
     p = ForParams.of(params)
     n, consts, carry, xs = p.split_operands(args)
-    body, n = p.body, int(n)
-    ys = [[] for _ in range(p.num_ys)]
-    order = range(n - 1, -1, -1) if p.reverse else range(n)
+    body, n = p.body, max(int(n), 0)
+    y_avals = p.body_output_groups(body.out_avals)[1]
+    ys = [YsBuffer(a, n) for a in y_avals]
     # a Python scalar stored per iteration is read back as one (Aval.python_type)
     python = [v.aval.python_type for v in p.split_body_inputs(body.inputs)[3]]
-    for i in order:
+    for i in (range(n - 1, -1, -1) if p.reverse else range(n)):
         x_i = [t(x[i]) if t else x[i] for x, t in zip(xs, python)]
         carry, y_i = p.body_output_groups(eval_program(body, p.join_operands(i, consts, carry,
                                                                              x_i)))
-        for acc, y in zip(ys, y_i):
-            acc.append(y)
-    if p.reverse:
-        for acc in ys:
-            acc.reverse()
-    y_avals = p.body_output_groups(body.out_avals)[1]
-    return tuple(p.join_outputs(carry, [stack_ys(acc, a, n) for acc, a in zip(ys, y_avals)]))
+        for buf, y in zip(ys, y_i):
+            buf.put(i, y)           # row i: a reverse loop fills its rows backwards
+    return tuple(p.join_outputs(carry, [buf.result(n) for buf in ys]))
 
 
 def for_loop_aval(*avals, **params):
@@ -85,14 +84,14 @@ def for_loop_linearize(primals, tangents, **params):
     p = ForParams.of(params)
     tans = LoopTangents(p, primals, tangents)
     known, lin, nres = linearize_program(p.body, tans.mask)
-    known, lin_body, inv = loop_residuals(p, tans, known, lin, nres)
+    known, lin_body, inv, held = loop_residuals(p, tans, known, lin, nres)
     n = tans.lead[0]
-    carry_out, rest = p.split_outputs(bind_for(n, tans.consts, tans.carry, tans.xs, known,
-                                               p.reverse, p.length))
-    ys, res = split(rest, p.num_ys)
+    carry_out, held_vals, ys, res = split(
+        bind_for(n, tans.consts, tans.carry + [zeros(a) for a in held], tans.xs, known,
+                 p.reverse, p.length), p.num_carry, len(held), p.num_ys)
     inv_vals = [tans.consts[j] for j in inv]
-    t_out = bind_for(n, tans.nz_consts + inv_vals, tans.nz_carry, res + tans.nz_xs, lin_body,
-                     p.reverse, p.length)
+    t_out = bind_for(n, tans.nz_consts + inv_vals + held_vals, tans.nz_carry, res + tans.nz_xs,
+                     lin_body, p.reverse, p.length)
     t_carry, t_ys = split(t_out, len(tans.nz_carry))
     t_carry = carry_tangents(carry_out, t_carry, tans.m_carry)
     return tuple(p.join_outputs(carry_out, ys)), tuple(p.join_outputs(t_carry, t_ys))
@@ -227,7 +226,9 @@ class ForEmit(LoopEmit):
 
     def statements(self, code, eqn, ins, py, outs, subs):
         """``for i in range(n)`` (or backwards); the carry lives in the body's
-        carry inputs, assigned once before the loop and after each step."""
+        carry inputs, assigned once before the loop and after each step; the
+        per-iteration values go to buffers of ``n`` rows allocated before
+        the loop, row ``i`` written in step ``i`` (``CodeWriter.buffers``)."""
         p = ForParams.of(eqn.params)
         body = subs["body"]
         n, consts, carry, xs = p.split_operands(ins)
@@ -242,12 +243,23 @@ class ForEmit(LoopEmit):
         if n_static is not None:
             bounds = (f"{code.dim(n_static - 1)}, -1, -1" if p.reverse
                       else code.dim(n_static))
+            # range(n) runs no step for n < 0: a length of an input is never
+            # negative, a computed one may be (not compared here: that would be a guard)
+            if type(n_static) is _dims.Dim:
+                rows = code.dim(n_static)
+                rows = rows if n_static.expr[0] == "in" else f"max({rows}, 0)"
+            else:
+                rows = repr(max(n_static, 0))
         else:
             count = n if n_lit.aval.dtype.kind in "iu" else f"int({n})"    # the impl's int(n)
             bounds = f"{count} - 1, -1, -1" if p.reverse else count
+            rows = f"max({count}, 0)"
+        y_avals = p.body_output_groups(p.body.out_avals)[1]
+        before, store, _ = code.buffers(accs, ys, y_avals, p.split_outputs(eqn.outputs)[1],
+                                        index, rows)
         lines = [code.comment(body.prog)]
         lines += [f"{i} = {o}" for i, o in zip(consts_in + carry_in, consts + carry) if i != o]
-        lines += [f"{acc} = []" for acc in accs]
+        lines += before
         lines.append(f"for {index} in range({bounds}):")
         # a Python scalar stored per iteration reads back as a Python number
         # (an array of them, stacked, gives NumPy scalars), as the impl does
@@ -255,11 +267,8 @@ class ForEmit(LoopEmit):
         step = [f"{x_in} = {x}[{index}]" if v.aval.python_type is None
                 else f"{x_in} = {v.aval.python_type.__name__}({x}[{index}])"
                 for x_in, x, v in zip(xs_in, xs, x_vars)] + body.lines
-        step += [f"{acc}.append({y})" for acc, y in zip(accs, ys)]
-        step += code.assign(carry_in, carry_new)
+        step += store + code.assign(carry_in, carry_new)
         lines += code.suite(step)
-        y_avals = p.body_output_groups(p.body.out_avals)[1]
-        lines += code.stack(accs, y_avals, n_static, p.reverse, p.split_outputs(eqn.outputs)[1])
         return lines + code.assign(carry_out, carry_in)
 
 

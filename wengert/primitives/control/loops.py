@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir import Aval, Program, Var, aval_of
+from ...ir import Aval, Lit, Program, Var, acts, aval_of, runs_at_call, sub_programs
 from ..arith import convert
 from ..core import Zero, instantiate
 from ..trace import eval_program
 from ..rules import EmitRule
-from .common import is_float_aval, numpy_outputs, tangent_mask
+from .common import is_float_aval, numpy_outputs, tangent_mask, unused
 from .params import ForParams, join, split
 from ...transforms.jvp import jvp_program
 from ...transforms.partial_eval import recompute_residuals
 from ..staging import stage
 
-__all__ = ["RaggedStack", "stack_ys", "LoopTangents", "jvp_body", "loop_residuals",
+__all__ = ["RaggedStack", "YsBuffer", "WHILE_ROWS", "LoopTangents", "jvp_body", "loop_residuals",
            "carry_tangents", "coherent_carries", "LoopEmit"]
 
 
@@ -32,12 +32,50 @@ class RaggedStack(list):
         self.aval = aval
 
 
-def stack_ys(acc, aval, length):
-    """Stack one ``ys`` output: an array, or a RaggedStack when the
-    per-iteration value has a length known only at run time."""
-    if any(d is None for d in aval.shape):
-        return RaggedStack(acc, Aval((length,) + aval.shape, aval.dtype))
-    return np.stack(acc) if acc else np.zeros((0,) + aval.shape, aval.dtype)
+# the rows a while loop's buffer of per-iteration values starts with; it
+# doubles when full (a for loop knows its trip count and allocates it once)
+WHILE_ROWS = 8
+
+
+class YsBuffer:
+    """One ``ys`` output of a loop, stored as the generated code stores it:
+    an array allocated once, ``(n, *shape)`` of the aval's dtype, written
+    row by row (a while loop's, whose ``n`` is unknown, starts at
+    ``WHILE_ROWS`` rows and doubles when full), so a store-all sweep holds
+    the residuals once, never a list of them and their stack as well;
+    values of varying length stay a list (``RaggedStack``).
+    ``rows``: the trip count, or None (a while loop)."""
+
+    __slots__ = ("aval", "rows", "data")
+
+    def __init__(self, aval, rows=None):
+        self.aval, self.rows = aval, rows
+        self.data = None
+        if any(d is None for d in aval.shape):
+            self.data = [] if rows is None else [None] * rows
+
+    def put(self, i, y):
+        """Store row ``i`` (a while loop's rows come in order: 0, 1, ...)."""
+        data = self.data
+        if data is None:            # the shape from the first value: avals may be symbolic
+            rows = WHILE_ROWS if self.rows is None else self.rows
+            data = self.data = np.empty((rows,) + np.shape(y), self.aval.dtype)
+        elif i == len(data):        # a while loop's buffer (or list) is full
+            if isinstance(data, list):
+                data.append(y)
+                return
+            data = self.data = np.concatenate((data, np.empty_like(data)))
+        data[i] = y
+
+    def result(self, count):
+        """The stacked ``(count, *shape)`` values (``(0, *shape)`` when no
+        iteration ran)."""
+        data, aval = self.data, self.aval
+        if isinstance(data, list):
+            return RaggedStack(data, Aval((count,) + aval.shape, aval.dtype))
+        if data is None:
+            return np.zeros((0,) + aval.shape, aval.dtype)
+        return data if len(data) == count else data[:count]
 
 
 class LoopTangents:
@@ -86,38 +124,68 @@ def carry_tangents(carry_out, t_carry_nz, m_carry):
 
 
 def loop_residuals(p, tans, known, lin, nres):
-    """Sort a body's residuals: the loop index and the loop's constants are
-    not stored per iteration (the linear loop has them already); the rest are
-    stacked. Returns (known body without those outputs, linear body in
-    ``for_loop`` layout (i, t_consts + invariant residuals, t_carry, stacked
-    residuals + t_xs), positions of the invariant residuals among the
-    consts). Cheap scalar residuals are recomputed from the body's inputs
-    instead of stored (``recompute_residuals``)."""
+    """Sort a body's residuals by how they vary over the loop: the loop
+    index and the loop's constants are not stored (the linear loop has them
+    already); a residual computed from the constants alone (``cos(a)`` for
+    ``sin(a) * x[i]``) is the same in every iteration, so the known loop
+    keeps it once, as a carry it overwrites (``invariant_values``); the rest
+    are stored per iteration (its ``ys``). Cheap scalar residuals are
+    recomputed from the body's inputs instead of stored
+    (``recompute_residuals``).
+
+    Returns (known, linear, inv, held): the known body with the held
+    residuals as carries after its own (its inputs for them unread) and
+    the stored ones as ys after its own; the linear body in ``for_loop``
+    layout (i, t_consts + invariant residuals + held residuals, t_carry,
+    stored residuals + t_xs); the positions among the loop's consts of the
+    constant residuals; the held residuals' avals (the known loop's carries
+    start as zeros of them: a loop that runs no step reads none)."""
     n_out = len(p.body.outputs)
     lead, consts_in, _, _ = p.operand_groups(known.inputs)
     known, lin, nres = recompute_residuals(known, lin, nres, n_out, lead + consts_in)
     res_out, res_in = known.outputs[n_out:], lin.inputs[:nres]
     index = lead[0] if lead else None
     const_ins = {v: j for j, v in enumerate(consts_in)}
-    idx_var, inv, inv_vars, stacked, stacked_vars = None, [], [], [], []
+    invariant = invariant_values(known, consts_in)
+    idx_var, inv, inv_vars, stacked, stacked_vars, held, held_vars = (None, [], [], [], [],
+                                                                      [], [])
     for out_v, in_v in zip(res_out, res_in):
         if index is not None and out_v is index and idx_var is None:
             idx_var = in_v
         elif isinstance(out_v, Var) and out_v in const_ins:
             inv.append(const_ins[out_v])
             inv_vars.append(in_v)
+        elif out_v in invariant and None not in out_v.aval.shape:
+            held.append(out_v)
+            held_vars.append(in_v)
         else:
             stacked.append(out_v)
             stacked_vars.append(in_v)
-    known = Program(known.inputs, known.eqns, known.outputs[:n_out] + stacked, known.name)
+    lead, consts_in, carry_in, xs_in = p.operand_groups(known.inputs)
+    carry_o, ys_o = p.body_output_groups(known.outputs[:n_out])
+    known = Program(p.join_operand_groups(lead, consts_in, carry_in + unused(
+                        [v.aval for v in held]), xs_in),
+                    known.eqns, carry_o + held + ys_o + stacked, known.name)
     t_consts, t_carry, t_xs = split(lin.inputs[nres:], len(tans.nz_consts), len(tans.nz_carry))
     carry_o, ys_o = p.body_output_groups(lin.outputs)
     outs = [t for t, m in zip(carry_o, tans.m_carry) if m] + ys_o
     idx_var = idx_var or Var(Aval((), np.int64))
-    lin_params = ForParams(None, len(t_consts) + len(inv_vars), len(t_carry))
-    body = Program(lin_params.join_operands(idx_var, t_consts + inv_vars, t_carry,
+    lin_params = ForParams(None, len(t_consts) + len(inv_vars) + len(held_vars), len(t_carry))
+    body = Program(lin_params.join_operands(idx_var, t_consts + inv_vars + held_vars, t_carry,
                                             stacked_vars + t_xs), lin.eqns, outs, lin.name)
-    return known, body, inv
+    return known, body, inv, [v.aval for v in held]
+
+
+def invariant_values(prog, consts):
+    """The Vars of ``prog`` computed from ``consts`` (and literals) alone,
+    by equations without an effect or a runtime read: the same in every
+    iteration of a loop whose body ``prog`` is."""
+    found = set(consts)
+    for e in prog.eqns:
+        if all(isinstance(x, Lit) or x in found for x in e.inputs) and not (
+                e.prim.runtime or acts(e) or any(runs_at_call(q) for q in sub_programs(e))):
+            found.update(e.outputs)
+    return found - set(consts)
 
 
 def coherent_carries(p, carry):

@@ -10,19 +10,21 @@ loop of the jvp'd body (the condition reads primal values only). Under
 linearize the primal while loop records its trip count and per-iteration
 residuals, and the linear part is a ``for_loop`` over that count (which
 transposes as a ``for_loop`` does). Code: a ``while True`` that breaks on
-the condition.
+the condition; the ``ys`` go to arrays that start at ``WHILE_ROWS`` rows,
+double when full and are cut to the count after the loop (``YsBuffer`` in
+the impl).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...ir import Aval, aval_of
-from ..core import NOT_LINEAR, Primitive, Zero, register
+from ..core import NOT_LINEAR, Primitive, Zero, register, zeros
 from ..trace import bind, eval_program
 from .common import unused, with_inputs
 from .for_loop import bind_for
 from .loops import LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp_body, \
-    loop_residuals, stack_ys
+    loop_residuals, WHILE_ROWS, YsBuffer
 from .params import WhileParams, join, split
 from .passes import WHILE_RULES
 from ...transforms.partial_eval import linearize_program
@@ -33,16 +35,15 @@ __all__ = ["while_loop_p", "while_loop", "bind_while"]
 def while_loop_impl(*args, **params):
     p = WhileParams.of(params)
     consts, carry = p.split_operands(args)
-    ys = [[] for _ in range(p.num_ys)]
+    y_avals = p.body_output_groups(p.body.out_avals)[1]
+    ys = [YsBuffer(a) for a in y_avals]
     count = 0
     while eval_program(p.cond, p.join_operands(consts, carry))[0]:
         carry, y_i = p.body_output_groups(eval_program(p.body, p.join_operands(consts, carry)))
-        for acc, y in zip(ys, y_i):
-            acc.append(y)
+        for buf, y in zip(ys, y_i):
+            buf.put(count, y)
         count += 1
-    y_avals = p.body_output_groups(p.body.out_avals)[1]
-    return tuple(p.join_outputs(carry, np.int64(count),
-                                [stack_ys(acc, a, count) for acc, a in zip(ys, y_avals)]))
+    return tuple(p.join_outputs(carry, np.int64(count), [buf.result(count) for buf in ys]))
 
 
 def while_loop_aval(*avals, **params):
@@ -76,11 +77,16 @@ def while_loop_linearize(primals, tangents, **params):
     # the primal while loop records its trip count and per-iteration residuals;
     # the linear part is a for_loop over that count
     known, lin, nres = linearize_program(p.body, tans.mask)
-    known, lin_body, inv = loop_residuals(p, tans, known, lin, nres)
-    carry_out, count, rest = p.split_outputs(bind_while(tans.consts, tans.carry, p.cond, known))
-    ys, res = split(rest, p.num_ys)
+    known, lin_body, inv, held = loop_residuals(p, tans, known, lin, nres)
+    # the residuals held once are carries the condition does not read
+    consts_in, carry_in = p.split_body_inputs(p.cond.inputs)
+    cond = with_inputs(p.cond, join(consts_in, carry_in, unused(held)))
+    out = bind_while(tans.consts, tans.carry + [zeros(a) for a in held], cond, known)
+    carry_out, held_vals, count, ys, res = split(out, p.num_carry, len(held), 1, p.num_ys)
+    count = count[0]
     inv_vals = [tans.consts[j] for j in inv]
-    t_out = bind_for(count, tans.nz_consts + inv_vals, tans.nz_carry, res, lin_body, False, None)
+    t_out = bind_for(count, tans.nz_consts + inv_vals + held_vals, tans.nz_carry, res, lin_body,
+                     False, None)
     t_carry, t_ys = split(t_out, len(tans.nz_carry))
     t_carry = carry_tangents(carry_out, t_carry, tans.m_carry)
     return (tuple(p.join_outputs(carry_out, count, ys)),
@@ -94,7 +100,10 @@ class WhileEmit(LoopEmit):
         """``while True``: the condition's program, ``break`` when it is
         false, then the body's; an ``np.int64`` counts the steps, as the impl
         does (a Python int where only loops read the count, none where
-        nothing does). The body may read the condition's values (``prepare``)."""
+        nothing does). The per-iteration values go to buffers of
+        ``WHILE_ROWS`` rows that double when full (``CodeWriter.buffers``),
+        indexed by a Python int. The body may read the condition's values
+        (``prepare``)."""
         p = WhileParams.of(eqn.params)
         cond, body = subs["cond"], subs["body"]
         consts, carry = p.split_operands(ins)
@@ -107,7 +116,17 @@ class WhileEmit(LoopEmit):
         if counted:
             lines.append(f"{count} = 0" if count_var in code.trip_only
                          else f"{count} = {code.np}.int64(0)")
-        lines += [f"{acc} = []" for acc in accs]
+        y_avals = p.body_output_groups(p.body.out_avals)[1]
+        acc_vars = p.split_outputs(eqn.outputs)[2]
+        row = None
+        if not all(code.kept_as_list(a, v) for a, v in zip(y_avals, acc_vars)):
+            # the arrays' row index: the count where it is a Python int
+            row = count if counted and count_var in code.trip_only else code.fresh("row")
+            if row != count:
+                lines.append(f"{row} = 0")
+        before, store, after = code.buffers(accs, ys, y_avals, acc_vars, row, str(WHILE_ROWS),
+                                            grows=True)
+        lines += before
         lines.append("while True:")
         step = code.inline(cond, consts + carry_in, [], code.read)
         step += [f"if not {cond.outputs[0]}:", code.INDENT + "break"]
@@ -116,12 +135,10 @@ class WhileEmit(LoopEmit):
         step += code.assign(p.operand_groups(body.inputs)[3], cond.outputs[1:])
         step += [code.comment(body.prog)]
         step += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o] + body.lines
-        step += [f"{acc}.append({y})" for acc, y in zip(accs, ys)]
-        step += code.assign(carry_in, carry_new) + ([f"{count} += 1"] if counted else [])
+        step += store + code.assign(carry_in, carry_new)
+        step += [f"{c} += 1" for c in dict.fromkeys([count] * counted + [row] * bool(row))]
         lines += code.suite(step)
-        y_avals = p.body_output_groups(p.body.out_avals)[1]
-        lines += code.stack(accs, y_avals, None, False, p.split_outputs(eqn.outputs)[2])
-        return lines + code.assign(carry_out, carry_in)
+        return lines + after + code.assign(carry_out, carry_in)
 
     def prepare(self, eqn, params, reuse):
         """The body reads the values its condition computed in the same
