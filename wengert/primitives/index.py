@@ -21,11 +21,11 @@ from .. import dims as _dims
 from .core import (Linear, Primitive, TracerBase, Zero, instantiate, register, zero_if_any,
                    zeros as core_zeros)
 from .trace import bind
-from .rules import EmitRule, result_dtype, shape_error
+from .rules import FRESH, EmitRule, LowerRule, result_dtype, shape_error
 from .shape import broadcast_to, expand_dims, reshape, sum_to_shape
 from ..dims import has_dims, slice_length
 from ..errors import NonDifferentiableInputError
-from ..ir import Aval, aval_of
+from ..ir import Aval, Eqn, Var, aval_of
 
 
 class _Dynamic:
@@ -372,3 +372,102 @@ class IndexUpdater:
 
     def add(self, v):
         return index_add(self.x, v, self.idx)
+
+
+# --- the imperative forms (``backends/lower.py``) ----------------------------
+def _subscript_parts(code, idx, dyn):
+    """The index as the parts of a tuple expression (``np.add.at``'s), or None."""
+    parts, dyn = [], iter(dyn)
+    for p in idx:
+        if p is DYN:
+            parts.append(next(dyn))
+        elif isinstance(p, (bool, np.bool_)):
+            return None
+        elif isinstance(p, (int, np.integer)):
+            parts.append(code.dim(p))
+        elif p is None:
+            parts.append("None")
+        elif p is Ellipsis:
+            parts.append("...")
+        elif isinstance(p, slice):
+            parts.append(code.param(p))
+        elif isinstance(p, np.ndarray) and p.dtype.kind in "iu":
+            parts.append(code.small_array(p))
+        else:
+            return None
+    return parts
+
+
+def _basic(eqn):
+    """A basic index: no index array, scalar dynamic positions (``x[i] += v``
+    then meets each position once, as ``np.add.at`` would)."""
+    return not any(isinstance(p, np.ndarray) for p in eqn.params["idx"]) \
+        and all(x.aval.shape == () for x in eqn.inputs[2:])
+
+
+class GetitemLower(LowerRule):
+    """A scalar element or an index array's gather is a new value; a basic
+    slice is a view of the operand."""
+
+    def fresh(self, eqn):
+        return eqn.outputs[0].aval.shape == () or not _basic(eqn)
+
+
+class UpdateLower(LowerRule):
+    """``x[idx] += v`` (``np.add.at`` for index arrays) or ``x[idx] = v`` on
+    ``x`` itself when nothing reads ``x`` afterwards; else a new array."""
+
+    def __init__(self, op, absorbs):
+        self.op, self.absorbs = op, absorbs
+
+    def fresh(self, eqn):
+        return True
+
+    def update(self, eqn):
+        x, v = eqn.inputs[0], eqn.inputs[1]
+        if set(eqn.params) != {"idx"} or not x.aval.shape or x.aval.dtype != eqn.outputs[0].aval.dtype:
+            return ()
+        if not np.can_cast(v.aval.dtype, x.aval.dtype, "same_kind") \
+                or not all(d.aval.dtype.kind in "iu" for d in eqn.inputs[2:]):
+            return ()
+        return (0,)
+
+    def inplace(self, code, eqn, ins, outs, p):
+        x, v, dyn = ins[0], ins[1], ins[2:]
+        if not x.isidentifier():            # a literal: a new array, named first
+            lines, x = [f"{outs[0]} = {x}"], outs[0]
+        else:
+            lines = []
+        then = [f"{outs[0]} = {x}"] if outs[0] != x else []
+        if self.op == "+=" and not _basic(eqn):
+            parts = _subscript_parts(code, eqn.params["idx"], dyn)
+            if parts is None:
+                return None
+            index = "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+            return lines + [f"{code.np}.add.at({x}, {index}, {v})"] + then
+        sub = code.subscript(eqn.params["idx"], dyn)
+        if sub is None:
+            return None
+        return lines + [f"{x}[{sub}] {self.op} {v}"] + then
+
+    def accumulates(self, eqn):
+        return (0,) if self.absorbs else ()
+
+    def absorb(self, eqn, k, acc, out, sink):
+        """``acc + index_add(0, v, i)`` is ``index_add(acc, v, i)``; ``acc +
+        index_add(b, v, i)``, where ``b`` takes an accumulator itself, is
+        ``index_add(acc + b, v, i)``."""
+        base = eqn.inputs[0]
+        if not self.absorbs or not (sink.zero(base) or sink.absorbable(base)) \
+                or base.aval.shape != out.aval.shape or base.aval.dtype != out.aval.dtype:
+            return None
+        if acc is None:
+            return []
+        new, t = sink.add(acc, base, Var(out.aval, out.name, out.role))
+        return new + [Eqn(eqn.prim, [t, *eqn.inputs[1:]], [out], eqn.params)]
+
+
+getitem_p.lower = GetitemLower()
+index_add_p.lower = UpdateLower("+=", absorbs=True)
+index_set_p.lower = UpdateLower("=", absorbs=False)
+concatenate_p.lower = FRESH
