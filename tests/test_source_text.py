@@ -130,7 +130,8 @@ def test_corpus_source_runs_with_numpy_alone(pid, fn, args, engine):
             where = f"{pid} {variant}:\n{gen.source}"
             assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype, \
                 where
-            np.testing.assert_array_equal(g, w, err_msg=where)
+            # lowering may add a loop's cotangents in another order: equal to rounding
+            np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-300, err_msg=where)
 
 
 def test_an_update_with_an_index_array_accumulates_with_np_add_at():
@@ -187,7 +188,7 @@ X4 = np.array([0.5, -0.9, 1.2, 0.3])
 
 @pytest.mark.parametrize("fn, args, names", [
     (element_loop, (X4,), ["for i in range", "s = ", "ct_s = ", "ct_x = ", "x[i]",
-                           "ct_x_1[i_1] += "]),
+                           "ct_x[i_1] += "]),
     (C.setitem_loop, (X4,), ["for i in range", "y = ", "ct_y = ", "ct_x = ", "[i] = "]),
     (C.loop_with_branch, (X4,), ["v = x[", "s = ", "ct_s = ", "ct_v", "ct_x = "]),
     (C.for_over_array, (X4.reshape(2, 2),), ["row = x[", "ct_row = ", "ct_x = "]),

@@ -2,6 +2,12 @@
 
     codegen : Program -> GeneratedFunction      (called like ``interpret``)
 
+The Program is first lowered (``lower.py``): sums into accumulators move
+into what computed the summand, and an update whose target nothing reads
+afterwards is written in place (``ct_x[i] += v``), so a loop over array
+elements and its reverse sweep cost O(1) per element, not O(n). The code
+is written from the lowered Program and its decisions.
+
 The source mirrors the printed program (STYLE.md section 3): the same
 variable names as ``str(prog)`` (one ``Namer`` walk names both, see
 ``printing.walk``), one statement per equation (a few for an update:
@@ -47,7 +53,9 @@ Invariants of the generated code:
 * the source is registered in ``linecache`` under ``<wengert-generated-N>``
   (as Tangent does), so tracebacks, ``inspect.getsource`` and ``pdb`` show it.
 
-Values, shapes and dtypes equal the interpreter's exactly. An operator is
+Values, shapes and dtypes equal the interpreter's exactly, except that a
+loop's cotangents may be added in another order (lowering): equal to
+rounding. An operator is
 written only for a row whose impl is that operator (its ``emit`` rule): the
 ufunc on a NumPy operand, and on two Python scalars Python's own arithmetic,
 as the interpreter does (``1.0 / 0.0`` raises in both; ``x * 2.0`` on a
@@ -60,12 +68,13 @@ from __future__ import annotations
 import itertools
 import linecache
 
-from ..ir import Eqn, Lit, Program, Var, sub_programs, verify
+from ..ir import Lit, Program, verify
 from ..printing import Namer, reverse_sweep_start, walk
-from ..transforms.simplify import atom_key, eqn_key
+from .lower import lower, loop_only_values, python_scalars, share_condition_values
 from .pyemit import PY_SCALARS, CodegenError, Emitter
 
-__all__ = ["codegen", "generate_source", "GeneratedFunction", "CodegenError"]
+__all__ = ["codegen", "generate_source", "GeneratedFunction", "CodegenError",
+           "share_condition_values", "loop_only_values", "python_scalars"]
 
 _INDENT = "    "
 _FILE_NUMBERS = itertools.count(1)
@@ -116,18 +125,14 @@ class _Block:
 
 def generate_source(prog, name=None):
     """(source, namespace, function name) of ``prog``: the text only."""
-    prog = share_condition_values(prog)        # a Program verify accepts (a test checks)
+    low = lower(prog)                   # the imperative form (a Program verify accepts)
+    prog = low.program
     names = Namer()
     for _ in walk(prog, names):         # every name first: helpers must avoid them all
         pass
     em = CodeWriter(names.used)
-    em.loop_only = loop_only_values(prog)
-    kinds = _use_kinds(prog)
-    # a while loop's count read only as trip counts (by its reverse sweep) may
-    # be a Python int, which counts several times faster than an np.int64
-    em.trip_only = {k for k, kind in kinds.items() if kind == {"trip"}}
-    em.read = set(kinds)                # every Var something reads
-    py = python_scalars(prog)
+    em.loop_only, em.trip_only, em.read = low.loop_only, low.trip_only, low.read
+    py = low.python_scalars
     reverse = reverse_sweep_start(prog)       # a vjp's sweeps are marked, as Tangent does
     reverse = None if reverse is None else prog.eqns[reverse]
     stack = []
@@ -140,11 +145,19 @@ def generate_source(prog, name=None):
             block = stack[-1]
             subs, block.subs = block.subs, []
             ins = _operands(em, item.inputs, uses)
+            for p in low.copies.get(item, ()):
+                ins[p] = f"{em.atom(ins[p])}.copy()"      # owned from here on (``lower``)
             flags = [type(x.val) in PY_SCALARS if isinstance(x, Lit) else x in py
                      for x in item.inputs]
             if item is reverse and len(stack) == 1:
                 block.lines += ["# reverse sweep"]
-            block.lines += _equation(em, item, ins, flags, [em.ident(n) for n in defs], subs)
+            outs = [em.ident(n) for n in defs]
+            lines = None
+            if item in low.inplace:
+                lines = item.prim.lower.inplace(em, item, ins, flags, outs, low.inplace[item])
+            if lines is None:
+                lines = _equation(em, item, ins, flags, outs, subs)
+            block.lines += lines
         else:
             block = stack.pop()
             block.outputs = _operands(em, item.outputs, uses)
@@ -274,71 +287,6 @@ def _equation(em, eqn, ins, py, outs, subs):
     return [f"{lhs} = {rhs}"]
 
 
-def _use_kinds(prog, uses=None):
-    """Var -> how it is read: ``"xs"`` (a ``for_loop``'s per-iteration
-    input), ``"trip"`` (a ``for_loop``'s trip count) or ``"other"``."""
-    uses = {} if uses is None else uses
-
-    def note(x, kind):
-        if not isinstance(x, Lit):
-            uses.setdefault(x, set()).add(kind)
-
-    for eqn in prog.eqns:
-        rule = eqn.prim.emit
-        kinds = rule.operand_uses(eqn) if rule is not None and "operand_uses" in rule.asks \
-            else None
-        for k, x in enumerate(eqn.inputs):
-            note(x, "other" if kinds is None else kinds[k])
-        for sub in sub_programs(eqn):
-            _use_kinds(sub, uses)
-    for x in prog.outputs:
-        note(x, "other")
-    return uses
-
-
-def loop_only_values(prog):
-    """The Vars read only as a ``for_loop``'s per-iteration inputs
-    (``xs``): a loop's stored residuals. Scalar ones can stay Python lists,
-    indexed as they are, without stacking them into an array."""
-    return {k for k, kinds in _use_kinds(prog).items() if kinds == {"xs"}}
-
-
-def python_scalars(prog, inputs=None, found=None):
-    """The Vars that may hold a Python scalar when ``prog`` runs (a
-    sound over-approximation): a Python scalar cannot be subscripted, and
-    an operator on two of them gives a Python number. Scalar inputs may (a caller passes ``2.0``); an impl returns NumPy
-    values, but ``dup`` and control flow pass values through (their rows'
-    ``emit.python_scalars`` say how), and a loop's index is a Python int. A
-    loop carry is solved to a fixed point; a sub-program used twice gets the
-    union."""
-    found = set() if found is None else found
-    if inputs is None:
-        inputs = [v.aval.shape == () for v in prog.inputs]
-
-    def py(x):
-        return type(x.val) in PY_SCALARS if isinstance(x, Lit) else x in found
-
-    def run(sub, flags):
-        python_scalars(sub, flags, found)
-        return [py(x) for x in sub.outputs]
-
-    found.update(v for v, f in zip(prog.inputs, inputs) if f)
-    for eqn in prog.eqns:
-        rule = eqn.prim.emit
-        outs = None
-        if rule is not None and "python_scalars" in rule.asks:
-            outs = rule.python_scalars(eqn, [py(x) for x in eqn.inputs], run)
-        if outs is None:
-            if not eqn.params or not list(sub_programs(eqn)):
-                continue            # an impl's results are NumPy values
-            # other holders of sub-programs (checkpointing): any scalar may be a Python one
-            for sub in sub_programs(eqn):
-                run(sub, [v.aval.shape == () for v in sub.inputs])
-            outs = [v.aval.shape == () for v in eqn.outputs]
-        found.update(v for v, f in zip(eqn.outputs, outs) if f)
-    return found
-
-
 def _by_param(eqn, subs):
     """Sub-program blocks by the param holding them (``ir.sub_programs`` order)."""
     it = iter(subs)
@@ -349,86 +297,3 @@ def _by_param(eqn, subs):
         elif isinstance(v, (tuple, list)) and any(isinstance(p, Program) for p in v):
             found[key] = [next(it) for p in v if isinstance(p, Program)]
     return found
-
-
-def share_condition_values(prog):
-    """``prog`` with each ``while_loop`` body reading the values its condition
-    already computed in the same iteration (the condition runs just before
-    the body, and both read the same consts and carry): ``while abs(y*y*y -
-    a) >= tol: y = y - (y*y*y - a) / ...`` computes ``y*y*y - a`` once a step.
-    A body equation equal to one of the condition's (same primitive, params
-    and operands, the inputs matched by position) is dropped: the condition
-    also returns that value, and the body reads it as an input of its own
-    (the row's ``emit.prepare`` says where). The result is for code
-    generation only, a Program ``verify`` accepts; the body's inputs for the
-    shared values take the condition's names (``walk`` names the condition
-    first), so the code assigns nothing for them."""
-    eqns, changed = [], False
-    for eqn in prog.eqns:
-        if not eqn.params:          # no sub-Program to share values in
-            eqns.append(eqn)
-            continue
-        params = {}
-        for key, v in eqn.params.items():
-            if isinstance(v, Program):
-                v = share_condition_values(v)
-            elif isinstance(v, tuple) and v and all(isinstance(p, Program) for p in v):
-                v = tuple(share_condition_values(p) for p in v)
-            params[key] = v
-        rule = eqn.prim.emit
-        if rule is not None and "prepare" in rule.asks:
-            params = rule.prepare(eqn, params, _reuse_condition)
-        if any(params[k] is not eqn.params[k] for k in params):
-            eqn, changed = Eqn(eqn.prim, eqn.inputs, eqn.outputs, params), True
-        eqns.append(eqn)
-    return Program(prog.inputs, eqns, prog.outputs, prog.name) if changed else prog
-
-
-def _reuse_condition(cond, body, operands):
-    """(cond, body): ``cond`` also returning the values ``body`` recomputes,
-    ``body`` reading them as extra inputs (in that order). An input is known
-    by its position, a read-only one by its operand (``operands``: position
-    -> operand; a loop may be passed the same value twice)."""
-    key_of_input = {}
-    for prog in (cond, body):
-        for k, v in enumerate(prog.inputs):
-            key_of_input[v] = atom_key(operands[k]) if k in operands else ("in", k)
-    subst = {}
-
-    def key(x):
-        if isinstance(x, Lit):
-            return atom_key(x)
-        x = subst.get(x, x)
-        return key_of_input.get(x, ("var", x))
-
-    computed = {}
-    for e in cond.eqns:
-        k = eqn_key(e.prim, e.inputs, e.params, key)
-        if k is not None:
-            computed.setdefault(k, e.outputs)
-    if not computed:
-        return cond, body
-    kept = []
-    for e in body.eqns:
-        k = eqn_key(e.prim, e.inputs, e.params, key)
-        if k is not None and k in computed:
-            subst.update(zip(e.outputs, computed[k]))      # body variable -> the condition's
-            continue
-        kept.append(e)
-    if not subst:
-        return cond, body
-    shared = {}         # a condition's variable the body reads -> the body's input for it
-
-    def read(x):
-        x = x if isinstance(x, Lit) else subst.get(x, x)
-        if x in computed_vars:
-            if x not in shared:
-                shared[x] = Var(x.aval, x.name, x.role)
-            return shared[x]
-        return x
-
-    computed_vars = {w for outs in computed.values() for w in outs}
-    eqns = [Eqn(e.prim, [read(x) for x in e.inputs], e.outputs, e.params) for e in kept]
-    outs = [read(x) for x in body.outputs]
-    return (Program(cond.inputs, cond.eqns, list(cond.outputs) + list(shared), cond.name),
-            Program(list(body.inputs) + list(shared.values()), eqns, outs, body.name))

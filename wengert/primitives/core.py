@@ -41,6 +41,11 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
   time) or ``expression`` (``abs(x)``, ``a + b``, ``np.sum(x, axis=0)``;
   ``pass_rules.py`` has the common ones) the code generator asks first, with
   ``python_scalars`` for primitives that pass values through;
+* ``lower``  its imperative form (``backends/lower.py``): a ``LowerRule``
+  (``rules.py``) saying whether its result is a new array, which operand an
+  in-place form overwrites (``x[i] += v``), how a sum into an accumulator
+  moves into it, and, for control flow, how ownership of arrays passes
+  through its sub-Programs;
 * ``complex_ok``  its rules were audited for complex operands and results
   (JAX's conventions: complex tangents, the linear transpose without
   conjugation); complex values on any other primitive raise
@@ -89,13 +94,14 @@ class Primitive:
     __slots__ = ("name", "nargs", "impl", "abstract_eval", "jvp", "transpose",
                  "zero_rule", "batch", "multiple_results", "inline", "differentiable",
                  "linearize", "linearize_for_vjp", "jvp_for_grad", "runtime", "effect",
-                 "complex_ok", "dce", "simplify", "algebra", "print", "emit", "__dict__")
+                 "complex_ok", "dce", "simplify", "algebra", "print", "emit", "lower",
+                 "__dict__")
 
     def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
                  zero_rule=None, batch=None, multiple_results=False, inline=False,
                  differentiable=True, linearize=None, linearize_for_vjp=None,
                  jvp_for_grad=None, runtime=False, effect=False, complex_ok=False,
-                 dce=None, simplify=None, algebra=None, print=None, emit=None):
+                 dce=None, simplify=None, algebra=None, print=None, emit=None, lower=None):
         self.name = name
         self.nargs = nargs                  # None: variadic
         self.impl = impl
@@ -123,6 +129,7 @@ class Primitive:
         self.algebra = algebra
         self.print = print
         self.emit = emit
+        self.lower = lower                  # its imperative form (``backends/lower.py``)
 
     @property
     def linear(self):

@@ -16,10 +16,10 @@ import operator
 from .. import dims as _dims
 from .core import PRIMITIVES, Linear, Primitive, Zero, register
 from .trace import wrapper_of
-from .rules import EmitRule, result_dtype, shape_error
+from .rules import EmitRule, LowerRule, result_dtype, shape_error
 from .pass_rules import Algebra, BinaryOperator, drops_identity
 from .shape import broadcast_to
-from ..ir import Aval, Eqn
+from ..ir import Aval, Eqn, Var
 
 __all__ = ["dup_p", "dup", "add_any_p", "add_any"]
 
@@ -132,3 +132,49 @@ def add_any_batch(args, batched):
 
 
 add_any_p.batch = add_any_batch
+
+
+class AddAnyLower(LowerRule):
+    """A sum of cotangents: a new array, or ``a += b`` on an operand nothing
+    reads afterwards; a sum into an accumulator moves into a summand that
+    takes one (``acc + (c + d)`` is ``(acc + c) + d``, another order of
+    adding: the same to rounding)."""
+
+    def fresh(self, eqn):
+        return True
+
+    @staticmethod
+    def _full(x, out):
+        return x.aval.shape == out.aval.shape and x.aval.dtype == out.aval.dtype
+
+    def update(self, eqn):
+        out = eqn.outputs[0]
+        return tuple(p for p, x in enumerate(eqn.inputs) if self._full(x, out))
+
+    def inplace(self, code, eqn, ins, py, outs, p):
+        if not ins[p].isidentifier():
+            return None
+        then = [f"{outs[0]} = {ins[p]}"] if outs[0] != ins[p] else []
+        return [f"{ins[p]} += {ins[1 - p]}"] + then
+
+    def accumulates(self, eqn):
+        return (0, 1) if self.sums(eqn) else ()
+
+    def sums(self, eqn):
+        return all(self._full(x, eqn.outputs[0]) for x in eqn.inputs)
+
+    def absorb(self, eqn, k, acc, out, sink):
+        if not self.sums(eqn):
+            return None
+        c, d = eqn.inputs
+        if not sink.absorbable(c):
+            c, d = d, c
+            if not sink.absorbable(c):
+                return None
+        if acc is None:
+            return []
+        t = Var(out.aval, out.name, out.role)
+        return [Eqn(eqn.prim, [acc, c], [t], {}), Eqn(eqn.prim, [t, d], [out], {})]
+
+
+add_any_p.lower = AddAnyLower()

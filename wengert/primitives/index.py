@@ -23,11 +23,11 @@ from .. import dims as _dims
 from .core import (Linear, Primitive, TracerBase, Zero, instantiate, register, zero_if_any,
                    zeros as core_zeros)
 from .trace import bind
-from .rules import EmitRule, result_dtype, shape_error
+from .rules import FRESH, EmitRule, LowerRule, result_dtype, shape_error
 from .shape import broadcast_to, expand_dims, reshape, sum_to_shape
 from ..dims import has_dims, slice_length
 from ..errors import NonDifferentiableInputError
-from ..ir import Aval, Lit, aval_of
+from ..ir import Aval, Eqn, Lit, Var, aval_of
 
 
 class _Dynamic:
@@ -373,8 +373,10 @@ class FunctionalUpdateEmit(EmitRule):
     def statements(self, code, eqn, ins, py, outs, subs):
         return self.functional(code, eqn, ins, py, outs[0])
 
-    def functional(self, code, eqn, ins, py, out):
-        """The lines making ``out`` a new array: ``x`` with ``v`` added or set."""
+    def functional(self, code, eqn, ins, py, out, inplace=False):
+        """The lines making ``out`` a new array: ``x`` with ``v`` added or set
+        (``inplace``: ``x`` itself, changed, when nothing reads it afterwards:
+        ``backends/lower.py``)."""
         x, v, *dyn = eqn.inputs
         dtype = eqn.outputs[0].aval.dtype
         if set(eqn.params) != {"idx"} or not np.can_cast(v.aval.dtype, dtype, "same_kind") \
@@ -389,15 +391,22 @@ class FunctionalUpdateEmit(EmitRule):
             # the impl adds the update as an array: a Python float added to a
             # float32 array would be rounded to float32 first
             value = f"{code.np}.asarray({value})"
-        lines = [f"{out} = {self._copy(code, eqn, ins[0])}"]
+        target, then = out, []
+        if not inplace:
+            lines = [f"{out} = {self._copy(code, eqn, ins[0])}"]
+        elif ins[0].isidentifier():
+            lines, target = [], ins[0]
+            then = [f"{out} = {target}"] if out != target else []
+        else:                                       # a literal making a new array
+            lines = [f"{out} = {ins[0]}"]
         arrays = any(isinstance(p, np.ndarray) for p in idx) or any(d.aval.shape for d in dyn)
         if self.accumulate and arrays:
             where = f"{code.np}.s_[{sub}]" if any(isinstance(p, slice) for p in idx) \
                 else (sub if len(idx) == 1 else f"({sub})")
-            lines.append(f"{code.np}.add.at({out}, {where}, {value})")
+            lines.append(f"{code.np}.add.at({target}, {where}, {value})")
         else:
-            lines.append(f"{out}[{sub}] {'+=' if self.accumulate else '='} {value}")
-        return lines
+            lines.append(f"{target}[{sub}] {'+=' if self.accumulate else '='} {value}")
+        return lines + then
 
     @staticmethod
     def _copy(code, eqn, text):
@@ -432,3 +441,64 @@ class IndexUpdater:
 
     def add(self, v):
         return index_add(self.x, v, self.idx)
+
+
+# --- the imperative forms (``backends/lower.py``) ----------------------------
+def _basic(eqn):
+    """A basic index: no index array, scalar dynamic positions (``x[i] += v``
+    then meets each position once, as ``np.add.at`` would)."""
+    return not any(isinstance(p, np.ndarray) for p in eqn.params["idx"]) \
+        and all(x.aval.shape == () for x in eqn.inputs[2:])
+
+
+class GetitemLower(LowerRule):
+    """A scalar element or an index array's gather is a new value; a basic
+    slice is a view of the operand."""
+
+    def fresh(self, eqn):
+        return eqn.outputs[0].aval.shape == () or not _basic(eqn)
+
+
+class UpdateLower(LowerRule):
+    """``x[idx] += v`` (``np.add.at`` for index arrays) or ``x[idx] = v`` on
+    ``x`` itself when nothing reads ``x`` afterwards; else a new array."""
+
+    def __init__(self, op, absorbs):
+        self.op, self.absorbs = op, absorbs
+
+    def fresh(self, eqn):
+        return True
+
+    def update(self, eqn):
+        x, v = eqn.inputs[0], eqn.inputs[1]
+        if set(eqn.params) != {"idx"} or not x.aval.shape or x.aval.dtype != eqn.outputs[0].aval.dtype:
+            return ()
+        if not np.can_cast(v.aval.dtype, x.aval.dtype, "same_kind") \
+                or not all(d.aval.dtype.kind in "iu" for d in eqn.inputs[2:]):
+            return ()
+        return (0,)
+
+    def inplace(self, code, eqn, ins, py, outs, p):
+        return eqn.prim.emit.functional(code, eqn, ins, py, outs[0], inplace=True)
+
+    def accumulates(self, eqn):
+        return (0,) if self.absorbs else ()
+
+    def absorb(self, eqn, k, acc, out, sink):
+        """``acc + index_add(0, v, i)`` is ``index_add(acc, v, i)``; ``acc +
+        index_add(b, v, i)``, where ``b`` takes an accumulator itself, is
+        ``index_add(acc + b, v, i)``."""
+        base = eqn.inputs[0]
+        if not self.absorbs or not (sink.zero(base) or sink.absorbable(base)) \
+                or base.aval.shape != out.aval.shape or base.aval.dtype != out.aval.dtype:
+            return None
+        if acc is None:
+            return []
+        new, t = sink.add(acc, base, Var(out.aval, out.name, out.role))
+        return new + [Eqn(eqn.prim, [t, *eqn.inputs[1:]], [out], eqn.params)]
+
+
+getitem_p.lower = GetitemLower()
+index_add_p.lower = UpdateLower("+=", absorbs=True)
+index_set_p.lower = UpdateLower("=", absorbs=False)
+concatenate_p.lower = FRESH

@@ -82,7 +82,10 @@ def drops_identity(left=None, right=None):
 class BinaryOperator(EmitRule):
     """``a + b``: a row whose impl is Python's operator (``python_operator``):
     on a NumPy operand it *is* the ufunc (NumPy's ``__add__`` calls
-    ``np.add``), on two Python scalars it is what the impl does too."""
+    ``np.add``), on two Python scalars it is what the impl does too. Its
+    result is a new value (``fresh``: never a view of an operand)."""
+
+    fresh = True
 
     def __init__(self, op):
         self.op = op
@@ -94,7 +97,9 @@ class BinaryOperator(EmitRule):
 
 
 class UnaryMinus(EmitRule):
-    """``-x`` (``-(-x)`` for an operand that starts with a minus)."""
+    """``-x`` (``-(-x)`` for an operand that starts with a minus): a new value."""
+
+    fresh = True
 
     def expression(self, code, eqn, ins, py):
         if eqn.params or len(ins) != 1:

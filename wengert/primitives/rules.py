@@ -174,3 +174,61 @@ def _python_numbers_kept(ufunc):
 
 
 _PY_NUMBERS = (int, float, complex)
+
+
+class LowerRule:
+    """A row's ``lower`` rule: what ``backends/lower.py`` needs to write the
+    row's application imperatively. Every method has the default of a row
+    that says nothing: its result may share memory with any operand, it
+    updates nothing in place, absorbs no sum and holds no sub-Program whose
+    ownership it knows.
+
+    ``fresh(eqn)``: the results are new arrays, never views of an operand.
+    ``update(eqn)``: the operands an in-place form may overwrite (the result
+    is that operand, changed); ``inplace(code, eqn, ins, py, outs, p)`` writes
+    it for operand ``p``, which nothing reads afterwards, or answers None
+    (then the code is the functional form).
+    ``sums(eqn)``: the result is the sum of its two operands (same aval).
+    ``absorb(eqn, k, acc, out, sink)``: equations computing ``acc +
+    eqn.outputs[k]`` into ``out`` without the dense temporary, replacing
+    ``eqn`` (its other outputs unchanged), or None.
+    ``accumulates(eqn)``: the operands the result is, plus values that do
+    not read them (a sum's two, a scatter-add's target); ``additive(eqn, m,
+    p, check)`` the same of output ``m`` and operand ``p`` of a holder of
+    sub-Programs (``check(prog, input, output)`` answers it for one).
+    ``ownership(eqn, ctx)``: the roots of the outputs of a holder of
+    sub-Programs, analysing them through ``ctx`` (``lower.Ownership``)."""
+
+    def fresh(self, eqn):
+        return False
+
+    def update(self, eqn):
+        return None
+
+    def inplace(self, code, eqn, ins, py, outs, p):
+        return None
+
+    def sums(self, eqn):
+        return False
+
+    def absorb(self, eqn, k, acc, out, sink):
+        return None
+
+    def ownership(self, eqn, ctx):
+        return None
+
+    def accumulates(self, eqn):
+        return ()
+
+    def additive(self, eqn, m, p, check):
+        return False
+
+
+class Fresh(LowerRule):
+    """A row whose results are always new arrays (a ufunc, a reduction)."""
+
+    def fresh(self, eqn):
+        return True
+
+
+FRESH = Fresh()

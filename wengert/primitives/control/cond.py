@@ -12,10 +12,10 @@ transposed branches. Code: ``if``/``elif``/``else`` on ``int(index)``.
 """
 from __future__ import annotations
 
-from ...ir import Aval, Lit, Program, Var, aval_of
+from ...ir import Aval, Eqn, Lit, Program, Var, aval_of
 from ..core import Linear, Primitive, instantiate, register, zeros
 from ..trace import bind, eval_program
-from ..rules import EmitRule
+from ..rules import EmitRule, LowerRule
 from .common import agreeing, tangent_mask
 from .params import CondParams
 from .passes import inline_program
@@ -177,3 +177,83 @@ cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
 def cond(index, branches, *ops):
     """Apply ``branches[index]`` (Programs) to ``ops``."""
     return bind(cond_p, index, *ops, branches=tuple(branches))
+
+
+class CondLower(LowerRule):
+    """A sum into an accumulator moves into the branches; an operand nothing
+    reads after the ``if`` is handed to the branches, which may write it."""
+
+    def absorb(self, eqn, k, acc, out, sink):
+        """``acc + outs[k]`` (``acc`` from outside, or another output of this
+        equation) computed in each branch: a branch whose ``outs[k]`` is a
+        zero passes ``acc`` on."""
+        y = eqn.outputs[k]
+        if y.aval.shape != out.aval.shape or y.aval.dtype != out.aval.dtype:
+            return None
+        if acc is None:
+            return []
+        _, ops = CondParams.split_operands(eqn.inputs)
+        k2 = eqn.outputs.index(acc) if any(acc is o for o in eqn.outputs) else None
+        branches = []
+        for b in CondParams.of(eqn.params).branches:
+            ins, eqns, outs = list(b.inputs), list(b.eqns), list(b.outputs)
+            if k2 is None:
+                a = Var(acc.aval, acc.name, acc.role)
+                ins.append(a)
+            else:
+                a = outs[k2]
+            s = _summed(a, outs[k], out, eqns, sink)
+            if k2 is None:
+                outs[k] = s
+            else:
+                outs = [o for m, o in enumerate(outs) if m not in (k, k2)] + [s]
+            branches.append(sink.program(Program(ins, eqns, outs, b.name)))
+        params = CondParams(branches).as_params()
+        if k2 is None:
+            outputs = list(eqn.outputs)
+            outputs[k] = out
+            return [Eqn(eqn.prim, list(eqn.inputs) + [acc], outputs, params)]
+        outputs = [o for m, o in enumerate(eqn.outputs) if m not in (k, k2)] + [out]
+        return [Eqn(eqn.prim, eqn.inputs, outputs, params)]
+
+    def additive(self, eqn, m, p, check):
+        """Output ``m`` is operand ``p`` plus others in every branch."""
+        return p > 0 and all(check(b, b.inputs[p - 1], b.outputs[m])
+                             for b in CondParams.of(eqn.params).branches)
+
+    def ownership(self, eqn, ctx):
+        ops = range(1, len(eqn.inputs))
+        cands = [p for p in ops if ctx.transferable(p) and eqn.inputs[p].aval.shape]
+        results = []
+        for branch in CondParams.of(eqn.params).branches:
+            res = ctx.analyze(branch, [ctx.sub_roots(p, p in cands) for p in ops])
+            ctx.keep(branch, res)
+            results.append(res)
+        consumed = set().union(*(r.consumed for r in results))
+        handed = set(consumed)
+        outs, escaped = [], {}
+        for m in range(len(eqn.outputs)):
+            mine = [ctx.exclusive(r.outputs, m) for r in results]
+            handed |= {r.origin for r in mine if r is not None and r.origin is not None}
+            origins = {None if r is None else r.origin for r in mine}
+            roots = set()
+            if any(r is not None for r in mine):
+                origin = next(iter(origins)) if len(origins) == 1 else None
+                roots.add(ctx.taken_root(origin) if origin is not None else ctx.new_root())
+            for r, res in zip(mine, results):
+                if r is None:
+                    roots |= ctx.back(res.outputs[m], escaped)
+            outs.append(frozenset(roots))
+        for p in sorted(handed):
+            ctx.take(p, consumed=p in consumed)
+        return outs
+
+
+def _summed(a, y, out, eqns, sink):
+    """``a + y`` in a branch (a zero passes the other on); ``eqns`` grows."""
+    new, s = sink.add(a, y, Var(out.aval, out.name, out.role))
+    eqns += new
+    return s
+
+
+cond_p.lower = CondLower()

@@ -28,13 +28,13 @@ from ... import dims as _dims
 from ...dims import as_int
 from ...errors import RAGGED_BATCH, UnsupportedSyntax
 from ...atoms import cotangent_label
-from ...ir import Aval, Lit, Role, aval_of
+from ...ir import Aval, Eqn, Lit, Role, aval_of
 from ..core import Linear, Primitive, instantiate, register, zeros
 from ..trace import bind, eval_program
 from ..fanout import add_any
 from ..shape import broadcast_to, moveaxis
-from .loops import (LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp_body,
-                    loop_residuals, YsBuffer)
+from .loops import (LoopEmit, LoopLower, LoopTangents, carry_tangents, coherent_carries,
+                    jvp_body, loop_residuals, YsBuffer)
 from .params import ForParams, split
 from .passes import FOR_RULES
 from .stage import stage_loop
@@ -290,3 +290,34 @@ def for_loop(n, body, consts, carry, xs=(), reverse=False):
     """Run ``body`` (a Program in loop form) ``n`` times."""
     length = as_int(n) if isinstance(n, (int, np.integer)) else None
     return bind_for(n, consts, carry, xs, body, reverse, length)
+
+
+class ForLower(LoopLower):
+    """A loop that only adds to a carry starting at zero (the cotangent of a
+    value read in every iteration: ``ct_x[i] += ...``) adds to an
+    accumulator as well: ``acc + loop(0)`` is ``loop(acc)`` -- no dense
+    zeros and no dense sum per run of an inner loop."""
+
+    PARAMS = ForParams
+
+    def absorb(self, eqn, k, acc, out, sink):
+        p = ForParams.of(eqn.params)
+        _, _, carry, _ = p.operand_groups(list(range(len(eqn.inputs))))
+        y = eqn.outputs[k]
+        if k >= p.num_carry or not sink.zero(eqn.inputs[carry[k]]) \
+                or any(acc is o for o in eqn.outputs) \
+                or y.aval.shape != out.aval.shape or y.aval.dtype != out.aval.dtype:
+            return None
+        _, _, c_in, _ = p.operand_groups(p.body.inputs)
+        if not sink.additive(p.body, c_in[k], p.body.outputs[k]):
+            return None
+        if acc is None:
+            return []
+        inputs = list(eqn.inputs)
+        inputs[carry[k]] = acc
+        outputs = list(eqn.outputs)
+        outputs[k] = out
+        return [Eqn(eqn.prim, inputs, outputs, eqn.params)]
+
+
+for_loop_p.lower = ForLower()

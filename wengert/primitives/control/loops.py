@@ -11,7 +11,7 @@ from ...ir import Aval, Lit, Program, Var, acts, aval_of, runs_at_call, sub_prog
 from ..arith import convert
 from ..core import Zero, instantiate
 from ..trace import eval_program
-from ..rules import EmitRule
+from ..rules import EmitRule, LowerRule
 from .common import is_float_aval, numpy_outputs, tangent_mask, unused
 from .params import ForParams, join, split
 from ...transforms.jvp import jvp_program
@@ -252,3 +252,75 @@ class LoopEmit(EmitRule):
             carry = new
         return p.join_output_groups(carry, [False] * p.MID, [False] * p.num_ys)
 
+
+
+class LoopLower(LowerRule):
+    """A loop owns a carry whose new value the body owns and hands to no
+    other output: the body may then write it in place, every iteration. A
+    carry the body writes is handed over on entry when nothing reads its
+    initial value afterwards, else copied once. A while loop's condition
+    owns nothing: it only reads the carries (the values it passes on to the
+    body share their memory)."""
+
+    PARAMS = None
+
+    def ownership(self, eqn, ctx):
+        p = self.PARAMS.of(eqn.params)
+        lead, consts, carry, xs = p.operand_groups(list(range(len(eqn.inputs))))
+        carry_out = p.body_output_groups(list(range(len(p.body.outputs))))[0]
+        owned = {q for q in carry if eqn.inputs[q].aval.shape}
+        while True:
+            results = self._analyze(p, ctx, owned, lead, consts, carry, xs)
+            body = results[-1][1]
+            kept = {q for q, m in zip(carry, carry_out)
+                    if q in owned and ctx.exclusive(body.outputs, m) is not None}
+            needed = {q for q in kept if any(q in r.consumed for _, r in results)}
+            if needed == owned:
+                break
+            owned = needed
+        for prog, res in results:
+            ctx.keep(prog, res)
+        outs = []
+        shared = ctx.all_operands() | {ctx.new_root(False)}
+        for q in carry:
+            if q not in owned:
+                outs.append(shared)
+            elif ctx.transferable(q):
+                ctx.take(q)
+                outs.append(frozenset({ctx.taken_root(q)}))
+            else:
+                ctx.copy(q)
+                outs.append(frozenset({ctx.new_root()}))
+        for v in eqn.outputs[len(carry):]:
+            # counts and stacked per-iteration values: new arrays (lists kept
+            # as lists where lengths vary)
+            outs.append(frozenset({ctx.new_root(None not in v.aval.shape)}))
+        return outs
+
+    @staticmethod
+    def _analyze(p, ctx, owned, lead, consts, carry, xs):
+        """(program, result) of each sub-Program, the body last."""
+        body_roots = p.join_operand_groups(
+            [frozenset()] * len(lead), [ctx.sub_roots(q) for q in consts],
+            [ctx.sub_roots(q, q in owned) for q in carry], [])
+        results = []
+        progs = p.sub_programs()
+        shared = [ctx.sub_roots(q) for q in xs]
+        for prog in progs[:-1]:
+            # a condition: it reads the body's carries through stand-ins
+            stand = {}
+            ins = []
+            for roots in body_roots:
+                s = frozenset(stand.setdefault(r, ctx.new_root(False)) for r in roots)
+                ins.append(s)
+            res = ctx.analyze(prog, ins)
+            results.append((prog, res))
+            back = {s: r for r, s in stand.items()}
+            shared = [frozenset(back[r] if r in back else ctx.new_root(False) for r in roots)
+                      for roots in res.outputs[1:]]
+        body = progs[-1]
+        n_in = len(body.inputs)
+        roots = (body_roots + shared)[:n_in]
+        res = ctx.analyze(body, roots)
+        results.append((body, res))
+        return results

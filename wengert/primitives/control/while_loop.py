@@ -23,8 +23,8 @@ from ..core import NOT_LINEAR, Primitive, Zero, register, zeros
 from ..trace import bind, eval_program
 from .common import unused, with_inputs
 from .for_loop import bind_for
-from .loops import LoopEmit, LoopTangents, carry_tangents, coherent_carries, jvp_body, \
-    loop_residuals, WHILE_ROWS, YsBuffer
+from .loops import LoopEmit, LoopLower, LoopTangents, carry_tangents, coherent_carries, \
+    jvp_body, loop_residuals, WHILE_ROWS, YsBuffer
 from .params import WhileParams, join, split
 from .passes import WHILE_RULES
 from ...transforms.partial_eval import linearize_program
@@ -174,6 +174,13 @@ while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl
                                   multiple_results=True, dce=WHILE_RULES[0],
                                   simplify=WHILE_RULES[1], print=WHILE_RULES[2],
                                   emit=WhileEmit()))
+
+
+class WhileLower(LoopLower):
+    PARAMS = WhileParams
+
+
+while_loop_p.lower = WhileLower()
 
 
 def bind_while(consts, carry, cond, body):
