@@ -164,3 +164,28 @@ def test_updates_of_an_input_are_copies():
     out = codegen(prog)(x, 2.0, 1)[0]
     np.testing.assert_array_equal(x, np.arange(4.0))
     np.testing.assert_array_equal(out, [0.0, 3.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("name", ["branchy", "one_sided", "horner", "prefix", "euler"])
+def test_new_arrays_are_not_copied(name):
+    """An accumulator made where the code runs (``np.zeros``, ``np.full``) is
+    the code's own: handed to the loop, never copied; only arrays the code
+    does not own (the caller's, constants) are copied before a loop writes
+    them in place."""
+    prog, _ = _program(name, 9)
+    src = codegen(prog).source
+    assert ".copy()" not in src, src
+
+
+def test_branches_read_the_values_computed_before_them():
+    """``v = x[i]; if v > 0: s += x[i] ** 2``: the branch reads ``v``, it
+    does not index again; the square of a float is a product."""
+    prog, _ = _program("branchy", 9)
+    low = lower(prog)
+    fwd = next(e for e in low.program.eqns if e.prim.name == "for_loop")
+    body = fwd.params["body"]
+    cond = next(e for e in body.eqns if e.prim.name == "cond")
+    for branch in cond.params["branches"]:
+        assert not any(e.prim.name == "getitem" for e in branch.eqns), str(branch)
+    src = codegen(prog).source
+    assert "np.power" not in src and " * " in src, src

@@ -46,9 +46,10 @@ import numpy as np
 
 from ..ir import Eqn, Lit, Program, Var, acts, sub_programs, verify
 from ..transforms.simplify import atom_key, eqn_key
-from .pyemit import PY_SCALARS
+from .pyemit import PY_SCALARS, Emitter
 
 __all__ = ["lower", "Lowered", "LoweringError", "Root", "Ownership", "sink", "schedule", "check",
+           "share_outer_values",
            "share_condition_values", "python_scalars", "loop_only_values", "use_kinds",
            "map_programs"]
 
@@ -79,7 +80,7 @@ class Lowered:
 
 def lower(prog):
     """``prog`` (a verified Program) in imperative form (``Lowered``)."""
-    prog = share_condition_values(prog)
+    prog = share_outer_values(share_condition_values(prog))
     prog = schedule(sink(prog))
     result = Ownership.analyze(prog, [frozenset({Root(False)}) if _array(v) else frozenset()
                                       for v in prog.inputs])
@@ -284,6 +285,72 @@ def _same_aval(x, out):
     return a.shape == out.aval.shape and a.dtype == out.aval.dtype
 
 
+def share_outer_values(prog):
+    """``prog`` with each branch of a conditional reading the values already
+    computed before it rather than computing them again (``v = x[i]; if v >
+    0: s = s + x[i] ** 2``): a branch equation equal to an earlier one of the
+    enclosing Program (same row, params and operands, a branch input being
+    its operand) becomes an input of the branch, fed by that value. Only
+    rows that say their sub-Programs read their operands as they are share
+    (``lower.operand_inputs``); nothing with an effect or a value read at run
+    time moves."""
+    seen, eqns, changed = {}, [], False
+
+    def key(x):
+        return atom_key(x)
+
+    for e in prog.eqns:
+        e2 = map_programs(e, share_outer_values)
+        rule = e2.prim.lower
+        if rule is not None and seen:
+            maps = rule.operand_inputs(e2)
+            if maps is not None:
+                e2 = _share_into(e2, maps, seen, rule)
+        changed |= e2 is not e
+        k = None if e2.prim.runtime or len(e2.outputs) != 1 else eqn_key(
+            e2.prim, e2.inputs, e2.params, key)
+        if k is not None:
+            seen.setdefault(k, e2.outputs[0])
+        eqns.append(e2)
+    return Program(prog.inputs, eqns, prog.outputs, prog.name) if changed else prog
+
+
+def _share_into(eqn, maps, seen, rule):
+    """``eqn`` whose sub-Programs read ``seen`` values as new operands."""
+    extra, programs = [], []
+    for sub, inputs in zip(sub_programs(eqn), maps):
+        outer = {v: eqn.inputs[p] for v, p in inputs.items()}
+
+        def key(x, outer=outer):
+            if isinstance(x, Lit):
+                return atom_key(x)
+            return atom_key(outer[x]) if x in outer else ("inner", x)
+
+        subst, kept, added = {}, [], {}
+        for e in sub.eqns:
+            ins = [subst.get(x, x) if isinstance(x, Var) else x for x in e.inputs]
+            k = None if e.prim.runtime or len(e.outputs) != 1 or any(
+                isinstance(x, Var) and x not in outer for x in ins) \
+                else eqn_key(e.prim, ins, e.params, key)
+            if k is not None and k in seen:
+                v = seen[k]
+                if v not in added:
+                    added[v] = Var(v.aval, v.name, v.role)
+                subst[e.outputs[0]] = added[v]
+                continue
+            kept.append(e if ins == list(e.inputs) else Eqn(e.prim, ins, e.outputs, e.params))
+        outs = [subst.get(x, x) if isinstance(x, Var) else x for x in sub.outputs]
+        programs.append((sub, kept, outs, added))
+        extra += [v for v in added if v not in extra]
+    if not extra:
+        return eqn
+    new = []
+    for sub, kept, outs, added in programs:
+        ins = list(sub.inputs) + [added.get(v) or Var(v.aval, v.name, v.role) for v in extra]
+        new.append(Program(ins, kept, outs, sub.name))
+    return rule.with_operands(eqn, extra, new)
+
+
 def schedule(prog):
     """``prog`` with the reads of an update's target moved before the update
     where they can be (``ct_v = ct[i]`` before ``ct = index_set(ct, 0, i)``),
@@ -475,13 +542,12 @@ def _atom_roots(x, roots):
 
 
 def _literal_roots(x):
-    """A literal written as ``np.zeros(...)`` is a new array at each
-    evaluation (owned); any other array literal is a constant (never)."""
+    """A literal written as ``np.zeros(...)`` (or ``np.full``, ``np.eye``:
+    ``Emitter.allocates``) is a new array where it runs (owned); any other
+    array literal is a named constant (never)."""
     if not isinstance(x.val, np.ndarray) or x.val.ndim == 0:
         return frozenset()
-    zero = x.val.dtype.kind in "biuf" and not x.val.any() \
-        and not (x.val.dtype.kind == "f" and np.signbit(x.val).any())
-    return frozenset({Root(zero)})
+    return frozenset({Root(Emitter(()).allocates(x.val, x.aval))})
 
 
 def _analyze_once(prog, in_roots, denied):

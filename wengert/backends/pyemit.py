@@ -167,6 +167,15 @@ class Emitter(Namespace):
             return None
         return f"{self.np}.full({shape}, {fill})"     # a NumPy scalar fill keeps its dtype
 
+    def allocates(self, val, aval=None):
+        """Whether a literal's code makes a new array where it runs
+        (``np.zeros``, ``np.full``, ``np.eye``), rather than reading a
+        named constant: the code owns that array (``lower``)."""
+        if not isinstance(val, np.ndarray) or val.ndim == 0 or val.dtype.kind not in "biuf":
+            return False
+        symbolic = aval is not None and has_dims(aval.shape) and None not in aval.shape
+        return self._made(val, "()", symbolic) is not None
+
     def small_array(self, a):
         """A small integer or boolean array written out, else a constant."""
         if a.dtype.kind in "biu" and a.size <= _INLINE_ARRAY_SIZE:

@@ -220,6 +220,16 @@ class LowerRule:
     def accumulates(self, eqn):
         return ()
 
+    def operand_inputs(self, eqn):
+        """Per sub-Program, {input: operand position} of the inputs that are
+        the operands as given (a branch's), or None."""
+        return None
+
+    def with_operands(self, eqn, extra, programs):
+        """``eqn`` given ``extra`` operands, read by ``programs`` (the new
+        sub-Programs) as extra inputs after their own."""
+        return None
+
     def additive(self, eqn, m, p, check):
         return False
 

@@ -216,6 +216,14 @@ class CondLower(LowerRule):
         outputs = [o for m, o in enumerate(eqn.outputs) if m not in (k, k2)] + [out]
         return [Eqn(eqn.prim, eqn.inputs, outputs, params)]
 
+    def operand_inputs(self, eqn):
+        return [{v: k + 1 for k, v in enumerate(b.inputs)}
+                for b in CondParams.of(eqn.params).branches]
+
+    def with_operands(self, eqn, extra, programs):
+        return Eqn(eqn.prim, list(eqn.inputs) + list(extra), eqn.outputs,
+                   CondParams(programs).as_params())
+
     def additive(self, eqn, m, p, check):
         """Output ``m`` is operand ``p`` plus others in every branch."""
         return p > 0 and all(check(b, b.inputs[p - 1], b.outputs[m])

@@ -281,7 +281,11 @@ class LoopLower(LowerRule):
         for prog, res in results:
             ctx.keep(prog, res)
         outs = []
-        shared = ctx.all_operands() | {ctx.new_root(False)}
+        # a carry the loop does not own may hold any operand's buffer but
+        # those of the owned carries (each iteration hands those on to their
+        # own carry alone: ``exclusive``)
+        shared = frozenset().union(*(r for q, r in enumerate(ctx.operand_roots)
+                                     if q not in owned)) | {ctx.new_root(False)}
         for q in carry:
             if q not in owned:
                 outs.append(shared)
