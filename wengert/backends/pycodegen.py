@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import re
 
 from ..ir import Lit, Program, verify
 from ..printing import Namer, reverse_sweep_start, walk
@@ -154,7 +155,15 @@ def generate_source(prog, name=None):
             outs = [em.ident(n) for n in defs]
             lines = None
             if item in low.inplace:
+                target = ins[low.inplace[item]]
                 lines = item.prim.lower.inplace(em, item, ins, flags, outs, low.inplace[item])
+                if lines and lines[-1] == f"{outs[0]} = {target}" and target.isidentifier() \
+                        and re.fullmatch(r"[a-z]+[0-9]+", outs[0]):
+                    # the result is the target, changed, and the target is dead:
+                    # a result without a name of the user's takes the target's
+                    # (no ``v5 = x`` after ``x[i] += v``)
+                    lines = lines[:-1]
+                    em.idents[defs[0]] = target
             if lines is None:
                 lines = _equation(em, item, ins, flags, outs, subs)
             block.lines += lines

@@ -387,6 +387,11 @@ class FunctionalUpdateEmit(EmitRule):
         if sub is None:
             return None
         value = ins[1]
+        if isinstance(v, Lit) and np.ndim(v.val) == 0 and np.asarray(v.val).dtype == dtype \
+                and dtype.kind in "fiu":
+            # a scalar of the array's own dtype: as a Python number, the same
+            # element is stored, without making a NumPy scalar at each run
+            value = code.scalar(np.asarray(v.val).item()) or value
         if self.accumulate and py[1] and v.aval.dtype != dtype:
             # the impl adds the update as an array: a Python float added to a
             # float32 array would be rounded to float32 first
