@@ -10,6 +10,7 @@ import functools
 import os
 
 from ..errors import UnsupportedSyntax
+from .source_alias import mark_aliased_writes
 from .source_check import check
 from .source_env import default_value
 from .source_names import CELL as _CELL, GLOBALS as _GLOBALS, read_outside_at_run
@@ -47,6 +48,7 @@ def _converted_code(code, filename, qualname):
                                returns=None, type_params=[], lineno=lam.lineno,
                                col_offset=lam.col_offset)
     check(tree, src)
+    mark_aliased_writes(tree, src)
     tree = read_outside_at_run(tree, code.co_freevars, src)
     conv = Converter(src)
     new = conv.visit(tree)

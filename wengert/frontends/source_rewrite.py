@@ -10,6 +10,7 @@ import itertools
 
 
 from .source_names import DONE as _DONE, EXIT_FLAG, RET as _RET
+from .source_alias import guard as _alias_guard
 from .source_check import assigned, contains, is_append
 
 
@@ -220,6 +221,11 @@ class Converter(ast.NodeTransformer):
         return [ast.copy_location(s, node) for s in stmts]
 
     def visit_Assign(self, node):
+        if hasattr(node, "wg_alias"):     # a write another live name may see
+            return [_alias_guard(node, RT)] + _as_list(self._visit_assign(node))
+        return self._visit_assign(node)
+
+    def _visit_assign(self, node):
         node = self.generic_visit(node)
         if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and not node.targets[0].id.startswith("__wg")):
@@ -238,6 +244,11 @@ class Converter(ast.NodeTransformer):
         return node
 
     def visit_AugAssign(self, node):
+        if hasattr(node, "wg_alias"):
+            return [_alias_guard(node, RT)] + _as_list(self._visit_aug_assign(node))
+        return self._visit_aug_assign(node)
+
+    def _visit_aug_assign(self, node):
         node = self.generic_visit(node)
         t = node.target
         if isinstance(t, ast.Subscript):
@@ -305,6 +316,10 @@ class Converter(ast.NodeTransformer):
             return node
         return ast.copy_location(ast.Call(func=_rt("call"), args=[node.func] + node.args,
                                           keywords=node.keywords), node)
+
+
+def _as_list(stmt):
+    return stmt if isinstance(stmt, list) else [stmt]
 
 
 def _is_runtime_call(call):

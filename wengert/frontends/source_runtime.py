@@ -27,6 +27,7 @@ from .source_convert import convert_with, is_converted, is_wengert_code
 from .source_kinds import is_impure
 from .source_blocks import Undefined
 
+from .source_alias import alias_check
 from .source_loops import for_stmt, while_stmt
 from .source_ops import (UNDEF, DimRange, TracedRange, _Sequence, _any_traced, _traced, and_,
                          getitem, guard_stmt, if_stmt, ifexp, is_, named, none_of, not_, or_,
@@ -34,7 +35,7 @@ from .source_ops import (UNDEF, DimRange, TracedRange, _Sequence, _any_traced, _
 
 __all__ = ["UNDEF", "read", "named", "not_", "and_", "or_", "none_of", "ifexp", "setitem",
            "getitem", "call", "if_stmt", "guard_stmt", "for_stmt", "while_stmt", "env_global",
-           "env_cell", "is_"]
+           "env_cell", "is_", "alias_check"]
 
 # this module: the namespace converted code calls (``__wg``), and so the one
 # the user's functions it converts at run time are given

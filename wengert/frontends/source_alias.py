@@ -1,0 +1,493 @@
+"""Aliasing: where the source engine's functional updates would differ from
+Python's in-place writes.
+
+The converter turns ``y[i] = v``, ``y[i] += v`` and ``y += v`` into a new
+value bound to ``y``. In Python these write into the array itself, so every
+other name bound to that array, or to a view of it (``z = y``,
+``head = y[0:3]``, ``row = A[i]``, ``y.T``, ``y.reshape(...)``, a list that
+holds ``y``), sees the write, and a write into a view changes its base. The
+derivative of the converted code would then be the derivative of another
+function: never silently. Two analyses over the user's function body:
+
+* forward, *may-alias*: the pairs of names whose values may share memory at
+  each statement (``_Aliases``): a name bound to an expression that may return
+  its operand or a view of it (``_sources``) shares with the operand and with
+  what the operand shares with; a name bound to a new array (arithmetic,
+  ``.copy()``, ``np.zeros``, a ufunc...) shares with nothing;
+* backward, *liveness*: the names read after each statement, around loops
+  too (a read earlier in a loop body runs after a write later in it).
+
+A write into ``y`` while a name ``z`` that may share with ``y`` is live after
+it is a *conflict*. The statement gets a guard (``guard``) that, when the
+function is staged, checks the values themselves: a scalar (``y[i]`` of a 1-D
+array, a float ``y`` in ``y += 1``) shares nothing, anything else raises
+``InPlaceUpdateError`` naming both lines (``alias_check``). The guard costs
+nothing in generated code: it runs while staging only.
+
+Known limits (conservative or not tracked): a 0-d traced value counts as a
+scalar; values stored into a list by ``L[i] = y`` are not followed (``append``
+and list literals are); two arguments that are one array at call time are
+taken as distinct (the Program's inputs are values).
+"""
+from __future__ import annotations
+
+import ast
+import numbers
+
+import numpy as np
+
+from ..errors import InPlaceUpdateError
+from ..ir import aval_of
+from ..primitives.core import TracerBase
+
+__all__ = ["mark_aliased_writes", "guard", "alias_check"]
+
+
+# --- which expressions may return their operands' memory ---------------------
+
+# attributes that are not views of the array (``y.T``, ``y.real`` are)
+_PLAIN_ATTRS = frozenset(("shape", "size", "ndim", "dtype", "itemsize", "nbytes", "strides"))
+# array methods that return a new array (or a scalar)
+_FRESH_METHODS = frozenset((
+    "copy", "sum", "mean", "prod", "std", "var", "min", "max", "argmin", "argmax", "ptp",
+    "dot", "astype", "tolist", "item", "cumsum", "cumprod", "round", "clip", "all", "any",
+    "trace", "conj", "conjugate", "flatten", "repeat", "nonzero", "argsort", "searchsorted",
+    "__len__"))
+# numpy functions (besides ufuncs) that return a new array
+_FRESH_NUMPY = frozenset((
+    "array", "copy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+    "full_like", "arange", "linspace", "logspace", "eye", "identity", "sum", "mean", "prod",
+    "std", "var", "min", "max", "amin", "amax", "argmin", "argmax", "nansum", "nanmean",
+    "cumsum", "cumprod", "dot", "vdot", "inner", "outer", "matmul", "tensordot", "kron", "cross",
+    "trace", "concatenate", "stack", "vstack", "hstack", "dstack", "column_stack", "append",
+    "tile", "repeat", "where", "select", "sort", "argsort", "diff", "gradient", "interp",
+    "convolve", "correlate", "clip", "round", "around", "polyval", "tril", "triu", "pad",
+    "roll", "meshgrid", "allclose", "isclose", "all", "any", "linalg", "random", "fft",
+    "count_nonzero", "median", "percentile", "quantile", "average", "histogram", "unique",
+    "cov", "corrcoef", "trapz", "trapezoid", "logsumexp", "sinc", "i0", "nan_to_num"))
+_FRESH_BUILTINS = frozenset(("float", "int", "abs", "len", "sum", "range", "isinstance", "round",
+                             "bool", "complex", "pow", "str", "repr", "print", "divmod", "hash"))
+_NUMPY = ("np", "numpy")
+
+
+def _dotted(node):
+    """``np.linalg.inv`` -> ["np", "linalg", "inv"]; None when not a dotted name."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id] + parts[::-1]
+
+
+def _keyword_false(call, name):
+    return any(k.arg == name and isinstance(k.value, ast.Constant) and k.value.value is False
+               for k in call.keywords)
+
+
+def _is_fresh_call(call):
+    """Whether ``call`` certainly returns values that share no memory with
+    its arguments (a copy, a reduction, arithmetic)."""
+    f = call.func
+    if any(k.arg == "out" for k in call.keywords):
+        return False
+    if isinstance(f, ast.Name):
+        return f.id in _FRESH_BUILTINS
+    path = _dotted(f)
+    if path and path[0] in _NUMPY and len(path) >= 2:
+        if path[1] == "array" and _keyword_false(call, "copy"):
+            return False
+        return path[1] in _FRESH_NUMPY or isinstance(getattr(np, path[1], None), np.ufunc)
+    if path and path[0] == "math":
+        return True
+    if isinstance(f, ast.Attribute) and f.attr in _FRESH_METHODS:
+        return not (f.attr == "astype" and _keyword_false(call, "copy"))
+    return False
+
+
+def _names_in(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _sources(e):
+    """The names whose values the value of ``e`` may share memory with (be,
+    view, or hold)."""
+    if e is None or isinstance(e, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.Compare,
+                                   ast.UnaryOp)):
+        return set()
+    if isinstance(e, ast.Name):
+        return {e.id}
+    if isinstance(e, ast.Subscript):
+        # basic indexing is a view; a scalar result is told apart when staged
+        return _sources(e.value)
+    if isinstance(e, ast.Attribute):
+        return set() if e.attr in _PLAIN_ATTRS else _sources(e.value)
+    if isinstance(e, ast.Starred):
+        return _sources(e.value)
+    if isinstance(e, ast.BinOp):
+        # arithmetic makes a new array; ``[y] + rest`` makes a list holding y
+        if any(isinstance(s, (ast.List, ast.Tuple, ast.ListComp)) for s in (e.left, e.right)):
+            return _sources(e.left) | _sources(e.right)
+        return set()
+    if isinstance(e, ast.Call):
+        if _is_fresh_call(e):
+            return set()
+        out = set()
+        path = _dotted(e.func)
+        if isinstance(e.func, ast.Attribute) and (path is None or path[0] not in _NUMPY):
+            out |= _sources(e.func.value)       # a method: y.reshape(...) views y
+        for a in e.args + [k.value for k in e.keywords]:
+            out |= _sources(a)
+        return out
+    if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.DictComp, ast.SetComp)):
+        return _names_in(e)
+    out = set()     # tuples, lists, dicts hold their items; a or b, x if c else y
+    for c in ast.iter_child_nodes(e):
+        if isinstance(c, ast.expr):
+            out |= _sources(c)
+    return out
+
+
+def _target_sources(target, value):
+    """[(name, sources)] for an assignment of ``value`` to ``target``; a tuple
+    of values unpacked into as many names pairs them item by item."""
+    if isinstance(target, ast.Name):
+        return [(target.id, _sources(value))]
+    if isinstance(target, ast.Starred):
+        return _target_sources(target.value, value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+                and not any(isinstance(v, ast.Starred) for v in value.elts + target.elts)):
+            return [p for t, v in zip(target.elts, value.elts) for p in _target_sources(t, v)]
+        srcs = _sources(value)
+        return [(n, srcs) for t in target.elts for n, _ in _target_sources(t, None)]
+    return []                   # a subscript: a write, not a binding
+
+
+# --- forward: which names may share memory ------------------------------------
+
+class _Aliases:
+    """May-alias pairs: {frozenset({a, b}): lines where the pair was made}."""
+
+    def __init__(self, pairs=None):
+        self.pairs = dict(pairs or {})
+
+    def partners(self, name):
+        return {m for p in self.pairs if name in p for m in p if m != name}
+
+    def bind(self, bindings, line):
+        """Simultaneous ``names = values``: ``bindings`` [(name, sources)].
+        A source names the value it had *before* this statement."""
+        old = {t: srcs | {m for s in srcs for m in self.partners(s)} for t, srcs in bindings}
+        targets = set(old)
+        new = {p: ls for p, ls in self.pairs.items() if not p & targets}
+        for t, shared in old.items():
+            for m in shared - targets:
+                new[frozenset((t, m))] = frozenset((line,))
+            for u, other in old.items():
+                if u != t and shared & other:
+                    new[frozenset((t, u))] = frozenset((line,))
+        return _Aliases(new)
+
+    def hold(self, container, srcs, line):
+        """``container`` now also holds values of ``srcs`` (an append)."""
+        new = dict(self.pairs)
+        for m in srcs | {m for s in srcs for m in self.partners(s)}:
+            if m != container:
+                key = frozenset((container, m))
+                new[key] = new.get(key, frozenset()) | {line}
+        return _Aliases(new)
+
+    def join(self, other):
+        if other is None:
+            return self
+        new = dict(self.pairs)
+        for p, ls in other.pairs.items():
+            new[p] = new.get(p, frozenset()) | ls
+        return _Aliases(new)
+
+    def __eq__(self, other):
+        return isinstance(other, _Aliases) and self.pairs == other.pairs
+
+
+def _join(a, b):
+    return b if a is None else a.join(b)
+
+
+_APPENDS = frozenset(("append", "extend", "insert", "add", "update", "setdefault"))
+
+
+def _written(stmt):
+    """(kind, name) when ``stmt`` may write into an existing value."""
+    if isinstance(stmt, ast.Assign):
+        for t in stmt.targets:
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                return "subscript", t.value.id
+    if isinstance(stmt, ast.AugAssign):
+        t = stmt.target
+        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+            return "subscript", t.value.id
+        if isinstance(t, ast.Name):
+            return "augmented", t.id
+    return None
+
+
+class _Forward:
+    """The may-alias state before each writing statement (``before``)."""
+
+    def __init__(self):
+        self.before = {}
+        self.loops = []             # per loop: [break states, continue states]
+
+    def block(self, stmts, st):
+        for s in stmts:
+            if st is None:
+                break
+            st = self.stmt(s, st)
+        return st
+
+    def stmt(self, s, st):
+        line = getattr(s, "lineno", 0)      # 0: a lambda body made into a return
+        if _written(s):
+            self.before[s] = _join(self.before.get(s), st)
+        for call in ast.walk(s) if not isinstance(s, (ast.If, ast.For, ast.While,
+                                                         ast.FunctionDef)) else ():
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and call.func.attr in _APPENDS and isinstance(call.func.value, ast.Name)):
+                srcs = set().union(*[_sources(a) for a in call.args], set())
+                st = st.hold(call.func.value.id, srcs, line)
+        if isinstance(s, ast.Assign):
+            bindings = [b for t in s.targets for b in _target_sources(t, s.value)]
+            return st.bind(bindings, line) if bindings else st
+        if isinstance(s, ast.AnnAssign) and s.value is not None:
+            return st.bind(_target_sources(s.target, s.value), line)
+        if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+            if isinstance(s.value, (ast.List, ast.Tuple, ast.ListComp)):
+                return st.hold(s.target.id, _sources(s.value), line)     # L += [y]
+            return st
+        if isinstance(s, ast.FunctionDef):
+            return st.bind([(s.name, set())], line)
+        if isinstance(s, ast.If):
+            return _join(self.block(s.body, st), self.block(s.orelse, st))
+        if isinstance(s, (ast.For, ast.While)):
+            return self.loop(s, st)
+        if isinstance(s, ast.Return):
+            return None
+        if isinstance(s, (ast.Break, ast.Continue)):
+            self.loops[-1][isinstance(s, ast.Continue)].append(st)
+            return None
+        return st
+
+    def loop(self, s, entry):
+        head = entry
+        while True:
+            self.loops.append(([], []))
+            inner = head
+            if isinstance(s, ast.For):
+                inner = head.bind(_target_sources(s.target, s.iter), s.lineno)
+            end = self.block(s.body, inner)
+            breaks, conts = self.loops.pop()
+            new = head
+            for x in [end] + conts:
+                new = _join(new, x)
+            if new == head:
+                break
+            head = new
+        out = head
+        for x in breaks:
+            out = _join(out, x)
+        return out
+
+
+# --- backward: which names are read later -------------------------------------
+
+def _target_kills_uses(target):
+    """(names bound, names read) by an assignment target."""
+    if isinstance(target, ast.Name):
+        return {target.id}, set()
+    if isinstance(target, ast.Starred):
+        return _target_kills_uses(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        kills, uses = set(), set()
+        for t in target.elts:
+            k, u = _target_kills_uses(t)
+            kills |= k
+            uses |= u
+        return kills, uses
+    return set(), _names_in(target)         # y[i] = v reads y and i
+
+
+class _Backward:
+    """The names live after each writing statement (``after``)."""
+
+    def __init__(self):
+        self.after = {}
+        self.loops = []         # per loop: (live after it, live at its head)
+
+    def block(self, stmts, live):
+        for s in reversed(stmts):
+            live = self.stmt(s, live)
+        return live
+
+    def stmt(self, s, live):
+        if _written(s):
+            self.after[s] = self.after.get(s, frozenset()) | live
+        if isinstance(s, (ast.Assign, ast.AnnAssign)):
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            if getattr(s, "value", None) is None:
+                return live
+            for t in targets:
+                kills, uses = _target_kills_uses(t)
+                live = (live - kills) | uses
+            return live | _names_in(s.value)
+        if isinstance(s, ast.AugAssign):
+            return live | _names_in(s.target) | _names_in(s.value)
+        if isinstance(s, ast.Return):
+            return frozenset(_names_in(s.value) if s.value else ())
+        if isinstance(s, ast.Break):
+            return self.loops[-1][0]
+        if isinstance(s, ast.Continue):
+            return self.loops[-1][1]
+        if isinstance(s, ast.FunctionDef):
+            return live - {s.name}
+        if isinstance(s, ast.If):
+            return self.block(s.body, live) | self.block(s.orelse, live) | _names_in(s.test)
+        if isinstance(s, (ast.For, ast.While)):
+            return self.loop(s, live)
+        return live | _names_in(s)
+
+    def loop(self, s, after):
+        head = frozenset(after)
+        while True:
+            self.loops.append((after, head))
+            body = self.block(s.body, head)
+            self.loops.pop()
+            if isinstance(s, ast.For):
+                kills, uses = _target_kills_uses(s.target)
+                new = after | (body - kills) | uses
+            else:
+                new = after | body | _names_in(s.test)
+            new = frozenset(new)
+            if new == head:
+                break
+            head = new
+        return head | _names_in(s.iter) if isinstance(s, ast.For) else head
+
+
+def _captured(fn):
+    """Names read by the defs and lambdas nested in ``fn``: they may be called
+    at any later point, so these names count as read everywhere."""
+    out = set()
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not fn:
+            out |= _names_in(node)
+    return out
+
+
+# --- marking the conflicting writes -------------------------------------------
+
+def _function_conflicts(fn):
+    """{statement: (kind, name, ((alias, lines), ...))} for one function body
+    (its nested defs are their own scopes)."""
+    fwd, bwd = _Forward(), _Backward()
+    fwd.block(fn.body, _Aliases())
+    bwd.block(fn.body, frozenset())
+    captured = _captured(fn)
+    out = {}
+    for s, st in fwd.before.items():
+        kind, name = _written(s)
+        live = bwd.after.get(s, frozenset()) | captured
+        aliases = tuple(sorted((m, tuple(sorted(st.pairs[frozenset((name, m))])))
+                               for m in st.partners(name) if m in live))
+        if aliases:
+            out[s] = (kind, name, aliases)
+    return out
+
+
+def mark_aliased_writes(tree, src):
+    """Give each statement of ``tree`` (the user's function, checked) that
+    writes into a value another live name may share a ``wg_alias`` attribute:
+    (kind, name, file, line, ((alias, lines where it was bound), ...)), lines
+    in the user's file. ``guard`` makes its check."""
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for s, (kind, name, aliases) in _function_conflicts(fn).items():
+            lines = tuple((m, tuple(src.first + ln - 1 for ln in ls)) for m, ls in aliases)
+            s.wg_alias = (kind, name, src.filename, src.first + s.lineno - 1, lines)
+
+
+def guard(node, runtime_name):
+    """The statement that checks a marked write when staged:
+    ``__wg.alias_check(info, lambda: y, ((lambda: z), ...))``."""
+    kind, name, filename, line, aliases = node.wg_alias
+
+    def thunk(n):
+        return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                             kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                             defaults=[]),
+                          body=ast.Name(id=n, ctx=ast.Load()))
+
+    info = ast.Constant((kind, name, filename, line, aliases))
+    call = ast.Call(func=ast.Attribute(value=ast.Name(id=runtime_name, ctx=ast.Load()),
+                                       attr="alias_check", ctx=ast.Load()),
+                    args=[info, thunk(name),
+                          ast.Tuple(elts=[thunk(m) for m, _ in aliases], ctx=ast.Load())],
+                    keywords=[])
+    return ast.copy_location(ast.Expr(value=call), node)
+
+
+# --- the check, when staged ---------------------------------------------------
+
+def _value(get):
+    try:
+        v = get()
+    except NameError:       # not bound on this path (UnboundLocalError too)
+        return None
+    return None if type(v).__name__ == "Undefined" else v
+
+
+def _in_place(v):
+    """Whether ``v += ...`` writes into ``v`` (an array or a list), rather
+    than binding a new value (a number)."""
+    if isinstance(v, TracerBase):
+        return aval_of(v).shape != ()
+    return isinstance(v, (np.ndarray, list, dict))
+
+
+def _may_share(v):
+    """Whether ``v`` can share memory with an array: not a scalar, a number,
+    a string, a function (a closure reads its variables when called)."""
+    if v is None or isinstance(v, (numbers.Number, np.generic, str, bytes, range)):
+        return False
+    if isinstance(v, TracerBase):
+        return aval_of(v).shape != ()
+    if isinstance(v, tuple):
+        return any(_may_share(x) for x in v)
+    if isinstance(v, np.ndarray) or isinstance(v, (list, dict)):
+        return True
+    return not callable(v) and type(v).__module__.split(".")[0] != "wengert"
+
+
+def alias_check(info, get_written, get_aliases):
+    """Raise ``InPlaceUpdateError`` when a marked write would change a value
+    that a live alias may share (``mark_aliased_writes``): the values decide,
+    a scalar shares nothing."""
+    kind, name, filename, line, aliases = info
+    if kind == "augmented" and not _in_place(_value(get_written)):
+        return                  # y += 1 on a number binds a new number
+    bad = [(m, lines) for (m, lines), get in zip(aliases, get_aliases) if _may_share(_value(get))]
+    if not bad:
+        return
+    m, lines = bad[0]
+    write = f"{name}[...] = ..." if kind == "subscript" else f"{name} += ..."
+    bound = ", ".join(str(ln) for ln in lines)
+    extra = (f", or write {name} = {name} + ... (a new array)" if kind == "augmented" else "")
+    raise InPlaceUpdateError(
+        f"{filename}:{line}: `{write}` changes {name!r} in place, but {m!r} (bound at line "
+        f"{bound}) may be the same array as {name!r} or a view of it, and {m!r} is read "
+        f"afterwards: Python would show the change through {m!r}, and wengert's functional "
+        f"update does not, so the derivative would be wrong. Copy where {m!r} is bound "
+        f"({m} = ....copy()), or copy before writing ({name} = {name}.copy()){extra}",
+        filename=filename, lineno=line, names=(name, m))
