@@ -433,3 +433,148 @@ def test_unshared_writes_match_finite_differences(fn, engine):
         return
     assert_close(np.dot(g, t), want, PROGRAM_RTOL_F64)
     np.testing.assert_array_equal(x, X)      # the caller's array is not written
+
+
+# --- a user's function that writes into its caller's array -----------------
+# Python changes the caller's array too; the functional update does not, so
+# a helper that writes into an argument the caller reads afterwards raises at
+# the helper's write
+
+def set_first(a, v):
+    a[0] = v  # write
+    return np.sum(a)
+
+
+def apply_bc(u):
+    u[-1] = 0.0  # write
+
+
+def scale_in_place(a, c):
+    a *= c  # write
+
+
+def write_through_alias(a):
+    b = a
+    b[1] = b[2] * 2.0  # write
+
+
+def pass_along(a):
+    apply_bc(a)
+    return a
+
+
+def helper_return_ignored(x):
+    y = x * 2.0
+    s = set_first(y, x[1] * 3.0)
+    return s + np.sum(y * x)
+
+
+def helper_without_return(x):
+    u = x * x
+    apply_bc(u)
+    return np.sum(u * x)
+
+
+def helper_augmented(x):
+    u = x * x
+    scale_in_place(u, x[0])
+    return np.sum(u * x)
+
+
+def helper_writes_alias(x):
+    u = x * x
+    write_through_alias(u)
+    return np.sum(u * x)
+
+
+def helper_passes_on(x):
+    u = x * x
+    pass_along(u)
+    return np.sum(u * x)
+
+
+def nested_def_writes(x):
+    u = x * x
+
+    def bc(v):
+        v[0] = 1.0  # write
+    bc(u)
+    return np.sum(u * x)
+
+
+def helper_in_loop(x):
+    u = x * x
+    acc = 0.0
+    for _ in range(2):
+        acc = acc + np.sum(u * x)
+        apply_bc(u)
+    return acc
+
+
+HELPERS = [(helper_return_ignored, set_first), (helper_without_return, apply_bc),
+           (helper_augmented, scale_in_place), (helper_writes_alias, write_through_alias),
+           (helper_passes_on, apply_bc), (nested_def_writes, nested_def_writes),
+           (helper_in_loop, apply_bc)]
+
+
+@pytest.mark.parametrize("fn,writer", HELPERS, ids=[f.__name__ for f, _ in HELPERS])
+def test_helper_writing_into_caller_array_raises_at_its_write(fn, writer):
+    with pytest.raises(InPlaceUpdateError) as info:
+        wg.grad(fn)(X.copy())
+    assert info.value.lineno == _write_line(writer)
+    assert f"{__file__}:{info.value.lineno}:" in str(info.value)
+    assert "called at" in str(info.value) and ".copy()" in str(info.value)
+
+
+def step(u, c):
+    u[1:] = u[1:] * c
+    return u
+
+
+def own_copy(a):
+    a = a.copy()
+    a[0] = a[1] * a[2]
+    return a
+
+
+def float_accumulate(s, v):
+    s += v * v
+    return s
+
+
+def rebinds_from_helper(x):
+    u = x * x
+    for k in range(2):
+        u = step(u, 1.5 + k)
+    return np.sum(u * x)
+
+
+def helper_copies(x):
+    u = x * 2.0
+    w = own_copy(u)
+    return np.sum(u * w)
+
+
+def helper_on_floats(x):
+    s = x[0] * 1.0
+    t = float_accumulate(s, x[1])
+    return s * t
+
+
+def helper_last_use(x):
+    u = x * x
+    s = np.sum(u * x)
+    apply_bc(u)
+    return s
+
+
+HELPERS_SAFE = [rebinds_from_helper, helper_copies, helper_on_floats, helper_last_use]
+
+
+@pytest.mark.parametrize("fn", HELPERS_SAFE, ids=lambda f: f.__name__)
+def test_helper_writes_nothing_read_later_match_finite_differences(fn):
+    x = X.copy()
+    t = np.random.default_rng(2).standard_normal(X.shape)
+    g = wg.grad(fn, engine="source")(x)
+    assert_close(np.dot(g, t), fd_jvp(_plain(fn), (X,), (t,)), PROGRAM_RTOL_F64)
+    np.testing.assert_array_equal(x, X)

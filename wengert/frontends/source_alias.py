@@ -32,15 +32,12 @@ taken as distinct (the Program's inputs are values).
 from __future__ import annotations
 
 import ast
-import numbers
 
 import numpy as np
 
-from ..errors import InPlaceUpdateError
-from ..ir import aval_of
-from ..primitives.core import TracerBase
+from .source_names import parameters
 
-__all__ = ["mark_aliased_writes", "guard", "alias_check"]
+__all__ = ["mark_aliased_writes", "guard", "param_writes_stmt"]
 
 
 # --- which expressions may return their operands' memory ---------------------
@@ -233,6 +230,14 @@ def _written(stmt):
     return None
 
 
+def _call_of(stmt):
+    """The call ``stmt`` is (``h(y)``, ``z = h(y)``): a user's function it
+    calls may write into its arguments (``mark_aliased_writes``)."""
+    if isinstance(stmt, (ast.Expr, ast.Assign, ast.Return)) and isinstance(stmt.value, ast.Call):
+        return stmt.value
+    return None
+
+
 class _Forward:
     """The may-alias state before each writing statement (``before``)."""
 
@@ -249,7 +254,7 @@ class _Forward:
 
     def stmt(self, s, st):
         line = getattr(s, "lineno", 0)      # 0: a lambda body made into a return
-        if _written(s):
+        if _written(s) or _call_of(s):
             self.before[s] = _join(self.before.get(s), st)
         for call in ast.walk(s) if not isinstance(s, (ast.If, ast.For, ast.While,
                                                          ast.FunctionDef)) else ():
@@ -331,7 +336,7 @@ class _Backward:
         return live
 
     def stmt(self, s, live):
-        if _written(s):
+        if _written(s) or _call_of(s):
             self.after[s] = self.after.get(s, frozenset()) | live
         if isinstance(s, (ast.Assign, ast.AnnAssign)):
             targets = s.targets if isinstance(s, ast.Assign) else [s.target]
@@ -387,107 +392,119 @@ def _captured(fn):
 
 # --- marking the conflicting writes -------------------------------------------
 
-def _function_conflicts(fn):
-    """{statement: (kind, name, ((alias, lines), ...))} for one function body
-    (its nested defs are their own scopes)."""
+def _entry(param):
+    """The pseudo-name of the value a parameter held on entry: a write into a
+    name paired with it writes into the caller's value."""
+    return "@" + param
+
+
+def _arguments(call):
+    """(position or keyword, expression) of a call's arguments; none where one
+    is unpacked (``*args``, ``**kw``: positions unknown)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords):
+        return []
+    return list(enumerate(call.args)) + [(k.arg, k.value) for k in call.keywords]
+
+
+def _analyse(fn):
+    """One function body (its nested defs are their own scopes):
+    ``conflicts`` {statement: (kind, name, ((alias, lines), ...))}, ``params``
+    {parameter: (kind, line)} whose caller's value may be written, and the
+    calls' arguments that no name read afterwards shares (``unseen``:
+    [(call, (position or keyword, ...))])."""
+    params = parameters(fn.args)
+    start = _Aliases({frozenset((p, _entry(p))): frozenset((fn.lineno,)) for p in params})
     fwd, bwd = _Forward(), _Backward()
-    fwd.block(fn.body, _Aliases())
+    fwd.block(fn.body, start)
     bwd.block(fn.body, frozenset())
     captured = _captured(fn)
-    out = {}
+    conflicts, written, unseen = {}, {}, []
     for s, st in fwd.before.items():
-        kind, name = _written(s)
         live = bwd.after.get(s, frozenset()) | captured
+        call = _call_of(s)
+        if call is not None:
+            kills = set()
+            for t in getattr(s, "targets", ()):
+                kills |= _target_kills_uses(t)[0]
+            hidden = tuple(key for key, a in _arguments(call)
+                           if not any(m.startswith("@") or (m in live and m not in kills)
+                                      for n in _sources(a) for m in st.partners(n) | {n}))
+            if hidden:
+                unseen.append((call, hidden))
+        if not _written(s):
+            continue
+        kind, name = _written(s)
+        for m in st.partners(name) | {name}:
+            if m.startswith("@") and (m[1:] not in written or kind == "subscript"):
+                written[m[1:]] = (kind, s.lineno)
         aliases = tuple(sorted((m, tuple(sorted(st.pairs[frozenset((name, m))])))
                                for m in st.partners(name) if m in live))
         if aliases:
-            out[s] = (kind, name, aliases)
-    return out
+            conflicts[s] = (kind, name, aliases)
+    return conflicts, written, unseen
 
 
 def mark_aliased_writes(tree, src):
-    """Give each statement of ``tree`` (the user's function, checked) that
-    writes into a value another live name may share a ``wg_alias`` attribute:
-    (kind, name, file, line, ((alias, lines where it was bound), ...)), lines
-    in the user's file. ``guard`` makes its check."""
+    """Mark the user's function ``tree`` (checked) for the checks made when it
+    is staged (``source_alias_check``), lines in the user's file:
+
+    * a statement that writes into a value another live name may share gets
+      ``wg_alias`` (kind, name, file, line, ((alias, lines bound), ...)),
+      which ``guard`` makes a check of;
+    * each def gets ``wg_param_writes`` {parameter: (kind, file, line)}: a
+      write into the value its caller passed, which the caller would see;
+    * a call gets ``wg_args_unseen``, the positions and keywords of its
+      arguments that nothing read afterwards shares (``h(u)`` at the end,
+      ``u = step(u)``): what the callee writes into them cannot be seen."""
     for fn in ast.walk(tree):
         if not isinstance(fn, ast.FunctionDef):
             continue
-        for s, (kind, name, aliases) in _function_conflicts(fn).items():
+        conflicts, written, unseen = _analyse(fn)
+        for s, (kind, name, aliases) in conflicts.items():
             lines = tuple((m, tuple(src.first + ln - 1 for ln in ls)) for m, ls in aliases)
             s.wg_alias = (kind, name, src.filename, src.first + s.lineno - 1, lines)
+        fn.wg_param_writes = {p: (kind, src.filename, src.first + ln - 1)
+                              for p, (kind, ln) in sorted(written.items())}
+        hidden = dict(unseen)
+        for call in ast.walk(fn):
+            if isinstance(call, ast.Call):
+                # an argument made fresh here (``h(u.copy())``, ``h(2 * u)``)
+                # is seen by nobody else, wherever the call is
+                fresh = {k for k, a in _arguments(call) if not _sources(a)}
+                hidden[call] = tuple(k for k, _ in _arguments(call)
+                                     if k in fresh or k in hidden.get(call, ()))
+        for call, keys in hidden.items():
+            if keys:
+                call.wg_args_unseen = keys
 
 
 def guard(node, runtime_name):
     """The statement that checks a marked write when staged:
     ``__wg.alias_check(info, lambda: y, ((lambda: z), ...))``."""
     kind, name, filename, line, aliases = node.wg_alias
-
-    def thunk(n):
-        return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None,
-                                             kwonlyargs=[], kw_defaults=[], kwarg=None,
-                                             defaults=[]),
-                          body=ast.Name(id=n, ctx=ast.Load()))
-
-    info = ast.Constant((kind, name, filename, line, aliases))
-    call = ast.Call(func=ast.Attribute(value=ast.Name(id=runtime_name, ctx=ast.Load()),
-                                       attr="alias_check", ctx=ast.Load()),
-                    args=[info, thunk(name),
-                          ast.Tuple(elts=[thunk(m) for m, _ in aliases], ctx=ast.Load())],
+    call = ast.Call(func=_runtime(runtime_name, "alias_check"),
+                    args=[ast.Constant((kind, name, filename, line, aliases)), _thunk(name),
+                          ast.Tuple(elts=[_thunk(m) for m, _ in aliases], ctx=ast.Load())],
                     keywords=[])
     return ast.copy_location(ast.Expr(value=call), node)
 
 
-# --- the check, when staged ---------------------------------------------------
-
-def _value(get):
-    try:
-        v = get()
-    except NameError:       # not bound on this path (UnboundLocalError too)
-        return None
-    return None if type(v).__name__ == "Undefined" else v
-
-
-def _in_place(v):
-    """Whether ``v += ...`` writes into ``v`` (an array or a list), rather
-    than binding a new value (a number)."""
-    if isinstance(v, TracerBase):
-        return aval_of(v).shape != ()
-    return isinstance(v, (np.ndarray, list, dict))
+def param_writes_stmt(node, runtime_name):
+    """``__wg.param_writes(h, {...})`` after a nested ``def h`` whose body
+    writes into a parameter's value."""
+    call = ast.Call(func=_runtime(runtime_name, "param_writes"),
+                    args=[ast.Name(id=node.name, ctx=ast.Load()),
+                          ast.Constant(tuple(node.wg_param_writes.items()))], keywords=[])
+    return ast.copy_location(ast.Expr(value=call), node)
 
 
-def _may_share(v):
-    """Whether ``v`` can share memory with an array: not a scalar, a number,
-    a string, a function (a closure reads its variables when called)."""
-    if v is None or isinstance(v, (numbers.Number, np.generic, str, bytes, range)):
-        return False
-    if isinstance(v, TracerBase):
-        return aval_of(v).shape != ()
-    if isinstance(v, tuple):
-        return any(_may_share(x) for x in v)
-    if isinstance(v, np.ndarray) or isinstance(v, (list, dict)):
-        return True
-    return not callable(v) and type(v).__module__.split(".")[0] != "wengert"
+def _runtime(runtime_name, attr):
+    return ast.Attribute(value=ast.Name(id=runtime_name, ctx=ast.Load()), attr=attr,
+                         ctx=ast.Load())
 
 
-def alias_check(info, get_written, get_aliases):
-    """Raise ``InPlaceUpdateError`` when a marked write would change a value
-    that a live alias may share (``mark_aliased_writes``): the values decide,
-    a scalar shares nothing."""
-    kind, name, filename, line, aliases = info
-    if kind == "augmented" and not _in_place(_value(get_written)):
-        return                  # y += 1 on a number binds a new number
-    bad = [(m, lines) for (m, lines), get in zip(aliases, get_aliases) if _may_share(_value(get))]
-    if not bad:
-        return
-    m, lines = bad[0]
-    write = f"{name}[...] = ..." if kind == "subscript" else f"{name} += ..."
-    bound = ", ".join(str(ln) for ln in lines)
-    extra = (f", or write {name} = {name} + ... (a new array)" if kind == "augmented" else "")
-    raise InPlaceUpdateError(
-        f"{filename}:{line}: `{write}` changes {name!r} in place, but {m!r} (bound at line "
-        f"{bound}) may be the same array as {name!r} or a view of it, and {m!r} is read "
-        f"afterwards: Python would show the change through {m!r}, and wengert's functional "
-        f"update does not, so the derivative would be wrong. Copy where {m!r} is bound "
-        f"({m} = ....copy()), or copy before writing ({name} = {name}.copy()){extra}",
-        filename=filename, lineno=line, names=(name, m))
+def _thunk(name):
+    return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                         kw_defaults=[], kwarg=None, defaults=[]),
+                      body=ast.Name(id=name, ctx=ast.Load()))

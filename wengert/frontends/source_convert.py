@@ -55,7 +55,7 @@ def _converted_code(code, filename, qualname):
     mod = ast.Module(body=[new], type_ignores=[])
     fix_locations(mod)
     ast.increment_lineno(mod, src.first - 1)
-    return compile(mod, src.filename, "exec"), new.name, src
+    return compile(mod, src.filename, "exec"), new.name, src, tree.wg_param_writes
 
 
 def convert_with(fn, runtime):
@@ -71,7 +71,7 @@ def convert_with(fn, runtime):
             f"the source of {getattr(fn, '__qualname__', repr(fn))} is not available (not a "
             "Python function); the source engine reads a function's source. Use engine='trace'",
             construct="unavailable source")
-    code, name, src = _converted_code(fn.__code__, fn.__code__.co_filename, fn.__qualname__)
+    code, name, src, writes = _converted_code(fn.__code__, fn.__code__.co_filename, fn.__qualname__)
     glb = {RT: runtime, _GLOBALS: fn.__globals__, CONVERTED: True,
            "__builtins__": fn.__globals__.get("__builtins__", builtins)}
     for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
@@ -89,6 +89,7 @@ def convert_with(fn, runtime):
                               for k, d in fn.__kwdefaults__.items()}
     out.__wrapped__ = fn
     out.__wg_source__ = src
+    out.__wg_param_writes__ = writes        # checked where converted code calls it
     return out
 
 

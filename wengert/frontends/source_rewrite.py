@@ -10,7 +10,7 @@ import itertools
 
 
 from .source_names import DONE as _DONE, EXIT_FLAG, RET as _RET
-from .source_alias import guard as _alias_guard
+from .source_alias import guard as _alias_guard, param_writes_stmt
 from .source_check import assigned, contains, is_append
 
 
@@ -82,6 +82,7 @@ class Converter(ast.NodeTransformer):
         self.src = src
         self.counter = itertools.count()
         self._flags = _Flags()    # the early-exit flags of the loop being converted
+        self._nested = False      # inside the converted function's own def
 
     def fresh(self, base):
         return f"__wg_{base}_{next(self.counter)}"
@@ -139,9 +140,15 @@ class Converter(ast.NodeTransformer):
             body = ([_set(_DONE, False),
                      ast.Assign(targets=[_name(_RET, ast.Store())], value=_rt("UNDEF"))]
                     + self.block(body, self._flags) + [ast.Return(value=_name(_RET))])
+        nested, self._nested = self._nested, True
         node.body = self.visit_block(body)
+        self._nested = nested
         node.decorator_list = []
         self._flags = outer
+        if nested and getattr(node, "wg_param_writes", None):
+            # a nested def that writes into its arguments' values: checked
+            # where it is called (``source_alias_check``)
+            return [node, param_writes_stmt(node, RT)]
         return node
 
     # -- statements
@@ -314,6 +321,13 @@ class Converter(ast.NodeTransformer):
         node = self.generic_visit(node)
         if is_append(node) or _is_runtime_call(node):
             return node
+        # a call whose arguments nothing reads afterwards: what the callee
+        # writes into them is not seen (``source_alias``)
+        unseen = getattr(node, "wg_args_unseen", None)
+        if unseen:
+            return ast.copy_location(ast.Call(
+                func=_rt("call_unseen"), args=[ast.Constant(unseen), node.func] + node.args,
+                keywords=node.keywords), node)
         return ast.copy_location(ast.Call(func=_rt("call"), args=[node.func] + node.args,
                                           keywords=node.keywords), node)
 
