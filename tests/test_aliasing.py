@@ -248,6 +248,35 @@ def alias_from_other_branch(x):
     return np.sum(z * x)
 
 
+def write_under_traced_if(x):
+    y = x * 2.0
+    z = y
+    if x[0] > 0:
+        y[1] = 3.0 * x[2]  # write
+    return np.sum(z * x)
+
+
+def while_with_break(x):
+    y = x * 2.0
+    z = y[1:]
+    i = 0
+    while True:
+        if i >= 2:
+            break
+        y[i + 1] = x[i] * 3.0  # write
+        i += 1
+    return np.sum(z * x[1:])
+
+
+def enumerate_rows(x):
+    a = np.outer(x, x)
+    acc = 0.0
+    for i, row in enumerate(a):
+        a[i, 0] = x[i] * 2.0  # write
+        acc = acc + np.sum(row * x)
+    return acc
+
+
 def argument_alias(x):
     z = x
     x[0] = x[1] * 3.0  # write
@@ -260,7 +289,8 @@ ALIASED = [bare_name, slice_view, write_into_view, row_of_matrix, write_into_row
            np_broadcast_to, tuple_packing, list_packing, tuple_unpacking, list_append,
            helper_returning_argument, augmented_subscript, augmented_name,
            augmented_into_view, read_earlier_in_loop, for_over_rows, conditional_alias,
-           alias_from_other_branch, argument_alias]
+           alias_from_other_branch, write_under_traced_if, while_with_break, enumerate_rows,
+           argument_alias]
 
 
 def _write_line(fn):

@@ -11,7 +11,7 @@ function: never silently. Two analyses over the user's function body:
 
 * forward, *may-alias*: the pairs of names whose values may share memory at
   each statement (``_Aliases``): a name bound to an expression that may return
-  its operand or a view of it (``_sources``) shares with the operand and with
+  its operand or a view of it (``source_views``) shares with the operand and with
   what the operand shares with; a name bound to a new array (arithmetic,
   ``.copy()``, ``np.zeros``, a ufunc...) shares with nothing;
 * backward, *liveness*: the names read after each statement, around loops
@@ -21,8 +21,13 @@ A write into ``y`` while a name ``z`` that may share with ``y`` is live after
 it is a *conflict*. The statement gets a guard (``guard``) that, when the
 function is staged, checks the values themselves: a scalar (``y[i]`` of a 1-D
 array, a float ``y`` in ``y += 1``) shares nothing, anything else raises
-``InPlaceUpdateError`` naming both lines (``alias_check``). The guard costs
-nothing in generated code: it runs while staging only.
+``InPlaceUpdateError`` naming both lines (``source_alias_check``). The
+guard costs nothing in generated code: it runs while staging only.
+
+A parameter's value on entry is a pseudo-name (``@u``): a write into a name
+that shares with it writes into the caller's array. Such a def is checked
+where converted code calls it (``check_param_writes``), unless nothing the
+caller reads afterwards shares that argument (``u = step(u)``, ``h(u.copy())``).
 
 Known limits (conservative or not tracked): a 0-d traced value counts as a
 scalar; values stored into a list by ``L[i] = y`` are not followed (``append``
@@ -33,133 +38,11 @@ from __future__ import annotations
 
 import ast
 
-import numpy as np
-
 from .source_names import parameters
+from .source_views import (names_in as _names_in, sources as _sources,
+                           target_sources as _target_sources)
 
 __all__ = ["mark_aliased_writes", "guard", "param_writes_stmt"]
-
-
-# --- which expressions may return their operands' memory ---------------------
-
-# attributes that are not views of the array (``y.T``, ``y.real`` are)
-_PLAIN_ATTRS = frozenset(("shape", "size", "ndim", "dtype", "itemsize", "nbytes", "strides"))
-# array methods that return a new array (or a scalar)
-_FRESH_METHODS = frozenset((
-    "copy", "sum", "mean", "prod", "std", "var", "min", "max", "argmin", "argmax", "ptp",
-    "dot", "astype", "tolist", "item", "cumsum", "cumprod", "round", "clip", "all", "any",
-    "trace", "conj", "conjugate", "flatten", "repeat", "nonzero", "argsort", "searchsorted",
-    "__len__"))
-# numpy functions (besides ufuncs) that return a new array
-_FRESH_NUMPY = frozenset((
-    "array", "copy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
-    "full_like", "arange", "linspace", "logspace", "eye", "identity", "sum", "mean", "prod",
-    "std", "var", "min", "max", "amin", "amax", "argmin", "argmax", "nansum", "nanmean",
-    "cumsum", "cumprod", "dot", "vdot", "inner", "outer", "matmul", "tensordot", "kron", "cross",
-    "trace", "concatenate", "stack", "vstack", "hstack", "dstack", "column_stack", "append",
-    "tile", "repeat", "where", "select", "sort", "argsort", "diff", "gradient", "interp",
-    "convolve", "correlate", "clip", "round", "around", "polyval", "tril", "triu", "pad",
-    "roll", "meshgrid", "allclose", "isclose", "all", "any", "linalg", "random", "fft",
-    "count_nonzero", "median", "percentile", "quantile", "average", "histogram", "unique",
-    "cov", "corrcoef", "trapz", "trapezoid", "logsumexp", "sinc", "i0", "nan_to_num"))
-_FRESH_BUILTINS = frozenset(("float", "int", "abs", "len", "sum", "range", "isinstance", "round",
-                             "bool", "complex", "pow", "str", "repr", "print", "divmod", "hash"))
-_NUMPY = ("np", "numpy")
-
-
-def _dotted(node):
-    """``np.linalg.inv`` -> ["np", "linalg", "inv"]; None when not a dotted name."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return [node.id] + parts[::-1]
-
-
-def _keyword_false(call, name):
-    return any(k.arg == name and isinstance(k.value, ast.Constant) and k.value.value is False
-               for k in call.keywords)
-
-
-def _is_fresh_call(call):
-    """Whether ``call`` certainly returns values that share no memory with
-    its arguments (a copy, a reduction, arithmetic)."""
-    f = call.func
-    if any(k.arg == "out" for k in call.keywords):
-        return False
-    if isinstance(f, ast.Name):
-        return f.id in _FRESH_BUILTINS
-    path = _dotted(f)
-    if path and path[0] in _NUMPY and len(path) >= 2:
-        if path[1] == "array" and _keyword_false(call, "copy"):
-            return False
-        return path[1] in _FRESH_NUMPY or isinstance(getattr(np, path[1], None), np.ufunc)
-    if path and path[0] == "math":
-        return True
-    if isinstance(f, ast.Attribute) and f.attr in _FRESH_METHODS:
-        return not (f.attr == "astype" and _keyword_false(call, "copy"))
-    return False
-
-
-def _names_in(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def _sources(e):
-    """The names whose values the value of ``e`` may share memory with (be,
-    view, or hold)."""
-    if e is None or isinstance(e, (ast.Constant, ast.JoinedStr, ast.Lambda, ast.Compare,
-                                   ast.UnaryOp)):
-        return set()
-    if isinstance(e, ast.Name):
-        return {e.id}
-    if isinstance(e, ast.Subscript):
-        # basic indexing is a view; a scalar result is told apart when staged
-        return _sources(e.value)
-    if isinstance(e, ast.Attribute):
-        return set() if e.attr in _PLAIN_ATTRS else _sources(e.value)
-    if isinstance(e, ast.Starred):
-        return _sources(e.value)
-    if isinstance(e, ast.BinOp):
-        # arithmetic makes a new array; ``[y] + rest`` makes a list holding y
-        if any(isinstance(s, (ast.List, ast.Tuple, ast.ListComp)) for s in (e.left, e.right)):
-            return _sources(e.left) | _sources(e.right)
-        return set()
-    if isinstance(e, ast.Call):
-        if _is_fresh_call(e):
-            return set()
-        out = set()
-        path = _dotted(e.func)
-        if isinstance(e.func, ast.Attribute) and (path is None or path[0] not in _NUMPY):
-            out |= _sources(e.func.value)       # a method: y.reshape(...) views y
-        for a in e.args + [k.value for k in e.keywords]:
-            out |= _sources(a)
-        return out
-    if isinstance(e, (ast.ListComp, ast.GeneratorExp, ast.DictComp, ast.SetComp)):
-        return _names_in(e)
-    out = set()     # tuples, lists, dicts hold their items; a or b, x if c else y
-    for c in ast.iter_child_nodes(e):
-        if isinstance(c, ast.expr):
-            out |= _sources(c)
-    return out
-
-
-def _target_sources(target, value):
-    """[(name, sources)] for an assignment of ``value`` to ``target``; a tuple
-    of values unpacked into as many names pairs them item by item."""
-    if isinstance(target, ast.Name):
-        return [(target.id, _sources(value))]
-    if isinstance(target, ast.Starred):
-        return _target_sources(target.value, value)
-    if isinstance(target, (ast.Tuple, ast.List)):
-        if (isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
-                and not any(isinstance(v, ast.Starred) for v in value.elts + target.elts)):
-            return [p for t, v in zip(target.elts, value.elts) for p in _target_sources(t, v)]
-        srcs = _sources(value)
-        return [(n, srcs) for t in target.elts for n, _ in _target_sources(t, None)]
-    return []                   # a subscript: a write, not a binding
 
 
 # --- forward: which names may share memory ------------------------------------
