@@ -19,6 +19,7 @@ from wengert.errors import InPlaceUpdateError, WengertError
 from checks import PROGRAM_RTOL_F64, assert_close, fd_jvp
 
 X = np.array([0.3, -0.2, 0.9, 1.4])
+G = np.array([1.0, 2.0, 3.0, 4.0])
 
 
 def ident(a):
@@ -277,6 +278,12 @@ def enumerate_rows(x):
     return acc
 
 
+def global_through_local(x):
+    z = G
+    z[0] = x[1] * 3.0  # write
+    return np.sum(G * x)
+
+
 def argument_alias(x):
     z = x
     x[0] = x[1] * 3.0  # write
@@ -290,7 +297,7 @@ ALIASED = [bare_name, slice_view, write_into_view, row_of_matrix, write_into_row
            helper_returning_argument, augmented_subscript, augmented_name,
            augmented_into_view, read_earlier_in_loop, for_over_rows, conditional_alias,
            alias_from_other_branch, write_under_traced_if, while_with_break, enumerate_rows,
-           argument_alias]
+           global_through_local, argument_alias]
 
 
 def _write_line(fn):

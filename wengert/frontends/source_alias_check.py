@@ -24,11 +24,19 @@ from ..primitives.core import TracerBase
 __all__ = ["alias_check", "param_writes", "check_param_writes"]
 
 
+class _Outside:
+    """The value of a name the function reads from outside (a global, a
+    closure variable): converted code reads it through the runtime, so the
+    check cannot; it may be an array."""
+
+
 def _value(get):
     try:
         v = get()
-    except NameError:       # not bound on this path (UnboundLocalError too)
+    except UnboundLocalError:       # a local not bound on this path
         return None
+    except NameError:
+        return _Outside()
     return None if type(v).__name__ == "Undefined" else v
 
 
@@ -50,7 +58,7 @@ def _may_share(v):
         return aval_of(v).shape != ()
     if isinstance(v, tuple):
         return any(_may_share(x) for x in v)
-    if isinstance(v, (np.ndarray, list, dict)):
+    if isinstance(v, (np.ndarray, list, dict, _Outside)):
         return True
     return not callable(v) and type(v).__module__.split(".")[0] != "wengert"
 
