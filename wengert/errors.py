@@ -85,7 +85,15 @@ class UnsupportedDtypeError(WengertError, TypeError):
 
 class InPlaceUpdateError(WengertError, TypeError):
     """``x[i] = v`` on a traced array in the trace engine (arrays being
-    differentiated are values: update them functionally)."""
+    differentiated are values: update them functionally); in the source
+    engine, a write into an array that another live name may share (a view,
+    ``z = y``), where the functional update would differ from Python. The
+    latter sets ``filename``, ``lineno`` (of the write) and ``names`` (the
+    written name and its alias)."""
+
+    def __init__(self, message, filename=None, lineno=None, names=()):
+        super().__init__(message)
+        self.filename, self.lineno, self.names = filename, lineno, tuple(names)
 
 
 class LeakedTracerError(WengertError, RuntimeError):

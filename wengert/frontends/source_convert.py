@@ -10,6 +10,7 @@ import functools
 import os
 
 from ..errors import UnsupportedSyntax
+from .source_alias import mark_aliased_writes
 from .source_check import check
 from ..primitives.host import EnvRef
 from .source_env import default_value
@@ -49,13 +50,14 @@ def _converted_code(code, filename, qualname):
                                returns=None, type_params=[], lineno=lam.lineno,
                                col_offset=lam.col_offset)
     check(tree, src)
+    mark_aliased_writes(tree, src)
     tree = read_outside_at_run(tree, code.co_freevars, src)
     conv = Converter(src)
     new = conv.visit(tree)
     mod = ast.Module(body=[new], type_ignores=[])
     fix_locations(mod)
     ast.increment_lineno(mod, src.first - 1)
-    return compile(mod, src.filename, "exec"), new.name, src
+    return compile(mod, src.filename, "exec"), new.name, src, tree.wg_param_writes
 
 
 def convert_with(fn, runtime):
@@ -71,7 +73,8 @@ def convert_with(fn, runtime):
             f"the source of {getattr(fn, '__qualname__', repr(fn))} is not available (not a "
             "Python function); the source engine reads a function's source. Use engine='trace'",
             construct="unavailable source")
-    code, name, src = _converted_code(fn.__code__, fn.__code__.co_filename, fn.__qualname__)
+    code, name, src, writes = _converted_code(fn.__code__, fn.__code__.co_filename,
+                                              fn.__qualname__)
     # the code generated from it holds while ``fn`` runs this code (a
     # reassigned ``__code__`` is another function under the same object)
     _guard(EnvRef("object", fn, getattr(fn, "__name__", "function"), (("attr", "__code__"),)),
@@ -93,6 +96,7 @@ def convert_with(fn, runtime):
                               for k, d in fn.__kwdefaults__.items()}
     out.__wrapped__ = fn
     out.__wg_source__ = src
+    out.__wg_param_writes__ = writes        # checked where converted code calls it
     return out
 
 

@@ -10,6 +10,7 @@ import itertools
 
 
 from .source_names import DONE as _DONE, EXIT_FLAG, RET as _RET
+from .source_alias import guard as _alias_guard, param_writes_stmt
 from .source_check import assigned, contains, is_append
 
 
@@ -81,6 +82,7 @@ class Converter(ast.NodeTransformer):
         self.src = src
         self.counter = itertools.count()
         self._flags = _Flags()    # the early-exit flags of the loop being converted
+        self._nested = False      # inside the converted function's own def
 
     def fresh(self, base):
         return f"__wg_{base}_{next(self.counter)}"
@@ -138,9 +140,15 @@ class Converter(ast.NodeTransformer):
             body = ([_set(_DONE, False),
                      ast.Assign(targets=[_name(_RET, ast.Store())], value=_rt("UNDEF"))]
                     + self.block(body, self._flags) + [ast.Return(value=_name(_RET))])
+        nested, self._nested = self._nested, True
         node.body = self.visit_block(body)
+        self._nested = nested
         node.decorator_list = []
         self._flags = outer
+        if nested and getattr(node, "wg_param_writes", None):
+            # a nested def that writes into its arguments' values: checked
+            # where it is called (``source_alias_check``)
+            return [node, param_writes_stmt(node, RT)]
         return node
 
     # -- statements
@@ -221,6 +229,11 @@ class Converter(ast.NodeTransformer):
         return [ast.copy_location(s, node) for s in stmts]
 
     def visit_Assign(self, node):
+        if hasattr(node, "wg_alias"):     # a write another live name may see
+            return [_alias_guard(node, RT)] + _as_list(self._visit_assign(node))
+        return self._visit_assign(node)
+
+    def _visit_assign(self, node):
         node = self.generic_visit(node)
         if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and not node.targets[0].id.startswith("__wg")):
@@ -239,6 +252,11 @@ class Converter(ast.NodeTransformer):
         return node
 
     def visit_AugAssign(self, node):
+        if hasattr(node, "wg_alias"):
+            return [_alias_guard(node, RT)] + _as_list(self._visit_aug_assign(node))
+        return self._visit_aug_assign(node)
+
+    def _visit_aug_assign(self, node):
         node = self.generic_visit(node)
         t = node.target
         if isinstance(t, ast.Subscript):
@@ -304,8 +322,19 @@ class Converter(ast.NodeTransformer):
         node = self.generic_visit(node)
         if is_append(node) or _is_runtime_call(node):
             return node
+        # a call whose arguments nothing reads afterwards: what the callee
+        # writes into them is not seen (``source_alias``)
+        unseen = getattr(node, "wg_args_unseen", None)
+        if unseen:
+            return ast.copy_location(ast.Call(
+                func=_rt("call_unseen"), args=[ast.Constant(unseen), node.func] + node.args,
+                keywords=node.keywords), node)
         return ast.copy_location(ast.Call(func=_rt("call"), args=[node.func] + node.args,
                                           keywords=node.keywords), node)
+
+
+def _as_list(stmt):
+    return stmt if isinstance(stmt, list) else [stmt]
 
 
 def _is_runtime_call(call):

@@ -27,6 +27,7 @@ from .source_convert import convert_with, is_converted, is_wengert_code
 from .source_kinds import is_impure
 from .source_blocks import Undefined
 
+from .source_alias_check import alias_check, check_param_writes, param_writes
 from .source_loops import for_stmt, while_stmt
 from .source_ops import (UNDEF, DimRange, TracedRange, _Sequence, _any_traced, _traced, and_,
                          getitem, guard_stmt, if_stmt, ifexp, is_, named, none_of, not_, or_,
@@ -34,7 +35,7 @@ from .source_ops import (UNDEF, DimRange, TracedRange, _Sequence, _any_traced, _
 
 __all__ = ["UNDEF", "read", "named", "not_", "and_", "or_", "none_of", "ifexp", "setitem",
            "getitem", "call", "if_stmt", "guard_stmt", "for_stmt", "while_stmt", "env_global",
-           "env_cell", "is_"]
+           "env_cell", "is_", "alias_check", "param_writes", "call_unseen"]
 
 # this module: the namespace converted code calls (``__wg``), and so the one
 # the user's functions it converts at run time are given
@@ -143,13 +144,27 @@ def _is_user_function(f):
 
 
 def call(f, *args, **kw):
+    """``f(*args, **kw)`` from converted code, where the caller may read the
+    arguments afterwards: a user's function that writes into one is refused
+    (``source_alias_check``)."""
+    return _call(f, args, kw, ())
+
+
+def call_unseen(unseen, f, *args, **kw):
+    """``call`` where nothing the caller reads afterwards shares the arguments
+    at the positions and keywords ``unseen``."""
+    return _call(f, args, kw, unseen)
+
+
+def _call(f, args, kw, unseen):
     for a in (*args, *kw.values()):
         if isinstance(a, Undefined):
             a.fail()            # a value unknown here, given to a function: read
     if isinstance(f, EnvObject):
         method = outside_method(f)          # a Python method of an object found outside:
         if method is not None:              # converted, its self the object's place
-            return call(method[0], method[1], *args, **kw)
+            return _call(method[0], (method[1], *args), kw,
+                         tuple(k + 1 if isinstance(k, int) else k for k in unseen))
         return f(*args, **kw)
     rule = library.call_rule(f)
     if rule is not None and _any_traced([args, kw]):
@@ -158,11 +173,17 @@ def call(f, *args, **kw):
     if is_impure(f):
         return call_outside(f, args, kw)    # made at every call of the generated code
     if isinstance(f, functools.partial):    # its function, with its arguments
-        return call(f.func, *f.args, *args, **{**f.keywords, **kw})
+        n = len(f.args)
+        return _call(f.func, (*f.args, *args), {**f.keywords, **kw},
+                     tuple(k + n if isinstance(k, int) else k for k in unseen))
     f = _with_converted_functions(f)
+    if is_converted(f):
+        check_param_writes(f, args, kw, unseen)         # a nested def
     if _is_user_function(f):
+        g = convert_with(f, _RUNTIME)
+        check_param_writes(g, args, kw, unseen)
         try:
-            return convert_with(f, _RUNTIME)(*args, **kw)
+            return g(*args, **kw)
         except RecursionError:
             raise UnsupportedSyntax(
                 f"{f.__qualname__} recurses on a traced value: the recursion depth must follow "
