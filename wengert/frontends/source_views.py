@@ -42,6 +42,10 @@ _FRESH_NUMPY = frozenset((
     "roll", "meshgrid", "allclose", "isclose", "all", "any", "linalg", "random", "fft",
     "count_nonzero", "median", "percentile", "quantile", "average", "histogram", "unique",
     "cov", "corrcoef", "trapz", "trapezoid", "logsumexp", "sinc", "i0", "nan_to_num"))
+# NumPy's array makers: no array has a method of these names
+_MAKERS = frozenset(("array", "zeros", "ones", "empty", "full", "zeros_like", "ones_like",
+                     "empty_like", "full_like", "arange", "linspace", "logspace", "eye",
+                     "identity"))
 _FRESH_BUILTINS = frozenset(("float", "int", "abs", "len", "sum", "range", "isinstance", "round",
                              "bool", "complex", "pow", "str", "repr", "print", "divmod", "hash"))
 _NUMPY = ("np", "numpy")
@@ -80,6 +84,11 @@ def _is_fresh_call(call):
         return True
     if isinstance(f, ast.Attribute) and f.attr in _FRESH_METHODS:
         return not (f.attr == "astype" and _keyword_false(call, "copy"))
+    if isinstance(f, ast.Attribute) and f.attr in _MAKERS:
+        # ``xp.zeros(n)`` with NumPy under another name (an argument, a
+        # closure variable): no array has these methods, so the base is a
+        # module, whose maker returns a new array
+        return not (f.attr == "array" and _keyword_false(call, "copy"))
     return False
 
 
