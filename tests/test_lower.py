@@ -189,3 +189,23 @@ def test_branches_read_the_values_computed_before_them():
         assert not any(e.prim.name == "getitem" for e in branch.eqns), str(branch)
     src = codegen(prog).source
     assert "np.power" not in src and " * " in src, src
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_a_literal_accumulator_moves_into_branches(flag):
+    """``c + cond(...)`` with ``c`` a constant array (a literal): the sum
+    moves into the branches with the literal as an operand (fuzzer seed 55
+    crashed here), and the values are the interpreter's."""
+    f64 = Aval((3,), np.float64)
+    xb, yb, x0, p = Var(f64, "x"), Var(f64, "y"), Var(f64, "x"), Var(Aval((), np.bool_), "p")
+    x, y, z = Var(f64, "x"), Var(f64, "y"), Var(f64, "z")
+    two = Eqn(PRIMITIVES["mul"], [xb, Lit(2.0)], [yb], {})
+    branches = (Program([x0], [], [Lit(np.zeros(3))], "zero"),
+                Program([xb], [two], [yb], "double"))
+    eqns = [Eqn(PRIMITIVES["cond"], [p, x], [y], {"branches": branches}),
+            Eqn(PRIMITIVES["add_any"], [Lit(np.array([1.0, 2.0, 3.0])), y], [z], {})]
+    prog = Program([x, p], eqns, [z], "literal_acc")
+    low = lower(prog)
+    assert not any(e.prim.name == "add_any" for e in low.program.eqns), str(low.program)
+    args = [np.array([0.5, -1.0, 2.0]), np.bool_(flag)]
+    np.testing.assert_array_equal(codegen(prog)(*args)[0], interpret(prog, *args)[0])

@@ -198,7 +198,9 @@ class CondLower(LowerRule):
         for b in CondParams.of(eqn.params).branches:
             ins, eqns, outs = list(b.inputs), list(b.eqns), list(b.outputs)
             if k2 is None:
-                a = Var(acc.aval, acc.name, acc.role)
+                # a literal accumulator (a constant array) is an operand like any
+                a = Var(acc.aval, out.name, out.role) if isinstance(acc, Lit) \
+                    else Var(acc.aval, acc.name, acc.role)
                 ins.append(a)
             else:
                 a = outs[k2]
