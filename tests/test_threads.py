@@ -189,3 +189,57 @@ def test_generating_one_function_does_not_change_another(reference, first):
             got = _run(transform(_fresh(f), engine="source"), argsets)
             _same_as_reference(got, reference[name], f"{name} after {first}")
         order = order[::-1]
+
+
+def test_threads_convert_functions_at_once(tmp_path, fine_switching):
+    """Eight threads converting new functions at once, while a garbage
+    collection callback runs Python code (which lets a thread pause in the
+    middle of a tree): CPython 3.11-3.12 share the AST conversion's depth
+    between threads and raised "SystemError: AST constructor recursion depth
+    mismatch" (one thread test in six full runs failed so) until the source
+    frontend converted one tree at a time. Every gradient is right."""
+    import gc
+    import importlib.util
+    n_fns = 32
+    lines = ["import numpy as np"]
+    for k in range(n_fns):
+        expr = "x[i]"
+        for d in range(30):
+            expr = f"np.sin({expr} * {d + 1.0})" if d % 2 else f"({expr} + {k}.5)"
+        lines += [f"def f{k}(x):", "    s = 0.0", "    for i in range(x.shape[0]):",
+                  f"        s = s + {expr}", "    return s"]
+    path = tmp_path / "many_functions.py"
+    path.write_text("\n".join(lines) + "\n")
+    spec = importlib.util.spec_from_file_location("many_functions", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    x = np.array([0.3, -0.2])
+    errors = []
+
+    def work(k):
+        for j in range(k, n_fns, 8):
+            f = getattr(mod, f"f{j}")
+            try:
+                got = wg.grad(f, engine="source")(x)
+                want = wg.grad(f, engine="trace")(x)
+                if not np.allclose(got, want, rtol=1e-12):
+                    errors.append(f"f{j}: {got} != {want}")
+            except Exception as err:        # noqa: BLE001 -- every error is a failure
+                errors.append(repr(err))
+
+    def callback(phase, info):
+        return None
+
+    old = gc.get_threshold()
+    gc.callbacks.append(callback)
+    gc.set_threshold(50, 5, 5)
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        gc.set_threshold(*old)
+        gc.callbacks.remove(callback)
+    assert errors == []

@@ -8,6 +8,7 @@ import ast
 import builtins
 import functools
 import os
+import threading
 
 from ..errors import UnsupportedSyntax
 from .source_alias import mark_aliased_writes
@@ -20,8 +21,22 @@ from .source_rewrite import CONVERTED, RT, Converter
 from .source_text import Source, find_lambda, fix_locations
 
 
+# CPython 3.11-3.12 keep the depth of the AST conversions (``ast.parse``,
+# ``compile`` of a tree) in state shared by all threads: two threads
+# converting at once, the second run when Python code (a GC callback) lets
+# the first pause mid-tree, raise "SystemError: AST constructor recursion
+# depth mismatch". One conversion at a time, then (it is done once per code
+# object).
+_AST_LOCK = threading.Lock()
+
+
 @functools.lru_cache(maxsize=1024)
 def _converted_code(code, filename, qualname):
+    with _AST_LOCK:
+        return _convert(code, filename, qualname)
+
+
+def _convert(code, filename, qualname):
     """The compiled conversion of a function's code: one per code object (the
     closures a factory makes share it; a reassigned ``__code__`` gets its own),
     for the 1024 used last (code made at run time, in a loop, stays bounded).
