@@ -35,6 +35,7 @@ from wengert.transforms.simplify import simplify
 from wengert.transforms.vjp import vjp_program
 
 import source_cases as C
+from lower_cases import branchy as element_loop
 from cases import CORPUS
 from cases import SPECS
 from test_backends import _rng, one_equation, random_inputs
@@ -173,16 +174,6 @@ def test_scipy_rows_are_written_as_scipy_calls(name):
 
 
 # --- names ---------------------------------------------------------------------
-def element_loop(x):
-    s = 0.0
-    for i in range(x.shape[0]):
-        if x[i] > 0:
-            s = s + x[i] ** 2
-        else:
-            s = s - np.sin(x[i])
-    return s
-
-
 X4 = np.array([0.5, -0.9, 1.2, 0.3])
 
 

@@ -36,7 +36,8 @@ class Sink:
     """What a row's ``absorb`` rule may ask while sums move into their
     accumulators: ``program`` sinks the sums of a new sub-Program,
     ``zero(x)`` whether an atom is a literal of zeros, ``absorbable(x)``
-    whether a value's producer would take an accumulator, ``add(a, b, out)``
+    whether a value's producer would take an accumulator, ``fits(x, out)``
+    whether ``x`` has ``out``'s shape and dtype, ``add(a, b, out)``
     the equations of a sum (the row of the sum being moved)."""
 
     def __init__(self, producers=None, uses=None, sum_eqn=None):
@@ -63,6 +64,11 @@ class Sink:
         return isinstance(x, Lit) and isinstance(x.val, (np.ndarray, np.generic, float, int)) \
             and not isinstance(x.val, bool) and np.ndim(x.val) >= 0 \
             and np.asarray(x.val).dtype.kind in "fc" and not np.asarray(x.val).any()
+
+    @staticmethod
+    def fits(x, out):
+        """Whether ``x`` can stand for ``out``: the same shape and dtype."""
+        return x.aval.shape == out.aval.shape and x.aval.dtype == out.aval.dtype
 
     @staticmethod
     def additive(prog, start, end):
@@ -168,7 +174,7 @@ def _sink_one(eqns, outputs, only=None):
         out = e.outputs[0]
         for acc, y in ((e.inputs[0], e.inputs[1]), (e.inputs[1], e.inputs[0])):
             if not isinstance(y, Var) or uses.get(y) != 1 or y not in producer \
-                    or not _same_aval(acc, out):
+                    or not Sink.fits(acc, out):
                 continue
             p = position[y]
             pe = eqns[p]
@@ -199,11 +205,6 @@ def _sink_one(eqns, outputs, only=None):
                     continue
             return found
     return None
-
-
-def _same_aval(x, out):
-    a = x.aval
-    return a.shape == out.aval.shape and a.dtype == out.aval.dtype
 
 
 def share_outer_values(prog):

@@ -495,7 +495,7 @@ class UpdateLower(LowerRule):
         ``index_add(acc + b, v, i)``."""
         base = eqn.inputs[0]
         if not self.absorbs or not (sink.zero(base) or sink.absorbable(base)) \
-                or base.aval.shape != out.aval.shape or base.aval.dtype != out.aval.dtype:
+                or not sink.fits(base, out):
             return None
         if acc is None:
             return []

@@ -125,31 +125,6 @@ def tracing():
     return TRACE_STATE.active > 0
 
 
-class set_current:
-    """``with set_current(t):`` runs the block under ``t``, a new trace whose
-    parent is the current one; afterwards ``t`` is closed (its tracers are
-    leaked values) and its parent is current again."""
-
-    __slots__ = ("trace", "prev")
-
-    def __init__(self, trace):
-        self.trace = trace
-
-    def __enter__(self):
-        state = TRACE_STATE
-        self.prev = state.current
-        state.current = self.trace
-        state.active += 1
-        return self.trace
-
-    def __exit__(self, *exc):
-        state = TRACE_STATE
-        state.current = self.prev
-        state.active -= 1
-        self.trace.close()
-        return False
-
-
 class rules_under:
     """``with rules_under(t):`` makes ``t`` (an existing trace: a parent, or
     a recorder) current for a rule's work, then restores the current trace."""
@@ -167,6 +142,25 @@ class rules_under:
 
     def __exit__(self, *exc):
         TRACE_STATE.current = self.prev
+        return False
+
+
+class set_current(rules_under):
+    """``with set_current(t):`` runs the block under ``t``, a new trace whose
+    parent is the current one (``rules_under``, counted as a running
+    transformation); afterwards ``t`` is closed (its tracers are leaked
+    values) and its parent is current again."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        TRACE_STATE.active += 1
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        super().__exit__()
+        TRACE_STATE.active -= 1
+        self.trace.close()
         return False
 
 

@@ -188,7 +188,7 @@ class CondLower(LowerRule):
         equation) computed in each branch: a branch whose ``outs[k]`` is a
         zero passes ``acc`` on."""
         y = eqn.outputs[k]
-        if y.aval.shape != out.aval.shape or y.aval.dtype != out.aval.dtype:
+        if not sink.fits(y, out):
             return None
         if acc is None:
             return []

@@ -306,7 +306,7 @@ class ForLower(LoopLower):
         y = eqn.outputs[k]
         if k >= p.num_carry or not sink.zero(eqn.inputs[carry[k]]) \
                 or any(acc is o for o in eqn.outputs) \
-                or y.aval.shape != out.aval.shape or y.aval.dtype != out.aval.dtype:
+                or not sink.fits(y, out):
             return None
         _, _, c_in, _ = p.operand_groups(p.body.inputs)
         if not sink.additive(p.body, c_in[k], p.body.outputs[k]):
