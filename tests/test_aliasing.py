@@ -328,14 +328,7 @@ def test_aliased_write_raises_at_the_write(fn, engine):
     assert err.names[0] in str(err) and err.names[1] in str(err)
 
 
-# TODO: the trace engine's ``y += v`` on a traced array binds a new value
-# (``Tracer`` has no ``__iadd__``), so an alias of ``y`` or of a view misses
-# the write and the derivative is silently wrong: augmented_name and
-# augmented_into_view are left out here until the tracer refuses or tracks it
-TRACE_SAFE = [f for f in ALIASED if f not in (augmented_name, augmented_into_view)]
-
-
-@pytest.mark.parametrize("fn", TRACE_SAFE, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", ALIASED, ids=lambda f: f.__name__)
 def test_trace_engine_on_aliased_writes_raises_or_agrees(fn):
     x = X.copy()
     try:

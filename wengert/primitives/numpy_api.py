@@ -19,7 +19,7 @@ import types
 
 import numpy as np
 
-from . import arith, arrayargs, index, linalg, ordering, shape, transcendental
+from . import arith, arrayargs, index, inplace, linalg, ordering, shape, transcendental
 from . import numpy_functions as npf
 from . import numpy_complex as npc
 from .core import TracerBase
@@ -126,7 +126,7 @@ class Tracer(TracerBase):
     def __floordiv__(self, o): return ordering.floor_divide(self, o)
     def __rfloordiv__(self, o): return ordering.floor_divide(o, self)
     def __neg__(self): return arith.neg(self)
-    def __pos__(self): return self
+    def __pos__(self): return inplace.fresh(self)
     def __abs__(self): return ordering.abs(self)
     def __lt__(self, o): return ordering.less(self, o)
     def __le__(self, o): return ordering.less_equal(self, o)
@@ -138,6 +138,16 @@ class Tracer(TracerBase):
     def __or__(self, o): return ordering.logical_or(self, o)
     def __invert__(self): return ordering.logical_not(self)
     __hash__ = object.__hash__
+
+    # ``y += v`` writes into y, as NumPy does (``inplace``)
+    __iadd__ = inplace.augmented("+", "add", arith.add)
+    __isub__ = inplace.augmented("-", "sub", arith.sub)
+    __imul__ = inplace.augmented("*", "mul", arith.mul)
+    __itruediv__ = inplace.augmented("/", "truediv", arith.div)
+    __ipow__ = inplace.augmented("**", "pow", transcendental.pow)
+    __imatmul__ = inplace.augmented("@", "matmul", linalg.matmul)
+    __imod__ = inplace.augmented("%", "mod", ordering.remainder)
+    __ifloordiv__ = inplace.augmented("//", "floordiv", ordering.floor_divide)
 
     def __getitem__(self, idx):
         return index.getitem(self, idx)
@@ -332,14 +342,16 @@ class Tracer(TracerBase):
         return npf.reshape_in_order(self, (-1,), order, "ravel")
 
     def flatten(self, order="C"):
-        return npf.reshape_in_order(self, (-1,), order, "flatten")
+        # a copy in NumPy, never a view (``inplace.fresh``)
+        return inplace.fresh(npf.reshape_in_order(self, (-1,), order, "flatten"))
 
     def squeeze(self, axis=None):
         return shape.squeeze(self, axis)
 
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
-        return arrayargs.as_dtype(self, dtype, casting, "astype") if np.dtype(dtype) != \
-            self.aval.dtype else self
+        if np.dtype(dtype) != self.aval.dtype:
+            return arrayargs.as_dtype(self, dtype, casting, "astype")
+        return inplace.fresh(self) if copy else self
 
     def clip(self, min=None, max=None, out=None, **kwargs):
         return npf._clip(self, min, max, out, **kwargs)
@@ -348,7 +360,7 @@ class Tracer(TracerBase):
         return npf._round(self, decimals, out)
 
     def copy(self, order="C"):
-        return self
+        return inplace.fresh(self)
 
     def item(self, *args):
         return self._float_error("item")

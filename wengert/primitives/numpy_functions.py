@@ -17,7 +17,7 @@ import string
 import numpy as np
 
 from . import arith, composite, einsum as einsum_mod, index, linalg, ordering, reduce, shape
-from . import selection
+from . import inplace, selection
 from .arrayargs import (NO_VALUE, _keep, _like_dtype, _masked, _order, _plain_device, as_dtype,
                         no_out, refuse)
 from .core import TracerBase
@@ -296,7 +296,7 @@ def _size(a, axis=None):
 
 
 def _copy(a, order="K", subok=False):
-    return a          # traced values are never written in place: a copy is the value
+    return inplace.fresh(a)     # the value, as a tracer a later ``a += v`` does not reach
 
 
 def _astype(x, dtype, /, *, copy=True, device=None):

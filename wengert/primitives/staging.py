@@ -22,6 +22,7 @@ from ..ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs
 from .core import TracerBase, Zero, raise_typed, zeros
 from .trace import TRACE_STATE, Trace, rules_under, set_current
 from .numpy_api import Tracer
+from .inplace import link_views
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert",
            "defining"]
@@ -40,7 +41,8 @@ def name_value(value, name, role=Role.VALUE):
 
 
 class StagingTracer(Tracer):
-    __slots__ = ("atom", "val")
+    # ``_base``/``_views``: as ``JVPTracer``'s (``inplace.link_views``)
+    __slots__ = ("atom", "val", "_base", "_views", "__weakref__")
 
     def __init__(self, trace, var, val=None):
         self._trace = trace
@@ -58,6 +60,14 @@ class StagingTracer(Tracer):
     def concrete_value(self):
         val = self.val
         return getattr(val, "concrete_value", val) if isinstance(val, Tracer) else val
+
+    def become(self, new):
+        """Turn into ``new``, a value of the same trace (``y += v``: ``inplace``)."""
+        self.atom, self.val = new.atom, new.val
+
+    def clone(self):
+        """Another tracer of the same value (a copy: ``inplace.fresh``)."""
+        return StagingTracer(self._trace, self.atom, self.val)
 
 
 class StagingTrace(Trace):
@@ -158,11 +168,18 @@ class StagingTrace(Trace):
         if prim.multiple_results:
             outs = [Var(a, "", self.role) for a in out_avals]
             self.eqns.append(Eqn(prim, atoms, outs, params))
-            vals = vals if vals is not None else [None] * len(outs)
-            return tuple(StagingTracer(self, v, x) for v, x in zip(outs, vals))
+            if vals is None:
+                return tuple(StagingTracer(self, v) for v in outs)
+            res = tuple(StagingTracer(self, v, x) for v, x in zip(outs, vals))
+            for r in res:
+                link_views(r, args)
+            return res
         out = Var(out_avals, "", self.role)
         self.eqns.append(Eqn(prim, atoms, (out,), params))
-        return StagingTracer(self, out, vals)
+        res = StagingTracer(self, out, vals)
+        if vals is not None:
+            link_views(res, args)
+        return res
 
     def atom(self, x):
         """The Program operand for an output value (Zero -> literal zeros)."""

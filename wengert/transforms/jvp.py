@@ -29,6 +29,7 @@ from ..primitives.arith import cast_float
 from ..primitives.casts import cast_exact
 from ..primitives.shape import broadcast_to
 from ..primitives.numpy_api import Tracer
+from ..primitives.inplace import link_views
 from ..primitives.staging import stage
 
 __all__ = ["JVPTrace", "JVPTracer", "NeedsReverse", "jvp_flat", "jvp_program"]
@@ -42,7 +43,9 @@ class NeedsReverse(Exception):
 
 
 class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent", "_aval")
+    # ``_base``/``_views``: the tracer this one is a view of, weak references to
+    # its own views (``inplace.link_views``), set only where there are any
+    __slots__ = ("primal", "tangent", "_aval", "_base", "_views", "__weakref__")
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
@@ -67,6 +70,14 @@ class JVPTracer(Tracer):
             self.primal.name_hint(name, role)
         if isinstance(self.tangent, Tracer):
             self.tangent.name_hint(*derive(name, role, Role.TANGENT))
+
+    def become(self, new):
+        """Turn into ``new``, a value of the same trace (``y += v``: ``inplace``)."""
+        self.primal, self.tangent, self._aval = new.primal, new.tangent, new._aval
+
+    def clone(self):
+        """Another tracer of the same value (a copy: ``inplace.fresh``)."""
+        return JVPTracer(self._trace, self.primal, self.tangent)
 
 
 class JVPTrace(Trace):
@@ -115,7 +126,7 @@ class JVPTrace(Trace):
         if not live or not prim.differentiable:
             state.current = self.parent
             try:
-                return self._primal_only(prim, primals, params)
+                return self._primal_only(prim, primals, params, args)
             finally:
                 state.current = prev
         rule = self.rule_of(prim)
@@ -135,17 +146,20 @@ class JVPTrace(Trace):
             except ValueError as e:
                 raise_shape_error(prim, primals, e)
             if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
-                return tuple(JVPTracer(self, o, _tangent_for(o, t))
-                             for o, t in zip(out, out_dot))
+                return _linked(tuple(JVPTracer(self, o, _tangent_for(o, t))
+                                     for o, t in zip(out, out_dot)), args)
             if type(out) is np.ndarray and out.dtype.kind in "fc" and \
                     getattr(out_dot, "dtype", None) == out.dtype and \
                     out_dot.shape == out.shape:                         # the common case, inline
-                return JVPTracer(self, out, out_dot)
-            return JVPTracer(self, out, _tangent_for(out, out_dot))
+                res = JVPTracer(self, out, out_dot)
+                if out.base is not None:
+                    link_views(res, args)
+                return res
+            return _linked(JVPTracer(self, out, _tangent_for(out, out_dot)), args)
         finally:
             state.current = prev
 
-    def _primal_only(self, prim, primals, params):
+    def _primal_only(self, prim, primals, params, args):
         """No tangent flows in (or none out): the primal alone, zero tangents."""
         if not prim.differentiable:
             refuse_complex(prim, primals)     # an ordering of complex values
@@ -154,8 +168,16 @@ class JVPTrace(Trace):
         except ValueError as e:
             raise_shape_error(prim, primals, e)
         if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
-            return tuple(JVPTracer(self, o, Zero.like(o)) for o in out)
-        return JVPTracer(self, out, Zero.like(out))
+            return _linked(tuple(JVPTracer(self, o, Zero.like(o)) for o in out), args)
+        return _linked(JVPTracer(self, out, Zero.like(out)), args)
+
+
+def _linked(res, args):
+    """``res`` (a tracer or a tuple of them), each linked to the operand it is
+    a view of, if any (``inplace.link_views``)."""
+    for r in (res if type(res) is tuple else (res,)):
+        link_views(r, args)
+    return res
 
 
 def raise_shape_error(prim, operands, err):

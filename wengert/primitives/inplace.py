@@ -1,0 +1,121 @@
+"""Augmented assignment on traced arrays (``y += v``), with NumPy's meaning.
+
+NumPy writes ``y += v`` into ``y``'s memory: every other name of the same
+array (``z = y``, a list that holds it) sees the change, and so does every
+view of that memory (``y[1:]``, ``y.T``, ``y.reshape(...)``) and the array a
+view looks into. A tracer has no memory to write. Left to Python, ``y += v``
+would rebind ``y`` to ``y + v`` and every other name would keep the old
+value: a wrong value and a wrong derivative, with no error.
+
+So a traced array *becomes* its updated value (``become``: its slots are
+replaced by those of ``y + v``), and every name of that tracer sees the
+change, as in NumPy. Views cannot be followed that way: a trace links a
+result to the operand whose memory NumPy's own result shares (``link_views``,
+on concrete values), and an in-place update of a view, or of an array with a
+view still alive, raises ``InPlaceUpdateError`` at the user's line. A value
+NumPy would not write in place (a NumPy or Python scalar) is rebound, as
+Python does; an array whose memory the trace cannot see (a symbolic value)
+is refused.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..errors import InPlaceUpdateError, ShapeMismatchError, UnsupportedDtypeError, user_location
+
+__all__ = ["augmented", "fresh", "link_views"]
+
+
+def _concrete(x):
+    """The concrete NumPy value under ``x`` (through nested tracers), or None."""
+    return getattr(x, "concrete_value", None)
+
+
+def link_views(out, args):
+    """Record that ``out`` (a tracer of the trace that computed it from
+    ``args``) is a view of an operand: NumPy's own result shares that
+    operand's memory. Cheap when it is not: most results own their memory."""
+    c = _concrete(out)
+    if type(c) is not np.ndarray or c.base is None:
+        return
+    for a in args:
+        if a is out or not hasattr(a, "become"):
+            continue
+        ca = _concrete(a)
+        if type(ca) is np.ndarray and np.may_share_memory(c, ca):
+            out._base = a               # a view keeps what it looks into alive, as in NumPy
+            views = getattr(a, "_views", None)
+            if views is None:
+                a._views = views = []
+            views.append(weakref.ref(out))
+            return
+
+
+def fresh(x):
+    """A copy of ``x`` (``x.copy()``, ``np.copy``): the same value, as another
+    tracer, so that a later ``x += v`` (which changes ``x``'s tracer) does not
+    reach it. Anything else (a plain array, a scalar) is copied as NumPy does."""
+    clone = getattr(x, "clone", None)
+    if clone is not None:
+        return clone()
+    return np.copy(x) if isinstance(x, np.ndarray) else x
+
+
+def _live_view(y):
+    views = getattr(y, "_views", None)
+    return views is not None and any(r() is not None for r in views)
+
+
+def augmented(symbol, name, op):
+    """The ``__i<name>__`` method of tracers: ``y <symbol>= v`` as NumPy does it."""
+    def method(self, other):
+        return _update(self, other, op, symbol)
+    method.__name__ = f"__i{name}__"
+    return method
+
+
+def _update(y, v, op, symbol):
+    val = _concrete(y)
+    if val is not None and type(val) is not np.ndarray:
+        return NotImplemented       # a scalar: Python rebinds the name, as with NumPy's
+    if val is None and not y.aval.shape:
+        return NotImplemented       # a 0-d symbolic value: held as a scalar
+    where = user_location()
+    if val is None or not hasattr(y, "become"):
+        raise InPlaceUpdateError(
+            f"{where}: `y {symbol}= v` writes into a traced array whose memory wengert "
+            "cannot follow here (a value being recorded symbolically): other names or "
+            f"views of it would not see the change. Write y = y {symbol} v (a new array)")
+    if getattr(y, "_base", None) is not None:
+        raise InPlaceUpdateError(
+            f"{where}: `{symbol}=` writes into a view of another traced array (a slice, "
+            ".T, a reshape): NumPy would change that array too, which the trace engine "
+            f"cannot follow. Write the view as a new array (v = v {symbol} w) and build the "
+            "whole array from it, or take the view with .copy(), or use engine='source'")
+    if _live_view(y):
+        raise InPlaceUpdateError(
+            f"{where}: `{symbol}=` writes into a traced array while a view of it (a slice, "
+            ".T, a reshape) is still held: NumPy would change the view too, which the trace "
+            f"engine cannot follow. Copy the view (.copy()) where it is taken, or write "
+            f"y = y {symbol} v (a new array), or use engine='source'")
+    r = op(y, v)
+    if type(r) is not type(y) or r._trace is not y._trace:
+        raise InPlaceUpdateError(
+            f"{where}: `{symbol}=` writes a value of an inner transformation into an array "
+            f"of an outer one; write y = y {symbol} v (a new array)")
+    if r.aval.shape != y.aval.shape:
+        raise ShapeMismatchError(
+            f"{where}: `{symbol}=` on an array of shape {y.aval.shape} with a result of "
+            f"shape {r.aval.shape}: NumPy cannot write it in place; write y = y {symbol} v "
+            "for the broadcast result")
+    if r.aval.dtype != y.aval.dtype:
+        if not np.can_cast(r.aval.dtype, y.aval.dtype, "same_kind"):
+            raise UnsupportedDtypeError(
+                f"{where}: `{symbol}=` would store a {r.aval.dtype} result into a "
+                f"{y.aval.dtype} array, which NumPy refuses (casting 'same_kind'); write "
+                f"y = y {symbol} v for a new array of the wider type")
+        r = r.astype(y.aval.dtype)
+    y.become(r)
+    return y
