@@ -19,13 +19,15 @@ is refused.
 """
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
 
+from .core import TracerBase
 from ..errors import InPlaceUpdateError, ShapeMismatchError, UnsupportedDtypeError, user_location
 
-__all__ = ["augmented", "fresh", "link_views"]
+__all__ = ["augmented", "distinct", "fresh", "link_views", "returns_new"]
 
 
 def _concrete(x):
@@ -61,6 +63,42 @@ def fresh(x):
     if clone is not None:
         return clone()
     return np.copy(x) if isinstance(x, np.ndarray) else x
+
+
+def distinct(out, args, certain):
+    """``out``, a NumPy function's result on ``args``, as a tracer of its own
+    where a rule handed back an operand unchanged (``np.roll(y, 0)``,
+    ``np.positive(y)``) but NumPy gives a new array: a later ``y += v`` must
+    not reach it. ``certain``: NumPy always allocates (a ufunc); otherwise the
+    new tracer is linked as a view of the operand, so that a later write into
+    either raises instead of guessing."""
+    if not isinstance(out, TracerBase) or not _among(out, args):
+        return out
+    copy = fresh(out)
+    if not certain:
+        copy._base = out
+        views = getattr(out, "_views", None)
+        if views is None:
+            out._views = views = []
+        views.append(weakref.ref(copy))
+    return copy
+
+
+def _among(out, args):
+    for a in args:
+        if a is out or type(a) in (list, tuple) and _among(out, a):
+            return True
+    return False
+
+
+def returns_new(method):
+    """An array method NumPy answers with a new array (``y.sum(axis=())``,
+    ``y.round(20)``): never the tracer itself (``distinct``)."""
+    @functools.wraps(method)        # NumPy's parameters, as ``inspect.signature`` shows them
+    def wrapper(self, *args, **kwargs):
+        out = method(self, *args, **kwargs)
+        return distinct(out, (self,), True) if out is self else out
+    return wrapper
 
 
 def _live_view(y):

@@ -233,8 +233,9 @@ class Tracer(TracerBase):
                                    f"derivative rule; write it with np.{ufunc.__name__} and "
                                    "reductions")
         library.check_complex(ufunc, inputs)
-        return ufunc_call(ufunc, library.ufunc_rule(ufunc), inputs, kwargs,
-                          library.display_name(ufunc))
+        out = ufunc_call(ufunc, library.ufunc_rule(ufunc), inputs, kwargs,
+                         library.display_name(ufunc))
+        return inplace.distinct(out, inputs, True)      # a ufunc's result is a new array
 
     def __array_function__(self, func, types, args, kwargs):
         fn = library.function_rule(func)
@@ -242,7 +243,11 @@ class Tracer(TracerBase):
             raise NoDerivativeRule(no_rule_message(user_location(), library.display_name(func)))
         library.check_complex(func, args, kwargs)
         out = fn(*args, **kwargs)
-        return out if func in npf.PYTHON_RESULTS else arrayargs.numpy_result(out)
+        if func in npf.PYTHON_RESULTS:
+            return out
+        if func not in npf.SHARING:
+            out = inplace.distinct(out, args, False)
+        return arrayargs.numpy_result(out)
 
     # --- array methods: ndarray's parameters (and, for the reductions that
     # take ``**kwargs``, those of the NumPy function they forward to)
@@ -367,3 +372,12 @@ class Tracer(TracerBase):
 
     def tolist(self):
         return self._float_error("tolist")
+
+
+# methods NumPy answers with a new array: never the tracer itself, even where
+# a rule hands the operand back (``y.sum(axis=())``: ``inplace.returns_new``)
+# (not ``conj``: a real array's ``.conj()`` is the array itself in NumPy)
+for _name in ("sum", "mean", "prod", "max", "min", "var", "std", "cumsum", "cumprod",
+              "repeat", "take", "partition", "dot", "trace", "clip", "round"):
+    setattr(Tracer, _name, inplace.returns_new(getattr(Tracer, _name)))
+del _name

@@ -386,3 +386,13 @@ FUNCTIONS = {
 
 # the functions that answer with Python values (shapes), not arrays
 PYTHON_RESULTS = frozenset({np.shape, np.ndim, np.size})
+# functions whose NumPy result may be the operand itself or a view of it: a
+# rule may hand the operand back unchanged (any other function's result is
+# made a tracer of its own: ``inplace.distinct``)
+SHARING = frozenset(f for f in (
+    np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray, np.require,
+    np.reshape, np.ravel, np.squeeze, np.transpose, np.swapaxes, np.moveaxis, np.rollaxis,
+    np.real, np.imag, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.expand_dims,
+    np.broadcast_to, np.flip, np.fliplr, np.flipud, np.diagonal,
+    getattr(np, "permute_dims", None), getattr(np, "matrix_transpose", None))
+    if f is not None)
