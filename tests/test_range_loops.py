@@ -191,3 +191,18 @@ def test_updates_in_place_keep_their_target_name(kind, spec):
     g = wg.grad(MAKERS[kind](spec), engine="source")
     g(*_args(N * N if kind == "nested" else N))
     assert not _round_trips(g.source), g.source
+
+
+@pytest.mark.parametrize("spec", list(RANGES.values()), ids=list(RANGES))
+def test_the_loop_variable_keeps_its_name(spec):
+    """``for i in range(start, stop, step)``: the index ``start + k * step``
+    is ``i`` in the Program and in the generated code (the counter ``k`` has
+    no name of the user's)."""
+    f = make_scan(spec)
+    prog = wg.make_program(f, *_args(), engine="source")
+    text = str(prog)
+    assert any(line.strip().startswith("i = ") for line in text.splitlines()), text
+    api_codes.clear()
+    g = wg.grad(f, engine="source")
+    g(*_args())
+    assert any(line.strip().startswith("i = ") for line in g.source.splitlines()), g.source
