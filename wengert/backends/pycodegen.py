@@ -158,10 +158,11 @@ def generate_source(prog, name=None):
                 target = ins[low.inplace[item]]
                 lines = item.prim.lower.inplace(em, item, ins, flags, outs, low.inplace[item])
                 if lines and lines[-1] == f"{outs[0]} = {target}" and target.isidentifier() \
-                        and re.fullmatch(r"[a-z]+[0-9]+", outs[0]):
+                        and (_generic(outs[0]) or not _generic(target)):
                     # the result is the target, changed, and the target is dead:
-                    # a result without a name of the user's takes the target's
-                    # (no ``v5 = x`` after ``x[i] += v``)
+                    # the result takes the target's name unless only the result
+                    # has a name of the user's (no ``v5 = x`` after ``x[i] += v``,
+                    # no ``ct_out_1 = ct_out`` and back in each step of a loop)
                     lines = lines[:-1]
                     em.idents[defs[0]] = target
             if lines is None:
@@ -181,6 +182,12 @@ def generate_source(prog, name=None):
     lines = header + [f"def {fname}({', '.join(block.inputs)}):"]
     lines += em.indent(block.lines + [f"return ({outs})"])
     return "\n".join(lines) + "\n", em.namespace, fname
+
+
+def _generic(ident):
+    """Whether an identifier is a generated one (``v5``, ``ct12``), not derived
+    from a name of the user's (``out``, ``ct_out_1``)."""
+    return re.fullmatch(r"[a-z]+[0-9]+", ident) is not None
 
 
 def _operands(em, atoms, names):

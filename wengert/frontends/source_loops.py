@@ -22,7 +22,7 @@ from .source_env import EnvObject
 from .source_blocks import (Block, Undefined, assemble, coerce_to, join_spec, spec_of, widens,
                             zeros_of)
 from .source_ops import (_NEEDS_CONCRETE, DimRange, TracedRange, _Sequence, _any_traced,
-                         _probe, _python_iterable, _traced, and_, if_stmt, not_)
+                         _probe, _python_iterable, _traced, and_, if_stmt, named, not_)
 from ..pytree import flatten
 
 __all__ = ["for_stmt", "while_stmt"]
@@ -133,6 +133,8 @@ def for_stmt(iterable, body, state, names, brk, lineno, target=""):
         return _loop_python(_python_iterable(iterable), body, state, names, brk, where)
     n, item_of, xs, lead = _loop_items(iterable, where)
     loop_names = _loop_names(iterable, target)
+    if target and not loop_names[0] and isinstance(iterable, (range, DimRange, TracedRange)):
+        item_of = _named_item(item_of, target)
     try:
         return _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule,
                                loop_names)
@@ -153,6 +155,15 @@ def _loop_names(iterable, target):
     if _traced(iterable) or isinstance(iterable, np.ndarray):
         return "", [target]
     return "", []
+
+
+def _named_item(item_of, name):
+    """``item_of`` whose value, the index ``start + k * step`` of a loop over
+    ``range(start, stop, step)``, keeps the loop variable's name (the counter
+    ``k`` has none)."""
+    def item(i, x):
+        return named(item_of(i, x), name)
+    return item
 
 
 def _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule=None,
@@ -198,13 +209,9 @@ def _loop_python(iterable, body, state, names, brk, where=None):
 def _loop_items(iterable, where):
     """(n, item_of(i, x_i), xs, lead avals of x_i) for a structured loop."""
     if isinstance(iterable, range):
-        start, step = iterable.start, iterable.step
-        return len(iterable), (lambda i, x: arith.add(start, arith.mul(i, step))
-                               if (start, step) != (0, 1) else i), [], []
+        return len(iterable), _range_item(iterable.start, iterable.step), [], []
     if isinstance(iterable, DimRange):
-        start, step = iterable.start, iterable.step
-        return iterable.length(), (lambda i, x: arith.add(start, arith.mul(i, step))
-                                   if (start, step) != (0, 1) else i), [], []
+        return iterable.length(), _range_item(iterable.start, iterable.step), [], []
     if isinstance(iterable, TracedRange):
         r = iterable
         n = _range_length(r.start, r.stop, r.step)
@@ -229,6 +236,16 @@ def _loop_items(iterable, where):
         return n, (lambda i, x: tuple(x)), arrays, lead
     raise UnsupportedSyntax(f"{where}: a for loop over {type(iterable).__name__} is not "
                             "supported; loop over range, an array, a list, enumerate or zip")
+
+
+def _range_item(start, step):
+    """item_of of a loop over a range: ``start + k * step`` from the counter
+    ``k``, without an add of 0 or a product by 1 (a value the user's loop
+    variable names)."""
+    def item(i, x):
+        k = i if type(step) is int and step == 1 else arith.mul(i, step)
+        return k if type(start) is int and start == 0 else arith.add(start, k)
+    return item
 
 
 def _range_length(start, stop, step):

@@ -77,8 +77,14 @@ def add_move_sign(ins, plain, negated, out):
     return [Eqn(sub_p, (a, plain[1]) if negated[1] else (b, plain[0]), (out,), {})]
 
 
+def int_offset(k, c, out):
+    """``out = k + c`` for an int ``c``, written with its sign: ``k - 1``, not ``k + -1``."""
+    return Eqn(add_p, (k, Lit(c)), (out,), {}) if c >= 0 else Eqn(sub_p, (k, Lit(-c)), (out,), {})
+
+
 add_p.simplify = drops_identity(left=0.0, right=0.0)
-add_p.algebra = Algebra(move_sign=add_move_sign, scalar_literals="always")
+add_p.algebra = Algebra(move_sign=add_move_sign, scalar_literals="always", offset=1,
+                        with_offset=int_offset)
 add_p.emit = BinaryOperator("+")
 
 
@@ -114,7 +120,8 @@ def sub_move_sign(ins, plain, negated, out):
 
 
 sub_p.simplify = drops_identity(right=0.0)
-sub_p.algebra = Algebra(move_sign=sub_move_sign, scalar_literals="always")
+sub_p.algebra = Algebra(move_sign=sub_move_sign, scalar_literals="always", offset=-1,
+                        with_offset=int_offset)
 sub_p.emit = BinaryOperator("-")
 
 

@@ -37,15 +37,23 @@ class Algebra:
     * ``scalar_literals``: an array literal holding one value repeated (what
       a sum's transpose broadcasts) may be that value, broadcasting making
       the rest: ``"always"``, ``"copies"`` (the code's ``+`` broadcasts, the
-      row's own shape rule does not) or None.
+      row's own shape rule does not) or None;
+    * ``offset``: the row is ``a + b`` (``+1``) or ``a - b`` (``-1``). On
+      integers an offset by a Python int literal composes exactly (modular
+      arithmetic included): ``(k + 1) - 1`` is ``k``, ``(k + 2) - 1`` is
+      ``k + 1`` -- what a loop over ``range(1, n)`` leaves in ``x[i - 1]``;
+      ``with_offset(k, c, out)`` is the equation computing ``out = k + c``.
     """
 
-    __slots__ = ("negation", "move_sign", "scalar_literals")
+    __slots__ = ("negation", "move_sign", "scalar_literals", "offset", "with_offset")
 
-    def __init__(self, negation=False, move_sign=None, scalar_literals=None):
+    def __init__(self, negation=False, move_sign=None, scalar_literals=None, offset=0,
+                 with_offset=None):
         self.negation = negation
         self.move_sign = move_sign
         self.scalar_literals = scalar_literals
+        self.offset = offset
+        self.with_offset = with_offset
 
 
 def is_scalar_lit(x, value=None):

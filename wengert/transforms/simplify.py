@@ -24,6 +24,11 @@ The pass names no primitive: what it may rewrite is on the rows.
   ``-(a * b)`` (likewise ``/``); IEEE arithmetic is symmetric in the sign,
   so every value, signed zeros included, stays the same (``-a - b`` is not
   rewritten: ``-(a + b)`` differs at ``a = 0.0, b = -0.0``);
+* int offsets (with ``copies``; the row's ``algebra.offset``): an int
+  scalar offset by Python int literals is its root offset by their sum,
+  ``(1 + k) - 1`` is ``k`` and ``(1 + k) + 1`` is ``k + 2`` (exact on
+  integers, modular ones included): a loop over ``range(1, n)`` reads
+  ``x[i - 1]`` without computing ``i`` first;
 * int literals (with ``copies``, on a row with a sign rule): ``3 * y`` on a
   float ``y`` is ``3.0 * y`` (the same value and dtype; Python multiplies
   two floats twice as fast);
@@ -85,6 +90,7 @@ def simplify(prog, copies=False):
     subst = {}          # var -> replacement atom
     seen = {}
     negated = {}        # v -> x where v = neg (x)
+    offsets = {}        # v -> (k, c) where v = k + c, ints
     eqns = []
 
     def sub(x):
@@ -107,6 +113,17 @@ def simplify(prog, copies=False):
                 if rewritten is not None:
                     pending.extend(reversed(rewritten))
                     continue
+            if algebra.offset:
+                found = _int_offset(algebra.offset, ins, out[0], offsets)
+                if found is not None:
+                    root, c, composed = found
+                    offsets[out[0]] = (root, c)
+                    if composed and c == 0:
+                        subst[out[0]] = root
+                        continue
+                    if composed:
+                        eqn = algebra.with_offset(root, c, out[0])
+                        ins, algebra = list(eqn.inputs), eqn.prim.algebra
         eqn = _simplify_params(eqn, copies)
         if algebra is not None and algebra.scalar_literals is not None \
                 and (copies or algebra.scalar_literals == "always"):
@@ -201,6 +218,30 @@ def _move_negation(move_sign, ins, out, negated):
         return None
     plain = tuple(negated[x] if n else x for x, n in zip(ins, neg_in))
     return move_sign(ins, plain, neg_in, out)
+
+
+def _int_offset(sign, ins, out, offsets):
+    """(k, c, composed) where ``out = ins[0] + sign * ins[1]`` is the int Var
+    ``k`` offset by the Python int ``c`` (``composed``: through an earlier
+    offset, ``offsets``), or None. ``k`` has the result's aval (weak
+    included), so the offset may be dropped where ``c`` is 0."""
+    def int_lit(x):
+        return type(x) is Lit and type(x.val) is int
+
+    a, b = ins
+    if int_lit(b) and not isinstance(a, Lit):
+        k, c = a, sign * b.val
+    elif sign > 0 and int_lit(a) and not isinstance(b, Lit):
+        k, c = b, a.val
+    else:
+        return None
+    if out.aval.dtype.kind != "i" or out.aval.shape != () or k.aval != out.aval \
+            or k.aval.weak != out.aval.weak:
+        return None
+    if k in offsets:
+        root, c0 = offsets[k]
+        return root, c0 + c, True
+    return k, c, False
 
 
 def _float_literals(ins):
