@@ -77,8 +77,9 @@ def njit(f):
 def wengert_warnings(caught):
     """The messages of the warnings in ``caught`` that wengert issued (a fallback to the
     Python backend names the construct and the user's line)."""
-    return [f"{w.category.__name__}: {w.message}" for w in caught
-            if w.category.__module__.split(".")[0] == "wengert"]
+    # each once: a warning repeated by every call of a loop says nothing more
+    return list(dict.fromkeys(f"{w.category.__name__}: {w.message}" for w in caught
+                              if w.category.__module__.split(".")[0] == "wengert"))
 
 
 def fell_back(messages):
