@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-pythons fuzz bench bench-scaling bench-gradbench clean
+.PHONY: demo test test-pythons fuzz bench bench-scaling bench-gradbench bench-manual clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -55,6 +55,12 @@ bench-scaling: $(VENV)/.installed
 bench-gradbench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e ".[gradbench]"
 	$(BIN)/python -m bench.gradbench_compare
+
+# GradBench's C++ manual tool on the same inputs: GRADBENCH=path/to/a/gradbench/checkout;
+# its figures go to MANUAL_JSON for `python -m bench.gradbench_compare --manual MANUAL_JSON`
+MANUAL_JSON ?= gradbench-manual.json
+bench-manual: $(VENV)/.installed
+	$(BIN)/python -m bench.gradbench_manual $(GRADBENCH) --json $(MANUAL_JSON)
 
 clean:
 	rm -rf $(VENV) .venv-3.* build *.egg-info

@@ -1,15 +1,23 @@
 """The GradBench comparison: wengert against JAX and PyTorch, in one process, on one core.
 
-    python -m bench.gradbench_compare [--evals gmm,lse] [--quick]     (or: make bench-gradbench)
+    python -m bench.gradbench_compare [--evals gmm,lse] [--quick] [--manual FILE]
+                                                                      (or: make bench-gradbench)
 
 For every GradBench eval, at the size its wengert module's ``make_input()`` gives (GradBench's
 default size; the data files of ``../shared/gradbench-data`` where the eval ships data), each
 function -- the objective and each derivative -- is timed for
 
   source, trace   wengert's eval module (``bench/gradbench/evals/<eval>.py``) per engine
-  numba           always "n/a": wengert has no numba backend yet
+  wengert-numba   the same module with ``backend="numba"`` (source engine; the objective
+                  under ``wengert.jit``): "n/a" while wengert has no numba backend; "(py)"
+                  marks a function that wengert ran on the Python backend instead (its
+                  warning is in the notes); its compile time (first call less best) is in
+                  the notes
   jax, torch      ``bench/gradbench/peers_jax.py`` and ``peers_torch.py``, for the evals that
                   GradBench's own JAX and PyTorch tools implement, with the same strategies
+  manual          GradBench's C++ ``manual`` tool (derivatives by hand), not run here: the
+                  figures of ``python -m bench.gradbench_manual CHECKOUT --json FILE`` read
+                  from ``--manual FILE`` (taken at the same input; "n/a" without the file)
 
 Every tool gets the same GradBench-format input; ``prepare`` (JSON to arrays) and ``output``
 (result to JSON) are not timed. After one untimed call (code generation, JIT compilation), a
@@ -26,10 +34,11 @@ engine failed): every number must agree to 1e-6, relative to the larger of its o
 and 1e-3 of the largest magnitude in the output ('!' and a note otherwise). A missing peer
 prints "n/a"; an error prints in the table, with its message under it, and the bench goes on.
 
-Columns: times per tool; ``wg/jax`` and ``wg/torch``, wengert's time (its faster engine) over
-the peer's (below 1: wengert is faster); ``d/obj``, wengert's derivative time over its
-objective time. The closing section checks the targets: wengert's derivative <= JAX's and
-<= PyTorch's, and derivative / objective <= 4 on gmm, lse, llsq, kmeans, lstm and ode.
+Columns: times per tool; ``wg/jax``, ``wg/torch`` and ``wg/manual``, wengert's time (its
+fastest engine or backend) over the peer's (below 1: wengert is faster); ``d/obj``, wengert's
+derivative time over its objective time. The closing section checks the targets: wengert's
+derivative <= JAX's and <= PyTorch's, derivative / objective <= 4 on gmm, lse, llsq, kmeans,
+lstm and ode, and derivative <= 2x the manual tool's (issue 15).
 
 One core: before NumPy, JAX or PyTorch load (re-executing itself if one already has), the
 process sets OMP/MKL/OpenBLAS to one thread and XLA's CPU client single-threaded
@@ -65,8 +74,12 @@ import math  # noqa: E402
 import platform  # noqa: E402
 import signal  # noqa: E402
 import time  # noqa: E402
+import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+from bench.numba_support import (backend_problem, fell_back, numba_version,  # noqa: E402
+                                  wengert_warnings)
 
 # The twelve evals, in GradBench's order, with their functions; the first is the objective
 # (particle and saddle ask only for derivatives).
@@ -87,9 +100,13 @@ EVALS = {
 NO_OBJECTIVE = {"particle", "saddle"}
 RATIO_TARGET_EVALS = ("gmm", "lse", "llsq", "kmeans", "lstm", "ode")
 RATIO_TARGET = 4.0
-TOOLS = ("source", "trace", "numba", "jax", "torch")
-WENGERT_TOOLS = ("source", "trace")
+TOOLS = ("source", "trace", "wengert-numba", "jax", "torch")
+WENGERT_TOOLS = ("source", "trace", "wengert-numba")   # wengert's time: the fastest of these
+REFERENCE_TOOLS = ("source", "trace")                   # whose output the others must match
+NUMBA_TOOL = "wengert-numba"
 PEERS = {"jax": "bench.gradbench.peers_jax", "torch": "bench.gradbench.peers_torch"}
+MANUAL = "manual"          # GradBench's C++ tool: figures read from --manual FILE
+MANUAL_TARGET = 2.0        # wengert's derivative / manual's, at most (issue 15)
 RTOL = 1e-6
 FLOOR = 1e-3
 
@@ -98,10 +115,13 @@ FLOOR = 1e-3
 class Cell:
     """What one tool did on one function: a time (ns) and an output, or why not."""
 
-    def __init__(self, time_ns=None, runs=0, output=None, error=None, na=False, timed_out=False):
+    def __init__(self, time_ns=None, runs=0, output=None, error=None, na=False, timed_out=False,
+                 first_ns=None, fallbacks=()):
         self.time_ns, self.runs, self.output, self.error, self.na = time_ns, runs, output, error, na
         self.timed_out = timed_out
         self.mismatch = None        # max relative error when it disagrees with the reference
+        self.first_ns = first_ns    # the untimed first call (code generation, compilation)
+        self.fallbacks = list(fallbacks)   # wengert's warnings then (it ran Python instead)
 
 
 def short_error(exc):
@@ -132,8 +152,9 @@ class Measurement:
         self.function, self.inp, self.opts = function, inp, opts
         self.clock = time.process_time_ns if opts.clock == "cpu" else time.perf_counter_ns
         self.samples, self.min_runs, self.number = [], opts.min_runs, 1
-        self.args = self.result = self.error = None
+        self.args = self.result = self.error = self.first = None
         self.timed_out = False
+        self.warnings = []
 
     def _guarded(self, step):
         try:
@@ -153,7 +174,10 @@ class Measurement:
 
     def _start(self):
         self.args = self.function.prepare(self.inp)
-        first = self._call_wall()            # code generation, JIT compilation
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            first = self._call_wall()        # code generation, JIT compilation
+        self.first, self.warnings = first, wengert_warnings(caught)
         if first > self.opts.slow:
             self.min_runs = 1
         else:                                # calibrate on a second call
@@ -186,7 +210,8 @@ class Measurement:
                 self.error = short_error(exc)
         if self.error is not None:
             return Cell(error=self.error, timed_out=self.timed_out)
-        return Cell(round(min(self.samples)), len(self.samples) * self.number, output)
+        return Cell(round(min(self.samples)), len(self.samples) * self.number, output,
+                    first_ns=round(self.first * 1e9), fallbacks=self.warnings)
 
 
 def measure_all(measurements):
@@ -231,14 +256,19 @@ def max_relative_error(output, reference):
 
 
 # --- one eval ----------------------------------------------------------------------------
-def tool_functions(name, eval_module, peers):
-    """{tool: dict of Functions, or an error string, or None (not implemented)} for one eval."""
+def tool_functions(name, eval_module, peers, numba_problem=None):
+    """{tool: dict of Functions, or an error string, or None (not implemented)} for one eval;
+    ``numba_problem``: why wengert has no numba backend here (None: it has)."""
     found = {}
     for tool in TOOLS:
         try:
-            if tool in WENGERT_TOOLS:
-                found[tool] = (eval_module if isinstance(eval_module, str)
-                               else eval_module.functions(engine=tool))
+            if isinstance(eval_module, str) and tool in WENGERT_TOOLS:
+                found[tool] = eval_module
+            elif tool == NUMBA_TOOL:
+                found[tool] = None if numba_problem else eval_module.functions(
+                    engine="source", backend="numba")
+            elif tool in WENGERT_TOOLS:
+                found[tool] = eval_module.functions(engine=tool)
             elif tool in PEERS:
                 peer = peers[tool]
                 found[tool] = None if isinstance(peer, str) else peer.functions(name)
@@ -257,7 +287,7 @@ def bench_eval(name, sizes, opts, peers, report):
         inp = module.make_input(**sizes)
     except Exception as exc:
         module, inp = f"no module: {short_error(exc)}", None
-    found = tool_functions(name, module, peers)
+    found = tool_functions(name, module, peers, opts.numba_problem)
     names = list(EVALS[name])
     if isinstance(found["source"], dict):
         names += [f for f in found["source"] if f not in names]
@@ -282,7 +312,8 @@ def bench_eval(name, sizes, opts, peers, report):
                 cells[tool] = Cell(error=funcs)
             else:
                 cells[tool] = Cell(na=True)
-        reference = next((t for t in WENGERT_TOOLS if cells[t].time_ns is not None), None)
+        reference = next((t for t in REFERENCE_TOOLS if cells[t].time_ns is not None), None)
+        cells[MANUAL] = manual_cell(opts.manual_rows, name, fn, describe(inp))
         for tool in TOOLS:
             cell = cells[tool]
             if reference is not None and tool != reference and cell.time_ns is not None:
@@ -294,6 +325,28 @@ def bench_eval(name, sizes, opts, peers, report):
         rows.append(row)
         report(row)
     return rows
+
+
+# --- the manual tool's figures ----------------------------------------------------------
+def load_manual(path):
+    """{(eval, function): row} from ``gradbench_manual --json``'s file."""
+    with open(path) as f:
+        data = json.load(f)
+    return {(row["eval"], row["function"]): row for row in data["rows"]}
+
+
+def manual_cell(manual_rows, name, fn, input_text):
+    """The manual tool's cell for one function: its time if measured at this input."""
+    row = (manual_rows or {}).get((name, fn))
+    if row is None:
+        return Cell(na=True)
+    if row.get("error"):
+        return Cell(error=f"manual: {row['error']}")
+    if row.get("input") != input_text:
+        return Cell(na=True, error=f"manual figures taken at another input ({row.get('input')})")
+    cell = Cell(row["time_ns"], row.get("runs", 0))
+    cell.mismatch = row.get("mismatch")     # gradbench_manual compared it with wengert's
+    return cell
 
 
 def describe(inp, depth=0):
@@ -331,12 +384,13 @@ def fmt_time(ns):
     return f"{ns / 1e3:.3g} us"
 
 
-def cell_text(cell):
+def cell_text(cell, tool=None):
     if cell.na:
         return "n/a"
     if cell.error is not None:
         return "timeout" if cell.timed_out else "error"
-    return fmt_time(cell.time_ns) + ("!" if cell.mismatch is not None else "")
+    return (fmt_time(cell.time_ns) + ("!" if cell.mismatch is not None else "")
+            + (" (py)" if tool == NUMBA_TOOL and fell_back(cell.fallbacks) else ""))
 
 
 def wengert_ns(cells):
@@ -349,12 +403,16 @@ def ratio(a, b):
 
 
 def fmt_ratio(r):
-    return "-" if r is None else f"{r:.2f}"
+    """Two decimals, or two significant digits where those would show 0.00 or overflow the
+    column (the manual tool's det is a thousand times slower, its ode a thousand faster)."""
+    if r is None:
+        return "-"
+    return f"{r:.2f}" if 0.01 <= r < 1000 else f"{r:.2g}"
 
 
 COLUMNS = (("eval", 8, "<"), ("function", 9, "<"), ("source", 10, ">"), ("trace", 10, ">"),
-           ("numba", 6, ">"), ("jax", 10, ">"), ("torch", 10, ">"), ("wg/jax", 7, ">"),
-           ("wg/torch", 8, ">"), ("d/obj", 6, ">"))
+           (NUMBA_TOOL, 15, ">"), ("jax", 10, ">"), ("torch", 10, ">"), (MANUAL, 10, ">"),
+           ("wg/jax", 7, ">"), ("wg/torch", 8, ">"), ("wg/manual", 9, ">"), ("d/obj", 6, ">"))
 
 
 def format_line(values):
@@ -369,23 +427,30 @@ def row_values(row, objective_ns):
     cells = row["cells"]
     wg = wengert_ns(cells)
     d_obj = None if is_objective(row) else ratio(wg, objective_ns)
-    return [row["eval"], row["function"]] + [cell_text(cells[t]) for t in TOOLS] + [
+    return [row["eval"], row["function"]] + [cell_text(cells[t], t) for t in TOOLS + (MANUAL,)] + [
         fmt_ratio(ratio(wg, cells["jax"].time_ns)), fmt_ratio(ratio(wg, cells["torch"].time_ns)),
-        fmt_ratio(d_obj)]
+        fmt_ratio(ratio(wg, cells[MANUAL].time_ns)), fmt_ratio(d_obj)]
 
 
 def notes(rows):
     """Errors and mismatches, one line each, under the table."""
     lines = []
     for row in rows:
-        for tool in TOOLS:
+        for tool in TOOLS + (MANUAL,):
             cell = row["cells"][tool]
             where = f"{row['eval']}.{row['function']} [{tool}]"
-            if cell.error is not None and not cell.na:
+            if cell.error is not None and (not cell.na or tool == MANUAL):
                 lines.append(f"{where} error: {cell.error}")
             if cell.mismatch is not None:
                 lines.append(f"{where} output differs from wengert {row['reference']}'s: max "
                              f"relative error {cell.mismatch:.3g} (tolerance {RTOL:g})")
+            for warning in cell.fallbacks:
+                lines.append(f"{where} wengert warned: {warning}")
+        numba = row["cells"][NUMBA_TOOL]
+        if numba.time_ns is not None and numba.first_ns is not None:
+            lines.append(f"{row['eval']}.{row['function']} [{NUMBA_TOOL}] compile: "
+                         f"{fmt_time(max(numba.first_ns - numba.time_ns, 0))} (first call "
+                         f"{fmt_time(numba.first_ns)} less the best)")
     return lines
 
 
@@ -406,6 +471,11 @@ def target_lines(rows):
                 lines.append(f"{label:<16} wengert / {peer:<5} = {r:6.2f}  (<= 1)  {verdict}")
             elif row["cells"][peer].time_ns is not None:
                 lines.append(f"{label:<16} wengert / {peer:<5}: no wengert time  MISSED")
+        r = ratio(wg, row["cells"][MANUAL].time_ns)
+        if r is not None:
+            verdict = "met" if r <= MANUAL_TARGET else "MISSED"
+            lines.append(f"{label:<16} wengert / manual = {r:6.2f}  (<= {MANUAL_TARGET:g})  "
+                         f"{verdict}")
         if row["eval"] in RATIO_TARGET_EVALS:
             r = ratio(wg, objective.get(row["eval"]))
             if r is not None:
@@ -484,6 +554,9 @@ def parse_args(argv):
     parser.add_argument("--size", action="append", default=[], metavar="EVAL:K=V,...",
                         help="sizes passed to the eval's make_input, e.g. gmm:d=10,k=25")
     parser.add_argument("--json", metavar="FILE", help="also write the results to FILE")
+    parser.add_argument("--manual", metavar="FILE",
+                        help="GradBench's C++ manual tool's figures, from "
+                             "python -m bench.gradbench_manual CHECKOUT --json FILE")
     opts = parser.parse_args(argv)
     opts.evals = [e for e in opts.evals.split(",") if e]
     unknown = [e for e in opts.evals if e not in EVALS]
@@ -498,7 +571,7 @@ def parse_args(argv):
     return opts
 
 
-def header(peers, cpu):
+def header(peers, cpu, problem):
     versions = [f"python {platform.python_version()}", f"numpy {np.__version__}"]
     try:
         from importlib import metadata
@@ -507,11 +580,8 @@ def header(peers, cpu):
         pass
     for tool, peer in peers.items():
         versions.append(f"{tool} {peer}" if isinstance(peer, str) else f"{tool} {peer.VERSION}")
-    try:
-        importlib.import_module("numba")
-        versions.append("numba installed (no wengert backend: n/a)")
-    except ImportError:
-        versions.append("numba not installed")
+    versions.append(f"numba {numba_version() or 'not installed'}"
+                    + (f" ({NUMBA_TOOL}: n/a, {problem})" if problem else ""))
     return [", ".join(versions),
             f"one core: cpu {cpu}, OMP/MKL/OpenBLAS threads 1, XLA_FLAGS={os.environ['XLA_FLAGS']!r}"
             + (", torch threads 1" if sys.modules.get("torch") is not None else "")]
@@ -522,8 +592,14 @@ def main(argv=None):
     signal.signal(signal.SIGALRM, _alarm)
     cpu = pin_one_cpu()
     peers = load_peers()
-    for line in header(peers, cpu):
+    opts.numba_problem = (backend_problem("numba") if NUMBA_TOOL in opts.tools
+                          else "not selected")
+    opts.manual_rows = load_manual(opts.manual) if opts.manual else None
+    for line in header(peers, cpu, opts.numba_problem):
         print(line)
+    if opts.manual:
+        print(f"{MANUAL}: GradBench's C++ tool, figures from {opts.manual} (its own wall "
+              "clock, one thread)")
     print(f"timing: {opts.clock} time, best of >= {opts.min_runs} runs and >= {opts.min_seconds:g} s "
           f"per cell (1 run after a first call over {opts.slow:g} s), after one untimed call; "
           "'!': output differs from wengert's")
@@ -554,7 +630,7 @@ def main(argv=None):
         for line in lines:
             print("  " + line)
     print()
-    print("targets (wengert = its faster engine):")
+    print("targets (wengert = its fastest engine or backend):")
     for line in target_lines(rows) or ["(no derivative measured)"]:
         print("  " + line)
     if opts.json:
@@ -562,6 +638,10 @@ def main(argv=None):
             json.dump([{"eval": r["eval"], "function": r["function"], "input": r["input"],
                         "clock": opts.clock,
                         "times_ns": {t: c.time_ns for t, c in r["cells"].items()},
+                        "first_call_ns": {t: c.first_ns for t, c in r["cells"].items()
+                                          if c.first_ns is not None},
+                        "fallback": {t: c.fallbacks for t, c in r["cells"].items()
+                                     if c.fallbacks},
                         "runs": {t: c.runs for t, c in r["cells"].items()},
                         "errors": {t: c.error for t, c in r["cells"].items() if c.error},
                         "mismatch": {t: c.mismatch for t, c in r["cells"].items()

@@ -1,6 +1,7 @@
 """How the cost of ``grad`` on element loops grows with the array length n.
 
-    python -m bench.scaling_bench [--sizes 1000,10000,100000] [--engines source,trace,autograd]
+    python -m bench.scaling_bench [--sizes 1000,10000,100000]
+                                  [--engines source,trace,autograd,numba,numba-grad]
                                   [--programs branchy,euler] [--max-seconds 20] [--quick]
 
 The programs (``bench/scaling_programs.py``: a branchy sum, Euler steps stored with
@@ -17,7 +18,15 @@ writes them. For each program and each n, in one process:
             over GEN_MAX_CALL seconds, where two calls' noise exceeds code generation;
   trace     ``wengert.grad(f, argnums, engine="trace")``;
   autograd  ``autograd.grad(f, argnum)``;
-  /plain    each gradient's time over the plain call's.
+  numba     the plain function under ``numba.njit`` (compiled per n: a new function object),
+            after its first call; "n/a" with numba's reason under the table where numba
+            cannot compile it. Its value must equal the plain call's (rtol NUMBA_RTOL);
+  numba-grad  ``wengert.grad(f, argnums, engine="source", backend="numba")``: "n/a (no
+            backend)" while wengert has no numba backend; "(py)" where wengert warned that
+            it ran the Python backend instead (the warning is under the table);
+  cc        a numba column's compile time: its first call less its best call, per n;
+  /plain    each gradient's time over the plain call's; ngrad/numba, numba-grad's time over
+            the numba primal's.
 
 euler, prefix and heat write into an array in place, which neither the trace engine nor
 autograd accepts: those two differentiate the program's twin, the same mathematics with the
@@ -43,7 +52,8 @@ bench goes on.
 How to read it: a linear-time gradient keeps each /plain ratio flat as n grows; a ratio that
 grows tenfold with n is a gradient quadratic in n. The closing "targets" section judges the
 source engine per program (issue 14): source/plain <= RATIO_TARGET at every n measured, and
-the ratio at the largest n at most GROWTH_TARGET times the ratio at the smallest.
+the ratio at the largest n at most GROWTH_TARGET times the ratio at the smallest; and the numba
+backend (issue 15): numba-grad / numba <= NUMBA_RATIO_TARGET at the largest n.
 
 Times are wall-clock: on a loaded machine they are noisy (the header prints the load
 average); the ratios, taken a moment apart in one process, are steadier than the times.
@@ -64,6 +74,8 @@ import numpy as np
 import wengert
 
 from .grad_bench import _version
+from .numba_support import backend_problem, fell_back, first_call as first_call_warned, \
+    njit, numba_version, short_reason, warm_up as warm_up_numba
 from .scaling_programs import PROGRAMS
 
 try:
@@ -72,7 +84,9 @@ try:
 except ImportError:        # the `bench` extra is not installed: time the rest
     autograd = anp = None
 
-ENGINES = ("source", "trace", "autograd")
+ENGINES = ("source", "trace", "autograd", "numba", "numba-grad")
+GRAD_ENGINES = ("source", "trace", "autograd", "numba-grad")   # the gradients, checked
+NUMBA_COLUMNS = ("numba", "numba-grad")                         # with a compile-time column
 SIZES = (1000, 10000, 100000)
 QUICK_SIZES = (300, 3000)
 MAX_SECONDS = 20.0
@@ -87,6 +101,8 @@ RATIO_TARGET = 4.0         # source/plain at most this at every n
 GROWTH_TARGET = 1.3        # source/plain at the largest n over that at the smallest
 PREDICT_FACTOR = 3.0       # skip a call predicted to take over this many --max-seconds
 GEN_MAX_CALL = 1.0         # gen is not reported for calls slower than this (seconds)
+NUMBA_RTOL = 1e-9          # the numba primal's value against the plain call's
+NUMBA_RATIO_TARGET = 3.0   # numba-grad / numba primal at the largest n, at most (issue 15)
 
 
 # --- timing -----------------------------------------------------------------------
@@ -160,10 +176,13 @@ def _error(err):
 
 
 # --- one program at one n -----------------------------------------------------------
-def gradient_fns(prog, engines):
+def gradient_fns(prog, engines, numba_problem=None):
     """engine -> the gradient function it times; the twin where the text writes in place."""
     functional = prog.twin or prog.make
     fns = {}
+    if "numba-grad" in engines and numba_problem is None:
+        fns["numba-grad"] = lambda: wengert.grad(prog.make(np), argnums=prog.argnums,
+                                                 engine="source", backend="numba")
     if "source" in engines:
         fns["source"] = lambda: wengert.grad(prog.make(np), argnums=prog.argnums)
     if "trace" in engines:
@@ -193,16 +212,38 @@ def skip_reason(history, n, max_seconds):
     return None
 
 
+def measure_numba_primal(row, plain, args, opts):
+    """The plain function under numba.njit: its time and compile time in ``row``."""
+    try:
+        compiled = njit(plain)
+        value, first, _ = first_call_warned(compiled, args)
+        best = best_seconds(compiled, args, opts.budget)
+    except Exception as err:                    # noqa: BLE001 -- numba's reason, reported
+        row["time"]["numba"] = "n/a"
+        row["notes"].append(f"numba cannot compile the plain function: {short_reason(err)}")
+        return
+    row["time"]["numba"], row["cc"]["numba"] = best, max(first - best, 0.0)
+    row["numba_value"] = value
+    want = plain(*args)
+    if not np.allclose(value, want, rtol=NUMBA_RTOL, atol=0.0):
+        row["mismatch"] = True
+        row["notes"].append(f"the numba primal gives {value!r}, the plain call {want!r}")
+
+
 def measure(prog, n, engines, history, opts):
     """One table row: times (seconds) per tool and notes. ``history``: tool -> its
     (n, seconds) at the smaller n, which decides whether it runs at this n."""
     args = prog.inputs(n, np.random.default_rng(n))
     plain = prog.make(np)
-    row = dict(name=prog.name, n=n, time={}, gen=None, notes=[], mismatch=False)
+    row = dict(name=prog.name, n=n, time={}, gen=None, cc={}, notes=[], mismatch=False)
     first_call(plain, args)
     row["time"]["plain"] = best_seconds(plain, args, opts.budget)
+    if "numba" in engines:
+        measure_numba_primal(row, prog.make(np), args, opts)
+    if "numba-grad" in engines and opts.numba_problem is not None:
+        row["time"]["numba-grad"] = f"n/a ({opts.numba_problem})"
     grads = {}
-    for eng, build in gradient_fns(prog, engines).items():
+    for eng, build in gradient_fns(prog, engines, opts.numba_problem).items():
         why = skip_reason(history.setdefault(eng, []), n, opts.max_seconds)
         if why:
             row["time"][eng] = "skipped"
@@ -210,7 +251,7 @@ def measure(prog, n, engines, history, opts):
             continue
         try:
             fn = build()
-            grads[eng], first = first_call(fn, args)
+            grads[eng], first, warned = first_call_warned(fn, args)
             slow = first > opts.max_seconds
             best = first if slow else best_seconds(fn, args, opts.budget)
         except Exception as err:                # noqa: BLE001 -- reported, not fatal
@@ -221,6 +262,10 @@ def measure(prog, n, engines, history, opts):
         history[eng].append((n, best))
         if eng == "source" and best <= GEN_MAX_CALL:
             row["gen"] = max(first - best, 0.0)
+        if eng == "numba-grad":
+            row["cc"][eng] = None if slow else max(first - best, 0.0)
+            row["python_instead"] = fell_back(warned)
+            row["notes"] += [f"numba-grad: wengert warned: {w}" for w in warned]
     row["checked"] = bool(grads)
     ref = "source" if "source" in grads else next(iter(grads), None)
     for eng, g in grads.items():
@@ -247,32 +292,49 @@ def fmt_time(t):
         return f"{t:.2f} s"
     if t >= 1e-3:
         return f"{t * 1e3:.1f} ms"
-    return f"{t * 1e6:.0f} us"
+    return f"{t * 1e6:.3g} us"
 
 
-def ratio(row, eng):
-    t, p = row["time"].get(eng), row["time"]["plain"]
-    return t / p if isinstance(t, float) else None
+def ratio(row, eng, base="plain"):
+    t, p = row["time"].get(eng), row["time"].get(base)
+    return t / p if isinstance(t, float) and isinstance(p, float) else None
+
+
+def ratio_columns(engines):
+    """(column title, engine, baseline): gradients over the plain call, and numba-grad over
+    the numba primal."""
+    cols = [(f"{eng}/plain", eng, "plain") for eng in engines if eng in GRAD_ENGINES
+            and eng != "numba-grad"]
+    if "numba-grad" in engines:
+        cols.append(("ngrad/numba", "numba-grad", "numba"))
+    return cols
 
 
 def columns(engines):
     cols = [("program", 8), ("n", 7), ("plain", 9)]
     for eng in engines:
-        cols.append((eng, 9))
+        width = 16 if eng == "numba-grad" else 9
+        cols.append((eng, width))
         if eng == "source":
             cols.append(("gen", 9))
-    cols += [(f"{eng}/plain", max(len(eng) + 6, 8)) for eng in engines]
+        if eng in NUMBA_COLUMNS:
+            cols.append(("cc", 9))
+    cols += [(title, max(len(title), 8)) for title, _, _ in ratio_columns(engines)]
     return cols + [("agree", 5)]
 
 
 def format_row(row, engines):
     cells = [row["name"], f"{row['n']:,}", fmt_time(row["time"]["plain"])]
     for eng in engines:
-        cells.append(fmt_time(row["time"].get(eng)))
+        text = fmt_time(row["time"].get(eng))
+        cells.append(text + (" (py)" if eng == "numba-grad" and row.get("python_instead")
+                             else ""))
         if eng == "source":
             cells.append(fmt_time(row["gen"]))
-    for eng in engines:
-        r = ratio(row, eng)
+        if eng in NUMBA_COLUMNS:
+            cells.append(fmt_time(row["cc"].get(eng)) if eng in row["cc"] else "-")
+    for _, eng, base in ratio_columns(engines):
+        r = ratio(row, eng, base)
         cells.append("-" if r is None else f"{r:.1f}x")
     cells.append("!" if row["mismatch"] else "yes" if row["checked"] else "-")
     return cells
@@ -302,13 +364,32 @@ def targets(rows):
     return out
 
 
+def numba_targets(rows):
+    """program -> (passed, reason): numba-grad over the numba primal at the largest n."""
+    out = {}
+    for name in dict.fromkeys(r["name"] for r in rows):
+        last = max((r for r in rows if r["name"] == name), key=lambda r: r["n"])
+        r = ratio(last, "numba-grad", "numba")
+        if r is None:
+            out[name] = (False, f"not measured at n = {last['n']:,} (numba "
+                                f"{fmt_time(last['time'].get('numba'))}, numba-grad "
+                                f"{fmt_time(last['time'].get('numba-grad'))})")
+        elif last.get("python_instead"):
+            out[name] = (False, f"numba-grad ran on the Python backend ({r:.1f}x)")
+        else:
+            out[name] = (r <= NUMBA_RATIO_TARGET,
+                         f"numba-grad/numba {r:.1f}x at n = {last['n']:,} "
+                         f"(<= {NUMBA_RATIO_TARGET:g})")
+    return out
+
+
 def parse(argv):
     parser = argparse.ArgumentParser(prog="python -m bench.scaling_bench",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default=None,
                         help=f"comma-separated n (default {','.join(map(str, SIZES))})")
     parser.add_argument("--engines", default=",".join(ENGINES),
-                        help="comma-separated, of source, trace, autograd")
+                        help="comma-separated, of " + ", ".join(ENGINES))
     parser.add_argument("--programs", default=",".join(p.name for p in PROGRAMS),
                         help="comma-separated program names")
     parser.add_argument("--max-seconds", type=float, default=MAX_SECONDS,
@@ -332,19 +413,26 @@ def main(argv=None):
     opts = parse(sys.argv[1:] if argv is None else argv)
     t_start = time.perf_counter()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    opts.numba_problem = backend_problem("numba") if "numba-grad" in opts.engines else None
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, "
           f"wengert {_version('wengert')}, "
-          f"autograd {_version('autograd') if autograd is not None else 'missing'}; "
+          f"autograd {_version('autograd') if autograd is not None else 'missing'}, "
+          f"numba {numba_version() or 'missing'}; "
           f"{os.cpu_count()} cpus, load average {load}")
     engines = [e for e in opts.engines if e != "autograd" or autograd is not None]
     if "autograd" in opts.engines and autograd is None:
         print("autograd is not installed (pip install -e '.[bench]'): timing the rest")
+    if opts.numba_problem is not None:
+        print(f"numba-grad: n/a ({opts.numba_problem}): wengert.grad takes no "
+              "backend='numba' here")
     print(f"wall-clock, best of up to {REPEATS} timed calls after one untimed call; "
           f"--max-seconds {opts.max_seconds:g}; trace and autograd run the list twin of "
           f"euler, prefix, heat; heat's n is the nominal size (grid round(sqrt(n))^2 cells)")
     print()
     # load the engines' modules once, so the first program's times do not include them
     wengert.grad(lambda x: x * x)(1.0)
+    if "numba" in engines:
+        warm_up_numba()
     cols = columns(engines)
     print_line([c for c, _ in cols], cols)
     print_line(["-" * w for _, w in cols], cols)
@@ -365,6 +453,11 @@ def main(argv=None):
               f"its growth from n = {opts.sizes[0]:,} to {opts.sizes[-1]:,} <= "
               f"{GROWTH_TARGET:g}x")
         for name, (ok, why) in targets(rows).items():
+            print(f"  {name:<8}  {'PASS' if ok else 'FAIL'}  {why}")
+    if "numba-grad" in engines and "numba" in engines:
+        print(f"\ntargets (numba backend, issue 15): numba-grad / numba primal <= "
+              f"{NUMBA_RATIO_TARGET:g} at n = {opts.sizes[-1]:,}")
+        for name, (ok, why) in numba_targets(rows).items():
             print(f"  {name:<8}  {'PASS' if ok else 'FAIL'}  {why}")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"\ntotal {time.perf_counter() - t_start:.0f} s; load average {load}")

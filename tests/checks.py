@@ -53,6 +53,9 @@ PROGRAM_RTOL_F32 = 2e-3
 # operation orders, so rounding differs a little more than "exact"
 AD_VS_AD_RTOL_F64 = 1e-10
 AD_VS_AD_RTOL_F32 = 1e-4
+# a function compiled by numba against the same Python: the same operations, but
+# reductions may add in another order
+COMPILED_RTOL_F64 = 1e-12
 # Hessian (forward over reverse) against FD of the AD gradient
 HESSIAN_RTOL_F64 = 1e-6
 HESSIAN_RTOL_F32 = 5e-3

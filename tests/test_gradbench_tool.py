@@ -37,7 +37,7 @@ def ask(tool, message):
 
 def test_a_session(tool):
     assert ask(tool, {"id": 0, "kind": "start", "eval": "lse"}) == {
-        "id": 0, "tool": "wengert", "config": {"engine": "auto"}}
+        "id": 0, "tool": "wengert", "config": {"engine": "auto", "backend": "python"}}
     assert ask(tool, {"id": 1, "kind": "define", "module": "lse"}) == {"id": 1, "success": True}
 
     x = [0.5, -1.0, 2.0]
@@ -100,3 +100,35 @@ def test_end_stops_the_tool_without_an_answer():
     tool.stdin.flush()
     assert tool.stdout.readline() == ""
     assert tool.wait(timeout=30) == 0
+
+
+@pytest.mark.parametrize("module, function, input, want", [
+    ("lse", "gradient", {"x": [0.5, -1.0, 2.0]},
+     [math.exp(v) / sum(math.exp(u) for u in (0.5, -1.0, 2.0)) for v in (0.5, -1.0, 2.0)]),
+    ("lse", "primal", {"x": [1.0, 2.0]}, math.log(math.exp(1) + math.exp(2))),
+    ("hello", "double", 3.5, 7.0),
+], ids=["lse-gradient", "lse-primal", "hello-double"])
+def test_backend_numba_answers_right_and_says_where_it_runs_python(module, function, input,
+                                                                    want):
+    """``--backend numba`` on every eval: the values are right whichever backend runs; where
+    wengert cannot give the backend, the tool says why on its log and runs Python."""
+    import io
+
+    from bench.gradbench.tool import Tool
+    from bench.numba_support import backend_problem
+
+    log = io.StringIO()
+    tool = Tool("source", backend="numba", log=log)
+    assert tool.answer(json.dumps({"id": 0, "kind": "start"}))["config"] == {
+        "engine": "source", "backend": "numba"}
+    r = tool.answer(json.dumps({"id": 1, "kind": "evaluate", "module": module,
+                                "function": function, "input": input}))
+    assert r["success"] is True, r.get("error")
+    assert r["output"] == pytest.approx(want, rel=1e-12)
+    problem = backend_problem("numba")
+    if problem is None:
+        assert tool.python_instead == {} and log.getvalue() == ""
+    else:
+        assert tool.python_instead == {module: problem}
+        assert f"{module} runs on the Python backend" in log.getvalue() and problem in \
+            log.getvalue()

@@ -1,18 +1,23 @@
-"""``python -m bench.gradbench [--engine auto|source|trace] [--multithreaded]``:
-wengert's GradBench tool (see tool.py), on one core unless --multithreaded."""
+"""``python -m bench.gradbench [--engine auto|source|trace] [--backend python|numba]
+[--multithreaded]``: wengert's GradBench tool (see tool.py), on one core unless
+--multithreaded; ``--backend numba`` compiles every eval's derivatives and objective
+with numba where wengert can (see tool.py for what happens where it cannot)."""
 import argparse
 import ctypes
 import os
 
 parser = argparse.ArgumentParser(prog="python -m bench.gradbench", description=__doc__)
 parser.add_argument("--engine", choices=("auto", "source", "trace"), default="auto")
+parser.add_argument("--backend", choices=("python", "numba"), default="python",
+                    help="wengert's code backend for every eval (default: python)")
 parser.add_argument("--multithreaded", action="store_true",
                     help="let BLAS use every core (by default: one thread, pinned to one core)")
 args = parser.parse_args()
 
 if not args.multithreaded:
     # before NumPy is imported, so that its BLAS starts one thread
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                "NUMBA_NUM_THREADS"):
         os.environ[var] = "1"
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -31,6 +36,6 @@ except (OSError, AttributeError):
 from .tool import serve  # noqa: E402  (after the settings above)
 
 try:
-    serve(args.engine)
+    serve(args.engine, backend=args.backend)
 except (BrokenPipeError, KeyboardInterrupt):
     pass

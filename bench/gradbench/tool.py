@@ -1,7 +1,7 @@
 """wengert's GradBench tool: it answers an eval's messages, one JSON object a
 line on stdin, with one JSON object a line on stdout (GradBench's protocol).
 
-    start     ->  {"id", "tool": "wengert", "config": {"engine": ...}}
+    start     ->  {"id", "tool": "wengert", "config": {"engine": ..., "backend": ...}}
     define    ->  {"id", "success"}: true when bench/gradbench/evals/<module>.py exists
     evaluate  ->  {"id", "success", "output", "timings"}: one "evaluate" timing per run,
                   in nanoseconds, of the computation only (JSON conversion untimed),
@@ -12,6 +12,11 @@ line on stdin, with one JSON object a line on stdout (GradBench's protocol).
 Whatever goes wrong with one message (bad JSON, a missing field, an unknown
 kind, module or function, an exception while computing) is answered with
 ``"success": false`` and an ``"error"`` text, and the tool reads on.
+
+The backend (``--backend numba``) applies to every eval. Where wengert cannot give it (no
+such backend, numba not installed), the tool says why on stderr and runs the eval on the
+Python backend; where numba cannot compile one function, wengert itself warns (on stderr,
+naming the construct and the line) and runs that function on the Python backend.
 """
 import importlib
 import json
@@ -20,6 +25,7 @@ import sys
 import time
 import traceback
 
+from .. import numba_support
 from . import evals
 
 KINDS = {"start": (), "define": ("module",), "evaluate": ("module", "function", "input"),
@@ -32,12 +38,28 @@ def implemented():
 
 
 class Tool:
-    def __init__(self, engine="auto"):
-        self.engine = engine
+    def __init__(self, engine="auto", backend="python", log=sys.stderr):
+        self.engine, self.backend, self.log = engine, backend, log
         self.functions = {}          # module name -> {function name: Function}
+        self.python_instead = {}     # module name -> why it runs on the Python backend
 
     def start(self, message):
-        return {"tool": "wengert", "config": {"engine": self.engine}}
+        return {"tool": "wengert", "config": {"engine": self.engine, "backend": self.backend}}
+
+    def _functions(self, name, module):
+        """The module's functions on the tool's backend, or on Python with the reason told."""
+        if self.backend == "python":
+            return module.functions(engine=self.engine)
+        why = numba_support.backend_problem(self.backend)
+        if why is None:
+            try:
+                return module.functions(engine=self.engine, backend=self.backend)
+            except Exception as exc:     # the backend refused this eval's functions
+                why = numba_support.short_reason(exc)
+        self.python_instead[name] = why
+        print(f"wengert tool: {name} runs on the Python backend: backend {self.backend!r} "
+              f"unavailable ({why})", file=self.log, flush=True)
+        return module.functions(engine=self.engine)
 
     def define(self, message):
         name = message["module"]
@@ -45,7 +67,7 @@ class Tool:
             return {"success": False, "error": f"wengert has no module {name!r}; "
                                                f"it has {', '.join(implemented())}"}
         module = importlib.import_module(f"{evals.__name__}.{name}")
-        self.functions[name] = module.functions(engine=self.engine)
+        self.functions[name] = self._functions(name, module)
         return {"success": True}
 
     def evaluate(self, message):
@@ -96,8 +118,8 @@ class Tool:
             return {"id": id, "success": False, "error": "".join(traceback.format_exception(e))}
 
 
-def serve(engine="auto", stdin=sys.stdin, stdout=sys.stdout):
-    tool = Tool(engine)
+def serve(engine="auto", stdin=sys.stdin, stdout=sys.stdout, backend="python"):
+    tool = Tool(engine, backend)
     for line in stdin:
         if not line.strip():
             continue

@@ -23,7 +23,7 @@ import numpy as np
 
 import wengert as wg
 
-from ..common import Function, data_folder
+from ..common import Function, ad_options, compiled, data_folder
 
 N_CAM_PARAMS = 11
 # GradBench's data files ($GRADBENCH_DATA, or shared/ beside the repository)
@@ -144,15 +144,18 @@ def jacobian_output(mat):
             "vals": head_and_last(vals)}
 
 
-def functions(engine="auto"):
-    jac_reproj = wg.jacrev(summed_reproj_error, argnums=(0, 1, 2), engine=engine)
-    grad_w = wg.grad(summed_w_error, engine=engine)
+def functions(engine="auto", backend="python"):
+    ad = ad_options(engine, backend)
+    jac_reproj = wg.jacrev(summed_reproj_error, argnums=(0, 1, 2), **ad)
+    grad_w = wg.grad(summed_w_error, **ad)
 
     def prepare(input):
         return (input["n"], input["m"]) + expand(input)
 
+    run = compiled(objective, backend)
+
     def run_objective(n, m, cams, points, w, obs, feats):
-        return objective(cams, points, w, obs, feats)
+        return run(cams, points, w, obs, feats)
 
     def run_jacobian(n, m, cams, points, w, obs, feats):
         j_cam, j_x, j_w = jac_reproj(cams[:, obs[:, 0]], points[:, obs[:, 1]], w, feats)

@@ -18,7 +18,7 @@ import itertools
 import numpy as np
 import wengert as wg
 
-from ..common import Function
+from ..common import Function, ad_options, compiled
 
 
 @functools.lru_cache
@@ -57,10 +57,11 @@ def _flat(gradient):
     return gradient.ravel().tolist()
 
 
-def functions(engine="auto"):
+def functions(engine="auto", backend="python"):
+    ad = ad_options(engine, backend)
     return {
-        "primal": Function(_prepare, det, float),
-        "gradient": Function(_prepare, wg.grad(det, engine=engine), _flat),
+        "primal": Function(_prepare, compiled(det, backend), float),
+        "gradient": Function(_prepare, wg.grad(det, **ad), _flat),
     }
 
 

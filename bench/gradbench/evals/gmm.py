@@ -20,7 +20,7 @@ import math
 import numpy as np
 import wengert as wg
 
-from ..common import Function
+from ..common import Function, ad_options, compiled
 
 INDEPENDENT = ("alpha", "mu", "q", "l")
 
@@ -75,10 +75,11 @@ def _as_json(gradient):
     return {name: g.tolist() for name, g in zip(INDEPENDENT, gradient)}
 
 
-def functions(engine="auto"):
-    jacobian = wg.grad(gmm_objective, argnums=(0, 1, 2, 3), engine=engine)
+def functions(engine="auto", backend="python"):
+    ad = ad_options(engine, backend)
+    jacobian = wg.grad(gmm_objective, argnums=(0, 1, 2, 3), **ad)
     return {
-        "objective": Function(_prepare, gmm_objective, float),
+        "objective": Function(_prepare, compiled(gmm_objective, backend), float),
         "jacobian": Function(_prepare, jacobian, _as_json),
     }
 

@@ -5,7 +5,7 @@ The protocol's smoke test: the input is a bare number, with no ``min_runs`` or
 """
 import wengert as wg
 
-from ..common import Function
+from ..common import Function, ad_options, compiled
 
 
 def square(x):
@@ -16,10 +16,11 @@ def _prepare(input):
     return (float(input),)
 
 
-def functions(engine="auto"):
+def functions(engine="auto", backend="python"):
+    ad = ad_options(engine, backend)
     return {
-        "square": Function(_prepare, square, float),
-        "double": Function(_prepare, wg.grad(square, engine=engine), float),
+        "square": Function(_prepare, compiled(square, backend), float),
+        "double": Function(_prepare, wg.grad(square, **ad), float),
     }
 
 

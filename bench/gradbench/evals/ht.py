@@ -23,7 +23,7 @@ import numpy as np
 
 import wengert as wg
 
-from ..common import Function, data_folder
+from ..common import Function, ad_options, compiled, data_folder
 
 # GradBench's data files ($GRADBENCH_DATA, or shared/ beside the repository)
 DATA = data_folder("ht")
@@ -144,18 +144,22 @@ def prepare(input):
     return np.asarray(input["theta"], float), us.reshape(-1, 2), model, triangles, points
 
 
-def functions(engine="auto"):
+def functions(engine="auto", backend="python"):
+    ad = ad_options(engine, backend)
     def prepare_jacobian(input):
         theta, us, model, index, points = prepare(input)
         residuals = residuals_of(us, model, index, points)
         if us is None:
-            return wg.jacfwd(residuals, engine=engine), theta, None
-        return wg.jacfwd(residuals, argnums=(0, 1), engine=engine), theta, np.zeros(2)
+            return wg.jacfwd(residuals, **ad), theta, None
+        return wg.jacfwd(residuals, argnums=(0, 1), **ad), theta, np.zeros(2)
+
+    simple = compiled(objective_simple, backend)
+    complicated = compiled(objective_complicated, backend)
 
     def run_objective(theta, us, model, index, points):
         if us is None:
-            return objective_simple(theta, model, index, points)
-        return objective_complicated(theta, us, model, index, points)
+            return simple(theta, model, index, points)
+        return complicated(theta, us, model, index, points)
 
     def run_jacobian(jacobian, theta, zero_shift):
         if zero_shift is None:

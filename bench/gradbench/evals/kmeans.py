@@ -10,7 +10,7 @@ size the eval sends by default (k = 1000, n = 10000, d = 16).
 import numpy as np
 import wengert as wg
 
-from ..common import Function
+from ..common import Function, ad_options, compiled
 
 
 def cost(points, centroids):
@@ -24,16 +24,17 @@ def _prepare(input):
             np.array(input["centroids"], dtype=np.float64))
 
 
-def functions(engine="auto"):
-    cost_grad = wg.grad(cost, argnums=1, engine=engine)
+def functions(engine="auto", backend="python"):
+    ad = ad_options(engine, backend)
+    cost_grad = wg.grad(cost, argnums=1, **ad)
 
     def direction(points, centroids):
         J, H_diag = wg.jvp(lambda c: cost_grad(points, c), (centroids,),
-                           (np.ones_like(centroids),), engine=engine)
+                           (np.ones_like(centroids),), **ad)
         return J / H_diag
 
     return {
-        "cost": Function(_prepare, cost, float),
+        "cost": Function(_prepare, compiled(cost, backend), float),
         "dir": Function(_prepare, direction, np.ndarray.tolist),
     }
 

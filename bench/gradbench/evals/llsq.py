@@ -10,7 +10,7 @@ sends by default (n = 16392, m = 128).
 import numpy as np
 import wengert as wg
 
-from ..common import Function
+from ..common import Function, ad_options, compiled
 
 
 def llsq(x, n):
@@ -24,10 +24,11 @@ def _prepare(input):
     return np.array(input["x"], dtype=np.float64), int(input["n"])
 
 
-def functions(engine="auto"):
+def functions(engine="auto", backend="python"):
+    ad = ad_options(engine, backend)
     return {
-        "primal": Function(_prepare, llsq, float),
-        "gradient": Function(_prepare, wg.grad(llsq, engine=engine), np.ndarray.tolist),
+        "primal": Function(_prepare, compiled(llsq, backend), float),
+        "gradient": Function(_prepare, wg.grad(llsq, **ad), np.ndarray.tolist),
     }
 
 

@@ -5,7 +5,7 @@
 import numpy as np
 import wengert as wg
 
-from ..common import Function
+from ..common import Function, ad_options, compiled
 
 
 def logsumexp(x):
@@ -17,10 +17,11 @@ def _prepare(input):
     return (np.array(input["x"], dtype=np.float64),)
 
 
-def functions(engine="auto"):
+def functions(engine="auto", backend="python"):
+    ad = ad_options(engine, backend)
     return {
-        "primal": Function(_prepare, logsumexp, float),
-        "gradient": Function(_prepare, wg.grad(logsumexp, engine=engine), np.ndarray.tolist),
+        "primal": Function(_prepare, compiled(logsumexp, backend), float),
+        "gradient": Function(_prepare, wg.grad(logsumexp, **ad), np.ndarray.tolist),
     }
 
 

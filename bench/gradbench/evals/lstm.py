@@ -13,7 +13,7 @@ import numpy as np
 
 import wengert as wg
 
-from ..common import Function
+from ..common import Function, ad_options, compiled
 
 
 # --- the objective, as a NumPy user writes it --------------------------------
@@ -77,14 +77,15 @@ def prepare(input):
                  for k in ("main_params", "extra_params", "state", "sequence"))
 
 
-def functions(engine="auto"):
-    gradient = wg.grad(loss, argnums=(0, 1), engine=engine)
+def functions(engine="auto", backend="python"):
+    ad = ad_options(engine, backend)
+    gradient = wg.grad(loss, argnums=(0, 1), **ad)
 
     def run_jacobian(main_params, extra_params, state, sequence):
         g_main, g_extra = gradient(main_params, extra_params, state, sequence)
         return np.concatenate([g_main.reshape(-1), g_extra.reshape(-1)])
 
-    return {"objective": Function(prepare, loss, float),
+    return {"objective": Function(prepare, compiled(loss, backend), float),
             "jacobian": Function(prepare, run_jacobian, lambda g: g.tolist())}
 
 

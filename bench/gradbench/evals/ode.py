@@ -9,7 +9,7 @@ and the gradient of the last component of the solution with respect to x.
 import numpy as np
 import wengert as wg
 
-from ..common import Function
+from ..common import Function, ad_options, compiled
 
 
 def ode_fun(x, y):
@@ -41,10 +41,11 @@ def _prepare(input):
     return np.array(input["x"], dtype=np.float64), int(input["s"])
 
 
-def functions(engine="auto"):
+def functions(engine="auto", backend="python"):
+    ad = ad_options(engine, backend)
     return {
-        "primal": Function(_prepare, primal, np.ndarray.tolist),
-        "gradient": Function(_prepare, wg.grad(last, engine=engine), np.ndarray.tolist),
+        "primal": Function(_prepare, compiled(primal, backend), np.ndarray.tolist),
+        "gradient": Function(_prepare, wg.grad(last, **ad), np.ndarray.tolist),
     }
 
 

@@ -54,10 +54,10 @@ def naive_euler(ws, grad_potential):
 
 
 # --- GradBench glue ------------------------------------------------------------
-def functions(engine="auto"):
+def functions(engine="auto", backend="python"):
     def variant(outer, inner):
-        grad_x = gradient(potential, inner, engine, argnums=(0, 1))
-        grad_w = gradient(naive_euler, outer, engine)
+        grad_x = gradient(potential, inner, engine, argnums=(0, 1), backend=backend)
+        grad_w = gradient(naive_euler, outer, engine, backend=backend)
 
         def run(w0):
             return argmin(naive_euler, grad_w, w0, grad_x)

@@ -18,7 +18,7 @@ import numpy as np
 
 import wengert as wg
 
-from ..common import Function
+from ..common import Function, ad_options
 
 
 # --- GradBench's gradient descent ----------------------------------------------
@@ -52,13 +52,14 @@ def argmin(f, grad_f, x, data):
     return x
 
 
-def gradient(f, mode, engine, argnums=0):
+def gradient(f, mode, engine, argnums=0, backend="python"):
     """The gradient of scalar ``f`` in its first argument (or ``argnums``):
     reverse mode (``wg.grad``) or forward mode (``wg.jacfwd``, one direction
-    per entry)."""
+    per entry), with wengert's ``engine`` and ``backend``."""
+    ad = ad_options(engine, backend)
     if mode == "r":
-        return wg.grad(f, argnums, engine=engine)
-    return wg.jacfwd(f, argnums, engine=engine)
+        return wg.grad(f, argnums, **ad)
+    return wg.jacfwd(f, argnums, **ad)
 
 
 # --- the problem ---------------------------------------------------------------
@@ -86,11 +87,11 @@ def saddle(start, grad_x, grad_y, grad_y_outer):
 
 
 # --- GradBench glue ------------------------------------------------------------
-def functions(engine="auto"):
+def functions(engine="auto", backend="python"):
     def variant(outer, inner):
-        grad_y = gradient(neg_f, inner, engine)
-        grad_x = gradient(max_f, outer, engine)
-        grad_y_outer = gradient(neg_f, outer, engine)
+        grad_y = gradient(neg_f, inner, engine, backend=backend)
+        grad_x = gradient(max_f, outer, engine, backend=backend)
+        grad_y_outer = gradient(neg_f, outer, engine, backend=backend)
 
         def run(start):
             return saddle(start, grad_x, grad_y, grad_y_outer)
