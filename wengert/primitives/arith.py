@@ -78,7 +78,8 @@ def add_move_sign(ins, plain, negated, out):
 
 
 add_p.simplify = drops_identity(left=0.0, right=0.0)
-add_p.algebra = Algebra(move_sign=add_move_sign, scalar_literals="always")
+add_p.algebra = Algebra(move_sign=add_move_sign, scalar_literals="always",
+                        broadcasts=True)
 add_p.emit = BinaryOperator("+")
 
 
@@ -114,7 +115,8 @@ def sub_move_sign(ins, plain, negated, out):
 
 
 sub_p.simplify = drops_identity(right=0.0)
-sub_p.algebra = Algebra(move_sign=sub_move_sign, scalar_literals="always")
+sub_p.algebra = Algebra(move_sign=sub_move_sign, scalar_literals="always",
+                        broadcasts=True)
 sub_p.emit = BinaryOperator("-")
 
 
@@ -197,7 +199,8 @@ def odd_move_sign(prim):
 
 
 mul_p.simplify = mul_simplify
-mul_p.algebra = Algebra(move_sign=odd_move_sign(mul_p), scalar_literals="always")
+mul_p.algebra = Algebra(move_sign=odd_move_sign(mul_p), scalar_literals="always",
+                        broadcasts=True)
 mul_p.emit = BinaryOperator("*")
 
 
@@ -231,7 +234,8 @@ div_p = register(Primitive("div", nargs=2, impl=operator.truediv, jvp=div_jvp, t
                            zero_rule=div_zero_rule))
 div = _wrap(div_p)
 div_p.batch = elementwise_batch(div)
-div_p.algebra = Algebra(move_sign=odd_move_sign(div_p), scalar_literals="always")
+div_p.algebra = Algebra(move_sign=odd_move_sign(div_p), scalar_literals="always",
+                        broadcasts=True)
 div_p.emit = BinaryOperator("/")
 
 

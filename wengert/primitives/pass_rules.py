@@ -37,15 +37,26 @@ class Algebra:
     * ``scalar_literals``: an array literal holding one value repeated (what
       a sum's transpose broadcasts) may be that value, broadcasting making
       the rest: ``"always"``, ``"copies"`` (the code's ``+`` broadcasts, the
-      row's own shape rule does not) or None.
+      row's own shape rule does not) or None;
+    * ``expands``: the row's result is its one operand broadcast to the
+      result's shape, and nothing else (``broadcast_to``);
+    * ``broadcasts``: the row broadcasts its two operands as NumPy does (its
+      shape rule and its impl): an operand that an ``expands`` row made may
+      be that row's operand where the other operand has the result's shape
+      and all three share a dtype (``ct * broadcast_to(s, (n,))`` is ``ct *
+      s``), which skips making the broadcast array (``np.broadcast_to``
+      costs about 2 us, a small product 0.3 us).
     """
 
-    __slots__ = ("negation", "move_sign", "scalar_literals")
+    __slots__ = ("negation", "move_sign", "scalar_literals", "expands", "broadcasts")
 
-    def __init__(self, negation=False, move_sign=None, scalar_literals=None):
+    def __init__(self, negation=False, move_sign=None, scalar_literals=None, expands=False,
+                 broadcasts=False):
         self.negation = negation
         self.move_sign = move_sign
         self.scalar_literals = scalar_literals
+        self.expands = expands
+        self.broadcasts = broadcasts
 
 
 def is_scalar_lit(x, value=None):
@@ -108,8 +119,12 @@ class UnaryMinus(EmitRule):
 
 
 class NumpyAxisCall(EmitRule):
-    """``np.sum(x, axis=(0,))``: a row whose one param (``key``) is the
-    ``axis`` argument of the NumPy function ``fn``."""
+    """``x.sum(axis=(0,))``: a row whose one param (``key``) is the ``axis``
+    argument of the NumPy function ``fn``, which is also a method of NumPy
+    arrays and scalars with the same meaning. The method is C; ``np.sum`` is
+    a Python wrapper that dispatches to it, about 0.7 us more a call (half
+    the cost of a sum of a small array). ``np.sum(x, axis=...)`` where ``x``
+    may be a Python scalar, which has no methods."""
 
     def __init__(self, fn, key):
         self.fn, self.key = fn, key
@@ -117,7 +132,10 @@ class NumpyAxisCall(EmitRule):
     def expression(self, code, eqn, ins, py):
         if set(eqn.params) != {self.key}:
             return None
-        return f"{code.np}.{self.fn}({ins[0]}, axis={code.param(eqn.params[self.key])})"
+        axis = code.param(eqn.params[self.key])
+        if py[0]:
+            return f"{code.np}.{self.fn}({ins[0]}, axis={axis})"
+        return f"{code.atom(ins[0])}.{self.fn}(axis={axis})"
 
 
 class NumpyLike(EmitRule):
