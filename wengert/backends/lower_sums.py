@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Eqn, Lit, Program, Var, acts, sub_programs
-from ..transforms.simplify import atom_key, eqn_key
+from ..transforms.simplify import atom_key, dce, eqn_key
 
 __all__ = ["map_programs", "Sink", "sink", "share_outer_values", "schedule"]
 
@@ -148,7 +148,9 @@ def sink(prog):
         eqns = new
     if all(a is b for a, b in zip(eqns, prog.eqns)) and len(eqns) == len(prog.eqns):
         return prog
-    return Program(prog.inputs, eqns, prog.outputs, prog.name)
+    # a scaled placement absorbed (``ScaleLower``) leaves the placement
+    # unread when nothing else read it
+    return dce(Program(prog.inputs, eqns, prog.outputs, prog.name))
 
 
 def _sink_one(eqns, outputs, only=None):

@@ -25,7 +25,7 @@ import numpy as np
 from .. import dims as _dims
 from .core import Linear, Primitive, Zero, register, zero_if_any
 from .trace import wrapper_of
-from .rules import _PY_NUMBERS, EmitRule, elementwise_aval, shape_error
+from .rules import _PY_NUMBERS, EmitRule, ScaleLower, elementwise_aval, shape_error
 from .pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .fanout import dup
 from .shape import broadcast_to, elementwise_batch, sum_to_shape
@@ -202,6 +202,7 @@ mul_p.simplify = mul_simplify
 mul_p.algebra = Algebra(move_sign=odd_move_sign(mul_p), scalar_literals="always",
                         broadcasts=True)
 mul_p.emit = BinaryOperator("*")
+mul_p.lower = ScaleLower(operands=(0, 1))
 
 
 # --- div ---------------------------------------------------------------
@@ -237,6 +238,7 @@ div_p.batch = elementwise_batch(div)
 div_p.algebra = Algebra(move_sign=odd_move_sign(div_p), scalar_literals="always",
                         broadcasts=True)
 div_p.emit = BinaryOperator("/")
+div_p.lower = ScaleLower(operands=(0,))
 
 
 # --- real, imag, conj (complex values: see complex_parts for the conventions)

@@ -489,6 +489,11 @@ class UpdateLower(LowerRule):
     def accumulates(self, eqn):
         return (0,) if self.absorbs else ()
 
+    def placed(self, eqn, sink):
+        """``index_add(0, v, i)``: ``v`` at ``i``, zeros elsewhere."""
+        return 1 if self.absorbs and sink.zero(eqn.inputs[0]) \
+            and sink.fits(eqn.inputs[0], eqn.outputs[0]) else None
+
     def absorb(self, eqn, k, acc, out, sink):
         """``acc + index_add(0, v, i)`` is ``index_add(acc, v, i)``; ``acc +
         index_add(b, v, i)``, where ``b`` takes an accumulator itself, is

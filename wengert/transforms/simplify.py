@@ -125,7 +125,10 @@ def simplify(prog, copies=False):
             # the row's rewrite (``x * 1`` is ``x``; a cond on a literal index
             # is its branch; a loop's unchanged carry is its initial value)
             new_eqns, results = rewritten
-            eqns.extend(new_eqns)
+            # a rewrite that changed a sub-Program (a loop body reading a
+            # literal for a carry that never changes) is simplified again
+            eqns.extend(e if e.params is eqn.params else _simplify_params(e, copies)
+                        for e in new_eqns)
             subst.update((v, w) for v, w in zip(out, results) if w is not v)
             continue
         if not eqn.prim.multiple_results and len(out) == 1:
