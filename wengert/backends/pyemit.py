@@ -23,7 +23,7 @@ import re
 import numpy as np
 
 from ..context import recipe_of as dims_recipe
-from ..dims import Dim, Scalar, has_dims, render
+from ..dims import Dim, Scalar, has_dims, linear_form, render
 from ..ir import Ident
 from ..primitives.core import TracerBase
 from ..primitives.index import DYN
@@ -53,31 +53,6 @@ _NUMPY_NAMES = _numpy_names()
 _INLINE_ARRAY_SIZE = 16     # integer/boolean index arrays up to this size are written out
 
 
-def _linear(d):
-    """A length as ({(input, axis): multiple}, constant) when it is a sum of
-    integer multiples of input lengths (``3 * n - 2 * n`` is ``n``), else
-    None (a division, a remainder)."""
-    if type(d) is not Dim:
-        return ({}, d) if type(d) is int else None
-    e = d.expr
-    if e[0] == "in":
-        return {(e[1], e[2]): 1}, 0
-    op, a, b = e
-    la, lb = _linear(a), _linear(b)
-    if la is None or lb is None:
-        return None
-    if op in ("+", "-"):
-        sign = 1 if op == "+" else -1
-        terms = dict(la[0])
-        for key, c in lb[0].items():
-            terms[key] = terms.get(key, 0) + sign * c
-        return {k: c for k, c in terms.items() if c}, la[1] + sign * lb[1]
-    if op == "*" and (not la[0] or not lb[0]):
-        (terms, c), scale = (lb, la[1]) if not la[0] else (la, lb[1])
-        return {k: v * scale for k, v in terms.items() if v * scale}, c * scale
-    return None
-
-
 class Emitter(Namespace):
     """Literals, params and expressions as Python text, in a ``Namespace``
     (the identifiers and the values the text needs)."""
@@ -100,7 +75,7 @@ class Emitter(Namespace):
             return render(d, self._input_dim)
         if type(d) is not Dim or self.inputs is None:
             return repr(int(d))
-        form = _linear(d)
+        form = linear_form(d)
         if form is None:
             return render(d, self._input_dim)
         terms, const = form

@@ -201,7 +201,11 @@ class LowerRule:
     ``placed(eqn, sink)``: the operand position of the value the result
     holds at some positions, with zeros at the others (``index_add(0, v,
     i)``: ``v``), or None; a scaling of the result is then the scaling of
-    that value, placed (``ScaleLower``)."""
+    that value, placed (``ScaleLower``).
+    ``region(eqn)``: ``(start, stop)`` when the row adds its value to whole
+    rows ``start:stop`` of its first operand, else None; ``assemble(pieces,
+    out)``: equations making ``out`` of such values that tile its first
+    axis (``(start, stop, value)`` in order), or None."""
 
     def fresh(self, eqn):
         return False
@@ -238,6 +242,12 @@ class LowerRule:
         return False
 
     def placed(self, eqn, sink):
+        return None
+
+    def region(self, eqn):
+        return None
+
+    def assemble(self, pieces, out):
         return None
 
 
