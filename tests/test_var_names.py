@@ -83,6 +83,9 @@ IDS = list(CASES)
 
 # names a variable with no user name gets: a role or position prefix and a counter
 NAMELESS = {"reverse": r"(v|x|ct|r)\d+", "forward": r"(v|x|t|r)\d+"}
+# the symbolic lengths, named at the code's entry (``pyemit.Emitter.dim``):
+# ``w_shape0 = w.shape[0]``, ``size = w_shape0 - 1``
+LENGTH = r"\w+_shape\d+(_\d+)?|size(_\d+)?"
 PREFIX = {"reverse": "ct_", "forward": "d_"}
 
 
@@ -111,7 +114,7 @@ def _check_names(source, user, mode):
     prefix, nameless = PREFIX[mode], NAMELESS[mode]
     derived = set()
     for name in _assigned(source):
-        if re.fullmatch(nameless, name):
+        if re.fullmatch(nameless, name) or re.fullmatch(LENGTH, name):
             continue
         base = name if name in user else _base(name)
         if base in user:

@@ -352,6 +352,34 @@ def shape(x):
     return s if type(s) is tuple else np.shape(x)
 
 
+def linear_form(d):
+    """A length as ``({(input, axis): multiple}, constant)`` when it is a sum
+    of integer multiples of input lengths (``3 * n - 2 * n`` is ``({n: 1},
+    0)``; a plain int ``k`` is ``({}, k)``), else None (a division, a
+    remainder). Two lengths of one form are equal at every size: compared
+    this way, no guard is recorded."""
+    if type(d) is not Dim:
+        return ({}, int(d)) if isinstance(d, (int, np.integer)) and not isinstance(d, bool) \
+            else None
+    e = d.expr
+    if e[0] == "in":
+        return {(e[1], e[2]): 1}, 0
+    op, a, b = e
+    la, lb = linear_form(a), linear_form(b)
+    if la is None or lb is None:
+        return None
+    if op in ("+", "-"):
+        sign = 1 if op == "+" else -1
+        terms = dict(la[0])
+        for key, c in lb[0].items():
+            terms[key] = terms.get(key, 0) + sign * c
+        return {k: c for k, c in terms.items() if c}, la[1] + sign * lb[1]
+    if op == "*" and (not la[0] or not lb[0]):
+        (terms, c), scale = (lb, la[1]) if not la[0] else (la, lb[1])
+        return {k: v * scale for k, v in terms.items() if v * scale}, c * scale
+    return None
+
+
 def render(d, leaf):
     """The Python text of a length: ``leaf(k, axis)`` writes an input's axis."""
     text, _ = _render(d, leaf)

@@ -47,7 +47,7 @@ from ..ir import Var, sub_programs, verify
 from .lower_facts import (loop_only_values, python_scalars, share_condition_values,
                           use_kinds)
 from .lower_owner import LoweringError, Ownership, Root
-from .lower_sums import map_programs, schedule, share_outer_values, sink
+from .lower_sums import assemble, map_programs, schedule, share_outer_values, sink
 
 __all__ = ["lower", "Lowered", "LoweringError", "Root", "Ownership", "sink", "schedule", "check",
            "share_outer_values", "share_condition_values", "python_scalars",
@@ -77,7 +77,7 @@ class Lowered:
 def lower(prog):
     """``prog`` (a verified Program) in imperative form (``Lowered``)."""
     prog = share_outer_values(share_condition_values(prog))
-    prog = schedule(sink(prog))
+    prog = schedule(assemble(sink(prog)))
     result = Ownership.analyze(prog, [frozenset({Root(False)}) if v.aval.shape else frozenset()
                                       for v in prog.inputs])
     inplace, copies = {}, {}

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dims import linear_form
 from ..ir import Eqn, Lit, Program, Var, acts, sub_programs
-from ..transforms.simplify import atom_key, eqn_key
+from ..transforms.simplify import atom_key, dce, eqn_key
 
-__all__ = ["map_programs", "Sink", "sink", "share_outer_values", "schedule"]
+__all__ = ["map_programs", "Sink", "sink", "assemble", "share_outer_values", "schedule"]
 
 
 def map_programs(eqn, fn):
@@ -148,7 +149,9 @@ def sink(prog):
         eqns = new
     if all(a is b for a, b in zip(eqns, prog.eqns)) and len(eqns) == len(prog.eqns):
         return prog
-    return Program(prog.inputs, eqns, prog.outputs, prog.name)
+    # a scaled placement absorbed (``ScaleLower``) leaves the placement
+    # unread when nothing else read it
+    return dce(Program(prog.inputs, eqns, prog.outputs, prog.name))
 
 
 def _sink_one(eqns, outputs, only=None):
@@ -205,6 +208,78 @@ def _sink_one(eqns, outputs, only=None):
                     continue
             return found
     return None
+
+
+def assemble(prog):
+    """``prog`` with each chain of updates that adds values to whole-row
+    blocks of a literal of zeros, blocks that tile its first axis, made by
+    the rows' ``lower.assemble`` instead (``np.concatenate``): the
+    transpose of a concatenation or a stack, ``ct = np.zeros(n); ct[0:b] +=
+    u; ct[b:n] += w`` is ``ct = np.concatenate((u, w))``, with no zeros and
+    no adds. Bounds are compared as ``dims.linear_form``s, equal at every
+    size. Each position receives one value, so the result is the same."""
+    eqns = [map_programs(e, assemble) for e in prog.eqns]
+    uses = {}
+    for e in eqns:
+        for x in e.inputs:
+            if isinstance(x, Var):
+                uses[x] = uses.get(x, 0) + 1
+    for x in prog.outputs:
+        if isinstance(x, Var):
+            uses[x] = uses.get(x, 0) + 1
+    producer = {v: e for e in eqns for v in e.outputs}
+    replaced, dropped = {}, set()
+    for e in reversed(eqns):
+        if e in dropped or e.prim.lower is None or e.prim.lower.region(e) is None:
+            continue
+        chain, link = [e], e
+        while True:
+            base = link.inputs[0]
+            if Sink.zero(base) and Sink.fits(base, link.outputs[0]):
+                break
+            prev = producer.get(base) if isinstance(base, Var) else None
+            if prev is None or uses.get(base) != 1 or prev.prim is not e.prim \
+                    or prev.params.keys() != e.params.keys() or prev.prim.lower.region(prev) is None:
+                chain = None
+                break
+            chain.append(prev)
+            link = prev
+        if chain is None or len(chain) < 2:
+            continue
+        pieces = _tiling([(*c.prim.lower.region(c), c.inputs[1]) for c in chain],
+                         e.outputs[0].aval.shape[0])
+        new = None if pieces is None else e.prim.lower.assemble(pieces, e.outputs[0])
+        if new is None:
+            continue
+        replaced[e] = new
+        dropped.update(chain[1:])
+    if not replaced:
+        return prog if all(a is b for a, b in zip(eqns, prog.eqns)) else \
+            Program(prog.inputs, eqns, prog.outputs, prog.name)
+    out = []
+    for e in eqns:
+        if e in dropped:
+            continue
+        out += replaced.get(e, [e])
+    return Program(prog.inputs, out, prog.outputs, prog.name)
+
+
+def _tiling(pieces, n):
+    """``pieces`` (``(start, stop, value)``) in order when they tile ``0:n``
+    exactly, at every size; else None."""
+    form = linear_form
+    if any(form(a) is None or form(b) is None for a, b, _ in pieces) or form(n) is None:
+        return None
+    order, at = [], form(0)
+    left = list(pieces)
+    while left:
+        nxt = [p for p in left if form(p[0]) == at]
+        if len(nxt) != 1 or form(nxt[0][1]) == at:
+            return None
+        order.append(nxt[0])
+        left.remove(nxt[0])
+        at = form(nxt[0][1])
+    return order if at == form(n) else None
 
 
 def share_outer_values(prog):

@@ -23,7 +23,7 @@ import re
 import numpy as np
 
 from ..context import recipe_of as dims_recipe
-from ..dims import Dim, Scalar, has_dims, render
+from ..dims import Dim, Scalar, has_dims, linear_form, render
 from ..ir import Ident
 from ..primitives.core import TracerBase
 from ..primitives.index import DYN
@@ -60,18 +60,52 @@ class Emitter(Namespace):
     def __init__(self, var_names):
         super().__init__(var_names)
         self.inputs = None                     # the function's parameters, for lengths
+        self.lengths = {}                      # a length's text -> its name
+        self.prologue = []                     # ``name = text``, at the function's entry
 
     def dim(self, d):
-        """A length: ``x.shape[0]`` when it is a symbolic one (``dims``), ``n``
-        for an int input staged symbolically."""
+        """A length: for a symbolic one (``dims``), a name given once at the
+        function's entry (``x_shape0 = x.shape[0]``, ``size = 3 * x_shape0``)
+        when it is a sum of multiples of input lengths, else its expression
+        (``x.shape[0] // 2``, read where it is used: a division is not
+        evaluated where the code would not reach it); ``n`` for an int input
+        staged symbolically. Loops read their lengths' names, not the
+        attribute lookups and arithmetic at every step."""
         if type(d) is Scalar and self.inputs is not None:
             return render(d, self._input_dim)
         if type(d) is not Dim or self.inputs is None:
             return repr(int(d))
-        return render(d, self._input_dim)
+        form = linear_form(d)
+        if form is None:
+            return render(d, self._input_dim)
+        terms, const = form
+        parts = []
+        for (k, axis), coef in terms.items():
+            name = self._input_dim(k, axis)
+            parts.append((coef, name if coef in (1, -1) else f"{abs(coef)} * {name}"))
+        if const or not parts:
+            parts.append((const, str(abs(const))))
+        if len(parts) == 1 and parts[0][0] >= 0 and not const:
+            return parts[0][1]
+        text = ("-" if parts[0][0] < 0 else "") + parts[0][1]
+        for coef, part in parts[1:]:
+            text += f" - {part}" if coef < 0 else f" + {part}"
+        return self._named(text, "size")
+
+    def _named(self, text, preferred):
+        """The name of the length ``text``, assigned in the prologue once."""
+        if text not in self.lengths:
+            name = self.fresh(preferred)
+            self.lengths[text] = name
+            self.prologue.append(f"{name} = {text}")
+        return self.lengths[text]
 
     def _input_dim(self, k, axis):
-        return self.inputs[k] if axis is None else f"{self.inputs[k]}.shape[{axis}]"
+        """An input's length: an int input's name, or an array input's axis,
+        named once (``x_shape0 = x.shape[0]``)."""
+        if axis is None:
+            return self.inputs[k]
+        return self._named(f"{self.inputs[k]}.shape[{axis}]", f"{self.inputs[k]}_shape{axis}")
 
     # --- values --------------------------------------------------------------
     def dtype(self, dt):

@@ -25,7 +25,7 @@ import numpy as np
 from .. import dims as _dims
 from .core import Linear, Primitive, Zero, register, zero_if_any
 from .trace import wrapper_of
-from .rules import _PY_NUMBERS, EmitRule, elementwise_aval, shape_error
+from .rules import _PY_NUMBERS, EmitRule, ScaleLower, elementwise_aval, shape_error
 from .pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .fanout import dup
 from .shape import broadcast_to, elementwise_batch, sum_to_shape
@@ -84,7 +84,7 @@ def int_offset(k, c, out):
 
 add_p.simplify = drops_identity(left=0.0, right=0.0)
 add_p.algebra = Algebra(move_sign=add_move_sign, scalar_literals="always", offset=1,
-                        with_offset=int_offset)
+                        with_offset=int_offset, broadcasts=True)
 add_p.emit = BinaryOperator("+")
 
 
@@ -121,7 +121,7 @@ def sub_move_sign(ins, plain, negated, out):
 
 sub_p.simplify = drops_identity(right=0.0)
 sub_p.algebra = Algebra(move_sign=sub_move_sign, scalar_literals="always", offset=-1,
-                        with_offset=int_offset)
+                        with_offset=int_offset, broadcasts=True)
 sub_p.emit = BinaryOperator("-")
 
 
@@ -204,8 +204,10 @@ def odd_move_sign(prim):
 
 
 mul_p.simplify = mul_simplify
-mul_p.algebra = Algebra(move_sign=odd_move_sign(mul_p), scalar_literals="always")
+mul_p.algebra = Algebra(move_sign=odd_move_sign(mul_p), scalar_literals="always",
+                        broadcasts=True)
 mul_p.emit = BinaryOperator("*")
+mul_p.lower = ScaleLower(operands=(0, 1))
 
 
 # --- div ---------------------------------------------------------------
@@ -238,8 +240,10 @@ div_p = register(Primitive("div", nargs=2, impl=operator.truediv, jvp=div_jvp, t
                            zero_rule=div_zero_rule))
 div = _wrap(div_p)
 div_p.batch = elementwise_batch(div)
-div_p.algebra = Algebra(move_sign=odd_move_sign(div_p), scalar_literals="always")
+div_p.algebra = Algebra(move_sign=odd_move_sign(div_p), scalar_literals="always",
+                        broadcasts=True)
 div_p.emit = BinaryOperator("/")
+div_p.lower = ScaleLower(operands=(0,))
 
 
 # --- real, imag, conj (complex values: see complex_parts for the conventions)

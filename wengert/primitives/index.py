@@ -24,7 +24,7 @@ from .core import (Linear, Primitive, TracerBase, Zero, instantiate, register, z
                    zeros as core_zeros)
 from .trace import bind
 from .rules import FRESH, EmitRule, LowerRule, result_dtype, shape_error
-from .shape import broadcast_to, expand_dims, reshape, sum_to_shape
+from .shape import broadcast_to, expand_dims, reshape, reshape_p, sum_to_shape
 from ..dims import has_dims, slice_length
 from ..errors import NonDifferentiableInputError
 from ..ir import Aval, Eqn, Lit, Var, aval_of
@@ -464,6 +464,14 @@ class GetitemLower(LowerRule):
         return eqn.outputs[0].aval.shape == () or not _basic(eqn)
 
 
+def _nonnegative(d):
+    """Whether a bound is an int or a length that is at least 0 at every
+    size (``dims.linear_form`` with no negative part): Python reads it as
+    the position it is, never from the end."""
+    form = _dims.linear_form(d)
+    return form is not None and form[1] >= 0 and all(c > 0 for c in form[0].values())
+
+
 class UpdateLower(LowerRule):
     """``x[idx] += v`` (``np.add.at`` for index arrays) or ``x[idx] = v`` on
     ``x`` itself when nothing reads ``x`` afterwards; else a new array."""
@@ -488,6 +496,51 @@ class UpdateLower(LowerRule):
 
     def accumulates(self, eqn):
         return (0,) if self.absorbs else ()
+
+    def placed(self, eqn, sink):
+        """``index_add(0, v, i)``: ``v`` at ``i``, zeros elsewhere."""
+        return 1 if self.absorbs and sink.zero(eqn.inputs[0]) \
+            and sink.fits(eqn.inputs[0], eqn.outputs[0]) else None
+
+    def region(self, eqn):
+        """``(start, stop)`` along the first axis when the update adds ``v``
+        to a block of whole rows (``x[a:b] += v`` with ``v`` of that block's
+        shape, ``x[k] += v``), bounds as lengths (``dims``); else None."""
+        x, v = eqn.inputs[0], eqn.inputs[1]
+        idx = eqn.params.get("idx")
+        if not self.absorbs or set(eqn.params) != {"idx"} or len(eqn.inputs) != 2 \
+                or not isinstance(idx, tuple) or len(idx) != 1 or not x.aval.shape \
+                or v.aval.dtype != x.aval.dtype or None in x.aval.shape:
+            return None
+        n, p, rest = x.aval.shape[0], idx[0], tuple(x.aval.shape[1:])
+        if isinstance(p, (int, np.integer)) and not isinstance(p, (bool, np.bool_)):
+            if tuple(v.aval.shape) != rest or not _nonnegative(p):
+                return None
+            return p, p + 1
+        if isinstance(p, slice) and p.step in (None, 1) and len(v.aval.shape) == len(rest) + 1 \
+                and tuple(v.aval.shape[1:]) == rest:
+            start = 0 if p.start is None else p.start
+            stop = n if p.stop is None else p.stop
+            if _nonnegative(start) and _nonnegative(stop):
+                return start, stop
+        return None
+
+    def assemble(self, pieces, out):
+        """Equations making ``out`` from whole-row blocks that tile its first
+        axis in order (``pieces``: ``(start, stop, v)``, ``v`` a block or,
+        for one row, the row itself): one concatenation, a row given the
+        block's shape first."""
+        eqns, parts = [], []
+        rest = tuple(out.aval.shape[1:])
+        for start, stop, v in pieces:
+            if len(v.aval.shape) == len(rest):
+                w = Var(Aval((1,) + rest, v.aval.dtype), "", out.role)
+                eqns.append(Eqn(reshape_p, [v], [w], {"shape": (1,) + rest}))
+                v = w
+            parts.append(v)
+        if len(parts) == 1:
+            return None
+        return eqns + [Eqn(concatenate_p, parts, [out], {"axis": 0})]
 
     def absorb(self, eqn, k, acc, out, sink):
         """``acc + index_add(0, v, i)`` is ``index_add(acc, v, i)``; ``acc +

@@ -17,7 +17,7 @@ import numpy as np
 from ..context import current as _current_context
 from ..dims import broadcast, has_dims
 from ..errors import ShapeMismatchError, user_location
-from ..ir import Aval, aval_of
+from ..ir import Aval, Eqn, Lit, Var, aval_of
 from .core import NOT_LINEAR, Primitive, Zero, register
 
 
@@ -197,7 +197,15 @@ class LowerRule:
     p, check)`` the same of output ``m`` and operand ``p`` of a holder of
     sub-Programs (``check(prog, input, output)`` answers it for one).
     ``ownership(eqn, ctx)``: the roots of the outputs of a holder of
-    sub-Programs, analysing them through ``ctx`` (``lower.Ownership``)."""
+    sub-Programs, analysing them through ``ctx`` (``lower.Ownership``).
+    ``placed(eqn, sink)``: the operand position of the value the result
+    holds at some positions, with zeros at the others (``index_add(0, v,
+    i)``: ``v``), or None; a scaling of the result is then the scaling of
+    that value, placed (``ScaleLower``).
+    ``region(eqn)``: ``(start, stop)`` when the row adds its value to whole
+    rows ``start:stop`` of its first operand, else None; ``assemble(pieces,
+    out)``: equations making ``out`` of such values that tile its first
+    axis (``(start, stop, value)`` in order), or None."""
 
     def fresh(self, eqn):
         return False
@@ -233,6 +241,15 @@ class LowerRule:
     def additive(self, eqn, m, p, check):
         return False
 
+    def placed(self, eqn, sink):
+        return None
+
+    def region(self, eqn):
+        return None
+
+    def assemble(self, pieces, out):
+        return None
+
 
 class Fresh(LowerRule):
     """A row whose results are always new arrays (a ufunc, a reduction)."""
@@ -242,3 +259,46 @@ class Fresh(LowerRule):
 
 
 FRESH = Fresh()
+
+
+class ScaleLower(Fresh):
+    """A product or quotient by a finite scalar literal ``c`` (a new array):
+    ``acc + c * y``, where ``y`` holds a value ``v`` at some positions and
+    zeros elsewhere (its row's ``placed``: a transposed slice, ``index_add(0,
+    v, i)``), is ``acc + index_add(0, c * v, i)``, which ``acc`` absorbs:
+    ``acc[i] += c * v``, without the dense zeros, their scaling and the
+    dense sum. At the placed positions ``c * (0 + v)`` is ``0 + c * v``
+    exactly; elsewhere ``acc + c * 0`` is ``acc`` (a finite ``c``). ``y``
+    stays while something else reads it (then its other reader may absorb
+    it in turn). ``operands``: the positions ``y`` may take (a quotient's
+    numerator only)."""
+
+    def __init__(self, operands):
+        self.operands = operands
+
+    def absorb(self, eqn, k, acc, out, sink):
+        for q in self.operands:
+            y, c = eqn.inputs[q], eqn.inputs[1 - q]
+            if not (isinstance(c, Lit) and np.ndim(c.val) == 0 and c.aval.dtype.kind == "f"
+                    and np.isfinite(c.val)) or not isinstance(y, Var) \
+                    or y not in sink.producers or not sink.fits(y, out):
+                continue
+            pe = sink.producers[y]
+            rule = pe.prim.lower
+            p = rule.placed(pe, sink) if rule is not None else None
+            if p is None:
+                continue
+            v = pe.inputs[p]
+            ins = [v, c] if q == 0 else [c, v]
+            if eqn.prim.abstract_eval(*[x.aval for x in ins]).dtype != out.aval.dtype:
+                continue
+            if acc is None:
+                return []
+            t = Var(eqn.prim.abstract_eval(*[x.aval for x in ins]), "", out.role)
+            scaled = Eqn(pe.prim, [t if j == p else x for j, x in enumerate(pe.inputs)],
+                         [Var(y.aval, "", y.role)], pe.params)
+            absorbed = rule.absorb(scaled, 0, acc, out, sink)
+            if absorbed is None:
+                continue
+            return [Eqn(eqn.prim, ins, [t], eqn.params)] + absorbed
+        return None

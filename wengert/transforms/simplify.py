@@ -32,6 +32,11 @@ The pass names no primitive: what it may rewrite is on the rows.
 * int literals (with ``copies``, on a row with a sign rule): ``3 * y`` on a
   float ``y`` is ``3.0 * y`` (the same value and dtype; Python multiplies
   two floats twice as fast);
+* broadcasts (with ``copies``; the rows' ``algebra.expands`` and
+  ``broadcasts``): ``y * broadcast_to(s, shape)`` is ``y * s`` where ``y``
+  has the result's shape and dtype, the operator broadcasting ``s`` (a
+  reduction's transpose broadcasts its cotangent, which a product then
+  reads);
 * loops (their rows' rules): a carry that the body passes through unchanged
   is its initial value; a carry, per-iteration output or operand that
   nothing needs is dropped;
@@ -91,6 +96,7 @@ def simplify(prog, copies=False):
     seen = {}
     negated = {}        # v -> x where v = neg (x)
     offsets = {}        # v -> (k, c) where v = k + c, ints
+    expanded = {}       # v -> x where v = broadcast_to (x)
     eqns = []
 
     def sub(x):
@@ -101,6 +107,8 @@ def simplify(prog, copies=False):
         eqn = pending.pop()
         ins = [sub(x) for x in eqn.inputs]
         out, algebra = eqn.outputs, eqn.prim.algebra
+        if algebra is not None and copies and algebra.broadcasts and expanded:
+            ins = _unexpanded(ins, out[0].aval, expanded)
         if algebra is not None and copies:
             # the row's sign rules (``Algebra``)
             if algebra.negation and not isinstance(ins[0], Lit) and ins[0] in negated:
@@ -134,7 +142,10 @@ def simplify(prog, copies=False):
             # the row's rewrite (``x * 1`` is ``x``; a cond on a literal index
             # is its branch; a loop's unchanged carry is its initial value)
             new_eqns, results = rewritten
-            eqns.extend(new_eqns)
+            # a rewrite that changed a sub-Program (a loop body reading a
+            # literal for a carry that never changes) is simplified again
+            eqns.extend(e if e.params is eqn.params else _simplify_params(e, copies)
+                        for e in new_eqns)
             subst.update((v, w) for v, w in zip(out, results) if w is not v)
             continue
         if not eqn.prim.multiple_results and len(out) == 1:
@@ -162,6 +173,8 @@ def simplify(prog, copies=False):
             seen[key] = out
         if algebra is not None and algebra.negation:
             negated[out[0]] = ins[0]
+        if algebra is not None and algebra.expands:
+            expanded[out[0]] = ins[0]
         eqns.append(Eqn(eqn.prim, ins, out, eqn.params))
 
     outputs = [sub(x) for x in prog.outputs]
@@ -205,6 +218,27 @@ def _uniform_as_scalar(ins, out):
             continue
         recipe = context.recipe_of(val)
         new[k] = Lit(recipe[1] if recipe is not None and recipe[0] == "full" else first)
+    return new
+
+
+def _unexpanded(ins, out, expanded):
+    """A broadcasting row's operands with a broadcast one (``expanded[v] =
+    x`` where ``v = broadcast_to (x)``) as the value before the broadcast,
+    where the other operand has the result's shape and dtype: the row's
+    broadcasting makes the same array. One operand at most, checked against
+    the other as it now is, or nothing would give the result its shape."""
+    if len(ins) != 2:
+        return ins
+    new = list(ins)
+    for k in (0, 1):
+        x, other = new[k], new[1 - k]
+        if isinstance(x, Lit) or x not in expanded:
+            continue
+        src = expanded[x]
+        if src.aval.dtype == other.aval.dtype == out.dtype \
+                and tuple(other.aval.shape) == tuple(out.shape):
+            new[k] = src
+            break
     return new
 
 

@@ -5,6 +5,8 @@ primitive; and ``inline_program``, a Program's equations in place.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...ir import Eqn, Lit, Program, Var, acts
 from .params import ForParams, WhileParams
 
@@ -42,6 +44,34 @@ def _needed_inputs(prog, outputs):
     return {k for k, v in enumerate(prog.inputs) if v in live}
 
 
+def same_literal(a, b):
+    """Whether two atoms are literals of one value, to the bit (signed zeros
+    and all), of one shape (symbolic lengths included) and dtype."""
+    if not (isinstance(a, Lit) and isinstance(b, Lit)) or a.aval != b.aval \
+            or a.aval.weak != b.aval.weak:
+        return False
+    if a.val is b.val:
+        return True
+    va, vb = a.val, b.val
+    if not all(isinstance(v, (np.ndarray, np.generic, float, int)) and not isinstance(v, bool)
+               for v in (va, vb)):
+        return False
+    va, vb = np.asarray(va), np.asarray(vb)
+    return va.dtype == vb.dtype and va.shape == vb.shape and va.dtype.kind in "biuf" \
+        and va.tobytes() == vb.tobytes()
+
+
+def _substitute(prog, subst):
+    """``prog`` reading ``subst[v]`` (a literal) where it read the Var ``v``
+    (its inputs stay; sub-Programs read only their own inputs)."""
+    def read(x):
+        return subst.get(x, x) if isinstance(x, Var) else x
+
+    eqns = [Eqn(e.prim, tuple(read(x) for x in e.inputs), e.outputs, e.params)
+            for e in prog.eqns]
+    return Program(prog.inputs, eqns, [read(x) for x in prog.outputs], prog.name)
+
+
 def _pick(items, flags):
     return [x for x, f in zip(items, flags) if f]
 
@@ -52,16 +82,27 @@ def loop_rules(params_type):
     def loop_simplify(eqn, ins, copies):
         """A carry whose new value is the body's carry input itself never
         changes: the loop's output is the initial value (also after no
-        iteration)."""
+        iteration). Nor does a carry whose initial value and new value are
+        the same literal (a cotangent the body resets to zeros, starting
+        from zeros): the body reads that literal instead (``ct + v`` is then
+        ``v``, the zeros are not made at each step) and the carry is left to
+        ``dce``."""
         p = params_type.of(eqn.params)
         carry_in = p.operand_groups(p.body.inputs)[2]
         carry_new = p.body_output_groups(p.body.outputs)[0]
         init = p.operand_groups(ins)[2]
         outs = list(eqn.outputs)
+        fixed = {}
         for k, (v, new, x) in enumerate(zip(carry_in, carry_new, init)):
             if new is v:
                 outs[k] = x
-        return [Eqn(eqn.prim, ins, eqn.outputs, eqn.params)], outs
+            elif same_literal(new, x):
+                outs[k] = x
+                fixed[v] = new
+        params = eqn.params
+        if fixed:
+            params = p.replace(body=_substitute(p.body, fixed)).as_params()
+        return [Eqn(eqn.prim, ins, eqn.outputs, params)], outs
 
     def loop_dce(eqn, used, dce):
         """``eqn`` without the carries, per-iteration outputs and operands
