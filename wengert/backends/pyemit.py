@@ -243,6 +243,29 @@ class Emitter(Namespace):
                 return None
         return ", ".join(parts) if parts else "()"
 
+    def add_at(self, target, where, value, rows):
+        """``np.add.at(target, where, value)``: ``value`` added at the
+        positions ``where``, a repeated one as often as it occurs; ``rows``:
+        for ``where`` one 1-D index array, (the shape of one row per index,
+        ``value``'s shape), else None."""
+        return [f"{self.np}.add.at({target}, {where}, {value})"]
+
+    @staticmethod
+    def abs_call(x):
+        """Python's ``abs``: ``np.absolute`` on arrays, and a Python float
+        stays one."""
+        return f"abs({x})"
+
+    def numpy_call(self, fn, ins):
+        """``np.sin(x)``: the NumPy function named ``fn`` (``linalg.solve``)
+        of the operands ``ins``."""
+        return f"{self.np}.{fn}({', '.join(ins)})"
+
+    def axis_call(self, fn, x, axis, ndim):
+        """``np.sum(x, axis=(0,))``: the NumPy reduction ``fn`` of ``x`` (of
+        ``ndim`` dimensions) over ``axis`` (an int or a tuple)."""
+        return f"{self.np}.{fn}({x}, axis={self.param(axis)})"
+
     @staticmethod
     def atom(text):
         """``text`` as the base of a subscript: in parentheses unless it is a
@@ -263,5 +286,5 @@ class Emitter(Namespace):
         if text is not None:
             return text
         if not params and Ident(prim.impl) in _NUMPY_NAMES:
-            return f"{self.np}.{_NUMPY_NAMES[Ident(prim.impl)]}({', '.join(ins)})"
+            return self.numpy_call(_NUMPY_NAMES[Ident(prim.impl)], ins)
         return f"{self.impl(prim)}({', '.join(ins + self.params(params))})"

@@ -117,7 +117,7 @@ class NumpyAxisCall(EmitRule):
     def expression(self, code, eqn, ins, py):
         if set(eqn.params) != {self.key}:
             return None
-        return f"{code.np}.{self.fn}({ins[0]}, axis={code.param(eqn.params[self.key])})"
+        return code.axis_call(self.fn, ins[0], eqn.params[self.key], eqn.inputs[0].aval.ndim)
 
 
 class NumpyLike(EmitRule):
