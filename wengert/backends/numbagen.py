@@ -13,7 +13,9 @@ spells the few things numba's subset lacks differently:
 * dtypes as NumPy attributes (``np.float32``), not ``np.dtype('float32')``;
 * a reduction over every axis without ``axis`` (``np.sum(x)``), over one
   axis with an int (``np.sum(x, axis=1)``, where numba has that form);
-* ``np.add.at`` at one index array as a loop; ``np.matmul`` as ``@``.
+* ``np.add.at`` at one index array as a loop; ``np.matmul`` as ``@``;
+  ``np.abs`` for Python's ``abs``; a reshape of a number as ``np.full``, of
+  an array made contiguous first (numba reshapes no other).
 
 What has no spelling at all is refused before numba sees it
 (``NumbaUnsupported``, naming the construct): stored values whose length
@@ -106,6 +108,13 @@ class NumbaWriter(CodeWriter):
         k, idx = self.fresh("k"), self.fresh("where")
         return [f"{idx} = {where}", f"for {k} in range({idx}.shape[0]):",
                 f"{self.INDENT}{target}[{idx}[{k}]] += {value}[{k}]"]
+
+    def reshape_call(self, x, shape, scalar):
+        # numba reshapes contiguous arrays only (a copy where NumPy gives a view:
+        # the code never writes into a value that may share memory, ``lower``)
+        if scalar:
+            return f"{self.np}.full({shape}, {x})"
+        return f"{self.np}.ascontiguousarray({x}).reshape({shape})"
 
     def abs_call(self, x):
         return f"{self.np}.abs({x})"        # numba's abs takes numbers only

@@ -250,6 +250,10 @@ class Emitter(Namespace):
         ``value``'s shape), else None."""
         return [f"{self.np}.add.at({target}, {where}, {value})"]
 
+    def reshape_call(self, x, shape, scalar):
+        """``np.reshape(x, shape)`` (``scalar``: ``x`` is 0-d, perhaps a number)."""
+        return f"{self.np}.reshape({x}, {shape})"
+
     @staticmethod
     def abs_call(x):
         """Python's ``abs``: ``np.absolute`` on arrays, and a Python float

@@ -127,7 +127,8 @@ reshape_p.zero_rule = zero_if_any(reshape_p)
 class ReshapeEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
         if set(eqn.params) == {"shape"}:
-            return f"{code.np}.reshape({ins[0]}, {code.param(eqn.params['shape'])})"
+            return code.reshape_call(ins[0], code.param(eqn.params["shape"]),
+                                     eqn.inputs[0].aval.shape == ())
 
 
 reshape_p.emit = ReshapeEmit()
