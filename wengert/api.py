@@ -30,24 +30,29 @@ from .transforms.partial_eval import linearize_flat
 from .transforms.transpose import backward_pass, transpose_program
 from .transformed import TraceTransformed
 from .api_jacobians import _assemble, _basis, _batch_or_loop, _jac_blocks
-from .api_prepare import (_CLOSE_OVER, _by_source, _cast_like, _holo, _prepare, _transform_entry,
-                          _unit, _unshared, _unwrap_aux, _vjp_core)
+from .api_prepare import (_CLOSE_OVER, _by_source, _cast_like, _opts, _prepare,
+                          _transform_entry, _unit, _unshared, _unwrap_aux, _vjp_core)
 from .api_source import _warn_fallback, generated, has_source, source_inner, source_program
+from .api_jit import jit
+from .api_points import compiled_jvp, compiled_vjp
 from .transforms.checkpoint_schedules import schedule_of
 from .primitives.checkpoint_loop import checkpointed_loop
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose",
-           "jacfwd", "jacrev", "hessian", "make_program"]
+           "jacfwd", "jacrev", "hessian", "make_program", "jit"]
 
 
-def value_and_grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto"):
-    return _value_and_grad(fun, argnums, has_aux, engine, "value_and_grad", holomorphic)
+def value_and_grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto",
+                   backend="python", fallback=True):
+    return _value_and_grad(fun, argnums, has_aux, engine, "value_and_grad", holomorphic,
+                           backend, fallback)
 
 
-def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False):
-    fun = _transform_entry(fun, engine, fname)
+def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False, backend="python",
+                    fallback=True):
+    fun = _transform_entry(fun, engine, fname, backend, fallback)
     recipe = (fname, fun, (argnums,), {"has_aux": has_aux, "engine": engine,
-                                       **_holo(holomorphic)})
+                                       **_opts(holomorphic, backend, fallback)})
     if fname == "value_and_grad":
         by_source = _by_source(fun, engine, lambda g: value_and_grad(
             g, argnums, has_aux=has_aux, holomorphic=holomorphic, engine="trace"), recipe,
@@ -90,14 +95,16 @@ def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False):
     return TraceTransformed(wrapper, fun, recipe)
 
 
-def grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto"):
+def grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto", backend="python",
+         fallback=True):
     """The gradient of a real scalar function; of a complex input ``z = x +
     iy`` it is ``df/dx - i df/dy`` (JAX's convention, ``complex_parts``).
     With ``holomorphic=True`` the function is complex and holomorphic, its
-    inputs complex, and the result is ``f'(z)``."""
-    fun = _transform_entry(fun, engine, "grad")
+    inputs complex, and the result is ``f'(z)``. ``backend="numba"``
+    compiles the source engine's code with numba (``api_backend``)."""
+    fun = _transform_entry(fun, engine, "grad", backend, fallback)
     recipe = ("grad", fun, (argnums,), {"has_aux": has_aux, "engine": engine,
-                                        **_holo(holomorphic)})
+                                        **_opts(holomorphic, backend, fallback)})
     by_source = _by_source(fun, engine, lambda g: grad(g, argnums, has_aux=has_aux,
                                                          holomorphic=holomorphic,
                                                          engine="trace"), recipe, argnums)
@@ -113,10 +120,16 @@ def grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto"):
     return TraceTransformed(wrapper, fun, recipe)
 
 
-def vjp(fun, *primals, has_aux=False, engine="auto"):
-    """(out, pullback); ``pullback(ct)`` returns a tuple, one per primal."""
-    fun = _transform_entry(fun, engine, "vjp")
+def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=True):
+    """(out, pullback); ``pullback(ct)`` returns a tuple, one per primal.
+    With ``backend="numba"`` both are compiled code (``api_points``)."""
+    fun = _transform_entry(fun, engine, "vjp", backend, fallback)
     check_inputs("vjp", fun, primals, range(len(primals)), _CLOSE_OVER)
+    if backend != "python":
+        done = compiled_vjp(fun, primals, engine, _opts(False, backend, fallback), has_aux,
+                            vjp)
+        if done is not None:
+            return done
     if engine != "trace":
         inner = source_inner(fun, primals, engine, "vjp")
         if inner is not None:
@@ -149,9 +162,10 @@ def vjp(fun, *primals, has_aux=False, engine="auto"):
 
 
 # --- forward mode ------------------------------------------------------
-def jvp(fun, primals, tangents, *, engine="auto"):
-    """(out, tangent_out) for tuples ``primals`` and ``tangents``."""
-    fun = _transform_entry(fun, engine, "jvp")
+def jvp(fun, primals, tangents, *, engine="auto", backend="python", fallback=True):
+    """(out, tangent_out) for tuples ``primals`` and ``tangents``; with
+    ``backend="numba"`` one compiled call (``api_points``)."""
+    fun = _transform_entry(fun, engine, "jvp", backend, fallback)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples "
                         "(one entry per argument), e.g. jvp(f, (x,), (v,))")
@@ -160,18 +174,27 @@ def jvp(fun, primals, tangents, *, engine="auto"):
     t_leaves, t_tree = flatten(tuple(tangents))
     if t_tree != in_tree:
         raise ShapeMismatchError(f"jvp: tangents structure {t_tree} differs from primals {in_tree}")
+    _check_tangents(flatten(tuple(primals))[0], t_leaves)
+    if backend != "python":
+        done = compiled_jvp(fun, tuple(primals), tuple(tangents), engine,
+                            _opts(False, backend, fallback), jvp)
+        if done is not None:
+            return done
     if engine != "trace":
         inner = source_inner(fun, tuple(primals), engine, "jvp")
         if inner is not None:
             fun = inner
     flat, leaves, in_tree, out_tree = flat_function(fun, primals)
+    outs, dots = jvp_flat(flat, leaves, t_leaves)
+    dots = [_cast_like(d, o) if isinstance(d, Zero) else d for d, o in zip(dots, outs)]
+    return unflatten(out_tree[0], outs), unflatten(out_tree[0], dots)
+
+
+def _check_tangents(leaves, t_leaves):
     for p, t in zip(leaves, t_leaves):
         if tuple(np.shape(t)) != aval_of(p).shape:
             raise ShapeMismatchError(f"jvp: tangent of shape {np.shape(t)} for a primal of shape "
                                      f"{aval_of(p).shape}; each tangent has its primal's shape")
-    outs, dots = jvp_flat(flat, leaves, t_leaves)
-    dots = [_cast_like(d, o) if isinstance(d, Zero) else d for d, o in zip(dots, outs)]
-    return unflatten(out_tree[0], outs), unflatten(out_tree[0], dots)
 
 
 def linearize(fun, *primals, engine="auto"):
@@ -244,12 +267,13 @@ def linear_transpose(linear_fun, *primals):
 
 
 # --- Jacobians ---------------------------------------------------------
-def jacfwd(fun, argnums=0, *, holomorphic=False, engine="auto"):
+def jacfwd(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python", fallback=True):
     """Jacobian by forward mode: one linearize, one batched pass of tangents.
     Complex inputs need ``holomorphic=True`` (the Jacobian is then f'(z));
     without it, a real basis would give df/dx only (JAX's rule)."""
-    fun = _transform_entry(fun, engine, "jacfwd")
-    recipe = ("jacfwd", fun, (argnums,), {"engine": engine, **_holo(holomorphic)})
+    fun = _transform_entry(fun, engine, "jacfwd", backend, fallback)
+    recipe = ("jacfwd", fun, (argnums,), {"engine": engine,
+                                          **_opts(holomorphic, backend, fallback)})
     by_source = _by_source(fun, engine, lambda g: jacfwd(g, argnums, holomorphic=holomorphic,
                                                          engine="trace"), recipe, argnums)
     if by_source is not None:
@@ -270,12 +294,13 @@ def jacfwd(fun, argnums=0, *, holomorphic=False, engine="auto"):
     return TraceTransformed(wrapper, fun, recipe)
 
 
-def jacrev(fun, argnums=0, *, holomorphic=False, engine="auto"):
+def jacrev(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python", fallback=True):
     """Jacobian by reverse mode: one linearize, one batched pass of cotangents.
     Complex outputs need ``holomorphic=True`` (JAX's rule); a real output of
     a complex input gives rows ``df/dx - i df/dy`` as ``grad`` does."""
-    fun = _transform_entry(fun, engine, "jacrev")
-    recipe = ("jacrev", fun, (argnums,), {"engine": engine, **_holo(holomorphic)})
+    fun = _transform_entry(fun, engine, "jacrev", backend, fallback)
+    recipe = ("jacrev", fun, (argnums,), {"engine": engine,
+                                          **_opts(holomorphic, backend, fallback)})
     by_source = _by_source(fun, engine, lambda g: jacrev(g, argnums, holomorphic=holomorphic,
                                                          engine="trace"), recipe, argnums)
     if by_source is not None:
@@ -298,10 +323,12 @@ def jacrev(fun, argnums=0, *, holomorphic=False, engine="auto"):
     return TraceTransformed(wrapper, fun, recipe)
 
 
-def hessian(fun, argnums=0, *, holomorphic=False, engine="auto"):
+def hessian(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python",
+            fallback=True):
     """Forward over reverse: ``jacfwd(jacrev(fun))``, both ``holomorphic``."""
-    fun = _transform_entry(fun, engine, "hessian")
-    recipe = ("hessian", fun, (argnums,), {"engine": engine, **_holo(holomorphic)})
+    fun = _transform_entry(fun, engine, "hessian", backend, fallback)
+    recipe = ("hessian", fun, (argnums,), {"engine": engine,
+                                           **_opts(holomorphic, backend, fallback)})
     by_source = _by_source(fun, engine, lambda g: hessian(g, argnums, holomorphic=holomorphic,
                                                           engine="trace"), recipe, argnums)
     if by_source is not None:

@@ -1,5 +1,6 @@
 """One generated specialisation of a source-engine derivative: the derived
-Program, its generated Python function, and the result's structure.
+Program, its generated function (Python, or numba's: ``api_backend``), and
+the result's structure.
 
 ``Compiled(prog, out_tree)`` simplifies the Program, generates its code
 (unless it closes over an outer transformation's values: then it is only
@@ -23,9 +24,10 @@ from .backends.pycodegen import codegen
 __all__ = ["Compiled", "compile_program", "holds_tracers", "same_code", "scalar_type"]
 
 
-def compile_program(prog):
-    """The generated Python function of a Program."""
-    return codegen(prog)
+def compile_program(prog, target=None):
+    """The generated function of a Program: Python, or the ``target``
+    backend's (``api_backend.Target``)."""
+    return codegen(prog) if target is None else target.compile(prog)
 
 
 def holds_tracers(prog):
@@ -41,7 +43,7 @@ class Compiled:
     """One specialisation: the derived Program, its generated function, and
     how to rebuild the result's structure."""
 
-    def __init__(self, prog, out_tree, shapes=None):
+    def __init__(self, prog, out_tree, shapes=None, target=None):
         # replayed into an outer transformation: the Program simplified as a
         # Program (every equation's operands fit its rule); the code is made
         # from it simplified as code, where NumPy's broadcasting may stand in
@@ -52,7 +54,8 @@ class Compiled:
         self.respecialize = None    # dyn -> outputs, staged at dyn's own shapes
         # a Program that closes over an outer transformation's values is only
         # ever replayed into that transformation, never turned into code
-        self.fn = None if holds_tracers(prog) else compile_program(simplify(prog, copies=True))
+        self.fn = None if holds_tracers(prog) else compile_program(simplify(prog, copies=True),
+                                                                   target)
         self.run = None if self.fn is None else self.fn.fn      # the plain function
         # what it read from outside the function must be as it was (``source_env``)
         self.env_guards, self.env_check = [], None

@@ -20,6 +20,7 @@ from .pytree import flatten, unflatten
 from .transforms.partial_eval import linearize_flat
 from .api_source import SourceTransformed, has_source
 from .api_codes import recipe_key
+from .api_backend import backend_options, check_backend, target_of
 
 
 ENGINES = ("auto", "trace", "source")
@@ -30,14 +31,17 @@ def _check_engine(engine):
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
 
 
-def _by_source(fun, engine, transform, recipe, argnums):
+def _by_source(fun, engine, transform, recipe, argnums, extra=0):
     """The source engine's version of ``transform`` (a trace-engine transform
     of a function), or None for ``engine="trace"``. ``recipe`` is the public
-    call that made it (how it pickles); its arguments at ``argnums`` are
-    checked before any code is generated."""
+    call that made it (how it pickles; its ``backend`` and ``fallback``
+    options choose what compiles the code, ``api_backend``); its arguments at
+    ``argnums`` are checked before any code is generated; ``extra``: trailing
+    call arguments that are not ``fun``'s (``SourceTransformed``)."""
     if engine == "trace":
         return None
     name = recipe[0]
+    target = target_of(recipe[3].get("backend", "python"), recipe[3].get("fallback", True), fun)
 
     def check(args):
         nums = argnums_tuple(argnums, len(args), name)
@@ -53,11 +57,12 @@ def _by_source(fun, engine, transform, recipe, argnums):
         inner_key = fun.codes.key
         key = None if inner_key is None else recipe_key(recipe, inner_key)
         return SourceTransformed(fun.fun, lambda g: transform(inner(g)), engine,
-                                 f"{name}_{fun.name}", recipe, both, key)
+                                 f"{name}_{fun.name}", recipe, both, key, target)
     if engine == "auto" and not has_source(fun):
         return None
     # objects made by the same recipe share their code (``api_codes``)
-    return SourceTransformed(fun, transform, engine, name, recipe, check, recipe_key(recipe))
+    return SourceTransformed(fun, transform, engine, name, recipe, check, recipe_key(recipe),
+                             target, extra)
 
 
 class _Partial:
@@ -148,10 +153,16 @@ def _unit(aval):
     return 1.0 if aval.weak and aval.dtype == np.float64 else np.ones((), aval.dtype)
 
 
-def _transform_entry(fun, engine, fname):
+def _transform_entry(fun, engine, fname, backend="python", fallback=True):
     _check_engine(engine)
+    check_backend(backend, engine, fallback)
     check_function(fun, fname)
     return twin_of(fun)          # a math builtin: its NumPy twin (math_twins)
+
+
+def _opts(holomorphic, backend, fallback):
+    """The options a recipe keeps beside ``engine``, each only when given."""
+    return {**_holo(holomorphic), **backend_options(backend, fallback)}
 
 
 def _holo(holomorphic):

@@ -151,8 +151,14 @@ class SourceTransformed(Transformed):
     code of the latest call. ``check(args)`` checks the arguments of a call
     before code is generated for them; ``recipe`` is how it pickles."""
 
-    def __init__(self, fun, transform, engine, name, recipe, check, key=None):
+    def __init__(self, fun, transform, engine, name, recipe, check, key=None, target=None,
+                 extra=0):
         self._wrap(fun, recipe)
+        self.target = target                # the backend (``api_backend``); None: Python
+        # the last ``extra`` positional arguments of a call are not ``fun``'s: the
+        # transformed function takes them after fun's (jvp's tangents, a pullback's
+        # cotangent: ``api_points``)
+        self.extra = extra
         self.check = check
         self.fun = fun
         self.transform = transform          # inner function -> transformed function (trace)
@@ -267,7 +273,7 @@ class SourceTransformed(Transformed):
             except (UnsupportedSyntax, ConcretizationError) as err:
                 if self.engine != "auto":
                     raise
-                _warn_fallback(self.fun, err)
+                _warn_fallback(self.fun, err, self.target)
                 self.fallback = self.transform(self.fun)
                 return self.fallback(*args, **kwargs)
             codes.generations += 1
@@ -368,9 +374,16 @@ class SourceTransformed(Transformed):
         leaves = [x if v is None else v for x, v in zip(leaves, staged)]
         call = unflatten(in_tree, leaves)
         args, kwargs = (call[0], call[1]) if kwargs else (call, None)
-        src_avals = [a for a, n in zip(avals, ints) if n is None]
+        own = len(leaves)           # fun's own leaves come first (``extra``)
+        if self.extra:
+            args = tuple(args)[:len(args) - self.extra]
+            own_leaves, own_tree = _call_leaves(args, kwargs)
+            own = len(own_leaves)
+        n_own = sum(inputs[:own])
+        src_avals = [a for a, n in zip(avals[:n_own], ints[:n_own]) if n is None]
         prog, _, _, out_tree = source_program(self.fun, args, kwargs, src_avals)
-        inner = _program_function(prog, static, leaves, in_tree, out_tree, self.fun)
+        inner = _program_function(prog, static[:own], leaves[:own],
+                                  own_tree if self.extra else in_tree, out_tree, self.fun)
         transformed = self.transform(inner)
         result_tree = [None]
 
@@ -384,11 +397,11 @@ class SourceTransformed(Transformed):
             return out_leaves
 
         names = iter(v.name for v in prog.inputs)
-        given = input_names(self.fun, args, len(leaves)) or [""] * len(leaves)
-        in_names = [next(names) if v is None else given[k]
+        given = (input_names(self.fun, args, own) or [""] * own) + [""] * (len(leaves) - own)
+        in_names = [next(names, "") if v is None else given[k]
                     for k, (i, v) in enumerate(zip(inputs, staged)) if i]
         der = stage(derived, avals, name=f"{prog.name}_{self.name}", in_names=in_names)
-        return Compiled(der, result_tree[0])
+        return Compiled(der, result_tree[0], target=self.target)
 
 
 def _is_input(leaf, static):
@@ -420,15 +433,19 @@ def fallback_key(fun):
     return (code.co_filename, code.co_firstlineno, qualname)
 
 
-def _warn_fallback(fun, err):
+def _warn_fallback(fun, err, target=None):
+    """The one warning of ``engine="auto"`` falling back to tracing; with a
+    compiling backend (``target``) it says that the code is not compiled."""
     if not _WARNED.add(fallback_key(fun)):
         return
     key = getattr(fun, "__qualname__", repr(fun))
     where = (f"{err.filename}:{err.lineno}" if getattr(err, "filename", None) and
              getattr(err, "lineno", None) else "")
     construct = getattr(err, "construct", None) or type(err).__name__
+    lost = "" if target is None else (f", which generates no code, so backend={target.name!r} "
+                                      "compiles nothing and it runs as Python")
     warnings.warn(f"wengert: {key} uses {construct}{' at ' + where if where else ''}, which the "
-                  f"source engine cannot transform; using the trace engine instead ({err})",
+                  f"source engine cannot transform; using the trace engine instead{lost} ({err})",
                   stacklevel=3)
 
 

@@ -12,7 +12,8 @@ __all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError"
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError",
            "LeakedTracerError", "UnsupportedSyntax", "UnsupportedFunctionError",
            "InPlaceUpdateError", "UnsupportedDtypeError", "InvalidFunctionError",
-           "OutputStructureError", "PytreeDepthError", "UnpicklableError"]
+           "OutputStructureError", "PytreeDepthError", "UnpicklableError",
+           "BackendError", "NumbaMissingError", "NumbaCompileError", "NumbaFallbackWarning"]
 
 
 class WengertError(Exception):
@@ -50,6 +51,30 @@ class PytreeDepthError(WengertError, ValueError):
 class UnpicklableError(WengertError, pickle.PicklingError):
     """An object bound to the values of one evaluation (a pullback, a linear
     function) cannot travel by reference; the message says what to send."""
+
+
+class BackendError(WengertError, ValueError):
+    """A ``backend`` that does not exist, or one the chosen engine cannot use
+    (``backend="numba"`` compiles generated code: the trace engine has none)."""
+
+
+class NumbaMissingError(WengertError, ImportError):
+    """``backend="numba"`` without numba installed."""
+
+
+class NumbaCompileError(WengertError, NotImplementedError):
+    """``backend="numba", fallback=False`` on code numba cannot compile: a
+    construct with no spelling in numba's subset, or numba's typing refused
+    it. ``construct`` says which."""
+
+    def __init__(self, message, construct=None):
+        super().__init__(message)
+        self.construct = construct
+
+
+class NumbaFallbackWarning(UserWarning):
+    """``backend="numba"`` ran the Python backend instead, for one function:
+    numba cannot compile a construct of its code (named in the message)."""
 
 
 class NoDerivativeRule(WengertError, NotImplementedError):

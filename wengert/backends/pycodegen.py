@@ -124,14 +124,16 @@ class _Block:
         self.lines, self.outputs, self.subs = [], [], []
 
 
-def generate_source(prog, name=None):
-    """(source, namespace, function name) of ``prog``: the text only."""
+def generate_source(prog, name=None, writer=None):
+    """(source, namespace, function name) of ``prog``: the text only;
+    ``writer``: the ``CodeWriter`` class that spells it (a subclass writes
+    the subset another compiler accepts: ``numbagen``)."""
     low = lower(prog)                   # the imperative form (a Program verify accepts)
     prog = low.program
     names = Namer()
     for _ in walk(prog, names):         # every name first: helpers must avoid them all
         pass
-    em = CodeWriter(names.used)
+    em = (writer or CodeWriter)(names.used)
     em.loop_only, em.trip_only, em.read = low.loop_only, low.trip_only, low.read
     py = low.python_scalars
     reverse = reverse_sweep_start(prog)       # a vjp's sweeps are marked, as Tangent does

@@ -277,6 +277,42 @@ class Emitter(Namespace):
                 return None
         return ", ".join(parts) if parts else "()"
 
+    def add_at(self, target, where, value, rows):
+        """``np.add.at(target, where, value)``: ``value`` added at the
+        positions ``where``, a repeated one as often as it occurs; ``rows``:
+        for ``where`` one 1-D index array, (the shape of one row per index,
+        ``value``'s shape), else None."""
+        return [f"{self.np}.add.at({target}, {where}, {value})"]
+
+    def reshape_call(self, x, shape, scalar, py=False):
+        """``x.reshape(shape)``: the array method is C, ``np.reshape`` a Python
+        wrapper (about 0.5 us more a call); ``np.reshape(x, shape)`` where
+        ``x`` may be a Python scalar (``py``), which has no methods
+        (``scalar``: ``x`` is 0-d)."""
+        if py:
+            return f"{self.np}.reshape({x}, {shape})"
+        return f"{self.atom(x)}.reshape({shape})"
+
+    @staticmethod
+    def abs_call(x):
+        """Python's ``abs``: ``np.absolute`` on arrays, and a Python float
+        stays one."""
+        return f"abs({x})"
+
+    def numpy_call(self, fn, ins):
+        """``np.sin(x)``: the NumPy function named ``fn`` (``linalg.solve``)
+        of the operands ``ins``."""
+        return f"{self.np}.{fn}({', '.join(ins)})"
+
+    def axis_call(self, fn, x, axis, ndim, py=False):
+        """``x.sum(axis=(0,))``: the NumPy reduction ``fn`` of ``x`` (of
+        ``ndim`` dimensions) over ``axis`` (an int or a tuple), as the array
+        method (C; ``np.sum`` is a Python wrapper, about 0.7 us more a call),
+        or ``np.sum(x, axis=...)`` where ``x`` may be a Python scalar (``py``)."""
+        if py:
+            return f"{self.np}.{fn}({x}, axis={self.param(axis)})"
+        return f"{self.atom(x)}.{fn}(axis={self.param(axis)})"
+
     @staticmethod
     def atom(text):
         """``text`` as the base of a subscript: in parentheses unless it is a
@@ -297,5 +333,5 @@ class Emitter(Namespace):
         if text is not None:
             return text
         if not params and Ident(prim.impl) in _NUMPY_NAMES:
-            return f"{self.np}.{_NUMPY_NAMES[Ident(prim.impl)]}({', '.join(ins)})"
+            return self.numpy_call(_NUMPY_NAMES[Ident(prim.impl)], ins)
         return f"{self.impl(prim)}({', '.join(ins + self.params(params))})"

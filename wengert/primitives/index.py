@@ -408,7 +408,12 @@ class FunctionalUpdateEmit(EmitRule):
         if self.accumulate and arrays:
             where = f"{code.np}.s_[{sub}]" if any(isinstance(p, slice) for p in idx) \
                 else (sub if len(idx) == 1 else f"({sub})")
-            lines.append(f"{code.np}.add.at({target}, {where}, {value})")
+            one = len(idx) == 1 and (getattr(idx[0], "ndim", None) == 1 or (
+                idx[0] is DYN and len(dyn[0].aval.shape) == 1))
+            rows = None if not one else (
+                (tuple(dyn[0].aval.shape if idx[0] is DYN else idx[0].shape)
+                 + tuple(x.aval.shape[1:])), tuple(v.aval.shape))
+            lines += code.add_at(target, where, value, rows)
         else:
             lines.append(f"{target}[{sub}] {'+=' if self.accumulate else '='} {value}")
         return lines + then

@@ -50,7 +50,7 @@ _abs_elementwise_aval = elementwise_aval("abs", python_scalars=True)
 
 class AbsEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
-        return f"abs({ins[0]})" if not eqn.params else None     # the impl is Python's abs
+        return code.abs_call(ins[0]) if not eqn.params else None     # the impl is Python's abs
 
 
 abs_p = register(Primitive("abs", nargs=1, impl=operator.abs, jvp=abs_jvp, transpose=NOT_LINEAR,

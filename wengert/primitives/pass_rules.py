@@ -140,10 +140,8 @@ class NumpyAxisCall(EmitRule):
     def expression(self, code, eqn, ins, py):
         if set(eqn.params) != {self.key}:
             return None
-        axis = code.param(eqn.params[self.key])
-        if py[0]:
-            return f"{code.np}.{self.fn}({ins[0]}, axis={axis})"
-        return f"{code.atom(ins[0])}.{self.fn}(axis={axis})"
+        return code.axis_call(self.fn, ins[0], eqn.params[self.key], eqn.inputs[0].aval.ndim,
+                              py[0])
 
 
 class NumpyLike(EmitRule):

@@ -132,12 +132,9 @@ class ReshapeEmit(EmitRule):
     scalar, which has no methods."""
 
     def expression(self, code, eqn, ins, py):
-        if set(eqn.params) != {"shape"}:
-            return None
-        shape = code.param(eqn.params["shape"])
-        if py[0]:
-            return f"{code.np}.reshape({ins[0]}, {shape})"
-        return f"{code.atom(ins[0])}.reshape({shape})"
+        if set(eqn.params) == {"shape"}:
+            return code.reshape_call(ins[0], code.param(eqn.params["shape"]),
+                                     eqn.inputs[0].aval.shape == (), py[0])
 
 
 reshape_p.emit = ReshapeEmit()

@@ -1,0 +1,270 @@
+"""``backend="numba"``: the source engine's code compiled by numba.
+
+Every program of the corpus (``test_source.CASES``), the loops of
+``lower_cases.py``, ``test_control.py`` and ``bench/scaling_programs.py``
+gives, under the numba backend, what the Python backend gives, to rounding
+(``rtol("exact")``: the same operations, sums perhaps in another order), on
+grad, jvp and vjp (to float32 rounding on float32 values, whose operations
+numba may round differently); and never writes the caller's arrays. A construct numba
+cannot compile falls back to the Python backend with exactly one warning
+per function (the corpus's list of them is ``FALLS_BACK``, so a regression
+in what compiles shows), and raises with ``fallback=False``. ``wg.jit``
+compiles the plain function. Without numba, ``backend="numba"`` raises a
+typed error saying how to install it.
+
+numba compiles take 0.1-1 s each (2.5 minutes in all on 2 cores with an
+empty cache, 40 s with it), so these tests carry the ``numba`` mark:
+``make test-numba`` runs them (``.ci/run`` calls it); ``make test`` leaves
+them out (pyproject's ``addopts``). The compiled code is cached on disk
+(``numbagen.cache_dir``), so a second run is quicker.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import wengert as wg
+
+import lower_cases as L
+import test_control as TC
+from checks import assert_close, random_like, rtol
+from test_source import CASES, CASE_IDS, SCALAR_IDS
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench import scaling_programs as SP  # noqa: E402
+
+pytestmark = pytest.mark.numba
+
+# corpus cases whose code numba cannot compile (each says why in its warning)
+_RAGGED = "length varies from one iteration to the next"
+FALLS_BACK = {
+    # an outer loop storing an inner loop's values, whose trip count varies: a
+    # ragged stack, which the Python code keeps as a list of arrays
+    "break-inner-same-trips": _RAGGED, "break-inner-ragged": _RAGGED,
+    "return-in-nested-first-row": _RAGGED, "return-in-nested-second-row": _RAGGED,
+    "return-in-nested-late": _RAGGED,
+    "while-in-for-same-trips": _RAGGED, "while-in-for-ragged": _RAGGED,
+    # a NumPy call under np.errstate (a with statement numba does not compile)
+    "numpy-calls": "errstate",
+}
+# numba computes a float32 array times a Python float in float64 (NumPy 2: in
+# float32), so a float32 loop carrying the product cannot be typed
+CONTROL_FALLS_BACK = {"f32": "Cannot unify array(float32"}
+
+
+def _copies(args):
+    return tuple(np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _unchanged(args, before):
+    for a, b in zip(args, before):
+        if isinstance(b, np.ndarray):
+            np.testing.assert_array_equal(a, b, err_msg="an argument was written")
+
+
+def _fallbacks(seen):
+    return [w for w in seen if issubclass(w.category, wg.NumbaFallbackWarning)]
+
+
+def _agree(fn, args, argnums, scalar, what, modes=("grad", "jvp", "vjp")):
+    """grad (of a scalar output), jvp and vjp (those of ``modes``) of ``fn``
+    at ``args`` under both backends agree; the caller's arrays are unchanged.
+    The fallback warnings seen."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    rng = np.random.default_rng(5)
+    before = _copies(args)
+    dyn = tuple(args[i] for i in nums)
+    part = _closure(fn, args[len(nums):])
+    tangents = random_like(dyn, rng)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        if scalar and "grad" in modes:
+            want = wg.grad(fn, argnums, engine="source")(*_copies(args))
+            got = wg.grad(fn, argnums, engine="source", backend="numba")(*args)
+            assert_close(got, want, rtol("exact", want), what=f"{what} grad")
+        if "jvp" in modes:
+            want = wg.jvp(part, _copies(dyn), tangents, engine="source")
+            got = wg.jvp(part, dyn, tangents, engine="source", backend="numba")
+            assert_close(got, want, rtol("exact", want), what=f"{what} jvp")
+        if "vjp" in modes:
+            out, pullback = wg.vjp(part, *_copies(dyn), engine="source")
+            ct = random_like(out, rng)
+            out_n, pullback_n = wg.vjp(part, *dyn, engine="source", backend="numba")
+            assert_close(out_n, out, rtol("exact", out), what=f"{what} vjp value")
+            want = pullback(ct)
+            assert_close(pullback_n(ct), want, rtol("exact", want), what=f"{what} vjp")
+    _unchanged(args, before)
+    return _fallbacks(seen)
+
+
+def _closure(fn, rest):
+    """``fn`` of its leading arguments, ``rest`` fixed (a function the source
+    engine reads: source_cases.with_static)."""
+    if not rest:
+        return fn
+    import source_cases
+    return source_cases.with_static(fn, *rest)
+
+
+# --- the corpus ------------------------------------------------------------------
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_corpus_agrees_with_the_python_backend(case):
+    # reverse mode by grad where the output is a scalar, else by vjp (each
+    # compile costs; the loops below run all three)
+    scalar = case.id in SCALAR_IDS
+    fell = _agree(case.fn, case.fresh(), case.argnums, scalar, case.id,
+                  ("grad", "jvp") if scalar else ("jvp", "vjp"))
+    if case.id not in FALLS_BACK:
+        assert not fell, [str(w.message) for w in fell]
+        return
+    # one warning per function and process: another case of the function may
+    # have given it; fallback=False says what numba refused, every time
+    assert all(FALLS_BACK[case.id] in str(w.message) for w in fell)
+    args = case.fresh()
+    dyn = case.dyn(args)
+    part = _closure(case.fn, args[len(case.nums):])
+    refused = []
+    for run in (lambda: wg.grad(case.fn, case.argnums, engine="source", backend="numba",
+                                fallback=False)(*args) if scalar else None,
+                lambda: wg.jvp(part, dyn, dyn, engine="source", backend="numba",
+                               fallback=False)):
+        try:
+            run()
+        except wg.NumbaCompileError as err:
+            refused.append(str(err))
+    assert any(FALLS_BACK[case.id] in r for r in refused), refused
+
+
+# --- loops ----------------------------------------------------------------------------
+_LOWER = L.ARGS(9, np.random.default_rng(2))
+
+
+@pytest.mark.parametrize("name", sorted(_LOWER))
+def test_lower_cases_agree_with_the_python_backend(name):
+    args, argnums = _LOWER[name]
+    fell = _agree(getattr(L, name), args, argnums, True, name)
+    assert not fell, [str(w.message) for w in fell]
+
+
+_CONTROL = {name: (fn, x) for name, (fn, x) in TC.STORING_LOOPS.items()}
+
+
+@pytest.mark.parametrize("n", [0, 1, 9])
+@pytest.mark.parametrize("name", sorted(_CONTROL))
+def test_control_loops_agree_with_the_python_backend(name, n):
+    fn, x = _CONTROL[name]
+    fell = _agree(fn, (x, n), 0, True, f"{name} n={n}")
+    assert all(CONTROL_FALLS_BACK.get(name, "-") in str(w.message) for w in fell), \
+        [str(w.message) for w in fell]
+
+
+@pytest.mark.parametrize("prog", SP.PROGRAMS, ids=[p.name for p in SP.PROGRAMS])
+def test_scaling_programs_agree_with_the_python_backend(prog):
+    args = prog.inputs(50, np.random.default_rng(3))
+    fell = _agree(prog.make(np), args, prog.argnums, True, prog.name)
+    assert not fell, [str(w.message) for w in fell]
+
+
+# --- fallback ---------------------------------------------------------------------------
+def newton_each(x):
+    # an inner while loop per element, its trip count varying: its stored values
+    # are a ragged stack, which numba's subset has no type for
+    s = 0.0
+    for a in x:
+        y = a
+        while np.abs(y * y - a) > 1e-12:
+            y = 0.5 * (y + a / y)
+        s = s + y * a
+    return s
+
+
+def test_fallback_warns_once_and_gives_the_python_backends_values():
+    x = np.array([2.0, 50.0, 0.3])
+    before = x.copy()
+    with pytest.raises(wg.NumbaCompileError, match="varies") as err:
+        wg.grad(newton_each, engine="source", backend="numba", fallback=False)(x)
+    assert "test_numba_backend.py" in str(err.value) and err.value.construct
+    want = wg.grad(newton_each, engine="source")(x)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        g = wg.grad(newton_each, engine="source", backend="numba")
+        got = [g(x), g(x * 1.5), wg.grad(newton_each, engine="source", backend="numba")(x)]
+    fell = _fallbacks(seen)
+    assert len(fell) == 1, [str(w.message) for w in fell]
+    message = str(fell[0].message)
+    assert "newton_each" in message and "varies" in message
+    assert fell[0].filename.endswith("test_numba_backend.py")
+    assert_close(got[0], want, rtol("exact", want))
+    assert_close(got[2], want, rtol("exact", want))
+    assert_close(got[1], wg.grad(newton_each, engine="source")(x * 1.5), rtol("exact", want))
+    np.testing.assert_array_equal(x, before)
+
+
+def test_numba_typing_errors_fall_back_too():
+    """A construct numba's typing refuses at the first call (not known up
+    front): the same one warning, the Python backend's values."""
+    x = np.array([0.3, -0.8, 0.6])
+    import source_cases as C
+    with pytest.raises(wg.NumbaCompileError, match="numba: .*errstate") as err:
+        wg.grad(C.numpy_calls, engine="source", backend="numba", fallback=False)(x)
+    assert "source_cases.py" in str(err.value)
+
+
+# --- wg.jit, reuse, what is recorded ----------------------------------------------------
+@pytest.mark.parametrize("name", sorted(_LOWER))
+def test_jit_agrees_with_the_plain_function(name):
+    args, _ = _LOWER[name]
+    fn = getattr(L, name)
+    before = _copies(args)
+    jitted = wg.jit(fn)
+    got = jitted(*args)
+    _unchanged(args, before)        # (the plain function may write its arguments)
+    want = fn(*_copies(args))
+    assert_close(got, want, rtol("exact", want), what=f"jit {name}")
+    assert f"def {name}_jit(" in jitted.source
+    assert type(jitted.last.fn).__name__ == "NumbaFunction"
+
+
+def test_code_is_shared_per_backend_and_compile_time_is_recorded():
+    x = np.linspace(-1.0, 1.0, 7)
+    python = wg.grad(L.branchy, engine="source")
+    first = wg.grad(L.branchy, engine="source", backend="numba")
+    second = wg.grad(L.branchy, engine="source", backend="numba")
+    assert_close(first(x), python(x), rtol("exact", x))
+    assert_close(second(x * 2.0), python(x * 2.0), rtol("exact", x))
+    assert first.codes is second.codes and first.codes is not python.codes
+    assert first.generations == 1
+    fn = first.last.fn
+    assert fn.compile_seconds > 0.0
+    assert fn.cached and os.path.isfile(fn.filename)
+    with open(fn.filename) as fh:
+        assert fh.read() == first.source
+
+
+def test_hessian_and_jacobians_take_the_backend():
+    x = np.array([0.4, -0.3, 0.8])
+    for how in (wg.hessian, wg.jacrev, wg.jacfwd):
+        f = L.branchy if how is wg.hessian else TC.nested_loop
+        args = (x,) if how is wg.hessian else (x, 2)
+        want = how(f, engine="source")(*args)
+        got = how(f, engine="source", backend="numba")(*args)
+        assert_close(got, want, rtol("exact", want), what=how.__name__)
+
+
+def with_try(x):
+    try:  # outside the source engine's language: engine="auto" traces it
+        y = np.sin(x)
+    except ValueError:
+        y = x
+    return np.sum(y * 2.0)
+
+
+def test_auto_falling_back_to_trace_says_numba_compiles_nothing():
+    x = np.array([0.3, 0.5])
+    with pytest.warns(UserWarning, match="backend='numba' compiles nothing"):
+        got = wg.grad(with_try, engine="auto", backend="numba")(x)
+    assert_close(got, 2.0 * np.cos(x), rtol("exact", x))

@@ -1,0 +1,351 @@
+"""Program -> the Python subset numba compiles, compiled with ``numba.njit``.
+
+    numba_codegen : Program -> NumbaFunction     (called like ``codegen``'s result)
+
+The code is ``pycodegen``'s, written by a ``CodeWriter`` subclass that
+spells the few things numba's subset lacks differently:
+
+* a loop's stored per-iteration values are always typed arrays,
+  ``np.empty((n, *shape), dtype)`` of the value's aval (bools as
+  ``np.bool_``), never Python lists (``[None] * n`` holds objects; numba
+  types a list by its items, and ``None`` has no array type); a ``while``
+  loop's arrays double when full, as in the Python code;
+* dtypes as NumPy attributes (``np.float32``), not ``np.dtype('float32')``;
+* a reduction over every axis without ``axis`` (``np.sum(x)``), over one
+  axis with an int (``np.sum(x, axis=1)``, where numba has that form);
+* ``np.add.at`` at one index array as a loop; ``np.matmul`` as ``@``;
+  ``np.abs`` for Python's ``abs``; a reshape of a number as ``np.full``, of
+  an array made contiguous first (numba reshapes no other).
+
+What has no spelling at all is refused before numba sees it
+(``NumbaUnsupported``, naming the construct): stored values whose length
+varies from one iteration to the next, and names the code reads that
+numba cannot type (a primitive's impl called by name, a SciPy module, the
+user's objects). The rest numba's typing decides when the function is
+first called; an error of it is reported the same way (``NumbaFunction``).
+
+numba caches compiled code on disk only for a function defined in a file:
+the text is written to ``cache_dir()`` (``$WENGERT_CACHE_DIR``, else
+``$XDG_CACHE_HOME/wengert/numba``, else ``~/.cache/wengert/numba``) as
+``wg_<hash>.py``, the hash taken over the text and the values of the names
+it reads (two programs of the same text but other constants never share a
+file), and numba keeps its compiled code beside it (``__pycache__``). Where
+that directory cannot be written, the function is compiled without a disk
+cache (``NumbaFunction.cached`` is False).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+import threading
+import time
+import types
+import warnings
+
+import numpy as np
+
+from ..dims import plain_numbers
+from ..errors import NumbaCompileError, NumbaMissingError
+from ..ir import verify
+from .pycodegen import CodeWriter, generate_source
+
+__all__ = ["numba_codegen", "NumbaFunction", "NumbaUnsupported", "NumbaWriter", "load_numba",
+           "cache_dir", "NUMBA_INSTALL"]
+
+NUMBA_INSTALL = "pip install 'wengert[numba]' (or: pip install numba)"
+
+# NumPy functions numba lacks, by their NumPy name: numba's spelling of two operands
+_SPELLINGS = {"matmul": "{0} @ {1}"}
+
+# reductions numba implements with an int ``axis`` (the others: over every axis only)
+_AXIS_INT = frozenset({"sum", "argmax", "argmin"})
+
+
+def load_numba():
+    """The numba module, or a ``NumbaMissingError`` saying how to install it."""
+    try:
+        import numba
+    except ImportError as err:
+        raise NumbaMissingError(f"backend='numba' needs numba, which is not installed: "
+                                f"{NUMBA_INSTALL}; or use backend='python'") from err
+    return numba
+
+
+class NumbaUnsupported(Exception):
+    """A construct of the code with no spelling in numba's subset;
+    ``construct`` names it."""
+
+    def __init__(self, construct):
+        super().__init__(construct)
+        self.construct = construct
+
+
+class NumbaWriter(CodeWriter):
+    """``pycodegen``'s writer, spelling the code in numba's subset."""
+
+    def kept_as_list(self, aval, vid):
+        if any(d is None for d in aval.shape):
+            raise NumbaUnsupported("a loop storing values whose length varies from one "
+                                   "iteration to the next")
+        return False                # a typed array, even for scalars read back one by one
+
+    def dtype(self, dt):
+        dt = np.dtype(dt)
+        name = "bool_" if dt == np.bool_ else dt.name
+        if dt.isnative and getattr(np, name, None) is dt.type:
+            return f"{self.np}.{name}"
+        raise NumbaUnsupported(f"the dtype {dt}")
+
+    def add_at(self, target, where, value, rows):
+        # the lengths compared as the numbers they stand for (comparing Dims
+        # would add guards): equal where the Program was staged, so wherever
+        # its code is reused (``api_source``: only where staging gives the same)
+        if rows is None or list(plain_numbers(list(rows[0]))) != list(plain_numbers(list(rows[1]))):
+            raise NumbaUnsupported(f"np.add.at({target}, {where}, ...), a scatter-add at "
+                                   "positions other than one index array")
+        k, idx = self.fresh("k"), self.fresh("where")
+        return [f"{idx} = {where}", f"for {k} in range({idx}.shape[0]):",
+                f"{self.INDENT}{target}[{idx}[{k}]] += {value}[{k}]"]
+
+    def reshape_call(self, x, shape, scalar, py=False):
+        # numba reshapes contiguous arrays only (a copy where NumPy gives a view:
+        # the code never writes into a value that may share memory, ``lower``)
+        if scalar:
+            return f"{self.np}.full({shape}, {x})"
+        return f"{self.np}.ascontiguousarray({x}).reshape({shape})"
+
+    def abs_call(self, x):
+        return f"{self.np}.abs({x})"        # numba's abs takes numbers only
+
+    def scalar(self, x):
+        if isinstance(x, np.bool_):
+            return repr(bool(x))            # numba has no np.bool (NumPy 2's name)
+        return super().scalar(x)
+
+    def numpy_call(self, fn, ins):
+        spelling = _SPELLINGS.get(fn)
+        if spelling is not None and len(ins) == 2:
+            return spelling.format(*[self.atom(x) for x in ins])
+        return super().numpy_call(fn, ins)
+
+    def axis_call(self, fn, x, axis, ndim, py=False):
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        if sorted(a % max(ndim, 1) for a in axes) == list(range(ndim)):
+            return f"{self.np}.{fn}({x})"
+        if len(axes) == 1 and fn in _AXIS_INT:
+            return f"{self.np}.{fn}({x}, axis={int(axes[0])})"
+        return f"{self.np}.{fn}({x}, axis={self.param(axis)})"
+
+
+def _typable(value):
+    """Whether numba can read ``value`` as a global: NumPy, a number, a
+    numeric array (frozen into the compiled code as a constant), a dtype."""
+    if value is np:
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "biufc" and value.dtype.isnative
+    if isinstance(value, (bool, int, float, complex, np.generic)):
+        return True
+    return isinstance(value, type) and issubclass(value, np.generic)
+
+
+def _check_names(namespace, header):
+    """Refuse names numba cannot type, naming the first (its header line)."""
+    notes = dict(line.strip("# ").split(" = ", 1) for line in header if " = " in line)
+    for name, value in namespace.items():
+        if name == "__builtins__" or _typable(value):
+            continue
+        raise NumbaUnsupported(notes.get(name, f"{name} ({type(value).__name__})"))
+
+
+def _digest(source, namespace):
+    """A hash of the text and the values of the names it reads."""
+    h = hashlib.sha256(source.encode())
+    for name in sorted(namespace):
+        value = namespace[name]
+        h.update(name.encode())
+        if isinstance(value, np.ndarray):
+            h.update(f"{value.dtype.str}{value.shape}".encode())
+            h.update(np.ascontiguousarray(value).tobytes())
+        elif isinstance(value, types.ModuleType):
+            h.update(value.__name__.encode())
+        else:
+            h.update(repr((type(value).__name__, value)).encode())
+    return h.hexdigest()[:24]
+
+
+def cache_dir():
+    """Where generated files for numba live (module docstring)."""
+    given = os.environ.get("WENGERT_CACHE_DIR")
+    if given:
+        return os.path.join(given, "numba")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "wengert", "numba")
+
+
+def _source_file(source, digest):
+    """The path of ``source`` written in the cache directory, or None when
+    it cannot be written there."""
+    folder = cache_dir()
+    path = os.path.join(folder, f"wg_{digest}.py")
+    try:
+        if not os.path.exists(path):
+            os.makedirs(folder, exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w") as fh:
+                fh.write(source)
+            os.replace(tmp, path)       # whole or absent, for a concurrent reader
+        with open(path) as fh:
+            if fh.read() == source:
+                return path
+    except OSError:
+        pass
+    return None
+
+
+_MODULES = {}           # digest -> (namespace, dispatcher): one compilation per process
+_MODULES_LOCK = threading.Lock()
+
+
+def _module(source, namespace, fname, digest, path, numba):
+    """(namespace, dispatcher) of the code: a module registered in
+    ``sys.modules`` (numba finds the module of a function it loads from its
+    disk cache by name), shared by every function of the same digest."""
+    with _MODULES_LOCK:
+        found = _MODULES.get(digest)
+        if found is not None:
+            return found
+        module = types.ModuleType(f"wengert_numba_{digest}")
+        module.__dict__.update(namespace)
+        if path is not None:
+            module.__file__ = path
+        exec(compile(source, path or f"<wengert-numba-{digest}>", "exec"), module.__dict__)
+        sys.modules[module.__name__] = module
+        found = _MODULES[digest] = (module.__dict__, numba.njit(
+            cache=path is not None, error_model="numpy")(module.__dict__[fname]))
+        return found
+
+
+class NumbaFunction:
+    """A Program compiled by numba, called like ``codegen``'s result. ``fn``
+    calls it; ``source``, ``program``, ``namespace`` as in
+    ``GeneratedFunction``; ``dispatcher`` the ``numba.njit`` object;
+    ``compile_seconds`` the time numba spent compiling it (at its first call
+    and at each call with new argument types); ``cached`` whether numba keeps
+    the compiled code on disk; ``filename`` the file of its text.
+
+    ``on_error(construct)``: called once when numba refuses the code at a
+    call (its typing fails, or its results differ in dtype from the
+    Program's); it returns the function to run instead (the Python backend's),
+    or raises."""
+
+    __slots__ = ("fn", "source", "program", "namespace", "filename", "dispatcher",
+                 "compile_seconds", "cached", "on_error", "_run", "_numba", "__weakref__")
+
+    def __init__(self, source, program, namespace, fname, on_error):
+        numba = load_numba()
+        self._numba = numba
+        self.source, self.program, self.on_error = source, program, on_error
+        digest = _digest(source, namespace)
+        path = _source_file(source, digest)
+        self.cached = path is not None
+        self.filename = path or f"<wengert-numba-{digest}>"
+        self.namespace, self.dispatcher = _module(source, namespace, fname, digest, path, numba)
+        self.compile_seconds = 0.0
+        self._run = self._first
+        run = self
+
+        def fn(*args):
+            return run._run(*args)
+        fn.__name__ = fname
+        self.fn = fn
+
+    def __call__(self, *args):
+        return self._run(*args)
+
+    def _first(self, *args):
+        """The first call: compile for these argument types (timed), then
+        run, checking that the results have the Program's dtypes."""
+        errors = self._numba.core.errors
+        zero_d = any(type(a) is np.ndarray and a.ndim == 0 for a in args)
+        if zero_d:
+            args = [a[()] if type(a) is np.ndarray and a.ndim == 0 else a for a in args]
+        try:
+            sig = tuple(self._numba.typeof(a) for a in args)
+            start = time.perf_counter()
+            with warnings.catch_warnings():
+                # a function reading large constant arrays is not cached on disk
+                warnings.filterwarnings("ignore", message="Cannot cache compiled function",
+                                        category=errors.NumbaWarning)
+                self.dispatcher.compile(sig)
+            self.compile_seconds += time.perf_counter() - start
+        except (errors.NumbaError, ValueError) as err:
+            return self._refused(_first_line(err, self.source), args)
+        outs = self.dispatcher(*args)
+        wrong = _dtype_mismatch(outs, self.program)
+        if wrong is not None:
+            return self._refused(wrong, args)
+        self._run = self._call if not zero_d else self._call_scalars
+        return outs
+
+    def _call_scalars(self, *args):
+        """A 0-d array argument (a tangent of a float) as its scalar: numba
+        types a 0-d array apart from a number, and the code mixes them."""
+        return self._call(*[a[()] if type(a) is np.ndarray and a.ndim == 0 else a
+                            for a in args])
+
+    def _call(self, *args):
+        try:
+            return self.dispatcher(*args)
+        except self._numba.core.errors.NumbaError as err:    # new argument types it cannot type
+            return self._refused(_first_line(err, self.source), args)
+
+    def _refused(self, construct, args):
+        self._run = self.on_error(construct)
+        return self._run(*args)
+
+
+def _first_line(err, source):
+    """The gist of a numba error: its first line that says something, and
+    the line of the generated code it names."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(err))
+    gist = next((line.strip() for line in text.splitlines() if line.strip() and not
+                 line.strip().startswith(("-", "During:", "File ", "Failed in"))),
+                type(err).__name__)
+    where = re.search(r'File "[^"]*", line (\d+)', text)
+    lines = source.splitlines()
+    if where and 0 < int(where.group(1)) <= len(lines):
+        gist += f" (in the generated line `{lines[int(where.group(1)) - 1].strip()}`)"
+    return f"numba: {gist}"
+
+
+def _dtype_mismatch(outs, program):
+    """What differs between the compiled code's results and the Program's
+    output avals (numba promotes some mixed operations other than NumPy 2
+    does), or None."""
+    for k, (o, v) in enumerate(zip(outs, program.outputs)):
+        dt = getattr(o, "dtype", None)
+        if isinstance(o, np.ndarray) and (dt != v.aval.dtype or o.ndim != len(v.aval.shape)):
+            return (f"result {k} is {dt}[{o.ndim}-d] under numba, but "
+                    f"{v.aval.dtype}[{len(v.aval.shape)}-d] under NumPy")
+    return None
+
+
+def numba_codegen(prog, on_error, name=None):
+    """``prog`` compiled by numba (``NumbaFunction``); a construct with no
+    spelling raises ``NumbaUnsupported`` here, before numba is asked."""
+    verify(prog)
+    source, namespace, fname = generate_source(prog, name, writer=NumbaWriter)
+    _check_names(namespace, source.splitlines())
+    return NumbaFunction(source, prog, namespace, fname, on_error)
+
+
+def refuse(construct, where):
+    """The ``NumbaCompileError`` of ``fallback=False`` (``where``: the
+    user's function, ``file:line``)."""
+    return NumbaCompileError(
+        f"{where}: numba cannot compile the derivative's code: {construct}. Use "
+        "backend='numba' with fallback=True (the default) to run the Python backend there, "
+        "or backend='python'", construct=construct)
