@@ -91,8 +91,11 @@ def sub_jvp(primals, tangents):
 
 def sub_transpose(ct, x, y):
     ct_x, ct_y = dup(ct)
+    # summed to ``y``'s shape, then negated: the sign goes on the smaller
+    # array (``x - a`` with a scalar ``a``: one sum and a scalar's sign, not a
+    # negated copy of ``ct`` summed)
     return (sum_to(ct_x, x) if isinstance(x, Linear) else None,
-            sum_to(neg(ct_y), y) if isinstance(y, Linear) else None)
+            neg(sum_to(ct_y, y)) if isinstance(y, Linear) else None)
 
 
 def sub_zero_rule(x, y):
