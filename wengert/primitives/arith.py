@@ -25,7 +25,7 @@ import numpy as np
 from .. import dims as _dims
 from .core import Linear, Primitive, Zero, register, zero_if_any
 from .trace import wrapper_of
-from .rules import _PY_NUMBERS, EmitRule, elementwise_aval, shape_error
+from .rules import _PY_NUMBERS, ElementwiseLower, EmitRule, elementwise_aval, shape_error
 from .pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .fanout import dup
 from .shape import broadcast_to, elementwise_batch, sum_to_shape
@@ -80,6 +80,7 @@ def add_move_sign(ins, plain, negated, out):
 add_p.simplify = drops_identity(left=0.0, right=0.0)
 add_p.algebra = Algebra(move_sign=add_move_sign, scalar_literals="always")
 add_p.emit = BinaryOperator("+")
+add_p.lower = ElementwiseLower(np.add, "+")
 
 
 # --- sub ---------------------------------------------------------------
@@ -119,6 +120,7 @@ def sub_move_sign(ins, plain, negated, out):
 sub_p.simplify = drops_identity(right=0.0)
 sub_p.algebra = Algebra(move_sign=sub_move_sign, scalar_literals="always")
 sub_p.emit = BinaryOperator("-")
+sub_p.lower = ElementwiseLower(np.subtract, "-")
 
 
 # --- neg ---------------------------------------------------------------
@@ -137,6 +139,7 @@ neg = _wrap(neg_p)
 neg_p.batch = elementwise_batch(neg)
 neg_p.algebra = Algebra(negation=True)
 neg_p.emit = UnaryMinus()
+neg_p.lower = ElementwiseLower(np.negative)
 
 
 # --- mul ---------------------------------------------------------------
@@ -202,6 +205,7 @@ def odd_move_sign(prim):
 mul_p.simplify = mul_simplify
 mul_p.algebra = Algebra(move_sign=odd_move_sign(mul_p), scalar_literals="always")
 mul_p.emit = BinaryOperator("*")
+mul_p.lower = ElementwiseLower(np.multiply, "*")
 
 
 # --- div ---------------------------------------------------------------
@@ -236,6 +240,7 @@ div = _wrap(div_p)
 div_p.batch = elementwise_batch(div)
 div_p.algebra = Algebra(move_sign=odd_move_sign(div_p), scalar_literals="always")
 div_p.emit = BinaryOperator("/")
+div_p.lower = ElementwiseLower(np.divide, "/")
 
 
 # --- real, imag, conj (complex values: see complex_parts for the conventions)

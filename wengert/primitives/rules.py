@@ -17,7 +17,7 @@ import numpy as np
 from ..context import current as _current_context
 from ..dims import broadcast, has_dims
 from ..errors import ShapeMismatchError, user_location
-from ..ir import Aval, aval_of
+from ..ir import Aval, Lit, aval_of
 from .core import NOT_LINEAR, Primitive, Zero, register
 
 
@@ -157,6 +157,7 @@ def _unary(name, impl, jvp, float_out=True):
     prim = Primitive(name, nargs=1, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
                      abstract_eval=elementwise_aval(name, float_out=float_out,
                                                     python_scalars=python_operator(impl)))
+    prim.lower = elementwise_lower(impl)
     return register(prim)
 
 
@@ -242,3 +243,43 @@ class Fresh(LowerRule):
 
 
 FRESH = Fresh()
+
+
+class ElementwiseLower(Fresh):
+    """An elementwise ufunc's row (``op``: its Python operator, if its impl
+    is one): a new array, or written into an operand that nothing reads
+    afterwards (``np.exp(v, out=v)``, ``t *= s``) where that operand has the
+    result's shape and dtype and every other operand has that dtype too (or
+    is a Python number): the values are then those of the functional form,
+    without a new array of the result's size."""
+
+    _COMMUTES = ("+", "*")
+
+    def __init__(self, ufunc, op=None):
+        self.ufunc, self.op = ufunc, op
+
+    def update(self, eqn):
+        out = eqn.outputs[0].aval
+        if eqn.params or len(eqn.outputs) != 1 or not out.shape:
+            return ()
+        if any(x.aval.dtype != out.dtype and not x.aval.weak for x in eqn.inputs):
+            return ()
+        return tuple(p for p, x in enumerate(eqn.inputs)
+                     if not isinstance(x, Lit) and not x.aval.weak
+                     and tuple(x.aval.shape) == tuple(out.shape))
+
+    def inplace(self, code, eqn, ins, py, outs, p):
+        target = ins[p]
+        if self.op is not None and len(ins) == 2 and (p == 0 or self.op in self._COMMUTES):
+            line = f"{target} {self.op}= {ins[1 - p]}"
+        else:
+            line = f"{code.np}.{self.ufunc.__name__}({', '.join(ins)}, out={target})"
+        return [line, f"{outs[0]} = {target}"]
+
+
+def elementwise_lower(impl):
+    """The ``lower`` rule of a row whose impl is ``impl``: ``ElementwiseLower``
+    for an elementwise ufunc of one output, else None."""
+    if isinstance(impl, np.ufunc) and impl.nout == 1 and impl.signature is None:
+        return ElementwiseLower(impl)
+    return None
