@@ -1,12 +1,13 @@
 """Elementwise rows written into a dead operand (``rules.ElementwiseLower``):
 ``np.exp(t, out=t)``, ``t *= s``, ``np.subtract(a, t, out=t)``, where ``t``
 is an array the code made, has the result's shape and dtype, and nothing
-reads it (or a view of it) afterwards.
+reads it (or a view of it) afterwards; and has more than one element
+(NumPy makes a new array of one element faster than it writes into one).
 
 ``WRITES``: programs where each listed row is written in place (read off the
 lowered form) and the code's text says so. ``KEEPS``: programs where writing
 in place would be wrong (the operand is read later, is the caller's array, a
-view, another dtype, broadcast, or the same value twice). For all: the code
+view, another dtype, broadcast, the same value twice, or tiny). For all: the code
 equals the interpreter bit for bit, leaves the caller's arrays unchanged,
 and the source engine's gradient matches the trace engine and differences.
 """
@@ -85,10 +86,15 @@ def squared(x):
     return t * t                                  # one value, both operands
 
 
+def tiny(x):
+    return np.exp(x[:1, :1] * 2.0)               # one element: a new array is faster
+
+
 KEEPS = [read_later, callers_array, view_read_later, transposed, promoted, broadcast_up,
-         squared]
+         squared, tiny]
 KEPT = {read_later: ["exp"], callers_array: ["exp"], view_read_later: ["exp", "sin"],
-        transposed: ["exp"], promoted: ["mul"], broadcast_up: ["add"], squared: ["mul"]}
+        transposed: ["exp"], promoted: ["mul"], broadcast_up: ["add"], squared: ["mul"],
+        tiny: ["exp"]}
 
 
 def _lowered(fun, x):

@@ -10,6 +10,7 @@ keeps Python's number types, as Python's operators do).
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -254,6 +255,13 @@ class ElementwiseLower(Fresh):
     without a new array of the result's size."""
 
     _COMMUTES = ("+", "*")
+    # NumPy computes a new array of one element faster than it writes into
+    # one (its one-element path: ``t *= s`` takes 3x ``t * s``); from two
+    # elements on writing is as fast, and far faster where a new array costs
+    # page faults. Judged at the sizes the code is staged at (a symbolic
+    # length's value there): code staged at one element holds there only
+    # (``api_source``: the text differs when staged again at n + 1)
+    SMALLEST = 2
 
     def __init__(self, ufunc, op=None):
         self.ufunc, self.op = ufunc, op
@@ -261,6 +269,8 @@ class ElementwiseLower(Fresh):
     def update(self, eqn):
         out = eqn.outputs[0].aval
         if eqn.params or len(eqn.outputs) != 1 or not out.shape:
+            return ()
+        if math.prod(int.__int__(d) for d in out.shape) < self.SMALLEST:
             return ()
         if any(x.aval.dtype != out.dtype and not x.aval.weak for x in eqn.inputs):
             return ()
