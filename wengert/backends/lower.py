@@ -21,7 +21,9 @@ Lowering makes such code imperative where that is provably the same:
    constants, and views are never owned. An update whose target is owned
    and dead afterwards -- no later equation reads it or any value that may
    share its memory -- is written in place (``x[i] += v``: the row's
-   ``lower.inplace``). Control flow passes ownership into its sub-Programs
+   ``lower.inplace``); so is an elementwise row into an operand of its
+   result's shape and dtype (``np.exp(t, out=t)``, ``t *= s``): no new
+   array of that size. Control flow passes ownership into its sub-Programs
    (``lower.ownership``): a conditional's operand that is dead after it, a
    loop's carry whose new value is owned by the body and held by nothing
    else. A loop whose body updates a carry in place copies the initial value

@@ -130,6 +130,9 @@ class NumbaWriter(CodeWriter):
             return spelling.format(*[self.atom(x) for x in ins])
         return super().numpy_call(fn, ins)
 
+    def ufunc_into(self, fn, ins, target):
+        return f"{self.np}.{fn}({', '.join(ins)}, {target})"     # numba: out by position
+
     def axis_call(self, fn, x, axis, ndim, py=False):
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
         if sorted(a % max(ndim, 1) for a in axes) == list(range(ndim)):

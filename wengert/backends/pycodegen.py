@@ -160,11 +160,12 @@ def generate_source(prog, name=None, writer=None):
                 target = ins[low.inplace[item]]
                 lines = item.prim.lower.inplace(em, item, ins, flags, outs, low.inplace[item])
                 if lines and lines[-1] == f"{outs[0]} = {target}" and target.isidentifier() \
-                        and (_generic(outs[0]) or not _generic(target)):
+                        and (_generic(outs[0]) or _same_name(outs[0], target)):
                     # the result is the target, changed, and the target is dead:
-                    # the result takes the target's name unless only the result
-                    # has a name of the user's (no ``v5 = x`` after ``x[i] += v``,
-                    # no ``ct_out_1 = ct_out`` and back in each step of a loop)
+                    # the result takes the target's name where the result has
+                    # no name of the user's, or the same one (no ``v5 = x``
+                    # after ``x[i] += v``, no ``ct_out_1 = ct_out`` and back in
+                    # each step of a loop; ``d_e = d_h`` after ``d_h *= v`` stays)
                     lines = lines[:-1]
                     em.idents[defs[0]] = target
             if lines is None:
@@ -191,6 +192,11 @@ def _generic(ident):
     """Whether an identifier is a generated one (``v5``, ``ct12``), not derived
     from a name of the user's (``out``, ``ct_out_1``)."""
     return re.fullmatch(r"[a-z]+[0-9]+", ident) is not None
+
+
+def _same_name(a, b):
+    """Whether two identifiers are versions of one name (``ct_out_1``, ``ct_out``)."""
+    return re.sub(r"_[0-9]+$", "", a) == re.sub(r"_[0-9]+$", "", b)
 
 
 def _operands(em, atoms, names):

@@ -304,6 +304,10 @@ class Emitter(Namespace):
         of the operands ``ins``."""
         return f"{self.np}.{fn}({', '.join(ins)})"
 
+    def ufunc_into(self, fn, ins, target):
+        """``np.exp(t, out=t)``: the ufunc named ``fn`` of ``ins``, written into ``target``."""
+        return f"{self.np}.{fn}({', '.join(ins)}, out={target})"
+
     def axis_call(self, fn, x, axis, ndim, py=False):
         """``x.sum(axis=(0,))``: the NumPy reduction ``fn`` of ``x`` (of
         ``ndim`` dimensions) over ``axis`` (an int or a tuple), as the array

@@ -25,7 +25,8 @@ import numpy as np
 from .. import dims as _dims
 from .core import Linear, Primitive, Zero, register, zero_if_any
 from .trace import wrapper_of
-from .rules import _PY_NUMBERS, EmitRule, ScaleLower, elementwise_aval, shape_error
+from .rules import (_PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower, elementwise_aval,
+                    shape_error)
 from .pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .fanout import dup
 from .shape import broadcast_to, elementwise_batch, sum_to_shape
@@ -86,6 +87,7 @@ add_p.simplify = drops_identity(left=0.0, right=0.0)
 add_p.algebra = Algebra(move_sign=add_move_sign, scalar_literals="always", offset=1,
                         with_offset=int_offset, broadcasts=True)
 add_p.emit = BinaryOperator("+")
+add_p.lower = ElementwiseLower(np.add, "+")
 
 
 # --- sub ---------------------------------------------------------------
@@ -97,8 +99,11 @@ def sub_jvp(primals, tangents):
 
 def sub_transpose(ct, x, y):
     ct_x, ct_y = dup(ct)
+    # summed to ``y``'s shape, then negated: the sign goes on the smaller
+    # array (``x - a`` with a scalar ``a``: one sum and a scalar's sign, not a
+    # negated copy of ``ct`` summed)
     return (sum_to(ct_x, x) if isinstance(x, Linear) else None,
-            sum_to(neg(ct_y), y) if isinstance(y, Linear) else None)
+            neg(sum_to(ct_y, y)) if isinstance(y, Linear) else None)
 
 
 def sub_zero_rule(x, y):
@@ -123,6 +128,7 @@ sub_p.simplify = drops_identity(right=0.0)
 sub_p.algebra = Algebra(move_sign=sub_move_sign, scalar_literals="always", offset=-1,
                         with_offset=int_offset, broadcasts=True)
 sub_p.emit = BinaryOperator("-")
+sub_p.lower = ElementwiseLower(np.subtract, "-")
 
 
 # --- neg ---------------------------------------------------------------
@@ -141,6 +147,7 @@ neg = _wrap(neg_p)
 neg_p.batch = elementwise_batch(neg)
 neg_p.algebra = Algebra(negation=True)
 neg_p.emit = UnaryMinus()
+neg_p.lower = ElementwiseLower(np.negative)
 
 
 # --- mul ---------------------------------------------------------------
@@ -207,7 +214,7 @@ mul_p.simplify = mul_simplify
 mul_p.algebra = Algebra(move_sign=odd_move_sign(mul_p), scalar_literals="always",
                         broadcasts=True)
 mul_p.emit = BinaryOperator("*")
-mul_p.lower = ScaleLower(operands=(0, 1))
+mul_p.lower = ScaleLower(np.multiply, "*", operands=(0, 1))
 
 
 # --- div ---------------------------------------------------------------
@@ -243,7 +250,7 @@ div_p.batch = elementwise_batch(div)
 div_p.algebra = Algebra(move_sign=odd_move_sign(div_p), scalar_literals="always",
                         broadcasts=True)
 div_p.emit = BinaryOperator("/")
-div_p.lower = ScaleLower(operands=(0,))
+div_p.lower = ScaleLower(np.divide, "/", operands=(0,))
 
 
 # --- real, imag, conj (complex values: see complex_parts for the conventions)

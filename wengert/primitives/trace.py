@@ -52,6 +52,10 @@ class Trace:
     under its parent (``rules_under``)."""
 
     live = True
+    # a trace whose tracers carry tangents: ``drop_tangent(x)`` is ``x`` with
+    # no tangent (``eval_program`` asks it for the operands of an equation
+    # whose outputs' tangents reach no output of the Program it replays)
+    drop_tangent = None
 
     def __init__(self, parent=None):
         self.parent = parent if parent is not None else TRACE_STATE.current
@@ -203,8 +207,15 @@ def eval_program(prog, args):
     for v, a in zip(prog.inputs, args):
         env[v] = name_as(a, v)
     value = _VALUE
-    for eqn in prog.eqns:
+    drop = TRACE_STATE.current.drop_tangent
+    # forward mode replaying a Program: an equation whose tangents no output
+    # needs runs on the primals alone (``grad`` then ``jvp``: the tangent of
+    # an ``argmin`` path, which only feeds a comparison, is never formed)
+    dead = tangent_dead(prog) if drop is not None else ()
+    for k, eqn in enumerate(prog.eqns):
         ins = [x.val if isinstance(x, Lit) else env[x] for x in eqn.inputs]
+        if k in dead:
+            ins = [drop(x) for x in ins]
         outs = bind(eqn.prim, *ins, **eqn.params)
         # name_as, inline: most variables have no name or role (the hot concrete path)
         if eqn.prim.multiple_results:
@@ -221,6 +232,28 @@ def eval_program(prog, args):
 
 
 _VALUE = Role.VALUE
+
+
+def tangent_dead(prog):
+    """The positions of ``prog``'s equations none of whose outputs' tangents
+    can reach a tangent of its outputs: a tangent flows from every inexact
+    (float or complex) operand of an equation to each of its inexact outputs,
+    and integers and booleans carry none (a comparison ends a path). A
+    structured equation (a loop, a branch) counts as one, its outputs
+    depending on all its operands."""
+    need = {v for v in prog.outputs if not isinstance(v, Lit) and _inexact(v)}
+    dead = set()
+    for k in range(len(prog.eqns) - 1, -1, -1):
+        eqn = prog.eqns[k]
+        if any(v in need for v in eqn.outputs):
+            need.update(x for x in eqn.inputs if not isinstance(x, Lit) and _inexact(x))
+        else:
+            dead.add(k)
+    return dead
+
+
+def _inexact(var):
+    return var.aval.dtype.kind in "fc"
 
 
 def name_as(value, var):

@@ -95,6 +95,13 @@ class JVPTrace(Trace):
         self.for_grad = for_grad
         self.rules_trace = self.parent     # where the rules' work goes
 
+    def drop_tangent(self, x):
+        """``x`` with a zero tangent (``Trace.drop_tangent``): the equation it
+        enters then runs as its primal only."""
+        if type(x) is JVPTracer and x._trace is self and not isinstance(x.tangent, Zero):
+            return JVPTracer(self, x.primal, Zero.like(x.primal))
+        return x
+
     def rule_of(self, prim):
         """The row's rule for this transform (``Primitive``)."""
         if self.for_grad:

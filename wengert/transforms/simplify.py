@@ -224,8 +224,11 @@ def _uniform_as_scalar(ins, out):
 def _unexpanded(ins, out, expanded):
     """A broadcasting row's operands with a broadcast one (``expanded[v] =
     x`` where ``v = broadcast_to (x)``) as the value before the broadcast,
-    where the other operand has the result's shape and dtype: the row's
-    broadcasting makes the same array. One operand at most, checked against
+    where the other operand has the result's shape and dtype, or is a
+    boolean mask (whatever its type, a scalar times a mask has the scalar's
+    dtype; the code may hold a 0-d float as a Python float, which against a
+    float32 array would give float32): the row's broadcasting makes the same
+    array. One operand at most, checked against
     the other as it now is, or nothing would give the result its shape."""
     if len(ins) != 2:
         return ins
@@ -235,7 +238,8 @@ def _unexpanded(ins, out, expanded):
         if isinstance(x, Lit) or x not in expanded:
             continue
         src = expanded[x]
-        if src.aval.dtype == other.aval.dtype == out.dtype \
+        if src.aval.dtype == x.aval.dtype == out.dtype \
+                and other.aval.dtype in (out.dtype, np.dtype(bool)) \
                 and tuple(other.aval.shape) == tuple(out.shape):
             new[k] = src
             break
