@@ -28,8 +28,8 @@ from ... import dims as _dims
 from ...dims import as_int
 from ...errors import RAGGED_BATCH, UnsupportedSyntax
 from ...atoms import cotangent_label
-from ...ir import Aval, Eqn, Lit, Role, aval_of
-from ..core import Linear, Primitive, instantiate, register, zeros
+from ...ir import Aval, Eqn, Lit, Program, Role, Var, aval_of
+from ..core import Linear, Primitive, Zero, instantiate, is_zero, register, zeros
 from ..trace import bind, eval_program
 from ..fanout import add_any
 from ..shape import broadcast_to, moveaxis
@@ -97,7 +97,42 @@ def for_loop_linearize(primals, tangents, **params):
     return tuple(p.join_outputs(carry_out, ys)), tuple(p.join_outputs(t_carry, t_ys))
 
 
-def _transposed_input_labels(p, m_consts, m_xs):
+def _reached(prog, start):
+    """The Vars of ``prog`` that a data path from the Var ``start`` reaches
+    (itself included; an equation holding sub-Programs counts as one)."""
+    reached = {start}
+    for e in prog.eqns:
+        if any(isinstance(x, Var) and x in reached for x in e.inputs):
+            reached.update(e.outputs)
+    return reached
+
+
+def live_cotangents(p, ct_carry, ct_ys):
+    """Which carries' cotangents the transposed loop must carry: those not
+    zero where it starts (the loop's end) and, to a fixed point, those whose
+    carry reaches (a data path through the body) a live carry's new value or
+    a per-iteration output with a cotangent. Every other one is zero at every
+    step, exactly, and is neither carried nor computed: a carry that only the
+    condition reads (``step`` in ``while step > tol``) would carry 0.0, and
+    its transposed body's ``0.0 / step`` is NaN where the step is 0."""
+    live = [not is_zero(c) for c in ct_carry]
+    if all(live):
+        return live
+    carry_in = p.split_body_inputs(p.body.inputs)[2]
+    carry_out, ys_out = p.body_output_groups(p.body.outputs)
+    wanted = {v for v, c in zip(ys_out, ct_ys) if isinstance(v, Var) and not is_zero(c)}
+    reach = [_reached(p.body, v) for v in carry_in]
+    changed = True
+    while changed:
+        changed = False
+        targets = wanted | {v for v, m in zip(carry_out, live) if m and isinstance(v, Var)}
+        for j, r in enumerate(reach):
+            if not live[j] and not r.isdisjoint(targets):
+                live[j] = changed = True
+    return live
+
+
+def _transposed_input_labels(p, m_consts, m_xs, live):
     """The names and roles of the transposed loop's inputs, from the body's
     (``in_names``, ``in_roles`` of ``stage_loop``): its counter, the
     nonlinear consts and per-iteration values as they are, the carries'
@@ -106,7 +141,7 @@ def _transposed_input_labels(p, m_consts, m_xs):
     i, consts, carry, xs = p.split_body_inputs(p.body.inputs)
     ys = p.body_output_groups(p.body.outputs)[1]
     labels = ([(i.name, i.role)] + [(c.name, c.role) for c, m in zip(consts, m_consts) if not m]
-              + [cotangent_label(c) for c in carry]
+              + [cotangent_label(c) for c, m in zip(carry, live) if m]
               + [cotangent_label(c) for c, m in zip(consts, m_consts) if m]
               + [(x.name, x.role) for x, m in zip(xs, m_xs) if not m]
               + [cotangent_label(y) for y in ys])
@@ -127,20 +162,30 @@ def for_loop_transpose(cts, *args, **params):
     m_xs = [isinstance(x, Linear) for x in xs]
     nl_consts = [c for c, m in zip(consts, m_consts) if not m]
     nl_xs = [x for x, m in zip(xs, m_xs) if not m]
+    live = live_cotangents(p, *p.split_outputs(list(cts)))
     ct_carry, ct_ys = p.split_outputs([instantiate(c) for c in cts])
-    # the transposed body: (nonlinear inputs, cts of the outputs) -> cts of the linear inputs
-    tb = transpose_program(p.body, p.join_operands(False, m_consts, [True] * nk, m_xs))
+    ct_carry = [c for c, m in zip(ct_carry, live) if m]
+    nl = sum(live)
+    # the transposed body: (nonlinear inputs, cts of the live carries' new
+    # values and of the per-iteration outputs) -> cts of the linear inputs
+    body = p.body
+    if nl < nk:
+        carry_out, ys_out = p.body_output_groups(body.outputs)
+        body = Program(body.inputs, body.eqns,
+                       [v for v, m in zip(carry_out, live) if m] + list(ys_out), body.name)
+    tb = transpose_program(body, p.join_operands(False, m_consts, [True] * nk, m_xs))
     lin_consts = [c.aval for c, m in zip(consts, m_consts) if m]
     n_lc = len(lin_consts)
-    step_layout = ForParams(None, len(nl_consts), nk + n_lc)
+    step_layout = ForParams(None, len(nl_consts), nl + n_lc)
 
     def step(*ins):
         # the loop: (i, nl_consts, ct_carry + sums, nl_xs + ct_ys) -> (ct_carry + sums, ct_xs)
         i, nl_c, carry_in, xs_in = step_layout.split_operands(ins)
-        ct_k, acc = split(carry_in, nk)
+        ct_k, acc = split(carry_in, nl)
         nl_x, ct_y = split(xs_in, len(nl_xs))
-        out = eval_program(tb, p.join_operands(i, nl_c, [], nl_x) + p.join_outputs(ct_k, ct_y))
+        out = eval_program(tb, p.join_operands(i, nl_c, [], nl_x) + ct_k + ct_y)
         ct_c, ct_prev, ct_x = split(out, n_lc, nk)
+        ct_prev = [c for c, m in zip(ct_prev, live) if m]
         return step_layout.join_outputs(ct_prev + [add_any(s, c) for s, c in zip(acc, ct_c)],
                                         ct_x)
 
@@ -150,15 +195,17 @@ def for_loop_transpose(cts, *args, **params):
     x_weak = [v.aval.weak for v, m in zip(x_vars, m_xs) if not m]
     body_t, _ = stage_loop(
         step, ForParams, lead=[Aval((), np.int64)], consts=[aval_of(c) for c in nl_consts],
-        carry=[c.aval for c in carry] + lin_consts,
+        carry=[c.aval for c, m in zip(carry, live) if m] + lin_consts,
         xs=([Aval(aval_of(x).shape[1:], aval_of(x).dtype, w) for x, w in zip(nl_xs, x_weak)]
             + [Aval(aval_of(c).shape[1:], aval_of(c).dtype) for c in ct_ys]),
         name=f"{p.body.name}_transpose", role=Role.COTANGENT,
-        **_transposed_input_labels(p, m_consts, m_xs))
+        **_transposed_input_labels(p, m_consts, m_xs, live))
     zeros0 = [zeros(a) for a in lin_consts]
     out = bind_for(n, nl_consts, ct_carry + zeros0, nl_xs + ct_ys, body_t, not p.reverse,
                    p.length)
-    ct_carry0, ct_consts, ct_xs = split(out, nk, n_lc)
+    ct_live, ct_consts, ct_xs = split(out, nl, n_lc)
+    it_live = iter(ct_live)
+    ct_carry0 = [next(it_live) if m else Zero(c.aval) for c, m in zip(carry, live)]
     it_c, it_x = iter(ct_consts), iter(ct_xs)
     return tuple(p.join_operands(None, [next(it_c) if m else None for m in m_consts],
                                  [c if m else None for c, m in zip(ct_carry0, carry_is_linear)],
