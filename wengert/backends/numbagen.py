@@ -85,7 +85,7 @@ class NumbaUnsupported(Exception):
 class NumbaWriter(CodeWriter):
     """``pycodegen``'s writer, spelling the code in numba's subset."""
 
-    def kept_as_list(self, aval, vid):
+    def kept_as_list(self, aval, vid, grows=False, made=False):
         if any(d is None for d in aval.shape):
             raise NumbaUnsupported("a loop storing values whose length varies from one "
                                    "iteration to the next")

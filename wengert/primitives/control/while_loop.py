@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ir import Aval, aval_of
+from ...ir import Aval, Var, aval_of
 from ..core import NOT_LINEAR, Primitive, Zero, register, zeros
 from ..trace import bind, eval_program
 from .common import unused, with_inputs
@@ -93,6 +93,23 @@ def while_loop_linearize(primals, tangents, **params):
             tuple(p.join_outputs(t_carry, Zero(Aval((), np.int64)), t_ys)))
 
 
+def _made_each_step(body, num_carry):
+    """The body's per-iteration outputs that it makes anew in each step: a
+    row's result that is a new array (its ``lower`` rule's ``fresh``), no
+    carry's new value and no other output. Nothing writes into one after
+    the step that made it (the next step makes another), so a list may keep
+    it as it is."""
+    outs = body.outputs
+    made = set()
+    for e in body.eqns:
+        rule = e.prim.lower
+        if rule is not None and rule.fresh(e):
+            made.update(e.outputs)
+    carries = set(x for x in outs[:num_carry] if isinstance(x, Var))
+    ys = [x for x in outs[num_carry:] if isinstance(x, Var)]
+    return {y for y in ys if y in made and y not in carries and ys.count(y) == 1}
+
+
 class WhileEmit(LoopEmit):
     PARAMS = WhileParams
 
@@ -118,14 +135,16 @@ class WhileEmit(LoopEmit):
                          else f"{count} = {code.np}.int64(0)")
         y_avals = p.body_output_groups(p.body.out_avals)[1]
         acc_vars = p.split_outputs(eqn.outputs)[2]
+        made = {v for v, y in zip(acc_vars, p.body_output_groups(p.body.outputs)[1])
+                if y in _made_each_step(p.body, p.num_carry)}
         row = None
-        if not all(code.kept_as_list(a, v) for a, v in zip(y_avals, acc_vars)):
+        if not all(code.kept_as_list(a, v, True, v in made) for a, v in zip(y_avals, acc_vars)):
             # the arrays' row index: the count where it is a Python int
             row = count if counted and count_var in code.trip_only else code.fresh("row")
             if row != count:
                 lines.append(f"{row} = 0")
         before, store, after = code.buffers(accs, ys, y_avals, acc_vars, row, str(WHILE_ROWS),
-                                            grows=True)
+                                            grows=True, made=made)
         lines += before
         lines.append("while True:")
         step = code.inline(cond, consts + carry_in, [], code.read)
