@@ -83,8 +83,8 @@ class Floats:
     """Where the code holds float64 (and comparison) scalars as Python
     floats (bools) standing in for the interpreter's NumPy scalars
     (``python_floats``): ``held``, the Vars that may be such a stand-in;
-    ``literals``, the (equation, operand) float64 literals written as Python
-    floats; ``convert``, the (equation, operand) stand-ins converted to NumPy
+    ``literals``, the float64 literals written as Python floats, as
+    (equation, operand) or (sub-Program, output); ``convert``, the (equation, operand) stand-ins converted to NumPy
     scalars first (their row takes no Python float there); ``wrapped``, the
     results of Python arithmetic converted to NumPy scalars where computed
     (a NumPy value is wanted there); ``returned``, the outputs of the whole
@@ -122,7 +122,7 @@ def python_floats(prog, mirrors, loop_only):
     blocked = set()
     while True:
         walk = _FloatWalk(mirrors, loop_only, blocked)
-        outs = walk.program(prog, [frozenset()] * len(prog.inputs))
+        outs = walk.program(prog, [frozenset()] * len(prog.inputs), top=True)
         walk.returned = {x for x, f in zip(prog.outputs, outs) if f}
         for v, f in walk.flags.items():
             if f and v in mirrors:
@@ -151,11 +151,13 @@ class _FloatWalk:
             f = frozenset()         # only a list of stored scalars holds stand-ins
         self.flags[v] = self.flags.get(v, frozenset()) | f
 
-    def atom(self, eqn, k, x):
+    def atom(self, where, k, x):
+        """The origins of operand ``k`` of ``where`` (an equation, or a
+        sub-Program's outputs; None: the whole Program's)."""
         if not isinstance(x, Lit):
             return self.flags.get(x, frozenset())
-        origin = (eqn, k)
-        if eqn is not None and origin not in self.blocked and (type(x.val) is np.float64 or (
+        origin = (where, k)
+        if where is not None and origin not in self.blocked and (type(x.val) is np.float64 or (
                 type(x.val) is np.ndarray and x.val.shape == () and x.val.dtype == np.float64)):
             self.choosable.add(origin)
             self.literals.add(origin)
@@ -182,7 +184,7 @@ class _FloatWalk:
         return self.program(sub, [f if isinstance(f, frozenset) else frozenset()
                                   for f in flags])
 
-    def program(self, prog, flags):
+    def program(self, prog, flags, top=False):
         for v, f in zip(prog.inputs, flags):
             self.set(v, f)
         for eqn in prog.eqns:
@@ -195,7 +197,7 @@ class _FloatWalk:
                 outs = self.reader(eqn, ins)
             for v, f in zip(eqn.outputs, outs):
                 self.set(v, f if isinstance(f, frozenset) else frozenset())
-        return [self.atom(None, k, x) for k, x in enumerate(prog.outputs)]
+        return [self.atom(None if top else prog, k, x) for k, x in enumerate(prog.outputs)]
 
     def reader(self, eqn, ins):
         """The origins of the results of a row that reads its operands."""

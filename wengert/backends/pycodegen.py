@@ -179,6 +179,8 @@ def generate_source(prog, name=None):
         else:
             block = stack.pop()
             block.outputs = _operands(em, item.outputs, uses)
+            block.outputs = [em.scalar(float(x.val)) if (item, k) in fl.literals else t
+                             for k, (x, t) in enumerate(zip(item.outputs, block.outputs))]
             if not stack:       # the results keep the interpreter's NumPy types
                 block.outputs = [_numpy_scalar(em, x, t) if x in fl.returned else t
                                  for x, t in zip(item.outputs, block.outputs)]
