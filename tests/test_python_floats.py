@@ -199,7 +199,37 @@ def float32_beside(x32, x):
     return s
 
 
-EDGES = {"prod_all": prod_all, "div_carry": div_carry, "div_element": div_element,
+def ratio_of_sums(x):
+    # t / (t * 2.0): two Python floats of the code's own arithmetic, so the
+    # division converts one (t = 0.0 gives NumPy's nan, not ZeroDivisionError)
+    s, t = 1.0, 0.0
+    for i in range(x.shape[0]):
+        t = t + x[i]
+        s = s * 0.5 + t / (t * 2.0)
+    return s
+
+
+def restarts(x, a):
+    # the carry starts as the argument a (a Python float if the caller passes
+    # one, as in the interpreter) and meets the code's own Python floats
+    s = a
+    for i in range(x.shape[0]):
+        if x[i] > 0.0:
+            s = s * x[i]
+        else:
+            s = a
+    return s / x[0]
+
+
+def flags_as_numbers(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + (x[i] > 0.0) * x[i] - (x[i] < s) + i * x[i]
+    return s
+
+
+EDGES = {"prod_all": prod_all, "ratio_of_sums": ratio_of_sums, "restarts": restarts,
+         "flags_as_numbers": flags_as_numbers, "div_carry": div_carry, "div_element": div_element,
          "pow_negative_base": pow_negative_base, "remainders": remainders,
          "branches": branches, "ufuncs": ufuncs, "stores": stores, "horner": horner,
          "float32_beside": float32_beside}
@@ -210,7 +240,7 @@ SPECIALS = [0.0, -0.0, 5e-324, -5e-324, 1e-310, 2.2e-308, np.inf, -np.inf, np.na
 
 def _edge_args(name, rng, n=12):
     x = rng.choice(np.concatenate([SPECIALS, rng.standard_normal(8)]), n)
-    if name in ("stores", "horner"):
+    if name in ("stores", "horner", "restarts"):
         return (x, np.float64(rng.choice(SPECIALS + [0.9, -1e-160, 1e-160])))
     if name == "float32_beside":
         with np.errstate(over="ignore"):        # 1e200 is inf in float32
@@ -249,14 +279,31 @@ def test_edge_values_equal_the_interpreter(name):
             _same(g, w)
 
 
-@pytest.mark.parametrize("name", ["div_carry", "div_element"])
+@pytest.mark.parametrize("name", ["restarts", "horner"])
+def test_python_float_arguments(name):
+    """A Python float argument: staged weak (``horner``'s ``t``), or passed
+    where an ``np.float64`` was staged (the interpreter then computes with
+    Python floats too, and so does the code)."""
+    rng = np.random.default_rng(4)
+    x, t = _edge_args(name, rng)
+    for staged in (float(t), t):
+        prog = simplify(wg.make_program(EDGES[name], x, staged, engine="source"), copies=True)
+        gen = codegen(prog)
+        for _ in range(20):
+            x, t = _edge_args(name, rng)
+            for a in (float(t), t):
+                for g, w in zip(_run(gen, x, a), _run(interpret, prog, x, a)):
+                    _same(g, w)
+
+
+@pytest.mark.parametrize("name", ["div_carry", "div_element", "ratio_of_sums"])
 def test_division_by_zero_is_numpys(name):
-    """``/`` by an element that is 0.0: inf and NumPy's RuntimeWarning, not
-    Python's ZeroDivisionError."""
-    x = np.array([2.0, 0.0, 3.0])
+    """``/`` by a value that is 0.0 (an element, or a sum that cancels): inf
+    or nan and NumPy's RuntimeWarning, not Python's ZeroDivisionError."""
+    x = np.array([2.0, -2.0, 3.0] if name == "ratio_of_sums" else [2.0, 0.0, 3.0])
     prog = wg.make_program(EDGES[name], x, engine="source")
     gen = codegen(simplify(prog, copies=True))
-    with pytest.warns(RuntimeWarning, match="divide by zero"):
+    with pytest.warns(RuntimeWarning, match="divide by zero|invalid value"):
         got = gen(x)
     _same(got[0], _run(interpret, prog, x)[0])
     assert np.isinf(got[0]) or np.isnan(got[0])

@@ -199,27 +199,37 @@ class _FloatWalk:
                 self.set(v, f if isinstance(f, frozenset) else frozenset())
         return [self.atom(None if top else prog, k, x) for k, x in enumerate(prog.outputs)]
 
-    def reader(self, eqn, ins):
-        """The origins of the results of a row that reads its operands."""
+    @staticmethod
+    def ask(eqn, kinds):
+        """(accepts, made) of the row (``EmitRule.python_floats``)."""
         rule = eqn.prim.emit
-        kinds = [self.kind(x, f) for x, f in zip(eqn.inputs, ins)]
         answer = None
         if rule is not None and "python_floats" in rule.asks:
             answer = rule.python_floats(eqn, kinds)
         elif ufunc_call(eqn) and all(x.aval.weak or x.aval.dtype == np.float64
                                      for x in eqn.inputs):
-            answer = (True,) * len(ins), (False,) * len(eqn.outputs)   # NumPy's call
-        accepts, made = answer or ((False,) * len(ins), (False,) * len(eqn.outputs))
-        for k, f in enumerate(ins):
-            if f and not accepts[k]:
-                self.reject(eqn, k, f)
+            answer = (True,) * len(kinds), (False,) * len(eqn.outputs)   # NumPy's call
+        return answer or ((False,) * len(kinds), (False,) * len(eqn.outputs))
+
+    def reader(self, eqn, ins):
+        """The origins of the results of a row that reads its operands."""
+        kinds = [self.kind(x, f) for x, f in zip(eqn.inputs, ins)]
+        while True:
+            accepts, made = self.ask(eqn, kinds)
+            k = next((k for k, f in enumerate(ins) if f and not accepts[k]), None)
+            if k is None:
+                break
+            # one operand converted may be enough (``a / b``: NumPy's division)
+            self.reject(eqn, k, ins[k])
+            ins = ins[:k] + [frozenset()] + ins[k + 1:]
+            kinds[k] = "np"
         for sub in sub_programs(eqn):       # a holder that passes nothing through
             for k, f in enumerate(self.run(sub, [frozenset()] * len(sub.inputs))):
                 if f:
                     self.reject(None, k, f)
-        # a result made from NumPy operands (an element read) is a NumPy
-        # scalar at no cost; one made by Python's arithmetic is converted
-        choosable = "float" not in kinds and "py" not in kinds
+        # a result made from no stand-in (an element read) is a NumPy scalar
+        # at no cost; one made by Python's arithmetic on stand-ins is converted
+        choosable = "float" not in kinds
         outs = []
         for v, m in zip(eqn.outputs, made):
             if not m or v.aval.shape != ():
