@@ -221,6 +221,15 @@ def restarts(x, a):
     return s / x[0]
 
 
+def over_argument(x, a):
+    # a * 2.0 is a Python float when the caller passes one (as in the
+    # interpreter); an element over it is NumPy's division (a = 0.0: inf)
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + x[i] / (a * 2.0)
+    return s
+
+
 def flags_as_numbers(x):
     s = 0.0
     for i in range(x.shape[0]):
@@ -229,7 +238,7 @@ def flags_as_numbers(x):
 
 
 EDGES = {"prod_all": prod_all, "ratio_of_sums": ratio_of_sums, "restarts": restarts,
-         "flags_as_numbers": flags_as_numbers, "div_carry": div_carry, "div_element": div_element,
+         "flags_as_numbers": flags_as_numbers, "over_argument": over_argument, "div_carry": div_carry, "div_element": div_element,
          "pow_negative_base": pow_negative_base, "remainders": remainders,
          "branches": branches, "ufuncs": ufuncs, "stores": stores, "horner": horner,
          "float32_beside": float32_beside}
@@ -240,7 +249,7 @@ SPECIALS = [0.0, -0.0, 5e-324, -5e-324, 1e-310, 2.2e-308, np.inf, -np.inf, np.na
 
 def _edge_args(name, rng, n=12):
     x = rng.choice(np.concatenate([SPECIALS, rng.standard_normal(8)]), n)
-    if name in ("stores", "horner", "restarts"):
+    if name in ("stores", "horner", "restarts", "over_argument"):
         return (x, np.float64(rng.choice(SPECIALS + [0.9, -1e-160, 1e-160])))
     if name == "float32_beside":
         with np.errstate(over="ignore"):        # 1e200 is inf in float32
@@ -279,7 +288,7 @@ def test_edge_values_equal_the_interpreter(name):
             _same(g, w)
 
 
-@pytest.mark.parametrize("name", ["restarts", "horner"])
+@pytest.mark.parametrize("name", ["restarts", "horner", "over_argument"])
 def test_python_float_arguments(name):
     """A Python float argument: staged weak (``horner``'s ``t``), or passed
     where an ``np.float64`` was staged (the interpreter then computes with

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Eqn, Lit, Program, Var, sub_programs
+from ..primitives.rules import python_operator
 from ..transforms.simplify import atom_key, eqn_key
 from .pyemit import PY_SCALARS, ufunc_call
 
@@ -49,7 +50,8 @@ def python_scalars(prog, inputs=None, found=None):
     an operator on two of them gives a Python number. Scalar inputs may (a
     caller passes ``2.0``); an impl returns NumPy values, but ``dup`` and
     control flow pass values through (their rows' ``emit.python_scalars``
-    say how), and a loop's index is a Python int. A loop carry is solved to
+    say how), and a loop's index is a Python int; Python's operators give
+    two Python numbers a Python number. A loop carry is solved to
     a fixed point; a sub-program used twice gets the union."""
     found = set() if found is None else found
     if inputs is None:
@@ -70,7 +72,11 @@ def python_scalars(prog, inputs=None, found=None):
             outs = rule.python_scalars(eqn, [py(x) for x in eqn.inputs], run)
         if outs is None:
             if not eqn.params or not list(sub_programs(eqn)):
-                continue            # an impl's results are NumPy values
+                # an impl's results are NumPy values, but Python's operators
+                # give Python numbers Python numbers (``a * 2.0``)
+                if python_operator(eqn.prim.impl) and all(py(x) for x in eqn.inputs):
+                    found.update(v for v in eqn.outputs if v.aval.shape == ())
+                continue
             # other holders of sub-programs (checkpointing): any scalar may be a Python one
             for sub in sub_programs(eqn):
                 run(sub, [v.aval.shape == () for v in sub.inputs])
