@@ -62,6 +62,16 @@ as the interpreter does (``1.0 / 0.0`` raises in both; ``x * 2.0`` on a
 Python float stays a Python float, which NumPy treats as weakly typed).
 ``python_scalars`` says where the code may hold Python scalars, for the
 rows whose spelling depends on it (a Python scalar cannot be subscripted).
+
+Float64 scalars are Python floats where that gives the same bits
+(``CodeWriter.python_floats``; ``lower_facts.python_floats`` says where):
+NumPy's scalar maths costs several times Python's, ten times on subnormals.
+Element reads are ``x.item(i)``, float64 literals ``1.0``, an element
+accumulation ``ct_x[i] = ct_x.item(i) + v``; a row that takes no Python
+float (``/`` by a value that may be 0.0, a call of an impl) gets a NumPy
+scalar, and the function returns the interpreter's NumPy scalars. Only
+NumPy's floating-point warnings differ: Python's ``*`` overflows to inf
+silently, where NumPy warns (or raises under ``np.seterr``).
 """
 from __future__ import annotations
 
