@@ -178,12 +178,12 @@ X4 = np.array([0.5, -0.9, 1.2, 0.3])
 
 
 @pytest.mark.parametrize("fn, args, names", [
-    (element_loop, (X4,), ["for i in range", "s = ", "ct_s = ", "ct_x = ", "x[i]",
-                           "ct_x[i_1] += "]),
+    (element_loop, (X4,), ["for i in range", "s = ", "ct_s = ", "ct_x = ", "x.item(i)",
+                           "ct_x[i_1] = ct_x.item(i_1) + "]),
     (C.setitem_loop, (X4,), ["for i in range", "y = ", "ct_y = ", "ct_x = ", "[i] = "]),
     (C.loop_with_branch, (X4,), ["v = x[", "s = ", "ct_s = ", "ct_v", "ct_x = "]),
     (C.for_over_array, (X4.reshape(2, 2),), ["row = x[", "ct_row = ", "ct_x = "]),
-    (C.break_in_for, (X4,), ["i, s, ", "x[i]"]),
+    (C.break_in_for, (X4,), ["i, s, ", "x.item(i)"]),
 ], ids=["element-loop", "setitem-loop", "loop-with-branch", "for-over-array", "break"])
 def test_loops_keep_the_users_names(fn, args, names):
     g = wg.grad(fn, engine="source")

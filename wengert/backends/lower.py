@@ -46,13 +46,14 @@ row is its ``lower`` rule's (``primitives/rules.py``: ``LowerRule``).
 from __future__ import annotations
 
 from ..ir import Var, sub_programs, verify
-from .lower_facts import (loop_only_values, python_scalars, share_condition_values,
-                          use_kinds)
+from .lower_facts import (Floats, loop_only_values, python_floats, python_scalars,
+                          share_condition_values, use_kinds)
 from .lower_owner import LoweringError, Ownership, Root
 from .lower_sums import assemble, map_programs, schedule, share_outer_values, sink
 
 __all__ = ["lower", "Lowered", "LoweringError", "Root", "Ownership", "sink", "schedule", "check",
-           "share_outer_values", "share_condition_values", "python_scalars",
+           "share_outer_values", "share_condition_values", "python_scalars", "python_floats",
+           "Floats",
            "loop_only_values", "use_kinds", "map_programs"]
 
 

@@ -85,6 +85,8 @@ class NumbaUnsupported(Exception):
 class NumbaWriter(CodeWriter):
     """``pycodegen``'s writer, spelling the code in numba's subset."""
 
+    python_floats = False       # numba types its scalars itself: NumPy's spelling
+
     def kept_as_list(self, aval, vid, grows=False, made=False):
         if any(d is None for d in aval.shape):
             raise NumbaUnsupported("a loop storing values whose length varies from one "

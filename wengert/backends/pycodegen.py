@@ -62,6 +62,16 @@ as the interpreter does (``1.0 / 0.0`` raises in both; ``x * 2.0`` on a
 Python float stays a Python float, which NumPy treats as weakly typed).
 ``python_scalars`` says where the code may hold Python scalars, for the
 rows whose spelling depends on it (a Python scalar cannot be subscripted).
+
+Float64 scalars are Python floats where that gives the same bits
+(``CodeWriter.python_floats``; ``lower_facts.python_floats`` says where):
+NumPy's scalar maths costs several times Python's, ten times on subnormals.
+Element reads are ``x.item(i)``, float64 literals ``1.0``, an element
+accumulation ``ct_x[i] = ct_x.item(i) + v``; a row that takes no Python
+float (``/`` by a value that may be 0.0, a call of an impl) gets a NumPy
+scalar, and the function returns the interpreter's NumPy scalars. Only
+NumPy's floating-point warnings differ: Python's ``*`` overflows to inf
+silently, where NumPy warns (or raises under ``np.seterr``).
 """
 from __future__ import annotations
 
@@ -71,7 +81,8 @@ import re
 
 from ..ir import Lit, Program, verify
 from ..printing import Namer, reverse_sweep_start, walk
-from .lower import lower, loop_only_values, python_scalars, share_condition_values
+from .lower import (Floats, lower, loop_only_values, python_floats, python_scalars,
+                    share_condition_values)
 from .pyemit import PY_SCALARS, CodegenError, Emitter
 
 __all__ = ["codegen", "generate_source", "GeneratedFunction", "CodegenError",
@@ -136,6 +147,8 @@ def generate_source(prog, name=None, writer=None):
     em = (writer or CodeWriter)(names.used)
     em.loop_only, em.trip_only, em.read = low.loop_only, low.trip_only, low.read
     py = low.python_scalars
+    fl = python_floats(prog, py, low.loop_only) if em.python_floats else Floats()
+    em.floats = fl.held
     reverse = reverse_sweep_start(prog)       # a vjp's sweeps are marked, as Tangent does
     reverse = None if reverse is None else prog.eqns[reverse]
     stack = []
@@ -152,6 +165,7 @@ def generate_source(prog, name=None, writer=None):
                 ins[p] = f"{em.atom(ins[p])}.copy()"      # owned from here on (``lower``)
             flags = [type(x.val) in PY_SCALARS if isinstance(x, Lit) else x in py
                      for x in item.inputs]
+            _stand_ins(em, fl, item, ins, flags)
             if item is reverse and len(stack) == 1:
                 block.lines += ["# reverse sweep"]
             outs = [em.ident(n) for n in defs]
@@ -170,10 +184,19 @@ def generate_source(prog, name=None, writer=None):
                     em.idents[defs[0]] = target
             if lines is None:
                 lines = _equation(em, item, ins, flags, outs, subs)
+                if item.outputs and item.outputs[0] in fl.wrapped:
+                    # Python's arithmetic, where a NumPy scalar is wanted
+                    lhs, rhs = lines[-1].split(" = ", 1)
+                    lines[-1] = f"{lhs} = {_numpy_scalar(em, item.outputs[0], rhs)}"
             block.lines += lines
         else:
             block = stack.pop()
             block.outputs = _operands(em, item.outputs, uses)
+            block.outputs = [em.scalar(float(x.val)) if (item, k) in fl.literals else t
+                             for k, (x, t) in enumerate(zip(item.outputs, block.outputs))]
+            if not stack:       # the results keep the interpreter's NumPy types
+                block.outputs = [_numpy_scalar(em, x, t) if x in fl.returned else t
+                                 for x, t in zip(item.outputs, block.outputs)]
             if stack:
                 stack[-1].subs.append(block)
     if reverse is not None:
@@ -186,6 +209,25 @@ def generate_source(prog, name=None, writer=None):
     lines = header + [f"def {fname}({', '.join(block.inputs)}):"]
     lines += em.indent(block.lines + [f"return ({outs})"])
     return "\n".join(lines) + "\n", em.namespace, fname
+
+
+def _stand_ins(em, fl, eqn, ins, flags):
+    """The operands of ``eqn`` as its row takes them (``python_floats``):
+    float64 literals as Python floats, stand-ins it takes no Python float
+    for as NumPy scalars; ``flags`` (may be a Python scalar) to match."""
+    for k, x in enumerate(eqn.inputs):
+        if (eqn, k) in fl.literals:
+            ins[k], flags[k] = em.scalar(float(x.val)), True
+        elif (eqn, k) in fl.convert:
+            ins[k], flags[k] = _numpy_scalar(em, x, ins[k]), False
+        elif x in fl.held:
+            flags[k] = True
+
+
+def _numpy_scalar(em, x, text):
+    """``text``, a scalar of ``x``'s dtype, as a NumPy scalar (``np.float64(v)``)."""
+    name = "bool_" if x.aval.dtype.kind == "b" else x.aval.dtype.name
+    return f"{em.np}.{name}({text})"
 
 
 def _generic(ident):
@@ -209,6 +251,10 @@ class CodeWriter(Emitter):
     analyses found (``read``, ``loop_only``, ``trip_only``)."""
 
     INDENT = _INDENT
+    # float64 scalars as Python floats where that gives the same bits
+    # (``lower_facts.python_floats``); a writer for another compiler (numba)
+    # turns this off
+    python_floats = True
 
     def __init__(self, var_names):
         super().__init__(var_names)

@@ -29,7 +29,7 @@ from ..primitives.core import TracerBase
 from ..primitives.index import DYN
 from .pynames import CodegenError, Namespace
 
-__all__ = ["CodegenError", "Emitter", "PY_SCALARS"]
+__all__ = ["CodegenError", "Emitter", "PY_SCALARS", "ufunc_call"]
 
 
 PY_SCALARS = (bool, int, float, complex, Dim)
@@ -50,6 +50,14 @@ def _numpy_names():
 
 _NUMPY_NAMES = _numpy_names()
 
+def ufunc_call(eqn):
+    """Whether ``eqn`` is written as a call of the NumPy ufunc that is its
+    impl (``np.sin(x)``): a row with no ``emit`` rule and no params."""
+    impl = eqn.prim.impl
+    return eqn.prim.emit is None and not eqn.params and isinstance(impl, np.ufunc) \
+        and Ident(impl) in _NUMPY_NAMES
+
+
 _INLINE_ARRAY_SIZE = 16     # integer/boolean index arrays up to this size are written out
 
 
@@ -62,6 +70,10 @@ class Emitter(Namespace):
         self.inputs = None                     # the function's parameters, for lengths
         self.lengths = {}                      # a length's text -> its name
         self.prologue = []                     # ``name = text``, at the function's entry
+        # the Vars held as Python floats standing in for float64 NumPy
+        # scalars (``lower_facts.python_floats``): a row spells its operands
+        # and results accordingly (``x.item(i)`` for an element read)
+        self.floats = frozenset()
 
     def dim(self, d):
         """A length: for a symbolic one (``dims``), a name given once at the

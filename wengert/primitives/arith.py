@@ -402,6 +402,15 @@ class ConvertEmit(EmitRule):
         if params == {"dtype": np.dtype(np.float64), "weak": True}:
             return f"float({ins[0]})"           # a Python float, as math functions return
 
+    def python_floats(self, eqn, kinds):
+        """A float64 stand-in rounds to a float scalar as an ``np.float64``
+        does (not to an int: ``np.int64(1e300)`` raises on a Python float)."""
+        dt = eqn.params.get("dtype")
+        if eqn.inputs[0].aval.dtype != np.float64 or eqn.outputs[0].aval.shape != () \
+                or dt is None or np.dtype(dt).kind != "f":
+            return None
+        return (True,), (False,)
+
 
 convert_p.emit = ConvertEmit()
 

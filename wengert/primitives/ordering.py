@@ -52,6 +52,12 @@ class AbsEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
         return code.abs_call(ins[0]) if not eqn.params else None     # the impl is Python's abs
 
+    def python_floats(self, eqn, kinds):
+        """Python's ``abs`` of a float clears its sign bit, as NumPy's does."""
+        if eqn.params or eqn.inputs[0].aval.dtype != np.float64:
+            return None
+        return (True,), (kinds[0] == "float",)
+
 
 abs_p = register(Primitive("abs", nargs=1, impl=operator.abs, jvp=abs_jvp, transpose=NOT_LINEAR,
                            abstract_eval=abs_aval, emit=AbsEmit()))

@@ -13,7 +13,7 @@ import importlib
 import numpy as np
 
 from ..ir import Lit
-from .rules import EmitRule
+from .rules import EmitRule, float64_operand
 
 __all__ = ["Algebra", "is_scalar_lit", "drops_identity", "BinaryOperator", "UnaryMinus",
            "NumpyAxisCall", "NumpyLike", "PythonNumbersKept", "ScipyCall",
@@ -106,6 +106,11 @@ class BinaryOperator(EmitRule):
 
     fresh = True
 
+    # Python's float operators that give NumPy's float64 bits, signed
+    # zeros, inf and nan included, and raise nothing; ``/`` raises on a zero
+    # divisor, where NumPy gives inf (``**``, ``%``, ``//`` are NumPy calls)
+    EXACT = frozenset(("+", "-", "*", "<", "<=", ">", ">=", "==", "!="))
+
     def __init__(self, op):
         self.op = op
 
@@ -113,6 +118,20 @@ class BinaryOperator(EmitRule):
         if eqn.params or len(ins) != 2:
             return None
         return f"{ins[0]} {self.op} {ins[1]}"
+
+    def python_floats(self, eqn, kinds):
+        """Python floats in, the same bits out as float64 NumPy scalars; a
+        result of Python floats alone is one. ``/`` takes a Python float
+        only beside a NumPy operand (NumPy's division then) or over a
+        nonzero literal (Python's division is IEEE's but for a zero divisor)."""
+        if eqn.params or len(kinds) != 2 or not all(map(float64_operand, eqn.inputs)):
+            return None
+        divisor = eqn.inputs[1]
+        exact = self.op in self.EXACT or (self.op == "/" and is_scalar_lit(divisor)
+                                          and type(divisor.val) is float and divisor.val != 0.0)
+        accepts = tuple(exact or kinds[1 - k] == "np" for k in range(2))
+        out = eqn.outputs[0].aval.shape == () and "np" not in kinds and "float" in kinds
+        return accepts, (out,)
 
 
 class UnaryMinus(EmitRule):
@@ -124,6 +143,12 @@ class UnaryMinus(EmitRule):
         if eqn.params or len(ins) != 1:
             return None
         return f"-({ins[0]})" if ins[0].startswith("-") else f"-{ins[0]}"
+
+    def python_floats(self, eqn, kinds):
+        """A Python float's sign flips as an ``np.float64``'s does."""
+        if eqn.params or len(kinds) != 1 or eqn.inputs[0].aval.dtype != np.float64:
+            return None
+        return (True,), (kinds[0] == "float",)
 
 
 class NumpyAxisCall(EmitRule):
@@ -167,6 +192,16 @@ class PythonNumbersKept(EmitRule):
             return None
         call = f"{code.np}.{self.fn}({', '.join(ins)})"
         return f"{call}.item()" if eqn.outputs[0].aval.weak else call
+
+    def python_floats(self, eqn, kinds):
+        """The NumPy call: a Python float is converted as NumPy converts an
+        ``np.float64`` where no operand is narrower (weak promotion keeps a
+        float32's precision); the result is a NumPy scalar (the output is
+        not weak: an operand was a NumPy value)."""
+        if eqn.params or eqn.outputs[0].aval.weak \
+                or not all(x.aval.weak or x.aval.dtype == np.float64 for x in eqn.inputs):
+            return None
+        return (True,) * len(kinds), (False,) * len(eqn.outputs)
 
 
 class ScipyCall(EmitRule):

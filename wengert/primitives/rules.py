@@ -112,7 +112,7 @@ class EmitRule:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls.asks = frozenset(m for m in ("statements", "expression", "python_scalars",
-                                         "operand_uses", "prepare")
+                                         "python_floats", "operand_uses", "prepare")
                              if getattr(cls, m) is not getattr(EmitRule, m))
 
     def statements(self, code, eqn, ins, py, outs, subs):
@@ -132,6 +132,19 @@ class EmitRule:
         of an impl, which returns NumPy values."""
         return None
 
+    def python_floats(self, eqn, kinds):
+        """Where the code may hold a float64 scalar as a Python float (a
+        *stand-in*: the interpreter holds an ``np.float64``, and Python's
+        float gives the same bits, ``backends/lower_facts.python_floats``):
+        given each operand's kind (``"np"``: a NumPy value; ``"py"``: maybe a
+        Python scalar, as in the interpreter; ``"float"``: maybe a stand-in),
+        ``(accepts, outs)``: ``accepts[k]``, a stand-in at operand ``k`` gives
+        this row the interpreter's values and types; ``outs[m]``, output
+        ``m`` may be a stand-in (the code makes a Python float or bool where
+        the impl makes a NumPy one). None: no operand accepts one (it is
+        converted first) and the outputs are NumPy values."""
+        return None
+
     def operand_uses(self, eqn):
         """How each operand is read: ``"trip"`` (a loop's trip count),
         ``"xs"`` (a loop's per-iteration values) or ``"other"``; None: all
@@ -143,6 +156,35 @@ class EmitRule:
         (the code may share values between them; ``verify`` need not accept
         the result)."""
         return params
+
+
+def either(a, b):
+    """The join of two ``python_scalars`` flags: bools (may be a Python
+    scalar) or, in the stand-in analysis, sets (where a Python float standing
+    in for a NumPy one may come from)."""
+    if isinstance(a, bool) and isinstance(b, bool):
+        return a or b
+    return (a or frozenset()) | (b or frozenset())
+
+
+def stand_in_flags(flags):
+    """Whether ``flags`` are the stand-in analysis' (sets), not bools."""
+    return any(isinstance(f, frozenset) for f in flags)
+
+
+_EXACT_INT = 2 ** 53
+
+
+def float64_operand(x):
+    """Whether a Python float in place of an ``np.float64`` meets operand
+    ``x`` as NumPy's own scalar would: ``x`` is float64 (NumPy promotes a
+    Python float with float32 or complex64 to those, an ``np.float64`` to
+    float64 or complex128), or a Python int literal a float holds exactly
+    (Python compares a float and a larger int exactly, NumPy rounds the int)."""
+    if x.aval.dtype == np.float64:
+        return True
+    val = getattr(x, "val", None)
+    return type(val) in (int, bool) and abs(val) <= _EXACT_INT
 
 
 # --- the rows of elementwise primitives --------------------------------

@@ -67,13 +67,24 @@ class PowEmit(PythonNumbersKept):
     same value (``pow(x, 2)`` is exact to the last bit, as a product is) at
     a tenth of the cost of a ufunc call on a scalar in a loop."""
 
-    def expression(self, code, eqn, ins, py):
+    @staticmethod
+    def _square(eqn):
         x, y = eqn.inputs
-        if not eqn.params and isinstance(y, Lit) and type(y.val) in (int, float) \
-                and y.val == 2 and x.aval.dtype.kind == "f" and x.aval.dtype.itemsize in (4, 8):
+        return not eqn.params and isinstance(y, Lit) and type(y.val) in (int, float) \
+            and y.val == 2 and x.aval.dtype.kind == "f" and x.aval.dtype.itemsize in (4, 8)
+
+    def expression(self, code, eqn, ins, py):
+        if self._square(eqn):
             base = code.atom(ins[0])
             return f"{base} * {base}"
         return super().expression(code, eqn, ins, py)
+
+    def python_floats(self, eqn, kinds):
+        if self._square(eqn):       # ``x * x``: a Python float's square is one
+            if eqn.inputs[0].aval.dtype != np.float64:
+                return None
+            return (True, True), (kinds[0] == "float",)
+        return super().python_floats(eqn, kinds)
 
 
 pow_p.emit = PowEmit("power")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ...ir import Aval, Eqn, Lit, Program, Var, aval_of
 from ..core import Linear, Primitive, instantiate, register, zeros
 from ..trace import bind, eval_program
-from ..rules import EmitRule, LowerRule
+from ..rules import EmitRule, LowerRule, either
 from .common import agreeing, tangent_mask
 from .params import CondParams
 from .passes import inline_program
@@ -152,7 +152,7 @@ class CondEmit(EmitRule):
         _, ops = CondParams.split_operands(py_ins)
         outs = [False] * len(eqn.outputs)
         for branch in CondParams.of(eqn.params).branches:
-            outs = [a or b for a, b in zip(outs, run(branch, ops))]
+            outs = [either(a, b) for a, b in zip(outs, run(branch, ops))]
         return outs
 
 

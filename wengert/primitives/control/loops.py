@@ -11,7 +11,7 @@ from ...ir import Aval, Lit, Program, Var, acts, aval_of, runs_at_call, sub_prog
 from ..arith import convert
 from ..core import Zero, instantiate
 from ..trace import eval_program
-from ..rules import EmitRule, LowerRule
+from ..rules import EmitRule, LowerRule, either, stand_in_flags
 from .common import is_float_aval, numpy_outputs, tangent_mask, unused
 from .params import ForParams, join, split
 from ...transforms.jvp import jvp_program
@@ -240,17 +240,22 @@ class LoopEmit(EmitRule):
         if its initial value or the body's new value may be (a fixed point)."""
         p = self.PARAMS.of(eqn.params)
         lead, consts, carry, xs = p.operand_groups(py_ins)
-        xs = [False] * len(xs)
+        # stand-ins (sets): the index is no stand-in; scalars a loop stores in
+        # a list and a later loop reads back are what was stored
+        sets = stand_in_flags(py_ins)
+        index, none = (frozenset(), frozenset()) if sets else (True, False)
+        xs = xs if sets else [False] * len(xs)
         while True:
-            flags = p.join_operand_groups([True] * len(lead), consts, carry, xs)
+            flags = p.join_operand_groups([index] * len(lead), consts, carry, xs)
             outs = None
             for prog in p.sub_programs():
                 outs = run(prog, flags)
-            new = [a or b for a, b in zip(carry, p.body_output_groups(outs)[0])]
+            new_carry, ys = p.body_output_groups(outs)
+            new = [either(a, b) for a, b in zip(carry, new_carry)]
             if new == carry:
                 break
             carry = new
-        return p.join_output_groups(carry, [False] * p.MID, [False] * p.num_ys)
+        return p.join_output_groups(carry, [none] * p.MID, ys if sets else [False] * p.num_ys)
 
 
 

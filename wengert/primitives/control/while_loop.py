@@ -26,6 +26,7 @@ from .for_loop import bind_for
 from .loops import LoopEmit, LoopLower, LoopTangents, carry_tangents, coherent_carries, \
     jvp_body, loop_residuals, WHILE_ROWS, YsBuffer
 from .params import WhileParams, join, split
+from ..rules import either, stand_in_flags
 from .passes import WHILE_RULES
 from ...transforms.partial_eval import linearize_program
 
@@ -176,14 +177,17 @@ class WhileEmit(LoopEmit):
         shares (``prepare``) as the condition's outputs."""
         p = WhileParams.of(eqn.params)
         consts, carry = p.split_operands(py_ins)
+        sets = stand_in_flags(py_ins)
         while True:
             cond_out = run(p.cond, p.join_operands(consts, carry))
-            new = p.body_output_groups(run(p.body, p.join_operands(consts, carry)
-                                           + cond_out[1:]))[0]
-            new = [a or b for a, b in zip(carry, new)]
+            new, ys = p.body_output_groups(run(p.body, p.join_operands(consts, carry)
+                                               + cond_out[1:]))
+            new = [either(a, b) for a, b in zip(carry, new)]
             if new == carry:
                 break
             carry = new
+        if sets:        # the count is a NumPy or Python int, never a stand-in
+            return p.join_outputs(carry, frozenset(), ys)
         return p.join_outputs(carry, False, [False] * p.num_ys)
 
 
