@@ -4,7 +4,7 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.ir import Eqn, Lit, Program, Var, Aval, verify
+from wengert.ir import Eqn, Lit, Program, Role, Var, Aval, verify
 from wengert.primitives import PRIMITIVES
 from wengert.primitives.control import for_loop, while_loop
 from wengert.primitives.trace import bind
@@ -27,7 +27,8 @@ def _prims(prog):
 
 
 def test_simplify_folds_zeros_ones_constants_and_dead_code():
-    x, a, b, c, d, e, dead = (Var(F64) for _ in range(7))
+    # a tangent's program: its zeros are differentiation's (no contribution)
+    x, a, b, c, d, e, dead = (Var(F64, "", Role.TANGENT) for _ in range(7))
     mul, add, sin = PRIMITIVES["mul"], PRIMITIVES["add"], PRIMITIVES["sin"]
     prog = Program([x], [
         Eqn(mul, (Lit(0.0), x), (a,), {}),          # 0 * x  -> 0
@@ -41,6 +42,19 @@ def test_simplify_folds_zeros_ones_constants_and_dead_code():
     assert _prims(simple) == ["mul"]
     assert interpret(simple, 1.5) == pytest.approx(interpret(prog, 1.5))
     assert interpret(simple, 1.5)[0] == pytest.approx(9.0)
+
+
+@pytest.mark.parametrize("x, want", [(np.inf, np.nan), (-np.inf, np.nan), (np.nan, np.nan),
+                                     (-2.0, -0.0), (3.0, 0.0)])
+def test_simplify_keeps_a_primal_product_by_zero(x, want):
+    # the user's ``x * 0.0``: IEEE's value (nan at inf, -0.0 at a negative x)
+    xv, a, b = Var(F64), Var(F64), Var(F64)
+    prog = Program([xv], [Eqn(PRIMITIVES["mul"], (xv, Lit(0.0)), (a,), {}),
+                          Eqn(PRIMITIVES["add"], (a, Lit(1.0)), (b,), {})], [a, b])
+    got = interpret(verify(simplify(prog)), np.float64(x))
+    np.testing.assert_array_equal(got[0], np.float64(want))
+    assert np.signbit(got[0]) == np.signbit(np.float64(x) * 0.0)
+    np.testing.assert_array_equal(got[1], np.float64(x) * 0.0 + 1.0)
 
 
 def test_simplify_writes_a_repeated_constant_as_its_value_and_keeps_dtypes():
@@ -276,3 +290,15 @@ def test_batch_rule_missing_falls_back_to_a_loop():
 def test_bind_without_tracers_is_the_numpy_implementation():
     x = RNG.standard_normal(3)
     np.testing.assert_array_equal(bind(PRIMITIVES["sin"], x), np.sin(x))
+
+
+@pytest.mark.parametrize("engine", ["source", "trace"])
+def test_users_product_by_zero_keeps_ieee_value(engine):
+    def f(x):
+        return np.sum(x) - x[0] * 0.0
+    x = np.array([np.inf, 1.0])
+    with np.errstate(invalid="ignore"):
+        want = f(x)
+        val, g = wg.value_and_grad(f, engine=engine)(x)
+    np.testing.assert_array_equal(val, want)        # nan, as NumPy gives
+    np.testing.assert_array_equal(g, [1.0, 1.0])

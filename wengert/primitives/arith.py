@@ -30,7 +30,7 @@ from .rules import (_PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower, element
 from .pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .fanout import dup
 from .shape import broadcast_to, elementwise_batch, sum_to_shape
-from ..ir import Aval, Eqn, Lit, Var, aval_of
+from ..ir import Aval, Eqn, Lit, Role, Var, aval_of
 
 
 _wrap = wrapper_of
@@ -180,11 +180,16 @@ mul_p.batch = elementwise_batch(mul)
 
 
 def mul_simplify(eqn, ins, copies):
-    """``0 * x`` is a zero of the product's type (a scalar); ``1 * x`` is ``x``."""
+    """``0 * x`` is a zero of the product's type (a scalar) in a tangent or
+    cotangent (a zero differentiation made: it stands for "no contribution",
+    as a symbolic zero would), never in a primal value, where IEEE's ``0 *
+    inf`` is nan and ``0 * -2`` is -0.0 (``x[0] * 0.0`` of the user's);
+    ``1 * x`` is ``x``."""
     out = eqn.outputs[0].aval
     a, b = ins
+    derivative = eqn.outputs[0].role in (Role.TANGENT, Role.COTANGENT)
     for z, other in ((a, b), (b, a)):
-        if is_scalar_lit(z, 0.0) and out.shape == () and out.dtype.kind in "fc":
+        if derivative and is_scalar_lit(z, 0.0) and out.shape == () and out.dtype.kind in "fc":
             # a float32 zero times a Python float is float32; a Python zero
             # stays a Python number
             weak = other.aval.weak and z.aval.weak
