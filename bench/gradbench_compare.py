@@ -518,6 +518,16 @@ def load_peers():
     return peers
 
 
+def finish_options(opts):
+    """The timing defaults ``--quick`` sets, and the ``--size`` specs parsed."""
+    if opts.min_runs is None:
+        opts.min_runs = 1 if opts.quick else 2
+    if opts.min_seconds is None:
+        opts.min_seconds = 0.1 if opts.quick else 1.0
+    opts.sizes = parse_sizes(opts.size)
+    return opts
+
+
 def parse_sizes(specs):
     """``--size gmm:d=10,k=25`` (repeatable) -> {"gmm": {"d": 10, "k": 25}}."""
     sizes = {}
@@ -563,12 +573,7 @@ def parse_args(argv):
     if unknown:
         parser.error(f"unknown evals {unknown}; known: {', '.join(EVALS)}")
     opts.tools = [t for t in opts.tools.split(",") if t]
-    if opts.min_runs is None:
-        opts.min_runs = 1 if opts.quick else 2
-    if opts.min_seconds is None:
-        opts.min_seconds = 0.1 if opts.quick else 1.0
-    opts.sizes = parse_sizes(opts.size)
-    return opts
+    return finish_options(opts)
 
 
 def header(peers, cpu, problem):

@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .gradbench_compare import (EVALS, describe, fmt_time, max_relative_error, parse_sizes,
+from .gradbench_compare import (EVALS, describe, finish_options, fmt_time, max_relative_error,
                                 pin_one_cpu, short_error, RTOL)
 
 # cpp/common.mk's CXXFLAGS with NATIVE=yes and MULTITHREADED=no, and its LDFLAGS
@@ -252,12 +252,7 @@ def parse_args(argv):
     parser.add_argument("--json", metavar="FILE",
                         help="write the figures for gradbench_compare --manual FILE")
     opts = parser.parse_args(argv)
-    if opts.min_runs is None:
-        opts.min_runs = 1 if opts.quick else 2
-    if opts.min_seconds is None:
-        opts.min_seconds = 0.1 if opts.quick else 1.0
-    opts.sizes = parse_sizes(opts.size)
-    return opts
+    return finish_options(opts)
 
 
 def main(argv=None):

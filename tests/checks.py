@@ -233,3 +233,18 @@ def jacobian_matrix(jac, out_avals, in_avals):
             k += 1
         rows.append(np.concatenate(row, axis=1))
     return np.concatenate(rows, axis=0)
+
+
+def check_two_argument_grad(fn, g, sizes, seed):
+    """``g = grad(fn, argnums=(0, 1), engine="source")`` at each length of
+    ``sizes``: against the trace engine, and along random directions against
+    finite differences. Returns nothing; asserts."""
+    import wengert as wg
+    rng = np.random.default_rng(seed)
+    for n in sizes:
+        x, w = rng.standard_normal(n), rng.standard_normal(n)
+        got = g(x, w)
+        assert_close(got, wg.grad(fn, argnums=(0, 1), engine="trace")(x, w), AD_VS_AD_RTOL_F64)
+        tx, tw = rng.standard_normal(n), rng.standard_normal(n)
+        assert_close(float(np.sum(got[0] * tx) + np.sum(got[1] * tw)),
+                     fd_jvp(fn, (x, w), (tx, tw)), PROGRAM_RTOL_F64)

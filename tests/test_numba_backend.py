@@ -172,7 +172,8 @@ def test_scaling_programs_agree_with_the_python_backend(prog):
 # --- fallback ---------------------------------------------------------------------------
 def newton_each(x):
     # an inner while loop per element, its trip count varying: its stored values
-    # are a ragged stack, which numba's subset has no type for
+    # are a ragged stack, which numba's subset has no type for (source_cases'
+    # sqrt_each, as a function of this file: the fallback warns once per function)
     s = 0.0
     for a in x:
         y = a
