@@ -360,3 +360,40 @@ def test_large_constants_are_passed_not_frozen():
     g = wg.grad(weighted, engine="source", backend="numba", fallback=False)
     assert_close(g(x), want, rtol("exact", want))
     assert "passed at each call" in g.source
+
+
+# --- reductions numba has over every axis only ------------------------------------
+def _axes_of(ndim, fn):
+    one = list(range(ndim)) + [-1]
+    return one if fn.startswith("arg") else one + [(0, ndim - 1)] + ([(0, 1)] if ndim == 3 else [])
+
+
+_AXIS_CASES = [(fn, shape, axis) for fn in ("min", "max", "prod", "argmin", "argmax")
+               for shape in ((4, 5), (3, 4, 5)) for axis in _axes_of(len(shape), fn)]
+
+
+@pytest.mark.parametrize("fn, shape, axis", _AXIS_CASES,
+                         ids=[f"{f}-{len(s)}d-{a}" for f, s, a in _AXIS_CASES])
+def test_axis_reductions_compile_over_each_axis(fn, shape, axis):
+    """min, max, prod, argmin, argmax over some axes of a 2-D and 3-D array
+    compile (no fallback) and give NumPy's values (a strided input too);
+    min and max differentiate under numba as under the Python backend."""
+    def reduce(x):
+        return getattr(np, fn)(x, axis=axis) * 1
+
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.5, 1.5, shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", wg.NumbaFallbackWarning)
+        jitted = wg.jit(reduce, fallback=False, engine="source")
+        for arg in (x, x[..., ::-1]):
+            want = getattr(np, fn)(arg, axis=axis)
+            got = jitted(arg)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert_close(got, want, rtol("exact", want), what=fn)
+        if fn in ("min", "max"):
+            def cost(x):
+                return np.sum(np.sin(getattr(np, fn)(x, axis=axis)))
+            want = wg.grad(cost, engine="source")(x)
+            got = wg.grad(cost, engine="source", backend="numba", fallback=False)(x)
+            assert_close(got, want, rtol("exact", want), what=f"{fn} grad")

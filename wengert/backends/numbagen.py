@@ -186,19 +186,89 @@ class NumbaWriter(CodeWriter):
             return f"{self.np}.{fn}({x})"
         if len(axes) == 1 and fn in _AXIS_INT:
             return f"{self.np}.{fn}({x}, axis={int(axes[0])})"
+        if fn in _LAST_AXIS and not py:
+            # the reduced axes moved last and made one, then a loop over the rest
+            reduced = sorted(a % ndim for a in axes)
+            kept = [a for a in range(ndim) if a not in reduced]
+            x = self.atom(x)
+            shape = ", ".join([f"{x}.shape[{a}]" for a in kept] + ["-1"])
+            moved = x if kept + reduced == list(range(ndim)) else \
+                f"{x}.transpose({tuple(kept + reduced)})"
+            helper = self.bind(f"{fn}_last_axis", _last_axis_helper(fn),
+                               f"wengert's numba {fn} over the last axis")
+            return f"{helper}({self.np}.ascontiguousarray({moved}).reshape(({shape})))"
         return f"{self.np}.{fn}({x}, axis={self.param(axis)})"
 
 
 def _typable(value):
     """Whether numba can read ``value`` as a global: NumPy, a number, a
     numeric array (frozen into the compiled code as a constant), a dtype."""
-    if value is np:
+    if value is np or any(value is h for h in _HELPERS.values()):
         return True
     if isinstance(value, np.ndarray):
         return value.dtype.kind in "biufc" and value.dtype.isnative
     if isinstance(value, (bool, int, float, complex, np.generic)):
         return True
     return isinstance(value, type) and issubclass(value, np.generic)
+
+
+# reductions numba has over every axis only, spelled over some axes by a helper
+# (``_LAST_AXIS``, below: fn -> the Python function numba compiles)
+_HELPERS = {}           # fn -> its numba helper (``_last_axis_helper``)
+
+
+def _last_axis_helper(fn):
+    """A numba function: NumPy's ``fn`` over the last axis of a C-contiguous
+    array (``x.fn(axis=-1)``), a loop over the other items."""
+    helper = _HELPERS.get(fn)
+    if helper is None:
+        numba = load_numba()
+        helper = _HELPERS[fn] = numba.njit(_LAST_AXIS[fn])
+    return helper
+
+
+def _min_last_axis(x):
+    rows = x.reshape((-1, x.shape[-1]))
+    out = np.empty(rows.shape[0], x.dtype)
+    for i in range(rows.shape[0]):
+        out[i] = rows[i].min()
+    return out.reshape(x.shape[:-1])
+
+
+def _max_last_axis(x):
+    rows = x.reshape((-1, x.shape[-1]))
+    out = np.empty(rows.shape[0], x.dtype)
+    for i in range(rows.shape[0]):
+        out[i] = rows[i].max()
+    return out.reshape(x.shape[:-1])
+
+
+def _prod_last_axis(x):
+    rows = x.reshape((-1, x.shape[-1]))
+    out = np.empty(rows.shape[0], x.dtype)
+    for i in range(rows.shape[0]):
+        out[i] = rows[i].prod()
+    return out.reshape(x.shape[:-1])
+
+
+def _argmin_last_axis(x):
+    rows = x.reshape((-1, x.shape[-1]))
+    out = np.empty(rows.shape[0], np.int64)
+    for i in range(rows.shape[0]):
+        out[i] = rows[i].argmin()
+    return out.reshape(x.shape[:-1])
+
+
+def _argmax_last_axis(x):
+    rows = x.reshape((-1, x.shape[-1]))
+    out = np.empty(rows.shape[0], np.int64)
+    for i in range(rows.shape[0]):
+        out[i] = rows[i].argmax()
+    return out.reshape(x.shape[:-1])
+
+
+_LAST_AXIS = {"min": _min_last_axis, "max": _max_last_axis, "prod": _prod_last_axis,
+              "argmin": _argmin_last_axis, "argmax": _argmax_last_axis}
 
 
 def _passable(value):
@@ -242,6 +312,8 @@ def _digest(source, namespace):
             h.update(np.ascontiguousarray(value).tobytes())
         elif isinstance(value, types.ModuleType):
             h.update(value.__name__.encode())
+        elif any(value is f for f in _HELPERS.values()):
+            h.update(value.py_func.__name__.encode())
         else:
             h.update(repr((type(value).__name__, value)).encode())
     return h.hexdigest()[:24]
