@@ -269,3 +269,131 @@ def test_auto_falling_back_to_trace_says_numba_compiles_nothing():
     with pytest.warns(UserWarning, match="backend='numba' compiles nothing"):
         got = wg.grad(with_try, engine="auto", backend="numba")(x)
     assert_close(got, 2.0 * np.cos(x), rtol("exact", x))
+
+
+# --- values outside the function: parameters of the compiled code ----------------
+GLOBAL_W = np.linspace(0.5, 1.5, 5)
+
+
+def _closure_cases():
+    """(name, function of x, a change to what it closes over) for each kind of
+    value outside the function the compiled code reads at each call."""
+    arr = np.linspace(-1.0, 2.0, 5)
+    mat = np.arange(10.0).reshape(2, 5) / 7.0
+
+    def of_array(x):
+        return np.sum(np.sin(x * arr))
+
+    def of_matrix(x):
+        return np.sum(mat @ np.cos(x))
+
+    scale = 1.7
+
+    def of_float(x):
+        return np.sum(np.exp(x) * scale)
+
+    power = 3
+
+    def of_int(x):
+        return np.sum(x ** power)
+
+    def outer():
+        inner_arr = arr * 2.0
+
+        def middle():
+            def innermost(x):
+                return np.sum(np.tanh(x * inner_arr) * scale)
+            return innermost
+        return middle(), inner_arr
+
+    nested, inner_arr = outer()
+
+    def of_global(x):
+        return np.sum(GLOBAL_W * x * x)
+
+    def rebind():
+        nonlocal scale, power
+        scale, power = -0.6, 2
+
+    def change_arrays():
+        arr[:] = arr[::-1] * 1.5
+        mat[:] = -mat
+        inner_arr[:] += 0.25
+        GLOBAL_W[:] = GLOBAL_W * 2.0
+
+    return [("array", of_array, change_arrays), ("matrix", of_matrix, change_arrays),
+            ("float", of_float, rebind), ("int", of_int, rebind),
+            ("nested", nested, change_arrays), ("global", of_global, change_arrays)]
+
+
+@pytest.mark.parametrize("which", range(6), ids=["array", "matrix", "float", "int", "nested",
+                                                  "global"])
+def test_closures_over_arrays_and_numbers_compile_and_are_read_at_each_call(which):
+    """A closure cell or global that is an array or a number is a parameter of
+    the compiled code (no fallback), read at each call: after the value
+    changes, numba gives what the Python backend gives."""
+    saved = GLOBAL_W.copy()
+    try:
+        name, f, change = _closure_cases()[which]
+        x = np.linspace(0.1, 0.9, 5)
+        python = wg.grad(f, engine="source")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", wg.NumbaFallbackWarning)
+            numba_ = wg.grad(f, engine="source", backend="numba", fallback=False)
+            for _ in range(2):
+                want = python(x)
+                assert_close(numba_(x), want, rtol("exact", want), what=name)
+                assert type(numba_.last.fn).__name__ == "NumbaFunction"
+                change()
+    finally:
+        GLOBAL_W[:] = saved
+
+
+def test_large_constants_are_passed_not_frozen():
+    """A constant array of many items is a parameter of the compiled code
+    (numba's compile time grows with what it freezes), with the same values."""
+    def weighted(x):
+        w = np.arange(300.0) / 300.0        # folded: a constant f64[300]
+        return np.sum(np.sin(x) * w)
+    x = np.linspace(-1.0, 1.0, 300)
+    want = wg.grad(weighted, engine="source")(x)
+    g = wg.grad(weighted, engine="source", backend="numba", fallback=False)
+    assert_close(g(x), want, rtol("exact", want))
+    assert "passed at each call" in g.source
+
+
+# --- reductions numba has over every axis only ------------------------------------
+def _axes_of(ndim, fn):
+    one = list(range(ndim)) + [-1]
+    return one if fn.startswith("arg") else one + [(0, ndim - 1)] + ([(0, 1)] if ndim == 3 else [])
+
+
+_AXIS_CASES = [(fn, shape, axis) for fn in ("min", "max", "prod", "argmin", "argmax")
+               for shape in ((4, 5), (3, 4, 5)) for axis in _axes_of(len(shape), fn)]
+
+
+@pytest.mark.parametrize("fn, shape, axis", _AXIS_CASES,
+                         ids=[f"{f}-{len(s)}d-{a}" for f, s, a in _AXIS_CASES])
+def test_axis_reductions_compile_over_each_axis(fn, shape, axis):
+    """min, max, prod, argmin, argmax over some axes of a 2-D and 3-D array
+    compile (no fallback) and give NumPy's values (a strided input too);
+    min and max differentiate under numba as under the Python backend."""
+    def reduce(x):
+        return getattr(np, fn)(x, axis=axis) * 1
+
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.5, 1.5, shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", wg.NumbaFallbackWarning)
+        jitted = wg.jit(reduce, fallback=False, engine="source")
+        for arg in (x, x[..., ::-1]):
+            want = getattr(np, fn)(arg, axis=axis)
+            got = jitted(arg)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert_close(got, want, rtol("exact", want), what=fn)
+        if fn in ("min", "max"):
+            def cost(x):
+                return np.sum(np.sin(getattr(np, fn)(x, axis=axis)))
+            want = wg.grad(cost, engine="source")(x)
+            got = wg.grad(cost, engine="source", backend="numba", fallback=False)(x)
+            assert_close(got, want, rtol("exact", want), what=f"{fn} grad")

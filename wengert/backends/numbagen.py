@@ -17,6 +17,14 @@ spells the few things numba's subset lacks differently:
   ``np.abs`` for Python's ``abs``; a reshape of a number as ``np.full``, of
   an array made contiguous first (numba reshapes no other).
 
+Two kinds of values the code reads are parameters of the compiled
+function, given at each call, never globals (which numba freezes into the
+compiled code): a value outside the function (a closure cell, a module's
+global) that is a numeric array or a number, since it may change between
+calls; and a constant array of more than ``_FROZEN_SIZE`` items, since
+numba's compile time grows with the constants it freezes (a jacrev seed of
+(2, 2, 31843) took numba over 100 s).
+
 What has no spelling at all is refused before numba sees it
 (``NumbaUnsupported``, naming the construct): stored values whose length
 varies from one iteration to the next, and names the code reads that
@@ -48,7 +56,7 @@ import numpy as np
 
 from ..dims import plain_numbers
 from ..errors import NumbaCompileError, NumbaMissingError
-from ..ir import verify
+from ..ir import Ident, aval_of, verify
 from .pycodegen import CodeWriter, generate_source
 
 __all__ = ["numba_codegen", "NumbaFunction", "NumbaUnsupported", "NumbaWriter", "load_numba",
@@ -58,6 +66,9 @@ NUMBA_INSTALL = "pip install 'wengert[numba]' (or: pip install numba)"
 
 # NumPy functions numba lacks, by their NumPy name: numba's spelling of two operands
 _SPELLINGS = {"matmul": "{0} @ {1}"}
+
+# constant arrays up to this many items are frozen into the compiled code; larger ones passed
+_FROZEN_SIZE = 256
 
 # reductions numba implements with an int ``axis`` (the others: over every axis only)
 _AXIS_INT = frozenset({"sum", "argmax", "argmin"})
@@ -86,6 +97,40 @@ class NumbaWriter(CodeWriter):
     """``pycodegen``'s writer, spelling the code in numba's subset."""
 
     python_floats = False       # numba types its scalars itself: NumPy's spelling
+
+    def __init__(self, var_names):
+        super().__init__(var_names)
+        self._passed_keys = {}
+
+    def _pass(self, key, preferred, getter, note):
+        """The name of an extra parameter (once per ``key``) whose value
+        ``getter()`` gives at each call."""
+        name = self._passed_keys.get(key)
+        if name is None:
+            name = self.fresh(*preferred)
+            self._passed_keys[key] = name
+            self.passed[name] = getter
+            self.header.append(f"#   {name} = {note}, passed at each call")
+        return name
+
+    def const(self, value):
+        if isinstance(value, np.ndarray) and value.size > _FROZEN_SIZE and _typable(value):
+            while f"c{self._consts}" in self.taken:
+                self._consts += 1
+            self._consts += 1
+            return self._pass(Ident(value), (f"c{self._consts - 1}",), _Fixed(value),
+                              f"constant {aval_of(value).short()}")
+        return super().const(value)
+
+    def outside(self, ref):
+        try:
+            value = ref.resolve()
+        except Exception:           # an empty cell, a missing attribute: as Python says
+            value = None
+        if _passable(value):
+            label = str(ref.path[-1][1]) if ref.path else ref.label.split(".")[-1]
+            return self._pass(ref.param_key, (label, f"cell_{label}"), ref.resolve, repr(ref))
+        return super().outside(ref)
 
     def kept_as_list(self, aval, vid, grows=False, made=False):
         if any(d is None for d in aval.shape):
@@ -141,19 +186,110 @@ class NumbaWriter(CodeWriter):
             return f"{self.np}.{fn}({x})"
         if len(axes) == 1 and fn in _AXIS_INT:
             return f"{self.np}.{fn}({x}, axis={int(axes[0])})"
+        if fn in _LAST_AXIS and not py:
+            # the reduced axes moved last and made one, then a loop over the rest
+            reduced = sorted(a % ndim for a in axes)
+            kept = [a for a in range(ndim) if a not in reduced]
+            x = self.atom(x)
+            shape = ", ".join([f"{x}.shape[{a}]" for a in kept] + ["-1"])
+            moved = x if kept + reduced == list(range(ndim)) else \
+                f"{x}.transpose({tuple(kept + reduced)})"
+            helper = self.bind(f"{fn}_last_axis", _last_axis_helper(fn),
+                               f"wengert's numba {fn} over the last axis")
+            return f"{helper}({self.np}.ascontiguousarray({moved}).reshape(({shape})))"
         return f"{self.np}.{fn}({x}, axis={self.param(axis)})"
 
 
 def _typable(value):
     """Whether numba can read ``value`` as a global: NumPy, a number, a
     numeric array (frozen into the compiled code as a constant), a dtype."""
-    if value is np:
+    if value is np or any(value is h for h in _HELPERS.values()):
         return True
     if isinstance(value, np.ndarray):
         return value.dtype.kind in "biufc" and value.dtype.isnative
     if isinstance(value, (bool, int, float, complex, np.generic)):
         return True
     return isinstance(value, type) and issubclass(value, np.generic)
+
+
+# reductions numba has over every axis only, spelled over some axes by a helper
+# (``_LAST_AXIS``, below: fn -> the Python function numba compiles)
+_HELPERS = {}           # fn -> its numba helper (``_last_axis_helper``)
+
+
+def _last_axis_helper(fn):
+    """A numba function: NumPy's ``fn`` over the last axis of a C-contiguous
+    array (``x.fn(axis=-1)``), a loop over the other items."""
+    helper = _HELPERS.get(fn)
+    if helper is None:
+        numba = load_numba()
+        helper = _HELPERS[fn] = numba.njit(_LAST_AXIS[fn])
+    return helper
+
+
+def _min_last_axis(x):
+    rows = x.reshape((-1, x.shape[-1]))
+    out = np.empty(rows.shape[0], x.dtype)
+    for i in range(rows.shape[0]):
+        out[i] = rows[i].min()
+    return out.reshape(x.shape[:-1])
+
+
+def _max_last_axis(x):
+    rows = x.reshape((-1, x.shape[-1]))
+    out = np.empty(rows.shape[0], x.dtype)
+    for i in range(rows.shape[0]):
+        out[i] = rows[i].max()
+    return out.reshape(x.shape[:-1])
+
+
+def _prod_last_axis(x):
+    rows = x.reshape((-1, x.shape[-1]))
+    out = np.empty(rows.shape[0], x.dtype)
+    for i in range(rows.shape[0]):
+        out[i] = rows[i].prod()
+    return out.reshape(x.shape[:-1])
+
+
+def _argmin_last_axis(x):
+    rows = x.reshape((-1, x.shape[-1]))
+    out = np.empty(rows.shape[0], np.int64)
+    for i in range(rows.shape[0]):
+        out[i] = rows[i].argmin()
+    return out.reshape(x.shape[:-1])
+
+
+def _argmax_last_axis(x):
+    rows = x.reshape((-1, x.shape[-1]))
+    out = np.empty(rows.shape[0], np.int64)
+    for i in range(rows.shape[0]):
+        out[i] = rows[i].argmax()
+    return out.reshape(x.shape[:-1])
+
+
+_LAST_AXIS = {"min": _min_last_axis, "max": _max_last_axis, "prod": _prod_last_axis,
+              "argmin": _argmin_last_axis, "argmax": _argmax_last_axis}
+
+
+def _passable(value):
+    """Whether a value outside the function can be a parameter of the
+    compiled code: a numeric array or a number."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "biufc" and value.dtype.isnative
+    return isinstance(value, (bool, int, float, complex)) or (
+        isinstance(value, np.generic) and value.dtype.kind in "biufc")
+
+
+class _Fixed:
+    """The getter of a constant passed as a parameter: the same array each call."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __call__(self):
+        return self.value
 
 
 def _check_names(namespace, header):
@@ -176,6 +312,8 @@ def _digest(source, namespace):
             h.update(np.ascontiguousarray(value).tobytes())
         elif isinstance(value, types.ModuleType):
             h.update(value.__name__.encode())
+        elif any(value is f for f in _HELPERS.values()):
+            h.update(value.py_func.__name__.encode())
         else:
             h.update(repr((type(value).__name__, value)).encode())
     return h.hexdigest()[:24]
@@ -244,14 +382,19 @@ class NumbaFunction:
     ``on_error(construct)``: called once when numba refuses the code at a
     call (its typing fails, or its results differ in dtype from the
     Program's); it returns the function to run instead (the Python backend's),
-    or raises."""
+    or raises. ``passed``: the code's extra parameters (``NumbaWriter._pass``),
+    name -> the function giving the value at each call, after the caller's
+    arguments."""
 
     __slots__ = ("fn", "source", "program", "namespace", "filename", "dispatcher",
-                 "compile_seconds", "cached", "on_error", "_run", "_numba", "__weakref__")
+                 "compile_seconds", "cached", "on_error", "_run", "_numba", "_passed",
+                 "_scalars", "__weakref__")
 
-    def __init__(self, source, program, namespace, fname, on_error):
+    def __init__(self, source, program, namespace, fname, on_error, passed=None):
         numba = load_numba()
         self._numba = numba
+        self._passed = tuple((passed or {}).values())
+        self._scalars = False
         self.source, self.program, self.on_error = source, program, on_error
         digest = _digest(source, namespace)
         path = _source_file(source, digest)
@@ -270,15 +413,25 @@ class NumbaFunction:
     def __call__(self, *args):
         return self._run(*args)
 
+    def _with_passed(self, args):
+        """The compiled function's arguments: the caller's, then the values
+        passed at each call (``NumbaWriter._pass``), a 0-d array as its
+        scalar where ``scalars`` (numba types a 0-d array apart from a
+        number, and the code mixes them)."""
+        full = args + tuple(get() for get in self._passed) if self._passed else args
+        if self._scalars:
+            full = tuple(a[()] if type(a) is np.ndarray and a.ndim == 0 else a for a in full)
+        return full
+
     def _first(self, *args):
         """The first call: compile for these argument types (timed), then
         run, checking that the results have the Program's dtypes."""
         errors = self._numba.core.errors
-        zero_d = any(type(a) is np.ndarray and a.ndim == 0 for a in args)
-        if zero_d:
-            args = [a[()] if type(a) is np.ndarray and a.ndim == 0 else a for a in args]
+        full = args + tuple(get() for get in self._passed)
+        self._scalars = any(type(a) is np.ndarray and a.ndim == 0 for a in full)
+        full = self._with_passed(args)
         try:
-            sig = tuple(self._numba.typeof(a) for a in args)
+            sig = tuple(self._numba.typeof(a) for a in full)
             start = time.perf_counter()
             with warnings.catch_warnings():
                 # a function reading large constant arrays is not cached on disk
@@ -288,22 +441,16 @@ class NumbaFunction:
             self.compile_seconds += time.perf_counter() - start
         except (errors.NumbaError, ValueError) as err:
             return self._refused(_first_line(err, self.source), args)
-        outs = self.dispatcher(*args)
+        outs = self.dispatcher(*full)
         wrong = _dtype_mismatch(outs, self.program)
         if wrong is not None:
             return self._refused(wrong, args)
-        self._run = self._call if not zero_d else self._call_scalars
+        self._run = self._call
         return outs
-
-    def _call_scalars(self, *args):
-        """A 0-d array argument (a tangent of a float) as its scalar: numba
-        types a 0-d array apart from a number, and the code mixes them."""
-        return self._call(*[a[()] if type(a) is np.ndarray and a.ndim == 0 else a
-                            for a in args])
 
     def _call(self, *args):
         try:
-            return self.dispatcher(*args)
+            return self.dispatcher(*self._with_passed(args))
         except self._numba.core.errors.NumbaError as err:    # new argument types it cannot type
             return self._refused(_first_line(err, self.source), args)
 
@@ -342,9 +489,9 @@ def numba_codegen(prog, on_error, name=None):
     """``prog`` compiled by numba (``NumbaFunction``); a construct with no
     spelling raises ``NumbaUnsupported`` here, before numba is asked."""
     verify(prog)
-    source, namespace, fname = generate_source(prog, name, writer=NumbaWriter)
+    source, namespace, fname, passed = generate_source(prog, name, writer=NumbaWriter)
     _check_names(namespace, source.splitlines())
-    return NumbaFunction(source, prog, namespace, fname, on_error)
+    return NumbaFunction(source, prog, namespace, fname, on_error, passed)
 
 
 def refuse(construct, where):
