@@ -397,3 +397,24 @@ def test_axis_reductions_compile_over_each_axis(fn, shape, axis):
             want = wg.grad(cost, engine="source")(x)
             got = wg.grad(cost, engine="source", backend="numba", fallback=False)(x)
             assert_close(got, want, rtol("exact", want), what=f"{fn} grad")
+
+
+def _gather_squares(x, idx):
+    s = 0.0
+    for k in range(idx.shape[0]):
+        s = s + x[idx[k]] ** 2
+    return s
+
+
+@pytest.mark.parametrize("bad", [[1, 7], [4], [0, -5]], ids=str)
+def test_an_index_out_of_range_raises_as_in_python(bad):
+    # the code is staged at valid indices; an index out of range at a later
+    # call raises IndexError on both backends (numba without bounds checks
+    # read another element: a wrong gradient, silently)
+    x = np.arange(4.0)
+    g = wg.grad(_gather_squares, engine="source", backend="numba", fallback=False)
+    assert_close(g(x, np.array([0, 3])), wg.grad(_gather_squares, engine="source")(
+        x, np.array([0, 3])), rtol("exact", x))
+    for backend in ("python", "numba"):
+        with pytest.raises(IndexError):
+            wg.grad(_gather_squares, engine="source", backend=backend)(x, np.array(bad))

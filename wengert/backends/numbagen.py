@@ -213,7 +213,7 @@ def _typable(value):
 
 
 # reductions numba has over every axis only, spelled over some axes by a helper
-# (``_LAST_AXIS``, below: fn -> the Python function numba compiles)
+# (``_LAST_AXIS``, below: fn -> its result dtype in the helper's text)
 _HELPERS = {}           # fn -> its numba helper (``_last_axis_helper``)
 
 
@@ -222,53 +222,23 @@ def _last_axis_helper(fn):
     array (``x.fn(axis=-1)``), a loop over the other items."""
     helper = _HELPERS.get(fn)
     if helper is None:
-        numba = load_numba()
-        helper = _HELPERS[fn] = numba.njit(_LAST_AXIS[fn])
+        namespace = {"np": np}
+        exec(_LAST_AXIS_TEXT.format(fn=fn, dtype=_LAST_AXIS[fn]), namespace)
+        helper = _HELPERS[fn] = load_numba().njit(namespace[f"{fn}_last_axis"])
     return helper
 
 
-def _min_last_axis(x):
+# the helpers' text, and each reduction's result dtype
+_LAST_AXIS_TEXT = """
+def {fn}_last_axis(x):
     rows = x.reshape((-1, x.shape[-1]))
-    out = np.empty(rows.shape[0], x.dtype)
+    out = np.empty(rows.shape[0], {dtype})
     for i in range(rows.shape[0]):
-        out[i] = rows[i].min()
+        out[i] = rows[i].{fn}()
     return out.reshape(x.shape[:-1])
-
-
-def _max_last_axis(x):
-    rows = x.reshape((-1, x.shape[-1]))
-    out = np.empty(rows.shape[0], x.dtype)
-    for i in range(rows.shape[0]):
-        out[i] = rows[i].max()
-    return out.reshape(x.shape[:-1])
-
-
-def _prod_last_axis(x):
-    rows = x.reshape((-1, x.shape[-1]))
-    out = np.empty(rows.shape[0], x.dtype)
-    for i in range(rows.shape[0]):
-        out[i] = rows[i].prod()
-    return out.reshape(x.shape[:-1])
-
-
-def _argmin_last_axis(x):
-    rows = x.reshape((-1, x.shape[-1]))
-    out = np.empty(rows.shape[0], np.int64)
-    for i in range(rows.shape[0]):
-        out[i] = rows[i].argmin()
-    return out.reshape(x.shape[:-1])
-
-
-def _argmax_last_axis(x):
-    rows = x.reshape((-1, x.shape[-1]))
-    out = np.empty(rows.shape[0], np.int64)
-    for i in range(rows.shape[0]):
-        out[i] = rows[i].argmax()
-    return out.reshape(x.shape[:-1])
-
-
-_LAST_AXIS = {"min": _min_last_axis, "max": _max_last_axis, "prod": _prod_last_axis,
-              "argmin": _argmin_last_axis, "argmax": _argmax_last_axis}
+"""
+_LAST_AXIS = {"min": "x.dtype", "max": "x.dtype", "prod": "x.dtype",
+              "argmin": "np.int64", "argmax": "np.int64"}
 
 
 def _passable(value):
@@ -367,7 +337,7 @@ def _module(source, namespace, fname, digest, path, numba):
         exec(compile(source, path or f"<wengert-numba-{digest}>", "exec"), module.__dict__)
         sys.modules[module.__name__] = module
         found = _MODULES[digest] = (module.__dict__, numba.njit(
-            cache=path is not None, error_model="numpy")(module.__dict__[fname]))
+            cache=path is not None, error_model="numpy", boundscheck=True)(module.__dict__[fname]))
         return found
 
 
@@ -419,9 +389,11 @@ class NumbaFunction:
         scalar where ``scalars`` (numba types a 0-d array apart from a
         number, and the code mixes them)."""
         full = args + tuple(get() for get in self._passed) if self._passed else args
-        if self._scalars:
-            full = tuple(a[()] if type(a) is np.ndarray and a.ndim == 0 else a for a in full)
-        return full
+        return self._as_scalars(full) if self._scalars else full
+
+    @staticmethod
+    def _as_scalars(full):
+        return tuple(a[()] if type(a) is np.ndarray and a.ndim == 0 else a for a in full)
 
     def _first(self, *args):
         """The first call: compile for these argument types (timed), then
@@ -429,7 +401,8 @@ class NumbaFunction:
         errors = self._numba.core.errors
         full = args + tuple(get() for get in self._passed)
         self._scalars = any(type(a) is np.ndarray and a.ndim == 0 for a in full)
-        full = self._with_passed(args)
+        if self._scalars:
+            full = self._as_scalars(full)
         try:
             sig = tuple(self._numba.typeof(a) for a in full)
             start = time.perf_counter()
