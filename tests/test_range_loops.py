@@ -206,3 +206,22 @@ def test_the_loop_variable_keeps_its_name(spec):
     g = wg.grad(f, engine="source")
     g(*_args())
     assert any(line.strip().startswith("i = ") for line in g.source.splitlines()), g.source
+
+
+@pytest.mark.parametrize("dtype, step", [(np.int32, 2 ** 30), (np.int64, 2 ** 62),
+                                         (np.int32, -2 ** 30), (np.int8, 100)])
+def test_offsets_that_overflow_the_dtype_are_not_composed(dtype, step):
+    # (m + c) + c wraps in the dtype; k + 2c as one literal would not fit it
+    # (NumPy raises OverflowError): the composed offset must fit, or stay apart
+    from wengert.backends.interpret import interpret
+    from wengert.backends.pycodegen import codegen
+
+    def f(n, x):
+        m = n[0] + step
+        m = m + step
+        return x[m % 3]
+    args = (np.array([1], dtype), np.arange(3.0))
+    prog = wg.make_program(f, *args, engine="source")
+    want = interpret(prog, *args)
+    got = codegen(simplify(prog, copies=True))(*args)
+    assert_close(got, want, 0.0)

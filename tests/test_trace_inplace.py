@@ -292,3 +292,27 @@ def test_a_functions_result_sees_the_write_as_in_numpy(take):
         return          # refused: a view NumPy may share (never a guess)
     t = np.random.default_rng(4).standard_normal(X.shape)
     assert_close(np.dot(g, t), fd_jvp(_plain(fn), (X,), (t,)), PROGRAM_RTOL_F64)
+
+
+def test_dead_views_are_not_kept():
+    # a loop slicing one array each step: the base keeps weak references to
+    # its live views only (pruned as they double), so an in-place write's
+    # scan of them does not grow with the steps
+    from wengert.primitives import inplace
+
+    class Node:
+        def become(self, new):
+            pass
+
+    base = Node()
+    live = []
+    for step in range(1000):
+        view = Node()
+        inplace._link(view, base)
+        if step % 100 == 0:
+            live.append(view)           # a few kept, the rest die at once
+    del view
+    assert len(base._views) <= 2 * 64 + len(live)
+    assert inplace._live_view(base) and len(base._views) == len(live)
+    live.clear()
+    assert not inplace._live_view(base)

@@ -47,12 +47,22 @@ def link_views(out, args):
             continue
         ca = _concrete(a)
         if type(ca) is np.ndarray and np.may_share_memory(c, ca):
-            out._base = a               # a view keeps what it looks into alive, as in NumPy
-            views = getattr(a, "_views", None)
-            if views is None:
-                a._views = views = []
-            views.append(weakref.ref(out))
+            _link(out, a)
             return
+
+
+def _link(view, base):
+    """``view`` looks into ``base``'s memory. The base's weak references to
+    its views are pruned of dead ones as they double, so a loop taking a
+    slice of one array each step keeps them (and the scan of an in-place
+    write, ``_live_view``) as long as the live views, not the steps."""
+    view._base = base               # a view keeps what it looks into alive, as in NumPy
+    views = getattr(base, "_views", None)
+    if views is None:
+        base._views = views = []
+    views.append(weakref.ref(view))
+    if len(views) >= 64 and len(views) & (len(views) - 1) == 0:
+        views[:] = [r for r in views if r() is not None]
 
 
 def fresh(x):
@@ -76,11 +86,7 @@ def distinct(out, args, certain):
         return out
     copy = fresh(out)
     if not certain:
-        copy._base = out
-        views = getattr(out, "_views", None)
-        if views is None:
-            out._views = views = []
-        views.append(weakref.ref(copy))
+        _link(copy, out)
     return copy
 
 
@@ -103,7 +109,10 @@ def returns_new(method):
 
 def _live_view(y):
     views = getattr(y, "_views", None)
-    return views is not None and any(r() is not None for r in views)
+    if not views:
+        return False
+    views[:] = [r for r in views if r() is not None]
+    return bool(views)
 
 
 def augmented(symbol, name, op):

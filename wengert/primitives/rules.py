@@ -361,7 +361,10 @@ class ScaleLower(ElementwiseLower):
     v, i)``), is ``acc + index_add(0, c * v, i)``, which ``acc`` absorbs:
     ``acc[i] += c * v``, without the dense zeros, their scaling and the
     dense sum. At the placed positions ``c * (0 + v)`` is ``0 + c * v``
-    exactly; elsewhere ``acc + c * 0`` is ``acc`` (a finite ``c``). ``y``
+    (for one placement; repeated positions are summed in another order, to
+    rounding, as ``UpdateLower``'s absorption sums them); elsewhere ``acc +
+    c * 0`` is ``acc`` (a finite ``c``; a -0.0 entry of ``acc`` stays -0.0
+    where the dense sum gave +0.0, a cotangent's sign of zero). ``y``
     stays while something else reads it (then its other reader may absorb
     it in turn). ``operands``: the positions ``y`` may take (a quotient's
     numerator only). As an elementwise ufunc's row (``ufunc``, ``op``), it

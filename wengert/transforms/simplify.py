@@ -261,7 +261,7 @@ def _move_negation(move_sign, ins, out, negated):
 def _int_offset(sign, ins, out, offsets):
     """(k, c, composed) where ``out = ins[0] + sign * ins[1]`` is the int Var
     ``k`` offset by the Python int ``c`` (``composed``: through an earlier
-    offset, ``offsets``), or None. ``k`` has the result's aval (weak
+    offset, ``offsets``, where the summed offset fits the dtype), or None. ``k`` has the result's aval (weak
     included), so the offset may be dropped where ``c`` is 0."""
     def int_lit(x):
         return type(x) is Lit and type(x.val) is int
@@ -278,7 +278,11 @@ def _int_offset(sign, ins, out, offsets):
         return None
     if k in offsets:
         root, c0 = offsets[k]
-        return root, c0 + c, True
+        info = None if k.aval.weak else np.iinfo(k.aval.dtype)
+        if info is None or abs(c0 + c) <= info.max:
+            # modular sums agree; a literal the dtype cannot hold would raise
+            # (written with its sign: ``k - c``, ``with_offset``)
+            return root, c0 + c, True
     return k, c, False
 
 

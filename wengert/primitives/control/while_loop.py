@@ -16,6 +16,8 @@ the impl).
 """
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 
 from ...ir import Aval, Var, aval_of
@@ -107,8 +109,8 @@ def _made_each_step(body, num_carry):
         if rule is not None and rule.fresh(e):
             made.update(e.outputs)
     carries = set(x for x in outs[:num_carry] if isinstance(x, Var))
-    ys = [x for x in outs[num_carry:] if isinstance(x, Var)]
-    return {y for y in ys if y in made and y not in carries and ys.count(y) == 1}
+    ys = collections.Counter(x for x in outs[num_carry:] if isinstance(x, Var))
+    return {y for y, k in ys.items() if k == 1 and y in made and y not in carries}
 
 
 class WhileEmit(LoopEmit):
@@ -136,8 +138,9 @@ class WhileEmit(LoopEmit):
                          else f"{count} = {code.np}.int64(0)")
         y_avals = p.body_output_groups(p.body.out_avals)[1]
         acc_vars = p.split_outputs(eqn.outputs)[2]
+        fresh = _made_each_step(p.body, p.num_carry)
         made = {v for v, y in zip(acc_vars, p.body_output_groups(p.body.outputs)[1])
-                if y in _made_each_step(p.body, p.num_carry)}
+                if y in fresh}
         row = None
         if not all(code.kept_as_list(a, v, True, v in made) for a, v in zip(y_avals, acc_vars)):
             # the arrays' row index: the count where it is a Python int
