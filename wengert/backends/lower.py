@@ -39,8 +39,13 @@ place, and the operands copied on entry. ``check`` re-checks the
 decisions independently: an in-place target is read by no later equation
 of its Program and is no output of it.
 
-The steps live in ``lower_sums.py`` (1), ``lower_owner.py`` (2) and
-``lower_facts.py`` (3). These modules name no primitive: every fact about a
+1b. ``promote``: a loop whose step reads the element the step before added
+   to holds it in a scalar carried from step to step, and a store of zeros
+   nothing reads again is dropped; ``merge_sums``: two additions to one
+   element in a step are one.
+
+The steps live in ``lower_sums.py`` (1), ``lower_carry.py`` (1b),
+``lower_owner.py`` (2) and ``lower_facts.py`` (3). These modules name no primitive: every fact about a
 row is its ``lower`` rule's (``primitives/rules.py``: ``LowerRule``).
 """
 from __future__ import annotations
@@ -48,6 +53,7 @@ from __future__ import annotations
 from ..ir import Var, sub_programs, verify
 from .lower_facts import (Floats, loop_only_values, python_floats, python_scalars,
                           share_condition_values, use_kinds)
+from .lower_carry import merge_sums, promote
 from .lower_owner import LoweringError, Ownership, Root
 from .lower_sums import assemble, map_programs, schedule, share_outer_values, sink
 
@@ -77,10 +83,14 @@ class Lowered:
         self.python_scalars = python_scalars(program)
 
 
-def lower(prog):
-    """``prog`` (a verified Program) in imperative form (``Lowered``)."""
+def lower(prog, loops=True):
+    """``prog`` (a verified Program) in imperative form (``Lowered``);
+    ``loops``: with step 1b (``lower_carry``; off: to compare against)."""
     prog = share_outer_values(share_condition_values(prog))
-    prog = schedule(assemble(sink(prog)))
+    prog = assemble(sink(prog))
+    if loops:
+        prog = promote(merge_sums(prog))
+    prog = schedule(prog)
     result = Ownership.analyze(prog, [frozenset({Root(False)}) if v.aval.shape else frozenset()
                                       for v in prog.inputs])
     inplace, copies = {}, {}

@@ -141,12 +141,13 @@ def generate_source(prog, name=None, writer=None):
     the subset another compiler accepts: ``numbagen``); ``passed``: the
     writer's extra parameters, after the Program's inputs (name -> what
     gives the value at each call; none for Python's writer)."""
-    low = lower(prog)                   # the imperative form (a Program verify accepts)
+    writer = writer or CodeWriter
+    low = lower(prog, writer.promote_loops)     # the imperative form (a Program verify accepts)
     prog = low.program
     names = Namer()
     for _ in walk(prog, names):         # every name first: helpers must avoid them all
         pass
-    em = (writer or CodeWriter)(names.used)
+    em = writer(names.used)
     em.loop_only, em.trip_only, em.read = low.loop_only, low.trip_only, low.read
     py = low.python_scalars
     fl = python_floats(prog, py, low.loop_only) if em.python_floats else Floats()
@@ -257,6 +258,9 @@ class CodeWriter(Emitter):
     # (``lower_facts.python_floats``); a writer for another compiler (numba)
     # turns this off
     python_floats = True
+    # lowering's step 1b (``lower_carry``: scalar carries in loops); a
+    # subclass turns it off to compare the code without it
+    promote_loops = True
 
     def __init__(self, var_names):
         super().__init__(var_names)

@@ -25,6 +25,7 @@ from .core import (Linear, Primitive, TracerBase, Zero, instantiate, register, z
 from .trace import bind
 from .rules import FRESH, EmitRule, LowerRule, result_dtype, shape_error
 from .shape import broadcast_to, expand_dims, reshape, reshape_p, sum_to_shape
+from .arith import add_p
 from ..dims import has_dims, slice_length
 from ..errors import NonDifferentiableInputError
 from ..ir import Aval, Eqn, Lit, Var, aval_of
@@ -492,12 +493,39 @@ def _basic(eqn):
         and all(x.aval.shape == () for x in eqn.inputs[2:])
 
 
+def _element_positions(eqn, first):
+    """The positions of a one-element access (``LowerRule.element``): per
+    axis of the array, its dynamic operand (operands from ``first`` on, int
+    scalars) or its static int; None if the index is anything else."""
+    x, idx = eqn.inputs[0], eqn.params.get("idx")
+    if set(eqn.params) != {"idx"} or not isinstance(idx, tuple) or not x.aval.shape \
+            or len(idx) != len(x.aval.shape) or None in x.aval.shape:
+        return None
+    dyn = list(eqn.inputs[first:])
+    if sum(p is DYN for p in idx) != len(dyn) \
+            or any(d.aval.shape != () or d.aval.dtype.kind not in "iu" for d in dyn):
+        return None
+    found, it = [], iter(dyn)
+    for p in idx:
+        if p is DYN:
+            found.append(next(it))
+        elif type(p) is int:
+            found.append(p)
+        else:
+            return None
+    return tuple(found)
+
+
 class GetitemLower(LowerRule):
     """A scalar element or an index array's gather is a new value; a basic
     slice is a view of the operand."""
 
     def fresh(self, eqn):
         return eqn.outputs[0].aval.shape == () or not _basic(eqn)
+
+    def element(self, eqn):
+        pos = _element_positions(eqn, 1)
+        return None if pos is None else ("read", None, pos)
 
 
 def _nonnegative(d):
@@ -529,6 +557,27 @@ class UpdateLower(LowerRule):
 
     def inplace(self, code, eqn, ins, py, outs, p):
         return eqn.prim.emit.functional(code, eqn, ins, py, outs[0], inplace=True)
+
+    def element(self, eqn):
+        """One element set or added to, by a value of the array's dtype (a
+        Python float into a float64 array), which is stored as it is."""
+        x, v = eqn.inputs[0], eqn.inputs[1]
+        pos = _element_positions(eqn, 2)
+        if pos is None or v.aval.shape != () or v.aval.dtype != x.aval.dtype:
+            return None
+        return ("add" if self.absorbs else "set", v, pos)
+
+    @staticmethod
+    def element_sum(a, b, out):
+        """``out = a + b``: what ``x[i] += v`` computes for one element."""
+        return Eqn(add_p, (a, b), (out,), {})
+
+    @staticmethod
+    def element_store(x, v, position, out):
+        """``out = x`` with ``v`` stored at ``position`` (one axis)."""
+        dyn = not isinstance(position, int)
+        return Eqn(index_set_p, (x, v, position) if dyn else (x, v), (out,),
+                   {"idx": (DYN if dyn else position,)})
 
     def accumulates(self, eqn):
         return (0,) if self.absorbs else ()

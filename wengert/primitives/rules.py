@@ -249,7 +249,17 @@ class LowerRule:
     ``region(eqn)``: ``(start, stop)`` when the row adds its value to whole
     rows ``start:stop`` of its first operand, else None; ``assemble(pieces,
     out)``: equations making ``out`` of such values that tile its first
-    axis (``(start, stop, value)`` in order), or None."""
+    axis (``(start, stop, value)`` in order), or None.
+    ``element(eqn)``: for a row that reads, sets or adds to one element of an
+    array (``x[i]``, ``x[i] = v``, ``x[i] += v``; every axis indexed by one
+    int), ``(kind, value, positions)``: ``kind`` "read", "set" or "add", the
+    value operand (None for a read), the positions (per axis, an operand, an
+    int Var or literal, or a Python int); the array is operand 0; else None.
+    ``element_sum(a, b, out)`` / ``element_store(x, v, position, out)``:
+    the equation of the sum the row's ``x[i] += v`` performs on one element,
+    and of ``out = x`` with ``v`` stored at ``position`` (one axis).
+    ``promote(eqn, carried)``: a loop's equations with elements carried from
+    step to step held in scalars (``lower_carry.py``), or None."""
 
     def fresh(self, eqn):
         return False
@@ -292,6 +302,12 @@ class LowerRule:
         return None
 
     def assemble(self, pieces, out):
+        return None
+
+    def element(self, eqn):
+        return None
+
+    def promote(self, eqn, carried):
         return None
 
 

@@ -38,6 +38,8 @@ from .loops import (LoopEmit, LoopLower, LoopTangents, carry_tangents, coherent_
 from .params import ForParams, split
 from .passes import FOR_RULES
 from .stage import stage_loop
+from .cond import cond_p
+from ..ordering import greater_p
 from ...transforms.partial_eval import linearize_program
 from ...transforms.transpose import transpose_program
 from ...transforms.batching import batch_eval
@@ -366,5 +368,63 @@ class ForLower(LoopLower):
         outputs[k] = out
         return [Eqn(eqn.prim, inputs, outputs, eqn.params)]
 
+    def promote(self, eqn, carried):
+        return for_loop_promote(eqn, carried)
+
 
 for_loop_p.lower = ForLower()
+
+
+
+def for_loop_promote(eqn, carried):
+    """The loop with the elements a step reads after the step before added to
+    them held in scalar carries (``backends/lower_carry.py``: ``Carried``
+    says which, and proves it), the additions written back after it, when a
+    step ran; None where no carry qualifies. A loop going up needs a trip
+    count known when the code is made (the write-back's position is ``n - 1
+    + b``)."""
+    p = ForParams.of(eqn.params)
+    n = eqn.inputs[0]
+    known = isinstance(n, Lit) and isinstance(n.val, int) and not isinstance(n.val, bool)
+    if n.aval.dtype.kind not in "iu" or (not p.reverse and not known) \
+            or (known and type(n.val) is int and n.val <= 0):
+        return None
+    index, consts_in, carry_in, xs_in = p.split_body_inputs(p.body.inputs)
+    carry_new, ys = p.body_output_groups(p.body.outputs)
+    _, consts, carry, xs = p.split_operands(eqn.inputs)
+    carry_out, ys_out = p.split_outputs(eqn.outputs)
+    plans = carried.plans(p.body, index, -1 if p.reverse else 1, carry_in, carry_new)
+    if not plans:
+        return None
+    for plan in plans:
+        plan.dead = carried.dead(plan, carry_out[plan.k])
+    eqns, c_in, c_new, carry_new = carried.body(p.body, plans, carry_new)
+    body = Program(p.join_operands(index, consts_in, carry_in + c_in, xs_in), eqns,
+                   carry_new + c_new + ys, p.body.name)
+    c_init = [Lit(np.zeros((), c.aval.dtype) * -1.0) for c in c_in]       # -0.0
+    c_out = [Var(c.aval, c.name, c.role) for c in c_in]
+    ends = [Var(v.aval, v.name, v.role) for v in carry_out]
+    promoted = {plan.k for plan in plans}
+    loop_out = [ends[k] if k in promoted else v for k, v in enumerate(carry_out)]
+    params = p.replace(body=body, num_carry=len(carry) + len(c_in)).as_params()
+    loop = Eqn(eqn.prim, p.join_operands(n, consts, carry + c_init, xs),
+               loop_out + c_out + list(ys_out), params)
+    # the write-back: ``A[k_n + a] += c``, the last step's ``k + b``
+    ins = [Var(ends[plan.k].aval, ends[plan.k].name, ends[plan.k].role) for plan in plans] \
+        + [Var(c.aval, c.name, c.role) for c in c_in]
+    backs = []
+    for plan, a_var, c_var in zip(plans, ins, ins[len(plans):]):
+        at = Lit(plan.b if p.reverse else n.val - 1 + plan.b)
+        res = Var(a_var.aval, a_var.name, a_var.role)
+        backs.append(Eqn(plan.add.prim, (a_var, c_var, at), (res,), plan.add.params))
+    results = [carry_out[plan.k] for plan in plans]
+    if known and type(n.val) is int:           # a step runs
+        return [loop] + [Eqn(e.prim, (ends[plan.k], c, e.inputs[2]), (out,), e.params)
+                         for e, plan, c, out in zip(backs, plans, c_out, results)]
+    ran = Var(Aval((), np.bool_))
+    wrote = Program(ins, backs, [e.outputs[0] for e in backs], "write_back")
+    same = [Var(v.aval, v.name, v.role) for v in ins]
+    kept = Program(same, [], same[:len(plans)], "write_back_none")
+    return [loop, Eqn(greater_p, (n, Lit(0)), (ran,), {}),
+            Eqn(cond_p, [ran] + [ends[plan.k] for plan in plans] + c_out, results,
+                {"branches": (kept, wrote)})]

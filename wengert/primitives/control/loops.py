@@ -291,8 +291,14 @@ class LoopLower(LowerRule):
         # own carry alone: ``exclusive``)
         shared = frozenset().union(*(r for q, r in enumerate(ctx.operand_roots)
                                      if q not in owned)) | {ctx.new_root(False)}
-        for q in carry:
-            if q not in owned:
+        body_in = p.operand_groups(p.body.inputs)[2]
+        for q, m, v in zip(carry, carry_out, body_in):
+            if p.body.outputs[m] is v and q not in owned:
+                # a carry no step changes is its initial value, that buffer
+                outs.append(ctx.operand_roots[q])
+            elif q not in owned and not eqn.inputs[q].aval.shape:
+                outs.append(frozenset())        # a scalar holds no buffer
+            elif q not in owned:
                 outs.append(shared)
             elif ctx.transferable(q):
                 ctx.take(q)
