@@ -6,6 +6,7 @@ from . import arith, ordering, transcendental, shape, reduce, index, linalg, ein
 from . import numpy_families  # noqa: F401
 from . import checkpoint, checkpoint_loop, host, special_prims, special_bessel  # noqa: F401
 from . import gather, scan  # noqa: F401
+from . import index_lower  # noqa: F401
 from . import elementwise, convolution  # noqa: F401
 from . import triangular, matfuncs, correlation  # noqa: F401
 from . import complex_parts, fft, eig  # noqa: F401
