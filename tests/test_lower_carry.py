@@ -179,6 +179,47 @@ def test_lowered_loop_equals_the_program(case):
         np.testing.assert_array_equal(p, w)
 
 
+@pytest.mark.parametrize("a,step,after", list(itertools.product(
+    (0, 1, 2), (1, -1), ("none", "low", "sum", "high"))))
+def test_stores_nothing_reads_again_are_dropped(a, step, after):
+    """A carry a step only reads and stores 0.0 into at ``k + a``
+    (``r = A[k + a]; A[k + a] = 0.0; s += r * w[k]``): its stores are
+    dropped exactly where nothing after the loop reads a position they
+    wrote ("none": the array unread; "low": ``A[0]`` below ``a``), and the
+    values are the Program's bit for bit, in the code as well."""
+    length = 8
+    vec = Aval((length,), np.float64)
+
+    def body(k, w, A, s):
+        pa = k + a if a else k
+        r = getitem(A, (pa,))
+        return [index_set(A, 0.0, (pa,)), s + r * getitem(w, (k,))]
+
+    loop_body, _ = stage_loop(body, ForParams, lead=[I64], consts=[vec],
+                              carry=[vec, Aval((), np.float64)], name="body")
+
+    def outer(w, A0):
+        A, s = for_loop(5, loop_body, [w], [A0 * 1.0, 0.0], reverse=step < 0)
+        if after == "none":
+            return [s]
+        if after == "low":
+            return [s + getitem(A, (0,))]
+        if after == "sum":
+            return [s * A]
+        return [s + getitem(A, (a,))]
+
+    prog = stage(outer, [vec, vec], name="loop")
+    low = lower(prog).program
+    dead = after == "none" or (after == "low" and a > 0)
+    assert _stores(low) == _stores(prog) - dead, str(low)
+    rng = np.random.default_rng(a)
+    args = [rng.standard_normal(length), rng.standard_normal(length)]
+    want = eval_program(prog, args)
+    for got in (eval_program(low, args), _run_source(prog, args, CodeWriter)[1]):
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+
+
 def test_a_loop_of_no_steps_touches_no_element():
     """n = 0 and an array too short for the write-back's position: the
     promoted loop writes nothing back (the original touched nothing)."""

@@ -198,7 +198,9 @@ class Carried:
     the loop every reader of the loop's array reads (or sets, or adds to,
     whose result is read in the same way) one element at a literal position
     ``0 <= p < a``, which no step wrote; the array is no output of the
-    Program. Every other loop is left as it is."""
+    Program. The same proof drops the stores of a carry that a step only
+    reads and stores into at ``k + a`` (``dead_stores``). Every other loop
+    is left as it is."""
 
     def __init__(self, later=(), outputs=()):
         self.later, self.outputs = list(later), list(outputs)
@@ -218,7 +220,33 @@ class Carried:
     def dead(self, plan, out):
         """Whether the elements the steps read are read by nothing after
         the loop (``out``: the loop's result for the carry)."""
-        return plan.a > 0 and _unread(out, plan.a, self.later, self.outputs)
+        return _unread(out, plan.a, self.later, self.outputs)
+
+    def dead_stores(self, body, counter, carry_in, carry_new, carry_out):
+        """{carry position: store} of the carries a step only reads and
+        stores into at one position ``k + a`` (``r = A[k + a]; A[k + a] =
+        0.0``, the carry's new value), whose stores are dead: no other step
+        reads that position, and after the loop nothing reads a position
+        the steps stored into (``_unread``). Dropped, the carry is the same
+        array in every step."""
+        offsets, uses = _offsets(body, counter), _uses(body)
+        found = {}
+        for k, (a_in, new, out) in enumerate(zip(carry_in, carry_new, carry_out)):
+            readers = uses.get(a_in, [])
+            if len(a_in.aval.shape) != 1 or len(readers) != 2 \
+                    or any(e is None or p != 0 for e, p in readers):
+                continue
+            els = {(_element(e) or ("other",))[0]: (e, _element(e)) for e, _ in readers}
+            if set(els) != {"read", "set"}:
+                continue
+            (read, el_r), (store, el_s) = els["read"], els["set"]
+            a = _offset(el_r[2], offsets)
+            if a is None or a < 0 or _offset(el_s[2], offsets) != a \
+                    or store.outputs[0] is not new or len(uses.get(new, [])) != 1:
+                continue
+            if _unread(out, a, self.later, self.outputs):
+                found[k] = store
+        return found
 
     @staticmethod
     def body(body, plans, carry_new):

@@ -394,11 +394,17 @@ def for_loop_promote(eqn, carried):
     _, consts, carry, xs = p.split_operands(eqn.inputs)
     carry_out, ys_out = p.split_outputs(eqn.outputs)
     plans = carried.plans(p.body, index, -1 if p.reverse else 1, carry_in, carry_new)
-    if not plans:
+    drops = carried.dead_stores(p.body, index, carry_in, carry_new, carry_out)
+    if not plans and not drops:
         return None
     for plan in plans:
         plan.dead = carried.dead(plan, carry_out[plan.k])
-    eqns, c_in, c_new, carry_new = carried.body(p.body, plans, carry_new)
+    body = p.body
+    if drops:       # stores nothing reads again: the carry is the same array throughout
+        body = Program(body.inputs, [e for e in body.eqns if e not in drops.values()],
+                       body.outputs, body.name)
+        carry_new = [carry_in[k] if k in drops else v for k, v in enumerate(carry_new)]
+    eqns, c_in, c_new, carry_new = carried.body(body, plans, carry_new)
     body = Program(p.join_operands(index, consts_in, carry_in + c_in, xs_in), eqns,
                    carry_new + c_new + ys, p.body.name)
     c_init = [Lit(np.zeros((), c.aval.dtype) * -1.0) for c in c_in]       # -0.0
@@ -418,6 +424,8 @@ def for_loop_promote(eqn, carried):
         res = Var(a_var.aval, a_var.name, a_var.role)
         backs.append(Eqn(plan.add.prim, (a_var, c_var, at), (res,), plan.add.params))
     results = [carry_out[plan.k] for plan in plans]
+    if not plans:
+        return [loop]
     if known and type(n.val) is int:           # a step runs
         return [loop] + [Eqn(e.prim, (ends[plan.k], c, e.inputs[2]), (out,), e.params)
                          for e, plan, c, out in zip(backs, plans, c_out, results)]
