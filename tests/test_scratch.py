@@ -284,3 +284,78 @@ def test_the_rewritten_code_reuses_its_buffers_and_gives_the_same_results():
         kept = new
     for got, copy in results:       # no later call wrote an earlier result
         np.testing.assert_array_equal(got, copy)
+
+
+# a while loop storing one row per step in a buffer that doubles when full
+_DOUBLING = """
+    n = x.shape[0]
+    k = 0
+    acc = np.empty((2, n))
+    y = x.copy()
+    while True:
+        if np.sum(y * y) < tol:
+            break
+        y = y * 0.5
+        if k == acc.shape[0]:
+            acc = np.concatenate((acc, np.empty_like(acc)))
+        acc[k] = y
+        k += 1
+    acc = acc[:k]
+    total = np.zeros((n,))
+    for j in range(k):
+        total += acc[j] * (j + 1.0)
+    return (total, k)
+"""
+
+
+def _run_rewritten(code, calls):
+    """Each call's (results of the rewritten code, of the original, the kept tuple)."""
+    allocs = S.reusable(code, "f")
+    text, helpers, _ = S.with_scratch(code, "f", allocs, {"np"})
+    namespace = {"np": np, **{h: S.REUSE_HELPERS[kind] for h, kind in helpers.items()}}
+    exec(compile(text, "<scratch-test>", "exec"), namespace)
+    plain = {"np": np}
+    exec(compile(code, "<plain>", "exec"), plain)
+    kept = tuple(np.empty((0,) * a.ndim, a.dtype) for a in allocs)
+    out = []
+    for args in calls:
+        got, kept = namespace["f"](*args, kept)
+        out.append((got, plain["f"](*args), kept))
+    return allocs, out
+
+
+def test_a_doubling_buffer_keeps_its_largest_size():
+    code = _code(_DOUBLING, "x, tol")
+    x = np.linspace(1.0, 2.0, 5)
+    calls = [(x, 1e-6), (x * 0.1, 1e-6), (x * 3.0, 1e-9), (x[:3], 1e-6)]
+    allocs, out = _run_rewritten(code, calls)
+    assert [(a.name, bool(a.grows)) for a in allocs] == [("acc", True)]     # total: returned
+    for got, want, _ in out:
+        assert got[1] == want[1]
+        assert_close(got[0], want[0], 1e-15)
+    rows = [kept[0].shape for _, _, kept in out]
+    # the first call doubles 2 -> 32 rows; the next (fewer steps) takes it as it
+    # is; a longer loop doubles it again; another n starts afresh
+    assert rows[1] == rows[0] and out[1][2][0] is out[0][2][0]
+    assert rows[2][0] > rows[0][0] >= out[0][1][1]
+    assert rows[3][1] == 3 and out[3][2][0] is not out[2][2][0]
+
+
+# the same loop, each variant reading the buffer where its rows matter
+NOT_DOUBLING = {
+    "whole-buffer-read": ("acc[k] = y\n", "acc[k] = y\n    s = np.sum(acc)\n"),
+    "another-buffers-rows": ("if k == acc.shape[0]:", "if k == y.shape[0] + acc.shape[0]:"),
+    "sliced-in-the-loop": ("acc[k] = y\n", "acc[k] = y\n    s = acc[:k]\n"),
+    "no-cut": ("acc = acc[:k]\n", "\n"),
+    "shape-read": ("acc[k] = y\n", "acc[k] = y\n    m = acc.shape[0]\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_DOUBLING))
+def test_a_buffer_whose_rows_matter_is_not_taken_larger(name):
+    old, new = NOT_DOUBLING[name]
+    body = textwrap.dedent(_DOUBLING)
+    assert old in body
+    code = _code(body.replace(old, new), "x, tol")
+    allocs = S.reusable(code, "f")
+    assert "acc" in [a.name for a in allocs] and not any(a.grows for a in allocs)

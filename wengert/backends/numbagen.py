@@ -513,7 +513,8 @@ def _reuse_scratch(source, namespace, fname):
         if key not in _HELPERS:
             _HELPERS[key] = load_numba().njit(REUSE_HELPERS[kind])
         namespace[helper] = _HELPERS[key]
-        notes.append(f"#   {helper} = wengert's np.{kind}, reusing a buffer of an earlier call")
+        what = "np.empty of a buffer that doubles" if kind == "rows" else f"np.{kind}"
+        notes.append(f"#   {helper} = wengert's {what}, reusing a buffer of an earlier call")
     notes.append(f"#   {param} = the buffers of an earlier call, reused where their shapes "
                  "match, passed at each call")
     lines = source.splitlines()

@@ -46,7 +46,9 @@ other than the last statement) reuses nothing.
 number of axes), and returns its results and the tuple it used; each
 reused allocation reads ``v = scratch_k = reuse_empty(scratch[k], shape,
 dtype)``: the passed array where its shape is the one asked, else a new
-one, ``np.zeros``/``np.full`` refilled (``REUSE_HELPERS``). The caller
+one, ``np.zeros``/``np.full`` refilled (``REUSE_HELPERS``). A while loop's
+buffer, which doubles when full, keeps its largest size instead, and
+takes a passed array of at least the rows asked (``_doubled``). The caller
 keeps the tuples (``numbagen.NumbaFunction``). Nothing a call reads from a
 reused buffer was not written by that call: the code reads none of an
 ``np.empty``'s items before writing them, and zeros and fills are written
@@ -55,12 +57,12 @@ again.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 __all__ = ["Alloc", "reusable", "with_scratch", "REUSE_HELPERS", "reuse_empty", "reuse_zeros",
-           "reuse_full"]
+           "reuse_full", "reuse_rows"]
 
 _ALLOCATORS = ("empty", "zeros", "full")
 
@@ -88,7 +90,8 @@ class Alloc:
     NumPy function ``kind`` (empty, zeros, full), the text of its ``shape``
     and of its ``fill`` (full's value; None otherwise), its ``dtype`` and
     ``ndim``, its ``line`` (1-based, in the source) and its position among
-    the statements of the function's body (``index``)."""
+    the statements of the function's body (``index``); ``grows``: the lines
+    where a while loop's buffer doubles (``_doubled``), empty for others."""
 
     name: str
     kind: str
@@ -98,6 +101,7 @@ class Alloc:
     ndim: int
     line: int
     index: int
+    grows: tuple = ()
 
 
 class _Unmodelled(Exception):
@@ -457,7 +461,92 @@ def reusable(source, fname, np_name="np"):
         escaped = _Escapes(fn, {k: k for k in allocs}, np_name).run()
     except _Unmodelled:
         return []
-    return [a for k, a in sorted(allocs.items()) if k not in escaped]
+    kept = [a for k, a in sorted(allocs.items()) if k not in escaped]
+    return [_doubled(fn, a, np_name) for a in kept]
+
+
+def _doubled(fn, alloc, np_name):
+    """``alloc`` with ``grows`` set where it is a while loop's buffer
+    (``CodeWriter.buffers``), written as::
+
+        acc = np.empty((8, ...))            # the allocation, top level
+        ...
+            if k == acc.shape[0]:           # its own rows tested, nothing else grown
+                acc = np.concatenate((acc, np.empty_like(acc)))
+            ... acc[k] = y ... acc[j] ...   # rows written and read, one at a time
+        acc = acc[:k]                       # top level: the rows written
+
+    and nothing else reads ``acc`` between the allocation and the cut: then
+    the code gives the same results from a buffer of more rows (it doubles
+    later, and the cut keeps the rows written), so the largest buffer of a
+    call can be the next call's (no doubling, no copies, no fresh pages)."""
+    name = alloc.name
+    cut = next((k for k, s in enumerate(fn.body) if k > alloc.index and _is_cut(s, name)), None)
+    if alloc.kind != "empty" or cut is None:
+        return alloc
+    window = fn.body[alloc.index + 1:cut]
+    parents = {child: node for stmt in window for node in ast.walk(stmt)
+               for child in ast.iter_child_nodes(node)}
+    doubled = []
+    for stmt in window:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.If) and len(node.body) == 1 and \
+                    _is_doubling(node.body[0], name, np_name):
+                if not _tests_rows(node.test, name):
+                    return alloc
+                doubled.append(node.body[0])
+    if not doubled:
+        return alloc
+    inside = {n for d in doubled for n in ast.walk(d)}         # nodes: by identity
+    tests = {n for d in doubled for n in ast.walk(parents[d].test)}
+    for stmt in window:
+        for node in ast.walk(stmt):
+            if not (isinstance(node, ast.Name) and node.id == name) or node in inside:
+                continue
+            up = parents.get(node)
+            row = isinstance(up, ast.Subscript) and up.value is node and not any(
+                isinstance(n, ast.Slice) for n in ast.walk(up.slice))
+            if not (row or node in tests):
+                return alloc        # the whole buffer read (or rebound): its rows matter
+    return replace(alloc, grows=tuple(d.lineno for d in doubled))
+
+
+def _is_cut(stmt, name):
+    """``name = name[:k]``"""
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+        isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name and \
+        isinstance(stmt.value, ast.Subscript) and isinstance(stmt.value.value, ast.Name) and \
+        stmt.value.value.id == name and isinstance(stmt.value.slice, ast.Slice) and \
+        stmt.value.slice.lower is None and stmt.value.slice.step is None and \
+        stmt.value.slice.upper is not None
+
+
+def _is_doubling(stmt, name, np_name):
+    """``name = np.concatenate((name, np.empty_like(name)))``"""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+            isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name):
+        return False
+    call = stmt.value
+    if not (isinstance(call, ast.Call) and _numpy_attr(call.func, np_name) == "concatenate"
+            and len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Tuple)
+            and len(call.args[0].elts) == 2):
+        return False
+    old, new = call.args[0].elts
+    return isinstance(old, ast.Name) and old.id == name and isinstance(new, ast.Call) and \
+        _numpy_attr(new.func, np_name) == "empty_like" and len(new.args) == 1 and \
+        not new.keywords and isinstance(new.args[0], ast.Name) and new.args[0].id == name
+
+
+def _tests_rows(test, name):
+    """``k == name.shape[0]``, ``k`` a plain name"""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and
+            isinstance(test.ops[0], ast.Eq) and isinstance(test.left, ast.Name)):
+        return False
+    rows = test.comparators[0]
+    return isinstance(rows, ast.Subscript) and isinstance(rows.slice, ast.Constant) and \
+        rows.slice.value == 0 and isinstance(rows.value, ast.Attribute) and \
+        rows.value.attr == "shape" and isinstance(rows.value.value, ast.Name) and \
+        rows.value.value.id == name
 
 
 # --- the rewrite --------------------------------------------------------------------------
@@ -484,8 +573,17 @@ def reuse_full(buf, shape, value):
     return np.full(shape, value)
 
 
-# the helpers by the allocation they stand for
-REUSE_HELPERS = {"empty": reuse_empty, "zeros": reuse_zeros, "full": reuse_full}
+def reuse_rows(buf, shape, dtype):
+    """``np.empty(shape, dtype)`` for a buffer that doubles when full
+    (``_doubled``): ``buf`` where it has that shape or more rows."""
+    if buf.shape[1:] == shape[1:] and buf.shape[0] >= shape[0]:
+        return buf
+    return np.empty(shape, dtype)
+
+
+# the helpers by the allocation they stand for (a doubling one: "rows")
+REUSE_HELPERS = {"empty": reuse_empty, "zeros": reuse_zeros, "full": reuse_full,
+                 "rows": reuse_rows}
 
 
 def _fresh(preferred, taken):
@@ -509,10 +607,16 @@ def with_scratch(source, fname, allocs, taken, np_name="np", dtype_text=None):
     fn = _function(ast.parse(source), fname)
     slots = []
     for k, a in enumerate(allocs):
-        helper = next((h for h, kind in helpers.items() if kind == a.kind), None) or \
-            _fresh(f"reuse_{a.kind}", taken)
-        helpers[helper] = a.kind
+        kind = "rows" if a.grows else a.kind
+        helper = next((h for h, used in helpers.items() if used == kind), None) or \
+            _fresh(f"reuse_{kind}", taken)
+        helpers[helper] = kind
         slot = _fresh(f"{param}_{k}", taken)
+        for line in a.grows:        # the largest buffer is kept: ``slot`` too
+            text = lines[line - 1]
+            lead = text[:len(text) - len(text.lstrip())]
+            assert text.startswith(f"{lead}{a.name} = ")
+            lines[line - 1] = f"{lead}{a.name} = {slot} = {text[len(lead) + len(a.name) + 3:]}"
         slots.append(slot)
         last = a.fill if a.kind == "full" else (dtype_text or _dtype_text)(a.dtype, np_name)
         line = lines[a.line - 1]
