@@ -40,6 +40,13 @@ it reads (two programs of the same text but other constants never share a
 file), and numba keeps its compiled code beside it (``__pycache__``). Where
 that directory cannot be written, the function is compiled without a disk
 cache (``NumbaFunction.cached`` is False).
+
+The buffers the code allocates at its top level and never returns are
+kept from one call to the next (``scratch``: which, and how): the compiled
+function takes a tuple of them and returns it beside its results, and
+``NumbaFunction`` keeps a pool of such tuples (one taken per call, so
+concurrent calls never share one), so a call allocates only what it
+returns.
 """
 from __future__ import annotations
 
@@ -58,6 +65,7 @@ from ..dims import plain_numbers
 from ..errors import NumbaCompileError, NumbaMissingError
 from ..ir import Ident, aval_of, verify
 from .pycodegen import CodeWriter, generate_source
+from .scratch import REUSE_HELPERS, reusable, with_scratch
 
 __all__ = ["numba_codegen", "NumbaFunction", "NumbaUnsupported", "NumbaWriter", "load_numba",
            "cache_dir", "NUMBA_INSTALL"]
@@ -214,7 +222,7 @@ def _typable(value):
 
 # reductions numba has over every axis only, spelled over some axes by a helper
 # (``_LAST_AXIS``, below: fn -> its result dtype in the helper's text)
-_HELPERS = {}           # fn -> its numba helper (``_last_axis_helper``)
+_HELPERS = {}           # fn -> its numba helper (``_last_axis_helper``); reuse_<kind> (scratch)
 
 
 def _last_axis_helper(fn):
@@ -354,16 +362,19 @@ class NumbaFunction:
     Program's); it returns the function to run instead (the Python backend's),
     or raises. ``passed``: the code's extra parameters (``NumbaWriter._pass``),
     name -> the function giving the value at each call, after the caller's
-    arguments."""
+    arguments. ``scratch``: the (dtype, ndim) of each buffer the code takes
+    back from an earlier call (``scratch.with_scratch``: its last parameter,
+    and its second result), a tuple of them kept in a pool between calls."""
 
     __slots__ = ("fn", "source", "program", "namespace", "filename", "dispatcher",
                  "compile_seconds", "cached", "on_error", "_run", "_numba", "_passed",
-                 "_scalars", "__weakref__")
+                 "_scalars", "_scratch", "_pool", "__weakref__")
 
-    def __init__(self, source, program, namespace, fname, on_error, passed=None):
+    def __init__(self, source, program, namespace, fname, on_error, passed=None, scratch=()):
         numba = load_numba()
         self._numba = numba
         self._passed = tuple((passed or {}).values())
+        self._scratch, self._pool = tuple(scratch), []
         self._scalars = False
         self.source, self.program, self.on_error = source, program, on_error
         digest = _digest(source, namespace)
@@ -389,7 +400,24 @@ class NumbaFunction:
         scalar where ``scalars`` (numba types a 0-d array apart from a
         number, and the code mixes them)."""
         full = args + tuple(get() for get in self._passed) if self._passed else args
-        return self._as_scalars(full) if self._scalars else full
+        full = self._as_scalars(full) if self._scalars else full
+        return full + (self._take(),) if self._scratch else full
+
+    def _take(self):
+        """A scratch tuple from the pool (popped: no other call holds it),
+        or one of empty arrays, which the code replaces."""
+        try:
+            return self._pool.pop()
+        except IndexError:
+            return tuple(np.empty((0,) * ndim, dt) for dt, ndim in self._scratch)
+
+    def _results(self, returned):
+        """The results of a call; its scratch tuple back into the pool."""
+        if not self._scratch:
+            return returned
+        outs, kept = returned
+        self._pool.append(kept)
+        return outs
 
     @staticmethod
     def _as_scalars(full):
@@ -403,6 +431,8 @@ class NumbaFunction:
         self._scalars = any(type(a) is np.ndarray and a.ndim == 0 for a in full)
         if self._scalars:
             full = self._as_scalars(full)
+        if self._scratch:
+            full += (self._take(),)
         try:
             sig = tuple(self._numba.typeof(a) for a in full)
             start = time.perf_counter()
@@ -414,7 +444,7 @@ class NumbaFunction:
             self.compile_seconds += time.perf_counter() - start
         except (errors.NumbaError, ValueError) as err:
             return self._refused(_first_line(err, self.source), args)
-        outs = self.dispatcher(*full)
+        outs = self._results(self.dispatcher(*full))
         wrong = _dtype_mismatch(outs, self.program)
         if wrong is not None:
             return self._refused(wrong, args)
@@ -423,7 +453,7 @@ class NumbaFunction:
 
     def _call(self, *args):
         try:
-            return self.dispatcher(*self._with_passed(args))
+            return self._results(self.dispatcher(*self._with_passed(args)))
         except self._numba.core.errors.NumbaError as err:    # new argument types it cannot type
             return self._refused(_first_line(err, self.source), args)
 
@@ -464,7 +494,35 @@ def numba_codegen(prog, on_error, name=None):
     verify(prog)
     source, namespace, fname, passed = generate_source(prog, name, writer=NumbaWriter)
     _check_names(namespace, source.splitlines())
-    return NumbaFunction(source, prog, namespace, fname, on_error, passed)
+    source, scratch = _reuse_scratch(source, namespace, fname)
+    return NumbaFunction(source, prog, namespace, fname, on_error, passed, scratch)
+
+
+def _reuse_scratch(source, namespace, fname):
+    """(source, scratch) of the code reusing the buffers it never returns
+    (``scratch``): the text, its helpers bound in ``namespace`` and named in
+    its header, and the (dtype, ndim) of each buffer."""
+    np_name = next((k for k, v in namespace.items() if v is np), None)
+    allocs = reusable(source, fname, np_name) if np_name else []
+    if not allocs:
+        return source, ()
+    source, helpers, param = with_scratch(source, fname, allocs, namespace, np_name)
+    notes = []
+    for helper, kind in helpers.items():
+        key = f"reuse_{kind}"
+        if key not in _HELPERS:
+            _HELPERS[key] = load_numba().njit(REUSE_HELPERS[kind])
+        namespace[helper] = _HELPERS[key]
+        what = "np.empty of a buffer that doubles" if kind == "rows" else f"np.{kind}"
+        notes.append(f"#   {helper} = wengert's {what}, reusing a buffer of an earlier call")
+    notes.append(f"#   {param} = the buffers of an earlier call, reused where their shapes "
+                 "match, passed at each call")
+    lines = source.splitlines()
+    if not lines[0].endswith(":"):
+        lines[0] += "; names bound outside it:"
+    at = next(k for k, line in enumerate(lines) if line.startswith("def "))
+    return "\n".join(lines[:at] + notes + lines[at:]) + "\n", \
+        tuple((a.dtype, a.ndim) for a in allocs)
 
 
 def refuse(construct, where):
