@@ -27,7 +27,53 @@ import numpy as np
 from .core import TracerBase
 from ..errors import InPlaceUpdateError, ShapeMismatchError, UnsupportedDtypeError, user_location
 
-__all__ = ["augmented", "distinct", "fresh", "link_views", "returns_new"]
+__all__ = ["augmented", "distinct", "fresh", "link_views", "returns_new", "is_scalar",
+           "array_value", "array_result"]
+
+
+# --- scalars and 0-d arrays -----------------------------------------------------
+# NumPy gives a 0-d *array* from ``x.copy()`` of one, ``np.copy``, ``np.array``,
+# ``np.where``, ``x[...]``..., which ``y += v`` writes in place (every name of
+# it sees the change), and a *scalar* from ufuncs, reductions and ``v[i]``,
+# which ``y += v`` rebinds. A traced 0-d value is held as a scalar only where
+# that is certain: a concrete NumPy scalar, or a staged value its row or
+# input marked so (``StagingTracer.scalar``); anything else may be an array.
+
+def is_scalar(v):
+    """Whether ``v`` is a scalar for certain (a Python or NumPy number, or a
+    traced 0-d value known to be one), never an array that ``v += w``
+    writes into."""
+    if isinstance(v, TracerBase):
+        if v.aval.shape != ():
+            return False
+        c = _concrete(v)
+        if c is not None:
+            return type(c) is not np.ndarray
+        return v.numpy_scalar()
+    return isinstance(v, (int, float, complex, np.generic))
+
+
+def array_value(v):
+    """A concrete value or a tracer as a 0-d array where it is a scalar
+    (``np.asarray``'s kind, not its dtype: the tracer's aval is kept)."""
+    if isinstance(v, TracerBase):
+        return v.as_array()
+    if isinstance(v, (int, float, complex, np.generic)):
+        return np.asarray(v)
+    return v
+
+
+def array_result(out):
+    """``out``, a NumPy function's result, with its 0-d traced values made
+    arrays where they were scalars: the function's NumPy answer is an array
+    (``np.copy``, ``np.full_like``, ``np.asarray`` of a scalar)."""
+    if isinstance(out, TracerBase):
+        return out.as_array() if out.aval.shape == () else out
+    if type(out) in (tuple, list):
+        return type(out)(array_result(o) for o in out)
+    return out
+
+
 
 
 def _concrete(x):
@@ -164,5 +210,7 @@ def _update(y, v, op, symbol):
                 f"{y.aval.dtype} array, which NumPy refuses (casting 'same_kind'); write "
                 f"y = y {symbol} v for a new array of the wider type")
         r = r.astype(y.aval.dtype)
+    if type(val) is np.ndarray and not y.aval.shape:
+        r = r.as_array()            # a 0-d array stays one (NumPy writes into it)
     y.become(r)
     return y

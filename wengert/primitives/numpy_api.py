@@ -98,6 +98,16 @@ class Tracer(TracerBase):
 
     conjugate = conj
 
+    # --- scalar or 0-d array (``inplace.is_scalar``): a tracer with no
+    # concrete value says, each class for its own
+    def numpy_scalar(self):
+        """Whether this 0-d value is a NumPy or Python scalar for certain."""
+        return False
+
+    def as_array(self):
+        """This value as a 0-d array where it is a scalar (``inplace.array_value``)."""
+        return self
+
     def __len__(self):
         if not self.aval.shape:
             raise TypeError("len() of a 0-d traced array")
@@ -247,7 +257,8 @@ class Tracer(TracerBase):
             return out
         if func not in npf.SHARING:
             out = inplace.distinct(out, args, False)
-        return arrayargs.numpy_result(out)
+        out = arrayargs.numpy_result(out)
+        return out if func in npf.SCALAR_RESULTS else inplace.array_result(out)
 
     # --- array methods: ndarray's parameters (and, for the reductions that
     # take ``**kwargs``, those of the NumPy function they forward to)

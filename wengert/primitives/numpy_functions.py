@@ -26,7 +26,7 @@ from ..ir import aval_of
 
 shape_mod = shape       # for the functions whose NumPy parameter is called ``shape``
 
-__all__ = ["FUNCTIONS", "PYTHON_RESULTS", "reshape_in_order"]
+__all__ = ["FUNCTIONS", "PYTHON_RESULTS", "SCALAR_RESULTS", "reshape_in_order"]
 
 # --- reductions --------------------------------------------------------
 def _sum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
@@ -386,6 +386,14 @@ FUNCTIONS = {
 
 # the functions that answer with Python values (shapes), not arrays
 PYTHON_RESULTS = frozenset({np.shape, np.ndim, np.size})
+# the functions NumPy answers with a scalar where the result is 0-d (the
+# reductions, products, ``clip`` and ``round``, which go through ufuncs); any
+# other's 0-d result is a 0-d array (``np.copy``, ``np.where``, ``np.full_like``,
+# ``np.tensordot``), which ``y += v`` writes in place (``inplace.array_result``)
+SCALAR_RESULTS = frozenset({
+    np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.var, np.std, np.argmax,
+    np.argmin, np.dot, np.inner, np.trace, np.einsum, np.clip, np.round, np.around,
+    np.linalg.norm})
 # functions whose NumPy result may be the operand itself or a view of it: a
 # rule may hand the operand back unchanged (any other function's result is
 # made a tracer of its own: ``inplace.distinct``)
