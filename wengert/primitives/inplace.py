@@ -28,7 +28,7 @@ from .core import TracerBase
 from ..errors import InPlaceUpdateError, ShapeMismatchError, UnsupportedDtypeError, user_location
 
 __all__ = ["augmented", "distinct", "fresh", "link_views", "returns_new", "is_scalar",
-           "array_value", "array_result"]
+           "array_value", "array_result", "scalar_value", "scalar_result"]
 
 
 # --- scalars and 0-d arrays -----------------------------------------------------
@@ -53,6 +53,15 @@ def is_scalar(v):
     return isinstance(v, (int, float, complex, np.generic))
 
 
+def scalar_value(v):
+    """A concrete value or a tracer as a NumPy scalar where it is a 0-d array."""
+    if isinstance(v, TracerBase):
+        return v.as_scalar()
+    if type(v) is np.ndarray and v.ndim == 0:
+        return v[()]
+    return v
+
+
 def array_value(v):
     """A concrete value or a tracer as a 0-d array where it is a scalar
     (``np.asarray``'s kind, not its dtype: the tracer's aval is kept)."""
@@ -63,14 +72,35 @@ def array_value(v):
     return v
 
 
-def array_result(out):
-    """``out``, a NumPy function's result, with its 0-d traced values made
-    arrays where they were scalars: the function's NumPy answer is an array
-    (``np.copy``, ``np.full_like``, ``np.asarray`` of a scalar)."""
+def scalar_result(out):
+    """``out``, the result of a NumPy function that answers a 0-d result with
+    a scalar (``np.sum``, ``np.flip`` of a 0-d array), with its 0-d traced
+    values made scalars where a rule handed back a 0-d array (its operand,
+    an ``np.where``)."""
     if isinstance(out, TracerBase):
-        return out.as_array() if out.aval.shape == () else out
+        return out if out.aval.shape else out.as_scalar()
     if type(out) in (tuple, list):
-        return type(out)(array_result(o) for o in out)
+        return type(out)(scalar_result(o) for o in out)
+    return out
+
+
+def array_result(out, certain=True):
+    """``out``, a NumPy function's result, with its 0-d values made arrays
+    where they were scalars: the function's NumPy answer is an array
+    (``certain``: ``np.copy``, ``np.full_like``, ``np.asarray`` of a scalar),
+    or may be one (not ``certain``: a function that answers with a scalar
+    where its operand is one, or one not classified). An uncertain answer
+    only takes a staged value's certainty away (the source engine then
+    refuses a write that another name would see); a concrete value keeps the
+    type NumPy's own implementation gave it."""
+    if isinstance(out, TracerBase):
+        if out.aval.shape:
+            return out
+        return out.as_array() if certain else out.as_maybe_array()
+    if certain and isinstance(out, np.generic):
+        return np.asarray(out)      # computed now (np.full_like(x, 1.5) reads no value)
+    if type(out) in (tuple, list):
+        return type(out)(array_result(o, certain) for o in out)
     return out
 
 

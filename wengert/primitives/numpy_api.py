@@ -108,6 +108,15 @@ class Tracer(TracerBase):
         """This value as a 0-d array where it is a scalar (``inplace.array_value``)."""
         return self
 
+    def as_scalar(self):
+        """This value as a NumPy scalar where it is a 0-d array (``inplace.scalar_value``)."""
+        return self
+
+    def as_maybe_array(self):
+        """This value, not known to be a scalar where it has no concrete value
+        (``inplace.array_result``)."""
+        return self
+
     def __len__(self):
         if not self.aval.shape:
             raise TypeError("len() of a 0-d traced array")
@@ -258,7 +267,9 @@ class Tracer(TracerBase):
         if func not in npf.SHARING:
             out = inplace.distinct(out, args, False)
         out = arrayargs.numpy_result(out)
-        return out if func in npf.SCALAR_RESULTS else inplace.array_result(out)
+        if npf.scalar_answer(func, kwargs):
+            return inplace.scalar_result(out)
+        return inplace.array_result(out, func in npf.ARRAY_RESULTS)
 
     # --- array methods: ndarray's parameters (and, for the reductions that
     # take ``**kwargs``, those of the NumPy function they forward to)

@@ -26,7 +26,8 @@ from ..ir import aval_of
 
 shape_mod = shape       # for the functions whose NumPy parameter is called ``shape``
 
-__all__ = ["FUNCTIONS", "PYTHON_RESULTS", "SCALAR_RESULTS", "reshape_in_order"]
+__all__ = ["FUNCTIONS", "PYTHON_RESULTS", "SCALAR_RESULTS", "ARRAY_RESULTS", "scalar_answer",
+           "reshape_in_order"]
 
 # --- reductions --------------------------------------------------------
 def _sum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
@@ -386,14 +387,30 @@ FUNCTIONS = {
 
 # the functions that answer with Python values (shapes), not arrays
 PYTHON_RESULTS = frozenset({np.shape, np.ndim, np.size})
-# the functions NumPy answers with a scalar where the result is 0-d (the
-# reductions, products, ``clip`` and ``round``, which go through ufuncs); any
-# other's 0-d result is a 0-d array (``np.copy``, ``np.where``, ``np.full_like``,
-# ``np.tensordot``), which ``y += v`` writes in place (``inplace.array_result``)
+# What NumPy answers at a 0-d result, which ``y += v`` rebinds (a scalar) or
+# writes into (an array: every name of it sees the change). SCALAR_RESULTS:
+# a scalar (the reductions, products, ``clip`` and ``round`` go through
+# ufuncs); ARRAY_RESULTS: an array, whatever the operand; any other function
+# may answer either (``np.reshape``, ``np.squeeze``, ``np.real`` give their
+# operand's kind), so a staged result of it is not taken for a scalar
+# (``inplace.array_result``)
 SCALAR_RESULTS = frozenset({
     np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.var, np.std, np.argmax,
     np.argmin, np.dot, np.inner, np.trace, np.einsum, np.clip, np.round, np.around,
-    np.linalg.norm})
+    np.linalg.norm, np.flip, np.nan_to_num})
+
+
+def scalar_answer(func, kwargs):
+    """Whether NumPy answers ``func(..., **kwargs)`` at a 0-d result with a
+    scalar for certain: a SCALAR_RESULTS function, not writing into ``out=``
+    nor contracting by ``einsum(optimize=...)`` (which answer arrays)."""
+    return func in SCALAR_RESULTS and not kwargs.get("out") and not kwargs.get("optimize")
+
+
+ARRAY_RESULTS = frozenset({
+    np.copy, np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray,
+    np.require, np.where, np.select, np.piecewise, np.broadcast_to, np.full_like,
+    np.zeros_like, np.ones_like, np.tensordot})
 # functions whose NumPy result may be the operand itself or a view of it: a
 # rule may hand the operand back unchanged (any other function's result is
 # made a tracer of its own: ``inplace.distinct``)

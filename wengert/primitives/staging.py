@@ -24,7 +24,7 @@ from ..ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs
 from .core import OPERAND_KIND, TracerBase, Zero, raise_typed, zeros
 from .trace import TRACE_STATE, Trace, rules_under, set_current
 from .numpy_api import Tracer
-from .inplace import array_value, is_scalar, link_views
+from .inplace import array_value, is_scalar, link_views, scalar_value
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert",
            "defining"]
@@ -82,6 +82,15 @@ class StagingTracer(Tracer):
 
     def numpy_scalar(self):
         return self.scalar
+
+    def as_scalar(self):
+        """This value as NumPy holds a scalar (``np.sum`` of a 0-d array)."""
+        if self.scalar and type(self.val) is not np.ndarray:
+            return self
+        return StagingTracer(self._trace, self.atom, scalar_value(self.val), True)
+
+    def as_maybe_array(self):
+        return self.clone(scalar=False) if self.scalar and self.val is None else self
 
     def as_array(self):
         """This value as NumPy holds it after ``np.asarray``: a 0-d array."""
