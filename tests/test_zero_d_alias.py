@@ -40,6 +40,10 @@ PRODUCERS = {
     "full_like": "np.full_like(x, 1.5)",
     "copy_of_scalar": "np.copy(x * 2.0)",
     "ellipsis_of_scalar": "(x * 2.0)[...]",
+    "T_attribute": "x.T",
+    "real_attribute": "x.real",
+    "astype_method": "x.astype(np.float64)",
+    "squeeze_method": "x.squeeze()",
 }
 
 # how y is written in place (v depends on x)
@@ -143,8 +147,24 @@ EITHER_KIND = {
 }
 
 
+# NumPy scalars from a 0-d array: ufuncs and operators (``+x`` too), the
+# reduction methods; ``y += v`` rebinds y, and the source engine knows it
+SCALARS_OF_ARRAYS = {
+    "sum_method": "x.sum()",
+    "mean_method": "x.mean()",
+    "clip_method": "x.clip(-5.0, 5.0)",
+    "round_method": "x.round(3)",
+    "unary_plus": "+x",
+    "np_positive": "np.positive(x)",
+    "abs_builtin": "abs(x)",
+    "np_maximum": "np.maximum(x, 0.0)",
+    "np_sum": "np.sum(x)",
+}
+
+
 def _either_program(name):
-    return "\n".join(["def f(x):", "    v = x * 0.5 + 1.0", f"    y = {EITHER_KIND[name]}",
+    made = {**EITHER_KIND, **SCALARS_OF_ARRAYS}[name]
+    return "\n".join(["def f(x):", "    v = x * 0.5 + 1.0", f"    y = {made}",
                       "    z = y", "    y += v", "    return z * 3.0 + y"])
 
 
@@ -192,7 +212,7 @@ def mod(tmp_path_factory):
         add(f"scalar__{name}", _scalar_program(name), None)
     for name, src in THROUGH.items():
         add(f"through__{name}", src, None)
-    for name in EITHER_KIND:
+    for name in [*EITHER_KIND, *SCALARS_OF_ARRAYS]:
         add(f"either__{name}", _either_program(name), None)
     path = tmp_path_factory.mktemp("zero_d") / "zero_d_programs.py"
     path.write_text("\n".join(text))
@@ -331,3 +351,13 @@ def test_scalars_from_functions_of_either_kind(mod, engine, name):
         _right(f, engine)
     except (InPlaceUpdateError if engine == "source" else WengertError):
         pass
+
+
+@pytest.mark.parametrize("engine", ["source", "trace"])
+@pytest.mark.parametrize("name", list(SCALARS_OF_ARRAYS))
+def test_scalars_of_0d_arrays_are_rebound(mod, engine, name):
+    """A ufunc, an operator or a reduction method of a 0-d array gives a
+    NumPy scalar: ``y += v`` rebinds y, z keeps the old value, in both
+    engines, and the source engine does not refuse it."""
+    assert isinstance(eval(SCALARS_OF_ARRAYS[name], {"np": np, "x": np.array(X0)}), np.generic)
+    _right(getattr(mod, f"f_either__{name}"), engine)

@@ -175,11 +175,12 @@ def _among(out, args):
 
 def returns_new(method):
     """An array method NumPy answers with a new array (``y.sum(axis=())``,
-    ``y.round(20)``): never the tracer itself (``distinct``)."""
+    ``y.round(20)``): never the tracer itself (``distinct``), and a NumPy
+    scalar where it is 0-d (``a.sum()`` of a 0-d array is one)."""
     @functools.wraps(method)        # NumPy's parameters, as ``inspect.signature`` shows them
     def wrapper(self, *args, **kwargs):
         out = method(self, *args, **kwargs)
-        return distinct(out, (self,), True) if out is self else out
+        return scalar_result(distinct(out, (self,), True) if out is self else out)
     return wrapper
 
 

@@ -145,7 +145,7 @@ class Tracer(TracerBase):
     def __floordiv__(self, o): return ordering.floor_divide(self, o)
     def __rfloordiv__(self, o): return ordering.floor_divide(o, self)
     def __neg__(self): return arith.neg(self)
-    def __pos__(self): return inplace.fresh(self)
+    def __pos__(self): return inplace.scalar_result(inplace.fresh(self))  # as np.positive
     def __abs__(self): return ordering.abs(self)
     def __lt__(self, o): return ordering.less(self, o)
     def __le__(self, o): return ordering.less_equal(self, o)
@@ -254,7 +254,9 @@ class Tracer(TracerBase):
         library.check_complex(ufunc, inputs)
         out = ufunc_call(ufunc, library.ufunc_rule(ufunc), inputs, kwargs,
                          library.display_name(ufunc))
-        return inplace.distinct(out, inputs, True)      # a ufunc's result is a new array
+        # a ufunc's result is a new array, a NumPy scalar where it is 0-d
+        out = inplace.distinct(out, inputs, True)
+        return out if kwargs.get("out") is not None else inplace.scalar_result(out)
 
     def __array_function__(self, func, types, args, kwargs):
         fn = library.function_rule(func)
