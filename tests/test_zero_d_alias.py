@@ -159,6 +159,12 @@ SCALARS_OF_ARRAYS = {
     "abs_builtin": "abs(x)",
     "np_maximum": "np.maximum(x, 0.0)",
     "np_sum": "np.sum(x)",
+    "np_interp": "np.interp(x, np.array([0.0, 1.0, 2.0]), np.array([1.0, 3.0, 2.0]))",
+    "np_sinc": "np.sinc(x)",
+    "np_vdot": "np.vdot(W, W * x)",
+    "np_average": "np.average(W * x)",
+    "np_det": "np.linalg.det(x * np.eye(2) + 1.0)",
+    "np_nanmean": "np.nanmean(W * x)",
 }
 
 
@@ -359,5 +365,6 @@ def test_scalars_of_0d_arrays_are_rebound(mod, engine, name):
     """A ufunc, an operator or a reduction method of a 0-d array gives a
     NumPy scalar: ``y += v`` rebinds y, z keeps the old value, in both
     engines, and the source engine does not refuse it."""
-    assert isinstance(eval(SCALARS_OF_ARRAYS[name], {"np": np, "x": np.array(X0)}), np.generic)
+    assert isinstance(eval(SCALARS_OF_ARRAYS[name], {"np": np, "x": np.array(X0), "W": W}),
+                      np.generic)
     _right(getattr(mod, f"f_either__{name}"), engine)

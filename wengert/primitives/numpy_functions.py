@@ -394,10 +394,12 @@ PYTHON_RESULTS = frozenset({np.shape, np.ndim, np.size})
 # may answer either (``np.reshape``, ``np.squeeze``, ``np.real`` give their
 # operand's kind), so a staged result of it is not taken for a scalar
 # (``inplace.array_result``)
-SCALAR_RESULTS = frozenset({
+SCALAR_RESULTS = frozenset(f for f in (
     np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.var, np.std, np.argmax,
-    np.argmin, np.dot, np.inner, np.trace, np.einsum, np.clip, np.round, np.around,
-    np.linalg.norm, np.flip, np.nan_to_num})
+    np.argmin, np.dot, np.vdot, np.inner, np.trace, np.einsum, np.clip, np.round, np.around,
+    np.linalg.norm, np.linalg.det, np.flip, np.nan_to_num, np.interp, np.sinc, np.average,
+    np.ptp, np.nansum, np.nanmean, np.nanmax, np.nanmin, np.nanprod, np.nanstd, np.nanvar,
+    getattr(np, "trapezoid", None)) if f is not None)
 
 
 def scalar_answer(func, kwargs):
