@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
+from wengert.primitives import library
 from wengert.errors import ConcretizationError, InPlaceUpdateError, WengertError
 
 from checks import assert_close
@@ -188,6 +189,31 @@ def _helper(write):
 CASES = list(itertools.product(PRODUCERS, WRITES, ALIASES))
 
 
+def _library_cases():
+    """(name, operand) of every NumPy function and ufunc of the library table
+    that gives a 0-d float from a 0-d array ``x`` or a scalar ``x * 2.0``:
+    NumPy's answer is a scalar or an array, by function and operand."""
+    out = []
+    for name, _, kind in library.entries():
+        if kind == "call" or not name.startswith("np."):
+            continue
+        for operand in ("x", "x * 2.0"):
+            try:
+                with np.errstate(all="ignore"):
+                    r = eval(f"{name}({operand})", {"np": np, "x": np.array(X0)})
+            except Exception:
+                continue
+            if not isinstance(r, (np.ndarray, np.generic)) or r.ndim or r.dtype.kind != "f":
+                continue
+            # finite, and an array NumPy can write into (not np.imag's read-only zeros)
+            if np.isfinite(r) and (isinstance(r, np.generic) or r.flags.writeable):
+                out.append((name, operand))
+    return out
+
+
+LIBRARY = _library_cases()
+
+
 @pytest.fixture(scope="module")
 def mod(tmp_path_factory):
     """Every program of this file in one module (``f_<id>``), each with the
@@ -220,6 +246,10 @@ def mod(tmp_path_factory):
         add(f"through__{name}", src, None)
     for name in [*EITHER_KIND, *SCALARS_OF_ARRAYS]:
         add(f"either__{name}", _either_program(name), None)
+    for k, (name, operand) in enumerate(LIBRARY):
+        add(f"library__{k}", "\n".join([
+            "def f(x):", "    v = x * 0.5 + 1.0", f"    y = {name}({operand})", "    z = y",
+            "    y += v", "    return z * 3.0 + y"]), None)
     path = tmp_path_factory.mktemp("zero_d") / "zero_d_programs.py"
     path.write_text("\n".join(text))
     spec = importlib.util.spec_from_file_location("zero_d_programs", path)
@@ -368,3 +398,21 @@ def test_scalars_of_0d_arrays_are_rebound(mod, engine, name):
     assert isinstance(eval(SCALARS_OF_ARRAYS[name], {"np": np, "x": np.array(X0), "W": W}),
                       np.generic)
     _right(getattr(mod, f"f_either__{name}"), engine)
+
+
+@pytest.mark.parametrize("engine", ["source", "trace"])
+@pytest.mark.parametrize("k", range(len(LIBRARY)),
+                         ids=[f"{n}({o})" for n, o in LIBRARY])
+def test_library_functions_give_numpys_kind_at_0d(mod, engine, k):
+    """``y = f(x); z = y; y += v`` for every library function with a 0-d
+    result: where NumPy answers with a scalar, z keeps the old value; with
+    an array, z sees the write. Each engine gives NumPy's value and
+    derivative or a typed refusal (the source engine refuses what may be an
+    array: a function it does not classify, a view), never the other
+    kind's value."""
+    f = getattr(mod, f"f_library__{k}")
+    with np.errstate(all="ignore"):
+        try:
+            _right(f, engine)
+        except (InPlaceUpdateError if engine == "source" else WengertError):
+            pass

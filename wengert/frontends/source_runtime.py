@@ -21,7 +21,7 @@ from ..errors import ConcretizationError, UnsupportedSyntax, user_location
 from ..ir import aval_of
 from ..primitives import arith, casts, library, ordering, reduce as reduce_mod
 from ..primitives.inplace import array_result, scalar_result
-from ..primitives.numpy_functions import ARRAY_RESULTS, scalar_answer
+from ..primitives.numpy_functions import array_answer, scalar_answer
 from ..primitives.math_twins import find_twin
 from ..primitives.staging import StagingTracer
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
@@ -177,9 +177,9 @@ def _call(f, args, kw, unseen):
         # np.array, scipy.stats...: the library table; a 0-d result is an
         # array (``np.array(s)`` is one) unless NumPy gives a scalar (np.sum)
         out = rule(*args, **kw)
-        if scalar_answer(f, kw):
+        if scalar_answer(f, args, kw):
             return scalar_result(out)
-        return array_result(out, f in ARRAY_RESULTS)
+        return array_result(out, array_answer(f, args))
     if is_impure(f):
         return call_outside(f, args, kw)    # made at every call of the generated code
     if isinstance(f, functools.partial):    # its function, with its arguments

@@ -269,9 +269,9 @@ class Tracer(TracerBase):
         if func not in npf.SHARING:
             out = inplace.distinct(out, args, False)
         out = arrayargs.numpy_result(out)
-        if npf.scalar_answer(func, kwargs):
+        if npf.scalar_answer(func, args, kwargs):
             return inplace.scalar_result(out)
-        return inplace.array_result(out, func in npf.ARRAY_RESULTS)
+        return inplace.array_result(out, npf.array_answer(func, args))
 
     # --- array methods: ndarray's parameters (and, for the reductions that
     # take ``**kwargs``, those of the NumPy function they forward to)
