@@ -47,6 +47,7 @@ from .errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
 from .frontends import source as source_frontend, source_guards
 from .frontends.tracing import input_names
 from .ir import Ident, aval_of
+from .primitives.inplace import is_scalar
 from .primitives.trace import eval_program, tracing
 from .pytree import flatten, unflatten
 from .primitives.staging import stage
@@ -108,7 +109,10 @@ def _signature(leaves, static, shapes=True):
             key.append(("static", type(x), x if plain else Ident(x)))
         else:
             a = aval_of(x)
-            key.append((a.shape if shapes else a.ndim, a.dtype.str, a.weak))
+            # a 0-d array and a NumPy scalar get code of their own: ``x += 1``
+            # writes into the one and rebinds the other (``source.make_program``)
+            key.append((a.shape if shapes else a.ndim, a.dtype.str, a.weak,
+                        not a.shape and not is_scalar(x)))
     return tuple(key)
 
 

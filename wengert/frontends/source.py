@@ -40,6 +40,7 @@ from . import source_runtime
 from .source_env import static_object
 from ..ir import aval_of
 from ..pytree import flatten, unflatten
+from ..primitives.inplace import is_scalar
 from ..primitives.staging import stage
 from .tracing import input_names
 from .source_convert import convert_with, is_converted, is_wengert_code
@@ -77,6 +78,7 @@ def make_program(fn, args, name=None, avals=None, kwargs=None):
     if avals is None:
         avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
     out_tree = [None]
+    dynamic = [x for x, s in zip(leaves, static) if not s]
 
     # an object argument is the same object at every call (the cache is keyed
     # by it), but what the code reads from it is read at each call
@@ -88,6 +90,12 @@ def make_program(fn, args, name=None, avals=None, kwargs=None):
              else ())
 
     def flat(*xs):
+        # an input is a scalar where the caller passed a number (a Python float,
+        # an np.float64), a 0-d array where it passed one: ``y = x; x += 1``
+        # writes into the caller's 0-d array, which y sees (the code is reused
+        # only for arguments of the same kind: ``api_source._signature``)
+        for x, leaf in zip(xs, dynamic):
+            x.scalar = is_scalar(leaf)
         it = iter(xs)
         full = [st if s else next(it) for st, s in zip(statics, static)]
         # while staging: its defaults are read here

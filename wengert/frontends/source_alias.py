@@ -29,8 +29,13 @@ that shares with it writes into the caller's array. Such a def is checked
 where converted code calls it (``check_param_writes``), unless nothing the
 caller reads afterwards shares that argument (``u = step(u)``, ``h(u.copy())``).
 
-Known limits (conservative or not tracked): a 0-d traced value counts as a
-scalar; values stored into a list by ``L[i] = y`` are not followed (``append``
+A 0-d traced value counts as a scalar only where it is one for certain
+(ufuncs, reductions, ``v[i]``, ``float()``, an np.float64 argument:
+``inplace.is_scalar``); ``x.copy()``, ``np.where``, ``x[...]`` of a 0-d array
+are 0-d arrays, which ``y += v`` writes in place.
+
+Known limits (conservative or not tracked): values stored into a list by
+``L[i] = y`` are not followed (``append``
 and list literals are); two arguments that are one array at call time are
 taken as distinct (the Program's inputs are values).
 """

@@ -1,7 +1,10 @@
 """The checks ``source_alias`` marks, made on the values while the converted
 function is staged (they leave nothing in the generated code). The values
 decide what the static analysis could not: a scalar (``y[i]`` of a 1-D array,
-a float in ``s += 1``) shares no memory, an array or a list may.
+a float in ``s += 1``) shares no memory, an array or a list may; a 0-d
+traced value counts as a scalar only where it is one for certain
+(``inplace.is_scalar``): ``x.copy()`` of a 0-d array is a 0-d array, which
+``y += v`` writes in place.
 
 * ``alias_check``: before ``y[i] = v`` / ``y += v``, no name read afterwards
   may share ``y``'s value;
@@ -18,8 +21,8 @@ import numbers
 import numpy as np
 
 from ..errors import InPlaceUpdateError, user_location
-from ..ir import aval_of
 from ..primitives.core import TracerBase
+from ..primitives.inplace import is_scalar
 
 __all__ = ["alias_check", "param_writes", "check_param_writes"]
 
@@ -41,10 +44,10 @@ def _value(get):
 
 
 def _in_place(v):
-    """Whether ``v += ...`` writes into ``v`` (an array or a list), rather
-    than binding a new value (a number)."""
+    """Whether ``v += ...`` writes into ``v`` (an array, a 0-d one too, or a
+    list), rather than binding a new value (a number, a NumPy scalar)."""
     if isinstance(v, TracerBase):
-        return aval_of(v).shape != ()
+        return not is_scalar(v)
     return isinstance(v, (np.ndarray, list, dict))
 
 
@@ -55,7 +58,7 @@ def _may_share(v):
     if v is None or isinstance(v, (numbers.Number, np.generic, str, bytes, range)):
         return False
     if isinstance(v, TracerBase):
-        return aval_of(v).shape != ()
+        return not is_scalar(v)
     if isinstance(v, tuple):
         return any(_may_share(x) for x in v)
     if isinstance(v, (np.ndarray, list, dict, _Outside)):

@@ -25,7 +25,8 @@ from ..primitives import arith
 from ..primitives.core import TracerBase, zeros
 from ..pytree import flatten, unflatten
 from ..primitives.control.stage import stage_loop
-from ..primitives.staging import closure_convert, name_value, stage
+from ..primitives.inplace import array_value, is_scalar
+from ..primitives.staging import StagingTracer, closure_convert, name_value, stage
 from .source_names import EXIT_FLAG
 from ..primitives.rules import broadcast_shapes, result_dtype
 from ..primitives.shape import broadcast_to
@@ -168,10 +169,18 @@ def widens(a, b):
 
 
 def zeros_of(spec):
-    """Zeros of ``spec`` (a Python float's is 0.0)."""
+    """Zeros of ``spec`` (a Python float's is 0.0), the value of a variable
+    on a path that never reads it (assigned first inside a loop, returned on
+    the other branch): a 0-d one is a NumPy scalar, so that its kind leaves
+    the real value's alone (``assemble``'s scalars)."""
     if isinstance(spec, TupleSpec):
-        return unflatten(spec.tree, [zeros(a) for a in spec.avals])
-    return zeros(spec)
+        return unflatten(spec.tree, [_zero(a) for a in spec.avals])
+    return _zero(spec)
+
+
+def _zero(aval):
+    z = zeros(aval)
+    return z[()] if type(z) is np.ndarray and z.ndim == 0 else z
 
 
 def _coerce(v, aval):
@@ -223,8 +232,19 @@ class Block:
         self.out_info = None
         n_lead = len(lead_avals)
 
+        # which operand leaves are scalars for certain (``inplace.is_scalar``):
+        # the block's inputs are of their kind, and a loop's carry stays a
+        # scalar only while each step gives one (``source_loops``)
+        self.in_scalar = [is_scalar(x) for x in self.operands]
+        self.out_scalar = None
+
         def flat(*xs):
             lead, ops = xs[:n_lead], list(xs[n_lead:])
+            for x in lead:
+                # a loop's counter (a Python int) or an item of a 1-D array
+                x.scalar = True
+            for x, k in zip(ops, self.in_scalar):
+                x.scalar = k
             vals, pos = [], 0
             for v, spec in zip(state, self.in_specs):
                 if spec is None:
@@ -263,6 +283,7 @@ class Block:
                 else:
                     info.append(("py", o))
             self.out_info = info
+            self.out_scalar = [is_scalar(x) for x in leaves]
             return leaves
 
         carry_avals = [aval_of(x) for x in self.operands]
@@ -297,6 +318,22 @@ class Block:
                 carry += [nm if user else ""] * len(ls)
         items = list(per_item) if len(per_item) == n_xs else [""] * n_xs
         return [counter][:n_lead] + [""] * (n_lead - 1) + carry + items
+
+    def carries_arrays(self):
+        """Per state entry whose carry is a scalar for certain on entry but
+        may be a 0-d array after a step (``x = np.where(...)``): its leaves'
+        kinds, all of which the loop must take as arrays-or-scalars from the
+        start ({k: [scalar?, ...]}); empty when every kind is stable."""
+        out, pos = {}, 0
+        for k, (o, spec) in enumerate(zip(self.is_op, self.in_specs)):
+            if not o:
+                continue
+            n = n_leaves(spec)
+            ins, outs = self.in_scalar[pos:pos + n], self.out_scalar[pos:pos + n]
+            if any(a and not b for a, b in zip(ins, outs)):
+                out[k] = [a and b for a, b in zip(ins, outs)]
+            pos += n
+        return out
 
     def output_slices(self):
         """Per state entry that is an operand output: its slice of the
@@ -376,9 +413,21 @@ def _user_name(name):
     return name if name.isidentifier() and not name.startswith("__wg") else ""
 
 
-def assemble(names, merged, specs, res):
+def as_kinds(v, scalars):
+    """The operand ``v`` (a value, or a tuple of them) with each leaf whose
+    flag in ``scalars`` is False a 0-d array where it was a scalar."""
+    leaves, tree = flatten(v)
+    return unflatten(tree, [x if k else array_value(x) for x, k in zip(leaves, scalars)])
+
+
+def assemble(names, merged, specs, res, scalars):
     """The state after a structured construct: operand entries (specs[k])
-    rebuilt from ``res``, in order; Python values as they are."""
+    rebuilt from ``res``, in order, each leaf a scalar for certain where
+    ``scalars`` says so (the construct's results are new values, of no
+    kind yet); Python values as they are."""
+    for r, k in zip(res, scalars):
+        if type(r) is StagingTracer:
+            r.scalar = k
     it = iter(res)
     out = []
     for k, (kd, v) in enumerate(merged):

@@ -19,8 +19,8 @@ from ..primitives import arith, control, index as index_mod, ordering
 from ..primitives.control.params import ForParams, WhileParams
 from ..primitives.checkpoint_loop import checkpointed, checkpointed_loop
 from .source_env import EnvObject
-from .source_blocks import (Block, Undefined, assemble, coerce_to, join_spec, spec_of, widens,
-                            zeros_of)
+from .source_blocks import (Block, Undefined, as_kinds, assemble, coerce_to, join_spec, spec_of,
+                            widens, zeros_of)
 from .source_ops import (_NEEDS_CONCRETE, DimRange, TracedRange, _Sequence, _any_traced,
                          _probe, _python_iterable, _traced, and_, if_stmt, named, not_)
 from ..pytree import flatten
@@ -84,7 +84,15 @@ def _loop_fixpoint(run_block, state, names, where):
                                    repr(names[k]))
                 changed = True
         if not changed:
-            return block, state
+            # a scalar carry that a step makes a 0-d array (``y = np.where(...)``)
+            # is taken for a possible array from the start: ``old = y; y += v``
+            # at the top of the loop writes into it from the second step on
+            arrays = block.carries_arrays()
+            if not arrays:
+                return block, state
+            for k, scalars in arrays.items():
+                new[k] = as_kinds(new[k], scalars)
+            changed = True
         state = tuple(new)
     raise UnsupportedSyntax(f"{where}: a loop variable's shape or dtype keeps changing")
 
@@ -325,7 +333,8 @@ def _after_loop(names, state, block, res):
     Python values the loop leaves alone as they were."""
     merged = [("op", None) if o else ("py", v) for v, o in zip(state, block.is_op)]
     specs = dict(enumerate(block.in_specs))
-    return assemble(names, merged, specs, res[:len(block.operands)])
+    scalars = [a and b for a, b in zip(block.in_scalar, block.out_scalar)]
+    return assemble(names, merged, specs, res[:len(block.operands)], scalars)
 
 
 def _with_inputs(prog, nc, avals, after):

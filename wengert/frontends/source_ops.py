@@ -20,12 +20,13 @@ from ..errors import ConcretizationError, NonDifferentiableInputError, Unsupport
 from ..ir import Program, Var, aval_of
 from ..primitives import control, index as index_mod, numpy_lists, ordering, selection
 from ..primitives.core import TracerBase
+from ..primitives.inplace import array_value, is_scalar
 from ..primitives.trace import effects_made, set_current
 from ..primitives.staging import StagingTrace, name_value
 from ..pytree import flatten
 from .source_env import concrete
 from .source_blocks import (Block, Undefined, assemble, join_spec, merge_pyvalues,
-                            same_spec)
+                            n_leaves, same_spec)
 
 # what a block raises when it needs a Python value where it got a traced one
 _NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError, TypeError)
@@ -194,6 +195,17 @@ def setitem(x, idx, v):
     return out
 
 
+def augmented(old, new):
+    """``y op= v`` of a name, converted to ``y = augmented(y, y op v)``: where
+    ``y`` was a 0-d array, NumPy wrote ``y op v`` into it and ``y`` is still
+    that array, so the new value is of its kind (a later ``z = y; y += w``
+    writes into it again); of a scalar, Python bound a new scalar."""
+    if (isinstance(new, TracerBase) and not aval_of(new).shape
+            and (isinstance(old, np.ndarray) or _traced(old) and not is_scalar(old))):
+        return array_value(new)
+    return new
+
+
 # --- a first look that leaves no equations ---------------------------------------
 def _probe(fn, *args):
     """``fn(*args)`` recorded into a Program that is thrown away: a first look
@@ -321,7 +333,11 @@ def if_stmt(test, true_fn, false_fn, state, names, lineno, guard=False):
         progs.append(Program(ins, b.prog.eqns, outs, b.prog.name))
     # a boolean test selects branch 0 (false) or 1 (true) directly
     res = control.cond(test, progs, *all_consts, *blocks[0].operands)
-    return assemble(names, merged, specs, res)
+    # a result is a scalar for certain where each branch gives one
+    slices = [b.output_slices() for b in blocks]
+    scalars = [all(b.out_scalar[sl[j].start + m] for b, sl in zip(blocks, slices))
+               for j in op_names for m in range(n_leaves(specs[j]))]
+    return assemble(names, merged, specs, res, scalars)
 
 
 def _python_iterable(it):

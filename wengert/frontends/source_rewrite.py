@@ -269,7 +269,9 @@ class Converter(ast.NodeTransformer):
             return ast.copy_location(ast.Assign(targets=[_name(t.value.id, ast.Store())],
                                                 value=upd, lineno=node.lineno), node)
         if isinstance(t, ast.Name):
-            new = ast.BinOp(left=_name(t.id), op=node.op, right=node.value)
+            # y op= v: a new value, of y's kind where y is a 0-d array (``augmented``)
+            new = _call(_rt("augmented"), _name(t.id),
+                        ast.BinOp(left=_name(t.id), op=node.op, right=node.value))
             return ast.copy_location(ast.Assign(targets=[_name(t.id, ast.Store())], value=new,
                                                 lineno=node.lineno), node)
         raise self.src.error(node, "augmented assignment to an attribute",

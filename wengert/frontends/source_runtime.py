@@ -20,7 +20,10 @@ from ..dims import Dim
 from ..errors import ConcretizationError, UnsupportedSyntax, user_location
 from ..ir import aval_of
 from ..primitives import arith, casts, library, ordering, reduce as reduce_mod
+from ..primitives.inplace import array_result, scalar_result
+from ..primitives.numpy_functions import array_answer, scalar_answer
 from ..primitives.math_twins import find_twin
+from ..primitives.staging import StagingTracer
 from .source_env import (EnvObject, call_outside, concrete, env_cell, env_global,
                          holds_outside_object, materialize, outside_method)
 from .source_convert import convert_with, is_converted, is_wengert_code
@@ -30,12 +33,12 @@ from .source_blocks import Undefined
 from .source_alias_check import alias_check, check_param_writes, param_writes
 from .source_loops import for_stmt, while_stmt
 from .source_ops import (UNDEF, DimRange, TracedRange, _Sequence, _any_traced, _traced, and_,
-                         getitem, guard_stmt, if_stmt, ifexp, is_, named, none_of, not_, or_,
-                         read, setitem)
+                         augmented, getitem, guard_stmt, if_stmt, ifexp, is_, named, none_of,
+                         not_, or_, read, setitem)
 
 __all__ = ["UNDEF", "read", "named", "not_", "and_", "or_", "none_of", "ifexp", "setitem",
            "getitem", "call", "if_stmt", "guard_stmt", "for_stmt", "while_stmt", "env_global",
-           "env_cell", "is_", "alias_check", "param_writes", "call_unseen"]
+           "env_cell", "is_", "alias_check", "param_writes", "call_unseen", "augmented"]
 
 # this module: the namespace converted code calls (``__wg``), and so the one
 # the user's functions it converts at run time are given
@@ -58,7 +61,9 @@ def _int(x=0, *a):
     if type(x) is Dim:
         return x
     if _traced(x):
-        return x if aval_of(x).dtype.kind in "iu" else arith.convert(x, dtype=np.dtype(np.int64))
+        out = x if aval_of(x).dtype.kind in "iu" else arith.convert(x, dtype=np.dtype(np.int64))
+        # a Python int: ``n += 1`` rebinds it (``inplace.is_scalar``)
+        return out.clone(scalar=True) if type(out) is StagingTracer and not out.scalar else out
     dims.pin(x)
     return builtins.int(x, *a)
 
@@ -169,7 +174,12 @@ def _call(f, args, kw, unseen):
     rule = library.call_rule(f)
     if rule is not None and _any_traced([args, kw]):
         library.check_complex(f, args, kw)  # complex operands: audited wrappers only
-        return rule(*args, **kw)            # np.array, scipy.stats...: the library table
+        # np.array, scipy.stats...: the library table; a 0-d result is an
+        # array (``np.array(s)`` is one) unless NumPy gives a scalar (np.sum)
+        out = rule(*args, **kw)
+        if scalar_answer(f, args, kw):
+            return scalar_result(out)
+        return array_result(out, array_answer(f, args))
     if is_impure(f):
         return call_outside(f, args, kw)    # made at every call of the generated code
     if isinstance(f, functools.partial):    # its function, with its arguments

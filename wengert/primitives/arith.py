@@ -23,7 +23,7 @@ import operator
 import numpy as np
 
 from .. import dims as _dims
-from .core import Linear, Primitive, Zero, register, zero_if_any
+from .core import OPERAND_KIND, Linear, Primitive, Zero, register, zero_if_any
 from .trace import wrapper_of
 from .rules import (_PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower, elementwise_aval,
                     shape_error)
@@ -391,7 +391,7 @@ def _weak(weak):
 
 convert_p = register(Primitive("convert", nargs=1, impl=convert_impl, jvp=convert_jvp,
                                transpose=convert_transpose, abstract_eval=convert_aval,
-                               batch=convert_batch))
+                               batch=convert_batch, numpy_scalar=OPERAND_KIND))
 convert_p.zero_rule = zero_if_any(convert_p)
 convert = _wrap(convert_p)
 

@@ -50,7 +50,15 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
   (JAX's conventions: complex tangents, the linear transpose without
   conjugation); complex values on any other primitive raise
   ``UnsupportedDtypeError`` naming it. The audited rows are listed in one
-  place, ``complex_parts.COMPLEX_OK``.
+  place, ``complex_parts.COMPLEX_OK``;
+* ``numpy_scalar``  True, or a predicate on its params, where NumPy answers
+  the operation at a 0-d result with a scalar (``np.float64``), not a 0-d
+  array: ufuncs (the rows with an elementwise shape rule, the default),
+  reductions, full integer indexing; ``OPERAND_KIND`` where the result is
+  of its first operand's kind (a cast: ``s.astype`` of a scalar is one, of
+  a 0-d array an array). ``y += v`` rebinds a scalar but writes into a 0-d
+  array, which every other name of it sees; a 0-d value of a row that says
+  nothing may be an array (``inplace.is_scalar``).
 
 Applying a primitive (``bind``) and the traces that interpret it are in
 ``trace.py``.
@@ -64,7 +72,7 @@ from ..ir import Ident, aval_of
 from ..atoms import HasAval, TracerBase     # (the tracers' base, which rules test values against)
 from ..errors import UnsupportedDtypeError, WengertError, user_location
 
-__all__ = ["Primitive", "PRIMITIVES", "register", "NOT_LINEAR", "BY_IMPL", "Zero", "Linear",
+__all__ = ["Primitive", "PRIMITIVES", "register", "NOT_LINEAR", "BY_IMPL", "OPERAND_KIND", "Zero", "Linear",
            "snapshot", "TracerBase", "raise_typed", "rule_error", "is_complex", "refuse_complex", "instantiate", "is_zero", "zero_if_any", "is_float", "zeros"]
 
 PRIMITIVES: dict[str, "Primitive"] = {}
@@ -83,6 +91,16 @@ class _ByImpl:
         return "BY_IMPL"
 
 
+class _OperandKind:
+    def __repr__(self):
+        return "OPERAND_KIND"
+
+
+# ``numpy_scalar`` of a row whose 0-d result is a scalar where its first
+# operand is one (``Primitive``)
+OPERAND_KIND = _OperandKind()
+
+
 # a rule slot holding BY_IMPL: the transform differentiates the primitive by
 # running its impl (written with primitives) on its own values
 BY_IMPL = _ByImpl()
@@ -95,13 +113,14 @@ class Primitive:
                  "zero_rule", "batch", "multiple_results", "inline", "differentiable",
                  "linearize", "linearize_for_vjp", "jvp_for_grad", "runtime", "effect",
                  "complex_ok", "dce", "simplify", "algebra", "print", "emit", "lower",
-                 "__dict__")
+                 "numpy_scalar", "__dict__")
 
     def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
                  zero_rule=None, batch=None, multiple_results=False, inline=False,
                  differentiable=True, linearize=None, linearize_for_vjp=None,
                  jvp_for_grad=None, runtime=False, effect=False, complex_ok=False,
-                 dce=None, simplify=None, algebra=None, print=None, emit=None, lower=None):
+                 dce=None, simplify=None, algebra=None, print=None, emit=None, lower=None,
+                 numpy_scalar=None):
         self.name = name
         self.nargs = nargs                  # None: variadic
         self.impl = impl
@@ -130,6 +149,9 @@ class Primitive:
         self.print = print
         self.emit = emit
         self.lower = lower                  # its imperative form (``backends/lower.py``)
+        # a ufunc's 0-d result is a NumPy scalar (``elementwise_aval`` marks its rule)
+        self.numpy_scalar = (getattr(abstract_eval, "ufunc", False) if numpy_scalar is None
+                             else numpy_scalar)
 
     @property
     def linear(self):

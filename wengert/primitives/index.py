@@ -158,9 +158,17 @@ def getitem_batch(args, batched, idx):
     return getitem(args[0], (slice(None),) + idx)
 
 
+def getitem_scalar(idx):
+    """Full integer indexing (``v[i]``, ``A[i, j]``, ``a[()]``) gives NumPy
+    scalars; ``a[...]``, ``v[i, ...]`` and slices give arrays, 0-d ones too."""
+    return all(p is DYN or type(p) is int or type(p) is np.ndarray and p.ndim == 0
+               for p in idx)
+
+
 getitem_p = register(Primitive("getitem", nargs=None, impl=getitem_impl, jvp=getitem_jvp,
                                transpose=getitem_transpose, abstract_eval=getitem_aval,
-                               batch=getitem_batch))
+                               batch=getitem_batch,
+                               numpy_scalar=getitem_scalar))
 getitem_p.zero_rule = zero_if_any(getitem_p)
 
 

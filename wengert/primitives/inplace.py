@@ -27,7 +27,83 @@ import numpy as np
 from .core import TracerBase
 from ..errors import InPlaceUpdateError, ShapeMismatchError, UnsupportedDtypeError, user_location
 
-__all__ = ["augmented", "distinct", "fresh", "link_views", "returns_new"]
+__all__ = ["augmented", "distinct", "fresh", "link_views", "returns_new", "is_scalar",
+           "array_value", "array_result", "scalar_value", "scalar_result"]
+
+
+# --- scalars and 0-d arrays -----------------------------------------------------
+# NumPy gives a 0-d *array* from ``x.copy()`` of one, ``np.copy``, ``np.array``,
+# ``np.where``, ``x[...]``..., which ``y += v`` writes in place (every name of
+# it sees the change), and a *scalar* from ufuncs, reductions and ``v[i]``,
+# which ``y += v`` rebinds. A traced 0-d value is held as a scalar only where
+# that is certain: a concrete NumPy scalar, or a staged value its row or
+# input marked so (``StagingTracer.scalar``); anything else may be an array.
+
+def is_scalar(v):
+    """Whether ``v`` is a scalar for certain (a Python or NumPy number, or a
+    traced 0-d value known to be one), never an array that ``v += w``
+    writes into."""
+    if isinstance(v, TracerBase):
+        if v.aval.shape != ():
+            return False
+        c = _concrete(v)
+        if c is not None:
+            return type(c) is not np.ndarray
+        return v.numpy_scalar()
+    return isinstance(v, (int, float, complex, np.generic))
+
+
+def scalar_value(v):
+    """A concrete value or a tracer as a NumPy scalar where it is a 0-d array."""
+    if isinstance(v, TracerBase):
+        return v.as_scalar()
+    if type(v) is np.ndarray and v.ndim == 0:
+        return v[()]
+    return v
+
+
+def array_value(v):
+    """A concrete value or a tracer as a 0-d array where it is a scalar
+    (``np.asarray``'s kind, not its dtype: the tracer's aval is kept)."""
+    if isinstance(v, TracerBase):
+        return v.as_array()
+    if isinstance(v, (int, float, complex, np.generic)):
+        return np.asarray(v)
+    return v
+
+
+def scalar_result(out):
+    """``out``, the result of a NumPy function that answers a 0-d result with
+    a scalar (``np.sum``, ``np.flip`` of a 0-d array), with its 0-d traced
+    values made scalars where a rule handed back a 0-d array (its operand,
+    an ``np.where``)."""
+    if isinstance(out, TracerBase):
+        return out if out.aval.shape else out.as_scalar()
+    if type(out) in (tuple, list):
+        return type(out)(scalar_result(o) for o in out)
+    return out
+
+
+def array_result(out, certain=True):
+    """``out``, a NumPy function's result, with its 0-d values made arrays
+    where they were scalars: the function's NumPy answer is an array
+    (``certain``: ``np.copy``, ``np.full_like``, ``np.asarray`` of a scalar),
+    or may be one (not ``certain``: a function that answers with a scalar
+    where its operand is one, or one not classified). An uncertain answer
+    only takes a staged value's certainty away (the source engine then
+    refuses a write that another name would see); a concrete value keeps the
+    type NumPy's own implementation gave it."""
+    if isinstance(out, TracerBase):
+        if out.aval.shape:
+            return out
+        return out.as_array() if certain else out.as_maybe_array()
+    if certain and isinstance(out, np.generic):
+        return np.asarray(out)      # computed now (np.full_like(x, 1.5) reads no value)
+    if type(out) in (tuple, list):
+        return type(out)(array_result(o, certain) for o in out)
+    return out
+
+
 
 
 def _concrete(x):
@@ -99,11 +175,12 @@ def _among(out, args):
 
 def returns_new(method):
     """An array method NumPy answers with a new array (``y.sum(axis=())``,
-    ``y.round(20)``): never the tracer itself (``distinct``)."""
+    ``y.round(20)``): never the tracer itself (``distinct``), and a NumPy
+    scalar where it is 0-d (``a.sum()`` of a 0-d array is one)."""
     @functools.wraps(method)        # NumPy's parameters, as ``inspect.signature`` shows them
     def wrapper(self, *args, **kwargs):
         out = method(self, *args, **kwargs)
-        return distinct(out, (self,), True) if out is self else out
+        return scalar_result(distinct(out, (self,), True) if out is self else out)
     return wrapper
 
 
@@ -164,5 +241,7 @@ def _update(y, v, op, symbol):
                 f"{y.aval.dtype} array, which NumPy refuses (casting 'same_kind'); write "
                 f"y = y {symbol} v for a new array of the wider type")
         r = r.astype(y.aval.dtype)
+    if type(val) is np.ndarray and not y.aval.shape:
+        r = r.as_array()            # a 0-d array stays one (NumPy writes into it)
     y.become(r)
     return y

@@ -181,7 +181,7 @@ def matmul_batch(args, batched):
 
 matmul_p = register(Primitive("matmul", nargs=2, impl=np.matmul, jvp=matmul_jvp,
                               transpose=matmul_transpose, abstract_eval=matmul_aval,
-                              batch=matmul_batch))
+                              batch=matmul_batch, numpy_scalar=True))     # np.matmul: a ufunc
 matmul_p.zero_rule = zero_if_any(matmul_p)
 
 

@@ -98,6 +98,25 @@ class Tracer(TracerBase):
 
     conjugate = conj
 
+    # --- scalar or 0-d array (``inplace.is_scalar``): a tracer with no
+    # concrete value says, each class for its own
+    def numpy_scalar(self):
+        """Whether this 0-d value is a NumPy or Python scalar for certain."""
+        return False
+
+    def as_array(self):
+        """This value as a 0-d array where it is a scalar (``inplace.array_value``)."""
+        return self
+
+    def as_scalar(self):
+        """This value as a NumPy scalar where it is a 0-d array (``inplace.scalar_value``)."""
+        return self
+
+    def as_maybe_array(self):
+        """This value, not known to be a scalar where it has no concrete value
+        (``inplace.array_result``)."""
+        return self
+
     def __len__(self):
         if not self.aval.shape:
             raise TypeError("len() of a 0-d traced array")
@@ -126,7 +145,7 @@ class Tracer(TracerBase):
     def __floordiv__(self, o): return ordering.floor_divide(self, o)
     def __rfloordiv__(self, o): return ordering.floor_divide(o, self)
     def __neg__(self): return arith.neg(self)
-    def __pos__(self): return inplace.fresh(self)
+    def __pos__(self): return inplace.scalar_result(inplace.fresh(self))  # as np.positive
     def __abs__(self): return ordering.abs(self)
     def __lt__(self, o): return ordering.less(self, o)
     def __le__(self, o): return ordering.less_equal(self, o)
@@ -235,7 +254,9 @@ class Tracer(TracerBase):
         library.check_complex(ufunc, inputs)
         out = ufunc_call(ufunc, library.ufunc_rule(ufunc), inputs, kwargs,
                          library.display_name(ufunc))
-        return inplace.distinct(out, inputs, True)      # a ufunc's result is a new array
+        # a ufunc's result is a new array, a NumPy scalar where it is 0-d
+        out = inplace.distinct(out, inputs, True)
+        return out if kwargs.get("out") is not None else inplace.scalar_result(out)
 
     def __array_function__(self, func, types, args, kwargs):
         fn = library.function_rule(func)
@@ -247,7 +268,10 @@ class Tracer(TracerBase):
             return out
         if func not in npf.SHARING:
             out = inplace.distinct(out, args, False)
-        return arrayargs.numpy_result(out)
+        out = arrayargs.numpy_result(out)
+        if npf.scalar_answer(func, args, kwargs):
+            return inplace.scalar_result(out)
+        return inplace.array_result(out, npf.array_answer(func, args))
 
     # --- array methods: ndarray's parameters (and, for the reductions that
     # take ``**kwargs``, those of the NumPy function they forward to)

@@ -60,7 +60,7 @@ class AbsEmit(EmitRule):
 
 
 abs_p = register(Primitive("abs", nargs=1, impl=operator.abs, jvp=abs_jvp, transpose=NOT_LINEAR,
-                           abstract_eval=abs_aval, emit=AbsEmit()))
+                           abstract_eval=abs_aval, emit=AbsEmit(), numpy_scalar=True))
 abs = _wrap(abs_p)
 
 sign_p = _unary("sign", np.sign, None, float_out=False)

@@ -59,9 +59,11 @@ def reduce_min_impl(x, axes):
 
 
 reduce_max_p = register(Primitive("reduce_max", nargs=1, impl=reduce_max_impl, jvp=None,
-                                  transpose=NOT_LINEAR, abstract_eval=reduce_aval))
+                                  transpose=NOT_LINEAR, abstract_eval=reduce_aval,
+                                  numpy_scalar=True))
 reduce_min_p = register(Primitive("reduce_min", nargs=1, impl=reduce_min_impl, jvp=None,
-                                  transpose=NOT_LINEAR, abstract_eval=reduce_aval))
+                                  transpose=NOT_LINEAR, abstract_eval=reduce_aval,
+                                  numpy_scalar=True))
 reduce_max_p.emit = NumpyAxisCall("max", "axes")
 reduce_min_p.emit = NumpyAxisCall("min", "axes")
 
@@ -105,7 +107,7 @@ def reduce_prod_jvp(primals, tangents, axes):
 
 reduce_prod_p = register(Primitive("reduce_prod", nargs=1, impl=reduce_prod_impl,
                                    jvp=reduce_prod_jvp, transpose=NOT_LINEAR,
-                                   abstract_eval=reduce_aval))
+                                   abstract_eval=reduce_aval, numpy_scalar=True))
 reduce_prod_p.emit = NumpyAxisCall("prod", "axes")
 
 
@@ -341,9 +343,9 @@ def arg_aval(x, axis):
 
 
 argmax_p = register(Primitive("argmax", nargs=1, impl=argmax_impl, jvp=None, transpose=NOT_LINEAR,
-                              abstract_eval=arg_aval, differentiable=False))
+                              abstract_eval=arg_aval, differentiable=False, numpy_scalar=True))
 argmin_p = register(Primitive("argmin", nargs=1, impl=argmin_impl, jvp=None, transpose=NOT_LINEAR,
-                              abstract_eval=arg_aval, differentiable=False))
+                              abstract_eval=arg_aval, differentiable=False, numpy_scalar=True))
 argmax_p.emit = NumpyAxisCall("argmax", "axis")
 argmin_p.emit = NumpyAxisCall("argmin", "axis")
 

@@ -97,6 +97,7 @@ def elementwise_aval(name, float_out=False, out_dtype=None, python_scalars=False
             dtype = np.dtype(np.float64)
         return Aval(shape, dtype, weak=weak)
     abstract_eval.__name__ = f"{name}_abstract_eval"
+    abstract_eval.ufunc = True      # a 0-d result is a NumPy scalar (``Primitive.numpy_scalar``)
     return abstract_eval
 
 

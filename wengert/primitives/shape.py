@@ -308,7 +308,8 @@ def reduce_sum_aval(x, axes):
 
 
 reduce_sum_p = register(Primitive("reduce_sum", nargs=1, impl=reduce_sum_impl, jvp=reduce_sum_jvp,
-                                  transpose=reduce_sum_transpose, abstract_eval=reduce_sum_aval))
+                                  transpose=reduce_sum_transpose, abstract_eval=reduce_sum_aval,
+                                  numpy_scalar=True))
 reduce_sum_p.zero_rule = zero_if_any(reduce_sum_p)
 class ReduceSumEmit(NumpyAxisCall):
     """``np.sum(x, axis=...)``; of booleans over every axis (a count),

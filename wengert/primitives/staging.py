@@ -16,13 +16,15 @@ program whose inputs are symbolic tangents).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dims as _dims
 from ..errors import LeakedTracerError, UnsupportedDtypeError, user_location
 from ..ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs_at_call
-from .core import TracerBase, Zero, raise_typed, zeros
+from .core import OPERAND_KIND, TracerBase, Zero, raise_typed, zeros
 from .trace import TRACE_STATE, Trace, rules_under, set_current
 from .numpy_api import Tracer
-from .inplace import link_views
+from .inplace import array_value, is_scalar, link_views, scalar_value
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert",
            "defining"]
@@ -42,12 +44,18 @@ def name_value(value, name, role=Role.VALUE):
 
 class StagingTracer(Tracer):
     # ``_base``/``_views``: as ``JVPTracer``'s (``inplace.link_views``)
-    __slots__ = ("atom", "val", "_base", "_views", "__weakref__")
+    __slots__ = ("atom", "val", "scalar", "_base", "_views", "__weakref__")
 
-    def __init__(self, trace, var, val=None):
+    def __init__(self, trace, var, val=None, scalar=False):
         self._trace = trace
         self.atom = var       # a Var, or a Lit for a lifted constant
         self.val = val        # the concrete value, or None when symbolic
+        # a 0-d value that is a NumPy or Python scalar for certain, which
+        # ``y += v`` rebinds; False: it may be a 0-d array, which NumPy writes
+        # in place (``inplace.is_scalar``). Set where the tracer is made: by
+        # the row that computed it (``Primitive.numpy_scalar``), or from the
+        # value an input stands for
+        self.scalar = scalar
 
     @property
     def aval(self):
@@ -65,9 +73,30 @@ class StagingTracer(Tracer):
         """Turn into ``new``, a value of the same trace (``y += v``: ``inplace``)."""
         self.atom, self.val = new.atom, new.val
 
-    def clone(self):
-        """Another tracer of the same value (a copy: ``inplace.fresh``)."""
-        return StagingTracer(self._trace, self.atom, self.val)
+    def clone(self, scalar=None):
+        """Another tracer of the same value (a copy: ``inplace.fresh``), of
+        the same kind (``x.copy()`` of a NumPy scalar is one) or, given
+        ``scalar``, of that kind."""
+        return StagingTracer(self._trace, self.atom, self.val,
+                             self.scalar if scalar is None else scalar)
+
+    def numpy_scalar(self):
+        return self.scalar
+
+    def as_scalar(self):
+        """This value as NumPy holds a scalar (``np.sum`` of a 0-d array)."""
+        if self.scalar and type(self.val) is not np.ndarray:
+            return self
+        return StagingTracer(self._trace, self.atom, scalar_value(self.val), True)
+
+    def as_maybe_array(self):
+        return self.clone(scalar=False) if self.scalar and self.val is None else self
+
+    def as_array(self):
+        """This value as NumPy holds it after ``np.asarray``: a 0-d array."""
+        if not self.scalar and (self.val is None or type(self.val) is np.ndarray):
+            return self
+        return StagingTracer(self._trace, self.atom, array_value(self.val), False)
 
 
 class StagingTrace(Trace):
@@ -100,7 +129,7 @@ class StagingTrace(Trace):
         val = None
         if self.concrete:
             val = x.concrete_value if isinstance(x, Tracer) else x
-        return StagingTracer(self, Lit(x), val)
+        return StagingTracer(self, Lit(x), val, is_scalar(x))
 
     def check_enclosing(self, x):
         """``x``, a tracer that is not this trace's: one of an enclosing trace,
@@ -168,15 +197,16 @@ class StagingTrace(Trace):
         if prim.multiple_results:
             outs = [Var(a, "", self.role) for a in out_avals]
             self.eqns.append(Eqn(prim, atoms, outs, params))
+            scalars = [_scalar_result(prim, args, params, a) for a in out_avals]
             if vals is None:
-                return tuple(StagingTracer(self, v) for v in outs)
-            res = tuple(StagingTracer(self, v, x) for v, x in zip(outs, vals))
+                return tuple(StagingTracer(self, v, None, k) for v, k in zip(outs, scalars))
+            res = tuple(StagingTracer(self, v, x, k) for v, x, k in zip(outs, vals, scalars))
             for r in res:
                 link_views(r, args)
             return res
         out = Var(out_avals, "", self.role)
         self.eqns.append(Eqn(prim, atoms, (out,), params))
-        res = StagingTracer(self, out, vals)
+        res = StagingTracer(self, out, vals, _scalar_result(prim, args, params, out_avals))
         if vals is not None:
             link_views(res, args)
         return res
@@ -188,6 +218,20 @@ class StagingTrace(Trace):
         if isinstance(x, Zero):
             return Lit(zeros(x.aval))
         return Lit(x)
+
+
+def _scalar_result(prim, args, params, aval):
+    """Whether a result of ``prim`` is a scalar for certain: 0-d, and a
+    Python number (``float(x)``, arithmetic of Python floats) or a NumPy
+    scalar by its row (``Primitive.numpy_scalar``)."""
+    if aval.shape:
+        return False
+    if aval.weak:
+        return True
+    kind = prim.numpy_scalar
+    if kind is OPERAND_KIND:
+        return is_scalar(args[0])
+    return kind(**params) if callable(kind) else kind
 
 
 def _complex(atoms, out_avals, multiple):

@@ -29,7 +29,7 @@ from ..primitives.arith import cast_float
 from ..primitives.casts import cast_exact
 from ..primitives.shape import broadcast_to
 from ..primitives.numpy_api import Tracer
-from ..primitives.inplace import link_views
+from ..primitives.inplace import array_value, is_scalar, link_views, scalar_value
 from ..primitives.staging import stage
 
 __all__ = ["JVPTrace", "JVPTracer", "NeedsReverse", "jvp_flat", "jvp_program"]
@@ -78,6 +78,22 @@ class JVPTracer(Tracer):
     def clone(self):
         """Another tracer of the same value (a copy: ``inplace.fresh``)."""
         return JVPTracer(self._trace, self.primal, self.tangent)
+
+    def numpy_scalar(self):
+        return is_scalar(self.primal)
+
+    def as_array(self):
+        primal = array_value(self.primal)
+        return self if primal is self.primal else JVPTracer(self._trace, primal, self.tangent)
+
+    def as_scalar(self):
+        primal = scalar_value(self.primal)
+        return self if primal is self.primal else JVPTracer(self._trace, primal, self.tangent)
+
+    def as_maybe_array(self):
+        p = self.primal
+        primal = p.as_maybe_array() if isinstance(p, Tracer) else p
+        return self if primal is p else JVPTracer(self._trace, primal, self.tangent)
 
 
 class JVPTrace(Trace):
