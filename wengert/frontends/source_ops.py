@@ -16,11 +16,12 @@ import threading
 import numpy as np
 
 from .. import dims
-from ..errors import ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax
+from ..errors import (ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax,
+                      user_location)
 from ..ir import Program, Var, aval_of
-from ..primitives import control, index as index_mod, numpy_lists, ordering, selection
+from ..primitives import arith, control, index as index_mod, numpy_lists, ordering, selection
 from ..primitives.core import TracerBase
-from ..primitives.inplace import array_value, is_scalar
+from ..primitives.inplace import array_value, is_scalar, needs_cast
 from ..primitives.trace import effects_made, set_current
 from ..primitives.staging import StagingTrace, name_value
 from ..pytree import flatten
@@ -195,13 +196,24 @@ def setitem(x, idx, v):
     return out
 
 
-def augmented(old, new):
-    """``y op= v`` of a name, converted to ``y = augmented(y, y op v)``: where
-    ``y`` was a 0-d array, NumPy wrote ``y op v`` into it and ``y`` is still
-    that array, so the new value is of its kind (a later ``z = y; y += w``
-    writes into it again); of a scalar, Python bound a new scalar."""
-    if (isinstance(new, TracerBase) and not aval_of(new).shape
-            and (isinstance(old, np.ndarray) or _traced(old) and not is_scalar(old))):
+def augmented(old, new, symbol="+"):
+    """``y op= v`` of a name, converted to ``y = augmented(y, y op v, op)``.
+    Of a scalar, Python bound a new scalar: ``new``. Of an array, NumPy wrote
+    ``y op v`` into ``y``, so the new value has ``y``'s shape and dtype (cast
+    by NumPy's ``same_kind`` rule: a float32 ``y += x64`` stays float32), or
+    raises where NumPy does (``inplace.needs_cast``); where ``y`` was a 0-d
+    array it is still one (a later ``z = y; y += w`` writes into it again)."""
+    if not (isinstance(old, np.ndarray) or _traced(old) and not is_scalar(old)):
+        return new
+    if not (isinstance(new, (TracerBase, np.ndarray)) or np.isscalar(new)):
+        return new
+    (y_shape, y_dtype), (r_shape, r_dtype) = (
+        (aval_of(x).shape, aval_of(x).dtype) if _traced(x) else (np.shape(x), np.asarray(x).dtype)
+        for x in (old, new))
+    if needs_cast(y_shape, y_dtype, r_shape, r_dtype, symbol, user_location()):
+        new = arith.convert(new, dtype=y_dtype) if _traced(new) else \
+            np.asarray(new).astype(y_dtype)
+    if isinstance(new, TracerBase) and not aval_of(new).shape:
         return array_value(new)
     return new
 

@@ -14,6 +14,12 @@ from .source_alias import guard as _alias_guard, param_writes_stmt
 from .source_check import assigned, contains, is_append
 
 
+# the operator of ``y op= v``, as the error messages write it
+_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+            ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+            ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+
+
 # --- the rewrite ------------------------------------------------------------
 
 RT = "__wg"
@@ -271,7 +277,8 @@ class Converter(ast.NodeTransformer):
         if isinstance(t, ast.Name):
             # y op= v: a new value, of y's kind where y is a 0-d array (``augmented``)
             new = _call(_rt("augmented"), _name(t.id),
-                        ast.BinOp(left=_name(t.id), op=node.op, right=node.value))
+                        ast.BinOp(left=_name(t.id), op=node.op, right=node.value),
+                        ast.Constant(_SYMBOLS.get(type(node.op), "op")))
             return ast.copy_location(ast.Assign(targets=[_name(t.id, ast.Store())], value=new,
                                                 lineno=node.lineno), node)
         raise self.src.error(node, "augmented assignment to an attribute",

@@ -72,6 +72,26 @@ def array_value(v):
     return v
 
 
+def needs_cast(y_shape, y_dtype, r_shape, r_dtype, symbol, where):
+    """Whether NumPy's ``y op= v`` (``symbol``: ``op``; ``where``: the user's
+    file:line) casts the result ``y op v`` (shape ``r_shape``, dtype
+    ``r_dtype``) to ``y``'s dtype as it writes it into ``y``; raise where
+    NumPy refuses, in NumPy's order: a cast the ``same_kind`` rule forbids
+    (``int += float``), then a result broadcast to another shape."""
+    cast = np.dtype(r_dtype) != np.dtype(y_dtype)
+    if cast and not np.can_cast(r_dtype, y_dtype, "same_kind"):
+        raise UnsupportedDtypeError(
+            f"{where}: `y {symbol}= v` would store a {r_dtype} result into a {y_dtype} "
+            f"array, which NumPy refuses (casting 'same_kind'); write y = y {symbol} v for a "
+            "new array of the wider type, or convert v first")
+    if len(r_shape) != len(y_shape) or any(a != b for a, b in zip(r_shape, y_shape)):
+        raise ShapeMismatchError(
+            f"{where}: `y {symbol}= v` on an array of shape {tuple(y_shape)} with a result of "
+            f"shape {tuple(r_shape)}: NumPy cannot write it in place; write y = y {symbol} v "
+            "for the broadcast result")
+    return cast
+
+
 def scalar_result(out):
     """``out``, the result of a NumPy function that answers a 0-d result with
     a scalar (``np.sum``, ``np.flip`` of a 0-d array), with its 0-d traced
@@ -229,17 +249,7 @@ def _update(y, v, op, symbol):
         raise InPlaceUpdateError(
             f"{where}: `{symbol}=` writes a value of an inner transformation into an array "
             f"of an outer one; write y = y {symbol} v (a new array)")
-    if r.aval.shape != y.aval.shape:
-        raise ShapeMismatchError(
-            f"{where}: `{symbol}=` on an array of shape {y.aval.shape} with a result of "
-            f"shape {r.aval.shape}: NumPy cannot write it in place; write y = y {symbol} v "
-            "for the broadcast result")
-    if r.aval.dtype != y.aval.dtype:
-        if not np.can_cast(r.aval.dtype, y.aval.dtype, "same_kind"):
-            raise UnsupportedDtypeError(
-                f"{where}: `{symbol}=` would store a {r.aval.dtype} result into a "
-                f"{y.aval.dtype} array, which NumPy refuses (casting 'same_kind'); write "
-                f"y = y {symbol} v for a new array of the wider type")
+    if needs_cast(y.aval.shape, y.aval.dtype, r.aval.shape, r.aval.dtype, symbol, where):
         r = r.astype(y.aval.dtype)
     if type(val) is np.ndarray and not y.aval.shape:
         r = r.as_array()            # a 0-d array stays one (NumPy writes into it)
