@@ -13,7 +13,9 @@ spells the few things numba's subset lacks differently:
 * dtypes as NumPy attributes (``np.float32``), not ``np.dtype('float32')``;
 * a reduction over every axis without ``axis`` (``np.sum(x)``), over one
   axis with an int (``np.sum(x, axis=1)``, where numba has that form);
-* ``np.add.at`` at one index array as a loop; ``np.matmul`` as ``@``;
+* ``np.add.at`` at one index array as a loop; ``np.matmul`` as ``@`` on
+  operands of at most 2 dimensions, else as a loop over the batch
+  (``numbamatmul``);
   ``np.abs`` for Python's ``abs``; a reshape of a number as ``np.full``, of
   an array made contiguous first (numba reshapes no other).
 
@@ -63,7 +65,9 @@ import numpy as np
 
 from ..dims import plain_numbers
 from ..errors import NumbaCompileError, NumbaMissingError
-from ..ir import Ident, aval_of, verify
+from ..ir import Ident, Lit, aval_of, verify
+from ..primitives.rules import result_dtype
+from . import numbamatmul
 from .pycodegen import CodeWriter, generate_source
 from .scratch import REUSE_HELPERS, reusable, with_scratch
 
@@ -72,8 +76,9 @@ __all__ = ["numba_codegen", "NumbaFunction", "NumbaUnsupported", "NumbaWriter", 
 
 NUMBA_INSTALL = "pip install 'wengert[numba]' (or: pip install numba)"
 
-# NumPy functions numba lacks, by their NumPy name: numba's spelling of two operands
-_SPELLINGS = {"matmul": "{0} @ {1}"}
+# NumPy functions numba lacks (in full), by their NumPy name: the function
+# writing numba's spelling, and the numba helper it calls (by a name it asks for)
+_SPELLINGS = {"matmul": (numbamatmul.matmul_text, "batched_matmul", numbamatmul.kernel)}
 
 # constant arrays up to this many items are frozen into the compiled code; larger ones passed
 _FROZEN_SIZE = 256
@@ -179,11 +184,55 @@ class NumbaWriter(CodeWriter):
             return repr(bool(x))            # numba has no np.bool (NumPy 2's name)
         return super().scalar(x)
 
-    def numpy_call(self, fn, ins):
+    def numpy_call(self, fn, ins, eqn=None):
         spelling = _SPELLINGS.get(fn)
-        if spelling is not None and len(ins) == 2:
-            return spelling.format(*[self.atom(x) for x in ins])
-        return super().numpy_call(fn, ins)
+        if spelling is not None and eqn is not None:
+            write, name, make = spelling
+
+            def helper():
+                found = _HELPERS.setdefault(name, make())
+                return self.bind(name, found, f"wengert's numba {fn} (NumPy's)")
+            return write(self, ins, eqn, helper)
+        return super().numpy_call(fn, ins, eqn)
+
+    def eqn_operands(self, eqn, ins):
+        # numba types a Python number strongly (0.5 as float64, 3 as int64),
+        # where NumPy 2 takes it at its partner's dtype (NEP 50): float32 * 0.5
+        # is float32, float32 > 0.1 compares in float32. Such an operand of
+        # an operation that promotes so is spelled at NumPy's dtype
+        if not getattr(eqn.prim.abstract_eval, "promotes", False):
+            return ins
+        avals = [x.aval for x in eqn.inputs]
+        if all(a.weak for a in avals) or not any(a.weak for a in avals):
+            return ins
+        dt = result_dtype(*avals)
+        if dt.kind not in "iufc":
+            return ins
+        ins = list(ins)
+        for k, (x, a) in enumerate(zip(eqn.inputs, avals)):
+            strong = [b.dtype for b in avals if not b.weak] + [a.dtype]
+            if a.weak and a.dtype.kind != "b" and np.result_type(*strong) != dt and (
+                    dt.kind in "fc" or _fits(x, dt)):
+                ins[k] = f"{self.dtype(dt)}({ins[k]})"
+        return ins
+
+    def last_axes_map(self, fn, x, ndim, axes, out):
+        # the axes moved last, made contiguous and one; a numba helper over
+        # the rows; the result back in x's shape and axis order
+        x = self.atom(x)
+        reduced = sorted(a % ndim for a in axes)
+        kept = [a for a in range(ndim) if a not in reduced]
+        order = kept + reduced
+        moved = self.fresh("moved")
+        helper = self.bind(f"{fn}_last_axis", _others_helper(fn),
+                           f"wengert's numba {fn} over the last axis")
+        size = " * ".join(f"{x}.shape[{a}]" for a in kept) or "1"
+        length = " * ".join(f"{x}.shape[{a}]" for a in reduced)
+        perm = "" if order == list(range(ndim)) else f".transpose({tuple(order)})"
+        back = "" if not perm else f".transpose({tuple(int(a) for a in np.argsort(order))})"
+        return [f"{moved} = {self.np}.ascontiguousarray({x}{perm})",
+                f"{out} = {helper}({moved}.reshape(({size}, {length}))).reshape({moved}.shape)"
+                f"{back}"]
 
     def ufunc_into(self, fn, ins, target):
         return f"{self.np}.{fn}({', '.join(ins)}, {target})"     # numba: out by position
@@ -206,6 +255,58 @@ class NumbaWriter(CodeWriter):
                                f"wengert's numba {fn} over the last axis")
             return f"{helper}({self.np}.ascontiguousarray({moved}).reshape(({shape})))"
         return f"{self.np}.{fn}({x}, axis={self.param(axis)})"
+
+
+def _fits(x, dt):
+    """Whether ``x`` is a literal integer that the integer dtype ``dt`` holds
+    (a value known only when the code runs keeps numba's int64)."""
+    return isinstance(x, Lit) and np.iinfo(dt).min <= x.val <= np.iinfo(dt).max
+
+
+def _others_helper(fn):
+    """A numba function: ``fn`` (``_OTHERS``) over the last axis of a
+    C-contiguous 2-D array, each row apart (same shape out)."""
+    helper = _HELPERS.get(fn)
+    if helper is None:
+        namespace = {"np": np}
+        exec(_OTHERS[fn], namespace)
+        helper = _HELPERS[fn] = load_numba().njit(namespace[f"{fn}_last_axis"])
+    return helper
+
+
+# functions of the entries of a row, one value per entry (the rows of a 2-D
+# array), as numba text; what NumPy's statements compute, without
+# ``np.errstate`` (numba neither warns nor raises on floating-point errors)
+_OTHERS = {"prod_others": """
+def prod_others_last_axis(x):
+    # each entry's product of the others in its row: the row's product
+    # divided by it where nothing in x is 0, inf or nan and no product is
+    # subnormal (as ``prod_others_impl`` decides: over the whole of x), else
+    # the running products from both ends multiplied (no division)
+    rows, n = x.shape
+    out = np.empty_like(x)
+    total = np.empty(rows, x.dtype)
+    tiny = np.finfo(x.dtype).tiny
+    divide = True
+    for i in range(rows):
+        total[i] = x[i].prod()
+        if not (np.all(x[i] != 0) and np.isfinite(total[i]) and np.abs(total[i]) >= tiny):
+            divide = False
+    for i in range(rows):
+        if divide:
+            for j in range(n):
+                out[i, j] = total[i] / x[i, j]
+        else:
+            left = x.dtype.type(1)
+            for j in range(n):
+                out[i, j] = left
+                left = left * x[i, j]
+            right = x.dtype.type(1)
+            for j in range(n - 1, -1, -1):
+                out[i, j] = out[i, j] * right
+                right = right * x[i, j]
+    return out
+"""}
 
 
 def _typable(value):

@@ -163,7 +163,7 @@ def generate_source(prog, name=None, writer=None):
         elif kind == "eqn":
             block = stack[-1]
             subs, block.subs = block.subs, []
-            ins = _operands(em, item.inputs, uses)
+            ins = em.eqn_operands(item, _operands(em, item.inputs, uses))
             for p in low.copies.get(item, ()):
                 ins[p] = f"{em.atom(ins[p])}.copy()"      # owned from here on (``lower``)
             flags = [type(x.val) in PY_SCALARS if isinstance(x, Lit) else x in py
@@ -303,6 +303,20 @@ class CodeWriter(Emitter):
                 + [f"{i} = {o}" for i, o, v in zip(block.inputs, operands, block.prog.inputs)
                    if i != o and (read is None or v in read)]
                 + block.lines + [f"{o} = {r}" for o, r in zip(outs, block.outputs)])
+
+    @staticmethod
+    def eqn_operands(eqn, ins):
+        """The operands' text of ``eqn`` as this writer spells them: as
+        given (a writer for another compiler may change some: ``numbagen``)."""
+        return ins
+
+    @staticmethod
+    def last_axes_map(fn, x, ndim, axes, out):
+        """The statements of ``out = fn(x)`` (a function of the entries along
+        ``axes``, one value per entry: ``prod_others``) where this writer has
+        its own spelling (``numbagen``'s helpers), else None: the rule's
+        NumPy statements."""
+        return None
 
     def kept_as_list(self, aval, vid, grows=False, made=False):
         """Whether a loop's per-iteration values of ``aval`` (the loop's

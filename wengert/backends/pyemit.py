@@ -311,9 +311,10 @@ class Emitter(Namespace):
         stays one."""
         return f"abs({x})"
 
-    def numpy_call(self, fn, ins):
+    def numpy_call(self, fn, ins, eqn=None):
         """``np.sin(x)``: the NumPy function named ``fn`` (``linalg.solve``)
-        of the operands ``ins``."""
+        of the operands ``ins`` (``eqn``: the equation, for a writer whose
+        spelling depends on its avals: ``numbagen``)."""
         return f"{self.np}.{fn}({', '.join(ins)})"
 
     def ufunc_into(self, fn, ins, target):
@@ -349,5 +350,5 @@ class Emitter(Namespace):
         if text is not None:
             return text
         if not params and Ident(prim.impl) in _NUMPY_NAMES:
-            return self.numpy_call(_NUMPY_NAMES[Ident(prim.impl)], ins)
+            return self.numpy_call(_NUMPY_NAMES[Ident(prim.impl)], ins, eqn)
         return f"{self.impl(prim)}({', '.join(ins + self.params(params))})"

@@ -16,7 +16,7 @@ import operator
 from .. import dims as _dims
 from .core import PRIMITIVES, Linear, Primitive, Zero, register
 from .trace import wrapper_of
-from .rules import EmitRule, LowerRule, result_dtype, shape_error
+from .rules import EmitRule, LowerRule, promotes, result_dtype, shape_error
 from .pass_rules import Algebra, BinaryOperator, drops_identity
 from .shape import broadcast_to
 from ..ir import Aval, Eqn, Var
@@ -91,6 +91,7 @@ def add_any_transpose(ct, x, y):
     return (ct if isinstance(x, Linear) else None), (ct if isinstance(y, Linear) else None)
 
 
+@promotes
 def add_any_aval(x, y):
     if x.shape != y.shape:
         raise shape_error(f"add_any: cotangents of shapes {x.shape} and {y.shape} differ")

@@ -247,8 +247,9 @@ class ProdOthersEmit(EmitRule):
         x = eqn.inputs[0]
         if set(eqn.params) != {"axes"} or py[0] or not x.aval.shape:
             return None
-        return prod_others_lines(code, code.atom(ins[0]), len(x.aval.shape),
-                                 eqn.params["axes"], outs[0])
+        ndim, axes = len(x.aval.shape), eqn.params["axes"]
+        return (code.last_axes_map("prod_others", ins[0], ndim, axes, outs[0])
+                or prod_others_lines(code, code.atom(ins[0]), ndim, axes, outs[0]))
 
 
 prod_others_p.emit = ProdOthersEmit()

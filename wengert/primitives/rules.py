@@ -26,6 +26,12 @@ _OPERATORS = frozenset(v for k, v in vars(operator).items()
                        if not k.startswith("_") and callable(v) and not isinstance(v, type))
 
 
+def promotes(abstract_eval):
+    """Mark a shape rule whose operands meet by ``result_dtype``."""
+    abstract_eval.promotes = True
+    return abstract_eval
+
+
 def python_operator(impl):
     """Whether ``impl`` is one of Python's operators (``operator.add``): on
     Python numbers it gives Python numbers (weakly typed, ``2.0 * 3.0``),
@@ -35,7 +41,10 @@ def python_operator(impl):
 
 
 def result_dtype(*avals):
-    """NumPy's promotion with Python scalars weak (NEP 50)."""
+    """NumPy's promotion with Python scalars weak (NEP 50). A shape rule
+    whose operands meet by it says so (``promotes``): a compiler that types
+    a Python scalar strongly (numba) is then given it at the dtype NumPy
+    takes it at."""
     reps = []
     for a in avals:
         if a.weak:
@@ -98,7 +107,7 @@ def elementwise_aval(name, float_out=False, out_dtype=None, python_scalars=False
         return Aval(shape, dtype, weak=weak)
     abstract_eval.__name__ = f"{name}_abstract_eval"
     abstract_eval.ufunc = True      # a 0-d result is a NumPy scalar (``Primitive.numpy_scalar``)
-    return abstract_eval
+    return promotes(abstract_eval)
 
 
 class EmitRule:

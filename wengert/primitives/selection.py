@@ -10,7 +10,7 @@ import numpy as np
 from .arith import sum_to
 from .core import Linear, Primitive, Zero, instantiate, register
 from .trace import wrapper_of
-from .rules import broadcast_shapes, result_dtype
+from .rules import broadcast_shapes, promotes, result_dtype
 from .shape import elementwise_batch
 from ..ir import Aval, aval_of
 
@@ -31,6 +31,7 @@ def where_transpose(ct, c, x, y):
             sum_to(where(c, zero, ct), y) if isinstance(y, Linear) else None)
 
 
+@promotes
 def where_aval(c, x, y):
     return Aval(broadcast_shapes(c.shape, x.shape, y.shape, name="where"), result_dtype(x, y))
 
