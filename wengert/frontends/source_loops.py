@@ -185,7 +185,7 @@ def _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedu
             nxs = len(xs)
             x_i = rest[:nxs]
             return body(item_of(i, x_i), *rest[nxs:])
-        return Block(fn, [Aval((), np.int64)], st, names, "for_body", where=where,
+        return Block(fn, [Aval((), np.int64, weak=True)], st, names, "for_body", where=where,
                      loop=ForParams, xs_avals=lead, loop_names=loop_names)
 
     block, state = _loop_fixpoint(run_block, state, names, where)

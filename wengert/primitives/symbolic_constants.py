@@ -57,7 +57,8 @@ def _symbolic_number(name, args, out):
     """The symbolic number ``name(*args)`` gives (``out``, its value), for the
     arithmetic of numbers of float64 or int64; None for anything else."""
     args = [a.item() if isinstance(a, np.ndarray) and a.ndim == 0 else a for a in args]
-    if np.ndim(out) or not all(isinstance(a, (int, float)) for a in args):
+    if isinstance(out, (tuple, list)) or np.ndim(out) or not all(
+            isinstance(a, (int, float)) for a in args):
         return None
     aval = aval_of(out)
     if aval.dtype not in (np.float64, np.int64):
