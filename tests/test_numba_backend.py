@@ -422,3 +422,34 @@ def test_an_index_out_of_range_raises_as_in_python(bad):
     for backend in ("python", "numba"):
         with pytest.raises(IndexError):
             wg.grad(_gather_squares, engine="source", backend=backend)(x, np.array(bad))
+
+
+def long_loop(x):
+    s = x[0]
+    for i in range(1, x.shape[0]):
+        s = s * 0.5 + np.sin(x[i]) * np.cos(x[i - 1])
+    return s
+
+
+def test_code_longer_than_the_limit_falls_back_or_raises(monkeypatch):
+    """Code over ``WENGERT_NUMBA_MAX_LINES`` statement lines is refused before
+    numba compiles it (its compile time grows faster than the code): one
+    warning naming the length and the limit, and the Python backend's values;
+    ``fallback=False`` raises; a limit it fits compiles."""
+    x = np.linspace(0.1, 1.0, 7)
+    want = wg.grad(long_loop, engine="source")(x)
+    monkeypatch.setenv("WENGERT_NUMBA_MAX_LINES", "5")
+    with pytest.raises(wg.NumbaCompileError, match="WENGERT_NUMBA_MAX_LINES"):
+        wg.grad(long_loop, engine="source", backend="numba", fallback=False)(x)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        got = wg.grad(long_loop, engine="source", backend="numba")(x)
+    messages = [str(w.message) for w in seen if issubclass(w.category, wg.NumbaFallbackWarning)]
+    assert len(messages) == 1 and "lines, more than 5" in messages[0], messages
+    assert_close(got, want, rtol("exact", want))
+    monkeypatch.setenv("WENGERT_NUMBA_MAX_LINES", "nonsense")
+    with pytest.raises(wg.BackendError, match="positive number"):
+        wg.grad(long_loop, engine="source", backend="numba", fallback=False)(x)
+    monkeypatch.setenv("WENGERT_NUMBA_MAX_LINES", "200")
+    g = wg.grad(long_loop, engine="source", backend="numba", fallback=False)
+    assert_close(g(x), want, rtol("exact", want))

@@ -64,7 +64,7 @@ import warnings
 import numpy as np
 
 from ..dims import plain_numbers
-from ..errors import NumbaCompileError, NumbaMissingError
+from ..errors import BackendError, NumbaCompileError, NumbaMissingError
 from ..ir import Ident, Lit, aval_of, verify
 from ..primitives.rules import result_dtype
 from . import numbamatmul
@@ -82,6 +82,12 @@ _SPELLINGS = {"matmul": (numbamatmul.matmul_text, "batched_matmul", numbamatmul.
 
 # constant arrays up to this many items are frozen into the compiled code; larger ones passed
 _FROZEN_SIZE = 256
+
+# numba's compile time grows faster than the code's length (GradBench's ht
+# Jacobian, 4,161 lines, compiled for over ten minutes; the longest of the
+# other evals' codes, 358 lines, in under a minute): longer code falls back
+MAX_LINES_ENV = "WENGERT_NUMBA_MAX_LINES"
+MAX_LINES = 1000
 
 # reductions numba implements with an int ``axis`` (the others: over every axis only)
 _AXIS_INT = frozenset({"sum", "argmax", "argmin"})
@@ -594,9 +600,29 @@ def numba_codegen(prog, on_error, name=None):
     spelling raises ``NumbaUnsupported`` here, before numba is asked."""
     verify(prog)
     source, namespace, fname, passed = generate_source(prog, name, writer=NumbaWriter)
+    _check_length(source)
     _check_names(namespace, source.splitlines())
     source, scratch = _reuse_scratch(source, namespace, fname)
     return NumbaFunction(source, prog, namespace, fname, on_error, passed, scratch)
+
+
+def _check_length(source):
+    """Refuse code longer than ``$WENGERT_NUMBA_MAX_LINES`` statement lines
+    (``MAX_LINES`` by default): numba would compile it for minutes."""
+    text = os.environ.get(MAX_LINES_ENV, "").strip()
+    try:
+        limit = int(text) if text else MAX_LINES
+    except ValueError:
+        limit = 0
+    if limit <= 0:
+        raise BackendError(f"{MAX_LINES_ENV}={text!r}: the longest generated code numba "
+                           "compiles must be a positive number of lines")
+    n = sum(1 for line in source.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    if n > limit:
+        raise NumbaUnsupported(
+            f"the generated code has {n} lines, more than {limit} ({MAX_LINES_ENV}): "
+            "numba's compile time grows faster than the code's length, to minutes at this "
+            f"size; set {MAX_LINES_ENV} higher to compile it anyway")
 
 
 def _reuse_scratch(source, namespace, fname):
