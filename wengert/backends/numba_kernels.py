@@ -34,7 +34,7 @@ import numpy as np
 __all__ = ["binary", "augmented", "reflected", "KERNELS", "VERSION", "OPS"]
 
 # bump when a text below changes: generated files hash it (``numbagen._digest``)
-VERSION = "1"
+VERSION = "3"
 
 OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
 
@@ -52,9 +52,10 @@ _CORES = {}             # op -> the njit loop
 _CORE_TEXT = """
 def core(fa, fb, fo, sizes, asz, bsz):
     n = sizes.shape[0]
-    glen = np.ones(n + 1, np.int64)
-    gsa = np.ones(n + 1, np.int64)
-    gsb = np.ones(n + 1, np.int64)
+    work = np.ones(4 * (n + 1), np.int64)     # one allocation: small arrays pay it each call
+    glen = work[:n + 1]
+    gsa = work[n + 1:2 * n + 2]
+    gsb = work[2 * n + 2:3 * n + 3]
     g = 0
     acc_a = 1
     acc_b = 1
@@ -75,7 +76,8 @@ def core(fa, fb, fo, sizes, asz, bsz):
     total = fo.shape[0]
     g = max(g, 1)
     inner, ia, ib = glen[0], gsa[0], gsb[0]
-    idx = np.zeros(g, np.int64)
+    idx = work[3 * n + 3:]
+    idx[:] = 0
     pa = 0
     pb = 0
     po = 0
@@ -106,9 +108,10 @@ def core(fa, fb, fo, sizes, asz, bsz):
 # the padded shapes of arrays ``x`` and ``y`` of ``na`` and ``nb`` dimensions,
 # and their broadcast shape ``sizes``
 _SHAPES_TEXT = """
-    sizes = np.empty({n}, np.int64)
-    asz = np.ones({n}, np.int64)
-    bsz = np.ones({n}, np.int64){pad_x}{pad_y}
+    shp = np.ones(3 * {n}, np.int64)
+    sizes = shp[:{n}]
+    asz = shp[{n}:2 * {n}]
+    bsz = shp[2 * {n}:]{pad_x}{pad_y}
     for k in range({n}):
         sizes[k] = asz[k] if bsz[k] == 1 else bsz[k]
         if asz[k] != sizes[k] and asz[k] != 1:
@@ -116,12 +119,24 @@ _SHAPES_TEXT = """
 """
 
 _BINARY_TEXT = """
-def impl(a, b):{shapes}
+def impl(a, b):{same}{shapes}
     out = np.empty({sizes}, {dtype})
     core(np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1),
          out.reshape(-1), sizes, asz, bsz)
     return out
 """
+
+# operands of one shape: one loop, nothing else allocated (small arrays in
+# a loop pay the broadcasting's bookkeeping at each step)
+_SAME_TEXT = """
+    if a.shape == b.shape:
+        out = np.empty(a.shape, a.dtype)
+        fa = np.ascontiguousarray(a).reshape(-1)
+        fb = np.ascontiguousarray(b).reshape(-1)
+        fo = out.reshape(-1)
+        for k in range(fo.shape[0]):
+            fo[k] = fa[k] {op} fb[k]
+        return out"""
 
 _SCALAR_TEXT = """
 def impl(a, b):
@@ -247,7 +262,9 @@ def _binary_impl(op, a, b, types):
         n = max(a.ndim, b.ndim)
         shapes = _shapes(n, a.ndim, b.ndim, "a", "b")
         sizes = "(" + "".join(f"sizes[{k}], " for k in range(n)) + ")"
-        return _impl(_BINARY_TEXT.format(shapes=shapes, sizes=sizes, dtype="a.dtype"), op)
+        same = _SAME_TEXT.format(op=op) if a.ndim == b.ndim else ""
+        return _impl(_BINARY_TEXT.format(same=same, shapes=shapes, sizes=sizes,
+                                         dtype="a.dtype"), op)
     if ka == "array" and kb == "number" and a.ndim > 0:
         return _impl(_SCALAR_TEXT.format(array="a", expr=f"fx[k] {op} b"), op)
     if ka == "number" and kb == "array" and b.ndim > 0:

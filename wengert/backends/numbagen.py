@@ -71,6 +71,13 @@ _SPELLINGS = {"matmul": "{0} @ {1}"}
 # constant arrays up to this many items are frozen into the compiled code; larger ones passed
 _FROZEN_SIZE = 256
 
+# ``numba_kernels`` loops for results (and in-place values) of this many
+# dimensions or more: a call costs about seven small allocations, which
+# vectors in a loop pay at each step (GradBench lstm's jacobian 5.3 -> 23.5
+# ms, particle's ff 145 -> 465 ms with vectors too); numba's own 1-d array
+# expressions compile fast enough (ba's 30: about 1 s)
+_KERNEL_NDIM = 2
+
 # ufuncs written into an operand as ``numba_kernels`` loops: their operator
 _UFUNC_OPS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "divide": "/"}
 
@@ -205,19 +212,22 @@ class NumbaWriter(CodeWriter):
 
     def augmented(self, op, target, value, avals):
         base, v = avals
-        if op in numba_kernels.OPS and v.shape and v.dtype == base.dtype \
+        if op in numba_kernels.OPS and len(v.shape) >= _KERNEL_NDIM and v.dtype == base.dtype \
                 and self._loops(base, ()):
             return f"{self._kernel(numba_kernels.augmented(op))}({target}, {value})"
         if op in numba_kernels.OPS and target.isidentifier() and self._loops(base, (v,)):
             return f"{self._kernel(numba_kernels.augmented(op))}({target}, {value})"
         return super().augmented(op, target, value, avals)
 
-    @staticmethod
-    def _loops(out, operands):
+    def _loops(self, out, operands):
         """Whether an elementwise result ``out`` of ``operands`` (Vars, Lits
         or avals) is computed by ``numba_kernels``: an array of a float or
-        complex dtype that every operand has too, or a Python number."""
-        if not out.shape or out.dtype.kind not in "fc" or None in out.shape:
+        complex dtype that every operand has too, or a Python number; of
+        ``_KERNEL_NDIM`` dimensions or more, outside loop bodies."""
+        if len(out.shape) < _KERNEL_NDIM or out.dtype.kind not in "fc" or None in out.shape \
+                or self.nested:
+            # (in a loop body the arrays are small and a call's bookkeeping
+            # is paid each step: GradBench particle's ff 138 -> 225 ms)
             return False
         avals = [getattr(x, "aval", x) for x in operands]
         return all(a.dtype == out.dtype or (a.weak and not a.shape) for a in avals)
