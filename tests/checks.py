@@ -248,3 +248,15 @@ def check_two_argument_grad(fn, g, sizes, seed):
         tx, tw = rng.standard_normal(n), rng.standard_normal(n)
         assert_close(float(np.sum(got[0] * tx) + np.sum(got[1] * tw)),
                      fd_jvp(fn, (x, w), (tx, tw)), PROGRAM_RTOL_F64)
+
+
+def eqns_named(prog, name):
+    """The equations of primitive ``name`` in ``prog``, at every depth
+    (inside loops' and branches' Programs too)."""
+    from wengert.ir import sub_programs
+    for e in prog.eqns:
+        if e.prim.name == name:
+            yield e
+        for sub in sub_programs(e):
+            yield from eqns_named(sub, name)
+

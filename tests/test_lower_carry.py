@@ -35,7 +35,7 @@ from wengert.primitives.staging import stage
 from wengert.primitives.trace import eval_program
 from wengert.transforms.simplify import simplify
 
-from checks import fd_jvp
+from checks import eqns_named, fd_jvp
 
 I64 = Aval((), np.int64)
 
@@ -129,11 +129,7 @@ CASES = _cases()
 
 
 def _loops(prog):
-    for e in prog.eqns:
-        if e.prim.name == "for_loop":
-            yield e
-        for sub in sub_programs(e):
-            yield from _loops(sub)
+    return eqns_named(prog, "for_loop")
 
 
 def _stores(prog):

@@ -16,7 +16,7 @@ import pytest
 import wengert as wg
 from wengert.ir import sub_programs
 
-from checks import PROGRAM_RTOL_F64, assert_close, fd_jvp
+from checks import PROGRAM_RTOL_F64, assert_close, eqns_named, fd_jvp
 
 X = np.array([0.3, 0.7, 1.1])
 
@@ -90,11 +90,7 @@ def test_gradient_is_finite_and_right(fn):
 
 
 def _loops(prog):
-    for e in prog.eqns:
-        if e.prim.name == "for_loop":
-            yield e
-        for sub in sub_programs(e):
-            yield from _loops(sub)
+    return eqns_named(prog, "for_loop")
 
 
 def _prims(prog):

@@ -151,9 +151,7 @@ class _Escapes:
             if not plain:
                 self.plain.discard(target.id)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            pairs = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(
-                target.elts) and not any(isinstance(e, ast.Starred)
-                                         for e in value.elts + target.elts)
+            pairs = _paired(target, value)
             for k, t in enumerate(target.elts):
                 if pairs:
                     self._plain_bind(t, value.elts[k], self._is_plain(value.elts[k]))
@@ -282,9 +280,7 @@ class _Escapes:
             self.is_.setdefault(target.id, set()).update(is_)
             self.holds.setdefault(target.id, set()).update(holds)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            pairs = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(
-                target.elts) and not any(isinstance(e, ast.Starred)
-                                         for e in value.elts + target.elts)
+            pairs = _paired(target, value)
             for k, t in enumerate(target.elts):
                 if pairs:
                     self._bind(t, self._reach(value.elts[k]), value.elts[k])
@@ -329,3 +325,10 @@ class _Escapes:
                     self.returns.append(s.value)
             elif not isinstance(s, (ast.Pass, ast.Break, ast.Continue)):
                 raise Unmodelled(type(s).__name__)
+
+
+def _paired(target, value):
+    """Whether ``a, b = x, y`` binds item by item: a tuple or list of as
+    many items, none starred."""
+    return isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(
+        target.elts) and not any(isinstance(e, ast.Starred) for e in value.elts + target.elts)
