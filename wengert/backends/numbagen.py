@@ -67,7 +67,7 @@ from ..dims import plain_numbers
 from ..errors import BackendError, NumbaCompileError, NumbaMissingError
 from ..ir import Ident, Lit, aval_of, verify
 from ..primitives.rules import result_dtype
-from . import numba_kernels, numbamatmul
+from . import numbamatmul
 from .pycodegen import CodeWriter, generate_source
 from .scratch import REUSE_HELPERS, reusable, with_scratch
 
@@ -88,16 +88,6 @@ _FROZEN_SIZE = 256
 # other evals' codes, 358 lines, in under a minute): longer code falls back
 MAX_LINES_ENV = "WENGERT_NUMBA_MAX_LINES"
 MAX_LINES = 1000
-
-# ``numba_kernels`` loops for results (and in-place values) of this many
-# dimensions or more: a call costs about seven small allocations, which
-# vectors in a loop pay at each step (GradBench lstm's jacobian 5.3 -> 23.5
-# ms, particle's ff 145 -> 465 ms with vectors too); numba's own 1-d array
-# expressions compile fast enough (ba's 30: about 1 s)
-_KERNEL_NDIM = 2
-
-# ufuncs written into an operand as ``numba_kernels`` loops: their operator
-_UFUNC_OPS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/", "divide": "/"}
 
 # reductions numba implements with an int ``axis`` (the others: over every axis only)
 _AXIS_INT = frozenset({"sum", "argmax", "argmin"})
@@ -250,53 +240,8 @@ class NumbaWriter(CodeWriter):
                 f"{out} = {helper}({moved}.reshape(({size}, {length}))).reshape({moved}.shape)"
                 f"{back}"]
 
-    def ufunc_into(self, fn, ins, target, eqn=None):
-        op = _UFUNC_OPS.get(fn)
-        if eqn is not None and self._loops(eqn.outputs[0].aval, eqn.inputs):
-            if fn == "negative":
-                return f"{self._kernel(numba_kernels.augmented('*'))}({target}, -1.0)"
-            if op is not None and len(ins) == 2 and target in ins:
-                kind = numba_kernels.augmented if ins[0] == target else numba_kernels.reflected
-                value = ins[1] if ins[0] == target else ins[0]
-                return f"{self._kernel(kind(op))}({target}, {value})"
+    def ufunc_into(self, fn, ins, target):
         return f"{self.np}.{fn}({', '.join(ins)}, {target})"     # numba: out by position
-
-    # whole-array arithmetic as calls of loops compiled once (``numba_kernels``)
-    def binary(self, op, ins, eqn):
-        if op in numba_kernels.OPS and self._loops(eqn.outputs[0].aval, eqn.inputs):
-            return f"{self._kernel(numba_kernels.binary(op))}({ins[0]}, {ins[1]})"
-        return super().binary(op, ins, eqn)
-
-    def negation(self, x, eqn):
-        if self._loops(eqn.outputs[0].aval, eqn.inputs):
-            return f"{self._kernel(numba_kernels.binary('*'))}({x}, -1.0)"
-        return super().negation(x, eqn)
-
-    def augmented(self, op, target, value, avals):
-        base, v = avals
-        if op in numba_kernels.OPS and len(v.shape) >= _KERNEL_NDIM and v.dtype == base.dtype \
-                and self._loops(base, ()):
-            return f"{self._kernel(numba_kernels.augmented(op))}({target}, {value})"
-        if op in numba_kernels.OPS and target.isidentifier() and self._loops(base, (v,)):
-            return f"{self._kernel(numba_kernels.augmented(op))}({target}, {value})"
-        return super().augmented(op, target, value, avals)
-
-    def _loops(self, out, operands):
-        """Whether an elementwise result ``out`` of ``operands`` (Vars, Lits
-        or avals) is computed by ``numba_kernels``: an array of a float or
-        complex dtype that every operand has too, or a Python number; of
-        ``_KERNEL_NDIM`` dimensions or more, outside loop bodies."""
-        if len(out.shape) < _KERNEL_NDIM or out.dtype.kind not in "fc" or None in out.shape \
-                or self.nested:
-            # (in a loop body the arrays are small and a call's bookkeeping
-            # is paid each step: GradBench particle's ff 138 -> 225 ms)
-            return False
-        avals = [getattr(x, "aval", x) for x in operands]
-        return all(a.dtype == out.dtype or (a.weak and not a.shape) for a in avals)
-
-    def _kernel(self, stub):
-        return self.bind(stub.__name__, stub, f"wengert's numba loop {stub.__name__} "
-                         "(numba_kernels)")
 
     def axis_call(self, fn, x, axis, ndim, py=False):
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
@@ -373,7 +318,7 @@ def prod_others_last_axis(x):
 def _typable(value):
     """Whether numba can read ``value`` as a global: NumPy, a number, a
     numeric array (frozen into the compiled code as a constant), a dtype."""
-    if value is np or any(value is h for h in _HELPERS.values()) or _kernel_stub(value):
+    if value is np or any(value is h for h in _HELPERS.values()):
         return True
     if isinstance(value, np.ndarray):
         return value.dtype.kind in "biufc" and value.dtype.isnative
@@ -409,11 +354,6 @@ def {fn}_last_axis(x):
 """
 _LAST_AXIS = {"min": "x.dtype", "max": "x.dtype", "prod": "x.dtype",
               "argmin": "np.int64", "argmax": "np.int64"}
-
-
-def _kernel_stub(value):
-    """Whether ``value`` is one of ``numba_kernels``' functions."""
-    return numba_kernels.KERNELS.get(getattr(value, "__name__", None)) is value
 
 
 def _passable(value):
@@ -459,8 +399,6 @@ def _digest(source, namespace):
             h.update(value.__name__.encode())
         elif any(value is f for f in _HELPERS.values()):
             h.update(value.py_func.__name__.encode())
-        elif _kernel_stub(value):
-            h.update(f"numba_kernels {numba_kernels.VERSION} {value.__name__}".encode())
         else:
             h.update(repr((type(value).__name__, value)).encode())
     return h.hexdigest()[:24]

@@ -162,7 +162,6 @@ def generate_source(prog, name=None, writer=None):
                 em.inputs = stack[0].inputs     # symbolic lengths read their shapes
         elif kind == "eqn":
             block = stack[-1]
-            em.nested = len(stack) > 1          # in a loop's or a branch's body
             subs, block.subs = block.subs, []
             ins = em.eqn_operands(item, _operands(em, item.inputs, uses))
             for p in low.copies.get(item, ()):
@@ -268,7 +267,6 @@ class CodeWriter(Emitter):
         self.read = set()           # every Var something reads
         self.loop_only = set()      # read only as a loop's per-iteration values
         self.trip_only = set()      # read only as trip counts
-        self.nested = False         # writing a sub-Program's equation (a loop body)
         # extra parameters after the Program's inputs: name -> a function
         # giving its value at each call (``numbagen``: what numba must not freeze)
         self.passed = {}

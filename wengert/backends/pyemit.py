@@ -317,26 +317,9 @@ class Emitter(Namespace):
         spelling depends on its avals: ``numbagen``)."""
         return f"{self.np}.{fn}({', '.join(ins)})"
 
-    def ufunc_into(self, fn, ins, target, eqn=None):
-        """``np.exp(t, out=t)``: the ufunc named ``fn`` of ``ins`` (``eqn``'s
-        operands), written into ``target``."""
+    def ufunc_into(self, fn, ins, target):
+        """``np.exp(t, out=t)``: the ufunc named ``fn`` of ``ins``, written into ``target``."""
         return f"{self.np}.{fn}({', '.join(ins)}, out={target})"
-
-    @staticmethod
-    def binary(op, ins, eqn):
-        """``a + b``: the Python operator ``op`` of ``eqn``'s two operands."""
-        return f"{ins[0]} {op} {ins[1]}"
-
-    @staticmethod
-    def negation(x, eqn):
-        """``-x`` (``-(-x)`` for an operand that starts with a minus)."""
-        return f"-({x})" if x.startswith("-") else f"-{x}"
-
-    @staticmethod
-    def augmented(op, target, value, avals):
-        """``t += v``: the statement writing ``t op v`` into ``t`` (``avals``:
-        those of the array ``t`` is or is a part of, and of ``v``)."""
-        return f"{target} {op}= {value}"
 
     def axis_call(self, fn, x, axis, ndim, py=False):
         """``x.sum(axis=(0,))``: the NumPy reduction ``fn`` of ``x`` (of

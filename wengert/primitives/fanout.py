@@ -156,8 +156,7 @@ class AddAnyLower(LowerRule):
         if not ins[p].isidentifier():
             return None
         then = [f"{outs[0]} = {ins[p]}"] if outs[0] != ins[p] else []
-        return [code.augmented("+", ins[p], ins[1 - p],
-                               (eqn.inputs[p].aval, eqn.inputs[1 - p].aval))] + then
+        return [f"{ins[p]} += {ins[1 - p]}"] + then
 
     def accumulates(self, eqn):
         return (0, 1) if self.sums(eqn) else ()

@@ -447,10 +447,8 @@ class FunctionalUpdateEmit(EmitRule):
             # a Python float added to the element as a Python float (NumPy's
             # sum of the two, and a tenth faster than ``+=``)
             lines.append(f"{target}[{sub}] = {target}.item({sub}) + {value}")
-        elif self.accumulate:
-            lines.append(code.augmented("+", f"{target}[{sub}]", value, (x.aval, v.aval)))
         else:
-            lines.append(f"{target}[{sub}] = {value}")
+            lines.append(f"{target}[{sub}] {'+=' if self.accumulate else '='} {value}")
         return lines + then
 
     def python_floats(self, eqn, kinds):

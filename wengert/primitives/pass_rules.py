@@ -117,7 +117,7 @@ class BinaryOperator(EmitRule):
     def expression(self, code, eqn, ins, py):
         if eqn.params or len(ins) != 2:
             return None
-        return code.binary(self.op, ins, eqn)
+        return f"{ins[0]} {self.op} {ins[1]}"
 
     def python_floats(self, eqn, kinds):
         """Python floats in, the same bits out as float64 NumPy scalars; a
@@ -142,7 +142,7 @@ class UnaryMinus(EmitRule):
     def expression(self, code, eqn, ins, py):
         if eqn.params or len(ins) != 1:
             return None
-        return code.negation(ins[0], eqn)
+        return f"-({ins[0]})" if ins[0].startswith("-") else f"-{ins[0]}"
 
     def python_floats(self, eqn, kinds):
         """A Python float's sign flips as an ``np.float64``'s does."""

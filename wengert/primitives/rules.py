@@ -366,10 +366,9 @@ class ElementwiseLower(Fresh):
     def inplace(self, code, eqn, ins, py, outs, p):
         target = ins[p]
         if self.op is not None and len(ins) == 2 and (p == 0 or self.op in self._COMMUTES):
-            line = code.augmented(self.op, target, ins[1 - p],
-                                  (eqn.inputs[p].aval, eqn.inputs[1 - p].aval))
+            line = f"{target} {self.op}= {ins[1 - p]}"
         else:
-            line = code.ufunc_into(self.ufunc.__name__, ins, target, eqn)
+            line = code.ufunc_into(self.ufunc.__name__, ins, target)
         return [line, f"{outs[0]} = {target}"]
 
 
