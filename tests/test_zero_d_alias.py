@@ -416,3 +416,20 @@ def test_library_functions_give_numpys_kind_at_0d(mod, engine, k):
             _right(f, engine)
         except (InPlaceUpdateError if engine == "source" else WengertError):
             pass
+
+
+def _plain_then_aliased(x):
+    acc = np.zeros(())
+    acc += 1.0          # a concrete write: acc is still the 0-d array
+    b = acc
+    acc += x            # NumPy writes into it: b sees the write
+    return b * x
+
+
+def test_a_plain_0d_array_stays_one_after_a_concrete_write():
+    """``y op= v`` of a concrete 0-d array with a concrete value (``np.zeros(())
+    + 1.0`` is a NumPy scalar) kept the scalar, so a later write with an alias
+    read afterwards passed the check and gave 2.0 where NumPy gives 6.0."""
+    assert _plain_then_aliased(np.float64(2.0)) == 6.0
+    with pytest.raises(InPlaceUpdateError):
+        wg.value_and_grad(_plain_then_aliased, engine="source")(2.0)

@@ -213,8 +213,8 @@ def augmented(old, new, symbol="+"):
     if needs_cast(y_shape, y_dtype, r_shape, r_dtype, symbol, user_location()):
         new = arith.convert(new, dtype=y_dtype) if _traced(new) else \
             np.asarray(new).astype(y_dtype)
-    if isinstance(new, TracerBase) and not aval_of(new).shape:
-        return array_value(new)
+    if not r_shape:
+        return array_value(new)     # a concrete one too: y + 1.0 of np.zeros(()) is a scalar
     return new
 
 
