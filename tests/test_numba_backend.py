@@ -453,3 +453,16 @@ def test_code_longer_than_the_limit_falls_back_or_raises(monkeypatch):
     monkeypatch.setenv("WENGERT_NUMBA_MAX_LINES", "200")
     g = wg.grad(long_loop, engine="source", backend="numba", fallback=False)
     assert_close(g(x), want, rtol("exact", want))
+
+
+def test_pullback_keeps_the_primals_of_its_vjp_call():
+    """The compiled pullback runs the forward sweep again at each call: a
+    write into the caller's array after ``vjp`` must not move the point it
+    differentiates at (the Python backend's pullback holds its residuals)."""
+    def f(x):
+        return np.sum(x * x * x)
+    x = np.array([1.0, 2.0])
+    _, pullback = wg.vjp(f, x, engine="source", backend="numba", fallback=False)
+    x[:] = 10.0
+    (got,) = pullback(1.0)
+    assert_close(got, np.array([3.0, 12.0]), rtol("exact", got))

@@ -15,10 +15,12 @@ backend's pullback, in exchange for compiled loops.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .api_jit import jit
 from .api_prepare import _by_source
 from .errors import ShapeMismatchError
-from .pytree import flatten
+from .pytree import flatten, unflatten
 
 __all__ = ["compiled_jvp", "compiled_vjp"]
 
@@ -79,5 +81,10 @@ def compiled_vjp(fun, primals, engine, opts, has_aux, vjp):
         return None
     out = jit(fun, engine=engine, **opts)(*primals)
     value = out[0] if has_aux else out
-    pullback = CompiledPullback(st, primals, flatten(value)[1])
+    # the pullback runs the forward sweep again at each call: at the primals
+    # as they were now, as the Python backend's pullback holds them, not as
+    # the caller may have written its arrays since
+    leaves, tree = flatten(tuple(primals))
+    kept = unflatten(tree, [np.array(x) if isinstance(x, np.ndarray) else x for x in leaves])
+    pullback = CompiledPullback(st, kept, flatten(value)[1])
     return (value, pullback, out[1]) if has_aux else (value, pullback)
