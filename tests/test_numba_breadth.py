@@ -92,6 +92,11 @@ def test_batched_matmul_refuses_what_numpy_refuses():
         kernel(a, np.ones((3, 3, 2)), (np.int64(2),), (np.int64(1),))
     got = kernel(a, b[:1], (np.int64(2),), (np.int64(1),))
     np.testing.assert_array_equal(got, np.matmul(a, b[:1]))
+    # a length-0 batch axis meeting a length-1 one broadcasts to 0, as in NumPy
+    for za, zb in ((0, 1), (1, 0), (0, 0)):
+        x, y = np.ones((za, 3, 4)), np.ones((zb, 4, 2))
+        got = kernel(x, y, (np.int64(za),), (np.int64(zb),))
+        assert got.shape == np.matmul(x, y).shape == (0, 3, 2)
 
 
 # --- float32 loops ----------------------------------------------------------------------

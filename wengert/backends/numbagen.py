@@ -196,7 +196,7 @@ class NumbaWriter(CodeWriter):
             write, name, make = spelling
 
             def helper():
-                found = _HELPERS.setdefault(name, make())
+                found = _helper(name, make)
                 return self.bind(name, found, f"wengert's numba {fn} (NumPy's)")
             return write(self, ins, eqn, helper)
         return super().numpy_call(fn, ins, eqn)
@@ -272,12 +272,7 @@ def _fits(x, dt):
 def _others_helper(fn):
     """A numba function: ``fn`` (``_OTHERS``) over the last axis of a
     C-contiguous 2-D array, each row apart (same shape out)."""
-    helper = _HELPERS.get(fn)
-    if helper is None:
-        namespace = {"np": np}
-        exec(_OTHERS[fn], namespace)
-        helper = _HELPERS[fn] = load_numba().njit(namespace[f"{fn}_last_axis"])
-    return helper
+    return _helper(f"others {fn}", lambda: _njit_text(_OTHERS[fn], f"{fn}_last_axis"))
 
 
 # functions of the entries of a row, one value per entry (the rows of a 2-D
@@ -318,7 +313,7 @@ def prod_others_last_axis(x):
 def _typable(value):
     """Whether numba can read ``value`` as a global: NumPy, a number, a
     numeric array (frozen into the compiled code as a constant), a dtype."""
-    if value is np or any(value is h for h in _HELPERS.values()):
+    if value is np or any(value is h for h in tuple(_HELPERS.values())):
         return True
     if isinstance(value, np.ndarray):
         return value.dtype.kind in "biufc" and value.dtype.isnative
@@ -329,18 +324,32 @@ def _typable(value):
 
 # reductions numba has over every axis only, spelled over some axes by a helper
 # (``_LAST_AXIS``, below: fn -> its result dtype in the helper's text)
-_HELPERS = {}           # fn -> its numba helper (``_last_axis_helper``); reuse_<kind> (scratch)
+_HELPERS = {}           # key -> a numba helper the generated code calls (``_helper``)
+_HELPERS_LOCK = threading.Lock()
+
+
+def _helper(key, make):
+    """The numba helper ``key``, made by ``make()`` once per process (under a
+    lock: a second one made by another thread would not be the one the
+    first code's namespace holds)."""
+    with _HELPERS_LOCK:
+        found = _HELPERS.get(key)
+        if found is None:
+            found = _HELPERS[key] = make()
+        return found
+
+
+def _njit_text(text, name):
+    namespace = {"np": np}
+    exec(text, namespace)
+    return load_numba().njit(namespace[name])
 
 
 def _last_axis_helper(fn):
     """A numba function: NumPy's ``fn`` over the last axis of a C-contiguous
     array (``x.fn(axis=-1)``), a loop over the other items."""
-    helper = _HELPERS.get(fn)
-    if helper is None:
-        namespace = {"np": np}
-        exec(_LAST_AXIS_TEXT.format(fn=fn, dtype=_LAST_AXIS[fn]), namespace)
-        helper = _HELPERS[fn] = load_numba().njit(namespace[f"{fn}_last_axis"])
-    return helper
+    return _helper(f"last axis {fn}", lambda: _njit_text(
+        _LAST_AXIS_TEXT.format(fn=fn, dtype=_LAST_AXIS[fn]), f"{fn}_last_axis"))
 
 
 # the helpers' text, and each reduction's result dtype
@@ -386,8 +395,18 @@ def _check_names(namespace, header):
         raise NumbaUnsupported(notes.get(name, f"{name} ({type(value).__name__})"))
 
 
+# the text of the modules whose numba helpers generated code calls: numba's disk
+# cache checks the generated file only, so a changed helper (a wengert upgrade)
+# must change the generated file's name (``_digest``), or its old machine code
+# would be loaded
+_CODE_STAMP = hashlib.sha256(b"".join(
+    open(os.path.join(os.path.dirname(__file__), f), "rb").read()
+    for f in ("numbagen.py", "numbamatmul.py", "scratch.py"))).digest()
+
+
 def _digest(source, namespace):
-    """A hash of the text and the values of the names it reads."""
+    """A hash of the text, the values of the names it reads, and wengert's
+    helpers' code (``_CODE_STAMP``)."""
     h = hashlib.sha256(source.encode())
     for name in sorted(namespace):
         value = namespace[name]
@@ -397,10 +416,11 @@ def _digest(source, namespace):
             h.update(np.ascontiguousarray(value).tobytes())
         elif isinstance(value, types.ModuleType):
             h.update(value.__name__.encode())
-        elif any(value is f for f in _HELPERS.values()):
+        elif any(value is f for f in tuple(_HELPERS.values())):
             h.update(value.py_func.__name__.encode())
         else:
             h.update(repr((type(value).__name__, value)).encode())
+    h.update(_CODE_STAMP)
     return h.hexdigest()[:24]
 
 
@@ -475,14 +495,13 @@ class NumbaFunction:
 
     __slots__ = ("fn", "source", "program", "namespace", "filename", "dispatcher",
                  "compile_seconds", "cached", "on_error", "_run", "_numba", "_passed",
-                 "_scalars", "_scratch", "_pool", "__weakref__")
+                 "_scratch", "_pool", "__weakref__")
 
     def __init__(self, source, program, namespace, fname, on_error, passed=None, scratch=()):
         numba = load_numba()
         self._numba = numba
         self._passed = tuple((passed or {}).values())
         self._scratch, self._pool = tuple(scratch), []
-        self._scalars = False
         self.source, self.program, self.on_error = source, program, on_error
         digest = _digest(source, namespace)
         path = _source_file(source, digest)
@@ -503,11 +522,10 @@ class NumbaFunction:
 
     def _with_passed(self, args):
         """The compiled function's arguments: the caller's, then the values
-        passed at each call (``NumbaWriter._pass``), a 0-d array as its
-        scalar where ``scalars`` (numba types a 0-d array apart from a
-        number, and the code mixes them)."""
-        full = args + tuple(get() for get in self._passed) if self._passed else args
-        full = self._as_scalars(full) if self._scalars else full
+        passed at each call (``NumbaWriter._pass``), each 0-d array as its
+        scalar at every call (numba types a 0-d array apart from a number,
+        and the code mixes them), then the scratch tuple."""
+        full = self._as_scalars(args + tuple(get() for get in self._passed))
         return full + (self._take(),) if self._scratch else full
 
     def _take(self):
@@ -534,12 +552,7 @@ class NumbaFunction:
         """The first call: compile for these argument types (timed), then
         run, checking that the results have the Program's dtypes."""
         errors = self._numba.core.errors
-        full = args + tuple(get() for get in self._passed)
-        self._scalars = any(type(a) is np.ndarray and a.ndim == 0 for a in full)
-        if self._scalars:
-            full = self._as_scalars(full)
-        if self._scratch:
-            full += (self._take(),)
+        full = self._with_passed(args)
         try:
             sig = tuple(self._numba.typeof(a) for a in full)
             start = time.perf_counter()
@@ -636,10 +649,8 @@ def _reuse_scratch(source, namespace, fname):
     source, helpers, param = with_scratch(source, fname, allocs, namespace, np_name)
     notes = []
     for helper, kind in helpers.items():
-        key = f"reuse_{kind}"
-        if key not in _HELPERS:
-            _HELPERS[key] = load_numba().njit(REUSE_HELPERS[kind])
-        namespace[helper] = _HELPERS[key]
+        namespace[helper] = _helper(f"reuse_{kind}",
+                                    lambda kind=kind: load_numba().njit(REUSE_HELPERS[kind]))
         what = "np.empty of a buffer that doubles" if kind == "rows" else f"np.{kind}"
         notes.append(f"#   {helper} = wengert's {what}, reusing a buffer of an earlier call")
     notes.append(f"#   {param} = the buffers of an earlier call, reused where their shapes "

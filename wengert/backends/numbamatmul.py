@@ -80,7 +80,7 @@ def batched_matmul(a, b, batch_a, batch_b):
         raise ValueError("matmul: the operands' matrices do not fit")
     total = 1
     for q in range(r):
-        d = max(batch_a[q], batch_b[q])
+        d = batch_b[q] if batch_a[q] == 1 else batch_a[q]
         if (batch_a[q] != d and batch_a[q] != 1) or (batch_b[q] != d and batch_b[q] != 1):
             raise ValueError("matmul: the operands' batch axes do not broadcast")
         total *= d
@@ -88,7 +88,7 @@ def batched_matmul(a, b, batch_a, batch_b):
     for t in range(total):
         rest, i, j, step_a, step_b = t, 0, 0, 1, 1
         for q in range(r - 1, -1, -1):
-            d = max(batch_a[q], batch_b[q])
+            d = batch_b[q] if batch_a[q] == 1 else batch_a[q]
             digit = rest % d
             rest //= d
             if batch_a[q] != 1:         # a length-1 axis is read at 0 (broadcast)
@@ -101,12 +101,8 @@ def batched_matmul(a, b, batch_a, batch_b):
     return out
 
 
-_KERNEL = []
-
-
 def kernel():
-    """``batched_matmul`` under ``numba.njit`` (cached on disk), made once."""
-    if not _KERNEL:
-        import numba
-        _KERNEL.append(numba.njit(cache=True)(batched_matmul))
-    return _KERNEL[0]
+    """``batched_matmul`` under ``numba.njit`` (cached on disk; the writer
+    makes it once per process, ``numbagen._helper``)."""
+    import numba
+    return numba.njit(cache=True)(batched_matmul)
