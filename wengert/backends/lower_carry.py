@@ -61,6 +61,11 @@ def _uses(prog):
 
 
 # --- merged sums --------------------------------------------------------------
+# additions looked back through for a partner: a longer chain (an unrolled
+# sweep adding to one element per step) would make the search quadratic;
+# beyond it a pair is left unmerged, which only costs a read and a write
+_LONGEST_CHAIN = 16
+
 def merge_sums(prog):
     """``prog`` with each addition to an element merged into a later one to
     the same element (the same row, static positions and position operands)
@@ -97,7 +102,7 @@ def _merge_one(prog):
         if el2 is None or el2[0] != "add":
             continue
         link = e2
-        while True:
+        for _ in range(_LONGEST_CHAIN):
             t = link.inputs[0]
             e1 = producer.get(t) if isinstance(t, Var) else None
             el1 = None if e1 is None else _element(e1)
@@ -136,7 +141,7 @@ def promote(prog):
     out, changed = [], any(a is not b for a, b in zip(eqns, prog.eqns))
     for j, e in enumerate(eqns):
         rule = e.prim.lower
-        new = None if rule is None else rule.promote(e, Carried(eqns[j + 1:], prog.outputs))
+        new = None if rule is None else rule.promote(e, Carried(eqns, prog.outputs, j + 1))
         if new is None:
             out.append(e)
         else:
@@ -202,8 +207,14 @@ class Carried:
     reads and stores into at ``k + a`` (``dead_stores``). Every other loop
     is left as it is."""
 
-    def __init__(self, later=(), outputs=()):
-        self.later, self.outputs = list(later), list(outputs)
+    def __init__(self, eqns=(), outputs=(), start=0):
+        # the equations after the loop are ``eqns[start:]``, sliced only when
+        # a proof asks (every row with a lower rule is given one)
+        self._eqns, self._start, self.outputs = eqns, start, outputs
+
+    @property
+    def later(self):
+        return self._eqns[self._start:]
 
     def plans(self, body, counter, step, carry_in, carry_new):
         """The ``Plan`` of each carry that may be promoted (``counter``: the

@@ -196,7 +196,7 @@ def for_loop_transpose(cts, *args, **params):
     x_vars = p.split_body_inputs(p.body.inputs)[3]
     x_weak = [v.aval.weak for v, m in zip(x_vars, m_xs) if not m]
     body_t, _ = stage_loop(
-        step, ForParams, lead=[Aval((), np.int64, weak=True)],     # the index: a Python int
+        step, ForParams, lead=[p.body.inputs[0].aval],    # the index, typed as the forward's
         consts=[aval_of(c) for c in nl_consts],
         carry=[c.aval for c, m in zip(carry, live) if m] + lin_consts,
         xs=([Aval(aval_of(x).shape[1:], aval_of(x).dtype, w) for x, w in zip(nl_xs, x_weak)]
