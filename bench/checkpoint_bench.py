@@ -34,7 +34,7 @@ import tracemalloc
 import numpy as np
 
 import wengert as wg
-from wengert.transforms.checkpoint_schedules import count, schedule_of
+from wengert.control.schedules import count, schedule_of
 
 SCHEDULES = [("store-all", None, None), ("ctz", "ctz", None), ("binomial s=20", "binomial", 20),
              ("binomial s=100", "binomial", 100)]

@@ -14,7 +14,7 @@ import time
 import warnings
 
 import wengert
-from wengert.errors import WengertError
+from wengert.core.errors import WengertError
 
 try:
     import numba

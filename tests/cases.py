@@ -33,8 +33,10 @@ import numpy as np
 import wengert as wg
 from wengert.demo import seed000  # noqa: F401  (in the corpus)
 
-from wengert.primitives import (arith, composite, einsum, fanout, index, linalg, matrix, ordering,
-                                reduce, selection, shape, transcendental)
+from wengert.primitives import (
+    arith, einsum, fanout, index, linalg, matrix, ordering, reduce, selection, shape,
+    transcendental)
+from wengert.numpy import composite
 from wengert.primitives.index import normalize_index
 
 F64 = np.dtype(np.float64)

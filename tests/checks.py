@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from wengert import testing as wg_testing
-from wengert.ir import aval_of
-from wengert.primitives.core import Zero
-from wengert.pytree import flatten, unflatten
+from wengert.core.ir import aval_of
+from wengert.core.primitive import Zero
+from wengert.core.pytree import flatten, unflatten
 
 # --- tolerances -----------------------------------------------------------
 # central-difference step; inputs are float64 when it is taken
@@ -253,7 +253,7 @@ def check_two_argument_grad(fn, g, sizes, seed):
 def eqns_named(prog, name):
     """The equations of primitive ``name`` in ``prog``, at every depth
     (inside loops' and branches' Programs too)."""
-    from wengert.ir import sub_programs
+    from wengert.core.ir import sub_programs
     for e in prog.eqns:
         if e.prim.name == name:
             yield e

@@ -88,7 +88,7 @@ def _complex_twins(cases):
     already does or NumPy itself refuses complex operands there (``rfft``):
     "a complex case for every function that accepts complex input", kept
     true by the table as functions are added."""
-    from wengert.primitives import library
+    from wengert.numpy import library
     library.load_scipy()
     accepting = {library.display_name(f) for f in library.complex_callables()}
     have = {c.name for c in cases if c.complex}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from cases import F64, NONDIFF, Arg, ints, real  # noqa: F401
-from wengert.primitives.numpy_shapes import _CROSS_2D as CROSS_2D
+from wengert.numpy.shapes import _CROSS_2D as CROSS_2D
 from fn_cases import FnCase
 
 ONE = (F64,)            # the extra cases of a function: float64 only (float32 is the first's)

@@ -69,7 +69,7 @@ if __name__ == "__main__":      # a script: the wengert of this checkout, not th
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import wengert as wg                            # noqa: E402
-from wengert.errors import WengertError         # noqa: E402
+from wengert.core.errors import WengertError  # noqa: E402
 
 N = 4                   # length of v and G
 _COUNTER = itertools.count()

@@ -18,7 +18,7 @@ import numpy as np
 
 from cases import DIFF, F64, NONDIFF, Arg, PrimSpec, real, variants
 from wengert.primitives import decomp, lstsq, reduce
-from wengert.primitives.trace import bind
+from wengert.core.trace import bind
 
 
 # --- operands --------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.special as sc
 
 from cases import DIFF, Arg, PrimSpec, const, pos, real, unary_cases, variants
-from wengert.primitives import special_bessel as bessel, special_prims as sp
+from wengert.primitives import bessel, special as sp
 
 
 def _elementwise(fn):

@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 import wengert as wg
-from wengert import errors
+from wengert.core import errors
 
 
 # --- shape rules ----------------------------------------------------------------------

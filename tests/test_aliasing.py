@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.errors import InPlaceUpdateError, WengertError
+from wengert.core.errors import InPlaceUpdateError, WengertError
 
 from checks import PROGRAM_RTOL_F64, assert_close, fd_jvp
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.errors import InPlaceUpdateError, WengertError
+from wengert.core.errors import InPlaceUpdateError, WengertError
 
 from checks import FD_EPS_F32_OUTPUT, JVP_RTOL_F32, JVP_RTOL_F64, assert_close
 

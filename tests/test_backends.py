@@ -23,16 +23,16 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.backends.lower import lower
-from wengert.backends.pycodegen import (CodegenError, GeneratedFunction, codegen,
-                                       share_condition_values)
+from wengert.lower import lower
+from wengert.backends.python.codegen import (
+    CodegenError, GeneratedFunction, codegen, share_condition_values)
 from wengert.demo import seed000
-from wengert.ir import Aval, Eqn, Lit, Program, Var, aval_of
+from wengert.core.ir import Aval, Eqn, Lit, Program, Var, aval_of
 from wengert.primitives import PRIMITIVES
-from wengert.primitives.control import cond, for_loop, while_loop
-from wengert.printing import Namer, walk
-from wengert.pytree import flatten
-from wengert.primitives.staging import stage
+from wengert.control import cond, for_loop, while_loop
+from wengert.core.printing import Namer, walk
+from wengert.core.pytree import flatten
+from wengert.core.staging import stage
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.simplify import simplify
 from wengert.transforms.vjp import vjp_program

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.transforms.checkpoint_schedules import CTZ, count
+from wengert.control.schedules import CTZ, count
 from wengert.transforms.vjp import vjp_program
 from wengert.testing import check_grads
 
@@ -200,8 +200,8 @@ def test_checkpoint_derivatives_equal_the_plain_function(f, ref, engine):
 def test_linear_programs_evaluate_forward_in_both_backends():
     """The linear parts (``checkpoint_lin``, ``loop_lin``), evaluated rather
     than transposed, are the jvp; generated code calls their impls."""
-    from wengert.backends.pycodegen import codegen
-    from wengert.primitives.trace import eval_program
+    from wengert.backends.python.codegen import codegen
+    from wengert.core.trace import eval_program
     from wengert.transforms.partial_eval import linearize_flat
 
     def f(x, a):

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from wengert.transforms.checkpoint_schedules import (ADVANCE, REVERSE, STORE, CTZ, Binomial,
-                                                     binomial_optimum, count,
-                                                     ctz_recomputations, schedule_of)
+from wengert.control.schedules import (
+    ADVANCE, REVERSE, STORE, CTZ, Binomial, binomial_optimum, count, ctz_recomputations,
+    schedule_of)
 
 CTZ_NS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 255, 256, 257, 1000, 1024]
 

@@ -34,8 +34,8 @@ import wengert as wg
 from wengert import cli
 from wengert.backends.interpret import interpret
 from wengert.frontends.source import is_static
-from wengert.primitives.core import PRIMITIVES
-from wengert.pytree import flatten, unflatten
+from wengert.core.primitive import PRIMITIVES
+from wengert.core.pytree import flatten, unflatten
 from wengert.transforms.dup import explicit_dup
 
 from checks import EXACT_RTOL_F64, PROGRAM_RTOL_F64, assert_close, dot_product_check, \

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import api_codes
+from wengert.api import codes as api_codes
 from checks import PROGRAM_RTOL_F64, assert_close, fd_jvp, inner
 import reuse_cases as C
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import errors
+from wengert.core import errors
 
 from checks import assert_close, dot_product_check, random_like, rtol
 

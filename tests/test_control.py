@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.ir import Aval, verify
-from wengert.primitives.control import cond, while_loop
-from wengert.primitives.staging import stage
+from wengert.core.ir import Aval, verify
+from wengert.control import cond, while_loop
+from wengert.core.staging import stage
 from wengert.testing import check_grads
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.vjp import vjp_program

@@ -5,9 +5,8 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.ir import Program, sub_programs
-from wengert.primitives.control.params import (CondParams, ForParams, SweepParams,
-                                               WhileParams)
+from wengert.core.ir import Program, sub_programs
+from wengert.control.params import CondParams, ForParams, SweepParams, WhileParams
 
 PARAM_TYPES = {"for": ForParams, "while": WhileParams, "sweep": SweepParams}
 SIZES = [(0, 0), (0, 2), (3, 1), (2, 0)]
@@ -105,8 +104,8 @@ def test_code_generation_prepares_programs_verify_accepts(transform):
     its own (the condition returns them): a Program ``verify`` accepts, whose
     code gives the interpreter's values."""
     from wengert.backends.interpret import interpret
-    from wengert.backends.pycodegen import codegen, share_condition_values
-    from wengert.ir import verify
+    from wengert.backends.python.codegen import codegen, share_condition_values
+    from wengert.core.ir import verify
     from wengert.transforms.jvp import jvp_program
     from wengert.transforms.vjp import vjp_program
     prog = wg.make_program(_cube_root, 2.0, engine="source")

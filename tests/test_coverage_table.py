@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 
-from wengert.primitives import library
+from wengert.numpy import library
 
 import fn_cases
 

@@ -15,7 +15,7 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.backends.pycodegen import codegen
+from wengert.backends.python.codegen import codegen
 
 from checks import assert_close, fd_jvp, rtol
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import errors
+from wengert.core import errors
 
 
 def test_grad_of_non_scalar_output():
@@ -117,7 +117,7 @@ def test_unsupported_syntax_names_file_line_column_and_construct():
 
 
 def test_auto_engine_falls_back_to_tracing_with_one_warning():
-    import wengert.api_source as api_source
+    import wengert.api.source as api_source
     api_source._WARNED.discard(api_source.fallback_key(uses_try))
     with pytest.warns(UserWarning, match=r"uses try at .*test_errors.py:\d+.*trace engine"):
         g = wg.grad(uses_try)(0.3)

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.primitives import library
+from wengert.numpy import library
 
 import checks
 from cases import DIFF, F64, NONDIFF, ZERO_DERIV

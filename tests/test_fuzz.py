@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from fuzz_programs import (Gen, Report, WrongValue, _check_x_type, _kind, check, outcome,
                            refusal_group)
-from wengert.errors import ConcretizationError, InPlaceUpdateError, UnsupportedSyntax
+from wengert.core.errors import ConcretizationError, InPlaceUpdateError, UnsupportedSyntax
 
 EXAMPLES = int(os.environ.get("WENGERT_FUZZ_EXAMPLES", "50"))
 

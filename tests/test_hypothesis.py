@@ -22,8 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import wengert as wg
-from wengert.ir import aval_of, verify
-from wengert.pytree import flatten
+from wengert.core.ir import aval_of, verify
+from wengert.core.pytree import flatten
 from wengert.testing import check_grads
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.vjp import vjp_program

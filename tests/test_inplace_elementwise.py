@@ -16,8 +16,8 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.backends.lower import lower
-from wengert.backends.pycodegen import codegen
+from wengert.lower import lower
+from wengert.backends.python.codegen import codegen
 from wengert.transforms.simplify import simplify
 
 from checks import assert_close, fd_jvp, rtol

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import wengert
-from wengert.ir import Aval, Eqn, Lit, Program, ProgramError, Var, verify
+from wengert.core.ir import Aval, Eqn, Lit, Program, ProgramError, Var, verify
 from wengert.primitives import PRIMITIVES
 
 F64 = np.float64

@@ -1,37 +1,29 @@
-"""The package's import graph runs one way, without cycles (STYLE.md section 1).
+"""The package's folders are its layers, and its imports run one way (docs/architecture.md).
 
 The graph is read from the source with ``ast`` (tools/arch_metrics.py builds it: relative
-imports resolved, ``from pkg import sub`` counted as an import of the submodule). Layers,
-bottom to top, as ``arch_metrics.LAYERS`` gives them:
+imports resolved, ``from pkg import sub`` counted as an import of the submodule). A module's
+layer is the first folder of its path inside the package; the layers, top to bottom, are
+``arch_metrics.LAYERS``:
 
-    core         errors, ident, context, dims, pytree, atoms, ir, printing
-    primitives   primitives.*: the rows (core), the trace machinery (trace: bind, the traces,
-                 eval_program) and the recorder (staging: a primitive application becomes an
-                 equation; the transforms build Programs with it)
-    transforms   transforms.*
-    control      primitives.control (and control.*, control_*), primitives.checkpoint (and
-                 checkpoint_*), primitives.custom, and the primitives package itself
-    frontends | backends   (siblings: neither imports the other)
-    api          api, api_*, cli, demo, testing, transformed, the package's __init__
+    (root)       the public face: __init__, cli, __main__, demo, testing
+    api          the public functions, one module per family
+    frontends    source/ and trace/: a Python function -> a Program
+    transforms   Program -> Program: jvp, linearize, transpose, vjp, batching, simplify
+    lower        the imperative lowering (imports no backend)
+    backends     python/, numba/, the interpreter: a lowered Program -> a callable
+    control      the rows with sub-Programs: cond, loops, checkpoints, custom rules
+    scipy numpy  the face users call: the library table, its families, the tracer's protocols
+    primitives   the rows, one module per family
+    core         IR, atoms, printing, avals and symbolic lengths, the Primitive type, the trace
+                 and staging contexts, pytrees, errors
 
-The control-flow, checkpoint and custom-rule rows are the one place where a primitive's rules
-need the transforms (a loop's jvp is the loop of its body's jvp, its transpose runs the
-transposed body backwards), so they form their own layer above ``transforms``; the transforms
-never import them and reach them only through the rows of the registry (``PRIMITIVES``),
-which the ``primitives`` package fills by importing every family (so it sits in that layer).
-
-The recorder (``primitives.staging``: StagingTrace, stage) and the replay of a Program
-through ``bind`` (``primitives.trace.eval_program``) sit in the primitives layer, not in ``frontends`` and
-``backends``: every transform builds its Programs with the one and replays Programs with the
-other, and the control rows evaluate their bodies with ``eval_program``, so putting them above
-would make the transforms import a frontend or a backend. The trace frontend proper (a user's
-function -> Program) is ``frontends/tracing.py``; the NumPy backend (checked evaluation) is
-``backends/interpret.py``.
-
-A module may import its own layer and the ones below. Imports inside functions are allowed only
-of an optional dependency (``arch_metrics.OPTIONAL``: a module wengert runs without); any other
-is an import-time edge hidden from the reader, and most such imports dodged a cycle.
+A module may import its own layer and the ones below, with no table of exceptions. Imports
+inside functions are allowed only of an optional dependency (``arch_metrics.OPTIONAL``: a module
+wengert runs without); any other is an import-time edge hidden from the reader. No module takes
+another's underscore-private name; no row's field is assigned outside its constructor; no module
+is over ``arch_metrics.MAX_LINES`` lines.
 """
+import ast
 import importlib.util
 import os
 
@@ -45,10 +37,11 @@ _spec.loader.exec_module(arch)
 
 
 def graph_of(pkg_dir):
-    """(modules, import-time graph, in-function imports) of the package at ``pkg_dir``."""
+    """(modules, parsed trees, import-time graph, in-function imports) of the package."""
     mods = arch.module_files(pkg_dir)
-    graph, inner = arch.import_graph(mods, arch.parse_all(mods))
-    return mods, graph, inner
+    trees = arch.parse_all(mods)
+    graph, inner = arch.import_graph(mods, trees)
+    return mods, trees, graph, inner
 
 
 def cycles(graph):
@@ -56,11 +49,11 @@ def cycles(graph):
 
 
 def module_violations(graph, inner, module):
-    """What ``module`` breaks: upward or sibling imports, imports inside functions of a
-    non-optional module, no layer."""
+    """What ``module`` breaks: upward imports, imports inside functions of a non-optional
+    module, no layer."""
     out = []
     if arch.layer_of(module)[0] is None:
-        out.append(f"module in no layer: {module} (add it to arch_metrics.LAYERS)")
+        out.append(f"module in no layer: {module} (its folder is not in arch_metrics.LAYERS)")
     for m, t in arch.upward_edges({module: graph[module]}):
         out.append(f"upward import: {m} ({arch.layer_of(m)[2]}) imports "
                    f"{t} ({arch.layer_of(t)[2]})")
@@ -71,18 +64,35 @@ def module_violations(graph, inner, module):
     return out
 
 
-def violations(graph, inner):
-    """Every breach of the rule, as sorted lines."""
-    return sorted(cycles(graph) + [v for m in graph for v in module_violations(graph, inner, m)])
+def violations(mods, trees, graph, inner):
+    """Every breach of the rules, as sorted lines."""
+    out = cycles(graph) + [v for m in graph for v in module_violations(graph, inner, m)]
+    out += [f"private name: {m}:{line} takes {name} from {src}"
+            for m, line, src, name in arch.private_crossings(mods, trees)]
+    out += [f"row patched: {m}:{line} {target}" for m, line, target in arch.row_patches(trees)]
+    return sorted(out)
 
 
-_MODS, _GRAPH, _INNER = graph_of(os.path.join(_ROOT, "wengert"))
+_MODS, _TREES, _GRAPH, _INNER = graph_of(os.path.join(_ROOT, "wengert"))
 
 
 @pytest.mark.parametrize("module", sorted(_MODS))
 def test_module_follows_the_layers(module):
-    """No upward or sibling import, no hidden import, a layer for every module."""
+    """No upward import, no hidden import, a layer for every module."""
     assert module_violations(_GRAPH, _INNER, module) == []
+
+
+@pytest.mark.parametrize("module", sorted(_MODS))
+def test_module_is_small_and_says_what_it_holds(module):
+    """At most ``MAX_LINES`` lines, and a docstring that says what the module holds and,
+    on its last line, its layer (``Layer: core.``)."""
+    src, tree = _TREES[module]
+    assert src.count("\n") <= arch.MAX_LINES
+    doc = ast.get_docstring(tree)
+    assert doc, f"{module} has no docstring"
+    layer = arch.layer_of(module)[2]
+    assert doc.rstrip().splitlines()[-1].startswith(f"Layer: {layer}"), (
+        f"{module}: the docstring's last line should name its layer ({layer})")
 
 
 def test_no_import_cycles():
@@ -90,37 +100,79 @@ def test_no_import_cycles():
     assert arch.count_cycles(_GRAPH) == 0
 
 
+def test_no_private_name_crosses_a_module():
+    """What two modules share is public in the lower one."""
+    assert arch.private_crossings(_MODS, _TREES) == []
+
+
+def test_no_row_is_patched():
+    """Every field of a row is given in its constructor call (``register`` then freezes it:
+    tests/core/test_primitive.py assigns to one and expects an error)."""
+    assert arch.row_patches(_TREES) == []
+
+
+def test_lower_imports_no_backend():
+    """Lowering is a stage of its own: the backends take what it makes, it knows none of them."""
+    assert [(m, t) for m in _GRAPH if arch.layer_of(m)[2] == "lower"
+            for t in _GRAPH[m] if arch.layer_of(t)[2] == "backends"] == []
+
+
+def test_the_folder_listing_is_the_layer_list():
+    """Every folder of the package is a layer, and every layer a folder."""
+    pkg = os.path.join(_ROOT, "wengert")
+    folders = {d for d in os.listdir(pkg) if os.path.isdir(os.path.join(pkg, d))
+               and not d.startswith(("_", "."))}
+    assert folders == set(arch.LAYERS)
+
+
 def test_the_graph_is_the_package():
     """The graph holds every module and the imports that tie them (a sanity check that the
     rules above are not passing on an empty or disconnected graph)."""
-    assert "wengert.primitives.core" in _GRAPH and "wengert.api" in _GRAPH
-    assert "wengert.primitives.core" in _GRAPH["wengert.primitives.shape"]
-    assert "wengert.ir" in _GRAPH["wengert.primitives.core"]
+    assert "wengert.core.primitive" in _GRAPH and "wengert.api.transforms" in _GRAPH
+    assert "wengert.core.primitive" in _GRAPH["wengert.primitives.shape"]
+    assert "wengert.core.ir" in _GRAPH["wengert.core.primitive"]
     assert sum(len(v) for v in _GRAPH.values()) > 3 * len(_GRAPH)
+    assert len(arch.row_fields(_TREES)) > 15
 
 
 _PLANTED = {
-    "cycle": ({"ir.py": "from . import dims\n", "dims.py": "from .ir import Aval\n"},
-              ["import cycle: pkg.dims -> pkg.ir"]),
-    "upward": ({"ir.py": "from .transforms import jvp\n", "transforms/__init__.py": "",
-                "transforms/jvp.py": "import numpy\n"},
-               ["upward import: pkg.ir (core) imports pkg.transforms.jvp (transforms)"]),
-    "sibling": ({"frontends/__init__.py": "", "backends/__init__.py": "",
-                 "frontends/src.py": "from ..backends import gen\n",
-                 "backends/gen.py": "import os\n"},
-                ["upward import: pkg.frontends.src (frontends|backends) imports "
-                 "pkg.backends.gen (frontends|backends)"]),
-    "hidden": ({"api.py": "def f():\n    from . import ir\n    return ir\n", "ir.py": ""},
-               ["import inside a function: pkg.api:2 (pkg.ir)"]),
+    "cycle": ({"core/__init__.py": "", "core/ir.py": "from . import dims\n",
+               "core/dims.py": "from .ir import Aval\n"},
+              ["import cycle: pkg.core.dims -> pkg.core.ir"]),
+    "upward": ({"core/__init__.py": "", "core/ir.py": "from ..transforms import jvp\n",
+                "transforms/__init__.py": "", "transforms/jvp.py": "import numpy\n"},
+               ["upward import: pkg.core.ir (core) imports pkg.transforms.jvp (transforms)"]),
+    "backend_under_lower": ({"backends/__init__.py": "", "lower/__init__.py": "",
+                             "backends/gen.py": "from ..lower import sums\n",
+                             "lower/sums.py": "import os\n"},
+                            ["upward import: pkg.backends.gen (backends) imports "
+                             "pkg.lower.sums (lower)"]),
+    "hidden": ({"api/__init__.py": "", "core/__init__.py": "",
+                "api/grad.py": "def f():\n    from ..core import ir\n    return ir\n",
+                "core/ir.py": ""},
+               ["import inside a function: pkg.api.grad:2 (pkg.core.ir)"]),
     "optional_ok": ({"primitives/__init__.py": "", "primitives/fft.py":
                      "def f():\n    import scipy.fft\n    return scipy.fft\n"}, []),
-    "stdlib_hidden": ({"errors.py": "def f():\n    import os\n    return os.sep\n"},
-                      ["import inside a function: pkg.errors:2 (not of the package)"]),
-    "no_layer": ({"misc.py": ""}, ["module in no layer: pkg.misc (add it to arch_metrics.LAYERS)"]),
-    "clean": ({"ir.py": "from .errors import E\n", "errors.py": "E = 1\n",
-               "primitives/__init__.py": "from . import core\n",
-               "primitives/core.py": "from ..ir import E\n",
-               "api.py": "from .primitives import core\n"}, []),
+    "stdlib_hidden": ({"core/__init__.py": "",
+                       "core/errors.py": "def f():\n    import os\n    return os.sep\n"},
+                      ["import inside a function: pkg.core.errors:2 (not of the package)"]),
+    "no_layer": ({"misc/__init__.py": "", "misc/x.py": ""},
+                 ["module in no layer: pkg.misc.x (its folder is not in arch_metrics.LAYERS)"]),
+    "private": ({"core/__init__.py": "", "core/a.py": "_x = 1\n",
+                 "core/b.py": "from .a import _x\nfrom . import a\ny = a._x\n"},
+                ["private name: pkg.core.b:1 takes _x from pkg.core.a",
+                 "private name: pkg.core.b:3 takes _x from pkg.core.a"]),
+    "patched": ({"core/__init__.py": "",
+                 "core/primitive.py": "class Primitive:\n    def __init__(self, name, *, jvp):\n"
+                                      "        self.jvp = jvp\n",
+                 "core/rows.py": "from .primitive import Primitive\n"
+                                 "sin_p = Primitive('sin', jvp=None)\nsin_p.jvp = 1\n"},
+                ["row patched: pkg.core.rows:3 sin_p.jvp"]),
+    "clean": ({"core/__init__.py": "", "core/ir.py": "from .errors import E\n",
+               "core/errors.py": "E = 1\n",
+               "primitives/__init__.py": "from . import arith\n",
+               "primitives/arith.py": "from ..core.ir import E\n",
+               "api/__init__.py": "from ..primitives import arith\n"}, []),
 }
 
 
@@ -134,5 +186,4 @@ def test_the_check_finds_what_is_planted(case, tmp_path):
     for name, text in files.items():
         (pkg / name).parent.mkdir(parents=True, exist_ok=True)
         (pkg / name).write_text(text)
-    _, graph, inner = graph_of(str(pkg))
-    assert violations(graph, inner) == expected
+    assert violations(*graph_of(str(pkg))) == expected

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.errors import NoDerivativeRule, WengertError
+from wengert.core.errors import NoDerivativeRule, WengertError
 from wengert.primitives.lstsq import RankDeficientError
 
 import checks

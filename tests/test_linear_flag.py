@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.ir import Lit, sub_programs
-from wengert.primitives.trace import eval_program
+from wengert.core.ir import Lit, sub_programs
+from wengert.core.trace import eval_program
 from wengert.transforms.partial_eval import linearize_flat
 
 
@@ -83,7 +83,7 @@ def test_programs_flagged_linear_hold_only_linear_equations(case, engine):
 
 
 def test_the_check_sees_primal_work_in_a_flagged_program():
-    from wengert.ir import Aval, Eqn, Program, Var
+    from wengert.core.ir import Aval, Eqn, Program, Var
     from wengert.primitives import PRIMITIVES
     t, u, w = (Var(Aval((), np.float64)) for _ in range(3))
     prog = Program([t], [Eqn(PRIMITIVES["sin"], (Lit(0.3),), (u,), {}),   # primal work

@@ -13,7 +13,7 @@ import scipy.integrate
 from scipy import integrate
 
 import wengert as wg
-from wengert import errors
+from wengert.core import errors
 
 import checks
 
@@ -344,7 +344,7 @@ def test_an_opaque_body_that_changes_its_output_shape_is_an_error():
     ragged.defvjp(lambda x: (ragged(x), x), lambda x, ct: (np.zeros(2) + np.sum(ct),))
     g = wg.grad(lambda x: np.sum(ragged(x)), engine="source")
     g(np.array([1.0, 2.0]))
-    with pytest.raises(wg.errors.WengertError, match="shape"):
+    with pytest.raises(wg.WengertError, match="shape"):
         g(np.array([-1.0, 2.0]))
 
 
@@ -377,7 +377,7 @@ def test_a_library_function_without_a_rule_is_named_as_written(fun, name, engine
 
 
 def _without_rule(candidates):
-    from wengert.primitives import library
+    from wengert.numpy import library
     found = [f for f in candidates if library.function_rule(f) is None
              and library.ufunc_rule(f) is None]
     assert found, f"every candidate has a rule now: add one without: {candidates}"
@@ -412,7 +412,7 @@ def call_unruled_scipy_ufunc(x):
                                        (call_unruled_scipy_ufunc, "scipy.special ufunc")],
                          ids=["numpy-function", "numpy-ufunc", "scipy-ufunc"])
 def test_a_function_without_a_rule_is_named_with_an_example(fun, kind, engine):
-    from wengert.primitives import library
+    from wengert.numpy import library
     f = UNRULED[kind]
     name = library.display_name(f)
     assert name.startswith("scipy.special." if kind.startswith("scipy") else "np.")

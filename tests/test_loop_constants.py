@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import api_codes
+from wengert.api import codes as api_codes
 from wengert.backends.interpret import interpret
-from wengert.backends.pycodegen import codegen
-from wengert.ir import Aval, Eqn, Lit, Program, Var, sub_programs
+from wengert.backends.python.codegen import codegen
+from wengert.core.ir import Aval, Eqn, Lit, Program, Var, sub_programs
 from wengert.primitives import PRIMITIVES
-from wengert.primitives.control.params import ForParams, WhileParams
-from wengert.primitives.control.passes import same_literal
+from wengert.control.params import ForParams, WhileParams
+from wengert.control.passes import same_literal
 from wengert.transforms.simplify import simplify
 
 from checks import AD_VS_AD_RTOL_F64, PROGRAM_RTOL_F64, assert_close, fd_jvp

@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import api_codes
+from wengert.api import codes as api_codes
 from wengert.backends.interpret import interpret
-from wengert.backends.lower import LoweringError, check, lower
-from wengert.backends.pycodegen import codegen
-from wengert.ir import Eqn, Lit, Program, Var, sub_programs
-from wengert.atoms import Aval
+from wengert.lower import LoweringError, check, lower
+from wengert.backends.python.codegen import codegen
+from wengert.core.ir import Eqn, Lit, Program, Var, sub_programs
+from wengert.core.atoms import Aval
 from wengert.primitives import PRIMITIVES
 from wengert.primitives.index import DYN
 from wengert.transforms.simplify import simplify

@@ -21,18 +21,18 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import api_codes
-from wengert.atoms import Aval
-from wengert.backends.lower import lower
-from wengert.backends.pycodegen import CodeWriter, generate_source
-from wengert.ir import Program, sub_programs
-from wengert.primitives.control.for_loop import for_loop
-from wengert.primitives.control.params import ForParams
-from wengert.primitives.control.stage import stage_loop
+from wengert.api import codes as api_codes
+from wengert.core.atoms import Aval
+from wengert.lower import lower
+from wengert.backends.python.codegen import CodeWriter, generate_source
+from wengert.core.ir import Program, sub_programs
+from wengert.control.for_loop import for_loop
+from wengert.control.params import ForParams
+from wengert.control.stage import stage_loop
 from wengert.primitives.index import getitem, index_add, index_set
 from wengert.primitives.shape import reshape
-from wengert.primitives.staging import stage
-from wengert.primitives.trace import eval_program
+from wengert.core.staging import stage
+from wengert.core.trace import eval_program
 from wengert.transforms.simplify import simplify
 
 from checks import eqns_named, fd_jvp
@@ -252,7 +252,7 @@ def test_numba_code_with_and_without_the_step(case):
     prog = case.program()
     args = case.args(np.random.default_rng(case.length))
     want = eval_program(prog, args)
-    from wengert.backends.numbagen import NumbaWriter
+    from wengert.backends.numba.codegen import NumbaWriter
 
     class NumbaUnpromoted(NumbaWriter):
         promote_loops = False

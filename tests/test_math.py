@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import errors
+from wengert.core import errors
 
 ENGINES = ("trace", "source")
 
@@ -279,7 +279,7 @@ _N1, _N2 = np.array([1, 2, -3, 4]), np.array([3, -2, 2, 1])
 
 
 def _int_ufuncs():
-    from wengert.primitives import library
+    from wengert.numpy import library
     out = []
     with np.errstate(all="ignore"):
         for name, u, kind in library.entries():

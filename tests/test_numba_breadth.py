@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.backends import numbamatmul
+from wengert.backends.numba import matmul as numbamatmul
 
 from checks import assert_close, rtol
 from test_numba_backend import _agree

@@ -4,11 +4,11 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.ir import Eqn, Lit, Program, Role, Var, Aval, verify
+from wengert.core.ir import Eqn, Lit, Program, Role, Var, Aval, verify
 from wengert.primitives import PRIMITIVES
-from wengert.primitives.control import for_loop, while_loop
-from wengert.primitives.trace import bind
-from wengert.primitives.staging import stage
+from wengert.control import for_loop, while_loop
+from wengert.core.trace import bind
+from wengert.core.staging import stage
 from wengert.transforms.batching import batch_eval
 from wengert.transforms.dup import explicit_dup
 from wengert.transforms.jvp import jvp_program

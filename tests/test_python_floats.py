@@ -26,11 +26,11 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import api_codes
+from wengert.api import codes as api_codes
 from wengert.backends.interpret import interpret
-from wengert.backends.lower import lower, python_floats
-from wengert.backends.pycodegen import CodeWriter, codegen
-from wengert.ir import sub_programs
+from wengert.lower import lower, python_floats
+from wengert.backends.python.codegen import CodeWriter, codegen
+from wengert.core.ir import sub_programs
 from wengert.transforms.simplify import simplify
 
 import lower_cases as C

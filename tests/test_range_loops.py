@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import api_codes
-from wengert.ir import Lit, sub_programs
+from wengert.api import codes as api_codes
+from wengert.core.ir import Lit, sub_programs
 from wengert.transforms.simplify import simplify
 
 from checks import assert_close, fd_jvp
@@ -214,7 +214,7 @@ def test_offsets_that_overflow_the_dtype_are_not_composed(dtype, step):
     # (m + c) + c wraps in the dtype; k + 2c as one literal would not fit it
     # (NumPy raises OverflowError): the composed offset must fit, or stay apart
     from wengert.backends.interpret import interpret
-    from wengert.backends.pycodegen import codegen
+    from wengert.backends.python.codegen import codegen
 
     def f(n, x):
         m = n[0] + step

@@ -25,8 +25,9 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import api_source, errors
-from wengert.pytree import MAX_DEPTH, flatten, leaf_paths, unflatten
+from wengert.api import source as api_source
+from wengert.core import errors
+from wengert.core.pytree import MAX_DEPTH, flatten, leaf_paths, unflatten
 
 import robust_cases as R
 from checks import (AD_VS_AD_RTOL_F64, EXACT_RTOL_F64, PROGRAM_RTOL_F64, assert_close, fd_jvp,

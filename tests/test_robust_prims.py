@@ -35,10 +35,10 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import errors
-from wengert.primitives import library, math_twins, numpy_functions as npf
-from wengert.pytree import flatten
-from wengert.primitives.numpy_api import Tracer
+from wengert.core import errors
+from wengert.numpy import library, math_twins, functions as npf
+from wengert.core.pytree import flatten
+from wengert.numpy.array_methods import Tracer
 
 import robust_prims_cases as rc
 from checks import assert_close, dot_product_check, fd_jvp, norm, rtol

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.errors import UnsupportedSyntax
+from wengert.core.errors import UnsupportedSyntax
 
 import robust_source_cases as rc
 from checks import assert_close
@@ -272,7 +272,7 @@ def test_a_gradient_replayed_under_jvp(name, outer):
     """jvp of a source-engine gradient (a Hessian-vector product): the
     gradient's Program is replayed into the outer transformation, so it must
     be a valid Program (``verify``), not only valid NumPy code."""
-    from wengert.ir import verify
+    from wengert.core.ir import verify
     f = getattr(rc, name)
     rng = np.random.default_rng(3)
     W, T = rng.normal(size=(2, 45)), rng.normal(size=(2, 45))
@@ -342,7 +342,7 @@ def test_an_io_call_is_refused_by_the_source_engine_and_made_once_by_auto(tmp_pa
 def test_a_shape_from_a_traced_value_is_a_concretization_error(engine):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(wg.errors.ConcretizationError, match="robust_source_cases.py"):
+        with pytest.raises(wg.ConcretizationError, match="robust_source_cases.py"):
             wg.grad(rc.zeros_of_a_traced_length, engine=engine)(np.ones(3))
 
 
@@ -351,7 +351,7 @@ def test_a_trace_gradient_inside_a_source_function_says_what_to_do():
     typed error naming the user's line and the way out; ``auto`` traces."""
     W, T = np.array([0.3, -0.2, 0.5]), np.array([1.0, 0.5, -1.0])
     g_trace = wg.grad(rc.branchy_sum, engine="trace")
-    with pytest.raises(wg.errors.ConcretizationError, match="engine='source'") as err:
+    with pytest.raises(wg.ConcretizationError, match="engine='source'") as err:
         wg.jvp(lambda y: g_trace(y), (W,), (T,), engine="source")
     assert "robust_source_cases.py" in str(err.value)
     with warnings.catch_warnings():
@@ -369,7 +369,7 @@ def test_caches_stay_bounded():
     builds lambdas does) and many matmul shapes keeps the caches at their
     bounds, so converted functions and their modules are not kept alive."""
     import functools as ft
-    from wengert.frontends import source_convert
+    from wengert.frontends.source import converted as source_convert
     from wengert.primitives import linalg
     for cache in (source_convert._converted_code, linalg._concrete_matmul_aval):
         assert isinstance(cache, ft._lru_cache_wrapper) and cache.cache_info().maxsize
@@ -486,7 +486,7 @@ def test_nested_conditional_expressions_with_a_draw_are_looked_at_once(x0):
     """Twelve nested ``x if c else y`` ending in a draw: right values and
     draws, and the first look for draws is not repeated at each level (it
     cost 2 ** depth draws staged: 4.9 s where it now takes 0.1 s)."""
-    from wengert.primitives.trace import effects_made
+    from wengert.core.trace import effects_made
     f = rc.nested_conditional_expressions
     x = np.array([x0, 0.0])
     rc.DRAWS.seed(3)

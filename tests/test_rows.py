@@ -18,18 +18,19 @@ import numpy as np
 import pytest
 
 from wengert.backends.interpret import interpret
-from wengert.backends.pycodegen import codegen
-from wengert.ir import Aval, Eqn, Lit, Program, Var, verify
+from wengert.backends.python.codegen import codegen
+from wengert.core.ir import Aval, Eqn, Lit, Program, Var, verify
 from wengert.primitives import PRIMITIVES
-from wengert.primitives.pass_rules import BinaryOperator, UnaryMinus
-from wengert.primitives.rules import EmitRule, python_operator
+from wengert.core.pass_rules import BinaryOperator, UnaryMinus
+from wengert.core.rules import EmitRule, python_operator
 from wengert.transforms.simplify import simplify
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "wengert"
 # the passes: simplify, printing and every backend module (the code generator
 # and whatever it is split into)
-PASSES = ("transforms/simplify.py", "printing.py",
-          *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "backends").glob("*.py")))
+PASSES = ("transforms/simplify.py", "core/printing.py",
+          *sorted(str(p.relative_to(ROOT)) for d in ("backends", "lower")
+                  for p in (ROOT / d).rglob("*.py")))
 
 
 

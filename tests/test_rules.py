@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 
 import wengert
-from wengert.ir import aval_of, verify
+from wengert.core.ir import aval_of, verify
 from wengert.primitives import PRIMITIVES
-from wengert.primitives.core import BY_IMPL, NOT_LINEAR, Linear, Zero
-from wengert.primitives.trace import bind, eval_program
+from wengert.core.primitive import BY_IMPL, NOT_LINEAR, Linear, Zero
+from wengert.core.trace import bind, eval_program
 from wengert.testing import check_grads
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.vjp import vjp_program

@@ -19,9 +19,9 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.backends.lower import lower
-from wengert.backends.pycodegen import codegen
-from wengert.ir import Aval, Eqn, Lit, Program, Var, sub_programs
+from wengert.lower import lower
+from wengert.backends.python.codegen import codegen
+from wengert.core.ir import Aval, Eqn, Lit, Program, Var, sub_programs
 from wengert.primitives import PRIMITIVES
 from wengert.primitives.index import DYN
 

@@ -14,7 +14,7 @@ import pytest
 import scipy.special as sc
 
 import wengert as wg
-from wengert.errors import NoDerivativeRule
+from wengert.core.errors import NoDerivativeRule
 
 import checks
 
@@ -40,7 +40,7 @@ def test_wengert_imports_and_differentiates_without_scipy(tmp_path):
         import sys
         import numpy as np
         import wengert as wg
-        from wengert.primitives import library
+        from wengert.numpy import library
 
         def f(x):
             return np.sum(np.sin(x) * x)
@@ -140,7 +140,7 @@ def test_polygamma_refuses_a_traced_order():
 # --- scipy.stats: values outside the support, refused shape derivatives ----------
 import scipy.stats as st  # noqa: E402
 
-from wengert.errors import ConcretizationError  # noqa: E402
+from wengert.core.errors import ConcretizationError  # noqa: E402
 
 _OUTSIDE = {   # name: (shape params, x with points outside and on the edge of the support)
     "gamma": ((2.5,), [-1.0, 0.0, 0.5]),
@@ -318,7 +318,7 @@ def test_discrete_non_integer_k(name, params):
 
 # --- dtypes: every scipy.special ufunc computes in the loop SciPy picks ---------------
 def _scipy_ufuncs():
-    from wengert.primitives import library
+    from wengert.numpy import library
     library.load_scipy()
     return sorted((uf for uf in library.UFUNCS if getattr(sc, uf.__name__, None) is uf),
                   key=lambda uf: uf.__name__)

@@ -21,7 +21,7 @@ import scipy.linalg as sl
 import scipy.signal as ss
 
 import wengert as wg
-from wengert.errors import NoDerivativeRule, ShapeMismatchError, UnsupportedDtypeError
+from wengert.core.errors import NoDerivativeRule, ShapeMismatchError, UnsupportedDtypeError
 
 import checks
 

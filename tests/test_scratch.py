@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from checks import assert_close
-from wengert.backends import scratch as S
+from wengert.backends.numba import scratch as S
 
 
 def _code(body, params="x"):

@@ -4,7 +4,7 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.ir import Var, verify
+from wengert.core.ir import Var, verify
 from wengert.transforms.dup import explicit_dup
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.simplify import simplify

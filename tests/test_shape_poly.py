@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert import dims
-from wengert.context import StagingContext
-from wengert.pytree import flatten
+from wengert.core import dims
+from wengert.core.context import StagingContext
+from wengert.core.pytree import flatten
 
 import shape_cases as S
 import test_source as T

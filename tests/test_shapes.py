@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.errors import InPlaceUpdateError, NoDerivativeRule, NonDifferentiableInputError
+from wengert.core.errors import InPlaceUpdateError, NoDerivativeRule, NonDifferentiableInputError
 
 import checks
 
@@ -401,7 +401,7 @@ def test_trace_engine_takes_shape_values_of_this_call(f):
 
 # --- NumPy's signatures ----------------------------------------------------------
 def _family_table():
-    from wengert.primitives import numpy_shapes
+    from wengert.numpy import shapes as numpy_shapes
     return numpy_shapes.FUNCTIONS
 
 
@@ -452,7 +452,7 @@ def cross_of_2_vectors(a, b):
 def test_cross_of_2_vectors_follows_the_installed_numpy(engine):
     """np.cross of 2-vectors: NumPy 2.5 refuses them (2.0-2.4 warned); the
     wrapper does what the installed NumPy does."""
-    from wengert.primitives.numpy_shapes import _CROSS_2D
+    from wengert.numpy.shapes import _CROSS_2D
     a, b = np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([[0.3, 0.1], [2.0, 1.0]])
     if _CROSS_2D:
         with pytest.warns(DeprecationWarning):

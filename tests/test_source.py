@@ -24,8 +24,8 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.ir import aval_of, sub_programs, verify
-from wengert.pytree import flatten
+from wengert.core.ir import aval_of, sub_programs, verify
+from wengert.core.pytree import flatten
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.simplify import simplify
 
@@ -602,7 +602,7 @@ def test_unsupported_construct_is_located(fn, construct, token):
 def test_auto_engine_falls_back_with_one_warning(fn, construct, token):
     x = 0.4
     want = fd_jvp(fn, (x,), (1.0,))
-    import wengert.api_source as api_source
+    import wengert.api.source as api_source
     api_source._WARNED.discard(api_source.fallback_key(fn))    # one warning per function and process
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -24,12 +24,12 @@ import pytest
 import wengert as wg
 from wengert import demo
 from wengert.backends.interpret import interpret
-from wengert.backends.pycodegen import codegen
-from wengert.ir import Role
+from wengert.backends.python.codegen import codegen
+from wengert.core.ir import Role
 from wengert.primitives import PRIMITIVES
-from wengert.primitives.pass_rules import ScipyCall
-from wengert.primitives.special_prims import PolygammaEmit
-from wengert.pytree import flatten
+from wengert.core.pass_rules import ScipyCall
+from wengert.primitives.special import PolygammaEmit
+from wengert.core.pytree import flatten
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.simplify import simplify
 from wengert.transforms.vjp import vjp_program

@@ -18,8 +18,8 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.backends.pycodegen import codegen
-from wengert.ir import Aval, Eqn, Lit, Program, Var
+from wengert.backends.python.codegen import codegen
+from wengert.core.ir import Aval, Eqn, Lit, Program, Var
 from wengert.primitives import PRIMITIVES
 from wengert.transforms.simplify import simplify
 

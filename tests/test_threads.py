@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.pytree import flatten
+from wengert.core.pytree import flatten
 from checks import PROGRAM_RTOL_F64, assert_close, fd_jvp, inner
 import thread_cases as C
 

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.errors import LeakedTracerError
+from wengert.core.errors import LeakedTracerError
 from wengert.primitives import PRIMITIVES
 
 from checks import HESSIAN_RTOL_F64, JVP2_RTOL_F64, EXACT_RTOL_F64, assert_close, fd_jvp

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.errors import InPlaceUpdateError, ShapeMismatchError, UnsupportedDtypeError
+from wengert.core.errors import InPlaceUpdateError, ShapeMismatchError, UnsupportedDtypeError
 
 from checks import PROGRAM_RTOL_F64, assert_close, fd_jacobian, fd_jvp
 
@@ -298,7 +298,7 @@ def test_dead_views_are_not_kept():
     # a loop slicing one array each step: the base keeps weak references to
     # its live views only (pruned as they double), so an in-place write's
     # scan of them does not grow with the steps
-    from wengert.primitives import inplace
+    from wengert.core import inplace
 
     class Node:
         def become(self, new):

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.frontends.tracing import flat_function
-from wengert.ir import aval_of, verify
-from wengert.primitives.trace import eval_program
-from wengert.pytree import flatten
+from wengert.frontends.trace import flat_function
+from wengert.core.ir import aval_of, verify
+from wengert.core.trace import eval_program
+from wengert.core.pytree import flatten
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.partial_eval import linearize_flat
 from wengert.transforms.transpose import transpose_program

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.backends.pycodegen import codegen
+from wengert.backends.python.codegen import codegen
 from wengert.backends.interpret import interpret
 from wengert.demo import seed000
-from wengert.ir import Lit, Role, derive, label, programs_in, verify
+from wengert.core.ir import Lit, Role, derive, label, programs_in, verify
 from wengert.transforms.dup import explicit_dup
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.partial_eval import linearize_program

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.ir import sub_programs
+from wengert.core.ir import sub_programs
 
 from checks import PROGRAM_RTOL_F64, assert_close, eqns_named, fd_jvp
 

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.primitives import library
-from wengert.errors import ConcretizationError, InPlaceUpdateError, WengertError
+from wengert.numpy import library
+from wengert.core.errors import ConcretizationError, InPlaceUpdateError, WengertError
 
 from checks import assert_close
 

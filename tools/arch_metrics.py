@@ -24,7 +24,6 @@ It prints four sections:
     a lambda is part of the function that holds it.
 """
 import ast
-import fnmatch
 import os
 import sys
 from collections import defaultdict
@@ -32,34 +31,18 @@ from collections import defaultdict
 # Modules whose absence the package tolerates: importing them inside a function is allowed.
 OPTIONAL = ("scipy", "numba", "matplotlib", "hypothesis", "graphviz")
 
-# Layers, bottom to top (the rule tests/test_layers.py enforces).  A module may import its own
-# layer or lower ones; frontends and backends share a rank but never import each other.
-#   core        the data: errors, the staging context, symbolic dims, pytrees, the IR (atoms, programs) and its printing;
-#   primitives  the rows of the one registry (primitives.core), the trace machinery
-#               (primitives.trace: bind, the traces, eval_program), and the recorder that stages
-#               a primitive application as an equation (primitives.staging, which the
-#               transforms use to build Programs);
-#   transforms  Program -> Program: jvp, linearize (partial_eval), transpose, vjp, simplify...;
-#   control     the rows whose rules build sub-Programs with the transforms (control flow,
-#               checkpointing, custom rules): above the transforms, which reach them only
-#               through the registry's rows; the `primitives` package itself, which imports
-#               every row to fill the table, sits here too;
-#   frontends, backends   source/trace -> Program, Program -> values or code;
-#   api         the public functions composed from the stages below, the CLI, the demo.
-# Patterns are matched in order against the name inside the package ("" for its __init__).
-LAYERS = [
-    ("core", ("errors", "ident", "context", "dims", "pytree", "atoms", "ir", "printing")),
-    ("control", ("primitives", "primitives.control", "primitives.control.*",
-                 "primitives.control_*", "primitives.checkpoint", "primitives.checkpoint.*",
-                 "primitives.checkpoint_*", "primitives.custom")),
-    ("primitives", ("primitives.*",)),
-    ("transforms", ("transforms", "transforms.*")),
-    ("frontends|backends", ("frontends", "frontends.*", "backends", "backends.*")),
-    ("api", ("api", "api_*", "cli", "demo", "testing", "transformed", "", "__main__")),
-]
-RANKS = {"core": 0, "primitives": 1, "transforms": 2, "control": 3, "frontends|backends": 4,
-         "api": 5}
-SIBLINGS = ("frontends", "backends")
+# The layers, top to bottom: a module's layer is the first folder of its path inside the package
+# (docs/architecture.md says what each holds). A module may import its own layer and the ones
+# below it, never one above. The modules at the package's root (its __init__, the CLI, the demo,
+# ``testing``) are the public face, above every folder.
+LAYERS = ("api", "frontends", "transforms", "lower", "backends", "control", "scipy", "numpy",
+          "primitives", "core")
+ROOT_LAYER = "(root)"
+RANKS = {name: len(LAYERS) - k for k, name in enumerate(LAYERS)}
+RANKS[ROOT_LAYER] = len(LAYERS) + 1
+
+# Past this many lines a module is reported (the package's rule is ~400: STYLE.md section 1).
+MAX_LINES = 450
 
 
 def module_files(pkg_dir):
@@ -241,24 +224,120 @@ def count_cycles(graph, limit=100000):
 
 
 def layer_of(module):
-    """(rank, family, layer name) of a dotted module name; family is its first component."""
-    inner = module.split(".", 1)[1] if "." in module else ""
-    for name, patterns in LAYERS:
-        if any(fnmatch.fnmatchcase(inner, p) for p in patterns):
-            return RANKS[name], inner.split(".")[0], name
-    return None, inner.split(".")[0], None
+    """(rank, folder, layer name) of a dotted module name: its first folder inside the package,
+    or the root layer for the modules beside the package's __init__."""
+    parts = module.split(".")[1:]
+    if len(parts) <= 1 and (not parts or parts[0] not in LAYERS):
+        return RANKS[ROOT_LAYER], ROOT_LAYER, ROOT_LAYER
+    name = parts[0]
+    if name not in RANKS:
+        return None, name, None
+    return RANKS[name], name, name
 
 
 def upward_edges(graph):
+    """(importer, imported) pairs where the imported module's layer is above the importer's."""
     out = []
     for m in sorted(graph):
-        rm, fm, _ = layer_of(m)
+        rm = layer_of(m)[0]
         for t in sorted(graph[m]):
-            rt, ft, _ = layer_of(t)
-            if rm is None or rt is None:
-                continue
-            if rt > rm or (rt == rm and fm != ft and fm in SIBLINGS and ft in SIBLINGS):
+            rt = layer_of(t)[0]
+            if rm is not None and rt is not None and rt > rm:
                 out.append((m, t))
+    return out
+
+
+def _aliases(mods, current, tree):
+    """{local name: package module} of the module objects ``tree`` binds by import."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for al in node.names:
+                if al.asname and al.name in mods:
+                    out[al.asname] = al.name
+        elif isinstance(node, ast.ImportFrom):
+            for al in node.names:
+                one = ast.ImportFrom(module=node.module, names=[al], level=node.level)
+                for t in resolve(mods, current, one):
+                    if t.rsplit(".", 1)[-1] == al.name:
+                        out[al.asname or al.name] = t
+    return out
+
+
+def private_crossings(mods, trees):
+    """(module, line, source module, name) for each underscore-private name one module takes
+    from another: ``from m import _x`` or ``m._x`` of an imported package module."""
+    out = []
+    for m, (_, tree) in sorted(trees.items()):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for al in node.names:
+                    if al.name.startswith("_") and not al.name.startswith("__"):
+                        one = ast.ImportFrom(module=node.module, names=[al], level=node.level)
+                        src = resolve(mods, m, one)
+                        out.append((m, node.lineno, src[0] if src else node.module, al.name))
+        aliases = _aliases(mods, m, tree)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and node.attr.startswith("_")
+                    and not node.attr.startswith("__") and aliases[node.value.id] != m):
+                out.append((m, node.lineno, aliases[node.value.id], node.attr))
+    return sorted(set(out))
+
+
+def row_fields(trees):
+    """The fields of a row: the keyword parameters of ``Primitive.__init__`` (core.primitive)."""
+    for m, (_, tree) in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == "Primitive":
+                for f in node.body:
+                    if isinstance(f, ast.FunctionDef) and f.name == "__init__":
+                        return {a.arg for a in f.args.args[1:] + f.args.kwonlyargs}
+    return set()
+
+
+def _row_names(tree):
+    """Names that hold a row in ``tree``: bound to a ``Primitive(...)`` or ``register(...)``
+    call, or spelled as rows are (``sin_p``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            fn = node.value.func
+            called = fn.id if isinstance(fn, ast.Name) else getattr(fn, "attr", "")
+            if called in ("Primitive", "register"):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        if isinstance(node, ast.Name) and node.id.endswith("_p"):
+            names.add(node.id)
+    return names
+
+
+def _is_row(node, rows):
+    """Whether the expression ``node`` denotes a row: a row's name, or ``PRIMITIVES[...]``."""
+    if isinstance(node, ast.Name):
+        return node.id in rows
+    return (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+            and node.value.id == "PRIMITIVES")
+
+
+def row_patches(trees):
+    """(module, line, target) for each assignment to a row's field outside the row's
+    constructor: ``sin_p.jvp = ...``, ``PRIMITIVES[name].complex_ok = ...``,
+    ``setattr(sin_p, "emit", ...)``, before ``register`` or after it."""
+    fields = row_fields(trees)
+    out = []
+    for m, (_, tree) in sorted(trees.items()):
+        rows = _row_names(tree)
+        for node in ast.walk(tree):
+            targets = []
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Attribute) and t.attr in fields and _is_row(t.value, rows):
+                    out.append((m, node.lineno, ast.unparse(t)))
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "setattr" and len(node.args) >= 2
+                    and _is_row(node.args[0], rows)):
+                out.append((m, node.lineno, ast.unparse(node)))
     return out
 
 
@@ -312,7 +391,11 @@ def main(argv):
     sizes = sorted(((src.count("\n"), m) for m, (src, _) in trees.items()), reverse=True)
     for n, m in sizes[:5]:
         print("    %5d  %s" % (n, m))
-    print("    modules over 400 lines: %d" % sum(1 for n, _ in sizes if n > 400))
+    print("    modules over 400 lines: %d; over %d: %d" % (
+        sum(1 for n, _ in sizes if n > 400), MAX_LINES, sum(1 for n, _ in sizes if n > MAX_LINES)))
+    for n, m in sizes:
+        if n > MAX_LINES:
+            print("      %5d  %s" % (n, m))
 
     graph, inner = import_graph(mods, trees)
     full = {m: set(graph[m]) for m in graph}
@@ -331,7 +414,7 @@ def main(argv):
         layer_pairs = defaultdict(int)
         for m, t in up:
             layer_pairs[(layer_of(m)[2], layer_of(t)[2])] += 1
-        print("      upward or sibling imports between layers: %d  (%s)" % (len(up), "; ".join(
+        print("      upward imports between layers: %d  (%s)" % (len(up), "; ".join(
             "%s -> %s: %d" % (a, b, n) for (a, b), n in sorted(layer_pairs.items()))))
         for m, t in up:
             print("        %s -> %s" % (m, t))
@@ -346,9 +429,18 @@ def main(argv):
         opt = sum(1 for *_, o in inner[m] if o)
         print("    %3d  %s%s" % (len(inner[m]), m, "  (%d optional)" % opt if opt else ""))
 
+    crossings = private_crossings(mods, trees)
+    print("\n(e) private names taken across modules: %d" % len(crossings))
+    for m, line, src, name in crossings:
+        print("    %s:%d %s from %s" % (m, line, name, src))
+    patches = row_patches(trees)
+    print("\n(f) row fields assigned outside a row's constructor: %d" % len(patches))
+    for m, line, target in patches:
+        print("    %s:%d %s" % (m, line, target))
+
     funcs = sorted(((cc, m, name, line) for m, (_, tree) in trees.items()
                     for name, line, cc in functions(tree)), key=lambda t: (-t[0], t[1], t[3]))
-    print("\n(d) most complex functions (cyclomatic complexity, radon-style):")
+    print("\n(g) most complex functions (cyclomatic complexity, radon-style):")
     for cc, m, name, line in funcs[:5]:
         print("    %3d  %s:%d %s" % (cc, m, line, name))
     return 0

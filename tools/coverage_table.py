@@ -34,7 +34,7 @@ def _imports():
     for p in (str(ROOT / "tests"), str(ROOT)):
         if p not in sys.path:
             sys.path.insert(0, p)
-    from wengert.primitives import library
+    from wengert.numpy import library
     import fn_cases
     return library, fn_cases
 

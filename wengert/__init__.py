@@ -1,15 +1,19 @@
 """wengert: automatic differentiation for plain Python and NumPy code."""
 from . import primitives as _primitives  # noqa: F401  (registers the table)
-from .api import (grad, value_and_grad, jvp, vjp, linearize, linear_transpose, jacfwd, fori_loop,
-                  jacrev, hessian, make_program, jit)
-from .primitives.custom import custom_jvp, custom_vjp
-from .primitives.checkpoint_loop import checkpointed
-from .api_checkpoint import checkpoint
+from .api.transforms import (
+    grad, value_and_grad, jvp, vjp, linearize, linear_transpose, jacfwd, fori_loop, jacrev,
+    hessian, make_program, jit)
+from .control.custom import custom_jvp, custom_vjp
+from .control.checkpoint_loop import checkpointed
+from .api.checkpoint import checkpoint
 from .primitives.index import IndexUpdater as at
-from .errors import (WengertError, NonScalarOutputError, NonDifferentiableInputError,
-                     NoDerivativeRule, ShapeMismatchError, ConcretizationError, UnsupportedSyntax,
-                     BackendError, NumbaMissingError, NumbaCompileError, NumbaFallbackWarning)
-from . import api_pickle, testing  # noqa: F401  (api_pickle: how transformed functions pickle)
+from .core.errors import (
+    WengertError, NonScalarOutputError, NonDifferentiableInputError, NoDerivativeRule,
+    ShapeMismatchError, ConcretizationError, UnsupportedSyntax, BackendError, NumbaMissingError,
+    NumbaCompileError, NumbaFallbackWarning)
+from .api import (  # noqa: F401  (api_pickle: how transformed functions pickle)
+    pickling as api_pickle)
+from . import testing
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop",
            "jacrev", "hessian", "make_program", "jit", "custom_jvp", "custom_vjp", "checkpoint",

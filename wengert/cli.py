@@ -34,13 +34,13 @@ import traceback
 
 import numpy as np
 
-from .errors import WengertError
-from .pytree import flatten
+from .core.errors import WengertError
+from .core.pytree import flatten
 from .transforms.jvp import jvp_program
 from .transforms.simplify import simplify
 from .transforms.vjp import vjp_program
-from .api_source import source_program
-from .backends.pycodegen import codegen
+from .api.source import source_program
+from .backends.python.codegen import codegen
 from .transforms.dup import explicit_dup
 from .backends.dot import to_dot
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .pytree import flatten, unflatten
-from . import api
+from .core.pytree import flatten, unflatten
+from .api import transforms as api
 
 __all__ = ["check_grads", "fd_jvp"]
 

@@ -3,8 +3,8 @@ edges from operands to equations to results. Sub-programs of control flow
 are clusters. Names are the printed program's."""
 from __future__ import annotations
 
-from ..ir import Lit, sub_programs
-from ..printing import Namer, format_literal
+from ..core.ir import Lit, sub_programs
+from ..core.printing import Namer, format_literal
 
 __all__ = ["to_dot"]
 

@@ -7,9 +7,9 @@ differentiated).
 """
 from __future__ import annotations
 
-from ..errors import ShapeMismatchError
-from ..ir import aval_of
-from ..primitives.trace import eval_program
+from ..core.errors import ShapeMismatchError
+from ..core.ir import aval_of
+from ..core.trace import eval_program
 
 __all__ = ["interpret"]
 

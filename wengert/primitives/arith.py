@@ -22,15 +22,15 @@ import operator
 
 import numpy as np
 
-from .. import dims as _dims
-from .core import OPERAND_KIND, Linear, Primitive, Zero, register, zero_if_any
-from .trace import wrapper_of
-from .rules import (_PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower, elementwise_aval,
-                    shape_error)
-from .pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
+from ..core import dims as _dims
+from ..core.primitive import OPERAND_KIND, Linear, Primitive, Zero, register, zero_if_any
+from ..core.trace import wrapper_of
+from ..core.rules import (
+    _PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower, elementwise_aval, shape_error)
+from ..core.pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .fanout import dup
 from .shape import broadcast_to, elementwise_batch, sum_to_shape
-from ..ir import Aval, Eqn, Lit, Role, Var, aval_of
+from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of
 
 
 _wrap = wrapper_of

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arith import cast_float, convert
-from ..ir import aval_of
+from ..core.ir import aval_of
 
 __all__ = ["python_scalar", "cast_exact"]
 

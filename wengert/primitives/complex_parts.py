@@ -27,7 +27,7 @@ complex operands or results of any other primitive raise
 """
 from __future__ import annotations
 
-from .core import PRIMITIVES
+from ..core.primitive import PRIMITIVES
 
 __all__ = ["COMPLEX_OK", "declare_complex_ok"]
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 import numpy as np
 
 from .arith import add
-from .core import Linear, Primitive, Zero, register, zero_if_any
-from .trace import wrapper_of
+from ..core.primitive import Linear, Primitive, Zero, register, zero_if_any
+from ..core.trace import wrapper_of
 from .index import getitem
-from .rules import result_dtype, shape_error
-from ..ir import Aval
+from ..core.rules import result_dtype, shape_error
+from ..core.ir import Aval
 
 __all__ = ["convolve"]
 

@@ -29,15 +29,15 @@ import math
 
 import numpy as np
 
-from .core import Linear, Primitive, Zero, instantiate, register, zero_if_any
-from .trace import bind
-from .rules import result_dtype, shape_error
+from ..core.primitive import Linear, Primitive, Zero, instantiate, register, zero_if_any
+from ..core.trace import bind
+from ..core.rules import result_dtype, shape_error
 from .arith import add, convert
 from .shape import reshape
 from .index import getitem
 from .linalg import _shape
 from .triangular import real_only
-from ..ir import Aval, aval_of
+from ..core.ir import Aval, aval_of
 
 
 def _padded(x, pad):

@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Primitive, Zero, register
-from .trace import bind
-from .rules import EmitRule, shape_error
+from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.trace import bind
+from ..core.rules import EmitRule, shape_error
 from .arith import add, div, mul, neg, sub
 from .selection import where
 from .index import concatenate
@@ -47,7 +47,7 @@ from .shape import expand_dims, reshape
 from .reduce import pair_products, prod_others_impl, prod_others_lines, reduce_sum
 from .index import getitem
 from .linalg import _float_dtype, _matmul, _mT, _shape, _square
-from ..ir import Aval, aval_of
+from ..core.ir import Aval, aval_of
 
 __all__ = ["svd", "svdvals", "eigh", "eigvalsh", "adjugate", "matrix_rank", "sym_from_lower"]
 

@@ -33,10 +33,10 @@ import numpy as np
 
 from .arith import mul
 from .arith import conj, real_dtype
-from .core import Primitive, register, zero_if_any
-from .trace import wrapper_of
-from .rules import shape_error
-from ..ir import Aval, aval_of
+from ..core.primitive import Primitive, register, zero_if_any
+from ..core.trace import wrapper_of
+from ..core.rules import shape_error
+from ..core.ir import Aval, aval_of
 
 __all__ = ["dft_p", "rfft_p", "irfft_p", "dft", "complex_dtype"]
 

@@ -28,15 +28,15 @@ from .arith import div, mul, sub
 from .selection import where
 from .ordering import abs as abs_, equal
 from .arith import conj, imag, real
-from .core import NOT_LINEAR, Primitive, Zero, register
-from .trace import bind
+from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.trace import bind
 from .dft import complex_dtype
 from .linalg import _matmul, diagonal
 from .matrix import inv
 from .reduce import reduce_max, reduce_sum
-from .rules import shape_error
+from ..core.rules import shape_error
 from .shape import reshape
-from ..ir import Aval, aval_of
+from ..core.ir import Aval, aval_of
 
 __all__ = ["eig", "eigvals"]
 

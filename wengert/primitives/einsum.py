@@ -18,14 +18,14 @@ import string
 
 import numpy as np
 
-from .core import Linear, Primitive, Zero, register, zero_if_any
-from .trace import bind
-from .rules import EmitRule, result_dtype, shape_error
+from ..core.primitive import Linear, Primitive, Zero, register, zero_if_any
+from ..core.trace import bind
+from ..core.rules import EmitRule, result_dtype, shape_error
 from .arith import add
 from .shape import broadcast_to, reshape
 from .linalg import _no_out, _shape
-from ..errors import NoDerivativeRule
-from ..ir import Aval, aval_of
+from ..core.errors import NoDerivativeRule
+from ..core.ir import Aval, aval_of
 
 __all__ = ["einsum_p", "einsum"]
 

@@ -22,10 +22,10 @@ from .arith import add, div, mul, neg, sub
 from .selection import where
 from .ordering import equal
 from .transcendental import sqrt
-from .core import NOT_LINEAR, Primitive, Zero, register
-from .trace import wrapper_of
-from .rules import _unary, elementwise_aval
-from ..ir import Aval, aval_of
+from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.trace import wrapper_of
+from ..core.rules import _unary, elementwise_aval
+from ..core.ir import Aval, aval_of
 
 __all__ = ["arcsinh", "arccosh", "arctanh", "cbrt", "reciprocal", "log2", "log10", "exp2",
            "logaddexp2", "hypot", "interp_segment", "interp_period_order"]

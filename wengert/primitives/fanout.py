@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import operator
 
-from .. import dims as _dims
-from .core import PRIMITIVES, Linear, Primitive, Zero, register
-from .trace import wrapper_of
-from .rules import EmitRule, LowerRule, promotes, result_dtype, shape_error
-from .pass_rules import Algebra, BinaryOperator, drops_identity
+from ..core import dims as _dims
+from ..core.primitive import PRIMITIVES, Linear, Primitive, Zero, register
+from ..core.trace import wrapper_of
+from ..core.rules import EmitRule, LowerRule, promotes, result_dtype, shape_error
+from ..core.pass_rules import Algebra, BinaryOperator, drops_identity
 from .shape import broadcast_to
-from ..ir import Aval, Eqn, Var
+from ..core.ir import Aval, Eqn, Var
 
 __all__ = ["dup_p", "dup", "add_any_p", "add_any"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Primitive, register
-from .trace import bind
-from ..ir import Aval
+from ..core.primitive import NOT_LINEAR, Primitive, register
+from ..core.trace import bind
+from ..core.ir import Aval
 
 
 def _index_aval(x, **params):

@@ -29,11 +29,11 @@ import builtins
 
 import numpy as np
 
-from .core import NOT_LINEAR, Primitive, Zero, register
-from .trace import bind
-from .rules import EmitRule
-from ..errors import NoDerivativeRule, WengertError
-from ..ir import Aval, Ident, aval_of
+from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.trace import bind
+from ..core.rules import EmitRule
+from ..core.errors import NoDerivativeRule, WengertError
+from ..core.ir import Aval, Ident, aval_of
 
 __all__ = ["EnvRef", "env_read", "host_call", "check_value", "out_aval_of", "HostCallError"]
 

@@ -20,15 +20,15 @@ import re
 
 import numpy as np
 
-from .. import dims as _dims
-from .core import (Linear, Primitive, TracerBase, Zero, instantiate, register, zero_if_any,
-                   zeros as core_zeros)
-from .trace import bind
-from .rules import EmitRule, result_dtype, shape_error
+from ..core import dims as _dims
+from ..core.primitive import (
+    Linear, Primitive, TracerBase, Zero, instantiate, register, zero_if_any, zeros as core_zeros)
+from ..core.trace import bind
+from ..core.rules import EmitRule, result_dtype, shape_error
 from .shape import broadcast_to, expand_dims, reshape, sum_to_shape
-from ..dims import has_dims, slice_length
-from ..errors import NonDifferentiableInputError
-from ..ir import Aval, Lit, aval_of
+from ..core.dims import has_dims, slice_length
+from ..core.errors import NonDifferentiableInputError
+from ..core.ir import Aval, Lit, aval_of
 
 
 class _Dynamic:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dims as _dims
-from ..ir import Aval, Eqn, Var
+from ..core import dims as _dims
+from ..core.ir import Aval, Eqn, Var
 from .arith import add_p
 from .index import DYN, concatenate_p, getitem_p, index_add_p, index_set_p
-from .rules import FRESH, LowerRule
+from ..core.rules import FRESH, LowerRule
 from .shape import reshape_p
 
 

@@ -18,16 +18,16 @@ import math
 
 import numpy as np
 
-from .. import dims as _dims
-from .core import Linear, Primitive, Zero, register, zero_if_any
-from .trace import bind
-from .rules import broadcast_shapes, result_dtype, shape_error
+from ..core import dims as _dims
+from ..core.primitive import Linear, Primitive, Zero, register, zero_if_any
+from ..core.trace import bind
+from ..core.rules import broadcast_shapes, result_dtype, shape_error
 from .arith import add, convert, mul
 from .shape import reshape, sum_to_shape, swapaxes, transpose
 from .reduce import reduce_sum
 from .index import getitem, index_add
-from ..errors import NoDerivativeRule, ShapeMismatchError
-from ..ir import Aval, aval_of
+from ..core.errors import NoDerivativeRule, ShapeMismatchError
+from ..core.ir import Aval, aval_of
 
 def _shape(x):
     return tuple(_dims.shape(x))      # Linear markers and Zeros answer np.shape too

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Primitive, Zero, register
-from .trace import bind
-from .rules import shape_error
+from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.trace import bind
+from ..core.rules import shape_error
 from .arith import add, mul, neg, sub
 from .index import concatenate
 from .shape import reshape
@@ -31,8 +31,8 @@ from .reduce import reduce_sum
 from .linalg import _float_dtype, _matmul, _mT, _shape
 from .matrix import _solve
 from .decomp import _cols, _matrix_aval, _rows, svdvals_jvp
-from ..errors import WengertError, user_location
-from ..ir import Aval, aval_of
+from ..core.errors import WengertError, user_location
+from ..core.ir import Aval, aval_of
 
 __all__ = ["qr", "pinv", "lstsq", "RankDeficientError"]
 

@@ -27,17 +27,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
-from .trace import bind
-from .rules import broadcast_shapes, result_dtype, shape_error
+from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
+from ..core.trace import bind
+from ..core.rules import broadcast_shapes, result_dtype, shape_error
 from .arith import add, sub
 from .index import concatenate
 from .shape import broadcast_to, sum_to_shape, zeros_like
 from .index import getitem
 from .linalg import _float_dtype, _matmul, _mT, _pad_batched, _shape, _square
 from .triangular import real_only
-from ..errors import UnsupportedDtypeError, user_location
-from ..ir import Aval, aval_of
+from ..core.errors import UnsupportedDtypeError, user_location
+from ..core.ir import Aval, aval_of
 
 
 def _float_result(x, a):

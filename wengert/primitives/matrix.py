@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
-from .trace import bind
-from .rules import result_dtype, shape_error
-from .pass_rules import NumpyLike
+from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
+from ..core.trace import bind
+from ..core.rules import result_dtype, shape_error
+from ..core.pass_rules import NumpyLike
 from .arith import mul, neg, sub
 from .shape import reshape, sum_to_shape
 from .reduce import reduce_sum
 from . import linalg
 from .linalg import _batch_shape, _float_dtype, _matmul, _mT, _pad_batched, _shape, _square
 from .decomp import adjugate, sym_from_lower
-from ..ir import Aval, aval_of
+from ..core.ir import Aval, aval_of
 
 
 # --- solve -------------------------------------------------------------

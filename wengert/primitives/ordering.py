@@ -17,12 +17,12 @@ import numpy as np
 
 from .arith import add, conj, div, mul, real, sub
 from .selection import where
-from .core import NOT_LINEAR, Primitive, Zero, register
-from .trace import wrapper_of
-from .rules import (EmitRule, _python_numbers_kept, _unary, _zero_jvp, elementwise_aval,
-                    python_operator)
-from .pass_rules import BinaryOperator, PythonNumbersKept
-from ..ir import Aval, aval_of
+from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.trace import wrapper_of
+from ..core.rules import (
+    EmitRule, _python_numbers_kept, _unary, _zero_jvp, elementwise_aval, python_operator)
+from ..core.pass_rules import BinaryOperator, PythonNumbersKept
+from ..core.ir import Aval, aval_of
 
 _wrap = wrapper_of
 

@@ -10,18 +10,19 @@ import math
 
 import numpy as np
 
-from .. import dims as _dims
-from .core import NOT_LINEAR, Primitive, register, zero_if_any
-from .trace import bind
-from .rules import EmitRule
-from .pass_rules import NumpyAxisCall
+from ..core import dims as _dims
+from ..core.primitive import NOT_LINEAR, Primitive, register, zero_if_any
+from ..core.trace import bind
+from ..core.rules import EmitRule
+from ..core.pass_rules import NumpyAxisCall
 from .arith import add, convert, div, mul, sub
 from .selection import where
 from .ordering import equal
 from .index import concatenate, getitem
-from .shape import (_finish, _kept_shape, _norm_axes, ones_like, reduce_aval, reduce_sum,
-                    reduce_sum_p_bind, reshape)
-from ..ir import Aval, aval_of
+from .shape import (
+    _finish, _kept_shape, _norm_axes, ones_like, reduce_aval, reduce_sum, reduce_sum_p_bind,
+    reshape)
+from ..core.ir import Aval, aval_of
 
 
 def mean(x, axis=None, keepdims=False):

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dims as _dims
+from ..core import dims as _dims
 from .arith import add, mul
-from .core import NOT_LINEAR, Primitive, Zero, instantiate, register
-from .trace import bind
+from ..core.primitive import NOT_LINEAR, Primitive, Zero, instantiate, register
+from ..core.trace import bind
 from .index import getitem
-from .rules import result_dtype, shape_error
+from ..core.rules import result_dtype, shape_error
 from .index import concatenate
 from .shape import broadcast_to, ones_like, zeros_like
-from ..ir import Aval, aval_of
+from ..core.ir import Aval, aval_of
 
 
 def _take(x, axis, part):

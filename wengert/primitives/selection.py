@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from .arith import sum_to
-from .core import Linear, Primitive, Zero, instantiate, register
-from .trace import wrapper_of
-from .rules import broadcast_shapes, promotes, result_dtype
+from ..core.primitive import Linear, Primitive, Zero, instantiate, register
+from ..core.trace import wrapper_of
+from ..core.rules import broadcast_shapes, promotes, result_dtype
 from .shape import elementwise_batch
-from ..ir import Aval, aval_of
+from ..core.ir import Aval, aval_of
 
 __all__ = ["where", "where_p"]
 

@@ -15,13 +15,13 @@ import math
 
 import numpy as np
 
-from .. import dims as _dims
-from .core import NOT_LINEAR, Primitive, Zero, register, zero_if_any
-from .trace import bind, wrapper_of
-from ..dims import as_int
-from ..ir import Aval, aval_of
-from .rules import EmitRule, shape_error
-from .pass_rules import Algebra, NumpyAxisCall, NumpyLike
+from ..core import dims as _dims
+from ..core.primitive import NOT_LINEAR, Primitive, Zero, register, zero_if_any
+from ..core.trace import bind, wrapper_of
+from ..core.dims import as_int
+from ..core.ir import Aval, aval_of
+from ..core.rules import EmitRule, shape_error
+from ..core.pass_rules import Algebra, NumpyAxisCall, NumpyLike
 
 
 _wrap = wrapper_of

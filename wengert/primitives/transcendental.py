@@ -15,12 +15,12 @@ import numpy as np
 
 from .arith import add, div, mul, neg, sub
 from .selection import where
-from .core import NOT_LINEAR, Primitive, Zero, register
-from .trace import wrapper_of
+from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.trace import wrapper_of
 from .ordering import equal
-from .rules import _python_numbers_kept, _unary, elementwise_aval
-from .pass_rules import PythonNumbersKept, drops_identity
-from ..ir import Lit, aval_of
+from ..core.rules import _python_numbers_kept, _unary, elementwise_aval
+from ..core.pass_rules import PythonNumbersKept, drops_identity
+from ..core.ir import Lit, aval_of
 
 _wrap = wrapper_of
 

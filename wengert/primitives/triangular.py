@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
-from .trace import bind
-from .rules import result_dtype, shape_error
+from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
+from ..core.trace import bind
+from ..core.rules import result_dtype, shape_error
 from .arith import add, mul, neg
 from .shape import reshape, sum_to_shape
 from .linalg import _batch_shape, _float_dtype, _matmul, _mT, _pad_batched, _shape, _square
-from ..errors import UnsupportedDtypeError, user_location
-from ..ir import Aval, aval_of
+from ..core.errors import UnsupportedDtypeError, user_location
+from ..core.ir import Aval, aval_of
 
 
 def _scipy_linalg():

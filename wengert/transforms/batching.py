@@ -10,10 +10,10 @@ as the batch of tangents; ``jacrev`` the same over the transposed Program.
 """
 from __future__ import annotations
 
-from .. import dims as _dims
-from ..errors import RAGGED_BATCH, UnsupportedSyntax
-from ..ir import Lit, aval_of
-from ..primitives.trace import bind, name_as
+from ..core import dims as _dims
+from ..core.errors import RAGGED_BATCH, UnsupportedSyntax
+from ..core.ir import Lit, aval_of
+from ..core.trace import bind, name_as
 from ..primitives.index import getitem
 from ..primitives.index import stack
 from ..primitives.shape import broadcast_to

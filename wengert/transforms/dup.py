@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..ir import Eqn, Lit, Program, Var
+from ..core.ir import Eqn, Lit, Program, Var
 from ..primitives.fanout import dup_p
 
 __all__ = ["explicit_dup"]

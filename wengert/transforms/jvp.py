@@ -20,17 +20,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ShapeMismatchError, WengertError, user_location
-from ..ir import Role, aval_of, derive
-from ..primitives.core import BY_IMPL, Zero, is_float, refuse_complex, snapshot
-from ..primitives.trace import TRACE_STATE, Trace, bind, eval_program, set_current
-from .. import dims as _dims
+from ..core.errors import ShapeMismatchError, WengertError, user_location
+from ..core.ir import Role, aval_of, derive
+from ..core.primitive import BY_IMPL, Zero, is_float, refuse_complex, snapshot
+from ..core.trace import TRACE_STATE, Trace, bind, eval_program, set_current
+from ..core import dims as _dims
 from ..primitives.arith import cast_float
 from ..primitives.casts import cast_exact
 from ..primitives.shape import broadcast_to
-from ..primitives.numpy_api import Tracer
-from ..primitives.inplace import array_value, is_scalar, link_views, scalar_value
-from ..primitives.staging import stage
+from ..numpy.array_methods import Tracer
+from ..core.inplace import array_value, is_scalar, link_views, scalar_value
+from ..core.staging import stage
 
 __all__ = ["JVPTrace", "JVPTracer", "NeedsReverse", "jvp_flat", "jvp_program"]
 

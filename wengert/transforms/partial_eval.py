@@ -17,13 +17,13 @@ are its literals, the residuals.
 """
 from __future__ import annotations
 
-from ..errors import RAGGED_BATCH, UnsupportedSyntax
-from ..ir import Eqn, Lit, Program, Role, Var, aval_of, derive
-from ..primitives.core import Zero, snapshot
-from ..primitives.trace import set_current
+from ..core.errors import RAGGED_BATCH, UnsupportedSyntax
+from ..core.ir import Eqn, Lit, Program, Role, Var, aval_of, derive
+from ..core.primitive import Zero, snapshot
+from ..core.trace import set_current
 from ..primitives.shape import zeros_like
-from ..primitives.trace import eval_program
-from ..primitives.staging import StagingTrace, StagingTracer
+from ..core.trace import eval_program
+from ..core.staging import StagingTrace, StagingTracer
 from .jvp import JVPTrace, JVPTracer
 from .simplify import dce
 

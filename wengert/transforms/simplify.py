@@ -50,11 +50,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import context, dims
-from ..dims import in_params
-from ..ir import Eqn, Ident, Lit, Program, acts, has_effect, programs_in
-from ..primitives.pass_rules import is_scalar_lit as _is_scalar_lit
-from ..primitives.symbolic_constants import constant
+from ..core import context, dims
+from ..core.dims import in_params
+from ..core.ir import Eqn, Ident, Lit, Program, acts, has_effect, programs_in
+from ..core.pass_rules import is_scalar_lit as _is_scalar_lit
+from ..core.constants import constant
 
 __all__ = ["simplify", "dce", "atom_key", "eqn_key"]
 

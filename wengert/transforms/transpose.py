@@ -15,13 +15,13 @@ operand (constants built inside the linear program) are evaluated forward.
 """
 from __future__ import annotations
 
-from ..atoms import cotangent_label
-from ..ir import Lit, Role, derive
-from ..primitives.core import Linear, TracerBase, Zero
-from ..primitives.trace import bind, tracing
+from ..core.atoms import cotangent_label
+from ..core.ir import Lit, Role, derive
+from ..core.primitive import Linear, TracerBase, Zero
+from ..core.trace import bind, tracing
 from ..primitives.arith import cast_float
 from ..primitives.fanout import add_any
-from ..primitives.staging import defining, stage
+from ..core.staging import defining, stage
 
 __all__ = ["backward_pass", "transpose_program"]
 

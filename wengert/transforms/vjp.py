@@ -7,9 +7,9 @@ and transposing it needs transpose rules of linear primitives only.
 """
 from __future__ import annotations
 
-from ..atoms import cotangent_label
-from ..primitives.trace import eval_program
-from ..primitives.staging import stage
+from ..core.atoms import cotangent_label
+from ..core.trace import eval_program
+from ..core.staging import stage
 from .partial_eval import linearize_flat
 from .transpose import backward_pass
 

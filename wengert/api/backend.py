@@ -1,0 +1,103 @@
+"""The ``backend`` option: what turns a source-engine derivative's Program
+into a function.
+
+    backend="python"   pycodegen: readable Python and NumPy, exec'd (default)
+    backend="numba"    numbagen: the same code in numba's subset, numba.njit
+
+``Target`` carries the choice from the public API to ``api_compiled``:
+``Target.compile(prog)`` gives the generated function. With numba, a
+construct numba cannot compile (refused up front by ``numbagen``, or by
+numba's typing at the first call) makes that function the Python
+backend's, with one ``NumbaFallbackWarning`` per user function naming the
+construct and the function's file:line; ``fallback=False`` raises
+``NumbaCompileError`` instead.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+import warnings
+
+from ..backends.numba.codegen import NumbaUnsupported, load_numba, numba_codegen, refuse
+from ..backends.python.codegen import codegen
+from ..core.errors import BackendError, NumbaFallbackWarning, user_function, where_defined
+
+__all__ = ["BACKENDS", "Target", "target_of", "check_backend"]
+
+BACKENDS = ("python", "numba")
+
+# the user functions whose fallback to Python was reported, the latest ones
+_WARNED = collections.OrderedDict()
+_WARNED_SIZE = 4096
+_LOCK = threading.Lock()
+
+
+def check_backend(backend, engine, fallback=True):
+    """Refuse an unknown backend, and numba where no code is generated."""
+    if backend not in BACKENDS:
+        raise BackendError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if not isinstance(fallback, bool):
+        raise BackendError(f"fallback must be True or False, got {fallback!r}")
+    if backend == "numba":
+        if engine == "trace":
+            raise BackendError(
+                "backend='numba' compiles the code the source engine generates, and the trace "
+                "engine generates none; use engine='source' (or 'auto') with it, or leave "
+                "backend='python'")
+        load_numba()        # a missing numba is said now, not at the first call
+
+
+def backend_options(backend, fallback):
+    """The keyword options a recipe keeps (only when not the defaults, so
+    the recipes of Python-backend transforms read as before)."""
+    opts = {}
+    if backend != "python":
+        opts["backend"] = backend
+    if not fallback:
+        opts["fallback"] = False
+    return opts
+
+
+class Target:
+    """A backend that is not the default: its ``name``, whether it falls
+    back (``fallback``) and the user's function (``fun``, for messages)."""
+
+    __slots__ = ("name", "fallback", "fun")
+
+    def __init__(self, name, fallback, fun):
+        self.name, self.fallback, self.fun = name, fallback, fun
+
+    def compile(self, prog):
+        """The generated function of ``prog`` (already simplified)."""
+        try:
+            return numba_codegen(prog, lambda construct: self.fall_back(construct, prog).fn)
+        except NumbaUnsupported as err:
+            return self.fall_back(err.construct, prog)
+
+    def fall_back(self, construct, prog):
+        """The Python backend's function of ``prog``, after one warning; or
+        the error of ``fallback=False``."""
+        where = where_defined(self.fun) or "<unknown>"
+        if not self.fallback:
+            raise refuse(construct, where)
+        user = user_function(self.fun)
+        key = (where, getattr(user, "__qualname__", None))
+        with _LOCK:
+            new = key not in _WARNED
+            _WARNED[key] = None
+            if len(_WARNED) > _WARNED_SIZE:
+                _WARNED.popitem(last=False)
+        if new:
+            name = getattr(user, "__qualname__", None) or getattr(self.fun, "__name__", "?")
+            file, _, line = where.rpartition(":")
+            warnings.warn_explicit(
+                f"wengert: numba cannot compile the code of {name} ({where}): {construct}; "
+                "running the Python backend for it instead (backend='numba', fallback=False "
+                "raises here)", NumbaFallbackWarning, file or where,
+                int(line) if line.isdigit() else 0)
+        return codegen(prog)
+
+
+def target_of(backend, fallback, fun):
+    """The ``Target`` of a transform's options, or None for Python."""
+    return None if backend == "python" else Target(backend, fallback, fun)

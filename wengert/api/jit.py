@@ -1,0 +1,35 @@
+"""``wg.jit(f)``: the plain function compiled through the derivatives' path.
+
+    f --source frontend--> Program --simplify, lower--> code --numba.njit--> callable
+
+The source engine's primal Program is generated and compiled the way a
+derivative's is (``SourceTransformed`` with the identity as its transform):
+the same lowering, the same backend (``api_backend``), the same code
+reuse, so a user can time a derivative against its own function compiled
+alike. ``.source`` is the code of the latest call.
+"""
+from __future__ import annotations
+
+from .prepare import _by_source, _transform_entry, backend_options
+from ..core.errors import BackendError
+
+__all__ = ["jit"]
+
+
+def _identity(inner):
+    return inner
+
+
+def jit(fun, *, backend="numba", fallback=True, engine="auto"):
+    """``fun`` compiled: its source Program as code, by ``backend``
+    (``"numba"``, or ``"python"``: the generated Python). Where the source
+    cannot be converted, ``engine="auto"`` runs ``fun`` itself, with one
+    warning; ``engine="source"`` raises."""
+    if engine == "trace":
+        raise BackendError("jit compiles the source engine's code of the function; "
+                           "engine='trace' generates none (use 'source' or 'auto')")
+    fun = _transform_entry(fun, engine, "jit", backend, fallback)
+    recipe = ("jit", fun, (), {"engine": engine, **backend_options(backend, fallback)})
+    out = _by_source(fun, engine, _identity, recipe, ())
+    # a callable that is no Python function (a builtin, a NumPy ufunc): itself
+    return fun if out is None else out

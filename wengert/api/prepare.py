@@ -1,0 +1,171 @@
+"""What every entry point of the public API does before and after its
+transform: the engine's choice (``_by_source``: the source engine's version
+of a transform, or None), the function of the differentiated arguments and
+their check (``_prepare``), aux values, the seed and the dtypes of what is
+handed back (``_cast_like``), reverse mode's linearization (``_vjp_core``).
+"""
+from __future__ import annotations
+
+
+import numpy as np
+
+from .checks import argnums_tuple, check_aux_pair, check_function, check_inputs
+from ..frontends.trace import flat_function
+from ..core.ir import Ident, Lit, aval_of, sub_programs
+from ..core.primitive import Zero, zeros
+from ..numpy.math_twins import twin_of
+from ..primitives.arith import convert
+from ..primitives.casts import cast_exact
+from ..core.pytree import flatten, unflatten
+from ..transforms.partial_eval import linearize_flat
+from .source import SourceTransformed, has_source
+from .codes import recipe_key
+from .backend import backend_options, check_backend, target_of
+
+
+ENGINES = ("auto", "trace", "source")
+
+
+def _check_engine(engine):
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+
+
+def _by_source(fun, engine, transform, recipe, argnums, extra=0):
+    """The source engine's version of ``transform`` (a trace-engine transform
+    of a function), or None for ``engine="trace"``. ``recipe`` is the public
+    call that made it (how it pickles; its ``backend`` and ``fallback``
+    options choose what compiles the code, ``api_backend``); its arguments at
+    ``argnums`` are checked before any code is generated; ``extra``: trailing
+    call arguments that are not ``fun``'s (``SourceTransformed``)."""
+    if engine == "trace":
+        return None
+    name = recipe[0]
+    target = target_of(recipe[3].get("backend", "python"), recipe[3].get("fallback", True), fun)
+
+    def check(args):
+        nums = argnums_tuple(argnums, len(args), name)
+        check_inputs(name, fun, args, nums, "leave it out of argnums")
+
+    if isinstance(fun, SourceTransformed) and fun.fallback is None:
+        # grad(grad(f)): one source Program of f, the transforms composed
+        inner, inner_check = fun.transform, fun.check
+
+        def both(args):
+            inner_check(args)
+            check(args)
+        inner_key = fun.codes.key
+        key = None if inner_key is None else recipe_key(recipe, inner_key)
+        return SourceTransformed(fun.fun, lambda g: transform(inner(g)), engine,
+                                 f"{name}_{fun.name}", recipe, both, key, target)
+    if engine == "auto" and not has_source(fun):
+        return None
+    # objects made by the same recipe share their code (``api_codes``)
+    return SourceTransformed(fun, transform, engine, name, recipe, check, recipe_key(recipe),
+                             target, extra)
+
+
+class _Partial:
+    """``fun`` as a function of the arguments in ``argnums`` only."""
+
+    def __init__(self, fun, args, kwargs, argnums):
+        self.fun, self.args, self.kwargs, self.argnums = fun, list(args), kwargs, argnums
+
+    def __call__(self, *dyn):
+        args = list(self.args)
+        for i, d in zip(self.argnums, dyn):
+            args[i] = d
+        return self.fun(*args, **self.kwargs)
+
+
+def _prepare(fun, args, kwargs, argnums, fname, has_aux=False,
+             where_else="leave it out of argnums"):
+    """(function of the differentiated arguments, those arguments, their
+    positions, the box aux lands in); the arguments are checked first."""
+    nums = argnums_tuple(argnums, len(args), fname)
+    check_inputs(fname, fun, args, nums, where_else)
+    dyn = tuple(args[i] for i in nums)
+    part = _Partial(fun, args, kwargs, nums)
+    if has_aux:
+        aux_box = [None]
+
+        def main(*xs):
+            out = part(*xs)
+            check_aux_pair(out, fname, fun)
+            aux_box[0] = out[1]
+            return out[0]
+        main.wg_origin = fun
+        return main, dyn, nums, aux_box
+    return part, dyn, nums, None
+
+
+def _unwrap_aux(aux_box):
+    """aux values leave the trace as plain values (their primal part)."""
+    leaves, tree = flatten(aux_box[0])
+    plain = []
+    for x in leaves:
+        while hasattr(x, "primal"):
+            x = x.primal
+        plain.append(x)
+    return unflatten(tree, plain)
+
+
+def _cast_like(ct, x):
+    """A cotangent with the dtype and type of its primal (float32 stays
+    float32, a Python float's is a Python float: ``cast_exact``); staged (the
+    source engine), the cast is an equation of the code."""
+    av = aval_of(x)
+    if isinstance(ct, Zero):
+        return zeros(av)            # 0.0 for a Python float
+    dt = getattr(ct, "dtype", None)
+    if dt is not None and dt != av.dtype and dt.kind not in "fc":
+        ct = convert(ct, dtype=av.dtype)
+    return cast_exact(ct, av)
+
+
+# the advice for a value that is not to be differentiated, where every
+# argument is (jvp, vjp, linearize)
+_CLOSE_OVER = "pass a function of the differentiated values only (a lambda closing over the rest)"
+
+def _vjp_core(fn, dyn, fname):
+    flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
+    outs, lin = linearize_flat(flat, leaves, reverse=True, name=getattr(fn, "__name__", "f"))
+    return outs, lin, leaves, in_tree, out_tree[0]
+
+
+def _unshared(outs, lin):
+    """The outputs handed to the caller, copied where the linear Program
+    keeps the same array (``exp``'s output is its own derivative): the
+    caller may write to what it is given before using the pullback."""
+    kept = set()
+
+    def collect(prog):
+        for e in prog.eqns:
+            kept.update(Ident(x.val) for x in e.inputs if isinstance(x, Lit))
+            for sub in sub_programs(e):
+                collect(sub)
+    collect(lin)
+    return [o.copy() if type(o) is np.ndarray and Ident(o) in kept else o for o in outs]
+
+
+def _unit(aval):
+    """The seed 1 of a scalar: a Python 1.0 for a Python float (weakly typed, cheap)."""
+    return 1.0 if aval.weak and aval.dtype == np.float64 else np.ones((), aval.dtype)
+
+
+def _transform_entry(fun, engine, fname, backend="python", fallback=True):
+    _check_engine(engine)
+    check_backend(backend, engine, fallback)
+    check_function(fun, fname)
+    return twin_of(fun)          # a math builtin: its NumPy twin (math_twins)
+
+
+def _opts(holomorphic, backend, fallback):
+    """The options a recipe keeps beside ``engine``, each only when given."""
+    return {**_holo(holomorphic), **backend_options(backend, fallback)}
+
+
+def _holo(holomorphic):
+    """The ``holomorphic`` keyword as a recipe keeps it (only when given, so
+    the recipes of real functions read as before)."""
+    return {"holomorphic": True} if holomorphic else {}

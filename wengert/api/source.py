@@ -1,0 +1,492 @@
+"""The source engine's side of the public API.
+
+    Python function --source frontend--> Program --transform, staged--> Program
+                    --simplify--> --pycodegen--> Python function (``.source``)
+
+A derivative is generated once per function, transform, argnums and *kind*
+of arguments (the ranks and dtypes of the array arguments, the values of the
+static ones: bools, strings, objects by identity), and shared by every
+derivative object made the same way (``api_codes``): valid for every path
+through the control flow, which stays structured in the generated code, and
+for every input shape and Python int. The lengths of the inputs are staged
+as symbolic ``Dim``s, so the code reads ``x.shape[0]`` where a length is
+needed; so are the Python int arguments (a trip count, a length), which the
+code takes as parameters and reads by name (``range(n)``). The comparisons
+made while staging (``x.shape[0] == 1`` when broadcasting, ``k < n``) are the
+code's guards, checked at a call with new sizes; a symbolic number used by
+its value (an item of a list, a function that is called, not converted) is
+pinned by a guard to that value (``dims.pin``). The code is trusted for new
+sizes only when staging it again at other sizes gives the same text and
+reads the same places outside the function: a size that lost its expression
+somewhere would show there as a changed number, and such code is used at
+the sizes it was made for only. The transform itself is the
+trace engine's, applied to the source Program and staged: so every API
+function has one implementation of its mathematics.
+
+``engine="auto"`` tries this and falls back to the trace engine, with one
+warning naming the construct and its file:line, when the source cannot be
+transformed: one warning per function (its file, line and qualified name)
+and process, remembered for the last ``_WARNED.size`` functions.
+
+Pickled, a ``SourceTransformed`` is its recipe (``transformed``): the
+receiving process generates its own code.
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import threading
+import types
+import warnings
+
+import numpy as np
+
+from ..core import dims
+from ..core.context import StagingContext, current as current_context
+from ..core.errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
+from ..frontends import source as source_frontend
+from ..frontends.source import guards as source_guards
+from ..frontends.trace import input_names
+from ..core.ir import Ident, aval_of
+from ..core.inplace import is_scalar
+from ..core.trace import eval_program, tracing
+from ..core.pytree import flatten, unflatten
+from ..core.staging import stage
+from .transformed import Transformed
+from .compiled import Compiled, compile_program, same_code
+from .codes import codes_for
+from ..transforms.simplify import simplify
+
+__all__ = ["SourceTransformed", "source_program", "source_inner", "generated", "fallback_key"]
+
+
+class _Seen:
+    """A bounded set: the ``size`` keys added last (the oldest forgotten
+    first). Shared by every thread: a lock keeps its steps whole."""
+
+    def __init__(self, size):
+        self.size, self._keys = size, collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, key):
+        """Add ``key``; whether it was new."""
+        with self._lock:
+            if key in self._keys:
+                self._keys.move_to_end(key)
+                return False
+            self._keys[key] = None
+            if len(self._keys) > self.size:
+                self._keys.popitem(last=False)
+            return True
+
+    def discard(self, key):
+        with self._lock:
+            self._keys.pop(key, None)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def __len__(self):
+        return len(self._keys)
+
+
+# the functions whose fallback to tracing was reported (``fallback_key``)
+_WARNED = _Seen(4096)
+
+
+def _signature(leaves, static, shapes=True):
+    """The cache key of one call: avals of the inputs (their ranks only when
+    not ``shapes``), values of the rest."""
+    key = []
+    for x, s in zip(leaves, static):
+        if s:
+            # a number or string by value; any other object by identity: the
+            # code reads that object's attributes at each call, so an equal but
+            # distinct object (a dataclass) must get code of its own
+            plain = type(x) in (int, bool, str, bytes, type(None)) or isinstance(x, np.generic)
+            if type(x) is int and not shapes:
+                key.append(("int",))        # an int input: its value is a size
+                continue
+            key.append(("static", type(x), x if plain else Ident(x)))
+        else:
+            a = aval_of(x)
+            # a 0-d array and a NumPy scalar get code of their own: ``x += 1``
+            # writes into the one and rebinds the other (``source.make_program``)
+            key.append((a.shape if shapes else a.ndim, a.dtype.str, a.weak,
+                        not a.shape and not is_scalar(x)))
+    return tuple(key)
+
+
+_is_static = source_frontend.is_static
+
+
+def source_program(fun, args, kwargs=None, avals=None):
+    """(Program, static mask, input tree, output tree) of ``fun`` at ``args``
+    and ``kwargs`` (at ``avals`` for the array and float leaves, when given)."""
+    return source_frontend.make_program(fun, args, avals=avals, kwargs=kwargs)
+
+
+def _call_leaves(args, kwargs):
+    """The leaves and tree of a call's arguments: its keyword arguments are
+    inputs like the positional ones (an array passed by keyword is read at
+    each call, never baked into the code)."""
+    return flatten((tuple(args), kwargs) if kwargs else tuple(args))
+
+
+def _program_function(prog, static, leaves, in_tree, out_tree, fun):
+    """``prog`` as a Python function of the original arguments (traced values
+    in, traced values out), for the trace engine's transforms to act on;
+    errors about it name ``fun``, the user's function it was made from."""
+    def inner(*args, **kwargs):
+        arg_leaves, _ = _call_leaves(args, kwargs)
+        dyn = [x for x, s in zip(arg_leaves, static) if not s]
+        return unflatten(out_tree, eval_program(prog, dyn))
+    # running it twice has no effect outside it (it replays a Program), so a
+    # transform may try one way and redo it another (``grad``'s forward mode);
+    # the transforms' wrappers keep the mark (functools.wraps copies it)
+    inner.wg_replay = True
+    inner.wg_origin = fun
+    return inner
+
+
+class SourceTransformed(Transformed):
+    """``transform(fun)`` by the source engine: callable like the trace
+    engine's result, generated once per kind of arguments (and again only
+    for shapes where the code's guards fail); ``.source`` is the generated
+    code of the latest call. ``check(args)`` checks the arguments of a call
+    before code is generated for them; ``recipe`` is how it pickles."""
+
+    def __init__(self, fun, transform, engine, name, recipe, check, key=None, target=None,
+                 extra=0):
+        self._wrap(fun, recipe)
+        self.target = target                # the backend (``api_backend``); None: Python
+        # the last ``extra`` positional arguments of a call are not ``fun``'s: the
+        # transformed function takes them after fun's (jvp's tangents, a pullback's
+        # cotangent: ``api_points``)
+        self.extra = extra
+        self.check = check
+        self.fun = fun
+        self.transform = transform          # inner function -> transformed function (trace)
+        self.engine = engine
+        self.name = name
+        # the generated code, shared with every object made by the same recipe
+        # (``key``: see ``api_codes``); every entry is used only while its
+        # checks of what it read from outside the function pass
+        # (``Compiled.valid``); else it is made again
+        self.codes = codes_for(key)
+        self._last = None
+        self.fallback = None
+
+    # the tables of ``api_codes.Codes``, by their old names
+    cache = property(lambda self: self.codes.cache)
+    fast = property(lambda self: self.codes.fast)
+    generic = property(lambda self: self.codes.generic)
+
+    @property
+    def generations(self):
+        """How many times code was generated for this object's recipe (by
+        any object sharing it)."""
+        return self.codes.generations
+
+    @property
+    def last(self):
+        """The code of this object's latest call; the all-float path does not
+        record it (it is the one code of all-float calls, perhaps made by
+        another object sharing this one's code)."""
+        if self._last is None and self.codes.floats is not None:
+            return self.codes.floats[1]
+        return self._last
+
+    @property
+    def source(self):
+        last = self.last
+        if last is None:
+            raise AttributeError("no code generated yet: call the function once; the source "
+                                 "engine generates code for the shapes it is called with")
+        return last.source
+
+    @property
+    def program(self):
+        last = self.last
+        return None if last is None else last.program
+
+    def _fast_key(self, args):
+        """The key of a call whose arguments are floats, arrays and ints (the
+        common case), or None; cheaper than flattening and ``_signature``."""
+        sig = []
+        for a in args:
+            t = type(a)
+            if t is float or t is np.float64:
+                sig.append(t)
+            elif t is np.ndarray:
+                sig.append((a.shape, a.dtype))
+            elif t is int:
+                sig.append(("int", a))
+            else:
+                return None
+        return tuple(sig)
+
+    def __call__(self, *args, **kwargs):
+        codes = self.codes
+        floats = codes.floats
+        if floats is not None and not kwargs and len(args) == floats[0]:
+            for a in args:
+                if type(a) is not float:
+                    break
+            else:
+                compiled = floats[1]
+                if compiled.env_check is None or compiled.env_check():
+                    if current_context() is not None:
+                        source_guards.note(compiled.env_guards)
+                    outs = compiled.run(*args)
+                    finish = compiled.finish
+                    return finish(outs) if finish is not None else compiled.result(outs)
+        if self.fallback is not None:
+            return self.fallback(*args, **kwargs)
+        fast = None if kwargs else self._fast_key(args)
+        if fast is not None:
+            compiled = codes.fast.get(fast)
+            if compiled is not None and compiled.valid():
+                if current_context() is not None:
+                    source_guards.note(compiled.env_guards)
+                self._last = compiled
+                return compiled(list(args))
+        try:
+            leaves, in_tree = _call_leaves(args, kwargs)
+        except PytreeDepthError:
+            self.check(args)        # the error that names the argument, if it is one
+            raise
+        static = [_is_static(x) for x in leaves]
+        key = (in_tree, _signature(leaves, static))
+        compiled = codes.cache.get(key)
+        if compiled is not None and not compiled.valid():
+            compiled = None
+        dyn = [x for x, s in zip(leaves, static) if _is_input(x, s)]
+        kind = (key[0], _signature(leaves, static, shapes=False)) + key[2:]
+        if compiled is None:
+            # code made at other sizes, whose guards hold at these
+            sizes = dims.sizes_of(dyn)
+            for check, generic in codes.generic.get(kind, ()):
+                if check(*sizes) and generic.valid():
+                    compiled = generic
+                    break
+        if compiled is None:
+            self.check(args)        # before any of the user's code runs
+            try:
+                compiled, check = self._build(args, kwargs, leaves, static, in_tree,
+                                              generic=not tracing())
+            except (UnsupportedSyntax, ConcretizationError) as err:
+                if self.engine != "auto":
+                    raise
+                _warn_fallback(self.fun, err, self.target)
+                self.fallback = self.transform(self.fun)
+                return self.fallback(*args, **kwargs)
+            codes.generations += 1
+            if compiled.fn is not None:
+                # a Program closing over an outer transformation's values has no
+                # code and is built for this call only; code made from outside
+                # values that changed is replaced
+                if check is not None:
+                    codes.generic[kind] = [(c, g) for c, g in codes.generic.get(kind, ())
+                                           if g.valid()] + [(check, compiled)]
+                codes.cache[key] = compiled
+                if fast is not None:
+                    codes.fast[fast] = compiled
+                    if all(t is float for t in fast):
+                        codes.floats = (len(args), compiled)
+        elif fast is not None and key in codes.cache:
+            codes.fast[fast] = compiled
+        # code generated inside another one's generation (a derivative called
+        # in a converted function): what it depends on, the outer one does too
+        source_guards.note(compiled.env_guards)
+        self._last = compiled
+        return compiled(dyn)
+
+    def _build(self, args, kwargs, leaves, static, in_tree, generic=True):
+        """(compiled, guard check): the code of one call's arguments; the
+        check is None when the code holds at these shapes only. Staged in a
+        context of its own (``context.StagingContext``), which collects the
+        guards, the constants of symbolic shape and the checks of what the
+        code read from outside the function."""
+        dyn = [x for x, s in zip(leaves, static) if _is_input(x, s)]
+        avals, sizes = [aval_of(x) for x in dyn], dims.sizes_of(dyn)
+        # staged from avals: the arrays themselves are left out of what the code
+        # keeps (it lives in the shared table, after this call's arrays are gone)
+        shell = [np.empty((0,) * x.ndim, x.dtype) if type(x) is np.ndarray else x
+                 for x in leaves]
+        build = functools.partial(self._stage, bool(kwargs), shell, static, in_tree)
+        ints = any(type(n) is int for n in sizes)
+        symbolic = generic and (ints or any(a.shape for a in avals))
+        try:
+            with StagingContext(symbolic) as ctx:
+                compiled = build(*_staged_at(avals, sizes, symbolic))
+        except Exception:       # noqa: BLE001 -- an int used where a Dim is not accepted
+            if not (symbolic and ints):
+                raise
+            # staged at the ints' values, each pinned there by a guard
+            # (lengths stay symbolic); an error now is the function's own
+            with StagingContext(symbolic) as ctx:
+                dims.pin(*[dims.int_input(k, n) for k, n in enumerate(sizes)
+                           if type(n) is int])
+                compiled = build(*_staged_at(avals, sizes, symbolic, ints=False))
+        check = None
+        if symbolic:
+            check = self._holds_elsewhere(compiled, ctx, avals, sizes, build)
+        if check is not None:
+            compiled.shapes = sizes
+            compiled.respecialize = lambda dyn: build(*_staged_at(
+                [aval_of(x) for x in dyn], dims.sizes_of(dyn), False))(dyn)
+        compiled.env_guards = list(ctx.outside.values())
+        compiled.env_check = source_guards.guard_function(compiled.env_guards)
+        return compiled, check
+
+    @staticmethod
+    def _holds_elsewhere(compiled, ctx, avals, sizes, build):
+        """The guard check of code staged with symbolic sizes, or None when
+        it holds at its own sizes only: staged again with every length and
+        int input n >= 1 made n + 1 (which keeps the guards' answers unless
+        they name it; a length of 1, which broadcasts, then answers them
+        otherwise, so its code is its own), the code must come out the same
+        and read the same places outside the function (an outside list
+        indexed by an int input reads another item at another value)."""
+        if compiled.fn is None:
+            return None
+        check = dims.guard_function(ctx.guards, len(avals))
+        other = [(n + 1 if n >= 1 else n) if type(n) is int else
+                 tuple(d + 1 if d >= 1 else d for d in n) for n in sizes]
+        if other == list(sizes) or not check(*other):
+            return None
+        try:
+            with StagingContext(symbolic=True) as again_ctx:
+                again = build(*_staged_at(avals, other, True))
+        except Exception:   # noqa: BLE001 -- the code does not generalise; it is still right here
+            return None
+        if again_ctx.outside.keys() != ctx.outside.keys():
+            return None
+        return check if same_code(compiled.fn, again.fn) else None
+
+    def _stage(self, kwargs, leaves, static, in_tree, avals, ints):
+        """The compiled code of a call of ``leaves`` (its arrays may be empty
+        stand-ins: only their kind is read; ``kwargs``: whether the last leaf
+        group is keyword arguments), staged at
+        ``avals`` (one per input) with its int inputs at ``ints`` (one per
+        input: a Dim, an int, or None for an array or float input). The
+        source Program takes the int inputs as Python values; the derived
+        Program takes them as inputs, and its code reads them by name."""
+        inputs = [_is_input(x, s) for x, s in zip(leaves, static)]
+        values = iter(ints)
+        staged = [(next(values) if i else None) for i in inputs]
+        leaves = [x if v is None else v for x, v in zip(leaves, staged)]
+        call = unflatten(in_tree, leaves)
+        args, kwargs = (call[0], call[1]) if kwargs else (call, None)
+        own = len(leaves)           # fun's own leaves come first (``extra``)
+        if self.extra:
+            args = tuple(args)[:len(args) - self.extra]
+            own_leaves, own_tree = _call_leaves(args, kwargs)
+            own = len(own_leaves)
+        n_own = sum(inputs[:own])
+        src_avals = [a for a, n in zip(avals[:n_own], ints[:n_own]) if n is None]
+        prog, _, _, out_tree = source_program(self.fun, args, kwargs, src_avals)
+        inner = _program_function(prog, static[:own], leaves[:own],
+                                  own_tree if self.extra else in_tree, out_tree, self.fun)
+        transformed = self.transform(inner)
+        result_tree = [None]
+
+        def derived(*dyn):
+            it = iter(dyn)
+            full = [(next(it) if v is None else (next(it), v)[1]) if i else x
+                    for x, i, v in zip(leaves, inputs, staged)]
+            call = unflatten(in_tree, full)
+            out = transformed(*call[0], **call[1]) if kwargs else transformed(*call)
+            out_leaves, result_tree[0] = flatten(out)
+            return out_leaves
+
+        names = iter(v.name for v in prog.inputs)
+        given = (input_names(self.fun, args, own) or [""] * own) + [""] * (len(leaves) - own)
+        in_names = [next(names, "") if v is None else given[k]
+                    for k, (i, v) in enumerate(zip(inputs, staged)) if i]
+        der = stage(derived, avals, name=f"{prog.name}_{self.name}", in_names=in_names)
+        return Compiled(der, result_tree[0], target=self.target)
+
+
+def _is_input(leaf, static):
+    """Whether a leaf is an input of the generated code: an array or float,
+    or a Python int (a trip count or a length: staged as a ``Dim`` where the
+    code allows, so a new value reuses the code)."""
+    return not static or type(leaf) is int
+
+
+def _staged_at(avals, sizes, symbolic, ints=True):
+    """(avals, int values) to stage at, one per input: symbolic lengths and
+    int inputs when ``symbolic`` (the ints plain when not ``ints``), at
+    ``sizes`` (``dims.sizes_of``)."""
+    if symbolic:
+        avals = dims.symbolic_avals(avals, sizes)
+    values = [None if type(n) is not int else dims.int_input(k, n) if symbolic and ints else n
+              for k, n in enumerate(sizes)]
+    return avals, values
+
+
+def fallback_key(fun):
+    """What a fallback warning is remembered by: the function's file, first
+    line and qualified name (never ``id()``: a key that outlives the function
+    must not be reused by another one). Closures of one ``def`` share it."""
+    code = getattr(fun, "__code__", None)
+    qualname = getattr(fun, "__qualname__", None) or repr(fun)
+    if code is None:
+        return (None, None, qualname)
+    return (code.co_filename, code.co_firstlineno, qualname)
+
+
+def _warn_fallback(fun, err, target=None):
+    """The one warning of ``engine="auto"`` falling back to tracing; with a
+    compiling backend (``target``) it says that the code is not compiled."""
+    if not _WARNED.add(fallback_key(fun)):
+        return
+    key = getattr(fun, "__qualname__", repr(fun))
+    where = (f"{err.filename}:{err.lineno}" if getattr(err, "filename", None) and
+             getattr(err, "lineno", None) else "")
+    construct = getattr(err, "construct", None) or type(err).__name__
+    lost = "" if target is None else (f", which generates no code, so backend={target.name!r} "
+                                      "compiles nothing and it runs as Python")
+    warnings.warn(f"wengert: {key} uses {construct}{' at ' + where if where else ''}, which the "
+                  f"source engine cannot transform; using the trace engine instead{lost} ({err})",
+                  stacklevel=3)
+
+
+def has_source(fun):
+    """Whether ``fun`` is a Python function the source engine can read; for
+    anything else (NumPy functions, builtins, callable objects) ``auto``
+    traces, silently; so for wengert's own functions (a trace-engine
+    derivative's wrapper): their source is wengert's, not the user's."""
+    if isinstance(fun, types.MethodType):       # a bound method: its function
+        fun = fun.__func__
+    return isinstance(fun, types.FunctionType) and not source_frontend.is_wengert_code(fun)
+
+
+def source_inner(fun, args, engine, what):
+    """``fun`` as its source Program, callable on the original arguments, for
+    the transforms that run at a point (jvp, vjp, linearize); ``None`` when
+    ``engine="auto"`` falls back to tracing."""
+    if isinstance(fun, SourceTransformed) and fun.fallback is None:
+        # jvp(grad(f)): f's source Program, the transforms composed
+        inner = source_inner(fun.fun, args, engine, what)
+        return None if inner is None else fun.transform(inner)
+    if engine == "auto" and not has_source(fun):
+        return None
+    leaves, in_tree = flatten(tuple(args))
+    static = [_is_static(x) for x in leaves]
+    try:
+        prog, _, _, out_tree = source_program(fun, args)
+    except (UnsupportedSyntax, ConcretizationError) as err:
+        if engine != "auto":
+            raise
+        _warn_fallback(fun, err)
+        return None
+    return _program_function(prog, static, leaves, in_tree, out_tree, fun)
+
+
+def generated(prog):
+    """The generated function of a Program (for ``.source`` of pullbacks and
+    linear functions)."""
+    return compile_program(simplify(prog, copies=True))

@@ -1,0 +1,417 @@
+"""The public API (DESIGN.md), composed from the stages.
+
+Every entry point checks the function and its differentiated arguments
+(``api_checks``, before any of the user's code runs), flattens pytrees, runs
+a transform from ``transforms`` on the flat function and rebuilds the output
+trees. Names and meanings follow JAX. The functions returned by ``grad``,
+``jacfwd``... are ``transformed.Transformed`` objects: they pickle as the
+transform's recipe (see there).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .checks import (
+    argnums_tuple, check_holomorphic_inputs, check_inputs, check_jacobian_dtypes,
+    check_scalar_output)
+from ..core.errors import (
+    ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax)
+from ..frontends.trace import flat_function, make_program as trace_program
+from ..core.ir import Aval, Program, aval_of
+from ..core.primitive import TracerBase, Zero
+from ..core.trace import eval_program, set_current
+from ..control import for_loop
+from ..control.params import ForParams
+from ..control.stage import stage_loop
+from ..core.pytree import flatten, unflatten
+from ..core.staging import StagingTrace
+from ..transforms.jvp import NeedsReverse, jvp_flat
+from ..transforms.partial_eval import linearize_flat
+from ..transforms.transpose import backward_pass, transpose_program
+from .transformed import TraceTransformed
+from .jacobians import _assemble, _basis, _batch_or_loop, _jac_blocks
+from .prepare import (
+    _CLOSE_OVER, _by_source, _cast_like, _opts, _prepare, _transform_entry, _unit, _unshared,
+    _unwrap_aux, _vjp_core)
+from .source import _warn_fallback, generated, has_source, source_inner, source_program
+from .jit import jit
+from .points import compiled_jvp, compiled_vjp
+from ..control.schedules import schedule_of
+from ..control.checkpoint_loop import checkpointed_loop
+
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose",
+           "jacfwd", "jacrev", "hessian", "make_program", "jit"]
+
+
+def value_and_grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto",
+                   backend="python", fallback=True):
+    return _value_and_grad(fun, argnums, has_aux, engine, "value_and_grad", holomorphic,
+                           backend, fallback)
+
+
+def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False, backend="python",
+                    fallback=True):
+    fun = _transform_entry(fun, engine, fname, backend, fallback)
+    recipe = (fname, fun, (argnums,), {"has_aux": has_aux, "engine": engine,
+                                       **_opts(holomorphic, backend, fallback)})
+    if fname == "value_and_grad":
+        by_source = _by_source(fun, engine, lambda g: value_and_grad(
+            g, argnums, has_aux=has_aux, holomorphic=holomorphic, engine="trace"), recipe,
+            argnums)
+        if by_source is not None:
+            return by_source
+    single = isinstance(argnums, int)
+
+    def wrapper(*args, **kwargs):
+        fn, dyn, nums, aux_box = _prepare(fun, args, kwargs, argnums, fname, has_aux)
+        flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
+        if holomorphic:
+            check_holomorphic_inputs(leaves, fname, fun)
+        # one float in: forward mode gives the derivative in one pass and
+        # stores nothing for a reverse sweep (the cheaper mode here), unless a
+        # custom_vjp function needs its bwd rule: then the function runs again
+        # in reverse mode, which only a replayed Program (the source engine's)
+        # may do: the user's own code would draw its random numbers twice
+        forward = len(leaves) == 1 and aval_of(leaves[0]).shape == () \
+            and aval_of(leaves[0]).dtype.kind == "f" and getattr(fun, "wg_replay", False)
+        if forward:
+            try:
+                outs, cts = jvp_flat(flat, leaves, [_unit(aval_of(leaves[0]))], for_grad=True)
+            except NeedsReverse:
+                forward = False
+        if not forward:
+            outs, lin = linearize_flat(flat, leaves, reverse=True,
+                                       name=getattr(fn, "__name__", "f"))
+        check_scalar_output(outs, fname, fun, holomorphic)
+        out = outs[0]
+        if not forward:
+            cts = backward_pass(lin, [_unit(aval_of(out))])
+        out_tree = out_tree[0]
+        grads = unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)])
+        g = grads[0] if single else tuple(grads)
+        value = unflatten(out_tree, outs)
+        if has_aux:
+            return (value, _unwrap_aux(aux_box)), g
+        return value, g
+    return TraceTransformed(wrapper, fun, recipe)
+
+
+def grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto", backend="python",
+         fallback=True):
+    """The gradient of a real scalar function; of a complex input ``z = x +
+    iy`` it is ``df/dx - i df/dy`` (JAX's convention, ``complex_parts``).
+    With ``holomorphic=True`` the function is complex and holomorphic, its
+    inputs complex, and the result is ``f'(z)``. ``backend="numba"``
+    compiles the source engine's code with numba (``api_backend``)."""
+    fun = _transform_entry(fun, engine, "grad", backend, fallback)
+    recipe = ("grad", fun, (argnums,), {"has_aux": has_aux, "engine": engine,
+                                        **_opts(holomorphic, backend, fallback)})
+    by_source = _by_source(fun, engine, lambda g: grad(g, argnums, has_aux=has_aux,
+                                                         holomorphic=holomorphic,
+                                                         engine="trace"), recipe, argnums)
+    if by_source is not None:
+        return by_source
+    vg = _value_and_grad(fun, argnums, has_aux, "trace", "grad", holomorphic)
+
+    def wrapper(*args, **kwargs):
+        (value_aux, g) = vg(*args, **kwargs)
+        if has_aux:
+            return g, value_aux[1]
+        return g
+    return TraceTransformed(wrapper, fun, recipe)
+
+
+def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=True):
+    """(out, pullback); ``pullback(ct)`` returns a tuple, one per primal.
+    With ``backend="numba"`` both are compiled code (``api_points``)."""
+    fun = _transform_entry(fun, engine, "vjp", backend, fallback)
+    check_inputs("vjp", fun, primals, range(len(primals)), _CLOSE_OVER)
+    if backend != "python":
+        done = compiled_vjp(fun, primals, engine, _opts(False, backend, fallback), has_aux,
+                            vjp)
+        if done is not None:
+            return done
+    if engine != "trace":
+        inner = source_inner(fun, primals, engine, "vjp")
+        if inner is not None:
+            fun = functools.wraps(fun)(inner)
+    fn, dyn, _, aux_box = _prepare(fun, primals, {}, tuple(range(len(primals))), "vjp", has_aux,
+                                   _CLOSE_OVER)
+    outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "vjp")
+    out = unflatten(out_tree, _unshared(outs, lin))
+
+    def pullback(ct):
+        ct_leaves, ct_tree = flatten(ct)
+        if ct_tree != out_tree:
+            raise ShapeMismatchError(f"vjp pullback: cotangent structure {ct_tree} does not match "
+                                     f"the output's {out_tree}")
+        for c, o in zip(ct_leaves, outs):
+            if tuple(np.shape(c)) != aval_of(o).shape:
+                raise ShapeMismatchError(
+                    f"vjp pullback: cotangent of shape {np.shape(c)} for an output of shape "
+                    f"{aval_of(o).shape}; pass a cotangent shaped like the output")
+        # a Python number or list is taken as an array of the output's dtype
+        ct_leaves = [c if isinstance(c, (np.ndarray, TracerBase)) else
+                     np.asarray(c, dtype=aval_of(o).dtype) for c, o in zip(ct_leaves, outs)]
+        cts = backward_pass(lin, ct_leaves)
+        return tuple(unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)]))
+
+    pullback = _WithSource(pullback, lambda: transpose_program(lin))
+    if has_aux:
+        return out, pullback, _unwrap_aux(aux_box)
+    return out, pullback
+
+
+# --- forward mode ------------------------------------------------------
+def jvp(fun, primals, tangents, *, engine="auto", backend="python", fallback=True):
+    """(out, tangent_out) for tuples ``primals`` and ``tangents``; with
+    ``backend="numba"`` one compiled call (``api_points``)."""
+    fun = _transform_entry(fun, engine, "jvp", backend, fallback)
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples "
+                        "(one entry per argument), e.g. jvp(f, (x,), (v,))")
+    check_inputs("jvp", fun, primals, range(len(primals)), _CLOSE_OVER)
+    _, in_tree = flatten(tuple(primals))
+    t_leaves, t_tree = flatten(tuple(tangents))
+    if t_tree != in_tree:
+        raise ShapeMismatchError(f"jvp: tangents structure {t_tree} differs from primals {in_tree}")
+    _check_tangents(flatten(tuple(primals))[0], t_leaves)
+    if backend != "python":
+        done = compiled_jvp(fun, tuple(primals), tuple(tangents), engine,
+                            _opts(False, backend, fallback), jvp)
+        if done is not None:
+            return done
+    if engine != "trace":
+        inner = source_inner(fun, tuple(primals), engine, "jvp")
+        if inner is not None:
+            fun = inner
+    flat, leaves, in_tree, out_tree = flat_function(fun, primals)
+    outs, dots = jvp_flat(flat, leaves, t_leaves)
+    dots = [_cast_like(d, o) if isinstance(d, Zero) else d for d, o in zip(dots, outs)]
+    return unflatten(out_tree[0], outs), unflatten(out_tree[0], dots)
+
+
+def _check_tangents(leaves, t_leaves):
+    for p, t in zip(leaves, t_leaves):
+        if tuple(np.shape(t)) != aval_of(p).shape:
+            raise ShapeMismatchError(f"jvp: tangent of shape {np.shape(t)} for a primal of shape "
+                                     f"{aval_of(p).shape}; each tangent has its primal's shape")
+
+
+def linearize(fun, *primals, engine="auto"):
+    """(out, linear_fun): ``linear_fun(*tangents)`` evaluates the linear Program."""
+    fun = _transform_entry(fun, engine, "linearize")
+    check_inputs("linearize", fun, primals, range(len(primals)), _CLOSE_OVER)
+    if engine != "trace":
+        inner = source_inner(fun, primals, engine, "linearize")
+        if inner is not None:
+            fun = inner
+    flat, leaves, in_tree, out_tree = flat_function(fun, primals)
+    outs, lin = linearize_flat(flat, leaves, reverse=False)
+
+    def linear_fun(*tangents):
+        t_leaves, t_tree = flatten(tuple(tangents))
+        if t_tree != in_tree:
+            raise ShapeMismatchError(f"linear function: tangents {t_tree} differ from primals "
+                                     f"{in_tree}")
+        res = eval_program(lin, t_leaves)
+        return unflatten(out_tree[0], res)
+
+    return unflatten(out_tree[0], _unshared(outs, lin)), _WithSource(linear_fun, lambda: lin)
+
+
+class _WithSource:
+    """A returned function (pullback, linear function) with ``.source``: the
+    generated code of its Program, made on first read."""
+
+    def __init__(self, fn, make_program):
+        self._fn, self._make_program, self._generated = fn, make_program, None
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    @property
+    def program(self):
+        return self._make_program()
+
+    @property
+    def source(self):
+        if self._generated is None:
+            self._generated = generated(self._make_program())
+        return self._generated.source
+
+    def __reduce__(self):
+        raise UnpicklableError(
+            f"{self.__name__} holds the values of one evaluation (its residuals), so it "
+            "cannot be pickled by reference; pickle the function and its primals instead and "
+            "call wg.vjp / wg.linearize where they arrive")
+
+
+def linear_transpose(linear_fun, *primals):
+    """The transpose of a linear function, traced at the shapes of ``primals``."""
+    flat, leaves, in_tree, out_tree = flat_function(linear_fun, primals)
+    avals = [aval_of(x) for x in leaves]
+    trace = StagingTrace(concrete=False)
+    with set_current(trace):
+        ins = [trace.new_input(a) for a in avals]
+        outs = flat(*ins)
+        prog = Program([t.atom for t in ins], trace.eqns, [trace.atom(o) for o in outs],
+                       name=getattr(linear_fun, "__name__", "f"))
+
+    def transposed(ct):
+        ct_leaves, _ = flatten(ct)
+        cts = backward_pass(prog, ct_leaves)
+        return tuple(unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)]))
+
+    return _WithSource(transposed, lambda: prog)
+
+
+# --- Jacobians ---------------------------------------------------------
+def jacfwd(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python", fallback=True):
+    """Jacobian by forward mode: one linearize, one batched pass of tangents.
+    Complex inputs need ``holomorphic=True`` (the Jacobian is then f'(z));
+    without it, a real basis would give df/dx only (JAX's rule)."""
+    fun = _transform_entry(fun, engine, "jacfwd", backend, fallback)
+    recipe = ("jacfwd", fun, (argnums,), {"engine": engine,
+                                          **_opts(holomorphic, backend, fallback)})
+    by_source = _by_source(fun, engine, lambda g: jacfwd(g, argnums, holomorphic=holomorphic,
+                                                         engine="trace"), recipe, argnums)
+    if by_source is not None:
+        return by_source
+    single = isinstance(argnums, int)
+
+    def wrapper(*args, **kwargs):
+        fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacfwd")
+        flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
+        check_jacobian_dtypes(leaves, "input", "jacfwd", fun, holomorphic)
+        outs, lin = linearize_flat(flat, leaves, reverse=False)
+        if holomorphic:
+            check_jacobian_dtypes(outs, "output", "jacfwd", fun, holomorphic)
+        basis, total = _basis(leaves)
+        batched = _batch_or_loop(lin, basis, total)
+        table = _jac_blocks(batched, outs, leaves, rev=False)
+        return _assemble(table, out_tree[0], in_tree, single)
+    return TraceTransformed(wrapper, fun, recipe)
+
+
+def jacrev(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python", fallback=True):
+    """Jacobian by reverse mode: one linearize, one batched pass of cotangents.
+    Complex outputs need ``holomorphic=True`` (JAX's rule); a real output of
+    a complex input gives rows ``df/dx - i df/dy`` as ``grad`` does."""
+    fun = _transform_entry(fun, engine, "jacrev", backend, fallback)
+    recipe = ("jacrev", fun, (argnums,), {"engine": engine,
+                                          **_opts(holomorphic, backend, fallback)})
+    by_source = _by_source(fun, engine, lambda g: jacrev(g, argnums, holomorphic=holomorphic,
+                                                         engine="trace"), recipe, argnums)
+    if by_source is not None:
+        return by_source
+    single = isinstance(argnums, int)
+
+    def wrapper(*args, **kwargs):
+        fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacrev")
+        if holomorphic:
+            check_holomorphic_inputs(flatten(tuple(dyn))[0], "jacrev", fun)
+        outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "jacrev")
+        check_jacobian_dtypes(outs, "output", "jacrev", fun, holomorphic)
+        lin_t = transpose_program(lin)
+        basis, total = _basis(outs)
+        batched = _batch_or_loop(lin_t, basis, total)
+        batched = [_cast_like(b, np.zeros((total,) + aval_of(x).shape, aval_of(x).dtype))
+                   for b, x in zip(batched, leaves)]
+        table = _jac_blocks(batched, outs, leaves, rev=True)
+        return _assemble(table, out_tree, in_tree, single)
+    return TraceTransformed(wrapper, fun, recipe)
+
+
+def hessian(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python",
+            fallback=True):
+    """Forward over reverse: ``jacfwd(jacrev(fun))``, both ``holomorphic``."""
+    fun = _transform_entry(fun, engine, "hessian", backend, fallback)
+    recipe = ("hessian", fun, (argnums,), {"engine": engine,
+                                           **_opts(holomorphic, backend, fallback)})
+    by_source = _by_source(fun, engine, lambda g: hessian(g, argnums, holomorphic=holomorphic,
+                                                          engine="trace"), recipe, argnums)
+    if by_source is not None:
+        return by_source
+    hess = jacfwd(jacrev(fun, argnums, holomorphic=holomorphic, engine="trace"), argnums,
+                  holomorphic=holomorphic, engine="trace")
+
+    def wrapper(*args, **kwargs):
+        nums = argnums_tuple(argnums, len(args), "hessian")
+        check_inputs("hessian", fun, args, nums, "leave it out of argnums")
+        check_jacobian_dtypes(flatten(tuple(args[i] for i in nums))[0], "input", "hessian", fun,
+                              holomorphic)
+        return hess(*args, **kwargs)
+    return TraceTransformed(wrapper, fun, recipe)
+
+
+def make_program(fun, *example_args, engine="auto"):
+    """The Program of ``fun`` at ``example_args``; ``print()`` shows it. With
+    the source engine it keeps the function's control flow and names."""
+    fun = _transform_entry(fun, engine, "make_program")
+    if engine == "source" or (engine == "auto" and has_source(fun)):
+        try:
+            return source_program(fun, example_args)[0]
+        except (UnsupportedSyntax, ConcretizationError) as err:
+            if engine == "source":
+                raise
+            _warn_fallback(fun, err)
+    return trace_program(fun, *example_args)
+
+
+# --- structured loops ----------------------------------------------------
+def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
+    """``carry = body(i, carry)`` for ``i in range(n)``, as one structured loop:
+    differentiated without unrolling, in both modes. ``body`` runs on symbolic
+    values once to record it, so Python control flow inside it cannot depend
+    on the carry (use ``np.where``).
+
+    ``checkpoint``: how reverse mode gets the states it needs. ``None`` stores
+    every step's residuals; ``"ctz"`` stores at most ``floor(log2 n) + 1``
+    states and recomputes each step O(log n) times; ``"binomial"`` stores
+    ``snapshots`` states (default ``floor(log2 n) + 1``) with the fewest
+    recomputations (Revolve)."""
+    schedule = schedule_of(checkpoint, snapshots)
+    leaves, tree = flatten(init)
+    avals = [aval_of(x) for x in leaves]
+
+    def flat_body(i, *carry):
+        out = body(i, unflatten(tree, carry))
+        out_leaves, out_tree = flatten(out)
+        if out_tree != tree:
+            raise ShapeMismatchError(f"fori_loop: body returned a carry of structure {out_tree}, "
+                                     f"but the initial carry is {tree}; return the same structure")
+        for k, (o, a) in enumerate(zip(out_leaves, avals)):
+            oa = aval_of(o)
+            if oa.shape != a.shape or oa.dtype != a.dtype:
+                raise ShapeMismatchError(
+                    f"fori_loop: carry leaf {k} enters the body as {a.short()} and leaves it as "
+                    f"{oa.short()}; a loop carry keeps its shape and dtype")
+        return out_leaves
+
+    def python_loop():
+        carry = init
+        for i in range(int(n)):
+            carry = body(i, carry)
+        return carry
+
+    try:
+        prog, consts = stage_loop(flat_body, ForParams, lead=[Aval((), np.int64)], carry=avals,
+                                  name=getattr(body, "__name__", "body"), closure=True)
+    except ConcretizationError:
+        if isinstance(n, TracerBase):
+            raise
+        # the body needs a concrete counter (it indexes a NumPy array with it,
+        # or branches on it): run it as a Python loop, traced step by step
+        return python_loop()
+    traced = any(isinstance(x, TracerBase) for x in leaves) or consts or isinstance(n, TracerBase)
+    if not traced:
+        return python_loop()    # nothing to differentiate: a Python loop is the fastest
+    if schedule is None:
+        out = for_loop(n, prog, consts, leaves)
+    else:
+        out = checkpointed_loop(n, prog, consts, leaves, schedule)
+    return unflatten(tree, list(out))

@@ -1,0 +1,402 @@
+"""Program -> readable Python source, exec'd into a function.
+
+    codegen : Program -> GeneratedFunction      (called like ``interpret``)
+
+The Program is first lowered (``lower.py``): sums into accumulators move
+into what computed the summand, and an update whose target nothing reads
+afterwards is written in place (``ct_x[i] += v``), so a loop over array
+elements and its reverse sweep cost O(1) per element, not O(n). The code
+is written from the lowered Program and its decisions.
+
+The source mirrors the printed program (STYLE.md section 3): the same
+variable names as ``str(prog)`` (one ``Namer`` walk names both, see
+``printing.walk``), one statement per equation (a few for an update:
+``out = x.copy()``, ``out[i] += v``), a ``# program NAME`` comment where a
+sub-program is inlined, and in a vjp ``# forward sweep`` / ``# reverse
+sweep`` where each begins (``printing.reverse_sweep_start``). Printed and
+generated, the vjp of ``f(x, a) = sum(sin(x) * a)`` reads::
+
+    program f_vjp(x: f64[3], a: f64[3], ct0: f64[]):      def f_vjp(x, a, ct0):
+                                                              # forward sweep
+      v1 = sin (x)                                            v1 = np.sin(x)
+      v2 = cos (x)                                            v2 = np.cos(x)
+      v3 = mul (v1, a)                                        v3 = v1 * a
+      v4 = reduce_sum[axes=(0,)] (v3)                         v4 = np.sum(v3, axis=(0,))
+                                                              # reverse sweep
+      ct5 = broadcast_to[shape=(3,)] (ct0)                    ct5 = np.full((3,), ct0)
+
+Invariants of the generated code:
+
+* plain Python and NumPy: the free names are ``np``, modules (SciPy's, a
+  user module whose globals the code reads), named constants (arrays of
+  more than one element) and, for the rare primitive whose row has no
+  ``emit`` spelling, its impl, all listed in the header comment
+  (``pynames``); the programs of the test corpus bind no impl
+  (``tests/test_source_text.py``);
+* literals keep their type: a float32 literal is ``np.float32(2.0)``;
+* control flow is real Python, written by each row's ``emit`` rule
+  (``primitives/control/``, ``primitives/checkpoint_emit.py``; this module
+  names no primitive) with the semantics of the impls: ``cond`` is ``if``/``elif``/``else`` on
+  ``int(index)``; ``for_loop`` a ``for`` over ``range`` whose per-iteration
+  ``ys`` (a loop's stored residuals) are written row by row into arrays
+  allocated once before it, ``np.empty((n, *y))``; ``while_loop`` a ``while
+  True`` that breaks on its condition and counts its iterations in an
+  ``np.int64`` (a Python int when only loops read the count), its ``ys`` in
+  arrays that double when full and are cut to the count after it, its body
+  reading the values the condition computed rather than computing them
+  again (``share_condition_values``). Scalars a later loop reads back one at
+  a time, and values whose length varies, are Python lists instead
+  (``CodeWriter.buffers``).
+  Sub-programs are inlined: their inputs are assigned from the operands,
+  their outputs to the equation's outputs, and a loop carry lives in the
+  body's input variables;
+* the source is registered in ``linecache`` under ``<wengert-generated-N>``
+  (as Tangent does), so tracebacks, ``inspect.getsource`` and ``pdb`` show it.
+
+Values, shapes and dtypes equal the interpreter's exactly, except that a
+loop's cotangents may be added in another order (lowering): equal to
+rounding. An operator is
+written only for a row whose impl is that operator (its ``emit`` rule): the
+ufunc on a NumPy operand, and on two Python scalars Python's own arithmetic,
+as the interpreter does (``1.0 / 0.0`` raises in both; ``x * 2.0`` on a
+Python float stays a Python float, which NumPy treats as weakly typed).
+``python_scalars`` says where the code may hold Python scalars, for the
+rows whose spelling depends on it (a Python scalar cannot be subscripted).
+
+Float64 scalars are Python floats where that gives the same bits
+(``CodeWriter.python_floats``; ``lower_facts.python_floats`` says where):
+NumPy's scalar maths costs several times Python's, ten times on subnormals.
+Element reads are ``x.item(i)``, float64 literals ``1.0``, an element
+accumulation ``ct_x[i] = ct_x.item(i) + v``; a row that takes no Python
+float (``/`` by a value that may be 0.0, a call of an impl) gets a NumPy
+scalar, and the function returns the interpreter's NumPy scalars. Only
+NumPy's floating-point warnings differ: Python's ``*`` overflows to inf
+silently, where NumPy warns (or raises under ``np.seterr``).
+"""
+from __future__ import annotations
+
+import itertools
+import linecache
+import re
+
+from ...core.ir import Lit, Program, verify
+from ...core.printing import Namer, reverse_sweep_start, walk
+from ...lower import (
+    Floats, lower, loop_only_values, python_floats, python_scalars, share_condition_values)
+from .emit import PY_SCALARS, CodegenError, Emitter
+
+__all__ = ["codegen", "generate_source", "GeneratedFunction", "CodegenError",
+           "share_condition_values", "loop_only_values", "python_scalars"]
+
+_INDENT = "    "
+_FILE_NUMBERS = itertools.count(1)
+
+
+class GeneratedFunction:
+    """A Program compiled to Python: call it like ``interpret(prog, *args)``.
+    ``fn`` is the plain function; ``source`` its text; ``program`` the
+    Program it came from; ``namespace`` the names the text reads."""
+
+    __slots__ = ("fn", "source", "program", "namespace", "filename")
+
+    def __init__(self, fn, source, program, namespace, filename):
+        self.fn, self.source, self.program = fn, source, program
+        self.namespace, self.filename = namespace, filename
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __repr__(self):
+        return f"<GeneratedFunction {self.fn.__name__} from {self.filename}>"
+
+
+def codegen(prog, name=None):
+    """Generate, compile and load the Python function of ``prog``."""
+    verify(prog)
+    source, namespace, fname, _ = generate_source(prog, name)
+    filename = f"<wengert-generated-{next(_FILE_NUMBERS)}>"
+    # registered before exec, so even an error while loading shows its line;
+    # mtime None: linecache.checkcache leaves the entry alone
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    code = compile(source, filename, "exec")
+    exec(code, namespace)
+    return GeneratedFunction(namespace[fname], source, prog, namespace, filename)
+
+
+class _Block:
+    """A (sub-)program's code: input identifiers, statements (indented
+    relative to the block), output expressions, and the blocks of the
+    sub-programs named before the next equation (its params)."""
+
+    __slots__ = ("prog", "inputs", "lines", "outputs", "subs")
+
+    def __init__(self, prog, inputs):
+        self.prog, self.inputs = prog, inputs
+        self.lines, self.outputs, self.subs = [], [], []
+
+
+def generate_source(prog, name=None, writer=None):
+    """(source, namespace, function name, passed) of ``prog``: the text only;
+    ``writer``: the ``CodeWriter`` class that spells it (a subclass writes
+    the subset another compiler accepts: ``numbagen``); ``passed``: the
+    writer's extra parameters, after the Program's inputs (name -> what
+    gives the value at each call; none for Python's writer)."""
+    writer = writer or CodeWriter
+    low = lower(prog, writer.promote_loops)     # the imperative form (a Program verify accepts)
+    prog = low.program
+    names = Namer()
+    for _ in walk(prog, names):         # every name first: helpers must avoid them all
+        pass
+    em = writer(names.used)
+    em.loop_only, em.trip_only, em.read = low.loop_only, low.trip_only, low.read
+    py = low.python_scalars
+    fl = python_floats(prog, py, low.loop_only) if em.python_floats else Floats()
+    em.floats = fl.held
+    reverse = reverse_sweep_start(prog)       # a vjp's sweeps are marked, as Tangent does
+    reverse = None if reverse is None else prog.eqns[reverse]
+    stack = []
+    for kind, item, uses, defs in walk(prog, Namer()):
+        if kind == "program":
+            stack.append(_Block(item, [em.ident(n) for n in defs]))
+            if em.inputs is None:
+                em.inputs = stack[0].inputs     # symbolic lengths read their shapes
+        elif kind == "eqn":
+            block = stack[-1]
+            subs, block.subs = block.subs, []
+            ins = em.eqn_operands(item, _operands(em, item.inputs, uses))
+            for p in low.copies.get(item, ()):
+                ins[p] = f"{em.atom(ins[p])}.copy()"      # owned from here on (``lower``)
+            flags = [type(x.val) in PY_SCALARS if isinstance(x, Lit) else x in py
+                     for x in item.inputs]
+            _stand_ins(em, fl, item, ins, flags)
+            if item is reverse and len(stack) == 1:
+                block.lines += ["# reverse sweep"]
+            outs = [em.ident(n) for n in defs]
+            lines = None
+            if item in low.inplace:
+                target = ins[low.inplace[item]]
+                lines = item.prim.lower.inplace(em, item, ins, flags, outs, low.inplace[item])
+                if lines and lines[-1] == f"{outs[0]} = {target}" and target.isidentifier() \
+                        and (_generic(outs[0]) or _same_name(outs[0], target)):
+                    # the result is the target, changed, and the target is dead:
+                    # the result takes the target's name where the result has
+                    # no name of the user's, or the same one (no ``v5 = x``
+                    # after ``x[i] += v``, no ``ct_out_1 = ct_out`` and back in
+                    # each step of a loop; ``d_e = d_h`` after ``d_h *= v`` stays)
+                    lines = lines[:-1]
+                    em.idents[defs[0]] = target
+            if lines is None:
+                lines = _equation(em, item, ins, flags, outs, subs)
+                if item.outputs and item.outputs[0] in fl.wrapped:
+                    # Python's arithmetic, where a NumPy scalar is wanted
+                    lhs, rhs = lines[-1].split(" = ", 1)
+                    lines[-1] = f"{lhs} = {_numpy_scalar(em, item.outputs[0], rhs)}"
+            block.lines += lines
+        else:
+            block = stack.pop()
+            block.outputs = _operands(em, item.outputs, uses)
+            block.outputs = [em.scalar(float(x.val)) if (item, k) in fl.literals else t
+                             for k, (x, t) in enumerate(zip(item.outputs, block.outputs))]
+            if not stack:       # the results keep the interpreter's NumPy types
+                block.outputs = [_numpy_scalar(em, x, t) if x in fl.returned else t
+                                 for x, t in zip(item.outputs, block.outputs)]
+            if stack:
+                stack[-1].subs.append(block)
+    if reverse is not None:
+        block.lines[:0] = ["# forward sweep"]
+    block.lines[:0] = em.prologue           # the symbolic lengths, named once
+    fname = em.fresh(name or prog.name, f"{name or prog.name}_")
+    outs = ", ".join(block.outputs) + ("," if len(block.outputs) == 1 else "")
+    header = [f"# generated by wengert from program {' '.join(prog.name.split())}"
+              + ("; names bound outside it:" if em.header else "")] + em.header
+    lines = header + [f"def {fname}({', '.join(block.inputs + list(em.passed))}):"]
+    lines += em.indent(block.lines + [f"return ({outs})"])
+    return "\n".join(lines) + "\n", em.namespace, fname, em.passed
+
+
+def _stand_ins(em, fl, eqn, ins, flags):
+    """The operands of ``eqn`` as its row takes them (``python_floats``):
+    float64 literals as Python floats, stand-ins it takes no Python float
+    for as NumPy scalars; ``flags`` (may be a Python scalar) to match."""
+    for k, x in enumerate(eqn.inputs):
+        if (eqn, k) in fl.literals:
+            ins[k], flags[k] = em.scalar(float(x.val)), True
+        elif (eqn, k) in fl.convert:
+            ins[k], flags[k] = _numpy_scalar(em, x, ins[k]), False
+        elif x in fl.held:
+            flags[k] = True
+
+
+def _numpy_scalar(em, x, text):
+    """``text``, a scalar of ``x``'s dtype, as a NumPy scalar (``np.float64(v)``)."""
+    name = "bool_" if x.aval.dtype.kind == "b" else x.aval.dtype.name
+    return f"{em.np}.{name}({text})"
+
+
+def _generic(ident):
+    """Whether an identifier is a generated one (``v5``, ``ct12``), not derived
+    from a name of the user's (``out``, ``ct_out_1``)."""
+    return re.fullmatch(r"[a-z]+[0-9]+", ident) is not None
+
+
+def _same_name(a, b):
+    """Whether two identifiers are versions of one name (``ct_out_1``, ``ct_out``)."""
+    return re.sub(r"_[0-9]+$", "", a) == re.sub(r"_[0-9]+$", "", b)
+
+
+def _operands(em, atoms, names):
+    return [em.literal(x.val, x.aval) if n is None else em.ident(n) for x, n in zip(atoms, names)]
+
+
+class CodeWriter(Emitter):
+    """The Emitter (names, literals, params) with the statement helpers a
+    row's ``emit`` rule writes its code with, and what the whole Program's
+    analyses found (``read``, ``loop_only``, ``trip_only``)."""
+
+    INDENT = _INDENT
+    # float64 scalars as Python floats where that gives the same bits
+    # (``lower_facts.python_floats``); a writer for another compiler (numba)
+    # turns this off
+    python_floats = True
+    # lowering's step 1b (``lower_carry``: scalar carries in loops); a
+    # subclass turns it off to compare the code without it
+    promote_loops = True
+
+    def __init__(self, var_names):
+        super().__init__(var_names)
+        self.read = set()           # every Var something reads
+        self.loop_only = set()      # read only as a loop's per-iteration values
+        self.trip_only = set()      # read only as trip counts
+        # extra parameters after the Program's inputs: name -> a function
+        # giving its value at each call (``numbagen``: what numba must not freeze)
+        self.passed = {}
+
+    @staticmethod
+    def indent(lines, depth=1):
+        return [_INDENT * depth + line for line in lines]
+
+    def suite(self, lines):
+        """The indented body of an ``if``/``for``/``while`` (never comments alone)."""
+        if all(line.lstrip().startswith("#") for line in lines):
+            lines = lines + ["pass"]
+        return self.indent(lines)
+
+    @staticmethod
+    def comment(prog):
+        return "# program " + " ".join(prog.name.split())
+
+    @staticmethod
+    def assign(targets, values):
+        """``a = x`` statements; several at once as one tuple assignment, so a
+        new carry may read the old one (``c0, c1 = c1, c0``)."""
+        pairs = [(t, v) for t, v in zip(targets, values) if t != v]
+        if len(pairs) == 1:
+            return [f"{pairs[0][0]} = {pairs[0][1]}"]
+        if pairs:
+            return [", ".join(t for t, _ in pairs) + " = " + ", ".join(v for _, v in pairs)]
+        return []
+
+    def inline(self, block, operands, outs, read=None):
+        """A sub-program in place: inputs from operands, outputs to ``outs``;
+        ``read``: the Vars something reads (an input nothing reads is not set)."""
+        return ([self.comment(block.prog)]
+                + [f"{i} = {o}" for i, o, v in zip(block.inputs, operands, block.prog.inputs)
+                   if i != o and (read is None or v in read)]
+                + block.lines + [f"{o} = {r}" for o, r in zip(outs, block.outputs)])
+
+    @staticmethod
+    def eqn_operands(eqn, ins):
+        """The operands' text of ``eqn`` as this writer spells them: as
+        given (a writer for another compiler may change some: ``numbagen``)."""
+        return ins
+
+    @staticmethod
+    def last_axes_map(fn, x, ndim, axes, out):
+        """The statements of ``out = fn(x)`` (a function of the entries along
+        ``axes``, one value per entry: ``prod_others``) where this writer has
+        its own spelling (``numbagen``'s helpers), else None: the rule's
+        NumPy statements."""
+        return None
+
+    def kept_as_list(self, aval, vid, grows=False, made=False):
+        """Whether a loop's per-iteration values of ``aval`` (the loop's
+        output ``vid``) are a Python list rather than an array (``buffers``):
+        values whose length varies, scalars only a later loop reads one at a
+        time, and a while loop's (``grows``) arrays that its body makes anew
+        each step (``made``) and only a later loop reads: the list holds them
+        as they are, where a buffer would copy each into a row and double
+        (relax at n = 1e4: 3.2 -> 1.9 times the plain call, the buffer's
+        fresh pages and copies gone)."""
+        if any(d is None for d in aval.shape):
+            return True
+        return vid in self.loop_only and (aval.shape == () or grows and made)
+
+    def buffers(self, accs, ys, avals, ids, index, rows, grows=False, made=()):
+        """Where a loop stores its per-iteration values ``ys`` (its outputs
+        ``accs``, Vars ``ids``), as the impls' ``YsBuffer`` does: the
+        statements (before the loop, in each step, after it).
+
+        An array of the aval's dtype allocated once, ``acc = np.empty((rows,
+        *shape))``, its row ``index`` written in each step: a for loop's
+        ``rows`` is its trip count (a reverse loop fills its rows backwards,
+        so nothing is reversed after it); a while loop's (``grows``) is a
+        first capacity, doubled when full, and the first ``index`` rows are
+        kept after the loop. A list instead, indexed as the array would be,
+        for values whose length varies (a None in the shape: the impls'
+        ``RaggedStack``), for a while loop's arrays made anew each step
+        (``made``: the loop's outputs) and for scalars, both read back one
+        at a time by a later loop (``loop_only``): storing a Python float and reading it back
+        costs about 36 ns an iteration in a list against 184 ns in an array
+        (n = 1000; ``np.empty`` + ``acc[i] = y`` + ``acc[i]``, which also
+        reads back a slower ``np.float64``)."""
+        before, step, after, arrays = [], [], [], []
+        for acc, y, aval, vid in zip(accs, ys, avals, ids):
+            if self.kept_as_list(aval, vid, grows, vid in made):
+                count = f"({rows})" if " " in rows else rows
+                before.append(f"{acc} = []" if grows else f"{acc} = [None] * {count}")
+                step.append(f"{acc}.append({y})" if grows else f"{acc}[{index}] = {y}")
+                continue
+            dtype = "" if aval.dtype == "float64" else f", {self.dtype(aval.dtype)}"
+            shape = "(" + ", ".join([rows] + [self.dim(d) for d in aval.shape]) + \
+                ("," if aval.shape == () else "") + ")"
+            before.append(f"{acc} = {self.np}.empty({shape}{dtype})")
+            step.append(f"{acc}[{index}] = {y}")
+            arrays.append(acc)
+        if grows and arrays:
+            # full: twice the rows (the copy is amortized O(1) a row)
+            grow = [f"{a} = {self.np}.concatenate(({a}, {self.np}.empty_like({a})))"
+                    for a in arrays]
+            step = [f"if {index} == {arrays[0]}.shape[0]:"] + self.indent(grow) + step
+            after = [f"{a} = {a}[:{index}]" for a in arrays]
+        return before, step, after
+
+
+def _equation(em, eqn, ins, py, outs, subs):
+    """The statements of one equation (``py``: which operands may be Python
+    scalars): the row's ``emit`` rule's, else ``outs = <expression>``."""
+    rule = eqn.prim.emit
+    if rule is not None and "statements" in rule.asks:
+        lines = rule.statements(em, eqn, ins, py, outs, _by_param(eqn, subs) if subs else {})
+        if lines is not None:
+            return lines
+    if subs:
+        raise CodegenError(f"{eqn.prim.name}: a primitive holding sub-programs, with no "
+                           "Python control-flow form")
+    rhs = em.expression(eqn, ins, py)
+    if eqn.prim.multiple_results:
+        lhs = "(" + ", ".join(outs) + ("," if len(outs) == 1 else "") + ")"
+    else:
+        lhs = outs[0]
+    return [f"{lhs} = {rhs}"]
+
+
+def _by_param(eqn, subs):
+    """Sub-program blocks by the param holding them (``ir.sub_programs`` order)."""
+    it = iter(subs)
+    found = {}
+    for key, v in eqn.params.items():
+        if isinstance(v, Program):
+            found[key] = next(it)
+        elif isinstance(v, (tuple, list)) and any(isinstance(p, Program) for p in v):
+            found[key] = [next(it) for p in v if isinstance(p, Program)]
+    return found

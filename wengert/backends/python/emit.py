@@ -1,0 +1,354 @@
+"""Python text for one equation's pieces: literals, params, and the
+expression of each primitive (helpers of ``pycodegen``), in a ``Namespace``
+(``pynames``: identifiers, and the values the code reads).
+
+Expressions, in order of preference:
+
+* the row's ``emit`` rule, when it has one: a Python operator (``+ - * /
+  < == ...``) for arithmetic and comparisons whose impl is that operator,
+  a NumPy call when the params map onto a NumPy function's arguments one
+  for one (``np.sum(x, axis=(0,))``, ``x[1:3, ::-1]``), and the like
+  (``primitives/pass_rules.py`` holds the common ones);
+* a NumPy call when the primitive's impl *is* that NumPy function
+  (``np.sin(x)``, ``np.linalg.solve(a, b)``);
+* otherwise the primitive's impl, bound under the primitive's name:
+  ``broadcast_to(x, shape=(3,))``. This always works, so every registered
+  primitive can be emitted.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from ...core.context import recipe_of as dims_recipe
+from ...core.dims import Dim, Scalar, has_dims, linear_form, render
+from ...core.ir import Ident
+from ...core.primitive import TracerBase
+from ...primitives.index import DYN
+from .names import CodegenError, Namespace
+
+__all__ = ["CodegenError", "Emitter", "PY_SCALARS", "ufunc_call"]
+
+
+PY_SCALARS = (bool, int, float, complex, Dim)
+
+
+def _numpy_names():
+    """NumPy function -> its shortest public name (``np.abs``, not
+    ``np.absolute``): how an impl that *is* a NumPy function is spelled."""
+    found = {}
+    cands = [(n, getattr(np, n)) for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc)]
+    cands += [("where", np.where)]
+    cands += [(f"linalg.{n}", getattr(np.linalg, n)) for n in np.linalg.__all__
+              if callable(getattr(np.linalg, n)) and not isinstance(getattr(np.linalg, n), type)]
+    for name, fn in sorted(cands, key=lambda c: (len(c[0]), c[0])):
+        found.setdefault(Ident(fn), name)
+    return found
+
+
+_NUMPY_NAMES = _numpy_names()
+
+def ufunc_call(eqn):
+    """Whether ``eqn`` is written as a call of the NumPy ufunc that is its
+    impl (``np.sin(x)``): a row with no ``emit`` rule and no params."""
+    impl = eqn.prim.impl
+    return eqn.prim.emit is None and not eqn.params and isinstance(impl, np.ufunc) \
+        and Ident(impl) in _NUMPY_NAMES
+
+
+_INLINE_ARRAY_SIZE = 16     # integer/boolean index arrays up to this size are written out
+
+
+class Emitter(Namespace):
+    """Literals, params and expressions as Python text, in a ``Namespace``
+    (the identifiers and the values the text needs)."""
+
+    def __init__(self, var_names):
+        super().__init__(var_names)
+        self.inputs = None                     # the function's parameters, for lengths
+        self.lengths = {}                      # a length's text -> its name
+        self.prologue = []                     # ``name = text``, at the function's entry
+        # the Vars held as Python floats standing in for float64 NumPy
+        # scalars (``lower_facts.python_floats``): a row spells its operands
+        # and results accordingly (``x.item(i)`` for an element read)
+        self.floats = frozenset()
+
+    def dim(self, d):
+        """A length: for a symbolic one (``dims``), a name given once at the
+        function's entry (``x_shape0 = x.shape[0]``, ``size = 3 * x_shape0``)
+        when it is a sum of multiples of input lengths, else its expression
+        (``x.shape[0] // 2``, read where it is used: a division is not
+        evaluated where the code would not reach it); ``n`` for an int input
+        staged symbolically. Loops read their lengths' names, not the
+        attribute lookups and arithmetic at every step."""
+        if type(d) is Scalar and self.inputs is not None:
+            return render(d, self._input_dim)
+        if type(d) is not Dim or self.inputs is None:
+            return repr(int(d))
+        form = linear_form(d)
+        if form is None:
+            return render(d, self._input_dim)
+        terms, const = form
+        parts = []
+        for (k, axis), coef in terms.items():
+            name = self._input_dim(k, axis)
+            parts.append((coef, name if coef in (1, -1) else f"{abs(coef)} * {name}"))
+        if const or not parts:
+            parts.append((const, str(abs(const))))
+        if len(parts) == 1 and parts[0][0] >= 0 and not const:
+            return parts[0][1]
+        text = ("-" if parts[0][0] < 0 else "") + parts[0][1]
+        for coef, part in parts[1:]:
+            text += f" - {part}" if coef < 0 else f" + {part}"
+        return self._named(text, "size")
+
+    def _named(self, text, preferred):
+        """The name of the length ``text``, assigned in the prologue once."""
+        if text not in self.lengths:
+            name = self.fresh(preferred)
+            self.lengths[text] = name
+            self.prologue.append(f"{name} = {text}")
+        return self.lengths[text]
+
+    def _input_dim(self, k, axis):
+        """An input's length: an int input's name, or an array input's axis,
+        named once (``x_shape0 = x.shape[0]``)."""
+        if axis is None:
+            return self.inputs[k]
+        return self._named(f"{self.inputs[k]}.shape[{axis}]", f"{self.inputs[k]}_shape{axis}")
+
+    # --- values --------------------------------------------------------------
+    def dtype(self, dt):
+        dt = np.dtype(dt)
+        for spelling in (dt.name, dt.str):
+            try:
+                if np.dtype(spelling) == dt:
+                    return f"{self.np}.dtype({spelling!r})"
+            except TypeError:
+                pass
+        return self.const(dt)
+
+    def _float(self, x):
+        if math.isnan(x):
+            return f"{self.np}.nan"
+        if math.isinf(x):
+            return f"{self.np}.inf" if x > 0 else f"-{self.np}.inf"
+        return repr(x)
+
+    def scalar(self, x):
+        """Python and NumPy scalars; NumPy ones keep their type (a float32
+        literal stays float32: ``np.float32(2.0)``)."""
+        if isinstance(x, np.generic):      # before float: np.float64 is a float
+            if x.dtype.kind not in "biufc" or not x.dtype.isnative or x.dtype == np.longdouble \
+                    or (x.dtype.kind == "c" and not np.isfinite(x)):
+                return None
+            item = x.item()
+            text = self._float(item) if isinstance(item, float) else repr(item)
+            return f"{self.np}.{type(x).__name__}({text})"
+        if type(x) is Dim:        # an operand: a compound length in parentheses
+            return self.dim(x) if x.expr[0] == "in" else f"({self.dim(x)})"
+        if type(x) is Scalar:     # a number computed from lengths
+            if self.inputs is None:
+                return self._float(float(x))
+            aval = getattr(x, "aval", None)
+            if aval is not None and not aval.weak:
+                return f"{self.np}.float64({self.dim(x)})"
+            return f"({self.dim(x)})"
+        if isinstance(x, (bool, int)):
+            return repr(x)
+        if isinstance(x, float):
+            return self._float(x)
+        if isinstance(x, complex) and math.isfinite(abs(x)):
+            return repr(x)
+        return None
+
+    def shape(self, shape):
+        """A shape tuple, its symbolic lengths as expressions."""
+        items = [self.dim(d) for d in shape]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    def literal(self, val, aval=None):
+        """A ``Lit``'s value as an expression; ``aval``: the Lit's, whose
+        shape may be symbolic (a constant the code makes at every shape)."""
+        if isinstance(val, TracerBase) or hasattr(val, "_trace"):
+            raise CodegenError(
+                f"a literal holds a traced value ({type(val).__name__}): the Program was staged "
+                "inside another transformation and closes over its variables; generate code "
+                "for the outer Program, or make the value an input (closure conversion)")
+        symbolic = aval is not None and has_dims(aval.shape) and None not in aval.shape
+        if isinstance(val, np.ndarray) and val.ndim == 0:
+            val = val[()]
+        text = self.scalar(val)
+        if text is not None:
+            return text
+        if isinstance(val, np.ndarray) and val.dtype.kind in "biuf":
+            # zeros (an instantiated symbolic zero) read best written out; so
+            # must a constant of symbolic shape, which the code makes at every shape
+            text = self._made(val, self.shape(aval.shape if symbolic else val.shape), symbolic)
+            if text is not None:
+                return text
+        return self.const(val)
+
+    def _made(self, val, shape, symbolic):
+        """A constant array as the NumPy call that makes it at ``shape``:
+        zeros; or, of a symbolic shape (``dims``), one value repeated or its
+        recipe (a number computed from lengths, an identity); else None."""
+        dtype = "" if val.dtype == np.float64 else f", {self.dtype(val.dtype)}"
+        if not val.any() and not (val.dtype.kind == "f" and np.signbit(val).any()):
+            return f"{self.np}.zeros({shape}{dtype})"
+        if not symbolic:
+            return None
+        recipe = dims_recipe(val)
+        if recipe is not None and recipe[0] == "full" and val.dtype == np.float64:
+            return f"{self.np}.full({shape}, {self.dim(recipe[1])})"
+        if recipe is not None and recipe[0] == "eye":
+            _, rows, cols, k = recipe
+            return (f"{self.np}.eye({self.dim(rows)}, {self.dim(cols)}, {self.dim(k)}{dtype})"
+                    f".reshape({shape})")
+        first = val.flat[0]
+        fill = self.scalar(float(first) if val.dtype == np.float64 else first)
+        if fill is None or np.isnan(first) or not (val == first).all():
+            return None
+        return f"{self.np}.full({shape}, {fill})"     # a NumPy scalar fill keeps its dtype
+
+    def allocates(self, val, aval=None):
+        """Whether a literal's code makes a new array where it runs
+        (``np.zeros``, ``np.full``, ``np.eye``), rather than reading a
+        named constant: the code owns that array (``lower``)."""
+        if not isinstance(val, np.ndarray) or val.ndim == 0 or val.dtype.kind not in "biuf":
+            return False
+        symbolic = aval is not None and has_dims(aval.shape) and None not in aval.shape
+        return self._made(val, "()", symbolic) is not None
+
+    def small_array(self, a):
+        """A small integer or boolean array written out, else a constant."""
+        if a.dtype.kind in "biu" and a.size <= _INLINE_ARRAY_SIZE:
+            text = f"{self.np}.array({a.tolist()!r})"
+            plain = np.array(a.tolist())
+            if plain.dtype != a.dtype or plain.shape != a.shape:
+                text = f"{self.np}.array({a.tolist()!r}, {self.dtype(a.dtype)})"
+            return text
+        return self.const(a)
+
+    def param(self, v):
+        """A param value as a Python literal (a named constant if it has none)."""
+        if v is None or type(v) in (bool, int, str):
+            return repr(v)
+        if type(v) is Dim:
+            return self.dim(v)
+        if v is Ellipsis:
+            return "..."
+        if v is DYN:
+            return self.bind("DYN", DYN, "wengert.primitives.index.DYN")
+        if isinstance(v, (float, complex, np.generic)):
+            return self.scalar(v) or self.const(v)
+        if isinstance(v, slice):
+            return f"slice({self.param(v.start)}, {self.param(v.stop)}, {self.param(v.step)})"
+        if isinstance(v, tuple):
+            items = [self.param(e) for e in v]
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        if isinstance(v, list):
+            return "[" + ", ".join(self.param(e) for e in v) + "]"
+        if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
+            return self.dtype(v)
+        if isinstance(v, np.ndarray):
+            return self.small_array(v)
+        return self.const(v)
+
+    def params(self, params):
+        return [f"{k}={self.param(params[k])}" for k in sorted(params)]
+
+    def subscript(self, idx, dyn):
+        """``idx`` (a normalized index tuple) in subscript syntax, its ``DYN``
+        positions filled by the operands ``dyn``; None if it has none."""
+        if not isinstance(idx, tuple) or sum(p is DYN for p in idx) != len(dyn):
+            return None
+        parts, dyn = [], iter(dyn)
+        for p in idx:
+            if p is DYN:
+                parts.append(next(dyn))
+            elif isinstance(p, (bool, np.bool_)):
+                return None
+            elif isinstance(p, (int, np.integer)):
+                parts.append(self.dim(p))
+            elif p is None:
+                parts.append("None")
+            elif p is Ellipsis:
+                parts.append("...")
+            elif isinstance(p, slice):
+                ends = [p.start, p.stop, p.step]
+                if not all(e is None or isinstance(e, (int, np.integer)) for e in ends):
+                    return None
+                text = ":".join("" if e is None else self.dim(e) for e in ends[:2])
+                parts.append(text if p.step is None else f"{text}:{self.dim(p.step)}")
+            elif isinstance(p, np.ndarray) and p.dtype.kind in "biu":
+                parts.append(self.small_array(p))
+            else:
+                return None
+        return ", ".join(parts) if parts else "()"
+
+    def add_at(self, target, where, value, rows):
+        """``np.add.at(target, where, value)``: ``value`` added at the
+        positions ``where``, a repeated one as often as it occurs; ``rows``:
+        for ``where`` one 1-D index array, (the shape of one row per index,
+        ``value``'s shape), else None."""
+        return [f"{self.np}.add.at({target}, {where}, {value})"]
+
+    def reshape_call(self, x, shape, scalar, py=False):
+        """``x.reshape(shape)``: the array method is C, ``np.reshape`` a Python
+        wrapper (about 0.5 us more a call); ``np.reshape(x, shape)`` where
+        ``x`` may be a Python scalar (``py``), which has no methods
+        (``scalar``: ``x`` is 0-d)."""
+        if py:
+            return f"{self.np}.reshape({x}, {shape})"
+        return f"{self.atom(x)}.reshape({shape})"
+
+    @staticmethod
+    def abs_call(x):
+        """Python's ``abs``: ``np.absolute`` on arrays, and a Python float
+        stays one."""
+        return f"abs({x})"
+
+    def numpy_call(self, fn, ins, eqn=None):
+        """``np.sin(x)``: the NumPy function named ``fn`` (``linalg.solve``)
+        of the operands ``ins`` (``eqn``: the equation, for a writer whose
+        spelling depends on its avals: ``numbagen``)."""
+        return f"{self.np}.{fn}({', '.join(ins)})"
+
+    def ufunc_into(self, fn, ins, target):
+        """``np.exp(t, out=t)``: the ufunc named ``fn`` of ``ins``, written into ``target``."""
+        return f"{self.np}.{fn}({', '.join(ins)}, out={target})"
+
+    def axis_call(self, fn, x, axis, ndim, py=False):
+        """``x.sum(axis=(0,))``: the NumPy reduction ``fn`` of ``x`` (of
+        ``ndim`` dimensions) over ``axis`` (an int or a tuple), as the array
+        method (C; ``np.sum`` is a Python wrapper, about 0.7 us more a call),
+        or ``np.sum(x, axis=...)`` where ``x`` may be a Python scalar (``py``)."""
+        if py:
+            return f"{self.np}.{fn}({x}, axis={self.param(axis)})"
+        return f"{self.atom(x)}.{fn}(axis={self.param(axis)})"
+
+    @staticmethod
+    def atom(text):
+        """``text`` as the base of a subscript: in parentheses unless it is a
+        (dotted) name or a number."""
+        return text if re.fullmatch(r"[\w.]+", text) else f"({text})"
+
+    # --- one primitive application -------------------------------------------
+    def expression(self, eqn, ins, py):
+        """The right-hand side of ``outs = prim (ins)``; ``py[k]``: operand
+        ``k`` may be a Python scalar when the code runs."""
+        prim, params = eqn.prim, eqn.params
+        if prim.inline:
+            raise CodegenError(
+                f"equation {prim.name} is an inline primitive (a custom rule), which staging "
+                "runs through and never records; a Program holding one was built by hand")
+        rule = prim.emit
+        text = rule.expression(self, eqn, ins, py) if rule is not None else None
+        if text is not None:
+            return text
+        if not params and Ident(prim.impl) in _NUMPY_NAMES:
+            return self.numpy_call(_NUMPY_NAMES[Ident(prim.impl)], ins, eqn)
+        return f"{self.impl(prim)}({', '.join(ins + self.params(params))})"

@@ -1,0 +1,133 @@
+"""The names of generated code: identifiers for the listing's names, and
+the namespace the code runs in (helpers of ``pyemit``/``pycodegen``).
+
+A ``Namespace`` binds ``np``, the impls of primitives called by name, named
+constants and the outside objects the code reads; every name it binds is
+listed in the generated file's header, so a reader knows where each comes
+from. Helper names yield to variable names (a variable called ``np`` makes
+the module ``numpy``), never the reverse, so the code keeps the listing's
+names.
+"""
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+import sys
+
+import numpy as np
+
+from ...core.errors import WengertError
+from ...core.ir import Ident, aval_of
+
+__all__ = ["CodegenError", "Namespace"]
+
+
+class CodegenError(WengertError, ValueError):
+    """A Program that cannot be turned into Python source."""
+
+
+# names the generated code reads from builtins: a variable may not shadow them
+_BUILTINS_USED = {"range", "int", "slice", "abs", "float", "bool", "complex", "max"}
+
+
+def _sanitize(name):
+    ident = re.sub(r"\W", "_", name) or "_"
+    if ident[0].isdigit():
+        ident = "_" + ident
+    if keyword.iskeyword(ident) or ident in _BUILTINS_USED:
+        ident += "_"
+    return ident
+
+
+class Namespace:
+    """Identifiers of the listing's names, and the values the code reads
+    (with the header comment saying where each comes from)."""
+
+    def __init__(self, var_names):
+        self.idents = {}                       # listing name -> identifier
+        self.taken = set(var_names) | _BUILTINS_USED
+        self.namespace = {}                    # holds every bound value, so ids stay valid
+        self.header = []
+        self._bound = {}                       # Ident(value) -> name, for reuse
+        self._consts = 0
+
+    @property
+    def np(self):
+        """The name of the numpy module, bound when first used."""
+        return self.bind(("np", "numpy", "np_"), np, "numpy")
+
+    # --- names ---------------------------------------------------------------
+    def ident(self, name):
+        """The identifier of a listing name: the name itself when it is a
+        valid one (almost always), else a sanitized, still unique form."""
+        ident = self.idents.get(name)
+        if ident is None:
+            ident = _sanitize(name)
+            if ident != name:
+                base, k = ident, 0
+                while ident in self.taken:
+                    k += 1
+                    ident = f"{base}_{k}"
+            self.taken.add(ident)
+            self.idents[name] = ident
+        return ident
+
+    def fresh(self, *preferred):
+        """The first of ``preferred`` (then ``preferred[0]_1``...) that no
+        variable, earlier binding, keyword or builtin uses."""
+        cands = [_sanitize(p) for p in preferred]
+        k = 0
+        while True:
+            for name in cands:
+                if not (name in self.taken or keyword.iskeyword(name) or hasattr(builtins, name)):
+                    self.taken.add(name)
+                    return name
+            k += 1
+            cands = [f"{_sanitize(preferred[0])}_{k}"]
+
+    def bind(self, preferred, value, note):
+        """Bind ``value`` in the namespace (once) and return its name; the
+        name is the first free one of ``preferred`` (a tuple, or one name)."""
+        name = self._bound.get(Ident(value))
+        if name is None:
+            name = self.fresh(*((preferred,) if isinstance(preferred, str) else preferred))
+            self.namespace[name] = value
+            self._bound[Ident(value)] = name
+            self.header.append(f"#   {name} = {note}")
+        return name
+
+    # --- the outside world (primitives/host.py) ----------------------------------
+    def outside(self, ref):
+        """The text reading ``ref`` (a ``host.EnvRef``) when the code runs:
+        ``items.W`` for a global of module ``items``, ``cell_W.cell_contents``
+        for a closure variable, ``rng.normal`` for an argument's method."""
+        if ref.kind == "globals" and ref.label:
+            module = sys.modules[ref.label]
+            root = self.bind((ref.label.split(".")[-1], f"module_{ref.label.split('.')[-1]}"),
+                             module, f"module {ref.label}")
+        elif ref.kind == "globals":
+            root = self.bind("globals_", ref.root, "the function's globals")
+            return ref.text(root)
+        elif ref.kind == "cell":
+            root = self.bind(f"cell_{ref.label}", ref.root, f"closure cell of {ref.label}")
+        else:
+            root = self.bind(ref.label, ref.root, f"argument {ref.label} "
+                             f"({type(ref.root).__name__}, the same object at every call)")
+        return ref.text(root)
+
+    def impl(self, prim):
+        return self.bind((prim.name, f"{prim.name}_impl"), prim.impl,
+                         f"PRIMITIVES[{prim.name!r}].impl")
+
+    def const(self, value):
+        name = self._bound.get(Ident(value))
+        if name is not None:
+            return name
+        while f"c{self._consts}" in self.taken:
+            self._consts += 1
+        note = (f"constant {aval_of(value).short()}" if isinstance(value, np.ndarray)
+                else f"constant {getattr(value, '__qualname__', type(value).__name__)}")
+        name = self.bind(f"c{self._consts}", value, note)
+        self._consts += 1
+        return name

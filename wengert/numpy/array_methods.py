@@ -1,0 +1,409 @@
+"""NumPy's face for traced values: operators, ``__array_ufunc__``,
+``__array_function__``, array methods and attributes.
+
+``np.sin`` on a tracer becomes ``sin``, ``x.sum(axis=0)`` becomes
+``reduce_sum``: plain ``import numpy as np`` code runs unchanged on tracers.
+The maps from NumPy's callables to primitive wrappers are
+``numpy_functions`` and ``numpy_ufuncs``; a NumPy function with no entry
+raises ``NoDerivativeRule`` naming it. Array methods take NumPy's parameter
+names (``x.swapaxes(axis1, axis2)``).
+"""
+from __future__ import annotations
+
+import dis
+import linecache
+import os
+import re
+import sys
+import types
+
+import numpy as np
+
+from ..primitives import arith, index, linalg, ordering, shape, transcendental
+from . import arrayargs
+from ..core import inplace
+from . import functions as npf
+from . import complex as npc
+from ..core.primitive import TracerBase
+from .callsite import raise_for_called_function, resolve
+from .math_twins import numpy_name
+from .arrayargs import NO_VALUE
+from .select import DESCENDING
+from . import library
+from .ufuncs import ufunc_call
+from ..core.errors import (PACKAGE_DIR, 
+    ConcretizationError, InPlaceUpdateError, NoDerivativeRule, UnsupportedFunctionError,
+    no_rule_message, user_location)
+
+
+# ``a[i] = v``; ``a[i:j] = v`` is STORE_SLICE from Python 3.12 on
+_STORES = frozenset(dis.opmap[op] for op in ("STORE_SUBSCR", "STORE_SLICE") if op in dis.opmap)
+
+
+def _caller_math_function(depth=2):
+    """``math.sin(x)`` calls ``x.__float__`` from C, with no frame of its own:
+    the function is found among the callables named on the caller's source
+    line (``math.sin(``, or ``sin(`` after ``from math import sin``) that are
+    ``math`` builtins, so the error can say what to use instead. Returns
+    (the builtin or None, the caller's file:line)."""
+    frame = sys._getframe(depth)
+    if frame.f_code.co_filename.startswith(PACKAGE_DIR):
+        return None, user_location()        # wengert's own call: name the user's line
+    where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+    for name in re.findall(r"([A-Za-z_][\w.]*)\s*\(", line):
+        fn = resolve(name, frame)
+        if isinstance(fn, types.BuiltinFunctionType) and getattr(fn, "__module__", "") == "math":
+            return fn, where
+    return None, where
+
+
+def _stores_item(depth):
+    """Whether the frame ``depth`` levels up is executing ``a[i] = v``:
+    NumPy converts ``v`` (``float()``, ``np.asarray``) as it stores it into
+    a plain array, which is how a traced value reaches a conversion there."""
+    frame = sys._getframe(depth)
+    code, at = frame.f_code.co_code, frame.f_lasti
+    return 0 <= at < len(code) and code[at] in _STORES
+
+
+def _stored_error(where):
+    return InPlaceUpdateError(
+        f"{where}: a traced value is written into an array in place (a[i] = v); the array "
+        "would keep its value and drop its derivative. Use engine='source' (or 'auto'), which "
+        "turns subscripted assignment into a functional update, or write "
+        "a = wg.at(a)[i].set(v)")
+
+
+class Tracer(TracerBase):
+    """Base of every traced value: NumPy arrays' operators, methods, attributes."""
+
+    __slots__ = ()
+    __array_priority__ = 1000
+
+    # --- abstract attributes (shape, ndim, size, dtype come from HasAval)
+    @property
+    def T(self):
+        return shape.transpose(self)
+
+    # complex parts, as np.real / np.imag / np.conj give them (numpy_complex)
+    @property
+    def real(self):
+        return npc.FUNCTIONS[np.real](self)
+
+    @property
+    def imag(self):
+        return npc.FUNCTIONS[np.imag](self)
+
+    def conj(self):
+        return npc.UFUNCS[np.conjugate](self)
+
+    conjugate = conj
+
+    # --- scalar or 0-d array (``inplace.is_scalar``): a tracer with no
+    # concrete value says, each class for its own
+    def numpy_scalar(self):
+        """Whether this 0-d value is a NumPy or Python scalar for certain."""
+        return False
+
+    def as_array(self):
+        """This value as a 0-d array where it is a scalar (``inplace.array_value``)."""
+        return self
+
+    def as_scalar(self):
+        """This value as a NumPy scalar where it is a 0-d array (``inplace.scalar_value``)."""
+        return self
+
+    def as_maybe_array(self):
+        """This value, not known to be a scalar where it has no concrete value
+        (``inplace.array_result``)."""
+        return self
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of a 0-d traced array")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d traced array")
+        return (index.getitem(self, i) for i in range(self.aval.shape[0]))
+
+    # --- operators
+    def __add__(self, o): return arith.add(self, o)
+    def __radd__(self, o): return arith.add(o, self)
+    def __sub__(self, o): return arith.sub(self, o)
+    def __rsub__(self, o): return arith.sub(o, self)
+    def __mul__(self, o): return arith.mul(self, o)
+    def __rmul__(self, o): return arith.mul(o, self)
+    def __truediv__(self, o): return arith.div(self, o)
+    def __rtruediv__(self, o): return arith.div(o, self)
+    def __pow__(self, o): return transcendental.pow(self, o)
+    def __rpow__(self, o): return transcendental.pow(o, self)
+    def __matmul__(self, o): return linalg.matmul(self, o)
+    def __rmatmul__(self, o): return linalg.matmul(o, self)
+    def __mod__(self, o): return ordering.remainder(self, o)
+    def __rmod__(self, o): return ordering.remainder(o, self)
+    def __floordiv__(self, o): return ordering.floor_divide(self, o)
+    def __rfloordiv__(self, o): return ordering.floor_divide(o, self)
+    def __neg__(self): return arith.neg(self)
+    def __pos__(self): return inplace.scalar_result(inplace.fresh(self))  # as np.positive
+    def __abs__(self): return ordering.abs(self)
+    def __lt__(self, o): return ordering.less(self, o)
+    def __le__(self, o): return ordering.less_equal(self, o)
+    def __gt__(self, o): return ordering.greater(self, o)
+    def __ge__(self, o): return ordering.greater_equal(self, o)
+    def __eq__(self, o): return ordering.equal(self, o)
+    def __ne__(self, o): return ordering.not_equal(self, o)
+    def __and__(self, o): return ordering.logical_and(self, o)
+    def __or__(self, o): return ordering.logical_or(self, o)
+    def __invert__(self): return ordering.logical_not(self)
+    __hash__ = object.__hash__
+
+    # ``y += v`` writes into y, as NumPy does (``inplace``)
+    __iadd__ = inplace.augmented("+", "add", arith.add)
+    __isub__ = inplace.augmented("-", "sub", arith.sub)
+    __imul__ = inplace.augmented("*", "mul", arith.mul)
+    __itruediv__ = inplace.augmented("/", "truediv", arith.div)
+    __ipow__ = inplace.augmented("**", "pow", transcendental.pow)
+    __imatmul__ = inplace.augmented("@", "matmul", linalg.matmul)
+    __imod__ = inplace.augmented("%", "mod", ordering.remainder)
+    __ifloordiv__ = inplace.augmented("//", "floordiv", ordering.floor_divide)
+
+    def __getitem__(self, idx):
+        return index.getitem(self, idx)
+
+    def __setitem__(self, idx, v):
+        raise InPlaceUpdateError(
+            f"{user_location()}: a traced array cannot be assigned to in place (x[i] = v); "
+            "write x = wg.at(x)[i].set(v), or use engine='source' (or 'auto'), which turns "
+            "subscripted assignment into a functional update")
+
+    # --- conversion to Python values: control flow is taken at the concrete
+    # value; a float/array conversion would drop the derivative, so it raises
+    def _concrete(self, what):
+        val = self.concrete_value
+        if val is None:
+            raise ConcretizationError(
+                f"{user_location()}: {what} needs a concrete value, but this traced value is "
+                "symbolic here: code is being generated for it (a trace-engine derivative "
+                "called inside a source-engine function, or a linear function being "
+                "transposed). Use engine='source' for the inner function too (it keeps the "
+                "control flow), or avoid Python control flow on the value")
+        return val
+
+    def __bool__(self):
+        return bool(self._concrete("bool() / if / while on a traced value"))
+
+    def __index__(self):
+        if self.aval.dtype.kind not in "iub":
+            raise TypeError(f"a traced {self.aval.short()} value cannot be used as an index")
+        return int(self._concrete("using a traced integer as an index"))
+
+    def __int__(self):
+        if self.aval.dtype.kind in "iub":
+            return int(self._concrete("int() of a traced value"))
+        return self._float_error("int")
+
+    def __float__(self):
+        return self._float_error("float")
+
+    def __complex__(self):
+        return self._float_error("complex")
+
+    def _float_error(self, kind):
+        fn, where = _caller_math_function(depth=3)
+        if _stores_item(depth=3):
+            raise _stored_error(where)
+        raise_for_called_function(lists=False)
+        if fn is not None:
+            twin = numpy_name(fn)
+            instead = (f"Use {twin} instead (engine='source' maps math functions "
+                       "automatically)" if twin else "NumPy has no twin of it with a "
+                       "derivative rule: write it with NumPy functions")
+            raise UnsupportedFunctionError(
+                f"{where}: math.{fn.__name__} was called on a traced value; math functions "
+                f"work on Python floats only and would drop the derivative. {instead}")
+        raise ConcretizationError(
+            f"{where}: {kind}() of a traced value would drop its derivative; keep it an "
+            "array (use np functions), or convert only values you do not differentiate")
+
+    def __array__(self, dtype=None, copy=None):
+        from_scipy = "/scipy/" in sys._getframe(1).f_code.co_filename
+        _, where = _caller_math_function(depth=2)
+        if not from_scipy and _stores_item(depth=2):
+            raise _stored_error(where)
+        raise_for_called_function()         # the call on the user's line, named
+        if from_scipy:
+            # a SciPy function converting its argument: name the user's line
+            raise ConcretizationError(
+                f"{user_location()}: a SciPy function converted a traced value to a NumPy "
+                "array, which would drop its derivative. scipy.stats and scipy.special's "
+                "Python functions (logsumexp, softmax...) are differentiated by the source "
+                "engine (engine='source' or 'auto'), which calls their rules instead; other "
+                "SciPy functions have no rule: write them with NumPy functions")
+        raise ConcretizationError(
+            f"{where}: a traced value was converted to a NumPy array (np.asarray, np.array, "
+            "or a NumPy function without a rule); this would drop its derivative. Pass the "
+            "value on as it is: NumPy functions called on it are traced")
+
+    # --- NumPy protocols
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__":
+            raise NoDerivativeRule(f"{user_location()}: np.{ufunc.__name__}.{method} has no "
+                                   f"derivative rule; write it with np.{ufunc.__name__} and "
+                                   "reductions")
+        library.check_complex(ufunc, inputs)
+        out = ufunc_call(ufunc, library.ufunc_rule(ufunc), inputs, kwargs,
+                         library.display_name(ufunc))
+        # a ufunc's result is a new array, a NumPy scalar where it is 0-d
+        out = inplace.distinct(out, inputs, True)
+        return out if kwargs.get("out") is not None else inplace.scalar_result(out)
+
+    def __array_function__(self, func, types, args, kwargs):
+        fn = library.function_rule(func)
+        if fn is None:
+            raise NoDerivativeRule(no_rule_message(user_location(), library.display_name(func)))
+        library.check_complex(func, args, kwargs)
+        out = fn(*args, **kwargs)
+        if func in npf.PYTHON_RESULTS:
+            return out
+        if func not in npf.SHARING:
+            out = inplace.distinct(out, args, False)
+        out = arrayargs.numpy_result(out)
+        if npf.scalar_answer(func, args, kwargs):
+            return inplace.scalar_result(out)
+        return inplace.array_result(out, npf.array_answer(func, args))
+
+    # --- array methods: ndarray's parameters (and, for the reductions that
+    # take ``**kwargs``, those of the NumPy function they forward to)
+    def sum(self, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
+            where=NO_VALUE):
+        return npf._sum(self, axis, dtype, out, keepdims, initial, where)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
+        return npf._mean(self, axis, dtype, out, keepdims, where=where)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
+             where=NO_VALUE):
+        return npf._prod(self, axis, dtype, out, keepdims, initial, where)
+
+    def max(self, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
+        return npf._max(self, axis, out, keepdims, initial, where)
+
+    def min(self, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
+        return npf._min(self, axis, out, keepdims, initial, where)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
+            where=NO_VALUE, mean=NO_VALUE, correction=NO_VALUE):
+        library.check_complex(np.var, (self,))     # NumPy's is mean(|x - mean|^2)
+        return npf._var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                        correction=correction)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
+            where=NO_VALUE, mean=NO_VALUE, correction=NO_VALUE):
+        library.check_complex(np.std, (self,))
+        return npf._std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                        correction=correction)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return npf._cumsum(self, axis, dtype, out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return np.cumprod(self, axis, dtype, out)
+
+    def repeat(self, repeats, axis=None):
+        return np.repeat(self, repeats, axis)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        return np.take(self, indices, axis, out, mode)
+
+    if DESCENDING:              # ndarray's parameters in NumPy >= 2.5
+        def argsort(self, axis=-1, kind=None, order=None, *, stable=None, descending=None):
+            return np.argsort(self, axis, kind, order, stable=stable,
+                              descending=NO_VALUE if descending is None else descending)
+    else:
+        def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+            return np.argsort(self, axis, kind, order, stable=stable)
+
+    def _sort_in_place(self):
+        raise InPlaceUpdateError(f"{user_location()}: x.sort() sorts a traced array in place, "
+                                 "which would keep the old value's derivative; write "
+                                 "x = np.sort(x)")
+
+    if DESCENDING:              # ndarray's parameters in NumPy >= 2.5
+        def sort(self, axis=-1, kind=None, order=None, *, stable=None, descending=None):
+            self._sort_in_place()
+    else:
+        def sort(self, axis=-1, kind=None, order=None, *, stable=None):
+            self._sort_in_place()
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        raise InPlaceUpdateError(f"{user_location()}: x.partition() rearranges a traced array "
+                                 "in place; write x = np.partition(x, kth)")
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return npf._argmax(self, axis, out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return npf._argmin(self, axis, out, keepdims=keepdims)
+
+    def dot(self, other, out=None):
+        return npf._dot(self, other, out)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return npf._trace(self, offset, axis1, axis2, dtype, out)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        return linalg.diagonal(self, offset, axis1, axis2)
+
+    def reshape(self, *shape, order="C", copy=None):
+        return npf.reshape_in_order(self, shape[0] if len(shape) == 1 else shape, order,
+                                    "reshape")
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and (axes[0] is None or np.ndim(axes[0])):
+            axes = axes[0]              # x.transpose((1, 0)) as x.transpose(1, 0)
+        return shape.transpose(self, None if axes is None or len(axes) == 0 else axes)
+
+    def swapaxes(self, axis1, axis2):
+        return shape.swapaxes(self, axis1, axis2)
+
+    def ravel(self, order="C"):
+        return npf.reshape_in_order(self, (-1,), order, "ravel")
+
+    def flatten(self, order="C"):
+        # a copy in NumPy, never a view (``inplace.fresh``)
+        return inplace.fresh(npf.reshape_in_order(self, (-1,), order, "flatten"))
+
+    def squeeze(self, axis=None):
+        return shape.squeeze(self, axis)
+
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+        if np.dtype(dtype) != self.aval.dtype:
+            return arrayargs.as_dtype(self, dtype, casting, "astype")
+        return inplace.fresh(self) if copy else self
+
+    def clip(self, min=None, max=None, out=None, **kwargs):
+        return npf._clip(self, min, max, out, **kwargs)
+
+    def round(self, decimals=0, out=None):
+        return npf._round(self, decimals, out)
+
+    def copy(self, order="C"):
+        return inplace.fresh(self)
+
+    def item(self, *args):
+        return self._float_error("item")
+
+    def tolist(self):
+        return self._float_error("tolist")
+
+
+# methods NumPy answers with a new array: never the tracer itself, even where
+# a rule hands the operand back (``y.sum(axis=())``: ``inplace.returns_new``)
+# (not ``conj``: a real array's ``.conj()`` is the array itself in NumPy)
+for _name in ("sum", "mean", "prod", "max", "min", "var", "std", "cumsum", "cumprod",
+              "repeat", "take", "partition", "dot", "trace", "clip", "round"):
+    setattr(Tracer, _name, inplace.returns_new(getattr(Tracer, _name)))
+del _name
