@@ -34,7 +34,7 @@ import wengert as wg
 from wengert.demo import seed000  # noqa: F401  (in the corpus)
 
 from wengert.primitives import (
-    arith, einsum, fanout, index, linalg, matrix, ordering, reduce, selection, shape,
+    arith, einsum, fanout, index, linalg, matrix, ordering, reduce, scatter, selection, shape,
     transcendental)
 from wengert.numpy import composite
 from wengert.primitives.index import normalize_index
@@ -646,10 +646,10 @@ SPECS.update({
 
     # --- indexing
     "getitem": PrimSpec(DIFF, GETITEM_CASES, ref_getitem, index.getitem, linear_in=((0,),)),
-    "index_add": PrimSpec(DIFF, INDEX_ADD_CASES, ref_index_add, index.index_add,
+    "index_add": PrimSpec(DIFF, INDEX_ADD_CASES, ref_index_add, scatter.index_add,
                           linear_in=((0, 1), (0,), (1,))),
     # no duplicate positions: which duplicate wins an assignment is not specified
-    "index_set": PrimSpec(DIFF, INDEX_SET_CASES, ref_index_set, index.index_set,
+    "index_set": PrimSpec(DIFF, INDEX_SET_CASES, ref_index_set, scatter.index_set,
                           linear_in=((0, 1), (0,), (1,))),
 
     # --- linear algebra

@@ -21,7 +21,7 @@ from cases import DIFF, Arg, PrimSpec, const, pos, real, unary_cases, variants
 from wengert.primitives import bessel, special as sp
 
 
-def _elementwise(fn):
+def special_row(fn):
     """``fn`` of Python floats, applied elementwise, in float64, then cast
     to the operand's float dtype (as SciPy's loops keep it)."""
     vec = np.frompyfunc(fn, 1, 1)
@@ -41,7 +41,7 @@ def ref_expit(x):
 
 
 def ref_log_ndtr(x):
-    return _f(np.log(np.asarray(_elementwise(math.erfc)(-np.asarray(x, np.float64)
+    return _f(np.log(np.asarray(special_row(math.erfc)(-np.asarray(x, np.float64)
                                                            / math.sqrt(2.0)), np.float64) / 2.0), x)
 
 
@@ -128,10 +128,10 @@ def fixed_array(value):
 
 SPECS = {
     "gammaln": PrimSpec(DIFF, unary_cases(lambda s: pos(s, 0.3, 4.0)),
-                        _elementwise(math.lgamma), sp.gammaln),
+                        special_row(math.lgamma), sp.gammaln),
     "gamma": PrimSpec(DIFF, unary_cases(lambda s: pos(s, 0.3, 3.0))
                       + variants("negative", [real((3,), -0.8, -0.2)]),
-                      _elementwise(math.gamma), sp.gamma),
+                      special_row(math.gamma), sp.gamma),
     "polygamma": PrimSpec(DIFF, sum((variants(f"n{n}", [pos((2, 3), 0.5, 3.0)], {"n": n})
                                      for n in (0, 1, 2)), ()),
                           ref_polygamma, sp.polygamma),
@@ -139,7 +139,7 @@ SPECS = {
                      sc.beta, sp.beta),
     "betaln": PrimSpec(DIFF, variants("2x3_s", [pos((2, 3), 0.5, 3.0), pos((), 0.5, 3.0)]),
                        sc.betaln, sp.betaln),
-    "erfc": PrimSpec(DIFF, unary_cases(real), _elementwise(math.erfc), sp.erfc),
+    "erfc": PrimSpec(DIFF, unary_cases(real), special_row(math.erfc), sp.erfc),
     "erfinv": PrimSpec(DIFF, unary_cases(lambda s: real(s, -0.9, 0.9)), sc.erfinv, sp.erfinv),
     "erfcinv": PrimSpec(DIFF, unary_cases(lambda s: real(s, 0.1, 1.9)), sc.erfcinv, sp.erfcinv),
     "log_ndtr": PrimSpec(DIFF, unary_cases(lambda s: real(s, -3.0, 3.0)), ref_log_ndtr,

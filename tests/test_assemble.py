@@ -21,7 +21,7 @@ import pytest
 import wengert as wg
 from wengert.backends.interpret import interpret
 from wengert.lower import lower
-from wengert.backends.python.codegen import codegen
+from wengert.api.backend import python_function
 from wengert.core.ir import Aval, Eqn, Lit, Program, Var, sub_programs
 
 from wengert.primitives import PRIMITIVES
@@ -58,7 +58,7 @@ def _check(prog, assembled):
     rng = np.random.default_rng(0)
     args = [rng.standard_normal(v.aval.shape) for v in prog.inputs]
     want = interpret(prog, *args)
-    got = codegen(prog)(*args)
+    got = python_function(prog)(*args)
     np.testing.assert_array_equal(got[0], want[0])
 
 

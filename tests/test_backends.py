@@ -24,8 +24,9 @@ import pytest
 import wengert as wg
 from wengert.backends.interpret import interpret
 from wengert.lower import lower
-from wengert.backends.python.codegen import (
-    CodegenError, GeneratedFunction, codegen, share_condition_values)
+from wengert.api.backend import python_function
+from wengert.backends.python.codegen import CodegenError, GeneratedFunction
+from wengert.lower import share_condition_values
 from wengert.demo import seed000
 from wengert.core.ir import Aval, Eqn, Lit, Program, Var, aval_of
 from wengert.primitives import PRIMITIVES
@@ -45,9 +46,9 @@ A = np.array([1.1, 0.7, -0.4])
 
 
 def assert_same(prog, args):
-    """codegen(prog)(*args) == interpret(prog, *args), array for array."""
+    """python_function(prog)(*args) == interpret(prog, *args), array for array."""
     want = interpret(prog, *args)
-    gen = codegen(prog)
+    gen = python_function(prog)
     got = gen(*args)
     assert isinstance(gen, GeneratedFunction) and gen.program is prog
     assert isinstance(got, tuple) and len(got) == len(want)
@@ -106,12 +107,12 @@ def test_inline_primitives_are_rejected_and_custom_lin_is_an_impl_call():
     for name in ("custom_jvp_call", "custom_vjp_call"):
         prog = Program([x], [Eqn(PRIMITIVES[name], [x], [v], {})], [v])
         with pytest.raises(CodegenError, match="inline primitive"):
-            codegen(prog)
+            python_function(prog)
     lin = PRIMITIVES["custom_lin"]
     params = dict(bwd=lambda *cts: cts, res=(), out_avals=(Aval((), F64),),
                   in_avals=(Aval((), F64),))
     prog = Program([x], [Eqn(lin, [x], [v], params)], [v])
-    gen = codegen(prog)
+    gen = python_function(prog)
     assert "(v1,) = custom_lin(x0, bwd=c0" in gen.source
     with pytest.raises(wg.NoDerivativeRule):
         interpret(prog, 1.0)
@@ -189,13 +190,13 @@ def test_float32_programs_keep_float32():
         _, got = assert_same(prog, args)
         assert all(np.asarray(g).dtype == F32 for g in got), variant
     # np.float32(0.5) in the user's code stays a float32 literal
-    assert "np.float32(0.5)" in codegen(corpus_program("float32", "traced")[0]).source
+    assert "np.float32(0.5)" in python_function(corpus_program("float32", "traced")[0]).source
 
 
 def test_generated_code_reads_like_numpy():
-    src = codegen(corpus_program("indexing", "traced")[0]).source
+    src = python_function(corpus_program("indexing", "traced")[0]).source
     assert "x[1:3, ::-1]" in src and "x[np.array([0, 0, 2]), 1]" in src
-    src = codegen(corpus_program("mlp_loss", "traced")[0]).source
+    src = python_function(corpus_program("mlp_loss", "traced")[0]).source
     assert "np.tanh(" in src and "np.matmul(c0, w1)" in src
     assert "#   c0 = constant f64[5,3]" in src
 
@@ -245,7 +246,7 @@ def test_nested_and_float32_loops_agree():
             gen, got = assert_same(p, args + extra)
             if args[0].dtype == F32:
                 assert all(np.asarray(g).dtype == F32 for g in got)
-    assert "np.empty((0, 3), np.dtype('float32'))" in codegen(vjp_program(progs[1][0])).source
+    assert "np.empty((0, 3), np.dtype('float32'))" in python_function(vjp_program(progs[1][0])).source
 
 
 def _branches(k):
@@ -263,7 +264,7 @@ def test_cond_programs_agree_on_every_branch(k):
         return np.sum(out * x)
 
     prog = wg.make_program(f, 0, X, A, engine="trace")
-    gen = codegen(prog)
+    gen = python_function(prog)
     assert "if int(index) == 0:" in gen.source and "else:" in gen.source
     assert ("elif int(index) == 1:" in gen.source) == (k == 3)
     for index in range(k):
@@ -298,7 +299,7 @@ def _root(a):
 
 def test_while_loop_programs_agree_including_zero_iterations():
     prog = wg.make_program(_root, 2.0, engine="trace")
-    assert "while True:" in codegen(prog).source
+    assert "while True:" in python_function(prog).source
     for variant in ("traced", "jvp", "vjp", "vjp_simplified"):
         p = VARIANTS[variant](prog)
         for a in (2.0, 9.0, 1.0):        # a = 1.0: converged before the first step
@@ -306,7 +307,7 @@ def test_while_loop_programs_agree_including_zero_iterations():
             _, got = assert_same(p, [a] + extra)
             assert np.asarray(got[1]).dtype == I64
     # the linear part of a while loop runs over its recorded count (a Var)
-    src = codegen(vjp_program(prog)).source
+    src = python_function(vjp_program(prog)).source
     assert re.search(r"range\(\w+ - 1, -1, -1\)", src), src
 
 
@@ -334,7 +335,7 @@ def test_while_body_reads_the_values_its_condition_computed():
         for a in (2.0, 27.0, 1.0, -0.5):
             extra = random_inputs(p.in_avals[1:], _rng("cube", variant))
             assert_same(p, [a] + extra)
-    src = codegen(simplify(vjp_program(prog), copies=True)).source
+    src = python_function(simplify(vjp_program(prog), copies=True)).source
     assert len(re.findall(r" - a$", src, re.M)) == 2, src      # cond, reverse-loop recompute
     assert re.search(r"^    \w+ = 0$", src, re.M) and "int64" not in src, src
     assert wg.grad(_cube_root)(2.0) == pytest.approx(2.0 ** (-2 / 3) / 3, rel=1e-12)
@@ -427,18 +428,18 @@ def tiny_loop(n, c, xs):
 
 def test_golden_seed000():
     prog = wg.make_program(seed000, 2.0, 3.0, engine="trace")
-    gen = codegen(prog)
+    gen = python_function(prog)
     assert gen.source == SEED000
     assert gen(2.0, 3.0) == (seed000(2.0, 3.0),)
-    assert codegen(prog).source == gen.source       # generated twice, the same text
-    named = codegen(prog, name="v7")                # a name the program uses: made unique
+    assert python_function(prog).source == gen.source       # generated twice, the same text
+    named = python_function(prog, name="v7")                # a name the program uses: made unique
     assert named.fn.__name__ == "v7_" and named(2.0, 3.0) == gen(2.0, 3.0)
 
 
 def test_golden_tiny_loop():
     xs = np.array([1.0, 2.0, 3.0])
     prog = wg.make_program(tiny_loop, 3, 1.0, xs, engine="trace")
-    gen = codegen(prog)
+    gen = python_function(prog)
     assert gen.source == TINY_LOOP
     for n in (3, 2, 0):
         _, (c, ys) = assert_same(prog, [n, 1.0, xs])
@@ -458,7 +459,7 @@ def test_source_uses_the_listing_names():
     namer = Namer()
     for _ in walk(low.program, namer):
         pass
-    src = codegen(prog).source
+    src = python_function(prog).source
     # a result written into its operand, which nothing reads afterwards,
     # takes that operand's name (``x[i] += v``, ``t *= s``)
     renamed = {namer.names[e.outputs[0]] for e in low.inplace}
@@ -528,7 +529,7 @@ def test_a_traced_literal_is_rejected():
     x, v = Var(Aval((), F64)), Var(Aval((), F64))
     prog = Program([x], [Eqn(PRIMITIVES["mul"], [x, Lit(Traced())], [v], {})], [v])
     with pytest.raises(CodegenError, match="traced value"):
-        codegen(prog)
+        python_function(prog)
 
 
 def test_names_that_are_not_free_identifiers():
@@ -554,7 +555,7 @@ def test_names_that_are_not_free_identifiers():
 def test_tracebacks_and_inspect_show_generated_lines():
     prog = wg.make_program(lambda a: np.sum(np.linalg.cholesky(a) * 2.0), np.eye(2),
                            engine="trace")
-    gen = codegen(prog)
+    gen = python_function(prog)
     assert gen(np.eye(2)) == (4.0,)
     with pytest.raises(np.linalg.LinAlgError) as info:
         gen(-np.eye(2))

@@ -104,7 +104,8 @@ def test_code_generation_prepares_programs_verify_accepts(transform):
     its own (the condition returns them): a Program ``verify`` accepts, whose
     code gives the interpreter's values."""
     from wengert.backends.interpret import interpret
-    from wengert.backends.python.codegen import codegen, share_condition_values
+    from wengert.api.backend import python_function
+    from wengert.lower import share_condition_values
     from wengert.core.ir import verify
     from wengert.transforms.jvp import jvp_program
     from wengert.transforms.vjp import vjp_program
@@ -117,7 +118,7 @@ def test_code_generation_prepares_programs_verify_accepts(transform):
     assert extra >= 1
     assert len(after.params["body"].inputs) == len(before.params["body"].inputs) + extra
     assert len(after.params["body"].eqns) < len(before.params["body"].eqns)
-    fn = codegen(prog)
+    fn = python_function(prog)
     for a in (2.0, 27.0, 0.5):
         args = [a] + [1.0] * (len(prog.inputs) - 1)
         assert [np.asarray(v).tolist() for v in fn(*args)] == \

@@ -15,7 +15,7 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.backends.python.codegen import codegen
+from wengert.api.backend import python_function
 
 from checks import assert_close, fd_jvp, rtol
 
@@ -161,7 +161,7 @@ COUNTS = [(count_positive, (7,), True), (count_positive, (4, 5), True),
 def test_count_of_booleans(fun, shape, whole):
     x = RNG.standard_normal(shape)
     prog = wg.make_program(fun, x, engine="source")
-    gen = codegen(prog)
+    gen = python_function(prog)
     assert ("count_nonzero" in gen.source) == whole, gen.source
     (got,), (want,) = gen(x), interpret(prog, x)
     assert type(got) is type(want) and got == want == fun(x)

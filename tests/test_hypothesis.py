@@ -139,7 +139,7 @@ def _concat(x, y):
     return np.concatenate([x, y], axis=0)
 
 
-def _dot(x, y):
+def np_dot(x, y):
     return np.dot(x, y)
 
 
@@ -174,7 +174,7 @@ def apply(op, args):
         return BINARY[op][0](*args)
     if op in RESHAPING:
         return RESHAPING[op][1](*args)
-    return {"concat": _concat, "dot": _dot}[op](*args)
+    return {"concat": _concat, "dot": np_dot}[op](*args)
 
 
 def _broadcast(s1, s2):

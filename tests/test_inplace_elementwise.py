@@ -17,7 +17,7 @@ import pytest
 import wengert as wg
 from wengert.backends.interpret import interpret
 from wengert.lower import lower
-from wengert.backends.python.codegen import codegen
+from wengert.api.backend import python_function
 from wengert.transforms.simplify import simplify
 
 from checks import assert_close, fd_jvp, rtol
@@ -113,7 +113,7 @@ def test_elementwise_rows_write_into_their_dead_operand(fun, rows):
     prog, low = _lowered(fun, _matrix())
     written = sorted(e.prim.name for e in low.inplace)
     assert written == sorted(rows), f"{written}\n{prog}"
-    src = codegen(prog).source
+    src = python_function(prog).source
     assert "out=" in src or any(f" {op}= " in src for op in "+-*/"), src
 
 
@@ -130,7 +130,7 @@ def test_code_equals_interpreter_and_leaves_inputs(fun):
     prog = wg.make_program(fun, x, engine="source")
     want = interpret(prog, x)
     before = x.copy()
-    got = codegen(simplify(prog, copies=True))(x)
+    got = python_function(simplify(prog, copies=True))(x)
     np.testing.assert_array_equal(x, before)
     for g, w in zip(got, want):
         assert np.asarray(g).dtype == np.asarray(w).dtype

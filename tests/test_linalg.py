@@ -27,17 +27,17 @@ ENGINES = ("trace", "source")
 RNG = np.random.default_rng(7)
 
 
-def _mT(x):
+def matrix_transpose(x):
     return np.swapaxes(x, -1, -2)
 
 
 def _orth_check(q, q_dot):
     """q^T q = I, and q^T dq + dq^T q = 0 (orthonormal columns stay so)."""
     k = q.shape[-1]
-    checks.assert_close(_mT(q) @ q, np.broadcast_to(np.eye(k), q.shape[:-2] + (k, k)), 1e-12,
+    checks.assert_close(matrix_transpose(q) @ q, np.broadcast_to(np.eye(k), q.shape[:-2] + (k, k)), 1e-12,
                         what="orthonormal columns")
-    sym = _mT(q) @ q_dot
-    checks.assert_close(sym + _mT(sym), np.zeros_like(sym), 1e-12,
+    sym = matrix_transpose(q) @ q_dot
+    checks.assert_close(sym + matrix_transpose(sym), np.zeros_like(sym), 1e-12,
                         what="tangent keeps the columns orthonormal")
 
 
@@ -67,7 +67,7 @@ def _svd_identities(a, a_dot, out, out_dot):
     du, ds, dvh = out_dot
     k = s.shape[-1]
     _orth_check(u, du)
-    _orth_check(_mT(vh), _mT(dvh))
+    _orth_check(matrix_transpose(vh), matrix_transpose(dvh))
     uk, vhk, duk, dvhk = u[..., :, :k], vh[..., :k, :], du[..., :, :k], dvh[..., :k, :]
     checks.assert_close(uk @ (s[..., :, None] * vhk), a, 1e-12, what="U S Vh = A")
     recon_dot = duk @ (s[..., :, None] * vhk) + uk @ (ds[..., :, None] * vhk) \
@@ -89,11 +89,11 @@ def _eigh_identities(a, a_dot, out, out_dot):
     w, v = out
     dw, dv = out_dot
     _orth_check(v, dv)
-    sym = np.tril(a) + _mT(np.tril(a, -1))        # what NumPy reads
-    sym_dot = np.tril(a_dot) + _mT(np.tril(a_dot, -1))
-    checks.assert_close(v @ (w[..., :, None] * _mT(v)), sym, 1e-12, what="V W V^T = A")
-    recon_dot = dv @ (w[..., :, None] * _mT(v)) + v @ (dw[..., :, None] * _mT(v)) \
-        + v @ (w[..., :, None] * _mT(dv))
+    sym = np.tril(a) + matrix_transpose(np.tril(a, -1))        # what NumPy reads
+    sym_dot = np.tril(a_dot) + matrix_transpose(np.tril(a_dot, -1))
+    checks.assert_close(v @ (w[..., :, None] * matrix_transpose(v)), sym, 1e-12, what="V W V^T = A")
+    recon_dot = dv @ (w[..., :, None] * matrix_transpose(v)) + v @ (dw[..., :, None] * matrix_transpose(v)) \
+        + v @ (w[..., :, None] * matrix_transpose(dv))
     checks.assert_close(recon_dot, sym_dot, 1e-10, what="tangent of V W V^T = dA")
 
 
@@ -151,12 +151,12 @@ SINGULAR = [
 @pytest.mark.parametrize("a", SINGULAR)
 def test_det_gradient_at_singular_matrix_is_the_transposed_adjugate(a, engine):
     got = wg.grad(det_, engine=engine)(a)
-    want = _mT(_cofactor_adjugate(a))
+    want = matrix_transpose(_cofactor_adjugate(a))
     assert np.all(np.isfinite(got))
     checks.assert_close(got, want, 1e-12, what="grad det = adj(A)^T")
     # a batch mixing singular and regular matrices
     batch = np.stack([a, a + np.eye(a.shape[-1])])
-    checks.assert_close(wg.grad(det_sum, engine=engine)(batch), _mT(_cofactor_adjugate(batch)),
+    checks.assert_close(wg.grad(det_sum, engine=engine)(batch), matrix_transpose(_cofactor_adjugate(batch)),
                         1e-12, what="batched grad det")
 
 
@@ -165,7 +165,7 @@ def test_det_gradient_at_singular_matrix_is_the_transposed_adjugate(a, engine):
 def test_det_hessian_at_singular_matrix(a, engine):
     hess = wg.hessian(det_, engine=engine)(a)
     n = a.shape[-1]
-    want = checks.fd_jacobian(lambda x: _mT(_cofactor_adjugate(x)), (a,)).reshape(n, n, n, n)
+    want = checks.fd_jacobian(lambda x: matrix_transpose(_cofactor_adjugate(x)), (a,)).reshape(n, n, n, n)
     checks.assert_close(hess, want, 1e-6, what="Hessian of det vs FD of the cofactor gradient")
 
 

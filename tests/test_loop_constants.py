@@ -18,7 +18,7 @@ import pytest
 import wengert as wg
 from wengert.api import codes as api_codes
 from wengert.backends.interpret import interpret
-from wengert.backends.python.codegen import codegen
+from wengert.api.backend import python_function
 from wengert.core.ir import Aval, Eqn, Lit, Program, Var, sub_programs
 from wengert.primitives import PRIMITIVES
 from wengert.control.params import ForParams, WhileParams
@@ -142,7 +142,7 @@ def test_a_carry_is_constant_only_for_the_same_literal(case):
     for n in (0, 1, 4):
         s0 = np.arange(3.0)
         want = interpret(prog, n, s0)
-        got = codegen(simple)(n, s0)
+        got = python_function(simple)(n, s0)
         for g, w in zip(got, want):
             assert np.shape(g) == np.shape(w)
             np.testing.assert_array_equal(g, w)

@@ -21,7 +21,7 @@ import wengert as wg
 from wengert.api import codes as api_codes
 from wengert.backends.interpret import interpret
 from wengert.lower import LoweringError, check, lower
-from wengert.backends.python.codegen import codegen
+from wengert.api.backend import python_function
 from wengert.core.ir import Eqn, Lit, Program, Var, sub_programs
 from wengert.core.atoms import Aval
 from wengert.primitives import PRIMITIVES
@@ -109,7 +109,7 @@ def test_gradients_agree(name, n):
 def test_lowered_code_equals_the_interpreter(name):
     prog, args = _program(name, 11)
     flat = [a for a in args]
-    gen = codegen(prog)
+    gen = python_function(prog)
     copies = [np.array(a, copy=True) for a in flat]
     got = gen(*flat)
     for a, b in zip(flat, copies):
@@ -130,7 +130,7 @@ def test_sums_move_into_branches():
     names = [(e.prim.name, d) for e, d in _in_loops(low.program) if d]
     assert ("add_any", 1) not in names
     assert sum(1 for nm, d in names if nm == "index_add") == 2
-    src = codegen(prog).source
+    src = python_function(prog).source
     assert ("+= " in src or "] = ct_x.item(" in src) and "np.zeros" not in src.split("for ")[-1]
 
 
@@ -161,7 +161,7 @@ def test_check_rejects_writes_that_are_not_safe(read_after):
 def test_updates_of_an_input_are_copies():
     prog, _ = _update_program(False)
     x = np.arange(4.0)
-    out = codegen(prog)(x, 2.0, 1)[0]
+    out = python_function(prog)(x, 2.0, 1)[0]
     np.testing.assert_array_equal(x, np.arange(4.0))
     np.testing.assert_array_equal(out, [0.0, 3.0, 2.0, 3.0])
 
@@ -173,7 +173,7 @@ def test_new_arrays_are_not_copied(name):
     does not own (the caller's, constants) are copied before a loop writes
     them in place."""
     prog, _ = _program(name, 9)
-    src = codegen(prog).source
+    src = python_function(prog).source
     assert ".copy()" not in src, src
 
 
@@ -187,7 +187,7 @@ def test_branches_read_the_values_computed_before_them():
     cond = next(e for e in body.eqns if e.prim.name == "cond")
     for branch in cond.params["branches"]:
         assert not any(e.prim.name == "getitem" for e in branch.eqns), str(branch)
-    src = codegen(prog).source
+    src = python_function(prog).source
     assert "np.power" not in src and " * " in src, src
 
 
@@ -208,4 +208,4 @@ def test_a_literal_accumulator_moves_into_branches(flag):
     low = lower(prog)
     assert not any(e.prim.name == "add_any" for e in low.program.eqns), str(low.program)
     args = [np.array([0.5, -1.0, 2.0]), np.bool_(flag)]
-    np.testing.assert_array_equal(codegen(prog)(*args)[0], interpret(prog, *args)[0])
+    np.testing.assert_array_equal(python_function(prog)(*args)[0], interpret(prog, *args)[0])

@@ -6,7 +6,7 @@ in scalars, dead stores of zeros dropped, two additions to one element merged.
   a 2-D array, trip counts known or not, 0 included, and what reads the
   array after the loop): the lowered Program against the Program, in the
   interpreter, bit for bit; the generated code with the step against the
-  code without it (``promote_loops``), Python and numba; and whether the
+  code without it (``lower(loops=False)``), Python and numba; and whether the
   carry was promoted, and the store dropped, exactly where the proof holds;
 * gradients of user loops whose reverse sweeps carry an element (prefix
   products at several offsets, a stencil's two additions to one element):
@@ -29,7 +29,8 @@ from wengert.core.ir import Program, sub_programs
 from wengert.control.for_loop import for_loop
 from wengert.control.params import ForParams
 from wengert.control.stage import stage_loop
-from wengert.primitives.index import getitem, index_add, index_set
+from wengert.primitives.index import getitem
+from wengert.primitives.scatter import index_add, index_set
 from wengert.primitives.shape import reshape
 from wengert.core.staging import stage
 from wengert.core.trace import eval_program
@@ -41,7 +42,7 @@ I64 = Aval((), np.int64)
 
 
 class Unpromoted(CodeWriter):
-    promote_loops = False
+    LOWERING = {**CodeWriter.LOWERING, "loops": False}
 
 
 # --- a family of loops ----------------------------------------------------------
@@ -138,7 +139,7 @@ def _stores(prog):
 
 
 def _run_source(prog, args, writer, jit=False):
-    src, ns, fname, passed = generate_source(prog, None, writer=writer)
+    src, ns, fname, passed = generate_source(lower(prog, **writer.LOWERING), None, writer=writer)
     assert not passed
     ns = dict(ns)
     exec(compile(src, "<test>", "exec"), ns)
@@ -255,7 +256,7 @@ def test_numba_code_with_and_without_the_step(case):
     from wengert.backends.numba.codegen import NumbaWriter
 
     class NumbaUnpromoted(NumbaWriter):
-        promote_loops = False
+        LOWERING = {**NumbaWriter.LOWERING, "loops": False}
 
     _, got = _run_source(prog, args, NumbaWriter, jit=True)
     _, plain = _run_source(prog, args, NumbaUnpromoted, jit=True)
@@ -343,7 +344,8 @@ def test_two_additions_to_one_element_are_merged():
     np.testing.assert_allclose(code[0], got, rtol=1e-14)
     np.testing.assert_allclose(plain[0], got, rtol=1e-14)
     loop = src.split("# reverse sweep")[1]
-    loop_plain = generate_source(prog, None, writer=Unpromoted)[0].split("# reverse sweep")[1]
+    loop_plain = generate_source(lower(prog, **Unpromoted.LOWERING), None,
+                                 writer=Unpromoted)[0].split("# reverse sweep")[1]
     adds = [line.split("]")[0].strip() for line in loop.splitlines() if "] +=" in line
             or ("] = " in line and ".item(" in line)]
     adds_plain = [line.split("]")[0].strip() for line in loop_plain.splitlines()

@@ -12,7 +12,8 @@ from wengert.core.staging import stage
 from wengert.transforms.batching import batch_eval
 from wengert.transforms.dup import explicit_dup
 from wengert.transforms.jvp import jvp_program
-from wengert.transforms.partial_eval import linearize_flat, linearize_program, recompute_residuals
+from wengert.transforms.partial_eval import linearize_flat, linearize_program
+from wengert.control.residuals import recompute_residuals
 from wengert.transforms.simplify import simplify
 from wengert.transforms.vjp import vjp_program
 

@@ -29,7 +29,8 @@ import wengert as wg
 from wengert.api import codes as api_codes
 from wengert.backends.interpret import interpret
 from wengert.lower import lower, python_floats
-from wengert.backends.python.codegen import CodeWriter, codegen
+from wengert.api.backend import python_function
+from wengert.backends.python.codegen import codegen
 from wengert.core.ir import sub_programs
 from wengert.transforms.simplify import simplify
 
@@ -105,17 +106,16 @@ def test_loops_hold_python_floats(name):
                  else interpret(g.last.program, *args), rtol=1e-12, atol=1e-14)
 
 
-def test_the_switch_turns_the_spelling_off(monkeypatch):
-    """``CodeWriter.python_floats`` off (a writer for numba): the code of
-    before, NumPy scalars throughout, the same values."""
+def test_the_switch_turns_the_spelling_off():
+    """``floats=False`` in the lowering (as a writer for numba asks): the code
+    of before, NumPy scalars throughout, the same values."""
     fn, args, argnums = LOOP_CASES["lower-horner"]
     api_codes.clear()
     g = wg.grad(fn, argnums=argnums, engine="source")
     g(*args)
     prog = g.last.program
-    on = codegen(simplify(prog, copies=True))
-    monkeypatch.setattr(CodeWriter, "python_floats", False)
-    off = codegen(simplify(prog, copies=True))
+    on = python_function(simplify(prog, copies=True))
+    off = codegen(lower(simplify(prog, copies=True), floats=False))
     assert ".item(" in on.source and ".item(" not in off.source
     assert "np.float64(1.0)" in off.source and "np.float64(1.0)" not in on.source
     for a, b in zip(on(*args), off(*args)):
@@ -279,7 +279,7 @@ def test_edge_values_equal_the_interpreter(name):
     # rewrites ``x * 0.0`` as 0.0, which differs at inf and nan: not this test's)
     prog = simplify(wg.make_program(EDGES[name], *_edge_args(name, rng), engine="source"),
                     copies=True)
-    gen = codegen(prog)
+    gen = python_function(prog)
     for _ in range(40):
         args = _edge_args(name, rng)
         want = _run(interpret, prog, *args)
@@ -297,7 +297,7 @@ def test_python_float_arguments(name):
     x, t = _edge_args(name, rng)
     for staged in (float(t), t):
         prog = simplify(wg.make_program(EDGES[name], x, staged, engine="source"), copies=True)
-        gen = codegen(prog)
+        gen = python_function(prog)
         for _ in range(20):
             x, t = _edge_args(name, rng)
             for a in (float(t), t):
@@ -311,7 +311,7 @@ def test_division_by_zero_is_numpys(name):
     or nan and NumPy's RuntimeWarning, not Python's ZeroDivisionError."""
     x = np.array([2.0, -2.0, 3.0] if name == "ratio_of_sums" else [2.0, 0.0, 3.0])
     prog = wg.make_program(EDGES[name], x, engine="source")
-    gen = codegen(simplify(prog, copies=True))
+    gen = python_function(simplify(prog, copies=True))
     with pytest.warns(RuntimeWarning, match="divide by zero|invalid value"):
         got = gen(x)
     _same(got[0], _run(interpret, prog, x)[0])
@@ -322,7 +322,7 @@ def test_negative_base_power_is_numpys():
     """``**`` of a negative base: nan and NumPy's warning, not a complex number."""
     x = np.array([0.25, 2.0])
     prog = wg.make_program(pow_negative_base, x, engine="source")
-    gen = codegen(simplify(prog, copies=True))
+    gen = python_function(simplify(prog, copies=True))
     with pytest.warns(RuntimeWarning, match="invalid value"):
         got = gen(x)
     assert type(got[0]) is np.float64 and np.isnan(got[0])
@@ -334,7 +334,7 @@ def test_overflow_and_underflow_in_products():
     for x, want in ((np.array([1e200, 1e200, -1.0]), -np.inf),
                     (np.array([1e-200, 1e-200, -1.0]), -0.0)):
         prog = wg.make_program(prod_all, x, engine="source")
-        gen = codegen(simplify(prog, copies=True))
+        gen = python_function(simplify(prog, copies=True))
         assert ".item(" in gen.source
         got = _run(gen, x)[0]
         _same(got, np.float64(want))

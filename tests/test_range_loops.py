@@ -214,7 +214,7 @@ def test_offsets_that_overflow_the_dtype_are_not_composed(dtype, step):
     # (m + c) + c wraps in the dtype; k + 2c as one literal would not fit it
     # (NumPy raises OverflowError): the composed offset must fit, or stay apart
     from wengert.backends.interpret import interpret
-    from wengert.backends.python.codegen import codegen
+    from wengert.api.backend import python_function
 
     def f(n, x):
         m = n[0] + step
@@ -223,5 +223,5 @@ def test_offsets_that_overflow_the_dtype_are_not_composed(dtype, step):
     args = (np.array([1], dtype), np.arange(3.0))
     prog = wg.make_program(f, *args, engine="source")
     want = interpret(prog, *args)
-    got = codegen(simplify(prog, copies=True))(*args)
+    got = python_function(simplify(prog, copies=True))(*args)
     assert_close(got, want, 0.0)

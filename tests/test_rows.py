@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from wengert.backends.interpret import interpret
-from wengert.backends.python.codegen import codegen
+from wengert.api.backend import python_function
 from wengert.core.ir import Aval, Eqn, Lit, Program, Var, verify
 from wengert.primitives import PRIMITIVES
 from wengert.core.pass_rules import BinaryOperator, UnaryMinus
@@ -184,7 +184,7 @@ def test_a_moved_sign_keeps_every_bit(name, negated):
     simple = verify(simplify(prog, copies=True))
     if negated[1]:
         assert str(simple) != str(simplify(prog)), f"{name}: the sign was not moved"
-    generated = codegen(simple)
+    generated = python_function(simple)
     xs, ys = np.meshgrid(EDGES, EDGES)
     with np.errstate(all="ignore"):
         for x, y in zip(xs, ys):

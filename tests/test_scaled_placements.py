@@ -20,7 +20,7 @@ import pytest
 import wengert as wg
 from wengert.backends.interpret import interpret
 from wengert.lower import lower
-from wengert.backends.python.codegen import codegen
+from wengert.api.backend import python_function
 from wengert.core.ir import Aval, Eqn, Lit, Program, Var, sub_programs
 from wengert.primitives import PRIMITIVES
 from wengert.primitives.index import DYN
@@ -74,7 +74,7 @@ def _placements(prog):
 
 def _compare(prog, args):
     want = interpret(prog, *args)
-    got = codegen(prog)(*args)
+    got = python_function(prog)(*args)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-13, atol=0.0)
         assert np.array_equal(np.isnan(g), np.isnan(w))

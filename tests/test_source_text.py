@@ -24,7 +24,7 @@ import pytest
 import wengert as wg
 from wengert import demo
 from wengert.backends.interpret import interpret
-from wengert.backends.python.codegen import codegen
+from wengert.api.backend import python_function
 from wengert.core.ir import Role
 from wengert.primitives import PRIMITIVES
 from wengert.core.pass_rules import ScipyCall
@@ -120,7 +120,7 @@ def program(fn, args, engine, variant):
 def test_corpus_source_runs_with_numpy_alone(pid, fn, args, engine):
     for variant in VARIANTS:
         prog, inputs = program(fn, args, engine, variant)
-        gen = codegen(prog)
+        gen = python_function(prog)
         for line in header(gen.source):
             assert _MODULE.match(line) or _CONSTANT.match(line), f"{pid} {variant}: {line}"
         assert "PRIMITIVES[" not in gen.source and "DYN" not in gen.source, gen.source
@@ -142,7 +142,7 @@ def test_an_update_with_an_index_array_accumulates_with_np_add_at():
         return np.sum(np.sin(x[idx]))
 
     x, idx = np.array([0.3, -0.2, 0.9]), np.array([0, 2, 0, 0])
-    gen = codegen(vjp_program(wg.make_program(f, x, idx, engine="trace")))
+    gen = python_function(vjp_program(wg.make_program(f, x, idx, engine="trace")))
     assert "np.add.at(" in gen.source, gen.source
     got, = run_alone(gen, [x, idx, 1.0])[1:2]
     np.testing.assert_allclose(got, [3 * np.cos(0.3), 0.0, np.cos(0.9)], rtol=1e-15)
@@ -163,7 +163,7 @@ def test_scipy_rows_are_written_as_scipy_calls(name):
     for case in spec.cases:
         operands = case.operands(name)
         prog = one_equation(prim, operands, case.params, as_literals=False)
-        gen = codegen(prog)
+        gen = python_function(prog)
         assert "#   scipy = module scipy" in header(gen.source), gen.source
         assert "scipy.special." in gen.source and "PRIMITIVES[" not in gen.source, gen.source
         got, want = run_alone(gen, operands), interpret(prog, *operands)
@@ -212,7 +212,7 @@ def test_vjp_code_marks_its_sweeps(pid, fn, args, engine):
     work, has neither."""
     for variant in ("primal", "jvp", "vjp", "vjp_copies"):
         prog, _ = program(fn, args, engine, variant)
-        src = codegen(prog).source
+        src = python_function(prog).source
         lines = src.splitlines()
         body = lines[next(k for k, line in enumerate(lines) if line.startswith("def ")) + 1:]
         first_ct = next((k for k, e in enumerate(prog.eqns)

@@ -18,7 +18,7 @@ import pytest
 
 import wengert as wg
 from wengert.backends.interpret import interpret
-from wengert.backends.python.codegen import codegen
+from wengert.api.backend import python_function
 from wengert.core.ir import Aval, Eqn, Lit, Program, Var
 from wengert.primitives import PRIMITIVES
 from wengert.transforms.simplify import simplify
@@ -31,7 +31,7 @@ F64, F32 = np.dtype("float64"), np.dtype("float32")
 def _same(prog, args):
     """The generated code's values equal the interpreter's; its source."""
     want = interpret(prog, *args)
-    gen = codegen(prog)
+    gen = python_function(prog)
     got = gen(*args)
     for g, w in zip(got, want):
         assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype, \

@@ -13,7 +13,7 @@ import pytest
 
 import wengert as wg
 from wengert.transforms.jvp import jvp_program
-from wengert.transforms.simplify import dce
+from wengert.core.ir import dce
 
 from checks import assert_close, fd_jvp, rtol
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.backends.python.codegen import codegen
+from wengert.api.backend import python_function
 from wengert.backends.interpret import interpret
 from wengert.demo import seed000
 from wengert.core.ir import Lit, Role, derive, label, programs_in, verify
@@ -148,8 +148,8 @@ def test_forward_source_names_tangents_after_the_user(case):
     fn, args, user = CASES[case]
     _, lin = wg.linearize(fn, *args, engine="source")
     prog = wg.make_program(fn, *args, engine="source")
-    sources = [lin.source, codegen(jvp_program(prog)).source,
-               codegen(simplify(jvp_program(prog))).source]
+    sources = [lin.source, python_function(jvp_program(prog)).source,
+               python_function(simplify(jvp_program(prog))).source]
     for source in sources:
         derived = _check_names(source, user, "forward")
         assert set(_params(fn)) <= derived, source

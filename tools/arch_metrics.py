@@ -331,7 +331,10 @@ def row_patches(trees):
             targets = []
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            flat = []
             for t in targets:
+                flat += t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]
+            for t in flat:
                 if isinstance(t, ast.Attribute) and t.attr in fields and _is_row(t.value, rows):
                     out.append((m, node.lineno, ast.unparse(t)))
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)

@@ -1,12 +1,12 @@
 """wengert: automatic differentiation for plain Python and NumPy code."""
-from . import primitives as _primitives  # noqa: F401  (registers the table)
+from . import primitives, numpy, control  # noqa: F401  (every layer registers its rows)
 from .api.transforms import (
     grad, value_and_grad, jvp, vjp, linearize, linear_transpose, jacfwd, fori_loop, jacrev,
     hessian, make_program, jit)
 from .control.custom import custom_jvp, custom_vjp
 from .control.checkpoint_loop import checkpointed
 from .api.checkpoint import checkpoint
-from .primitives.index import IndexUpdater as at
+from .primitives.scatter import IndexUpdater as at
 from .core.errors import (
     WengertError, NonScalarOutputError, NonDifferentiableInputError, NoDerivativeRule,
     ShapeMismatchError, ConcretizationError, UnsupportedSyntax, BackendError, NumbaMissingError,

@@ -40,7 +40,7 @@ from .transforms.jvp import jvp_program
 from .transforms.simplify import simplify
 from .transforms.vjp import vjp_program
 from .api.source import source_program
-from .backends.python.codegen import codegen
+from .api.backend import python_function
 from .transforms.dup import explicit_dup
 from .backends.dot import to_dot
 
@@ -254,7 +254,7 @@ def show(target, mode="program", argnums=None, args=None, graph=None, out=None):
         else:
             der = _derivative(prog, mode, mask)
             shown = [prog, der]
-            print(codegen(der).source, file=out, end="")
+            print(python_function(der).source, file=out, end="")
     finally:
         sys.path.remove(folder)
     if graph:

@@ -4,6 +4,9 @@ into a function.
     backend="python"   pycodegen: readable Python and NumPy, exec'd (default)
     backend="numba"    numbagen: the same code in numba's subset, numba.njit
 
+The stages meet here: a Program is lowered (``lower``) with the options of the backend's
+code writer, and the backend writes the lowered Program (``python_function``).
+
 ``Target`` carries the choice from the public API to ``api_compiled``:
 ``Target.compile(prog)`` gives the generated function. With numba, a
 construct numba cannot compile (refused up front by ``numbagen``, or by
@@ -18,11 +21,13 @@ import collections
 import threading
 import warnings
 
-from ..backends.numba.codegen import NumbaUnsupported, load_numba, numba_codegen, refuse
-from ..backends.python.codegen import codegen
+from ..backends.numba.codegen import (
+    NumbaUnsupported, NumbaWriter, load_numba, numba_codegen, refuse)
+from ..backends.python.codegen import CodeWriter, codegen
 from ..core.errors import BackendError, NumbaFallbackWarning, user_function, where_defined
+from ..lower import lower
 
-__all__ = ["BACKENDS", "Target", "target_of", "check_backend"]
+__all__ = ["BACKENDS", "Target", "target_of", "check_backend", "python_function"]
 
 BACKENDS = ("python", "numba")
 
@@ -30,6 +35,11 @@ BACKENDS = ("python", "numba")
 _WARNED = collections.OrderedDict()
 _WARNED_SIZE = 4096
 _LOCK = threading.Lock()
+
+
+def python_function(prog, name=None):
+    """The Python backend's function of ``prog``: lowered for its writer, then written."""
+    return codegen(lower(prog, **CodeWriter.LOWERING), name)
 
 
 def check_backend(backend, engine, fallback=True):
@@ -70,7 +80,8 @@ class Target:
     def compile(self, prog):
         """The generated function of ``prog`` (already simplified)."""
         try:
-            return numba_codegen(prog, lambda construct: self.fall_back(construct, prog).fn)
+            return numba_codegen(lower(prog, **NumbaWriter.LOWERING),
+                                 lambda construct: self.fall_back(construct, prog).fn)
         except NumbaUnsupported as err:
             return self.fall_back(err.construct, prog)
 
@@ -95,7 +106,7 @@ class Target:
                 "running the Python backend for it instead (backend='numba', fallback=False "
                 "raises here)", NumbaFallbackWarning, file or where,
                 int(line) if line.isdigit() else 0)
-        return codegen(prog)
+        return python_function(prog)
 
 
 def target_of(backend, fallback, fun):

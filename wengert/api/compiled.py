@@ -19,7 +19,7 @@ from ..core.primitive import TracerBase
 from ..core.trace import eval_program
 from ..core.pytree import unflatten
 from ..transforms.simplify import simplify
-from ..backends.python.codegen import codegen
+from .backend import python_function
 
 __all__ = ["Compiled", "compile_program", "holds_tracers", "same_code", "scalar_type"]
 
@@ -27,7 +27,7 @@ __all__ = ["Compiled", "compile_program", "holds_tracers", "same_code", "scalar_
 def compile_program(prog, target=None):
     """The generated function of a Program: Python, or the ``target``
     backend's (``api_backend.Target``)."""
-    return codegen(prog) if target is None else target.compile(prog)
+    return python_function(prog) if target is None else target.compile(prog)
 
 
 def holds_tracers(prog):

@@ -18,7 +18,7 @@ from ..core.pytree import unflatten
 from ..transforms.batching import batch_eval
 
 
-def _basis(leaves):
+def identity_basis(leaves):
     """The identity as a batch of flat tangents: one batch row per scalar."""
     sizes = [aval_of(x).size for x in leaves]
     total = sum(sizes)
@@ -35,7 +35,7 @@ def _basis(leaves):
     return rows, total
 
 
-def _batch_or_loop(prog, basis, total):
+def batch_or_loop(prog, basis, total):
     """``batch_eval`` of the basis; where a loop in ``prog`` stores values whose
     length varies between iterations (they cannot take a batch axis), one
     evaluation per basis vector, stacked."""
@@ -48,7 +48,7 @@ def _batch_or_loop(prog, basis, total):
     return [stack([row[j] for row in rows]) for j in range(len(prog.outputs))]
 
 
-def _jac_blocks(batched_outs, out_leaves, in_leaves, rev):
+def jacobian_blocks(batched_outs, out_leaves, in_leaves, rev):
     """Split batched results into one block per (output leaf, input leaf),
     each shaped out_shape + in_shape."""
     table = []
@@ -75,7 +75,7 @@ def _jac_blocks(batched_outs, out_leaves, in_leaves, rev):
     return table
 
 
-def _assemble(table, out_tree, in_tree, single):
+def assemble_jacobian(table, out_tree, in_tree, single):
     rows = []
     for row in table:
         per_in = unflatten(in_tree, row)

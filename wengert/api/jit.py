@@ -10,7 +10,7 @@ alike. ``.source`` is the code of the latest call.
 """
 from __future__ import annotations
 
-from .prepare import _by_source, _transform_entry, backend_options
+from .prepare import source_transformed, transform_entry, backend_options
 from ..core.errors import BackendError
 
 __all__ = ["jit"]
@@ -28,8 +28,8 @@ def jit(fun, *, backend="numba", fallback=True, engine="auto"):
     if engine == "trace":
         raise BackendError("jit compiles the source engine's code of the function; "
                            "engine='trace' generates none (use 'source' or 'auto')")
-    fun = _transform_entry(fun, engine, "jit", backend, fallback)
+    fun = transform_entry(fun, engine, "jit", backend, fallback)
     recipe = ("jit", fun, (), {"engine": engine, **backend_options(backend, fallback)})
-    out = _by_source(fun, engine, _identity, recipe, ())
+    out = source_transformed(fun, engine, _identity, recipe, ())
     # a callable that is no Python function (a builtin, a NumPy ufunc): itself
     return fun if out is None else out

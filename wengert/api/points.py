@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import jit
-from .prepare import _by_source
+from .prepare import source_transformed
 from ..core.errors import ShapeMismatchError
 from ..core.pytree import flatten, unflatten
 
@@ -39,7 +39,7 @@ def compiled_jvp(fun, primals, tangents, engine, opts, jvp):
     ``jvp``, whose trace engine the code is staged with."""
     k = len(primals)
     recipe = ("jvp", fun, (k,), {"engine": engine, **opts})
-    st = _by_source(fun, engine, _jvp_transform(k, jvp), recipe, (), extra=k)
+    st = source_transformed(fun, engine, _jvp_transform(k, jvp), recipe, (), extra=k)
     if st is None:
         return None
     return st(*primals, *tangents)
@@ -76,7 +76,7 @@ def compiled_vjp(fun, primals, engine, opts, has_aux, vjp):
     ``engine="auto"`` has no source to read; ``vjp``: the public ``vjp``."""
     k = len(primals)
     recipe = ("vjp", fun, (k, has_aux), {"engine": engine, **opts})
-    st = _by_source(fun, engine, _vjp_transform(k, has_aux, vjp), recipe, (), extra=1)
+    st = source_transformed(fun, engine, _vjp_transform(k, has_aux, vjp), recipe, (), extra=1)
     if st is None:
         return None
     out = jit(fun, engine=engine, **opts)(*primals)

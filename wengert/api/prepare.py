@@ -31,7 +31,7 @@ def _check_engine(engine):
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
 
 
-def _by_source(fun, engine, transform, recipe, argnums, extra=0):
+def source_transformed(fun, engine, transform, recipe, argnums, extra=0):
     """The source engine's version of ``transform`` (a trace-engine transform
     of a function), or None for ``engine="trace"``. ``recipe`` is the public
     call that made it (how it pickles; its ``backend`` and ``fallback``
@@ -78,7 +78,7 @@ class _Partial:
         return self.fun(*args, **self.kwargs)
 
 
-def _prepare(fun, args, kwargs, argnums, fname, has_aux=False,
+def prepare_call(fun, args, kwargs, argnums, fname, has_aux=False,
              where_else="leave it out of argnums"):
     """(function of the differentiated arguments, those arguments, their
     positions, the box aux lands in); the arguments are checked first."""
@@ -99,7 +99,7 @@ def _prepare(fun, args, kwargs, argnums, fname, has_aux=False,
     return part, dyn, nums, None
 
 
-def _unwrap_aux(aux_box):
+def unwrap_aux(aux_box):
     """aux values leave the trace as plain values (their primal part)."""
     leaves, tree = flatten(aux_box[0])
     plain = []
@@ -110,7 +110,7 @@ def _unwrap_aux(aux_box):
     return unflatten(tree, plain)
 
 
-def _cast_like(ct, x):
+def cast_like(ct, x):
     """A cotangent with the dtype and type of its primal (float32 stays
     float32, a Python float's is a Python float: ``cast_exact``); staged (the
     source engine), the cast is an equation of the code."""
@@ -125,15 +125,15 @@ def _cast_like(ct, x):
 
 # the advice for a value that is not to be differentiated, where every
 # argument is (jvp, vjp, linearize)
-_CLOSE_OVER = "pass a function of the differentiated values only (a lambda closing over the rest)"
+CLOSE_OVER = "pass a function of the differentiated values only (a lambda closing over the rest)"
 
-def _vjp_core(fn, dyn, fname):
+def vjp_core(fn, dyn, fname):
     flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
     outs, lin = linearize_flat(flat, leaves, reverse=True, name=getattr(fn, "__name__", "f"))
     return outs, lin, leaves, in_tree, out_tree[0]
 
 
-def _unshared(outs, lin):
+def unshared(outs, lin):
     """The outputs handed to the caller, copied where the linear Program
     keeps the same array (``exp``'s output is its own derivative): the
     caller may write to what it is given before using the pullback."""
@@ -148,19 +148,19 @@ def _unshared(outs, lin):
     return [o.copy() if type(o) is np.ndarray and Ident(o) in kept else o for o in outs]
 
 
-def _unit(aval):
+def unit(aval):
     """The seed 1 of a scalar: a Python 1.0 for a Python float (weakly typed, cheap)."""
     return 1.0 if aval.weak and aval.dtype == np.float64 else np.ones((), aval.dtype)
 
 
-def _transform_entry(fun, engine, fname, backend="python", fallback=True):
+def transform_entry(fun, engine, fname, backend="python", fallback=True):
     _check_engine(engine)
     check_backend(backend, engine, fallback)
     check_function(fun, fname)
     return twin_of(fun)          # a math builtin: its NumPy twin (math_twins)
 
 
-def _opts(holomorphic, backend, fallback):
+def options(holomorphic, backend, fallback):
     """The options a recipe keeps beside ``engine``, each only when given."""
     return {**_holo(holomorphic), **backend_options(backend, fallback)}
 

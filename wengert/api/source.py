@@ -278,7 +278,7 @@ class SourceTransformed(Transformed):
             except (UnsupportedSyntax, ConcretizationError) as err:
                 if self.engine != "auto":
                     raise
-                _warn_fallback(self.fun, err, self.target)
+                warn_fallback(self.fun, err, self.target)
                 self.fallback = self.transform(self.fun)
                 return self.fallback(*args, **kwargs)
             codes.generations += 1
@@ -438,7 +438,7 @@ def fallback_key(fun):
     return (code.co_filename, code.co_firstlineno, qualname)
 
 
-def _warn_fallback(fun, err, target=None):
+def warn_fallback(fun, err, target=None):
     """The one warning of ``engine="auto"`` falling back to tracing; with a
     compiling backend (``target``) it says that the code is not compiled."""
     if not _WARNED.add(fallback_key(fun)):
@@ -481,7 +481,7 @@ def source_inner(fun, args, engine, what):
     except (UnsupportedSyntax, ConcretizationError) as err:
         if engine != "auto":
             raise
-        _warn_fallback(fun, err)
+        warn_fallback(fun, err)
         return None
     return _program_function(prog, static, leaves, in_tree, out_tree, fun)
 

@@ -27,15 +27,16 @@ from ..control.params import ForParams
 from ..control.stage import stage_loop
 from ..core.pytree import flatten, unflatten
 from ..core.staging import StagingTrace
-from ..transforms.jvp import NeedsReverse, jvp_flat
+from ..core.errors import NeedsReverse
+from ..transforms.jvp import jvp_flat
 from ..transforms.partial_eval import linearize_flat
 from ..transforms.transpose import backward_pass, transpose_program
 from .transformed import TraceTransformed
-from .jacobians import _assemble, _basis, _batch_or_loop, _jac_blocks
+from .jacobians import assemble_jacobian, identity_basis, batch_or_loop, jacobian_blocks
 from .prepare import (
-    _CLOSE_OVER, _by_source, _cast_like, _opts, _prepare, _transform_entry, _unit, _unshared,
-    _unwrap_aux, _vjp_core)
-from .source import _warn_fallback, generated, has_source, source_inner, source_program
+    CLOSE_OVER, source_transformed, cast_like, options, prepare_call, transform_entry, unit, unshared,
+    unwrap_aux, vjp_core)
+from .source import warn_fallback, generated, has_source, source_inner, source_program
 from .jit import jit
 from .points import compiled_jvp, compiled_vjp
 from ..control.schedules import schedule_of
@@ -53,11 +54,11 @@ def value_and_grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="
 
 def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False, backend="python",
                     fallback=True):
-    fun = _transform_entry(fun, engine, fname, backend, fallback)
+    fun = transform_entry(fun, engine, fname, backend, fallback)
     recipe = (fname, fun, (argnums,), {"has_aux": has_aux, "engine": engine,
-                                       **_opts(holomorphic, backend, fallback)})
+                                       **options(holomorphic, backend, fallback)})
     if fname == "value_and_grad":
-        by_source = _by_source(fun, engine, lambda g: value_and_grad(
+        by_source = source_transformed(fun, engine, lambda g: value_and_grad(
             g, argnums, has_aux=has_aux, holomorphic=holomorphic, engine="trace"), recipe,
             argnums)
         if by_source is not None:
@@ -65,7 +66,7 @@ def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False, bac
     single = isinstance(argnums, int)
 
     def wrapper(*args, **kwargs):
-        fn, dyn, nums, aux_box = _prepare(fun, args, kwargs, argnums, fname, has_aux)
+        fn, dyn, nums, aux_box = prepare_call(fun, args, kwargs, argnums, fname, has_aux)
         flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
         if holomorphic:
             check_holomorphic_inputs(leaves, fname, fun)
@@ -78,7 +79,7 @@ def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False, bac
             and aval_of(leaves[0]).dtype.kind == "f" and getattr(fun, "wg_replay", False)
         if forward:
             try:
-                outs, cts = jvp_flat(flat, leaves, [_unit(aval_of(leaves[0]))], for_grad=True)
+                outs, cts = jvp_flat(flat, leaves, [unit(aval_of(leaves[0]))], for_grad=True)
             except NeedsReverse:
                 forward = False
         if not forward:
@@ -87,13 +88,13 @@ def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False, bac
         check_scalar_output(outs, fname, fun, holomorphic)
         out = outs[0]
         if not forward:
-            cts = backward_pass(lin, [_unit(aval_of(out))])
+            cts = backward_pass(lin, [unit(aval_of(out))])
         out_tree = out_tree[0]
-        grads = unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)])
+        grads = unflatten(in_tree, [cast_like(c, x) for c, x in zip(cts, leaves)])
         g = grads[0] if single else tuple(grads)
         value = unflatten(out_tree, outs)
         if has_aux:
-            return (value, _unwrap_aux(aux_box)), g
+            return (value, unwrap_aux(aux_box)), g
         return value, g
     return TraceTransformed(wrapper, fun, recipe)
 
@@ -105,10 +106,10 @@ def grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto", bac
     With ``holomorphic=True`` the function is complex and holomorphic, its
     inputs complex, and the result is ``f'(z)``. ``backend="numba"``
     compiles the source engine's code with numba (``api_backend``)."""
-    fun = _transform_entry(fun, engine, "grad", backend, fallback)
+    fun = transform_entry(fun, engine, "grad", backend, fallback)
     recipe = ("grad", fun, (argnums,), {"has_aux": has_aux, "engine": engine,
-                                        **_opts(holomorphic, backend, fallback)})
-    by_source = _by_source(fun, engine, lambda g: grad(g, argnums, has_aux=has_aux,
+                                        **options(holomorphic, backend, fallback)})
+    by_source = source_transformed(fun, engine, lambda g: grad(g, argnums, has_aux=has_aux,
                                                          holomorphic=holomorphic,
                                                          engine="trace"), recipe, argnums)
     if by_source is not None:
@@ -126,10 +127,10 @@ def grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto", bac
 def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=True):
     """(out, pullback); ``pullback(ct)`` returns a tuple, one per primal.
     With ``backend="numba"`` both are compiled code (``api_points``)."""
-    fun = _transform_entry(fun, engine, "vjp", backend, fallback)
-    check_inputs("vjp", fun, primals, range(len(primals)), _CLOSE_OVER)
+    fun = transform_entry(fun, engine, "vjp", backend, fallback)
+    check_inputs("vjp", fun, primals, range(len(primals)), CLOSE_OVER)
     if backend != "python":
-        done = compiled_vjp(fun, primals, engine, _opts(False, backend, fallback), has_aux,
+        done = compiled_vjp(fun, primals, engine, options(False, backend, fallback), has_aux,
                             vjp)
         if done is not None:
             return done
@@ -137,10 +138,10 @@ def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=
         inner = source_inner(fun, primals, engine, "vjp")
         if inner is not None:
             fun = functools.wraps(fun)(inner)
-    fn, dyn, _, aux_box = _prepare(fun, primals, {}, tuple(range(len(primals))), "vjp", has_aux,
-                                   _CLOSE_OVER)
-    outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "vjp")
-    out = unflatten(out_tree, _unshared(outs, lin))
+    fn, dyn, _, aux_box = prepare_call(fun, primals, {}, tuple(range(len(primals))), "vjp", has_aux,
+                                   CLOSE_OVER)
+    outs, lin, leaves, in_tree, out_tree = vjp_core(fn, dyn, "vjp")
+    out = unflatten(out_tree, unshared(outs, lin))
 
     def pullback(ct):
         ct_leaves, ct_tree = flatten(ct)
@@ -156,11 +157,11 @@ def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=
         ct_leaves = [c if isinstance(c, (np.ndarray, TracerBase)) else
                      np.asarray(c, dtype=aval_of(o).dtype) for c, o in zip(ct_leaves, outs)]
         cts = backward_pass(lin, ct_leaves)
-        return tuple(unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)]))
+        return tuple(unflatten(in_tree, [cast_like(c, x) for c, x in zip(cts, leaves)]))
 
     pullback = _WithSource(pullback, lambda: transpose_program(lin))
     if has_aux:
-        return out, pullback, _unwrap_aux(aux_box)
+        return out, pullback, unwrap_aux(aux_box)
     return out, pullback
 
 
@@ -168,11 +169,11 @@ def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=
 def jvp(fun, primals, tangents, *, engine="auto", backend="python", fallback=True):
     """(out, tangent_out) for tuples ``primals`` and ``tangents``; with
     ``backend="numba"`` one compiled call (``api_points``)."""
-    fun = _transform_entry(fun, engine, "jvp", backend, fallback)
+    fun = transform_entry(fun, engine, "jvp", backend, fallback)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples "
                         "(one entry per argument), e.g. jvp(f, (x,), (v,))")
-    check_inputs("jvp", fun, primals, range(len(primals)), _CLOSE_OVER)
+    check_inputs("jvp", fun, primals, range(len(primals)), CLOSE_OVER)
     _, in_tree = flatten(tuple(primals))
     t_leaves, t_tree = flatten(tuple(tangents))
     if t_tree != in_tree:
@@ -180,7 +181,7 @@ def jvp(fun, primals, tangents, *, engine="auto", backend="python", fallback=Tru
     _check_tangents(flatten(tuple(primals))[0], t_leaves)
     if backend != "python":
         done = compiled_jvp(fun, tuple(primals), tuple(tangents), engine,
-                            _opts(False, backend, fallback), jvp)
+                            options(False, backend, fallback), jvp)
         if done is not None:
             return done
     if engine != "trace":
@@ -189,7 +190,7 @@ def jvp(fun, primals, tangents, *, engine="auto", backend="python", fallback=Tru
             fun = inner
     flat, leaves, in_tree, out_tree = flat_function(fun, primals)
     outs, dots = jvp_flat(flat, leaves, t_leaves)
-    dots = [_cast_like(d, o) if isinstance(d, Zero) else d for d, o in zip(dots, outs)]
+    dots = [cast_like(d, o) if isinstance(d, Zero) else d for d, o in zip(dots, outs)]
     return unflatten(out_tree[0], outs), unflatten(out_tree[0], dots)
 
 
@@ -202,8 +203,8 @@ def _check_tangents(leaves, t_leaves):
 
 def linearize(fun, *primals, engine="auto"):
     """(out, linear_fun): ``linear_fun(*tangents)`` evaluates the linear Program."""
-    fun = _transform_entry(fun, engine, "linearize")
-    check_inputs("linearize", fun, primals, range(len(primals)), _CLOSE_OVER)
+    fun = transform_entry(fun, engine, "linearize")
+    check_inputs("linearize", fun, primals, range(len(primals)), CLOSE_OVER)
     if engine != "trace":
         inner = source_inner(fun, primals, engine, "linearize")
         if inner is not None:
@@ -219,7 +220,7 @@ def linearize(fun, *primals, engine="auto"):
         res = eval_program(lin, t_leaves)
         return unflatten(out_tree[0], res)
 
-    return unflatten(out_tree[0], _unshared(outs, lin)), _WithSource(linear_fun, lambda: lin)
+    return unflatten(out_tree[0], unshared(outs, lin)), _WithSource(linear_fun, lambda: lin)
 
 
 class _WithSource:
@@ -264,7 +265,7 @@ def linear_transpose(linear_fun, *primals):
     def transposed(ct):
         ct_leaves, _ = flatten(ct)
         cts = backward_pass(prog, ct_leaves)
-        return tuple(unflatten(in_tree, [_cast_like(c, x) for c, x in zip(cts, leaves)]))
+        return tuple(unflatten(in_tree, [cast_like(c, x) for c, x in zip(cts, leaves)]))
 
     return _WithSource(transposed, lambda: prog)
 
@@ -274,26 +275,26 @@ def jacfwd(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python"
     """Jacobian by forward mode: one linearize, one batched pass of tangents.
     Complex inputs need ``holomorphic=True`` (the Jacobian is then f'(z));
     without it, a real basis would give df/dx only (JAX's rule)."""
-    fun = _transform_entry(fun, engine, "jacfwd", backend, fallback)
+    fun = transform_entry(fun, engine, "jacfwd", backend, fallback)
     recipe = ("jacfwd", fun, (argnums,), {"engine": engine,
-                                          **_opts(holomorphic, backend, fallback)})
-    by_source = _by_source(fun, engine, lambda g: jacfwd(g, argnums, holomorphic=holomorphic,
+                                          **options(holomorphic, backend, fallback)})
+    by_source = source_transformed(fun, engine, lambda g: jacfwd(g, argnums, holomorphic=holomorphic,
                                                          engine="trace"), recipe, argnums)
     if by_source is not None:
         return by_source
     single = isinstance(argnums, int)
 
     def wrapper(*args, **kwargs):
-        fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacfwd")
+        fn, dyn, _, _ = prepare_call(fun, args, kwargs, argnums, "jacfwd")
         flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
         check_jacobian_dtypes(leaves, "input", "jacfwd", fun, holomorphic)
         outs, lin = linearize_flat(flat, leaves, reverse=False)
         if holomorphic:
             check_jacobian_dtypes(outs, "output", "jacfwd", fun, holomorphic)
-        basis, total = _basis(leaves)
-        batched = _batch_or_loop(lin, basis, total)
-        table = _jac_blocks(batched, outs, leaves, rev=False)
-        return _assemble(table, out_tree[0], in_tree, single)
+        basis, total = identity_basis(leaves)
+        batched = batch_or_loop(lin, basis, total)
+        table = jacobian_blocks(batched, outs, leaves, rev=False)
+        return assemble_jacobian(table, out_tree[0], in_tree, single)
     return TraceTransformed(wrapper, fun, recipe)
 
 
@@ -301,38 +302,38 @@ def jacrev(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python"
     """Jacobian by reverse mode: one linearize, one batched pass of cotangents.
     Complex outputs need ``holomorphic=True`` (JAX's rule); a real output of
     a complex input gives rows ``df/dx - i df/dy`` as ``grad`` does."""
-    fun = _transform_entry(fun, engine, "jacrev", backend, fallback)
+    fun = transform_entry(fun, engine, "jacrev", backend, fallback)
     recipe = ("jacrev", fun, (argnums,), {"engine": engine,
-                                          **_opts(holomorphic, backend, fallback)})
-    by_source = _by_source(fun, engine, lambda g: jacrev(g, argnums, holomorphic=holomorphic,
+                                          **options(holomorphic, backend, fallback)})
+    by_source = source_transformed(fun, engine, lambda g: jacrev(g, argnums, holomorphic=holomorphic,
                                                          engine="trace"), recipe, argnums)
     if by_source is not None:
         return by_source
     single = isinstance(argnums, int)
 
     def wrapper(*args, **kwargs):
-        fn, dyn, _, _ = _prepare(fun, args, kwargs, argnums, "jacrev")
+        fn, dyn, _, _ = prepare_call(fun, args, kwargs, argnums, "jacrev")
         if holomorphic:
             check_holomorphic_inputs(flatten(tuple(dyn))[0], "jacrev", fun)
-        outs, lin, leaves, in_tree, out_tree = _vjp_core(fn, dyn, "jacrev")
+        outs, lin, leaves, in_tree, out_tree = vjp_core(fn, dyn, "jacrev")
         check_jacobian_dtypes(outs, "output", "jacrev", fun, holomorphic)
         lin_t = transpose_program(lin)
-        basis, total = _basis(outs)
-        batched = _batch_or_loop(lin_t, basis, total)
-        batched = [_cast_like(b, np.zeros((total,) + aval_of(x).shape, aval_of(x).dtype))
+        basis, total = identity_basis(outs)
+        batched = batch_or_loop(lin_t, basis, total)
+        batched = [cast_like(b, np.zeros((total,) + aval_of(x).shape, aval_of(x).dtype))
                    for b, x in zip(batched, leaves)]
-        table = _jac_blocks(batched, outs, leaves, rev=True)
-        return _assemble(table, out_tree, in_tree, single)
+        table = jacobian_blocks(batched, outs, leaves, rev=True)
+        return assemble_jacobian(table, out_tree, in_tree, single)
     return TraceTransformed(wrapper, fun, recipe)
 
 
 def hessian(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python",
             fallback=True):
     """Forward over reverse: ``jacfwd(jacrev(fun))``, both ``holomorphic``."""
-    fun = _transform_entry(fun, engine, "hessian", backend, fallback)
+    fun = transform_entry(fun, engine, "hessian", backend, fallback)
     recipe = ("hessian", fun, (argnums,), {"engine": engine,
-                                           **_opts(holomorphic, backend, fallback)})
-    by_source = _by_source(fun, engine, lambda g: hessian(g, argnums, holomorphic=holomorphic,
+                                           **options(holomorphic, backend, fallback)})
+    by_source = source_transformed(fun, engine, lambda g: hessian(g, argnums, holomorphic=holomorphic,
                                                           engine="trace"), recipe, argnums)
     if by_source is not None:
         return by_source
@@ -351,14 +352,14 @@ def hessian(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python
 def make_program(fun, *example_args, engine="auto"):
     """The Program of ``fun`` at ``example_args``; ``print()`` shows it. With
     the source engine it keeps the function's control flow and names."""
-    fun = _transform_entry(fun, engine, "make_program")
+    fun = transform_entry(fun, engine, "make_program")
     if engine == "source" or (engine == "auto" and has_source(fun)):
         try:
             return source_program(fun, example_args)[0]
         except (UnsupportedSyntax, ConcretizationError) as err:
             if engine == "source":
                 raise
-            _warn_fallback(fun, err)
+            warn_fallback(fun, err)
     return trace_program(fun, *example_args)
 
 

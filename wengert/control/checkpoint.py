@@ -26,8 +26,7 @@ from ..core.trace import bind, eval_program
 from ..core.errors import UnsupportedSyntax
 from ..core.ir import aval_of, has_effect
 from .checkpoint_emit import CheckpointEmit, ThroughImplEmit
-from ..transforms.jvp import jvp_flat, jvp_program
-from ..transforms.vjp import vjp_flat
+from ..core.subprograms import jvp_flat, jvp_program, vjp_flat
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p"]
 
@@ -41,7 +40,7 @@ def checkpoint_aval(*avals, body):
     return tuple(body.out_avals)
 
 
-def _refuse_effects(body, what):
+def refuse_effects(body, what):
     """Reverse mode recomputes a checkpointed body: a call with an effect in
     it (a random draw) would be made again and give other values."""
     if has_effect(body):
@@ -75,7 +74,7 @@ def checkpoint_linearize_for_vjp(primals, tangents, body):
     mask = _checkpoint_mask(primals, tangents)
     nz = [t for t, m in zip(tangents, mask) if m]
     out_float = [is_float(a) for a in body.out_avals]
-    _refuse_effects(body, "wg.checkpoint")
+    refuse_effects(body, "wg.checkpoint")
     out = bind(checkpoint_p, *primals, body=body)
     lin = iter(bind(checkpoint_lin_p, *primals, *nz, body=body, mask=tuple(mask)))
     return tuple(out), tuple(next(lin) if f else Zero(a) for f, a in zip(out_float, body.out_avals))
@@ -85,7 +84,7 @@ checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl
                                   jvp=checkpoint_jvp, linearize=BY_IMPL,
                                   linearize_for_vjp=checkpoint_linearize_for_vjp,
                                   transpose=NOT_LINEAR, abstract_eval=checkpoint_aval,
-                                  multiple_results=True, emit=CheckpointEmit()))
+                                  multiple_results=True, emit=CheckpointEmit(), complex_ok=True))
 
 
 # --- checkpoint_lin ----------------------------------------------------
@@ -114,4 +113,5 @@ def checkpoint_lin_transpose(cts, *args, body, mask):
 checkpoint_lin_p = register(Primitive(
     "checkpoint_lin", nargs=None, impl=checkpoint_lin_impl,
     jvp=BY_IMPL, transpose=checkpoint_lin_transpose,
-    abstract_eval=checkpoint_lin_aval, multiple_results=True, emit=ThroughImplEmit()))
+    abstract_eval=checkpoint_lin_aval, multiple_results=True, emit=ThroughImplEmit(),
+    complex_ok=True))

@@ -39,7 +39,7 @@ from ..core.primitive import (
 from ..core.trace import bind, eval_program
 from ..core.errors import ConcretizationError
 from ..core.ir import Aval, Role, aval_of
-from .checkpoint import _refuse_effects
+from .checkpoint import refuse_effects
 from . import for_loop_jvp, for_loop_linearize
 from .params import ForParams, SweepParams, split
 from .stage import stage_loop
@@ -47,9 +47,8 @@ from ..primitives.index import getitem, stack
 from ..primitives.fanout import add_any
 from .checkpoint_emit import (
     CheckpointedLoopEmit, LoopForwardEmit, LoopReverseEmit, ThroughImplEmit)
-from ..transforms.jvp import jvp_flat
-from ..transforms.vjp import vjp_flat
 from .schedules import ADVANCE, FREE, RESTORE, STORE, schedule_of
+from ..core.subprograms import jvp_flat, vjp_flat
 
 __all__ = ["checkpointed_loop_p", "loop_forward_p", "loop_lin_p", "loop_reverse_p",
            "checkpointed_loop", "checkpointed"]
@@ -107,7 +106,7 @@ def checkpointed_loop_linearize(primals, tangents, **params):
 
 def checkpointed_loop_linearize_for_vjp(primals, tangents, **params):
     p = SweepParams.of(params)
-    _refuse_effects(p.body, "a checkpointed loop")
+    refuse_effects(p.body, "a checkpointed loop")
     n, consts, carry, _ = p.split_operands(primals)
     _, t_consts, t_carry, _ = p.split_operands(tangents)
     m_consts = tuple(not isinstance(t, Zero) and is_float(aval_of(c))
@@ -128,7 +127,8 @@ checkpointed_loop_p = register(Primitive(
     "checkpointed_loop", nargs=None, impl=checkpointed_loop_impl, jvp=checkpointed_loop_jvp,
     linearize=checkpointed_loop_linearize,
     linearize_for_vjp=checkpointed_loop_linearize_for_vjp, transpose=NOT_LINEAR,
-    abstract_eval=checkpointed_loop_aval, multiple_results=True, emit=CheckpointedLoopEmit()))
+    abstract_eval=checkpointed_loop_aval, multiple_results=True, emit=CheckpointedLoopEmit(),
+    complex_ok=True))
 
 
 def checkpointed_loop(n, body, consts, carry, schedule):
@@ -169,7 +169,8 @@ def loop_forward_aval(*avals, **params):
 loop_forward_p = register(Primitive(
     "loop_forward", nargs=None, impl=loop_forward_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
-    abstract_eval=loop_forward_aval, multiple_results=True, emit=LoopForwardEmit()))
+    abstract_eval=loop_forward_aval, multiple_results=True, emit=LoopForwardEmit(),
+    complex_ok=True))
 
 
 # --- loop_lin ----------------------------------------------------------
@@ -250,7 +251,7 @@ def loop_lin_transpose(cts, *args, **params):
 loop_lin_p = register(Primitive(
     "loop_lin", nargs=None, impl=loop_lin_impl, jvp=BY_IMPL,
     transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True,
-    emit=ThroughImplEmit()))
+    emit=ThroughImplEmit(), complex_ok=True))
 
 
 # --- loop_reverse ------------------------------------------------------
@@ -287,7 +288,8 @@ def loop_reverse_aval(*avals, body_vjp, **params):
 loop_reverse_p = register(Primitive(
     "loop_reverse", nargs=None, impl=loop_reverse_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
-    abstract_eval=loop_reverse_aval, multiple_results=True, emit=LoopReverseEmit()))
+    abstract_eval=loop_reverse_aval, multiple_results=True, emit=LoopReverseEmit(),
+    complex_ok=True))
 
 
 # --- the loop marker of the source engine ------------------------------

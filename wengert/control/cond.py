@@ -19,9 +19,7 @@ from ..core.rules import EmitRule, LowerRule, either
 from .common import agreeing, tangent_mask
 from .params import CondParams
 from .passes import inline_program
-from ..transforms.jvp import jvp_program
-from ..transforms.partial_eval import linearize_program
-from ..transforms.transpose import transpose_program
+from ..core.subprograms import jvp_program, linearize_program, transpose_program
 
 __all__ = ["cond_p", "cond"]
 
@@ -168,12 +166,6 @@ def cond_print(eqn, names):
     return CondParams.of(eqn.params).sub_aliases(eqn.inputs, names)
 
 
-cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
-                            linearize=cond_linearize, transpose=cond_transpose,
-                            abstract_eval=cond_aval, multiple_results=True,
-                            simplify=cond_simplify, print=cond_print, emit=CondEmit()))
-
-
 def cond(index, branches, *ops):
     """Apply ``branches[index]`` (Programs) to ``ops``."""
     return bind(cond_p, index, *ops, branches=tuple(branches))
@@ -266,4 +258,8 @@ def _summed(a, y, out, eqns, sink):
     return s
 
 
-cond_p.lower = CondLower()
+cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
+                            linearize=cond_linearize, transpose=cond_transpose,
+                            abstract_eval=cond_aval, multiple_results=True,
+                            simplify=cond_simplify, print=cond_print, emit=CondEmit(),
+                            lower=CondLower(), complex_ok=True))

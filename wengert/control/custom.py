@@ -52,18 +52,19 @@ from ..primitives import arith, index, reduce, shape
 from ..core.primitive import (
     BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, instantiate, register)
 from ..core.trace import bind
-from .custom_lin import Residuals, _as_tuple, custom_lin_p
+from .custom_lin import Residuals, as_tuple, custom_lin_p
 from ..primitives.host import HostCallError, check_value, out_aval_of
 from ..core.errors import NoDerivativeRule, ShapeMismatchError, UnsupportedSyntax, user_location
 from ..core.ir import aval_of
 from ..core.staging import stage
-from ..transforms.jvp import NeedsReverse, jvp_flat
+from ..core.subprograms import jvp_flat
+from ..core.errors import NeedsReverse
 
 
 # --- custom_body: a body wengert cannot trace, run on plain values ------
 def custom_body_impl(*args, fun, out_avals, single, rule):
     out = fun(*args)
-    outs = (out,) if single else _as_tuple(out)
+    outs = (out,) if single else as_tuple(out)
     try:
         if len(outs) != len(out_avals):
             raise HostCallError(f"{len(outs)} values, not {len(out_avals)}")
@@ -157,7 +158,7 @@ def body_info(fun, avals, vals=None):
     def body(*xs):
         out = fun(*xs)
         shape["single"] = not isinstance(out, (tuple, list))
-        return list(_as_tuple(out))
+        return list(as_tuple(out))
     try:
         prog = stage(body, avals, name=_name(fun), concrete_vals=vals)
         return True, tuple(prog.out_avals), shape["single"]
@@ -171,7 +172,7 @@ def body_info(fun, avals, vals=None):
         out = plain(*vals)
     single = not isinstance(out, (tuple, list))
     try:
-        out_avals = tuple(out_aval_of(o) for o in _as_tuple(out))
+        out_avals = tuple(out_aval_of(o) for o in as_tuple(out))
     except TypeError as err:
         raise NoDerivativeRule(f"{user_location()}: {_name(fun)} returns {err}; a function "
                                "with a custom rule returns arrays or numbers") from None
@@ -282,7 +283,7 @@ def _custom_vjp_forward(primals, tangents, fun, fwd, bwd):
     def body(*xs):
         outs = fun(*xs)
         shape["tuple"] = isinstance(outs, (tuple, list))
-        return list(_as_tuple(outs))
+        return list(as_tuple(outs))
     p, t = jvp_flat(body, list(primals), list(tangents))
     return (tuple(p), tuple(t)) if shape["tuple"] else (p[0], t[0])
 
@@ -290,7 +291,7 @@ def _custom_vjp_forward(primals, tangents, fun, fwd, bwd):
 def custom_vjp_call_linearize_for_vjp(primals, tangents, fun, fwd, bwd):
     """Reverse mode: ``fwd`` now, and a ``custom_lin`` whose transpose is ``bwd``."""
     out, res = fwd(*primals)
-    outs = _as_tuple(out)
+    outs = as_tuple(out)
     res, res_ops = Residuals.split(res)
     t_outs = bind(custom_lin_p, *res_ops, *[instantiate(t) for t in tangents], bwd=bwd,
                   res=res, out_avals=tuple(aval_of(o) for o in outs),
@@ -303,7 +304,7 @@ def _jvp_by_bwd(primals, tangents, fwd, bwd):
     ``J t`` from the user's ``bwd``, one row ``<bwd(res, e_i), t>`` per
     output element, written with primitives (so it differentiates again)."""
     out, res = fwd(*primals)
-    outs = _as_tuple(out)
+    outs = as_tuple(out)
     zeros = [np.zeros(tuple(int(d) for d in aval_of(o).shape), aval_of(o).dtype) for o in outs]
     out_dots = []
     for k, o in enumerate(outs):
@@ -314,7 +315,7 @@ def _jvp_by_bwd(primals, tangents, fwd, bwd):
             e[i] = 1
             cts = list(zeros)
             cts[k] = e.reshape(zeros[k].shape)[()]
-            in_cts = _as_tuple(bwd(res, cts[0] if len(outs) == 1 else tuple(cts)))
+            in_cts = as_tuple(bwd(res, cts[0] if len(outs) == 1 else tuple(cts)))
             if len(in_cts) != len(primals):
                 raise ShapeMismatchError(f"custom_vjp bwd returned {len(in_cts)} cotangents for "
                                          f"{len(primals)} arguments; return one per argument")

@@ -23,7 +23,7 @@ from ..core.pytree import flatten, unflatten
 __all__ = ["custom_lin_p", "Residuals"]
 
 
-def _as_tuple(x):
+def as_tuple(x):
     """A function's outputs as a tuple (one output is a tuple of one)."""
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
@@ -87,7 +87,7 @@ def custom_lin_transpose(cts, *args, bwd, res, out_avals, in_avals):
     n_res = len(args) - len(in_avals)
     res = _residuals(res, args[:n_res])
     cts = [_dims.zeros(a.shape, a.dtype) if isinstance(c, Zero) else c for c, a in zip(cts, out_avals)]
-    in_cts = _as_tuple(bwd(res, cts[0] if len(cts) == 1 else tuple(cts)))
+    in_cts = as_tuple(bwd(res, cts[0] if len(cts) == 1 else tuple(cts)))
     if len(in_cts) != len(in_avals):
         raise ShapeMismatchError(f"custom_vjp bwd returned {len(in_cts)} cotangents for "
                                  f"{len(in_avals)} arguments; return one per argument (a tuple)")

@@ -41,9 +41,7 @@ from .passes import FOR_RULES
 from .stage import stage_loop
 from .cond import cond_p
 from ..primitives.ordering import greater_p
-from ..transforms.partial_eval import linearize_program
-from ..transforms.transpose import transpose_program
-from ..transforms.batching import batch_eval
+from ..core.subprograms import batch_eval, linearize_program, transpose_program
 
 __all__ = ["for_loop_p", "for_loop", "bind_for", "RAGGED_BATCH"]
 
@@ -216,8 +214,6 @@ def for_loop_transpose(cts, *args, **params):
                                  [next(it_x) if m else None for m in m_xs]))
 
 
-
-
 def for_loop_batch(args, batched, **params):
     """A batch of loops as one loop over batched values: the body is batched
     (carries always, consts and xs as given); xs and ys keep the loop axis
@@ -323,13 +319,6 @@ class ForEmit(LoopEmit):
         return lines + code.assign(carry_out, carry_in)
 
 
-for_loop_p = register(Primitive("for_loop", nargs=None, impl=for_loop_impl, jvp=for_loop_jvp,
-                                linearize=for_loop_linearize, transpose=for_loop_transpose,
-                                abstract_eval=for_loop_aval, multiple_results=True,
-                                batch=for_loop_batch, dce=FOR_RULES[0], simplify=FOR_RULES[1],
-                                print=FOR_RULES[2], emit=ForEmit()))
-
-
 def bind_for(n, consts, carry, xs, body, reverse, length):
     """Apply a ``for_loop`` whose carries keep one type (``coherent_carries``)."""
     p, carry = coherent_carries(ForParams(body, len(consts), len(carry), reverse=reverse,
@@ -374,8 +363,12 @@ class ForLower(LoopLower):
         return for_loop_promote(eqn, carried)
 
 
-for_loop_p.lower = ForLower()
-
+for_loop_p = register(Primitive("for_loop", nargs=None, impl=for_loop_impl, jvp=for_loop_jvp,
+                                linearize=for_loop_linearize, transpose=for_loop_transpose,
+                                abstract_eval=for_loop_aval, multiple_results=True,
+                                batch=for_loop_batch, dce=FOR_RULES[0], simplify=FOR_RULES[1],
+                                print=FOR_RULES[2], emit=ForEmit(), lower=ForLower(),
+                                complex_ok=True))
 
 
 def for_loop_promote(eqn, carried):

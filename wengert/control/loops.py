@@ -14,9 +14,9 @@ from ..core.trace import eval_program
 from ..core.rules import EmitRule, LowerRule, either, stand_in_flags
 from .common import is_float_aval, numpy_outputs, tangent_mask, unused
 from .params import ForParams, join, split
-from ..transforms.jvp import jvp_program
-from ..transforms.partial_eval import recompute_residuals
+from .residuals import recompute_residuals
 from ..core.staging import stage
+from ..core.subprograms import jvp_program
 
 __all__ = ["RaggedStack", "YsBuffer", "WHILE_ROWS", "LoopTangents", "jvp_body", "loop_residuals",
            "carry_tangents", "coherent_carries", "LoopEmit"]

@@ -31,7 +31,7 @@ from .loops import (
 from .params import WhileParams, join, split
 from ..core.rules import either, stand_in_flags
 from .passes import WHILE_RULES
-from ..transforms.partial_eval import linearize_program
+from ..core.subprograms import linearize_program
 
 __all__ = ["while_loop_p", "while_loop", "bind_while"]
 
@@ -195,19 +195,16 @@ class WhileEmit(LoopEmit):
         return p.join_outputs(carry, False, [False] * p.num_ys)
 
 
+class WhileLower(LoopLower):
+    PARAMS = WhileParams
+
+
 while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl,
                                   jvp=while_loop_jvp, linearize=while_loop_linearize,
                                   transpose=NOT_LINEAR, abstract_eval=while_loop_aval,
                                   multiple_results=True, dce=WHILE_RULES[0],
                                   simplify=WHILE_RULES[1], print=WHILE_RULES[2],
-                                  emit=WhileEmit()))
-
-
-class WhileLower(LoopLower):
-    PARAMS = WhileParams
-
-
-while_loop_p.lower = WhileLower()
+                                  emit=WhileEmit(), lower=WhileLower(), complex_ok=True))
 
 
 def bind_while(consts, carry, cond, body):

@@ -193,3 +193,10 @@ def where_defined(fun):
     if user is None:
         return None
     return f"{user.__code__.co_filename}:{user.__code__.co_firstlineno}"
+
+
+class NeedsReverse(Exception):
+    """Raised where forward mode stands in for ``grad`` (``jvp_for_grad``)
+    and would not give what ``grad`` means (a ``custom_vjp`` function, whose
+    gradient is its ``bwd``): the caller takes reverse mode instead. Never
+    reaches the user."""

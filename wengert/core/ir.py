@@ -14,13 +14,15 @@ This module is data only: no NumPy evaluation, no transformation.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .atoms import Aval, Lit, Role, Var, aval_of, derive, label
 from .ident import Ident
 from .printing import format_program
 
 __all__ = ["Aval", "Var", "Role", "label", "derive", "Lit", "Eqn", "Program", "verify", "aval_of",
            "ProgramError", "Ident",
-           "sub_programs", "programs_in", "acts", "has_effect", "runs_at_call"]
+           "sub_programs", "programs_in", "acts", "has_effect", "runs_at_call", "atom_key", "eqn_key", "dce"]
 
 
 class ProgramError(ValueError):
@@ -138,3 +140,51 @@ def verify(prog):
     for x in prog.outputs:
         use(x, f"{prog.name}: output")
     return prog
+
+
+# --- what passes share: structural keys and dead-code elimination -------------------
+def atom_key(x):
+    """A key equal for the same variable and for equal scalar literals."""
+    if isinstance(x, Lit):
+        if np.ndim(x.val) == 0 and not hasattr(x.val, "_trace"):
+            return ("lit", repr(np.asarray(x.val).item()), np.asarray(x.val).dtype.str)
+        return ("obj", Ident(x.val))
+    return ("var", x)
+
+
+def _param_key(params):
+    try:
+        # a place outside the function (host.EnvRef) compares by where it is
+        items = tuple(sorted((k, getattr(v, "param_key", None) or repr(v))
+                             for k, v in params.items()
+                             if not isinstance(v, (np.ndarray, Program))))
+        if any(isinstance(v, (np.ndarray, Program)) for v in params.values()):
+            return None
+        return items
+    except TypeError:
+        return None
+
+
+def eqn_key(prim, ins, params, key=atom_key):
+    """What makes two equations compute the same values (common
+    subexpressions), or None (control flow, params that do not compare, and
+    calls with an effect: two random draws are two draws)."""
+    if prim.effect or any(has_effect(p) for p in programs_in(params)):
+        return None         # a loop or branch that draws: each one draws
+    pk = _param_key(params)
+    return None if pk is None else (prim.name, tuple(key(x) for x in ins), pk)
+
+
+def dce(prog):
+    """``prog`` without the equations no output needs, and without the parts
+    of an equation (a loop's carries) that its row's ``dce`` rule drops."""
+    live = {x for x in prog.outputs if not isinstance(x, Lit)}
+    kept = []
+    for eqn in reversed(prog.eqns):
+        if any(v in live for v in eqn.outputs) or acts(eqn):
+            if eqn.prim.dce is not None:
+                eqn = eqn.prim.dce(eqn, [v in live for v in eqn.outputs], dce)
+            kept.append(eqn)
+            live.update(x for x in eqn.inputs if not isinstance(x, Lit))
+    kept.reverse()
+    return Program(prog.inputs, kept, prog.outputs, prog.name)

@@ -28,8 +28,8 @@ class Algebra:
 
     * ``negation``: the row is ``-x``; ``-(-x)`` is ``x``, and the pass knows
       which value each negation negates;
-    * ``move_sign(ins, plain, negated, out)``: the equations computing the
-      Var ``out`` with the sign of the negated operands (``negated[k]``;
+    * ``move_sign(prim, ins, plain, negated, out)``: the equations computing the
+      Var ``out`` (the row ``prim``'s result) with the sign of the negated operands (``negated[k]``;
       ``plain[k]``: operand ``k`` without its sign) moved out of the way
       (``a + (-b)`` is ``a - b``), or None; the pass asks it for real floats
       only. A row with one is IEEE arithmetic: a Python int literal against

@@ -20,10 +20,13 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
   and the rule returns one cotangent per operand (``None`` where not linear);
   otherwise the explicit ``NOT_LINEAR``;
 * ``zero_rule(*args, **params)``  what the primitive gives when an operand is a
-  symbolic ``Zero`` tangent (zero propagation);
+  symbolic ``Zero`` tangent (zero propagation), or ``ZERO_IF_ANY``: the row is linear in
+  each operand separately (``mul``, ``matmul``, ``reduce_sum``), so a zero operand gives a
+  zero of its result's aval;
 * ``batch(args, batched, **params)``  how a linear primitive runs on operands
-  carrying a leading batch axis (Jacobians in one pass); ``None`` falls back
-  to a loop over the batch;
+  carrying a leading batch axis (Jacobians in one pass), or ``BROADCASTING``: an
+  elementwise row, whose operands broadcast (``transforms/batching.py`` lines their axes
+  up); ``None`` falls back to a loop over the batch;
 * ``dce(eqn, used, dce) -> eqn``  the equation without the parts (loop
   carries, operands) that its ``used`` outputs (one flag each) do not need
   (``dce``: the pass, for the sub-Programs it prunes);
@@ -49,8 +52,8 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
 * ``complex_ok``  its rules were audited for complex operands and results
   (JAX's conventions: complex tangents, the linear transpose without
   conjugation); complex values on any other primitive raise
-  ``UnsupportedDtypeError`` naming it. The audited rows are listed in one
-  place, ``complex_parts.COMPLEX_OK``;
+  ``UnsupportedDtypeError`` naming it (the conventions are in
+  ``primitives/arith.py``'s docstring);
 * ``numpy_scalar``  True, or a predicate on its params, where NumPy answers
   the operation at a 0-d result with a scalar (``np.float64``), not a 0-d
   array: ufuncs (the rows with an elementwise shape rule, the default),
@@ -60,8 +63,13 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
   array, which every other name of it sees; a 0-d value of a row that says
   nothing may be an array (``inplace.is_scalar``).
 
-Applying a primitive (``bind``) and the traces that interpret it are in
-``trace.py``.
+Every field is given in the row's constructor call, next to the rule functions it names;
+``register`` enters the row in the table and freezes it: a row assigned to afterwards raises
+(a rule set later, from another module, would leave the row's block an incomplete account of
+it, and a pass could run before the assignment). Applying a primitive (``bind``) and the
+traces that interpret it are in ``trace.py``.
+
+Layer: core.
 """
 from __future__ import annotations
 
@@ -72,8 +80,10 @@ from .ir import Ident, aval_of
 from .atoms import HasAval, TracerBase  # (the tracers' base, which rules test values against)
 from .errors import UnsupportedDtypeError, WengertError, user_location
 
-__all__ = ["Primitive", "PRIMITIVES", "register", "NOT_LINEAR", "BY_IMPL", "OPERAND_KIND", "Zero", "Linear",
-           "snapshot", "TracerBase", "raise_typed", "rule_error", "is_complex", "refuse_complex", "instantiate", "is_zero", "zero_if_any", "is_float", "zeros"]
+__all__ = ["Primitive", "PRIMITIVES", "register", "NOT_LINEAR", "BY_IMPL", "OPERAND_KIND",
+           "ZERO_IF_ANY", "BROADCASTING", "Zero", "Linear", "snapshot", "TracerBase",
+           "raise_typed", "rule_error", "is_complex", "refuse_complex", "instantiate", "is_zero",
+           "zeros_of", "is_float", "zeros"]
 
 PRIMITIVES: dict[str, "Primitive"] = {}
 
@@ -106,6 +116,20 @@ OPERAND_KIND = _OperandKind()
 BY_IMPL = _ByImpl()
 
 
+class _Marker:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+# ``zero_rule`` of a row linear in each operand separately: a zero operand gives a zero
+ZERO_IF_ANY = _Marker("ZERO_IF_ANY")
+# ``batch`` of an elementwise row: batched operands broadcast against the others
+BROADCASTING = _Marker("BROADCASTING")
+
+
 class Primitive:
     """One row of the primitive table."""
 
@@ -113,7 +137,7 @@ class Primitive:
                  "zero_rule", "batch", "multiple_results", "inline", "differentiable",
                  "linearize", "linearize_for_vjp", "jvp_for_grad", "runtime", "effect",
                  "complex_ok", "dce", "simplify", "algebra", "print", "emit", "lower",
-                 "numpy_scalar", "__dict__")
+                 "numpy_scalar", "_frozen")
 
     def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
                  zero_rule=None, batch=None, multiple_results=False, inline=False,
@@ -152,6 +176,13 @@ class Primitive:
         # a ufunc's 0-d result is a NumPy scalar (``elementwise_aval`` marks its rule)
         self.numpy_scalar = (getattr(abstract_eval, "ufunc", False) if numpy_scalar is None
                              else numpy_scalar)
+        self._frozen = False
+
+    def __setattr__(self, name, value):
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"primitive {self.name!r} is registered: its fields are "
+                                 "given in its constructor call, not assigned afterwards")
+        object.__setattr__(self, name, value)
 
     @property
     def linear(self):
@@ -165,6 +196,7 @@ def register(prim):
     if prim.name in PRIMITIVES:
         raise ValueError(f"primitive {prim.name!r} registered twice")
     PRIMITIVES[prim.name] = prim
+    prim._frozen = True
     return prim
 
 
@@ -265,13 +297,11 @@ def _out_avals(prim, args, params):
     return prim.abstract_eval(*avals, **params)
 
 
-def zero_if_any(prim):
-    """Zero rule for a primitive that is linear in each operand separately
-    (``mul``, ``matmul``, ``reduce_sum``...): a zero operand gives a zero."""
-    def rule(*args, **params):
-        out = _out_avals(prim, args, params)
-        return tuple(Zero(a) for a in out) if prim.multiple_results else Zero(out)
-    return rule
+def zeros_of(prim, args, params):
+    """What a row whose ``zero_rule`` is ``ZERO_IF_ANY`` gives when an operand is a ``Zero``:
+    a zero of each result's aval."""
+    out = _out_avals(prim, args, params)
+    return tuple(Zero(a) for a in out) if prim.multiple_results else Zero(out)
 
 
 # --- typed errors of a row's impl on concrete values ----------------------

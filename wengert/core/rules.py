@@ -18,8 +18,8 @@ import numpy as np
 from .context import current as _current_context
 from .dims import broadcast, has_dims
 from .errors import ShapeMismatchError, user_location
-from .ir import Aval, Eqn, Lit, Var, aval_of
-from .primitive import NOT_LINEAR, Primitive, Zero, register
+from .ir import Aval, Eqn, Lit, Var
+from .primitive import NOT_LINEAR, Primitive, register
 
 
 _OPERATORS = frozenset(v for k, v in vars(operator).items()
@@ -198,36 +198,31 @@ def float64_operand(x):
 
 
 # --- the rows of elementwise primitives --------------------------------
-def _zero_jvp(out_fn):
-    """jvp of a primitive whose derivative is zero almost everywhere."""
-    def jvp(primals, tangents, **params):
-        out = out_fn(*primals, **params)
-        return out, Zero(aval_of(out))
-    return jvp
+def unary_row(name, impl, jvp, float_out=True, **fields):
+    """A one-operand elementwise row, registered: NumPy's broadcasting shape rule, written in
+    place where its operand is dead (``elementwise_lower``); ``fields``: its other fields
+    (``complex_ok``, ``differentiable``...)."""
+    return register(Primitive(name, nargs=1, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
+                              abstract_eval=elementwise_aval(name, float_out=float_out,
+                                                             python_scalars=python_operator(impl)),
+                              lower=elementwise_lower(impl), **fields))
 
 
-def _unary(name, impl, jvp, float_out=True):
-    prim = Primitive(name, nargs=1, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
-                     abstract_eval=elementwise_aval(name, float_out=float_out,
-                                                    python_scalars=python_operator(impl)))
-    prim.lower = elementwise_lower(impl)
-    return register(prim)
-
-
-def _python_numbers_kept(ufunc):
+def python_numbers_kept(ufunc):
     """``ufunc`` as an impl that gives two Python numbers a Python number, as
     Python's own ``**``, ``%`` and ``//`` do (``s ** 2`` of a Python float
     is one, weakly typed: NEP 50): NumPy's value, Python's type."""
     def impl(x, y):
         out = ufunc(x, y)
-        if type(x) in _PY_NUMBERS and type(y) in _PY_NUMBERS:
+        if type(x) in PY_NUMBERS and type(y) in PY_NUMBERS:
             return out.item()
         return out
     impl.__name__ = f"{ufunc.__name__}_impl"
     return impl
 
 
-_PY_NUMBERS = (int, float, complex)
+# Python's number types: a value of one is weakly typed (NEP 50)
+PY_NUMBERS = (int, float, complex)
 
 
 class LowerRule:

@@ -23,7 +23,7 @@ from .errors import LeakedTracerError, UnsupportedDtypeError, user_location
 from .ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs_at_call
 from .primitive import OPERAND_KIND, TracerBase, Zero, raise_typed, zeros
 from .trace import TRACE_STATE, Trace, rules_under, set_current
-from ..numpy.array_methods import Tracer
+from .tracer import Tracer
 from .inplace import array_value, is_scalar, link_views, scalar_value
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert",

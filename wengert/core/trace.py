@@ -22,7 +22,7 @@ from .constants import constant as _constant
 from .ir import Lit, Role, programs_in, runs_at_call
 from .atoms import TracerBase
 from .errors import LeakedTracerError, UnsupportedDtypeError, user_location
-from .primitive import Zero, instantiate, is_complex, raise_typed
+from .primitive import ZERO_IF_ANY, Zero, instantiate, is_complex, raise_typed, zeros_of
 
 __all__ = ["Trace", "EvalTrace", "EVAL", "TRACE_STATE", "tracing", "set_current", "rules_under",
            "effects_made", "bind", "eval_program", "name_as", "wrapper_of"]
@@ -191,8 +191,11 @@ def bind(prim, *args, **params):
         elif isinstance(a, Zero):
             has_zero = True
     if has_zero:
-        if prim.zero_rule is not None:
-            return prim.zero_rule(*args, **params)
+        rule = prim.zero_rule
+        if rule is ZERO_IF_ANY:
+            return zeros_of(prim, args, params)
+        if rule is not None:
+            return rule(*args, **params)
         args = tuple(instantiate(a) for a in args)
     current = state.current
     if traced:

@@ -1,6 +1,6 @@
 """Program -> the imperative form the code generator writes.
 
-    lower : Program -> Lowered        (``pycodegen.generate_source`` calls it)
+    lower : Program -> Lowered        (the backends' code writers take a ``Lowered``)
 
 A Program is functional: ``index_add(x, v, i)`` is a new array, ``x`` with
 ``v`` added at ``i``. Written as it reads, a loop that updates one element
@@ -70,10 +70,11 @@ class Lowered:
     operand positions copied before it runs, and the analyses (``read``,
     ``loop_only``, ``trip_only``, ``python_scalars``)."""
 
-    __slots__ = ("program", "inplace", "copies", "read", "loop_only", "trip_only",
-                 "python_scalars")
+    __slots__ = ("source", "program", "inplace", "copies", "read", "loop_only", "trip_only",
+                 "python_scalars", "floats")
 
-    def __init__(self, program, inplace, copies):
+    def __init__(self, source, program, inplace, copies, floats):
+        self.source = source                     # the Program as given
         self.program, self.inplace, self.copies = program, inplace, copies
         kinds = use_kinds(program)
         self.read = set(kinds)                   # every Var something reads
@@ -81,11 +82,18 @@ class Lowered:
         # a while loop's count read only as trip counts may be a Python int
         self.trip_only = {k for k, kind in kinds.items() if kind == {"trip"}}
         self.python_scalars = python_scalars(program)
+        # where float64 scalars may be Python floats (``python_floats``), if asked for
+        self.floats = python_floats(program, self.python_scalars, self.loop_only) if floats \
+            else Floats()
 
 
-def lower(prog, loops=True):
+def lower(prog, loops=True, floats=True):
     """``prog`` (a verified Program) in imperative form (``Lowered``);
-    ``loops``: with step 1b (``lower_carry``; off: to compare against)."""
+    ``loops``: with step 1b (``lower_carry``; off: to compare against);
+    ``floats``: with the Python-float stand-ins of step 3 (``python_floats``;
+    off for a compiler that types its scalars itself)."""
+    verify(prog)
+    source = prog
     prog = share_outer_values(share_condition_values(prog))
     prog = assemble(sink(prog))
     if loops:
@@ -95,7 +103,8 @@ def lower(prog, loops=True):
                                       for v in prog.inputs])
     inplace, copies = {}, {}
     result.commit(prog, inplace, copies)
-    lowered = Lowered(prog, {e: p for e, p in inplace.items() if p is not None}, copies)
+    lowered = Lowered(source, prog, {e: p for e, p in inplace.items() if p is not None}, copies,
+                      floats)
     check(lowered)
     return lowered
 

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..core.ir import Eqn, Lit, Program, Var, sub_programs
 from ..core.rules import python_operator
-from ..transforms.simplify import atom_key, eqn_key
-from ..backends.python.emit import PY_SCALARS, ufunc_call
+from ..core.ir import atom_key, eqn_key
+from ..core.literals import PY_SCALARS, ufunc_call
 
 __all__ = ["use_kinds", "loop_only_values", "python_scalars", "python_floats", "Floats",
            "share_condition_values"]

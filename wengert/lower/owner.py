@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ir import Lit, Var, sub_programs
-from ..backends.python.emit import Emitter
+from ..core.literals import allocates
 
 __all__ = ["LoweringError", "Root", "Result", "Ownership"]
 
@@ -173,11 +173,11 @@ def _atom_roots(x, roots):
 
 def _literal_roots(x):
     """A literal written as ``np.zeros(...)`` (or ``np.full``, ``np.eye``:
-    ``Emitter.allocates``) is a new array where it runs (owned); any other
+    ``literals.allocates``) is a new array where it runs (owned); any other
     array literal is a named constant (never)."""
     if not isinstance(x.val, np.ndarray) or x.val.ndim == 0:
         return frozenset()
-    return frozenset({Root(Emitter(()).allocates(x.val, x.aval))})
+    return frozenset({Root(allocates(x.val, x.aval))})
 
 
 def _analyze_once(prog, in_roots, denied):

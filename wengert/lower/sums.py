@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.dims import linear_form
 from ..core.ir import Eqn, Lit, Program, Var, acts, sub_programs
-from ..transforms.simplify import atom_key, dce, eqn_key
+from ..core.ir import atom_key, dce, eqn_key
 
 __all__ = ["map_programs", "Sink", "sink", "assemble", "share_outer_values", "schedule"]
 

@@ -1,17 +1,22 @@
-"""NumPy's families, entered into the library table when wengert is imported.
+"""The NumPy face: what ``np.sin``, ``x + y`` and ``x.sum()`` become on traced values.
 
-The table (``library``) imports no family, so that the tracers' NumPy face
-(``numpy_api``) can read it while a family stages user code
-(``numpy_piecewise``); this module, above both, fills it.
+``library`` is the table from NumPy's (and SciPy's) callables to wrappers over the rows; each
+family module (``functions``, ``ufuncs``, ``shapes``, ``elementary``, ``linalg``, ``lists``,
+``complex``, ``piecewise``) holds its part of it and is entered here, when wengert is imported
+(the table imports no family, so that a family may stage user code through tracers that read
+it). ``array_methods`` gives the tracers (``core.tracer``) NumPy's array protocol: operators,
+``__array_ufunc__``, ``__array_function__``, methods and attributes.
+
+Layer: numpy.
 """
 from __future__ import annotations
 
 from . import (
-    library, complex as numpy_complex, functions as numpy_functions, linalg as numpy_linalg,
-    lists as numpy_lists, elementary as numpy_math, piecewise as numpy_piecewise,
-    shapes as numpy_shapes, ufuncs as numpy_ufuncs)
+    array_methods, library, complex as numpy_complex, functions as numpy_functions,
+    linalg as numpy_linalg, lists as numpy_lists, elementary as numpy_math,
+    piecewise as numpy_piecewise, shapes as numpy_shapes, ufuncs as numpy_ufuncs)
 
-__all__ = ["FAMILIES"]
+__all__ = ["FAMILIES", "array_methods"]
 
 FAMILIES = (numpy_functions, numpy_ufuncs, numpy_shapes, numpy_math, numpy_linalg,
             numpy_lists, numpy_complex, numpy_piecewise)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dis
 import linecache
-import os
 import re
 import sys
 import types
@@ -24,7 +23,7 @@ from . import arrayargs
 from ..core import inplace
 from . import functions as npf
 from . import complex as npc
-from ..core.primitive import TracerBase
+from ..core.tracer import provide_face
 from .callsite import raise_for_called_function, resolve
 from .math_twins import numpy_name
 from .arrayargs import NO_VALUE
@@ -37,10 +36,12 @@ from ..core.errors import (PACKAGE_DIR,
 
 
 # ``a[i] = v``; ``a[i:j] = v`` is STORE_SLICE from Python 3.12 on
+# (the depths below count the frames up from a method of ``ArrayMethods``, which the tracer's
+# forwarder (``core.tracer``) calls: the caller of the conversion is one frame above that)
 _STORES = frozenset(dis.opmap[op] for op in ("STORE_SUBSCR", "STORE_SLICE") if op in dis.opmap)
 
 
-def _caller_math_function(depth=2):
+def _caller_math_function(depth):
     """``math.sin(x)`` calls ``x.__float__`` from C, with no frame of its own:
     the function is found among the callables named on the caller's source
     line (``math.sin(``, or ``sin(`` after ``from math import sin``) that are
@@ -75,11 +76,47 @@ def _stored_error(where):
         "a = wg.at(a)[i].set(v)")
 
 
-class Tracer(TracerBase):
-    """Base of every traced value: NumPy arrays' operators, methods, attributes."""
+def _concrete(self, what):
+    val = self.concrete_value
+    if val is None:
+        raise ConcretizationError(
+            f"{user_location()}: {what} needs a concrete value, but this traced value is "
+            "symbolic here: code is being generated for it (a trace-engine derivative "
+            "called inside a source-engine function, or a linear function being "
+            "transposed). Use engine='source' for the inner function too (it keeps the "
+            "control flow), or avoid Python control flow on the value")
+    return val
 
-    __slots__ = ()
-    __array_priority__ = 1000
+
+
+def _float_error(self, kind):
+    fn, where = _caller_math_function(depth=4)
+    if _stores_item(depth=4):
+        raise _stored_error(where)
+    raise_for_called_function(lists=False)
+    if fn is not None:
+        twin = numpy_name(fn)
+        instead = (f"Use {twin} instead (engine='source' maps math functions "
+                   "automatically)" if twin else "NumPy has no twin of it with a "
+                   "derivative rule: write it with NumPy functions")
+        raise UnsupportedFunctionError(
+            f"{where}: math.{fn.__name__} was called on a traced value; math functions "
+            f"work on Python floats only and would drop the derivative. {instead}")
+    raise ConcretizationError(
+        f"{where}: {kind}() of a traced value would drop its derivative; keep it an "
+        "array (use np functions), or convert only values you do not differentiate")
+
+
+
+def _sort_in_place():
+    raise InPlaceUpdateError(f"{user_location()}: x.sort() sorts a traced array in place, "
+                             "which would keep the old value's derivative; write "
+                             "x = np.sort(x)")
+
+
+class ArrayMethods:
+    """NumPy arrays' operators, protocols, methods and attributes on a traced value: each
+    takes the tracer as ``self`` (``core.tracer.Tracer`` forwards to them)."""
 
     # --- abstract attributes (shape, ndim, size, dtype come from HasAval)
     @property
@@ -99,25 +136,6 @@ class Tracer(TracerBase):
         return npc.UFUNCS[np.conjugate](self)
 
     conjugate = conj
-
-    # --- scalar or 0-d array (``inplace.is_scalar``): a tracer with no
-    # concrete value says, each class for its own
-    def numpy_scalar(self):
-        """Whether this 0-d value is a NumPy or Python scalar for certain."""
-        return False
-
-    def as_array(self):
-        """This value as a 0-d array where it is a scalar (``inplace.array_value``)."""
-        return self
-
-    def as_scalar(self):
-        """This value as a NumPy scalar where it is a 0-d array (``inplace.scalar_value``)."""
-        return self
-
-    def as_maybe_array(self):
-        """This value, not known to be a scalar where it has no concrete value
-        (``inplace.array_result``)."""
-        return self
 
     def __len__(self):
         if not self.aval.shape:
@@ -158,7 +176,6 @@ class Tracer(TracerBase):
     def __and__(self, o): return ordering.logical_and(self, o)
     def __or__(self, o): return ordering.logical_or(self, o)
     def __invert__(self): return ordering.logical_not(self)
-    __hash__ = object.__hash__
 
     # ``y += v`` writes into y, as NumPy does (``inplace``)
     __iadd__ = inplace.augmented("+", "add", arith.add)
@@ -181,57 +198,29 @@ class Tracer(TracerBase):
 
     # --- conversion to Python values: control flow is taken at the concrete
     # value; a float/array conversion would drop the derivative, so it raises
-    def _concrete(self, what):
-        val = self.concrete_value
-        if val is None:
-            raise ConcretizationError(
-                f"{user_location()}: {what} needs a concrete value, but this traced value is "
-                "symbolic here: code is being generated for it (a trace-engine derivative "
-                "called inside a source-engine function, or a linear function being "
-                "transposed). Use engine='source' for the inner function too (it keeps the "
-                "control flow), or avoid Python control flow on the value")
-        return val
-
     def __bool__(self):
-        return bool(self._concrete("bool() / if / while on a traced value"))
+        return bool(_concrete(self, "bool() / if / while on a traced value"))
 
     def __index__(self):
         if self.aval.dtype.kind not in "iub":
             raise TypeError(f"a traced {self.aval.short()} value cannot be used as an index")
-        return int(self._concrete("using a traced integer as an index"))
+        return int(_concrete(self, "using a traced integer as an index"))
 
     def __int__(self):
         if self.aval.dtype.kind in "iub":
-            return int(self._concrete("int() of a traced value"))
-        return self._float_error("int")
+            return int(_concrete(self, "int() of a traced value"))
+        return _float_error(self, "int")
 
     def __float__(self):
-        return self._float_error("float")
+        return _float_error(self, "float")
 
     def __complex__(self):
-        return self._float_error("complex")
-
-    def _float_error(self, kind):
-        fn, where = _caller_math_function(depth=3)
-        if _stores_item(depth=3):
-            raise _stored_error(where)
-        raise_for_called_function(lists=False)
-        if fn is not None:
-            twin = numpy_name(fn)
-            instead = (f"Use {twin} instead (engine='source' maps math functions "
-                       "automatically)" if twin else "NumPy has no twin of it with a "
-                       "derivative rule: write it with NumPy functions")
-            raise UnsupportedFunctionError(
-                f"{where}: math.{fn.__name__} was called on a traced value; math functions "
-                f"work on Python floats only and would drop the derivative. {instead}")
-        raise ConcretizationError(
-            f"{where}: {kind}() of a traced value would drop its derivative; keep it an "
-            "array (use np functions), or convert only values you do not differentiate")
+        return _float_error(self, "complex")
 
     def __array__(self, dtype=None, copy=None):
-        from_scipy = "/scipy/" in sys._getframe(1).f_code.co_filename
-        _, where = _caller_math_function(depth=2)
-        if not from_scipy and _stores_item(depth=2):
+        from_scipy = "/scipy/" in sys._getframe(2).f_code.co_filename
+        _, where = _caller_math_function(depth=3)
+        if not from_scipy and _stores_item(depth=3):
             raise _stored_error(where)
         raise_for_called_function()         # the call on the user's line, named
         if from_scipy:
@@ -279,35 +268,35 @@ class Tracer(TracerBase):
     # take ``**kwargs``, those of the NumPy function they forward to)
     def sum(self, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
             where=NO_VALUE):
-        return npf._sum(self, axis, dtype, out, keepdims, initial, where)
+        return npf.np_sum(self, axis, dtype, out, keepdims, initial, where)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
-        return npf._mean(self, axis, dtype, out, keepdims, where=where)
+        return npf.np_mean(self, axis, dtype, out, keepdims, where=where)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
              where=NO_VALUE):
-        return npf._prod(self, axis, dtype, out, keepdims, initial, where)
+        return npf.np_prod(self, axis, dtype, out, keepdims, initial, where)
 
     def max(self, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
-        return npf._max(self, axis, out, keepdims, initial, where)
+        return npf.np_max(self, axis, out, keepdims, initial, where)
 
     def min(self, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
-        return npf._min(self, axis, out, keepdims, initial, where)
+        return npf.np_min(self, axis, out, keepdims, initial, where)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
             where=NO_VALUE, mean=NO_VALUE, correction=NO_VALUE):
         library.check_complex(np.var, (self,))     # NumPy's is mean(|x - mean|^2)
-        return npf._var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+        return npf.np_var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                         correction=correction)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
             where=NO_VALUE, mean=NO_VALUE, correction=NO_VALUE):
         library.check_complex(np.std, (self,))
-        return npf._std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+        return npf.np_std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                         correction=correction)
 
     def cumsum(self, axis=None, dtype=None, out=None):
-        return npf._cumsum(self, axis, dtype, out)
+        return npf.np_cumsum(self, axis, dtype, out)
 
     def cumprod(self, axis=None, dtype=None, out=None):
         return np.cumprod(self, axis, dtype, out)
@@ -326,33 +315,28 @@ class Tracer(TracerBase):
         def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
             return np.argsort(self, axis, kind, order, stable=stable)
 
-    def _sort_in_place(self):
-        raise InPlaceUpdateError(f"{user_location()}: x.sort() sorts a traced array in place, "
-                                 "which would keep the old value's derivative; write "
-                                 "x = np.sort(x)")
-
     if DESCENDING:              # ndarray's parameters in NumPy >= 2.5
         def sort(self, axis=-1, kind=None, order=None, *, stable=None, descending=None):
-            self._sort_in_place()
+            _sort_in_place()
     else:
         def sort(self, axis=-1, kind=None, order=None, *, stable=None):
-            self._sort_in_place()
+            _sort_in_place()
 
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         raise InPlaceUpdateError(f"{user_location()}: x.partition() rearranges a traced array "
                                  "in place; write x = np.partition(x, kth)")
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
-        return npf._argmax(self, axis, out, keepdims=keepdims)
+        return npf.np_argmax(self, axis, out, keepdims=keepdims)
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
-        return npf._argmin(self, axis, out, keepdims=keepdims)
+        return npf.np_argmin(self, axis, out, keepdims=keepdims)
 
     def dot(self, other, out=None):
-        return npf._dot(self, other, out)
+        return npf.np_dot(self, other, out)
 
     def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-        return npf._trace(self, offset, axis1, axis2, dtype, out)
+        return npf.np_trace(self, offset, axis1, axis2, dtype, out)
 
     def diagonal(self, offset=0, axis1=0, axis2=1):
         return linalg.diagonal(self, offset, axis1, axis2)
@@ -385,19 +369,19 @@ class Tracer(TracerBase):
         return inplace.fresh(self) if copy else self
 
     def clip(self, min=None, max=None, out=None, **kwargs):
-        return npf._clip(self, min, max, out, **kwargs)
+        return npf.np_clip(self, min, max, out, **kwargs)
 
     def round(self, decimals=0, out=None):
-        return npf._round(self, decimals, out)
+        return npf.np_round(self, decimals, out)
 
     def copy(self, order="C"):
         return inplace.fresh(self)
 
     def item(self, *args):
-        return self._float_error("item")
+        return _float_error(self, "item")
 
     def tolist(self):
-        return self._float_error("tolist")
+        return _float_error(self, "tolist")
 
 
 # methods NumPy answers with a new array: never the tracer itself, even where
@@ -405,5 +389,7 @@ class Tracer(TracerBase):
 # (not ``conj``: a real array's ``.conj()`` is the array itself in NumPy)
 for _name in ("sum", "mean", "prod", "max", "min", "var", "std", "cumsum", "cumprod",
               "repeat", "take", "partition", "dot", "trace", "clip", "round"):
-    setattr(Tracer, _name, inplace.returns_new(getattr(Tracer, _name)))
+    setattr(ArrayMethods, _name, inplace.returns_new(getattr(ArrayMethods, _name)))
 del _name
+
+provide_face(ArrayMethods)

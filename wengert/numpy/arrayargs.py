@@ -109,11 +109,11 @@ def numpy_result(out):
     return out
 
 
-def _keep(keepdims):
+def keepdims_flag(keepdims):
     return False if keepdims is NO_VALUE else bool(keepdims)
 
 
-def _plain_device(device, fname):
+def check_device(device, fname):
     if device not in (None, "cpu"):
         refuse(fname, "device", "wengert computes with NumPy on the CPU: drop device=")
 
@@ -133,21 +133,21 @@ def as_dtype(x, dtype, casting="unsafe", fname=""):
     return arith.convert(x, dtype=dtype)
 
 
-def _like_dtype(x, like):
+def like_dtype(x, like):
     """``x`` in the dtype of ``like``: NumPy casts a reduction's ``initial``
     and a fill value to the result's dtype."""
     dt = aval_of(like).dtype
     return x if aval_of(x).dtype == dt and not aval_of(x).weak else arith.convert(x, dtype=dt)
 
 
-def _masked(a, where, fill):
+def masked(a, where, fill):
     """``where=`` of a reduction: the entries it masks out count as ``fill``."""
     if where is NO_VALUE or where is True:
         return a
     return selection.where(where, a, fill)
 
 
-def _order(order, fname, allowed=("C",)):
+def check_order(order, fname, allowed=("C",)):
     if order not in allowed:
         refuse(fname, "order", f"order={order!r} depends on memory layout, which traced "
                                "values do not have; use the default order")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import builtins
 import linecache
-import os
 import re
 import sys
 import types

@@ -43,7 +43,7 @@ def _axes(axis, nd):
     return tuple(sorted(int(a) % nd for a in axis)) if nd else ()
 
 
-def _unkeep(x, axes, keepdims):
+def unkeep(x, axes, keepdims):
     """Drop the reduced axes of a keepdims=True result unless they are kept."""
     return x if keepdims or not axes else squeeze(x, axes)
 
@@ -60,7 +60,7 @@ def logsumexp(x, axis=None, keepdims=False):
     # an all -inf slice keeps shift 0, so its result is -inf rather than nan
     shift = where(isfinite(shift), shift, 0.0)
     total = reduce_sum(exp(sub(x, shift)), axis=axes, keepdims=True)
-    return _unkeep(add(log(total), shift), axes, keepdims)
+    return unkeep(add(log(total), shift), axes, keepdims)
 
 
 def softmax(x, axis=-1):
@@ -106,7 +106,7 @@ def _matrix_norm(x, ord, row, col, keepdims):
         inner, outer = (row, col) if ord in (1, -1) else (col, row)
         pick = reduce_max if ord > 0 else reduce_min
         out = pick(reduce_sum(abs(x), axis=inner, keepdims=True), axis=outer, keepdims=True)
-        return _unkeep(out, tuple(sorted((row, col))), keepdims)
+        return unkeep(out, tuple(sorted((row, col))), keepdims)
     if ord in (2, -2, "nuc"):
         # the matrix axes last, as svdvals takes them (its values do not
         # depend on which of the two comes first)

@@ -20,11 +20,11 @@ import operator
 import numpy as np
 
 from ..primitives import (
-    arith, convolution, elementwise, index, linalg, ordering, reduce, selection, shape,
+    arith, convolution, elementwise, index, linalg, ordering, reduce, scatter, selection, shape,
     transcendental)
 from . import nan as numpy_nan
 from ..core.primitive import TracerBase
-from .arrayargs import _keep, as_dtype, no_out, NO_VALUE, numpy_result, refuse
+from .arrayargs import keepdims_flag, as_dtype, no_out, NO_VALUE, numpy_result, refuse
 from ..core.rules import result_dtype
 from ..core.errors import InPlaceUpdateError, user_location
 from ..core.ir import aval_of
@@ -104,13 +104,13 @@ _fmin = _nan_yields(ordering.minimum)
 # --- ptp, average --------------------------------------------------------
 def _ptp(a, axis=None, out=None, keepdims=NO_VALUE):
     no_out(out, "np.ptp")
-    keep = _keep(keepdims)
+    keep = keepdims_flag(keepdims)
     return arith.sub(reduce.reduce_max(a, axis=axis, keepdims=keep),
                      reduce.reduce_min(a, axis=axis, keepdims=keep))
 
 
 def _average(a, axis=None, weights=None, returned=False, *, keepdims=NO_VALUE):
-    keep = _keep(keepdims)
+    keep = keepdims_flag(keepdims)
     a, weights = _array(a), _array(weights)
     av = aval_of(a)
     if weights is None:
@@ -179,7 +179,7 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
         y = arith.mul(ramp, delta)
     y = arith.add(y, start)
     if endpoint and num > 1:
-        y = index.index_set(y, shape.broadcast_to(stop, aval_of(y).shape[1:]), (-1, Ellipsis))
+        y = scatter.index_set(y, shape.broadcast_to(stop, aval_of(y).shape[1:]), (-1, Ellipsis))
     if axis != 0:
         y = shape.moveaxis(y, 0, operator.index(axis) % aval_of(y).ndim)
     if dtype is not None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..primitives.arith import convert
 from ..primitives.arith import real_dtype
-from ..primitives.dft import _NORMS, _irfft, _rfft, _with_length, complex_dtype, dft
+from ..primitives.dft import NORMS, irfft_along, rfft_along, with_length, complex_dtype, dft
 from ..primitives.index import getitem
 from .arrayargs import no_out
 from ..primitives.index import concatenate
@@ -39,7 +39,7 @@ def _fit(x, n, axis):
         return x
     if n < have:
         return getitem(x, (slice(None),) * axis + (slice(0, n),))
-    pad = np.zeros(_with_length(shape, axis, n - have), aval_of(x).dtype)
+    pad = np.zeros(with_length(shape, axis, n - have), aval_of(x).dtype)
     return concatenate(x, pad, axis=axis)
 
 
@@ -54,10 +54,10 @@ def _axis(axis, ndim, fname):
 
 
 def _norm(norm, fname):
-    if norm not in _NORMS:
+    if norm not in NORMS:
         raise ValueError(f'{fname}: invalid norm value {norm!r}; should be "backward", '
                          '"ortho" or "forward"')
-    return _NORMS[norm]
+    return NORMS[norm]
 
 
 def _length(n, fname):
@@ -107,7 +107,7 @@ def rfft(a, n=None, axis=-1, norm=None, out=None):
     a = _as_real(a, fname)
     if n is not None:
         a = _fit(a, _length(n, fname), axis)
-    return _rfft(a, axis, _norm(norm, fname))
+    return rfft_along(a, axis, _norm(norm, fname))
 
 
 def irfft(a, n=None, axis=-1, norm=None, out=None):
@@ -118,7 +118,7 @@ def irfft(a, n=None, axis=-1, norm=None, out=None):
     n = 2 * (aval_of(a).shape[axis] - 1) if n is None else _length(n, fname)
     if n < 1:
         raise ValueError(f"{fname}: invalid number of data points ({n}) specified")
-    return _irfft(_fit(a, n // 2 + 1, axis), axis, n, _norm(norm, fname))
+    return irfft_along(_fit(a, n // 2 + 1, axis), axis, n, _norm(norm, fname))
 
 
 # --- np.fft: the n-d transforms, one axis at a time -----------------------
@@ -173,7 +173,7 @@ def _rfftn(a, s, axes, norm, out, fname):
     a = _as_real(a, fname)
     if s[-1] is not None:
         a = _fit(a, s[-1], axes[-1])
-    a = _rfft(a, axes[-1], norm)
+    a = rfft_along(a, axes[-1], norm)
     for n, ax in zip(s[:-1], axes[:-1]):
         if n is not None:
             a = _fit(a, n, ax)
@@ -204,7 +204,7 @@ def _irfftn(a, s, axes, norm, out, fname):
     n = s[-1]
     if n is None or n < 1:
         raise ValueError(f"{fname}: invalid number of data points ({n}) specified")
-    return _irfft(_fit(a, n // 2 + 1, axes[-1]), axes[-1], n, norm)
+    return irfft_along(_fit(a, n // 2 + 1, axes[-1]), axes[-1], n, norm)
 
 
 def irfftn(a, s=None, axes=None, norm=None, out=None):

@@ -21,7 +21,7 @@ from . import composite
 from ..core import inplace
 from ..primitives import selection
 from .arrayargs import (
-    NO_VALUE, _keep, _like_dtype, _masked, _order, _plain_device, as_dtype, no_out, refuse)
+    NO_VALUE, keepdims_flag, like_dtype, masked, check_order, check_device, as_dtype, no_out, refuse)
 from ..core.primitive import TracerBase
 from ..core.errors import NonDifferentiableInputError, user_location
 from ..core.ir import aval_of
@@ -32,29 +32,29 @@ __all__ = ["FUNCTIONS", "PYTHON_RESULTS", "SCALAR_RESULTS", "ARRAY_RESULTS", "OP
            "scalar_answer", "array_answer", "reshape_in_order"]
 
 # --- reductions --------------------------------------------------------
-def _sum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
+def np_sum(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
          where=NO_VALUE):
     no_out(out, "np.sum")
     if dtype is None and where is NO_VALUE and initial is NO_VALUE:    # the common call
-        return reduce.reduce_sum(a, axis=axis, keepdims=_keep(keepdims))
-    r = reduce.reduce_sum(_masked(as_dtype(a, dtype), where, 0), axis=axis,
-                          keepdims=_keep(keepdims))
-    return r if initial is NO_VALUE else _like_dtype(arith.add(r, initial), r)
+        return reduce.reduce_sum(a, axis=axis, keepdims=keepdims_flag(keepdims))
+    r = reduce.reduce_sum(masked(as_dtype(a, dtype), where, 0), axis=axis,
+                          keepdims=keepdims_flag(keepdims))
+    return r if initial is NO_VALUE else like_dtype(arith.add(r, initial), r)
 
 
-def _prod(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
+def np_prod(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE,
           where=NO_VALUE):
     no_out(out, "np.prod")
-    r = reduce.reduce_prod(_masked(as_dtype(a, dtype), where, 1), axis=axis,
-                           keepdims=_keep(keepdims))
-    return r if initial is NO_VALUE else _like_dtype(arith.mul(r, initial), r)
+    r = reduce.reduce_prod(masked(as_dtype(a, dtype), where, 1), axis=axis,
+                           keepdims=keepdims_flag(keepdims))
+    return r if initial is NO_VALUE else like_dtype(arith.mul(r, initial), r)
 
 
-def _mean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
+def np_mean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
     no_out(out, "np.mean")
     if where is not NO_VALUE and where is not True:
         refuse("np.mean", "where", "write np.sum(np.where(mask, a, 0)) / np.sum(mask)")
-    return reduce.mean(as_dtype(a, dtype), axis=axis, keepdims=_keep(keepdims))
+    return reduce.mean(as_dtype(a, dtype), axis=axis, keepdims=keepdims_flag(keepdims))
 
 
 def _extremum(fname, reducer, pair):
@@ -65,14 +65,14 @@ def _extremum(fname, reducer, pair):
                 raise ValueError(f"{user_location()}: {fname} with where= needs initial= (the "
                                  "value of an empty selection), as NumPy does")
             a = selection.where(where, a, initial)
-        r = reducer(a, axis=axis, keepdims=_keep(keepdims))
-        return r if initial is NO_VALUE else _like_dtype(pair(r, initial), r)
+        r = reducer(a, axis=axis, keepdims=keepdims_flag(keepdims))
+        return r if initial is NO_VALUE else like_dtype(pair(r, initial), r)
     fn.__name__ = fname.replace("np.", "")
     return fn
 
 
-_max = _extremum("np.max", reduce.reduce_max, ordering.maximum)
-_min = _extremum("np.min", reduce.reduce_min, ordering.minimum)
+np_max = _extremum("np.max", reduce.reduce_max, ordering.maximum)
+np_min = _extremum("np.min", reduce.reduce_min, ordering.minimum)
 
 
 def _var_args(fname, out, where, mean, ddof, correction):
@@ -89,19 +89,19 @@ def _var_args(fname, out, where, mean, ddof, correction):
     return ddof
 
 
-def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
+def np_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
          mean=NO_VALUE, correction=NO_VALUE):
     ddof = _var_args("np.var", out, where, mean, ddof, correction)
-    return composite.var(as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=_keep(keepdims))
+    return composite.var(as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=keepdims_flag(keepdims))
 
 
-def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
+def np_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *, where=NO_VALUE,
          mean=NO_VALUE, correction=NO_VALUE):
     ddof = _var_args("np.std", out, where, mean, ddof, correction)
-    return composite.std(as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=_keep(keepdims))
+    return composite.std(as_dtype(a, dtype), axis=axis, ddof=ddof, keepdims=keepdims_flag(keepdims))
 
 
-def _cumsum(a, axis=None, dtype=None, out=None):
+def np_cumsum(a, axis=None, dtype=None, out=None):
     no_out(out, "np.cumsum")
     return reduce.cumsum(as_dtype(a, dtype), axis=axis)
 
@@ -110,7 +110,7 @@ def _arg(fname, fn):
     def arg(a, axis=None, out=None, *, keepdims=NO_VALUE):
         no_out(out, fname)
         r = fn(a, axis)
-        if _keep(keepdims):
+        if keepdims_flag(keepdims):
             nd = np.ndim(a)
             r = shape.reshape(r, (1,) * nd) if axis is None else shape.expand_dims(r, axis % nd)
         return r
@@ -118,12 +118,12 @@ def _arg(fname, fn):
     return arg
 
 
-_argmax = _arg("np.argmax", reduce.argmax)
-_argmin = _arg("np.argmin", reduce.argmin)
+np_argmax = _arg("np.argmax", reduce.argmax)
+np_argmin = _arg("np.argmin", reduce.argmin)
 
 
 # --- products ----------------------------------------------------------
-def _dot(a, b, out=None):
+def np_dot(a, b, out=None):
     no_out(out, "np.dot")
     return linalg.dot(a, b)
 
@@ -141,7 +141,7 @@ def _tensordot(a, b, axes=2):
     return linalg.tensordot(a, b, axes)
 
 
-def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+def np_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     no_out(out, "np.trace")
     return linalg.trace(as_dtype(a, dtype), offset, axis1, axis2)
 
@@ -234,7 +234,7 @@ def _reshape(a, /, shape=None, order="C", *, newshape=None, copy=None):
 def reshape_in_order(a, target, order, fname):
     """``a.reshape(target, order=order)``: Fortran order reverses the axes
     before and after a C-order reshape."""
-    _order(order, fname, ("C", "F"))
+    check_order(order, fname, ("C", "F"))
     if order == "F":
         target = (target,) if np.ndim(target) == 0 else tuple(target)
         return shape.transpose(shape.reshape(shape.transpose(a), target[::-1]))
@@ -303,7 +303,7 @@ def _copy(a, order="K", subok=False):
 
 
 def _astype(x, dtype, /, *, copy=True, device=None):
-    _plain_device(device, "np.astype")
+    check_device(device, "np.astype")
     return arith.convert(x, dtype=np.dtype(dtype))
 
 
@@ -330,7 +330,7 @@ def _nonzero(condition):
     return np.nonzero(val)
 
 
-def _clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_VALUE,
+def np_clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_VALUE,
           **kwargs):
     no_out(out, "np.clip")
     if kwargs:
@@ -344,7 +344,7 @@ def _clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_V
     return ordering.clip(a, None if lo is NO_VALUE else lo, None if hi is NO_VALUE else hi)
 
 
-def _round(a, decimals=0, out=None):
+def np_round(a, decimals=0, out=None):
     no_out(out, "np.round")
     return ordering.round(a, decimals=decimals)
 
@@ -353,7 +353,7 @@ def _filled(fname, fill):
     """``np.zeros_like`` / ``np.ones_like``: constants, with NumPy's dtype
     and shape options."""
     def like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
-        _plain_device(device, fname)
+        check_device(device, fname)
         if shape is not None:
             return np.full(shape, fill, dtype or aval_of(a).dtype)
         out = (shape_mod.zeros_like if fill == 0 else shape_mod.ones_like)(a)
@@ -367,23 +367,23 @@ _ones_like = _filled("np.ones_like", 1)
 
 
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
-    _plain_device(device, "np.full_like")
+    check_device(device, "np.full_like")
     av = aval_of(a)
     zeros = np.zeros(av.shape if shape is None else shape, dtype or av.dtype)
-    return _like_dtype(arith.add(zeros, fill_value), zeros)     # the fill takes the dtype
+    return like_dtype(arith.add(zeros, fill_value), zeros)     # the fill takes the dtype
 
 
 FUNCTIONS = {
-    np.sum: _sum, np.mean: _mean, np.prod: _prod, np.max: _max, np.amax: _max, np.min: _min,
-    np.amin: _min, np.var: _var, np.std: _std, np.cumsum: _cumsum, np.argmax: _argmax,
-    np.argmin: _argmin, np.dot: _dot, np.outer: _outer, np.inner: _inner,
-    np.tensordot: _tensordot, np.trace: _trace, np.diagonal: _diagonal, np.diag: _diag,
+    np.sum: np_sum, np.mean: np_mean, np.prod: np_prod, np.max: np_max, np.amax: np_max, np.min: np_min,
+    np.amin: np_min, np.var: np_var, np.std: np_std, np.cumsum: np_cumsum, np.argmax: np_argmax,
+    np.argmin: np_argmin, np.dot: np_dot, np.outer: _outer, np.inner: _inner,
+    np.tensordot: _tensordot, np.trace: np_trace, np.diagonal: _diagonal, np.diag: _diag,
     np.einsum: _einsum, np.concatenate: _concatenate, np.stack: _stack, np.hstack: _hstack,
     np.vstack: _vstack, np.reshape: _reshape, np.ravel: _ravel, np.transpose: _transpose,
     np.swapaxes: _swapaxes, np.moveaxis: _moveaxis, np.squeeze: _squeeze,
     np.expand_dims: _expand_dims, np.broadcast_to: _broadcast_to, np.atleast_1d: _atleast_1d,
     np.shape: _shape, np.ndim: _ndim, np.size: _size, np.copy: _copy, np.astype: _astype,
-    np.where: _where, np.clip: _clip, np.round: _round, np.around: _round,
+    np.where: _where, np.clip: np_clip, np.round: np_round, np.around: np_round,
     np.zeros_like: _zeros_like, np.ones_like: _ones_like, np.full_like: _full_like,
 }
 

@@ -21,7 +21,7 @@ import numpy as np
 from ..primitives import arith, decomp, index, linalg, lstsq as lstsq_mod, matrix, reduce, shape
 from . import composite
 from ..primitives.index import getitem
-from ..primitives.linalg import _matmul, _mT, _shape
+from ..primitives.linalg import matmul_bind, matrix_transpose, shape_tuple
 from .arrayargs import no_out, NO_VALUE, refuse
 from ..core.errors import user_location
 from ..core.ir import aval_of
@@ -82,7 +82,7 @@ def _uplo(a, UPLO, fname):
     """The matrix whose lower triangle NumPy reads for ``UPLO``."""
     if UPLO not in ("L", "U", "l", "u"):
         raise ValueError(f"{user_location()}: {fname}: UPLO must be 'L' or 'U', got {UPLO!r}")
-    return a if UPLO in ("L", "l") else _mT(a)
+    return a if UPLO in ("L", "l") else matrix_transpose(a)
 
 
 def _eigh(a, UPLO="L"):
@@ -127,10 +127,10 @@ def _cond(x, p=None):
         s = decomp.svdvals(x)
         first, last = getitem(s, (Ellipsis, 0)), getitem(s, (Ellipsis, -1))
         return arith.div(last, first) if p == -2 else arith.div(first, last)
-    m, n = _shape(x)[-2:]
+    m, n = shape_tuple(x)[-2:]
     if m != n:
         raise np.linalg.LinAlgError(f"{user_location()}: np.linalg.cond with p={p!r} needs "
-                                    f"square matrices, got shape {_shape(x)}")
+                                    f"square matrices, got shape {shape_tuple(x)}")
     return arith.mul(composite.norm(x, p, axis=(-2, -1)),
                      composite.norm(matrix.inv(x), p, axis=(-2, -1)))
 
@@ -142,17 +142,17 @@ def _matrix_norm(x, /, *, keepdims=False, ord="fro"):
 
 def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if axis is None:        # every entry, as one vector
-        nd = len(_shape(x))
+        nd = len(shape_tuple(x))
         out = composite.norm(shape.reshape(x, (-1,)), ord=ord, axis=0)
         return shape.reshape(out, (1,) * nd) if keepdims else out
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     if len(axes) == 1:
         return composite.norm(x, ord=ord, axis=axes[0], keepdims=keepdims)
     # several axes: moved last and flattened into one
-    nd = len(_shape(x))
+    nd = len(shape_tuple(x))
     axes = tuple(sorted(a % nd for a in axes))
     kept = [i for i in range(nd) if i not in axes]
-    xs = _shape(x)
+    xs = shape_tuple(x)
     flat = shape.reshape(shape.transpose(x, kept + list(axes)), tuple(xs[i] for i in kept) + (-1,))
     out = composite.norm(flat, ord=ord, axis=-1)
     if keepdims:
@@ -163,7 +163,7 @@ def _vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 # --- matrix_power, multi_dot ------------------------------------------------------
 def _matrix_power(a, n):
     n = operator.index(n)
-    m = _shape(a)
+    m = shape_tuple(a)
     if len(m) < 2 or m[-1] != m[-2]:
         raise np.linalg.LinAlgError(f"{user_location()}: np.linalg.matrix_power needs square "
                                     f"matrices, got shape {m}")
@@ -174,11 +174,11 @@ def _matrix_power(a, n):
     result, power = None, a
     while True:         # binary powering: log2(n) squarings
         if n & 1:
-            result = power if result is None else _matmul(result, power)
+            result = power if result is None else matmul_bind(result, power)
         n >>= 1
         if not n:
             return result
-        power = _matmul(power, power)
+        power = matmul_bind(power, power)
 
 
 def _chain_order(dims):
@@ -203,34 +203,34 @@ def _multi_dot(arrays, *, out=None):
     ops = list(arrays)
     if len(ops) < 2:
         raise ValueError(f"{user_location()}: np.linalg.multi_dot needs at least two arrays")
-    first_vec, last_vec = len(_shape(ops[0])) == 1, len(_shape(ops[-1])) == 1
+    first_vec, last_vec = len(shape_tuple(ops[0])) == 1, len(shape_tuple(ops[-1])) == 1
     if first_vec:
         ops[0] = shape.reshape(ops[0], (1, -1))
     if last_vec:
         ops[-1] = shape.reshape(ops[-1], (-1, 1))
-    if any(len(_shape(o)) != 2 for o in ops):
+    if any(len(shape_tuple(o)) != 2 for o in ops):
         raise ValueError(f"{user_location()}: np.linalg.multi_dot: the arrays must be 2-D "
                          "(the first and last may be 1-D)")
-    split = _chain_order([_shape(ops[0])[0]] + [_shape(o)[1] for o in ops])
+    split = _chain_order([shape_tuple(ops[0])[0]] + [shape_tuple(o)[1] for o in ops])
 
     def product(i, j):
         if i == j:
             return ops[i]
-        return _matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
+        return matmul_bind(product(i, split[i][j]), product(split[i][j] + 1, j))
 
     res = product(0, len(ops) - 1)
     if first_vec or last_vec:
-        rs = _shape(res)
+        rs = shape_tuple(res)
         res = shape.reshape(res, tuple(d for d, drop in zip(rs, (first_vec, last_vec)) if not drop))
     return res
 
 
 # --- the array-API products (NumPy 2): composites over linalg.py ---------------------
 def _matrix_transpose(x, /):
-    if len(_shape(x)) < 2:
+    if len(shape_tuple(x)) < 2:
         raise ValueError(f"{user_location()}: np.linalg.matrix_transpose needs at least 2 "
-                         f"axes, got shape {_shape(x)}")
-    return _mT(x)
+                         f"axes, got shape {shape_tuple(x)}")
+    return matrix_transpose(x)
 
 
 def _la_matmul(x1, x2, /):
@@ -238,9 +238,9 @@ def _la_matmul(x1, x2, /):
 
 
 def _la_outer(x1, x2, /):
-    if len(_shape(x1)) != 1 or len(_shape(x2)) != 1:
+    if len(shape_tuple(x1)) != 1 or len(shape_tuple(x2)) != 1:
         raise ValueError(f"{user_location()}: np.linalg.outer takes 1-D arrays, got shapes "
-                         f"{_shape(x1)} and {_shape(x2)}")
+                         f"{shape_tuple(x1)} and {shape_tuple(x2)}")
     return linalg.outer(x1, x2)
 
 
@@ -264,9 +264,9 @@ def _la_tensordot(x1, x2, /, *, axes=2):
 def _cross(x1, x2, /, *, axis=-1):
     """3-vectors along ``axis``, broadcast against each other."""
     a, b = shape.moveaxis(x1, axis, -1), shape.moveaxis(x2, axis, -1)
-    if _shape(a)[-1] != 3 or _shape(b)[-1] != 3:
+    if shape_tuple(a)[-1] != 3 or shape_tuple(b)[-1] != 3:
         raise ValueError(f"{user_location()}: np.linalg.cross takes 3-element vectors, got "
-                         f"shapes {_shape(x1)} and {_shape(x2)} along axis {axis}")
+                         f"shapes {shape_tuple(x1)} and {shape_tuple(x2)} along axis {axis}")
 
     def c(v, i):
         return getitem(v, (Ellipsis, i))
@@ -279,10 +279,10 @@ def _cross(x1, x2, /, *, axis=-1):
 def _tensorsolve(a, b, axes=None):
     """Solve ``tensordot(a, x, x.ndim) = b``: one matrix solve."""
     if axes is not None:
-        nd = len(_shape(a))
+        nd = len(shape_tuple(a))
         moved = [int(k) % nd for k in axes]
         a = shape.transpose(a, [k for k in range(nd) if k not in moved] + moved)
-    sa, nb = _shape(a), len(_shape(b))
+    sa, nb = shape_tuple(a), len(shape_tuple(b))
     x_shape = sa[nb:]
     rows = math.prod(sa[:nb])
     x = matrix.solve(shape.reshape(a, (rows, -1)), shape.reshape(b, (-1,)))
@@ -290,7 +290,7 @@ def _tensorsolve(a, b, axes=None):
 
 
 def _tensorinv(a, ind=2):
-    sa = _shape(a)
+    sa = shape_tuple(a)
     if ind <= 0:
         raise ValueError(f"{user_location()}: np.linalg.tensorinv: ind must be positive")
     out_shape = sa[ind:] + sa[:ind]

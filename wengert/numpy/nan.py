@@ -17,7 +17,7 @@ import numpy as np
 from ..primitives import arith, ordering, reduce, transcendental
 from ..primitives import selection
 from .functions import FUNCTIONS as _NUMPY_FUNCTIONS
-from .arrayargs import _keep, as_dtype, no_out, NO_VALUE, refuse
+from .arrayargs import keepdims_flag, as_dtype, no_out, NO_VALUE, refuse
 from ..core.ir import aval_of
 
 __all__ = ["FUNCTIONS", "isnan"]
@@ -77,7 +77,7 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=NO_VALUE, *, where=NO_
     a = as_dtype(a, dtype)
     if not _float_kind(a):
         return _NUMPY_FUNCTIONS[np.mean](a, axis, None, None, keepdims)
-    keep = _keep(keepdims)
+    keep = keepdims_flag(keepdims)
     return arith.div(reduce.reduce_sum(_filled(a, 0.0), axis=axis, keepdims=keep),
                      _count(a, axis, keep))
 
@@ -92,7 +92,7 @@ def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=NO_VALUE, *,
     a = as_dtype(a, dtype)
     if not _float_kind(a):
         a = as_dtype(a, np.float64)
-    keep = _keep(keepdims)
+    keep = keepdims_flag(keepdims)
     nan = isnan(a)
     filled = selection.where(nan, 0.0, a)
     avg = arith.div(reduce.reduce_sum(filled, axis=axis, keepdims=True), _count(a, axis, True))
@@ -116,8 +116,8 @@ def _nan_extremum(fname, reducer, fill):
     def fn(a, axis=None, out=None, keepdims=NO_VALUE, initial=NO_VALUE, where=NO_VALUE):
         _nan_args(fname, out, where, (("initial", initial),))
         if not _float_kind(a):
-            return reducer(a, axis=axis, keepdims=_keep(keepdims))
-        keep = _keep(keepdims)
+            return reducer(a, axis=axis, keepdims=keepdims_flag(keepdims))
+        keep = keepdims_flag(keepdims)
         r = reducer(_filled(a, fill), axis=axis, keepdims=keep)
         # an all-NaN slice: NaN, as NumPy gives (with a warning)
         return selection.where(ordering.equal(_count(a, axis, keep), 0.0), np.nan, r)

@@ -19,7 +19,8 @@ from ..primitives import selection
 from .arrayargs import as_operand, ndim
 from ..core.primitive import TracerBase
 from ..primitives.gather import piece_point
-from ..primitives.index import getitem, index_set
+from ..primitives.index import getitem
+from ..primitives.scatter import index_set
 from .select import cast_to
 from ..core import dims as _dims
 from ..core.errors import NoDerivativeRule, user_location

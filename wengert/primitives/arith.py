@@ -1,5 +1,5 @@
 """Elementwise arithmetic: add, sub, neg, mul, div, convert, and the
-complex parts real, imag, conj (``complex_parts`` gives the conventions);
+complex parts real, imag, conj (the conventions for complex values below);
 ``cast_float``, a derivative cast to its value's float dtype (the casts at
 the boundary with the user's Python are in ``casts``; the makers of
 elementwise rows in ``rules``). ``where`` is in ``selection``; piecewise
@@ -15,6 +15,30 @@ Each block: banner, rule functions, one ``register`` call. Rules are written
 with the wrappers below (never NumPy), so they differentiate again. Wrappers
 take NumPy broadcasting semantics; transpose rules sum cotangents back to an
 operand's shape with ``sum_to_shape``.
+
+Complex values follow JAX's conventions, so users meet what they know:
+
+* the tangent of a complex value is complex, of its dtype; a real value's tangent and
+  cotangent are real;
+* transposition is the *linear* transpose, without conjugation: the transpose of
+  ``t -> a * t`` is ``ct -> a * ct``. A cotangent ``c`` pairs with a tangent ``t`` by
+  ``Re(sum(c * t))`` (bilinear, no conjugate); the transpose of every rule, holomorphic or
+  not, satisfies ``Re(sum(ct * L(t))) == Re(sum(L^T(ct) * t))``;
+* so ``grad`` of a real function of ``z = x + iy`` is ``df/dx - i df/dy``
+  (``grad(abs(z)**2)(3+4j) == 6-8j``), and of a holomorphic function (with
+  ``holomorphic=True``) it is ``f'(z)``.
+
+``real``, ``imag`` and ``conj`` are linear over the reals but not holomorphic: under the
+pairing above their transposes are ``ct + 0j``, ``-1j * ct`` and ``conj(ct)``. A row whose
+rules were audited for complex values says so (``complex_ok=True``: holomorphic, or written
+with real/imag/conj as above, its transpose the linear one, its shape rule NumPy's complex
+dtype); complex operands of any other row raise ``UnsupportedDtypeError`` naming it.
+Absent on purpose: orderings (less, maximum, reduce_max, argmax, sign, floor, round,
+remainder, clip...), undefined or not holomorphic on C; arctan2, logaddexp, erf, which are
+real functions; slogdet and cholesky; custom_jvp/custom_vjp calls (the user's rules are
+written for what the user had in mind).
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -23,17 +47,16 @@ import operator
 import numpy as np
 
 from ..core import dims as _dims
-from ..core.primitive import OPERAND_KIND, Linear, Primitive, Zero, register, zero_if_any
+from ..core.primitive import (
+    BROADCASTING, OPERAND_KIND, ZERO_IF_ANY, Linear, Primitive, Zero, register)
 from ..core.trace import wrapper_of
 from ..core.rules import (
-    _PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower, elementwise_aval, shape_error)
+    PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower, elementwise_aval, shape_error)
 from ..core.pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .fanout import dup
-from .shape import broadcast_to, elementwise_batch, sum_to_shape
+from .shape import broadcast_to, sum_to_shape
 from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of
 
-
-_wrap = wrapper_of
 
 
 def sum_to(ct, like):
@@ -66,13 +89,7 @@ def add_zero_rule(x, y):
     return keep if aval_of(keep).shape == out.shape else broadcast_to(keep, shape=out.shape)
 
 
-add_p = register(Primitive("add", nargs=2, impl=operator.add, jvp=add_jvp, transpose=add_transpose,
-                           abstract_eval=elementwise_aval("add", python_scalars=True), zero_rule=add_zero_rule))
-add = _wrap(add_p)
-add_p.batch = elementwise_batch(add)
-
-
-def add_move_sign(ins, plain, negated, out):
+def add_move_sign(prim, ins, plain, negated, out):
     """``a + (-b)`` is ``a - b``."""
     a, b = ins
     return [Eqn(sub_p, (a, plain[1]) if negated[1] else (b, plain[0]), (out,), {})]
@@ -83,11 +100,14 @@ def int_offset(k, c, out):
     return Eqn(add_p, (k, Lit(c)), (out,), {}) if c >= 0 else Eqn(sub_p, (k, Lit(-c)), (out,), {})
 
 
-add_p.simplify = drops_identity(left=0.0, right=0.0)
-add_p.algebra = Algebra(move_sign=add_move_sign, scalar_literals="always", offset=1,
-                        with_offset=int_offset, broadcasts=True)
-add_p.emit = BinaryOperator("+")
-add_p.lower = ElementwiseLower(np.add, "+")
+add_p = register(Primitive(
+    "add", nargs=2, impl=operator.add, jvp=add_jvp, transpose=add_transpose,
+    abstract_eval=elementwise_aval("add", python_scalars=True), zero_rule=add_zero_rule,
+    batch=BROADCASTING, simplify=drops_identity(left=0.0, right=0.0),
+    algebra=Algebra(move_sign=add_move_sign, scalar_literals="always", offset=1,
+                    with_offset=int_offset, broadcasts=True),
+    emit=BinaryOperator("+"), lower=ElementwiseLower(np.add, "+"), complex_ok=True))
+add = wrapper_of(add_p)
 
 
 # --- sub ---------------------------------------------------------------
@@ -112,23 +132,20 @@ def sub_zero_rule(x, y):
     return add_zero_rule(x, y)
 
 
-sub_p = register(Primitive("sub", nargs=2, impl=operator.sub, jvp=sub_jvp, transpose=sub_transpose,
-                           abstract_eval=elementwise_aval("sub", python_scalars=True), zero_rule=sub_zero_rule))
-sub = _wrap(sub_p)
-sub_p.batch = elementwise_batch(sub)
-
-
-def sub_move_sign(ins, plain, negated, out):
+def sub_move_sign(prim, ins, plain, negated, out):
     """``a - (-b)`` is ``a + b`` (``-a - b`` stays: ``-(a + b)`` differs at
     ``a = 0.0, b = -0.0``)."""
     return [Eqn(add_p, (ins[0], plain[1]), (out,), {})] if negated[1] else None
 
 
-sub_p.simplify = drops_identity(right=0.0)
-sub_p.algebra = Algebra(move_sign=sub_move_sign, scalar_literals="always", offset=-1,
-                        with_offset=int_offset, broadcasts=True)
-sub_p.emit = BinaryOperator("-")
-sub_p.lower = ElementwiseLower(np.subtract, "-")
+sub_p = register(Primitive(
+    "sub", nargs=2, impl=operator.sub, jvp=sub_jvp, transpose=sub_transpose,
+    abstract_eval=elementwise_aval("sub", python_scalars=True), zero_rule=sub_zero_rule,
+    batch=BROADCASTING, simplify=drops_identity(right=0.0),
+    algebra=Algebra(move_sign=sub_move_sign, scalar_literals="always", offset=-1,
+                    with_offset=int_offset, broadcasts=True),
+    emit=BinaryOperator("-"), lower=ElementwiseLower(np.subtract, "-"), complex_ok=True))
+sub = wrapper_of(sub_p)
 
 
 # --- neg ---------------------------------------------------------------
@@ -140,14 +157,12 @@ def neg_transpose(ct, x):
     return (neg(ct),)
 
 
-neg_p = register(Primitive("neg", nargs=1, impl=operator.neg, jvp=neg_jvp, transpose=neg_transpose,
-                           abstract_eval=elementwise_aval("neg", python_scalars=True)))
-neg_p.zero_rule = zero_if_any(neg_p)
-neg = _wrap(neg_p)
-neg_p.batch = elementwise_batch(neg)
-neg_p.algebra = Algebra(negation=True)
-neg_p.emit = UnaryMinus()
-neg_p.lower = ElementwiseLower(np.negative)
+neg_p = register(Primitive(
+    "neg", nargs=1, impl=operator.neg, jvp=neg_jvp, transpose=neg_transpose,
+    abstract_eval=elementwise_aval("neg", python_scalars=True), zero_rule=ZERO_IF_ANY,
+    batch=BROADCASTING, algebra=Algebra(negation=True), emit=UnaryMinus(),
+    lower=ElementwiseLower(np.negative), complex_ok=True))
+neg = wrapper_of(neg_p)
 
 
 # --- mul ---------------------------------------------------------------
@@ -172,13 +187,6 @@ def mul_transpose(ct, x, y):
     return None, sum_to(mul(x, ct), y)
 
 
-mul_p = register(Primitive("mul", nargs=2, impl=operator.mul, jvp=mul_jvp, transpose=mul_transpose,
-                           abstract_eval=elementwise_aval("mul", python_scalars=True)))
-mul_p.zero_rule = zero_if_any(mul_p)
-mul = _wrap(mul_p)
-mul_p.batch = elementwise_batch(mul)
-
-
 def mul_simplify(eqn, ins, copies):
     """``0 * x`` is a zero of the product's type (a scalar) in a tangent or
     cotangent (a zero differentiation made: it stands for "no contribution",
@@ -200,26 +208,26 @@ def mul_simplify(eqn, ins, copies):
     return None
 
 
-def odd_move_sign(prim):
+def odd_move_sign(prim, ins, plain, negated, out):
     """The ``move_sign`` of a row odd in each operand: ``(-a) * b`` is
     ``-(a * b)`` and ``(-a) * (-b)`` is ``a * b``; only where the result is
     no larger than the negated operand (a sign never grows with broadcasting)."""
-    def move_sign(ins, plain, negated, out):
-        if any(n and x.aval.shape != out.aval.shape for x, n in zip(ins, negated)):
-            return None
-        if all(negated):
-            return [Eqn(prim, plain, (out,), {})]
-        w = Var(out.aval, "", out.role)         # a temporary: ``out`` keeps the name
-        return [Eqn(prim, plain, (w,), {}), Eqn(neg_p, (w,), (out,), {})]
-    move_sign.__name__ = f"{prim.name}_move_sign"
-    return move_sign
+    if any(n and x.aval.shape != out.aval.shape for x, n in zip(ins, negated)):
+        return None
+    if all(negated):
+        return [Eqn(prim, plain, (out,), {})]
+    w = Var(out.aval, "", out.role)         # a temporary: ``out`` keeps the name
+    return [Eqn(prim, plain, (w,), {}), Eqn(neg_p, (w,), (out,), {})]
 
 
-mul_p.simplify = mul_simplify
-mul_p.algebra = Algebra(move_sign=odd_move_sign(mul_p), scalar_literals="always",
-                        broadcasts=True)
-mul_p.emit = BinaryOperator("*")
-mul_p.lower = ScaleLower(np.multiply, "*", operands=(0, 1))
+mul_p = register(Primitive(
+    "mul", nargs=2, impl=operator.mul, jvp=mul_jvp, transpose=mul_transpose,
+    abstract_eval=elementwise_aval("mul", python_scalars=True), zero_rule=ZERO_IF_ANY,
+    batch=BROADCASTING, simplify=mul_simplify,
+    algebra=Algebra(move_sign=odd_move_sign, scalar_literals="always", broadcasts=True),
+    emit=BinaryOperator("*"), lower=ScaleLower(np.multiply, "*", operands=(0, 1)),
+    complex_ok=True))
+mul = wrapper_of(mul_p)
 
 
 # --- div ---------------------------------------------------------------
@@ -247,18 +255,17 @@ def div_zero_rule(x, y):
     return Zero(out)
 
 
-div_p = register(Primitive("div", nargs=2, impl=operator.truediv, jvp=div_jvp, transpose=div_transpose,
-                           abstract_eval=elementwise_aval("div", float_out=True, python_scalars=True),
-                           zero_rule=div_zero_rule))
-div = _wrap(div_p)
-div_p.batch = elementwise_batch(div)
-div_p.algebra = Algebra(move_sign=odd_move_sign(div_p), scalar_literals="always",
-                        broadcasts=True)
-div_p.emit = BinaryOperator("/")
-div_p.lower = ScaleLower(np.divide, "/", operands=(0,))
+div_p = register(Primitive(
+    "div", nargs=2, impl=operator.truediv, jvp=div_jvp, transpose=div_transpose,
+    abstract_eval=elementwise_aval("div", float_out=True, python_scalars=True),
+    zero_rule=div_zero_rule, batch=BROADCASTING,
+    algebra=Algebra(move_sign=odd_move_sign, scalar_literals="always", broadcasts=True),
+    emit=BinaryOperator("/"), lower=ScaleLower(np.divide, "/", operands=(0,)),
+    complex_ok=True))
+div = wrapper_of(div_p)
 
 
-# --- real, imag, conj (complex values: see complex_parts for the conventions)
+# --- real, imag, conj (complex values: the conventions are in the module's docstring)
 def real_dtype(dtype):
     """float32 for complex64, float64 for complex128; a real dtype is kept."""
     return np.empty(0, dtype).real.dtype
@@ -271,7 +278,7 @@ def _part_aval(x):
 
 # --- real --------------------------------------------------------------
 def real_impl(x):
-    if type(x) in _PY_NUMBERS:
+    if type(x) in PY_NUMBERS:
         return float(x.real)            # a Python number's part is one (weakly typed)
     return np.real(x).copy()[()]        # a copy: NumPy's is a view of the operand
 
@@ -287,15 +294,13 @@ def real_transpose(ct, x):
 
 real_p = register(Primitive("real", nargs=1, impl=real_impl, jvp=real_jvp,
                             transpose=real_transpose, abstract_eval=_part_aval,
-                            complex_ok=True))
-real_p.zero_rule = zero_if_any(real_p)
+                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True))
 real = wrapper_of(real_p)
-real_p.batch = elementwise_batch(real)
 
 
 # --- imag --------------------------------------------------------------
 def imag_impl(x):
-    if type(x) in _PY_NUMBERS:
+    if type(x) in PY_NUMBERS:
         return float(x.imag)
     return np.imag(x).copy()[()]
 
@@ -313,15 +318,13 @@ def imag_transpose(ct, x):
 
 imag_p = register(Primitive("imag", nargs=1, impl=imag_impl, jvp=imag_jvp,
                             transpose=imag_transpose, abstract_eval=_part_aval,
-                            complex_ok=True))
-imag_p.zero_rule = zero_if_any(imag_p)
+                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True))
 imag = wrapper_of(imag_p)
-imag_p.batch = elementwise_batch(imag)
 
 
 # --- conj --------------------------------------------------------------
 def conj_impl(x):
-    if type(x) in _PY_NUMBERS:
+    if type(x) in PY_NUMBERS:
         return x.conjugate()
     return np.conjugate(x)[()]
 
@@ -341,10 +344,8 @@ def _same_aval(x):
 
 conj_p = register(Primitive("conj", nargs=1, impl=conj_impl, jvp=conj_jvp,
                             transpose=conj_transpose, abstract_eval=_same_aval,
-                            complex_ok=True))
-conj_p.zero_rule = zero_if_any(conj_p)
+                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True))
 conj = wrapper_of(conj_p)
-conj_p.batch = elementwise_batch(conj)
 
 
 # --- convert (astype; float() with weak=True) ----------------------------
@@ -389,13 +390,6 @@ def _weak(weak):
     return {"weak": True} if weak else {}
 
 
-convert_p = register(Primitive("convert", nargs=1, impl=convert_impl, jvp=convert_jvp,
-                               transpose=convert_transpose, abstract_eval=convert_aval,
-                               batch=convert_batch, numpy_scalar=OPERAND_KIND))
-convert_p.zero_rule = zero_if_any(convert_p)
-convert = _wrap(convert_p)
-
-
 class ConvertEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
         params = eqn.params
@@ -417,7 +411,13 @@ class ConvertEmit(EmitRule):
         return (True,), (False,)
 
 
-convert_p.emit = ConvertEmit()
+convert_p = register(Primitive("convert", nargs=1, impl=convert_impl, jvp=convert_jvp,
+                               transpose=convert_transpose, abstract_eval=convert_aval,
+                               batch=convert_batch, numpy_scalar=OPERAND_KIND,
+                               zero_rule=ZERO_IF_ANY, emit=ConvertEmit(), complex_ok=True))
+convert = wrapper_of(convert_p)
+
+
 
 
 def cast_float(t, aval):

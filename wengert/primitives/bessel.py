@@ -14,7 +14,7 @@ from __future__ import annotations
 from .arith import add, mul, sub
 from .ordering import sign
 from ..core.primitive import Zero
-from .special import _elementwise, _no_tangent
+from .special import special_row, refuse_tangent
 
 __all__ = ["jv", "yv", "iv", "ive", "kv", "i0", "i1", "i0e", "i1e"]
 
@@ -25,7 +25,7 @@ def _bessel_jvp(name, combine):
         wrapper = globals()[name]       # defined by the registration below
         v, x = primals
         v_dot, x_dot = tangents
-        _no_tangent(v_dot, f"the derivative of scipy.special.{name}(v, x) in the order v")
+        refuse_tangent(v_dot, f"the derivative of scipy.special.{name}(v, x) in the order v")
         out = wrapper(v, x)
         if isinstance(x_dot, Zero):
             return out, Zero.like(out)
@@ -58,11 +58,11 @@ def _kv_slope(v, x, out):
     return mul(-0.5, add(kv(sub(v, 1.0), x), kv(add(v, 1.0), x)))
 
 
-jv_p, jv = _elementwise("jv", 2, _bessel_jvp("jv", _jv_slope))
-yv_p, yv = _elementwise("yv", 2, _bessel_jvp("yv", _yv_slope))
-iv_p, iv = _elementwise("iv", 2, _bessel_jvp("iv", _iv_slope))
-ive_p, ive = _elementwise("ive", 2, _bessel_jvp("ive", _ive_slope))
-kv_p, kv = _elementwise("kv", 2, _bessel_jvp("kv", _kv_slope))
+jv_p, jv = special_row("jv", 2, _bessel_jvp("jv", _jv_slope))
+yv_p, yv = special_row("yv", 2, _bessel_jvp("yv", _yv_slope))
+iv_p, iv = special_row("iv", 2, _bessel_jvp("iv", _iv_slope))
+ive_p, ive = special_row("ive", 2, _bessel_jvp("ive", _ive_slope))
+kv_p, kv = special_row("kv", 2, _bessel_jvp("kv", _kv_slope))
 
 
 # --- i0, i1, i0e, i1e (orders 0 and 1 of iv, ive: SciPy's faster ufuncs) -----------
@@ -71,7 +71,7 @@ def i0_jvp(primals, tangents):
     return i0(x), mul(tangents[0], i1(x))
 
 
-i0_p, i0 = _elementwise("i0", 1, i0_jvp)
+i0_p, i0 = special_row("i0", 1, i0_jvp)
 
 
 def i1_jvp(primals, tangents):
@@ -80,7 +80,7 @@ def i1_jvp(primals, tangents):
     return i1(x), mul(tangents[0], mul(0.5, add(i0(x), iv(2.0, x))))
 
 
-i1_p, i1 = _elementwise("i1", 1, i1_jvp)
+i1_p, i1 = special_row("i1", 1, i1_jvp)
 
 
 def i0e_jvp(primals, tangents):
@@ -89,7 +89,7 @@ def i0e_jvp(primals, tangents):
     return out, mul(tangents[0], sub(i1e(x), mul(sign(x), out)))
 
 
-i0e_p, i0e = _elementwise("i0e", 1, i0e_jvp)
+i0e_p, i0e = special_row("i0e", 1, i0e_jvp)
 
 
 def i1e_jvp(primals, tangents):
@@ -99,4 +99,4 @@ def i1e_jvp(primals, tangents):
     return out, mul(tangents[0], slope)
 
 
-i1e_p, i1e = _elementwise("i1e", 1, i1e_jvp)
+i1e_p, i1e = special_row("i1e", 1, i1e_jvp)

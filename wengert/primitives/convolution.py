@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arith import add
-from ..core.primitive import Linear, Primitive, Zero, register, zero_if_any
+from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from .index import getitem
 from ..core.rules import result_dtype, shape_error
@@ -72,6 +72,6 @@ def convolve_transpose(ct, a, v, mode="full"):
 
 
 convolve_p = register(Primitive("convolve", nargs=2, impl=convolve_impl, jvp=convolve_jvp,
-                                transpose=convolve_transpose, abstract_eval=convolve_aval))
-convolve_p.zero_rule = zero_if_any(convolve_p)
+                                transpose=convolve_transpose, abstract_eval=convolve_aval,
+                                zero_rule=ZERO_IF_ANY))
 convolve = wrapper_of(convolve_p)

@@ -29,13 +29,13 @@ import math
 
 import numpy as np
 
-from ..core.primitive import Linear, Primitive, Zero, instantiate, register, zero_if_any
+from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, instantiate, register
 from ..core.trace import bind
 from ..core.rules import result_dtype, shape_error
 from .arith import add, convert
 from .shape import reshape
 from .index import getitem
-from .linalg import _shape
+from .linalg import shape_tuple
 from .triangular import real_only
 from ..core.ir import Aval, aval_of
 
@@ -125,7 +125,7 @@ def correlate_transpose(ct, x, k, pad):
     assert isinstance(x, Linear) != isinstance(k, Linear), "correlate is linear in one operand"
     ct = instantiate(ct)
     if isinstance(x, Linear):
-        back = tuple((m - 1 - lo, m - 1 - hi) for m, (lo, hi) in zip(_shape(k), pad))
+        back = tuple((m - 1 - lo, m - 1 - hi) for m, (lo, hi) in zip(shape_tuple(k), pad))
         return _as(correlate(ct, flip(k), back), x), None
     return None, _as(correlate(x, ct, pad), k)
 
@@ -136,14 +136,13 @@ def correlate_batch(args, batched, pad):
     if bk:
         return NotImplemented
     # a batch axis of x against a kernel of length 1 there
-    k = reshape(k, (1,) + tuple(_shape(k)))
+    k = reshape(k, (1,) + tuple(shape_tuple(k)))
     return correlate(x, k, ((0, 0),) + tuple(pad))
 
 
 correlate_p = register(Primitive("correlate", nargs=2, impl=correlate_impl, jvp=correlate_jvp,
                                  transpose=correlate_transpose, abstract_eval=correlate_aval,
-                                 batch=correlate_batch))
-correlate_p.zero_rule = zero_if_any(correlate_p)
+                                 batch=correlate_batch, zero_rule=ZERO_IF_ANY))
 
 
 def correlate(x, k, pad):
@@ -152,7 +151,7 @@ def correlate(x, k, pad):
 
 def flip(x):
     """``x`` reversed along every axis."""
-    nd = len(_shape(x))
+    nd = len(shape_tuple(x))
     return getitem(x, (slice(None, None, -1),) * nd) if nd else x
 
 
@@ -163,7 +162,7 @@ def _no_padding(nd):
 def correlate_mode(x, k, mode):
     """SciPy's ``correlate(x, k, mode)`` of real operands with the same
     number of axes (at least one): full, same (centred on x) or valid."""
-    xs, ks = _shape(x), _shape(k)
+    xs, ks = shape_tuple(x), shape_tuple(k)
     if mode == "full":
         return correlate(x, k, tuple((m - 1, m - 1) for m in ks))
     if mode == "same":

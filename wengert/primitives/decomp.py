@@ -46,7 +46,7 @@ from .index import concatenate
 from .shape import expand_dims, reshape
 from .reduce import pair_products, prod_others_impl, prod_others_lines, reduce_sum
 from .index import getitem
-from .linalg import _float_dtype, _matmul, _mT, _shape, _square
+from .linalg import float_dtype, matmul_bind, matrix_transpose, shape_tuple, check_square
 from ..core.ir import Aval, aval_of
 
 __all__ = ["svd", "svdvals", "eigh", "eigvalsh", "adjugate", "matrix_rank", "sym_from_lower"]
@@ -57,7 +57,7 @@ def _dtype_of(x):
 
 
 def _eye(k, x):
-    return np.eye(k, dtype=_float_dtype(_dtype_of(x)))
+    return np.eye(k, dtype=float_dtype(_dtype_of(x)))
 
 
 def _diag_part(m, k):
@@ -65,28 +65,28 @@ def _diag_part(m, k):
     return reduce_sum(mul(m, _eye(k, m)), axis=-1)
 
 
-def _cols(x, start, stop=None):
+def column_slice(x, start, stop=None):
     return getitem(x, (Ellipsis, slice(None), slice(start, stop)))
 
 
-def _rows(x, start, stop=None):
+def row_slice(x, start, stop=None):
     return getitem(x, (Ellipsis, slice(start, stop), slice(None)))
 
 
-def _matrix_aval(name, a):
+def matrix_aval(name, a):
     if a.ndim < 2:
         raise shape_error(f"{name}: expected a matrix or a stack of them (shape (..., m, n)), "
                           f"got shape {a.shape}")
-    return a.shape[:-2], a.shape[-2], a.shape[-1], _float_dtype(a.dtype)
+    return a.shape[:-2], a.shape[-2], a.shape[-1], float_dtype(a.dtype)
 
 
 def sym_from_lower(a):
     """The symmetric matrix NumPy reads from ``a``'s lower triangle (eigh,
     cholesky with ``UPLO='L'``): its derivative in every direction is that
     of a function that ignores the strict upper triangle."""
-    n = _shape(a)[-1]
+    n = shape_tuple(a)[-1]
     lower = np.tril(np.ones((n, n), bool))
-    return where(lower, a, _mT(a))
+    return where(lower, a, matrix_transpose(a))
 
 
 def _gap_inverse(w, k):
@@ -103,7 +103,7 @@ def svd_impl(a, full_matrices):
 
 
 def svd_aval(a, full_matrices):
-    batch, m, n, dt = _matrix_aval("svd", a)
+    batch, m, n, dt = matrix_aval("svd", a)
     k = min(m, n)
     mu, nv = (m, n) if full_matrices else (k, k)
     return Aval(batch + (m, mu), dt), Aval(batch + (k,), dt), Aval(batch + (nv, n), dt)
@@ -115,31 +115,31 @@ def svd_jvp(primals, tangents, full_matrices):
     u, s, vh = svd(a, full_matrices)
     if isinstance(a_dot, Zero):
         return (u, s, vh), tuple(Zero(aval_of(o)) for o in (u, s, vh))
-    m, n = _shape(a)[-2:]
+    m, n = shape_tuple(a)[-2:]
     k = min(m, n)
-    u1 = _cols(u, 0, k) if full_matrices and m > k else u
-    v1 = _mT(_rows(vh, 0, k) if full_matrices and n > k else vh)
-    dp = _matmul(_mT(u1), _matmul(a_dot, v1))           # U^T dA V, k x k
+    u1 = column_slice(u, 0, k) if full_matrices and m > k else u
+    v1 = matrix_transpose(row_slice(vh, 0, k) if full_matrices and n > k else vh)
+    dp = matmul_bind(matrix_transpose(u1), matmul_bind(a_dot, v1))           # U^T dA V, k x k
     s_j, s_i = expand_dims(s, -2), expand_dims(s, -1)
     eye = _eye(k, s)
     # F_ij = 1 / (s_j^2 - s_i^2) off the diagonal
     f = div(1.0 - eye, add(mul(sub(s_j, s_i), add(s_j, s_i)), eye))
     dps = mul(dp, s_j)                                     # dP S
     sdp = mul(s_i, dp)                                     # S dP
-    du = _matmul(u1, mul(f, add(dps, _mT(dps))))
-    dv = _matmul(v1, mul(f, add(sdp, _mT(sdp))))
+    du = matmul_bind(u1, mul(f, add(dps, matrix_transpose(dps))))
+    dv = matmul_bind(v1, mul(f, add(sdp, matrix_transpose(sdp))))
     if m > k:      # U's columns leave the range of V's image: (I - U U^T) dA V S^-1
-        du = add(du, div(sub(_matmul(a_dot, v1), _matmul(u1, dp)), s_j))
+        du = add(du, div(sub(matmul_bind(a_dot, v1), matmul_bind(u1, dp)), s_j))
     if n > k:
-        dv = add(dv, div(sub(_matmul(_mT(a_dot), u1), _matmul(v1, _mT(dp))), s_j))
+        dv = add(dv, div(sub(matmul_bind(matrix_transpose(a_dot), u1), matmul_bind(v1, matrix_transpose(dp))), s_j))
     ds = _diag_part(dp, k)
     if full_matrices and m > k:     # the complement follows U, without turning in itself
-        u2 = _cols(u, k)
-        du = concatenate(du, neg(_matmul(u1, _matmul(_mT(du), u2))), axis=-1)
+        u2 = column_slice(u, k)
+        du = concatenate(du, neg(matmul_bind(u1, matmul_bind(matrix_transpose(du), u2))), axis=-1)
     if full_matrices and n > k:
-        v2 = _mT(_rows(vh, k))
-        dv = concatenate(dv, neg(_matmul(v1, _matmul(_mT(dv), v2))), axis=-1)
-    return (u, s, vh), (du, ds, _mT(dv))
+        v2 = matrix_transpose(row_slice(vh, k))
+        dv = concatenate(dv, neg(matmul_bind(v1, matmul_bind(matrix_transpose(dv), v2))), axis=-1)
+    return (u, s, vh), (du, ds, matrix_transpose(dv))
 
 
 svd_p = register(Primitive("svd", nargs=1, impl=svd_impl, jvp=svd_jvp, transpose=NOT_LINEAR,
@@ -157,7 +157,7 @@ def svdvals_impl(a):
 
 
 def svdvals_aval(a):
-    batch, m, n, dt = _matrix_aval("svdvals", a)
+    batch, m, n, dt = matrix_aval("svdvals", a)
     return Aval(batch + (min(m, n),), dt)
 
 
@@ -169,7 +169,7 @@ def svdvals_jvp(primals, tangents):
         return s, Zero(aval_of(s))
     u, _, vh = svd(a, False)
     # ds_i = u_i^T dA v_i
-    return s, reduce_sum(mul(u, _matmul(a_dot, _mT(vh))), axis=-2)
+    return s, reduce_sum(mul(u, matmul_bind(a_dot, matrix_transpose(vh))), axis=-2)
 
 
 svdvals_p = register(Primitive("svdvals", nargs=1, impl=svdvals_impl, jvp=svdvals_jvp,
@@ -187,8 +187,8 @@ def eigh_impl(a):
 
 
 def eigh_aval(a):
-    batch, n = _square("eigh", a)
-    dt = _float_dtype(a.dtype)
+    batch, n = check_square("eigh", a)
+    dt = float_dtype(a.dtype)
     return Aval(batch + (n,), dt), Aval(a.shape, dt)
 
 
@@ -198,9 +198,9 @@ def eigh_jvp(primals, tangents):
     w, v = eigh(a)
     if isinstance(a_dot, Zero):
         return (w, v), (Zero(aval_of(w)), Zero(aval_of(v)))
-    n = _shape(a)[-1]
-    vdv = _matmul(_mT(v), _matmul(sym_from_lower(a_dot), v))
-    return (w, v), (_diag_part(vdv, n), _matmul(v, mul(_gap_inverse(w, n), vdv)))
+    n = shape_tuple(a)[-1]
+    vdv = matmul_bind(matrix_transpose(v), matmul_bind(sym_from_lower(a_dot), v))
+    return (w, v), (_diag_part(vdv, n), matmul_bind(v, mul(_gap_inverse(w, n), vdv)))
 
 
 eigh_p = register(Primitive("eigh", nargs=1, impl=eigh_impl, jvp=eigh_jvp, transpose=NOT_LINEAR,
@@ -214,8 +214,8 @@ def eigh(a):
 
 
 def eigvalsh_aval(a):
-    batch, n = _square("eigvalsh", a)
-    return Aval(batch + (n,), _float_dtype(a.dtype))
+    batch, n = check_square("eigvalsh", a)
+    return Aval(batch + (n,), float_dtype(a.dtype))
 
 
 def eigvalsh_jvp(primals, tangents):
@@ -225,7 +225,7 @@ def eigvalsh_jvp(primals, tangents):
     if isinstance(a_dot, Zero):
         return w, Zero(aval_of(w))
     _, v = eigh(a)
-    return w, reduce_sum(mul(v, _matmul(sym_from_lower(a_dot), v)), axis=-2)
+    return w, reduce_sum(mul(v, matmul_bind(sym_from_lower(a_dot), v)), axis=-2)
 
 
 eigvalsh_p = register(Primitive("eigvalsh", nargs=1, impl=np.linalg.eigvalsh, jvp=eigvalsh_jvp,
@@ -241,7 +241,7 @@ def adjugate_impl(a):
     # computed in float64 (a float32 det(A) inv(A) would lose cond(A) * 6e-8):
     # well conditioned, det(A) inv(A), two LU factorisations; otherwise (and at
     # singular matrices, where that is 0 * inf) from the SVD
-    dtype = _float_dtype(a.dtype)
+    dtype = float_dtype(a.dtype)
     a = np.asarray(a, np.float64)
     with np.errstate(all="ignore"):
         try:
@@ -259,8 +259,8 @@ def adjugate_impl(a):
 
 
 def adjugate_aval(a):
-    _square("adjugate", a)
-    return Aval(a.shape, _float_dtype(a.dtype))
+    check_square("adjugate", a)
+    return Aval(a.shape, float_dtype(a.dtype))
 
 
 def adjugate_jvp(primals, tangents):
@@ -269,20 +269,16 @@ def adjugate_jvp(primals, tangents):
     adj = adjugate(a)
     if isinstance(a_dot, Zero):
         return adj, Zero(aval_of(adj))
-    n = _shape(a)[-1]
+    n = shape_tuple(a)[-1]
     u, s, vh = svd(a, False)
-    e = _matmul(_mT(u), _matmul(a_dot, _mT(vh)))
+    e = matmul_bind(matrix_transpose(u), matmul_bind(a_dot, matrix_transpose(vh)))
     pair = pair_products(s)
     # d adj(S)[E]: sum_(k != i) P_ik E_kk on the diagonal, -P_ij E_ij off it
-    on_diag = reshape(_matmul(pair, expand_dims(_diag_part(e, n), -1)), _shape(s) + (1,))
+    on_diag = reshape(matmul_bind(pair, expand_dims(_diag_part(e, n), -1)), shape_tuple(s) + (1,))
     inner = sub(mul(on_diag, _eye(n, s)), mul(pair, e))
-    d_adj = _matmul(_mT(vh), _matmul(inner, _mT(u)))
+    d_adj = matmul_bind(matrix_transpose(vh), matmul_bind(inner, matrix_transpose(u)))
     sign = expand_dims(expand_dims(bind(orientation_p, u, vh), -1), -1)
     return adj, mul(sign, d_adj)
-
-
-adjugate_p = register(Primitive("adjugate", nargs=1, impl=adjugate_impl, jvp=adjugate_jvp,
-                                transpose=NOT_LINEAR, abstract_eval=adjugate_aval))
 
 
 class AdjugateEmit(EmitRule):
@@ -319,7 +315,9 @@ class AdjugateEmit(EmitRule):
                 *code.indent(svd, 2)]
 
 
-adjugate_p.emit = AdjugateEmit()
+adjugate_p = register(Primitive("adjugate", nargs=1, impl=adjugate_impl, jvp=adjugate_jvp,
+                                transpose=NOT_LINEAR, abstract_eval=adjugate_aval,
+                                emit=AdjugateEmit()))
 
 
 def adjugate(a):
@@ -337,7 +335,7 @@ def orientation_impl(u, vh):
 
 
 def orientation_aval(u, vh):
-    return Aval(u.shape[:-2], _float_dtype(u.dtype))
+    return Aval(u.shape[:-2], float_dtype(u.dtype))
 
 
 orientation_p = register(Primitive("orientation", nargs=2, impl=orientation_impl, jvp=None,

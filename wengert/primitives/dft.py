@@ -33,14 +33,14 @@ import numpy as np
 
 from .arith import mul
 from .arith import conj, real_dtype
-from ..core.primitive import Primitive, register, zero_if_any
+from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.trace import wrapper_of
 from ..core.rules import shape_error
 from ..core.ir import Aval, aval_of
 
 __all__ = ["dft_p", "rfft_p", "irfft_p", "dft", "complex_dtype"]
 
-_NORMS = {None: "backward", "backward": "backward", "ortho": "ortho", "forward": "forward"}
+NORMS = {None: "backward", "backward": "backward", "ortho": "ortho", "forward": "forward"}
 _SWAPPED = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
@@ -51,7 +51,7 @@ def complex_dtype(dtype):
         else np.dtype(np.complex128)
 
 
-def _with_length(shape, axis, n):
+def with_length(shape, axis, n):
     return tuple(shape[:axis]) + (n,) + tuple(shape[axis + 1:])
 
 
@@ -78,8 +78,8 @@ def dft_batch(args, batched, axis, inverse, norm):
 
 
 dft_p = register(Primitive("dft", nargs=1, impl=dft_impl, jvp=dft_jvp, transpose=dft_transpose,
-                           abstract_eval=dft_aval, batch=dft_batch, complex_ok=True))
-dft_p.zero_rule = zero_if_any(dft_p)
+                           abstract_eval=dft_aval, batch=dft_batch, complex_ok=True,
+                           zero_rule=ZERO_IF_ANY))
 
 
 _dft = wrapper_of(dft_p)
@@ -95,11 +95,11 @@ def rfft_impl(x, axis, norm):
 
 
 def rfft_aval(x, axis, norm):
-    return Aval(_with_length(x.shape, axis, x.shape[axis] // 2 + 1), complex_dtype(x.dtype))
+    return Aval(with_length(x.shape, axis, x.shape[axis] // 2 + 1), complex_dtype(x.dtype))
 
 
 def rfft_jvp(primals, tangents, axis, norm):
-    return _rfft(primals[0], axis, norm), _rfft(tangents[0], axis, norm)
+    return rfft_along(primals[0], axis, norm), rfft_along(tangents[0], axis, norm)
 
 
 def rfft_transpose(ct, x, axis, norm):
@@ -111,23 +111,22 @@ def rfft_transpose(ct, x, axis, norm):
     n = x.shape[axis]
     m = aval_of(ct).shape[axis]
     inv_w = 1.0 / _twice(n, m, len(x.shape), axis, x.aval.dtype)
-    return (_irfft(mul(conj(ct), inv_w), axis, n, _SWAPPED[norm]),)
+    return (irfft_along(mul(conj(ct), inv_w), axis, n, _SWAPPED[norm]),)
 
 
 def rfft_batch(args, batched, axis, norm):
-    return _rfft(args[0], axis + 1, norm)
+    return rfft_along(args[0], axis + 1, norm)
 
 
 rfft_p = register(Primitive("rfft", nargs=1, impl=rfft_impl, jvp=rfft_jvp,
                             transpose=rfft_transpose, abstract_eval=rfft_aval, batch=rfft_batch,
-                            complex_ok=True))
-rfft_p.zero_rule = zero_if_any(rfft_p)
+                            complex_ok=True, zero_rule=ZERO_IF_ANY))
 
 
 _rfft_bind = wrapper_of(rfft_p)
 
 
-def _rfft(x, axis, norm):
+def rfft_along(x, axis, norm):
     return _rfft_bind(x, axis=axis, norm=norm)
 
 
@@ -140,11 +139,11 @@ def irfft_aval(x, axis, n, norm):
     if x.shape[axis] != n // 2 + 1:
         raise shape_error(f"irfft: a half spectrum of length {x.shape[axis]} for n={n}; "
                           f"pad or truncate it to {n // 2 + 1}")
-    return Aval(_with_length(x.shape, axis, n), real_dtype(complex_dtype(x.dtype)))
+    return Aval(with_length(x.shape, axis, n), real_dtype(complex_dtype(x.dtype)))
 
 
 def irfft_jvp(primals, tangents, axis, n, norm):
-    return _irfft(primals[0], axis, n, norm), _irfft(tangents[0], axis, n, norm)
+    return irfft_along(primals[0], axis, n, norm), irfft_along(tangents[0], axis, n, norm)
 
 
 def _twice(n, m, ndim, axis, dtype):
@@ -154,27 +153,26 @@ def _twice(n, m, ndim, axis, dtype):
     w[0] = 1.0
     if n % 2 == 0:
         w[-1] = 1.0
-    return w.reshape(_with_length((1,) * ndim, axis, m))
+    return w.reshape(with_length((1,) * ndim, axis, m))
 
 
 def irfft_transpose(ct, x, axis, n, norm):
     m = x.shape[axis]
     w = _twice(n, m, len(x.shape), axis, real_dtype(x.aval.dtype))
-    return (mul(conj(_rfft(ct, axis, _SWAPPED[norm])), w),)
+    return (mul(conj(rfft_along(ct, axis, _SWAPPED[norm])), w),)
 
 
 def irfft_batch(args, batched, axis, n, norm):
-    return _irfft(args[0], axis + 1, n, norm)
+    return irfft_along(args[0], axis + 1, n, norm)
 
 
 irfft_p = register(Primitive("irfft", nargs=1, impl=irfft_impl, jvp=irfft_jvp,
                              transpose=irfft_transpose, abstract_eval=irfft_aval,
-                             batch=irfft_batch, complex_ok=True))
-irfft_p.zero_rule = zero_if_any(irfft_p)
+                             batch=irfft_batch, complex_ok=True, zero_rule=ZERO_IF_ANY))
 
 
 _irfft_bind = wrapper_of(irfft_p)
 
 
-def _irfft(x, axis, n, norm):
+def irfft_along(x, axis, n, norm):
     return _irfft_bind(x, axis=axis, n=n, norm=norm)

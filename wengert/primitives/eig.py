@@ -31,7 +31,7 @@ from .arith import conj, imag, real
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
 from .dft import complex_dtype
-from .linalg import _matmul, diagonal
+from .linalg import matmul_bind, diagonal
 from .matrix import inv
 from .reduce import reduce_max, reduce_sum
 from ..core.rules import shape_error
@@ -51,7 +51,7 @@ def _eig_avals(a):
 def _derivative_parts(a, a_dot):
     """(w, v, M = V^-1 da V) of the rules above."""
     w, v = eig(a)
-    return w, v, _matmul(_matmul(inv(v), a_dot), v)
+    return w, v, matmul_bind(matmul_bind(inv(v), a_dot), v)
 
 
 # --- eig -----------------------------------------------------------------
@@ -74,7 +74,7 @@ def eig_jvp(primals, tangents):
     # gaps[i, j] = w_j - w_i; F is 1 / gaps off the diagonal (distinct w)
     gaps = sub(reshape(w, shape[:-1] + (1, n)), reshape(w, shape + (1,)))
     f = where(off, div(1.0, where(off, gaps, 1.0)), 0.0)
-    dv = _matmul(v, mul(f, m))
+    dv = matmul_bind(v, mul(f, m))
     # keep each column of unit norm: d|v|^2 = 2 Re(v^H dv) = 0
     stretch = real(reduce_sum(mul(conj(v), dv), axis=-2, keepdims=True))
     dv = sub(dv, mul(v, stretch))

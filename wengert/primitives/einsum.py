@@ -18,19 +18,18 @@ import string
 
 import numpy as np
 
-from ..core.primitive import Linear, Primitive, Zero, register, zero_if_any
+from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.rules import EmitRule, result_dtype, shape_error
 from .arith import add
 from .shape import broadcast_to, reshape
-from .linalg import _no_out, _shape
+from .linalg import refuse_out, shape_tuple
 from ..core.errors import NoDerivativeRule
 from ..core.ir import Aval, aval_of
 
 __all__ = ["einsum_p", "einsum"]
 
 _LETTERS = string.ascii_letters
-
 
 
 # --- einsum ------------------------------------------------------------
@@ -120,12 +119,6 @@ def einsum_batch(args, batched, spec):
     return bind(einsum_p, *args, spec=",".join(new) + "->" + b + out)
 
 
-einsum_p = register(Primitive("einsum", nargs=None, impl=einsum_impl, jvp=einsum_jvp,
-                              transpose=einsum_transpose, abstract_eval=einsum_aval,
-                              batch=einsum_batch))
-einsum_p.zero_rule = zero_if_any(einsum_p)
-
-
 class EinsumEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
         spec = eqn.params.get("spec")
@@ -134,12 +127,15 @@ class EinsumEmit(EmitRule):
             return f"{code.np}.einsum({', '.join([repr(spec)] + ins + extra)})"
 
 
-einsum_p.emit = EinsumEmit()
+einsum_p = register(Primitive("einsum", nargs=None, impl=einsum_impl, jvp=einsum_jvp,
+                              transpose=einsum_transpose, abstract_eval=einsum_aval,
+                              batch=einsum_batch, zero_rule=ZERO_IF_ANY, emit=EinsumEmit(),
+                              complex_ok=True))
 
 
 def einsum(*operands, out=None, optimize=False):
     """``np.einsum(subscripts, *operands)`` normalised to an explicit spec."""
-    _no_out(out, "einsum")
+    refuse_out(out, "einsum")
     spec, ops = operands[0], list(operands[1:])
     if not isinstance(spec, str):
         raise NoDerivativeRule("einsum: only the subscripts-string form is supported, "
@@ -152,7 +148,7 @@ def einsum(*operands, out=None, optimize=False):
     bad = set(spec) - set(_LETTERS) - set(",->.")
     if bad:
         raise shape_error(f"einsum {spec!r}: subscripts must be letters, got {sorted(bad)}")
-    shapes = [_shape(o) for o in ops]
+    shapes = [shape_tuple(o) for o in ops]
     named = [c for c in lhs if c in _LETTERS]
     ell = ""
     if "..." in spec:

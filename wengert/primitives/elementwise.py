@@ -24,7 +24,7 @@ from .ordering import equal
 from .transcendental import sqrt
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
-from ..core.rules import _unary, elementwise_aval
+from ..core.rules import elementwise_aval, unary_row
 from ..core.ir import Aval, aval_of
 
 __all__ = ["arcsinh", "arccosh", "arctanh", "cbrt", "reciprocal", "log2", "log10", "exp2",
@@ -73,7 +73,7 @@ def arcsinh_jvp(primals, tangents):
     return arcsinh(x), div(tangents[0], hypot(x, 1.0))
 
 
-arcsinh_p = _unary("arcsinh", np.arcsinh, arcsinh_jvp)
+arcsinh_p = unary_row("arcsinh", np.arcsinh, arcsinh_jvp)
 arcsinh = wrapper_of(arcsinh_p)
 
 
@@ -83,7 +83,7 @@ def arccosh_jvp(primals, tangents):
     return arccosh(x), div(tangents[0], mul(sqrt(sub(x, 1.0)), sqrt(add(x, 1.0))))
 
 
-arccosh_p = _unary("arccosh", np.arccosh, arccosh_jvp)
+arccosh_p = unary_row("arccosh", np.arccosh, arccosh_jvp)
 arccosh = wrapper_of(arccosh_p)
 
 
@@ -93,7 +93,7 @@ def arctanh_jvp(primals, tangents):
     return arctanh(x), div(tangents[0], mul(sub(1.0, x), add(1.0, x)))
 
 
-arctanh_p = _unary("arctanh", np.arctanh, arctanh_jvp)
+arctanh_p = unary_row("arctanh", np.arctanh, arctanh_jvp)
 arctanh = wrapper_of(arctanh_p)
 
 
@@ -104,7 +104,7 @@ def cbrt_jvp(primals, tangents):
     return out, div(tangents[0], mul(3.0, mul(out, out)))
 
 
-cbrt_p = _unary("cbrt", np.cbrt, cbrt_jvp)
+cbrt_p = unary_row("cbrt", np.cbrt, cbrt_jvp)
 cbrt = wrapper_of(cbrt_p)
 
 
@@ -118,7 +118,7 @@ def reciprocal_jvp(primals, tangents):
 # (reciprocal(2) is 0), which 1.0 / x would turn into floats
 reciprocal_p = register(Primitive("reciprocal", nargs=1, impl=np.reciprocal, jvp=reciprocal_jvp,
                                   transpose=NOT_LINEAR,
-                                  abstract_eval=elementwise_aval("reciprocal")))
+                                  abstract_eval=elementwise_aval("reciprocal"), complex_ok=True))
 reciprocal = wrapper_of(reciprocal_p)
 
 
@@ -128,7 +128,7 @@ def log2_jvp(primals, tangents):
     return log2(x), div(tangents[0], mul(x, _LN2))
 
 
-log2_p = _unary("log2", np.log2, log2_jvp)
+log2_p = unary_row("log2", np.log2, log2_jvp, complex_ok=True)
 log2 = wrapper_of(log2_p)
 
 
@@ -137,7 +137,7 @@ def log10_jvp(primals, tangents):
     return log10(x), div(tangents[0], mul(x, _LN10))
 
 
-log10_p = _unary("log10", np.log10, log10_jvp)
+log10_p = unary_row("log10", np.log10, log10_jvp, complex_ok=True)
 log10 = wrapper_of(log10_p)
 
 
@@ -146,7 +146,7 @@ def exp2_jvp(primals, tangents):
     return out, mul(tangents[0], mul(out, _LN2))
 
 
-exp2_p = _unary("exp2", np.exp2, exp2_jvp)
+exp2_p = unary_row("exp2", np.exp2, exp2_jvp, complex_ok=True)
 exp2 = wrapper_of(exp2_p)
 
 

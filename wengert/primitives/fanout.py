@@ -26,7 +26,6 @@ __all__ = ["dup_p", "dup", "add_any_p", "add_any"]
 _wrap = wrapper_of
 
 
-
 # --- dup ---------------------------------------------------------------
 def dup_impl(x):
     return x, x
@@ -67,17 +66,15 @@ class DupEmit(EmitRule):
         return [py_ins[0]] * len(eqn.outputs)
 
 
-dup_p = register(Primitive("dup", nargs=1, impl=dup_impl, jvp=dup_jvp, transpose=dup_transpose,
-                           abstract_eval=dup_aval, multiple_results=True,
-                           zero_rule=dup_zero_rule, simplify=dup_simplify, emit=DupEmit()))
-dup = _wrap(dup_p)
-
-
 def dup_batch(args, batched):
     return dup(args[0])
 
 
-dup_p.batch = dup_batch
+dup_p = register(Primitive("dup", nargs=1, impl=dup_impl, jvp=dup_jvp, transpose=dup_transpose,
+                           abstract_eval=dup_aval, multiple_results=True,
+                           zero_rule=dup_zero_rule, simplify=dup_simplify, emit=DupEmit(),
+                           batch=dup_batch, complex_ok=True))
+dup = _wrap(dup_p)
 
 
 # --- add_any -----------------------------------------------------------
@@ -105,22 +102,13 @@ def add_any_zero_rule(x, y):
     return x
 
 
-add_any_p = register(Primitive("add_any", nargs=2, impl=operator.add, jvp=add_any_jvp,
-                               transpose=add_any_transpose, abstract_eval=add_any_aval,
-                               zero_rule=add_any_zero_rule))
-add_any = _wrap(add_any_p)
-
-
-def add_any_move_sign(ins, plain, negated, out):
+def add_any_move_sign(prim, ins, plain, negated, out):
     """``a + (-b)`` is ``a - b`` (``sub`` is built on this module: its row is looked up)."""
     a, b = ins
     return [Eqn(PRIMITIVES["sub"], (a, plain[1]) if negated[1] else (b, plain[0]), (out,), {})]
 
 
-add_any_p.simplify = drops_identity(left=0.0, right=0.0)
 # its shape rule takes equal shapes: a scalar for an array is for the code only
-add_any_p.algebra = Algebra(move_sign=add_any_move_sign, scalar_literals="copies")
-add_any_p.emit = BinaryOperator("+")
 
 
 def add_any_batch(args, batched):
@@ -130,9 +118,6 @@ def add_any_batch(args, batched):
     if not batched[1]:
         y = broadcast_to(y, shape=_dims.shape(x))
     return add_any(x, y)
-
-
-add_any_p.batch = add_any_batch
 
 
 class AddAnyLower(LowerRule):
@@ -178,4 +163,11 @@ class AddAnyLower(LowerRule):
         return [Eqn(eqn.prim, [acc, c], [t], {}), Eqn(eqn.prim, [t, d], [out], {})]
 
 
-add_any_p.lower = AddAnyLower()
+add_any_p = register(Primitive("add_any", nargs=2, impl=operator.add, jvp=add_any_jvp,
+                               transpose=add_any_transpose, abstract_eval=add_any_aval,
+                               zero_rule=add_any_zero_rule,
+                               simplify=drops_identity(left=0.0, right=0.0),
+                               algebra=Algebra(move_sign=add_any_move_sign, scalar_literals="copies"),
+                               emit=BinaryOperator("+"), batch=add_any_batch, lower=AddAnyLower(),
+                               complex_ok=True))
+add_any = _wrap(add_any_p)

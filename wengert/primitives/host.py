@@ -108,17 +108,14 @@ def env_read_jvp(primals, tangents, *, ref, aval):
     raise AssertionError("env_read has no operands, so never a tangent")     # pragma: no cover
 
 
-env_read_p = register(Primitive(
-    "env_read", nargs=0, impl=env_read_impl, abstract_eval=env_read_aval, jvp=env_read_jvp,
-    transpose=NOT_LINEAR, differentiable=False, runtime=True))
-
-
 class EnvReadEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
         return code.outside(eqn.params["ref"])      # read when the code runs
 
 
-env_read_p.emit = EnvReadEmit()
+env_read_p = register(Primitive(
+    "env_read", nargs=0, impl=env_read_impl, abstract_eval=env_read_aval, jvp=env_read_jvp,
+    transpose=NOT_LINEAR, differentiable=False, runtime=True, emit=EnvReadEmit()))
 
 
 def env_read(ref, aval):

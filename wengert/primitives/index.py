@@ -1,6 +1,8 @@
 """Indexing: ``getitem`` (integers, slices, None, Ellipsis, integer arrays,
-boolean masks) and its two linear companions, ``index_add`` (scatter-add, the
-transpose of ``getitem``) and ``index_set`` (the functional ``x[i] = v``).
+boolean masks) and ``concatenate`` (and ``stack`` over it), whose transpose
+slices the cotangent apart with ``getitem``. The two linear companions of
+``getitem`` -- ``index_add`` (scatter-add, its transpose) and ``index_set``
+(the functional ``x[i] = v``) -- are in ``scatter.py``.
 
 The index is a static param: a tuple of ints, slices, None, Ellipsis and
 integer arrays. Boolean masks become integer arrays (``nonzero``) when the
@@ -10,25 +12,21 @@ of a structured loop, an index array passed as an argument) is a *dynamic*
 position: ``DYN`` in the static index, and an extra integer operand after the
 array operands, in order.
 
-``concatenate`` (and ``stack`` over it) lives here too: its transpose slices
-the cotangent apart with ``getitem``. The rows' ``lower`` rules (their
-imperative forms) are in ``index_lower.py``.
+Layer: primitives.
 """
 from __future__ import annotations
-
-import re
 
 import numpy as np
 
 from ..core import dims as _dims
 from ..core.primitive import (
-    Linear, Primitive, TracerBase, Zero, instantiate, register, zero_if_any, zeros as core_zeros)
+    PRIMITIVES, ZERO_IF_ANY, Linear, Primitive, TracerBase, Zero, register, zeros as core_zeros)
 from ..core.trace import bind
-from ..core.rules import EmitRule, result_dtype, shape_error
-from .shape import broadcast_to, expand_dims, reshape, sum_to_shape
+from ..core.rules import FRESH, EmitRule, LowerRule, result_dtype, shape_error
+from .shape import broadcast_to, expand_dims
 from ..core.dims import has_dims, slice_length
 from ..core.errors import NonDifferentiableInputError
-from ..core.ir import Aval, Lit, aval_of
+from ..core.ir import Aval, aval_of
 
 
 class _Dynamic:
@@ -88,7 +86,7 @@ def normalize_index(idx):
     return tuple(out), tuple(dyn)
 
 
-def _fill(idx, dyn):
+def fill_index(idx, dyn):
     """The concrete index: dynamic positions take their operands' values."""
     if not dyn:
         return idx
@@ -100,21 +98,21 @@ def _position(v):
     return np.asarray(v) if np.ndim(v) else int(v)
 
 
-def _has_arrays(idx):
+def has_index_arrays(idx):
     return any(isinstance(p, np.ndarray) or p is DYN for p in idx)
 
 
-def _dummy(aval):
+def dummy_array(aval):
     return np.broadcast_to(np.zeros((), aval.dtype), aval.shape)
 
 
 # --- getitem -----------------------------------------------------------
 def getitem_impl(x, *dyn, idx):
-    return np.asarray(x)[_fill(idx, dyn)]
+    return np.asarray(x)[fill_index(idx, dyn)]
 
 
 def getitem_aval(x, *dyn, idx):
-    shape = _dummy(x)[_fill(idx, [np.zeros(d.shape, np.intp) for d in dyn])].shape
+    shape = dummy_array(x)[fill_index(idx, [np.zeros(d.shape, np.intp) for d in dyn])].shape
     if has_dims(x.shape):
         shape = _basic_shape(x.shape, idx, dyn) or shape
     return Aval(shape, x.dtype)
@@ -149,11 +147,12 @@ def getitem_jvp(primals, tangents, idx):
 
 def getitem_transpose(ct, x, *dyn, idx):
     zeros = core_zeros(Aval(x.aval.shape, aval_of(ct).dtype))   # ct may be a Python float
-    return (bind(index_add_p, zeros, ct, *dyn, idx=idx),) + (None,) * len(dyn)
+    # index_add's row is in scatter.py, which builds on this module: found in the table
+    return (bind(PRIMITIVES["index_add"], zeros, ct, *dyn, idx=idx),) + (None,) * len(dyn)
 
 
 def getitem_batch(args, batched, idx):
-    if _has_arrays(idx) or Ellipsis in idx or any(batched[1:]):
+    if has_index_arrays(idx) or Ellipsis in idx or any(batched[1:]):
         return NotImplemented
     return getitem(args[0], (slice(None),) + idx)
 
@@ -163,13 +162,6 @@ def getitem_scalar(idx):
     scalars; ``a[...]``, ``v[i, ...]`` and slices give arrays, 0-d ones too."""
     return all(p is DYN or type(p) is int or type(p) is np.ndarray and p.ndim == 0
                for p in idx)
-
-
-getitem_p = register(Primitive("getitem", nargs=None, impl=getitem_impl, jvp=getitem_jvp,
-                               transpose=getitem_transpose, abstract_eval=getitem_aval,
-                               batch=getitem_batch,
-                               numpy_scalar=getitem_scalar))
-getitem_p.zero_rule = zero_if_any(getitem_p)
 
 
 class GetitemEmit(EmitRule):
@@ -189,13 +181,29 @@ class GetitemEmit(EmitRule):
         """An element of a float64 array read as a Python float (``x.item(i)``,
         the same bits; NumPy's scalar maths on an ``np.float64`` is slower, and
         far slower on subnormals, where it reports the underflow)."""
-        return (True,) * len(kinds), (_element(eqn, 1) and kinds[0] == "np",)
+        return (True,) * len(kinds), (float64_element(eqn, 1) and kinds[0] == "np",)
 
 
-getitem_p.emit = GetitemEmit()
+class GetitemLower(LowerRule):
+    """A scalar element or an index array's gather is a new value; a basic
+    slice is a view of the operand."""
+
+    def fresh(self, eqn):
+        return eqn.outputs[0].aval.shape == () or not basic_index(eqn)
+
+    def element(self, eqn):
+        pos = element_positions(eqn, 1)
+        return None if pos is None else ("read", None, pos)
 
 
-def _element(eqn, first):
+getitem_p = register(Primitive("getitem", nargs=None, impl=getitem_impl, jvp=getitem_jvp,
+                               transpose=getitem_transpose, abstract_eval=getitem_aval,
+                               batch=getitem_batch,
+                               numpy_scalar=getitem_scalar, zero_rule=ZERO_IF_ANY,
+                               emit=GetitemEmit(), lower=GetitemLower(), complex_ok=True))
+
+
+def float64_element(eqn, first):
     """Whether ``eqn`` (a getitem or an update: its positions are its
     operands from ``first`` on) reads or writes one element of a float64
     array at integer positions."""
@@ -210,6 +218,36 @@ def _element(eqn, first):
 def getitem(x, idx):
     idx, dyn = normalize_index(idx)
     return bind(getitem_p, x, *dyn, idx=idx)
+
+
+def basic_index(eqn):
+    """A basic index: no index array, scalar dynamic positions (``x[i] += v``
+    then meets each position once, as ``np.add.at`` would)."""
+    return not any(isinstance(p, np.ndarray) for p in eqn.params["idx"]) \
+        and all(x.aval.shape == () for x in eqn.inputs[2:])
+
+
+def element_positions(eqn, first):
+    """The positions of a one-element access (``LowerRule.element``): per
+    axis of the array, its dynamic operand (operands from ``first`` on, int
+    scalars) or its static int; None if the index is anything else."""
+    x, idx = eqn.inputs[0], eqn.params.get("idx")
+    if set(eqn.params) != {"idx"} or not isinstance(idx, tuple) or not x.aval.shape \
+            or len(idx) != len(x.aval.shape) or None in x.aval.shape:
+        return None
+    dyn = list(eqn.inputs[first:])
+    if sum(p is DYN for p in idx) != len(dyn) \
+            or any(d.aval.shape != () or d.aval.dtype.kind not in "iu" for d in dyn):
+        return None
+    found, it = [], iter(dyn)
+    for p in idx:
+        if p is DYN:
+            found.append(next(it))
+        elif type(p) is int:
+            found.append(p)
+        else:
+            return None
+    return tuple(found)
 
 
 # --- concatenate -------------------------------------------------------
@@ -251,11 +289,6 @@ def concatenate_batch(args, batched, axis):
     return concatenate(*fixed, axis=axis + 1)
 
 
-concatenate_p = register(Primitive("concatenate", nargs=None, impl=concatenate_impl,
-                                   jvp=concatenate_jvp, transpose=concatenate_transpose,
-                                   abstract_eval=concatenate_aval, batch=concatenate_batch))
-
-
 class ConcatenateEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
         if set(eqn.params) == {"axis"}:
@@ -263,7 +296,10 @@ class ConcatenateEmit(EmitRule):
             return f"{code.np}.concatenate(({ops}), axis={code.param(eqn.params['axis'])})"
 
 
-concatenate_p.emit = ConcatenateEmit()
+concatenate_p = register(Primitive("concatenate", nargs=None, impl=concatenate_impl,
+                                   jvp=concatenate_jvp, transpose=concatenate_transpose,
+                                   abstract_eval=concatenate_aval, batch=concatenate_batch,
+                                   emit=ConcatenateEmit(), lower=FRESH, complex_ok=True))
 
 
 def concatenate(*xs, axis=0):
@@ -277,217 +313,3 @@ def concatenate(*xs, axis=0):
 def stack(xs, axis=0):
     nd = np.ndim(xs[0]) + 1
     return concatenate(*[expand_dims(x, axis % nd) for x in xs], axis=axis % nd)
-
-
-# --- index_add (scatter-add) -------------------------------------------
-def _into(x, v):
-    """A copy of ``x`` to update with ``v``, and ``v`` as it is stored:
-    the update keeps ``x``'s dtype, as NumPy's ``x[i] = v`` and ``x[i] += v``
-    do (a float32 array stays float32, an integer one stores integers)."""
-    out = np.array(x, copy=True)
-    v = np.asarray(v)
-    return out, v if np.can_cast(v.dtype, out.dtype, "same_kind") else v.astype(out.dtype)
-
-
-def index_add_impl(x, v, *dyn, idx):
-    out, v = _into(x, v)
-    idx = _fill(idx, dyn)
-    if _has_arrays(idx):
-        np.add.at(out, idx, v)        # an index array may repeat a position: accumulate
-    else:
-        out[idx] += v                 # a basic index meets each position once; np.add.at is ~5x slower
-    return out
-
-
-def index_add_aval(x, v, *dyn, idx):
-    return Aval(x.shape, x.dtype)
-
-
-def index_add_jvp(primals, tangents, idx):
-    x, v, *dyn = primals
-    return (bind(index_add_p, x, v, *dyn, idx=idx),
-            bind(index_add_p, tangents[0], tangents[1], *dyn, idx=idx))
-
-
-def index_add_transpose(ct, x, v, *dyn, idx):
-    return ((ct if isinstance(x, Linear) else None,
-             sum_to_shape(bind(getitem_p, ct, *dyn, idx=idx), v.aval.shape)
-             if isinstance(v, Linear) else None) + (None,) * len(dyn))
-
-
-def _instantiate_pair(prim):
-    def rule(x, v, *dyn, idx):
-        if isinstance(x, Zero) and isinstance(v, Zero):
-            return Zero(prim.abstract_eval(x.aval, v.aval, idx=idx))
-        return bind(prim, instantiate(x), instantiate(v), *dyn, idx=idx)
-    return rule
-
-
-def _update_batch(prim):
-    """Batch rule of index_add / index_set with a basic index (ints, slices,
-    None): the batch axis goes in front of the index, and a batched ``v`` is
-    lined up with the indexed part's rank."""
-    def rule(args, batched, idx):
-        if _has_arrays(idx) or Ellipsis in idx or any(batched[2:]):
-            return NotImplemented
-        x, v = args[0], args[1]
-        size = _dims.shape(args[0] if batched[0] else args[1])[0]
-        if not batched[0]:
-            x = broadcast_to(x, (size,) + tuple(_dims.shape(x)))
-        if batched[1]:
-            part = _dims.shape(_dummy(aval_of(x))[(slice(None),) + idx])
-            v_rank = np.ndim(v) - 1
-            if v_rank < len(part) - 1:
-                v = reshape(v, (size,) + (1,) * (len(part) - 1 - v_rank) + tuple(_dims.shape(v)[1:]))
-        return bind(prim, x, v, idx=(slice(None),) + idx)
-    return rule
-
-
-index_add_p = register(Primitive("index_add", nargs=None, impl=index_add_impl, jvp=index_add_jvp,
-                                 transpose=index_add_transpose, abstract_eval=index_add_aval))
-index_add_p.batch = _update_batch(index_add_p)
-index_add_p.zero_rule = _instantiate_pair(index_add_p)
-
-
-def index_add(x, v, idx):
-    idx, dyn = normalize_index(idx)
-    return bind(index_add_p, x, v, *dyn, idx=idx)
-
-
-# --- index_set (functional x[idx] = v) ---------------------------------
-def index_set_impl(x, v, *dyn, idx):
-    out, v = _into(x, v)
-    out[_fill(idx, dyn)] = v
-    return out
-
-
-def index_set_jvp(primals, tangents, idx):
-    x, v, *dyn = primals
-    return (bind(index_set_p, x, v, *dyn, idx=idx),
-            bind(index_set_p, tangents[0], tangents[1], *dyn, idx=idx))
-
-
-def index_set_transpose(ct, x, v, *dyn, idx):
-    # overwritten places send nothing back to x; v receives what they got
-    return ((bind(index_set_p, ct, np.zeros((), aval_of(ct).dtype), *dyn, idx=idx)
-             if isinstance(x, Linear) else None,
-             sum_to_shape(bind(getitem_p, ct, *dyn, idx=idx), v.aval.shape)
-             if isinstance(v, Linear) else None) + (None,) * len(dyn))
-
-
-index_set_p = register(Primitive("index_set", nargs=None, impl=index_set_impl, jvp=index_set_jvp,
-                                 transpose=index_set_transpose, abstract_eval=index_add_aval))
-index_set_p.zero_rule = _instantiate_pair(index_set_p)
-index_set_p.batch = _update_batch(index_set_p)
-
-
-def index_set(x, v, idx):
-    idx, dyn = normalize_index(idx)
-    return bind(index_set_p, x, v, *dyn, idx=idx)
-
-
-# --- index_add / index_set as NumPy statements --------------------------
-class FunctionalUpdateEmit(EmitRule):
-    """The functional update as a person writes it: a copy of ``x``, then
-    ``out[i] += v`` (``index_add``) or ``out[i] = v`` (``index_set``); an
-    index array in an ``index_add`` is ``np.add.at``, which accumulates
-    repeated positions as the impl does. A fresh array operand (``np.zeros``)
-    is not copied again. Values the impl would cast (an update whose dtype
-    cannot be cast ``same_kind`` into ``x``'s) and indices that are not
-    integer ones go through the impl."""
-
-    def __init__(self, accumulate):
-        self.accumulate = accumulate
-
-    def statements(self, code, eqn, ins, py, outs, subs):
-        return self.functional(code, eqn, ins, py, outs[0])
-
-    def functional(self, code, eqn, ins, py, out, inplace=False):
-        """The lines making ``out`` a new array: ``x`` with ``v`` added or set
-        (``inplace``: ``x`` itself, changed, when nothing reads it afterwards:
-        ``backends/lower.py``)."""
-        x, v, *dyn = eqn.inputs
-        dtype = eqn.outputs[0].aval.dtype
-        if set(eqn.params) != {"idx"} or not np.can_cast(v.aval.dtype, dtype, "same_kind") \
-                or any(d.aval.dtype.kind not in "iu" for d in dyn):
-            return None
-        idx = eqn.params["idx"]
-        sub = code.subscript(idx, ins[2:])
-        if sub is None:
-            return None
-        value = ins[1]
-        if isinstance(v, Lit) and np.ndim(v.val) == 0 and np.asarray(v.val).dtype == dtype \
-                and dtype.kind in "fiu":
-            # a scalar of the array's own dtype: as a Python number, the same
-            # element is stored, without making a NumPy scalar at each run
-            value = code.scalar(np.asarray(v.val).item()) or value
-        if self.accumulate and py[1] and v.aval.dtype != dtype:
-            # the impl adds the update as an array: a Python float added to a
-            # float32 array would be rounded to float32 first
-            value = f"{code.np}.asarray({value})"
-        target, then = out, []
-        if not inplace:
-            lines = [f"{out} = {self._copy(code, eqn, ins[0])}"]
-        elif ins[0].isidentifier():
-            lines, target = [], ins[0]
-            then = [f"{out} = {target}"] if out != target else []
-        else:                                       # a literal making a new array
-            lines = [f"{out} = {ins[0]}"]
-        arrays = any(isinstance(p, np.ndarray) for p in idx) or any(d.aval.shape for d in dyn)
-        if self.accumulate and arrays:
-            where = f"{code.np}.s_[{sub}]" if any(isinstance(p, slice) for p in idx) \
-                else (sub if len(idx) == 1 else f"({sub})")
-            one = len(idx) == 1 and (getattr(idx[0], "ndim", None) == 1 or (
-                idx[0] is DYN and len(dyn[0].aval.shape) == 1))
-            rows = None if not one else (
-                (tuple(dyn[0].aval.shape if idx[0] is DYN else idx[0].shape)
-                 + tuple(x.aval.shape[1:])), tuple(v.aval.shape))
-            lines += code.add_at(target, where, value, rows)
-        elif self.accumulate and v in code.floats and _element(eqn, 2):
-            # a Python float added to the element as a Python float (NumPy's
-            # sum of the two, and a tenth faster than ``+=``)
-            lines.append(f"{target}[{sub}] = {target}.item({sub}) + {value}")
-        else:
-            lines.append(f"{target}[{sub}] {'+=' if self.accumulate else '='} {value}")
-        return lines + then
-
-    def python_floats(self, eqn, kinds):
-        """A float64 stand-in stored into a float64 array is the same number."""
-        x, v = eqn.inputs[0], eqn.inputs[1]
-        if x.aval.dtype != np.float64 or v.aval.dtype != np.float64:
-            return None
-        return (True, True) + (False,) * (len(kinds) - 2), (False,)
-
-    @staticmethod
-    def _copy(code, eqn, text):
-        """``x`` as a new array: a literal that makes one (``np.zeros``) as it
-        is; a scalar through ``np.array`` (it may be a Python or NumPy scalar,
-        which cannot be written); else ``x.copy()``."""
-        x = eqn.inputs[0]
-        if isinstance(x, Lit) and re.match(rf"{re.escape(code.np)}\.(zeros|full)\(", text):
-            return text
-        if not x.aval.shape:
-            return f"{code.np}.array({text})"
-        return f"{code.atom(text)}.copy()"
-
-
-index_add_p.emit = FunctionalUpdateEmit(accumulate=True)
-index_set_p.emit = FunctionalUpdateEmit(accumulate=False)
-
-class IndexUpdater:
-    """``wg.at(x)[idx].set(v)`` / ``.add(v)``: functional updates, as JAX's
-    ``x.at[idx].set(v)``; the caller's array is never written."""
-
-    __slots__ = ("x", "idx")
-
-    def __init__(self, x, idx=None):
-        self.x, self.idx = x, idx
-
-    def __getitem__(self, idx):
-        return IndexUpdater(self.x, idx)
-
-    def set(self, v):
-        return index_set(self.x, v, self.idx)
-
-    def add(self, v):
-        return index_add(self.x, v, self.idx)

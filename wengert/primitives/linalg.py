@@ -19,29 +19,30 @@ import math
 import numpy as np
 
 from ..core import dims as _dims
-from ..core.primitive import Linear, Primitive, Zero, register, zero_if_any
+from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.rules import broadcast_shapes, result_dtype, shape_error
 from .arith import add, convert, mul
 from .shape import reshape, sum_to_shape, swapaxes, transpose
 from .reduce import reduce_sum
-from .index import getitem, index_add
+from .index import getitem
+from .scatter import index_add
 from ..core.errors import NoDerivativeRule, ShapeMismatchError
 from ..core.ir import Aval, aval_of
 
-def _shape(x):
+def shape_tuple(x):
     return tuple(_dims.shape(x))      # Linear markers and Zeros answer np.shape too
 
 
-def _mT(x):
+def matrix_transpose(x):
     return swapaxes(x, -1, -2)
 
 
-def _float_dtype(dtype):
+def float_dtype(dtype):
     return dtype if dtype.kind in "fc" else np.dtype(np.float64)
 
 
-def _pad_batched(args, batched):
+def pad_batched(args, batched):
     """Batch rule helper for primitives broadcasting leading axes: give each
     batched operand the full rank so its batch axis does not line up with a
     batch axis of an unbatched operand."""
@@ -56,13 +57,13 @@ def _pad_batched(args, batched):
     return out
 
 
-def _no_out(out, name):
+def refuse_out(out, name):
     if out is not None:
         raise NoDerivativeRule(f"{name}(..., out=...) writes in place; drop out= and use the "
                                "returned value")
 
 
-def _batch_shape(name, x, y):
+def batch_shape(name, x, y):
     """Broadcast the leading (batch) axes of two stacks of matrices."""
     try:
         # symbolic lengths record their comparisons as guards (``dims``)
@@ -72,7 +73,7 @@ def _batch_shape(name, x, y):
                                  f"{y.shape} do not broadcast together") from None
 
 
-def _square(name, a):
+def check_square(name, a):
     """Check ``a`` is a (batch of) square matrix; return its batch shape and n."""
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise shape_error(f"{name}: expected a square matrix or a stack of them "
@@ -108,7 +109,7 @@ def _matmul_aval(x, y):
                                  f"of the second ({k_y})")
     xm = x if x.ndim > 1 else Aval((1,) + x.shape, x.dtype)
     ym = y if y.ndim > 1 else Aval(y.shape + (1,), y.dtype)
-    batch = _batch_shape("matmul", xm, ym)
+    batch = batch_shape("matmul", xm, ym)
     tail = ((x.shape[-2],) if x.ndim > 1 else ()) + ((y.shape[-1],) if y.ndim > 1 else ())
     return Aval(batch + tail, result_dtype(x, y))
 
@@ -117,16 +118,16 @@ def matmul_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     if type(x_dot) is Zero:        # a constant matrix times a variable: one term
-        return _matmul(x, y), _matmul(x, y_dot)
+        return matmul_bind(x, y), matmul_bind(x, y_dot)
     if type(y_dot) is Zero:
-        return _matmul(x, y), _matmul(x_dot, y)
-    return _matmul(x, y), add(_matmul(x_dot, y), _matmul(x, y_dot))
+        return matmul_bind(x, y), matmul_bind(x_dot, y)
+    return matmul_bind(x, y), add(matmul_bind(x_dot, y), matmul_bind(x, y_dot))
 
 
 def _as_matrices(ct, xs, ys):
     """The cotangent of a matmul with vector operands, as the cotangent of the
     same product with those vectors read as a row / a column."""
-    cs = _shape(ct)
+    cs = shape_tuple(ct)
     if len(xs) == 1:
         cs = cs[:len(cs) - (1 if len(ys) > 1 else 0)] + (1,) + cs[len(cs) - (1 if len(ys) > 1 else 0):]
     if len(ys) == 1:
@@ -136,16 +137,16 @@ def _as_matrices(ct, xs, ys):
 
 def matmul_transpose(ct, x, y):
     assert isinstance(x, Linear) != isinstance(y, Linear), "matmul is linear in one operand"
-    xs, ys = _shape(x), _shape(y)
+    xs, ys = shape_tuple(x), shape_tuple(y)
     if len(xs) <= 2 and len(ys) <= 2:
         return _matmul_transpose_2d(ct, x, y, xs, ys)
     ct = _as_matrices(ct, xs, ys)
     if isinstance(x, Linear):
         y2 = y if len(ys) > 1 else reshape(y, ys + (1,))
-        ct_x = _matmul(ct, _mT(y2))
+        ct_x = matmul_bind(ct, matrix_transpose(y2))
         return reshape(sum_to_shape(ct_x, (xs if len(xs) > 1 else (1,) + xs)), xs), None
     x2 = x if len(xs) > 1 else reshape(x, (1,) + xs)
-    ct_y = _matmul(_mT(x2), ct)
+    ct_y = matmul_bind(matrix_transpose(x2), ct)
     return None, reshape(sum_to_shape(ct_y, (ys if len(ys) > 1 else ys + (1,))), ys)
 
 
@@ -155,10 +156,10 @@ def _matmul_transpose_2d(ct, x, y, xs, ys):
         return mul(reshape(a, (-1, 1)), reshape(b, (1, -1)))
     if isinstance(x, Linear):
         if len(ys) == 2:
-            return _matmul(ct, _mT(y)) if len(xs) == 2 else _matmul(y, ct), None
+            return matmul_bind(ct, matrix_transpose(y)) if len(xs) == 2 else matmul_bind(y, ct), None
         return (outer2(ct, y) if len(xs) == 2 else mul(ct, y)), None
     if len(xs) == 2:
-        return None, _matmul(_mT(x), ct) if len(ys) == 2 else _matmul(ct, x)
+        return None, matmul_bind(matrix_transpose(x), ct) if len(ys) == 2 else matmul_bind(ct, x)
     return None, (outer2(x, ct) if len(ys) == 2 else mul(x, ct))
 
 
@@ -170,30 +171,30 @@ def matmul_batch(args, batched):
     vec_x = np.ndim(x) - bx == 1
     vec_y = np.ndim(y) - by == 1
     if vec_x:
-        xs = _shape(x)
+        xs = shape_tuple(x)
         x = reshape(x, xs[:-1] + (1,) + xs[-1:])
     if vec_y:
-        y = reshape(y, _shape(y) + (1,))
-    out = _matmul(*_pad_batched([x, y], batched))
-    os = _shape(out)
+        y = reshape(y, shape_tuple(y) + (1,))
+    out = matmul_bind(*pad_batched([x, y], batched))
+    os = shape_tuple(out)
     return reshape(out, os[:-2] + (() if vec_x else os[-2:-1]) + (() if vec_y else os[-1:]))
 
 
 matmul_p = register(Primitive("matmul", nargs=2, impl=np.matmul, jvp=matmul_jvp,
                               transpose=matmul_transpose, abstract_eval=matmul_aval,
-                              batch=matmul_batch, numpy_scalar=True))     # np.matmul: a ufunc
-matmul_p.zero_rule = zero_if_any(matmul_p)
+                              batch=matmul_batch, numpy_scalar=True, zero_rule=ZERO_IF_ANY,
+                              complex_ok=True))
 
 
-def _matmul(x, y):
+def matmul_bind(x, y):
     return bind(matmul_p, x, y)
 
 
 def matmul(x, y):
     """``np.matmul``; a scalar operand multiplies elementwise."""
-    if not _shape(x) or not _shape(y):
+    if not shape_tuple(x) or not shape_tuple(y):
         return mul(x, y)
-    return _matmul(x, y)
+    return matmul_bind(x, y)
 
 
 # --- dot, tensordot, inner, outer (functions over matmul) ---------------
@@ -203,7 +204,7 @@ def _size(shape, axes):
 
 def tensordot(x, y, axes=2):
     """``np.tensordot``: move the contracted axes together, then one matmul."""
-    xs, ys = _shape(x), _shape(y)
+    xs, ys = shape_tuple(x), shape_tuple(y)
     if isinstance(axes, (int, np.integer)):
         ax_x, ax_y = list(range(len(xs) - int(axes), len(xs))), list(range(int(axes)))
     else:
@@ -218,14 +219,14 @@ def tensordot(x, y, axes=2):
     c = _size(xs, ax_x)
     xm = reshape(transpose(x, free_x + ax_x), (_size(xs, free_x), c))
     ym = reshape(transpose(y, ax_y + free_y), (c, _size(ys, free_y)))
-    return reshape(_matmul(xm, ym), tuple(xs[i] for i in free_x) + tuple(ys[i] for i in free_y))
+    return reshape(matmul_bind(xm, ym), tuple(xs[i] for i in free_x) + tuple(ys[i] for i in free_y))
 
 
 def dot(x, y, out=None):
     """``np.dot``: scalars multiply; otherwise contract x's last axis with y's
     second-to-last (its only axis if y is a vector)."""
-    _no_out(out, "dot")
-    xs, ys = _shape(x), _shape(y)
+    refuse_out(out, "dot")
+    xs, ys = shape_tuple(x), shape_tuple(y)
     if not xs or not ys:
         return mul(x, y)
     if len(ys) == 1 or (len(xs) <= 2 and len(ys) == 2):
@@ -235,7 +236,7 @@ def dot(x, y, out=None):
 
 def inner(x, y):
     """``np.inner``: contract the last axes of both."""
-    xs, ys = _shape(x), _shape(y)
+    xs, ys = shape_tuple(x), shape_tuple(y)
     if not xs or not ys:
         return mul(x, y)
     return tensordot(x, y, axes=([len(xs) - 1], [len(ys) - 1]))
@@ -243,7 +244,7 @@ def inner(x, y):
 
 def outer(x, y, out=None):
     """``np.outer``: both operands are flattened first."""
-    _no_out(out, "outer")
+    refuse_out(out, "outer")
     return mul(reshape(x, (-1, 1)), reshape(y, (1, -1)))
 
 
@@ -255,24 +256,24 @@ def _diag_index(n, m, offset):
 
 def diagonal(x, offset=0, axis1=0, axis2=1):
     """``np.diagonal``: the diagonal becomes the last axis."""
-    nd = len(_shape(x))
+    nd = len(shape_tuple(x))
     if nd < 2:
-        raise shape_error(f"diagonal: needs at least 2 axes, got shape {_shape(x)}")
+        raise shape_error(f"diagonal: needs at least 2 axes, got shape {shape_tuple(x)}")
     a1, a2 = axis1 % nd, axis2 % nd
     xt = transpose(x, [i for i in range(nd) if i not in (a1, a2)] + [a1, a2])
-    n, m = _shape(xt)[-2:]
+    n, m = shape_tuple(xt)[-2:]
     return getitem(xt, (Ellipsis,) + _diag_index(n, m, int(offset)))
 
 
 def trace(x, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    _no_out(out, "trace")
+    refuse_out(out, "trace")
     res = reduce_sum(diagonal(x, offset, axis1, axis2), axis=-1)
     return convert(res, dtype=np.dtype(dtype)) if dtype is not None else res
 
 
 def diag(v, k=0):
     """``np.diag``: a vector's diagonal matrix, or a matrix's diagonal."""
-    shp = _shape(v)
+    shp = shape_tuple(v)
     if len(shp) == 2:
         return diagonal(v, k)
     if len(shp) != 1:

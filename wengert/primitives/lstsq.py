@@ -28,9 +28,9 @@ from .arith import add, mul, neg, sub
 from .index import concatenate
 from .shape import reshape
 from .reduce import reduce_sum
-from .linalg import _float_dtype, _matmul, _mT, _shape
-from .matrix import _solve
-from .decomp import _cols, _matrix_aval, _rows, svdvals_jvp
+from .linalg import float_dtype, matmul_bind, matrix_transpose, shape_tuple
+from .matrix import solve_bind
+from .decomp import column_slice, matrix_aval, row_slice, svdvals_jvp
 from ..core.errors import WengertError, user_location
 from ..core.ir import Aval, aval_of
 
@@ -53,7 +53,7 @@ def qr_impl(a, complete):
 
 
 def qr_aval(a, complete):
-    batch, m, n, dt = _matrix_aval("qr", a)
+    batch, m, n, dt = matrix_aval("qr", a)
     if m < n:
         raise shape_error(f"qr_p: factors tall or square matrices, got shape {a.shape}; "
                           "call the wrapper qr, which factors wide ones too")
@@ -67,22 +67,22 @@ def qr_jvp(primals, tangents, complete):
     q, r = bind(qr_p, a, complete=complete)
     if isinstance(a_dot, Zero):
         return (q, r), (Zero(aval_of(q)), Zero(aval_of(r)))
-    m, n = _shape(a)[-2:]
-    q1 = _cols(q, 0, n) if complete and m > n else q
-    r1 = _rows(r, 0, n) if complete and m > n else r
+    m, n = shape_tuple(a)[-2:]
+    q1 = column_slice(q, 0, n) if complete and m > n else q
+    r1 = row_slice(r, 0, n) if complete and m > n else r
     # dA = dQ R + Q dR; with B = dA R^-1 and X = Q^T B, Q^T dQ = Omega is
     # antisymmetric and dR R^-1 upper triangular, so Omega's strict lower
     # triangle is X's
-    b = _mT(_solve(_mT(r1), _mT(a_dot)))
-    x = _matmul(_mT(q1), b)
+    b = matrix_transpose(solve_bind(matrix_transpose(r1), matrix_transpose(a_dot)))
+    x = matmul_bind(matrix_transpose(q1), b)
     low = mul(x, np.tril(np.ones((n, n), _dtype_of(x)), -1))
-    upper_part = sub(x, sub(low, _mT(low)))                # X - Omega = dR R^-1
-    dr = _matmul(upper_part, r1)
-    dq = sub(b, _matmul(q1, upper_part))
+    upper_part = sub(x, sub(low, matrix_transpose(low)))                # X - Omega = dR R^-1
+    dr = matmul_bind(upper_part, r1)
+    dq = sub(b, matmul_bind(q1, upper_part))
     if complete and m > n:
-        q2 = _cols(q, n)
-        dq = concatenate(dq, neg(_matmul(q1, _matmul(_mT(dq), q2))), axis=-1)
-        zeros = np.zeros(_shape(a)[:-2] + (m - n, n), _dtype_of(dr))
+        q2 = column_slice(q, n)
+        dq = concatenate(dq, neg(matmul_bind(q1, matmul_bind(matrix_transpose(dq), q2))), axis=-1)
+        zeros = np.zeros(shape_tuple(a)[:-2] + (m - n, n), _dtype_of(dr))
         dr = concatenate(dr, zeros, axis=-2)
     return (q, r), (dq, dr)
 
@@ -95,12 +95,12 @@ def qr(a, complete=False):
     """``(Q, R)`` of ``np.linalg.qr``; a wide ``[X | Y]`` is factored as
     ``X = Q R1`` (square) and ``R = [R1 | Q^T Y]``, which is what NumPy's
     Householder steps compute."""
-    m, n = _shape(a)[-2:]
+    m, n = shape_tuple(a)[-2:]
     if m >= n:
         q, r = bind(qr_p, a, complete=bool(complete))
         return q, r
-    q, r1 = bind(qr_p, _cols(a, 0, m), complete=False)
-    return q, concatenate(r1, _matmul(_mT(q), _cols(a, m)), axis=-1)
+    q, r1 = bind(qr_p, column_slice(a, 0, m), complete=False)
+    return q, concatenate(r1, matmul_bind(matrix_transpose(q), column_slice(a, m)), axis=-1)
 
 
 # --- pinv --------------------------------------------------------------------
@@ -111,17 +111,17 @@ def pinv_impl(a, rcond, rtol):
 
 
 def pinv_aval(a, rcond, rtol):
-    batch, m, n, dt = _matrix_aval("pinv", a)
+    batch, m, n, dt = matrix_aval("pinv", a)
     return Aval(batch + (n, m), dt)
 
 
 def pinv_tangent(a, p, a_dot):
     """The tangent of ``P = pinv(A)`` where the rank is locally constant:
     ``-P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P``."""
-    dat = _mT(a_dot)
-    t1 = neg(_matmul(p, _matmul(a_dot, p)))
-    t2 = _matmul(p, _matmul(_mT(p), sub(dat, _matmul(_matmul(dat, a), p))))
-    t3 = _matmul(sub(dat, _matmul(p, _matmul(a, dat))), _matmul(_mT(p), p))
+    dat = matrix_transpose(a_dot)
+    t1 = neg(matmul_bind(p, matmul_bind(a_dot, p)))
+    t2 = matmul_bind(p, matmul_bind(matrix_transpose(p), sub(dat, matmul_bind(matmul_bind(dat, a), p))))
+    t3 = matmul_bind(sub(dat, matmul_bind(p, matmul_bind(a, dat))), matmul_bind(matrix_transpose(p), p))
     return add(add(t1, t2), t3)
 
 
@@ -160,7 +160,7 @@ def lstsq_aval(a, b, rcond):
         raise shape_error(f"lstsq: expected a matrix (m, n) and a right-hand side (m,) or "
                           f"(m, k), got shapes {a.shape} and {b.shape}")
     m, n = a.shape
-    dt = _float_dtype(np.result_type(a.dtype, b.dtype))
+    dt = float_dtype(np.result_type(a.dtype, b.dtype))
     nres = (1 if b.ndim == 1 else b.shape[1]) if m > n else 0
     return (Aval((n,) + b.shape[1:], dt), Aval((nres,), dt), Aval((), np.dtype(np.intc)),
             Aval((min(m, n),), dt))
@@ -177,20 +177,20 @@ def lstsq_jvp(primals, tangents, rcond):
     # rcond * s_max are cut by lstsq and pinv alike (a negative rcond means
     # machine precision to lstsq, which pinv's default is)
     p = pinv(a, rcond=None if rcond is None or rcond < 0 else rcond)
-    r = sub(b, _matmul(a, x))
+    r = sub(b, matmul_bind(a, x))
     # dx = dP b + P db, with x = P b and r = (I - A P) b
-    rhs = b_dot if isinstance(a_dot, Zero) else sub(b_dot, _matmul(a_dot, x))
-    dx = _matmul(p, rhs)
+    rhs = b_dot if isinstance(a_dot, Zero) else sub(b_dot, matmul_bind(a_dot, x))
+    dx = matmul_bind(p, rhs)
     if not isinstance(a_dot, Zero):
-        dat = _mT(a_dot)
-        y = _matmul(dat, _matmul(_mT(p), x))
-        dx = add(dx, add(_matmul(p, _matmul(_mT(p), _matmul(dat, r))),
-                         sub(y, _matmul(p, _matmul(a, y)))))
-    m, n = _shape(a)
+        dat = matrix_transpose(a_dot)
+        y = matmul_bind(dat, matmul_bind(matrix_transpose(p), x))
+        dx = add(dx, add(matmul_bind(p, matmul_bind(matrix_transpose(p), matmul_bind(dat, r))),
+                         sub(y, matmul_bind(p, matmul_bind(a, y)))))
+    m, n = shape_tuple(a)
     dres = zeros[1]
     if m > n:
-        dr = sub(rhs, _matmul(a, dx))
-        dres = reshape(mul(2.0, reduce_sum(mul(r, dr), axis=0)), _shape(res))
+        dr = sub(rhs, matmul_bind(a, dx))
+        dres = reshape(mul(2.0, reduce_sum(mul(r, dr), axis=0)), shape_tuple(res))
     dsv = zeros[3] if isinstance(a_dot, Zero) else svdvals_jvp((a,), (a_dot,))[1]
     return outs, (dx, dres, zeros[2], dsv)
 

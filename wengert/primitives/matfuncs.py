@@ -34,14 +34,14 @@ from .arith import add, sub
 from .index import concatenate
 from .shape import broadcast_to, sum_to_shape, zeros_like
 from .index import getitem
-from .linalg import _float_dtype, _matmul, _mT, _pad_batched, _shape, _square
+from .linalg import float_dtype, matmul_bind, matrix_transpose, pad_batched, shape_tuple, check_square
 from .triangular import real_only
 from ..core.errors import UnsupportedDtypeError, user_location
 from ..core.ir import Aval, aval_of
 
 
 def _float_result(x, a):
-    return np.asarray(x, _float_dtype(np.asarray(a).dtype))
+    return np.asarray(x, float_dtype(np.asarray(a).dtype))
 
 
 # --- expm --------------------------------------------------------------
@@ -53,9 +53,9 @@ def expm_impl(a):
 def square_real_aval(name):
     """Shape rule of a function of one real square matrix (or a stack)."""
     def aval(a):
-        _square(name, a)
+        check_square(name, a)
         real_only(name, a)
-        return Aval(a.shape, _float_dtype(a.dtype))
+        return Aval(a.shape, float_dtype(a.dtype))
     aval.__name__ = f"{name}_aval"
     return aval
 
@@ -94,7 +94,7 @@ def _top_right(x, n):
 def expm_frechet_impl(a, e):
     import scipy.linalg
     a, e = np.asarray(a), np.asarray(e)
-    dtype = _float_dtype(np.result_type(a, e))
+    dtype = float_dtype(np.result_type(a, e))
     batch = np.broadcast_shapes(a.shape[:-2], e.shape[:-2])
     a, e = (np.broadcast_to(x, batch + x.shape[-2:]) for x in (a, e))
     out = np.empty(batch + a.shape[-2:], dtype)
@@ -106,13 +106,13 @@ def expm_frechet_impl(a, e):
 
 
 def expm_frechet_aval(a, e):
-    _, n = _square("expm_frechet", a)
+    _, n = check_square("expm_frechet", a)
     if e.ndim < 2 or e.shape[-2:] != (n, n):
         raise shape_error(f"expm_frechet: direction of shape {e.shape} does not fit a matrix "
                           f"of shape {a.shape}")
     real_only("expm_frechet", a, e)
     batch = broadcast_shapes(a.shape[:-2], e.shape[:-2], name="expm_frechet")
-    return Aval(tuple(batch) + (n, n), _float_dtype(result_dtype(a, e)))
+    return Aval(tuple(batch) + (n, n), float_dtype(result_dtype(a, e)))
 
 
 def expm_frechet_jvp(primals, tangents):
@@ -123,9 +123,9 @@ def expm_frechet_jvp(primals, tangents):
     if not isinstance(a_dot, Zero):
         # L(a, e) is the top right block of expm([[a, e], [0, a]]): its
         # derivative along da is that block of L([[a, e], [0, a]], diag(da, da))
-        n = _shape(a)[-1]
+        n = shape_tuple(a)[-1]
         # the blocks need one batch shape: the result's
-        full = _shape(out)
+        full = shape_tuple(out)
         a, e, a_dot = (broadcast_to(x, full) for x in (a, e, instantiate(a_dot)))
         zeros = zeros_like(a)       # of a primal: a constant to the linear part
         diag = concatenate(concatenate(a_dot, zeros, axis=-1),
@@ -137,7 +137,7 @@ def expm_frechet_jvp(primals, tangents):
 def expm_frechet_transpose(ct, a, e):
     assert not isinstance(a, Linear), "expm_frechet is linear in its direction only"
     # L(a, .) = int_0^1 expm(s a) . expm((1 - s) a) ds has the adjoint L(a^T, .)
-    return None, sum_to_shape(expm_frechet(_mT(a), instantiate(ct)), e.shape)
+    return None, sum_to_shape(expm_frechet(matrix_transpose(a), instantiate(ct)), e.shape)
 
 
 def expm_frechet_zero_rule(a, e):
@@ -147,7 +147,7 @@ def expm_frechet_zero_rule(a, e):
 
 
 def expm_frechet_batch(args, batched):
-    return expm_frechet(*_pad_batched(args, batched))
+    return expm_frechet(*pad_batched(args, batched))
 
 
 expm_frechet_p = register(Primitive(
@@ -164,21 +164,21 @@ def expm_frechet(a, e):
 # --- sylvester ---------------------------------------------------------
 def sylvester_impl(a, b, q):
     import scipy.linalg
-    dtype = _float_dtype(np.result_type(a, b, q))
+    dtype = float_dtype(np.result_type(a, b, q))
     batch = np.broadcast_shapes(np.shape(a)[:-2], np.shape(b)[:-2], np.shape(q)[:-2])
     a, b, q = (np.broadcast_to(x, batch + np.shape(x)[-2:]) for x in (a, b, q))
     return np.asarray(scipy.linalg.solve_sylvester(a, b, q), dtype)
 
 
 def sylvester_aval(a, b, q):
-    _, m = _square("solve_sylvester", a)
-    _, n = _square("solve_sylvester", b)
+    _, m = check_square("solve_sylvester", a)
+    _, n = check_square("solve_sylvester", b)
     if q.ndim < 2 or q.shape[-2:] != (m, n):
         raise shape_error(f"solve_sylvester: q of shape {q.shape} does not fit a of shape "
                           f"{a.shape} and b of shape {b.shape}; expected (..., {m}, {n})")
     real_only("solve_sylvester", a, b, q)
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2], q.shape[:-2], name="solve_sylvester")
-    return Aval(tuple(batch) + q.shape[-2:], _float_dtype(result_dtype(a, b, q)))
+    return Aval(tuple(batch) + q.shape[-2:], float_dtype(result_dtype(a, b, q)))
 
 
 def sylvester_jvp(primals, tangents):
@@ -188,16 +188,16 @@ def sylvester_jvp(primals, tangents):
     # a x + x b = q  =>  a dx + dx b = dq - da x - x db
     rhs = q_dot
     if not isinstance(a_dot, Zero):
-        rhs = sub(rhs, _matmul(a_dot, x))
+        rhs = sub(rhs, matmul_bind(a_dot, x))
     if not isinstance(b_dot, Zero):
-        rhs = sub(rhs, _matmul(x, b_dot))
+        rhs = sub(rhs, matmul_bind(x, b_dot))
     return x, sylvester(a, b, rhs)
 
 
 def sylvester_transpose(ct, a, b, q):
     assert not isinstance(a, Linear) and not isinstance(b, Linear), \
         "solve_sylvester is linear in q only"
-    return None, None, sum_to_shape(sylvester(_mT(a), _mT(b), instantiate(ct)), q.shape)
+    return None, None, sum_to_shape(sylvester(matrix_transpose(a), matrix_transpose(b), instantiate(ct)), q.shape)
 
 
 def sylvester_zero_rule(a, b, q):

@@ -25,66 +25,66 @@ from .arith import mul, neg, sub
 from .shape import reshape, sum_to_shape
 from .reduce import reduce_sum
 from . import linalg
-from .linalg import _batch_shape, _float_dtype, _matmul, _mT, _pad_batched, _shape, _square
+from .linalg import batch_shape, float_dtype, matmul_bind, matrix_transpose, pad_batched, shape_tuple, check_square
 from .decomp import adjugate, sym_from_lower
 from ..core.ir import Aval, aval_of
 
 
 # --- solve -------------------------------------------------------------
 def solve_aval(a, b):
-    _, n = _square("solve", a)
+    _, n = check_square("solve", a)
     if b.ndim < 2 or b.shape[-2] != n:
         raise shape_error(f"solve: right-hand side of shape {b.shape} does not fit a matrix "
                                  f"of shape {a.shape}; expected (..., {n}, k) or ({n},)")
-    batch = _batch_shape("solve", a, b)
-    return Aval(batch + b.shape[-2:], _float_dtype(result_dtype(a, b)))
+    batch = batch_shape("solve", a, b)
+    return Aval(batch + b.shape[-2:], float_dtype(result_dtype(a, b)))
 
 
 def solve_jvp(primals, tangents):
     a, b = primals
     a_dot, b_dot = tangents
-    x = _solve(a, b)
+    x = solve_bind(a, b)
     # a x = b  =>  a dx = db - da x
-    rhs = b_dot if isinstance(a_dot, Zero) else sub(b_dot, _matmul(a_dot, x))
-    return x, _solve(a, rhs)
+    rhs = b_dot if isinstance(a_dot, Zero) else sub(b_dot, matmul_bind(a_dot, x))
+    return x, solve_bind(a, rhs)
 
 
 def solve_transpose(ct, a, b):
     assert not isinstance(a, Linear), "solve is linear in its right-hand side only"
-    return None, sum_to_shape(_solve(_mT(a), ct), b.shape)
+    return None, sum_to_shape(solve_bind(matrix_transpose(a), ct), b.shape)
 
 
 def solve_zero_rule(a, b):
     if isinstance(b, Zero):
         return Zero(solve_aval(aval_of(a), b.aval))
-    return _solve(instantiate(a), b)    # a zero matrix is singular: NumPy says so
+    return solve_bind(instantiate(a), b)    # a zero matrix is singular: NumPy says so
 
 
 def solve_batch(args, batched):
-    return _solve(*_pad_batched(args, batched))
+    return solve_bind(*pad_batched(args, batched))
 
 
 solve_p = register(Primitive("solve", nargs=2, impl=np.linalg.solve, jvp=solve_jvp,
                              transpose=solve_transpose, abstract_eval=solve_aval,
-                             zero_rule=solve_zero_rule, batch=solve_batch))
+                             zero_rule=solve_zero_rule, batch=solve_batch, complex_ok=True))
 
 
-def _solve(a, b):
+def solve_bind(a, b):
     return bind(solve_p, a, b)
 
 
 def solve(a, b):
     """``np.linalg.solve``; a 1-D ``b`` is one right-hand side."""
-    if len(_shape(b)) == 1:
-        x = _solve(a, reshape(b, (-1, 1)))
-        return reshape(x, _shape(x)[:-1])
-    return _solve(a, b)
+    if len(shape_tuple(b)) == 1:
+        x = solve_bind(a, reshape(b, (-1, 1)))
+        return reshape(x, shape_tuple(x)[:-1])
+    return solve_bind(a, b)
 
 
 # --- inv ---------------------------------------------------------------
 def inv_aval(a):
-    _square("inv", a)
-    return Aval(a.shape, _float_dtype(a.dtype))
+    check_square("inv", a)
+    return Aval(a.shape, float_dtype(a.dtype))
 
 
 def inv_jvp(primals, tangents):
@@ -92,11 +92,11 @@ def inv_jvp(primals, tangents):
     a_dot, = tangents
     if isinstance(a_dot, Zero):
         return a_inv, Zero(aval_of(a_inv))
-    return a_inv, neg(_matmul(_matmul(a_inv, a_dot), a_inv))
+    return a_inv, neg(matmul_bind(matmul_bind(a_inv, a_dot), a_inv))
 
 
 inv_p = register(Primitive("inv", nargs=1, impl=np.linalg.inv, jvp=inv_jvp,
-                           transpose=NOT_LINEAR, abstract_eval=inv_aval))
+                           transpose=NOT_LINEAR, abstract_eval=inv_aval, complex_ok=True))
 
 
 def inv(a):
@@ -105,13 +105,13 @@ def inv(a):
 
 def _dlogdet(a, a_dot):
     """d log|det a| = tr(a^-1 da) = sum(a^-T * da) over the matrix axes."""
-    return reduce_sum(mul(_mT(inv(a)), a_dot), axis=(-2, -1))
+    return reduce_sum(mul(matrix_transpose(inv(a)), a_dot), axis=(-2, -1))
 
 
 # --- det ---------------------------------------------------------------
 def det_aval(a):
-    batch, _ = _square("det", a)
-    return Aval(batch, _float_dtype(a.dtype))
+    batch, _ = check_square("det", a)
+    return Aval(batch, float_dtype(a.dtype))
 
 
 def det_jvp(primals, tangents):
@@ -127,11 +127,11 @@ def det_jvp(primals, tangents):
         return out, mul(out, linalg.trace(solve(a, a_dot), 0, -2, -1))
     # d det = tr(adj(A) dA); the adjugate (from the SVD) is finite where A is
     # singular, unlike det(A) inv(A)
-    return out, reduce_sum(mul(_mT(adjugate(a)), a_dot), axis=(-2, -1))
+    return out, reduce_sum(mul(matrix_transpose(adjugate(a)), a_dot), axis=(-2, -1))
 
 
 det_p = register(Primitive("det", nargs=1, impl=np.linalg.det, jvp=det_jvp,
-                           transpose=NOT_LINEAR, abstract_eval=det_aval))
+                           transpose=NOT_LINEAR, abstract_eval=det_aval, complex_ok=True))
 
 
 def det(a):
@@ -145,8 +145,8 @@ def slogdet_impl(a):
 
 
 def slogdet_aval(a):
-    batch, _ = _square("slogdet", a)
-    dtype = _float_dtype(a.dtype)
+    batch, _ = check_square("slogdet", a)
+    dtype = float_dtype(a.dtype)
     return Aval(batch, dtype), Aval(batch, np.zeros((), dtype).real.dtype)
 
 
@@ -161,8 +161,7 @@ def slogdet_jvp(primals, tangents):
 
 slogdet_p = register(Primitive("slogdet", nargs=1, impl=slogdet_impl, jvp=slogdet_jvp,
                                transpose=NOT_LINEAR, abstract_eval=slogdet_aval,
-                               multiple_results=True))
-slogdet_p.emit = NumpyLike("linalg.slogdet")
+                               multiple_results=True, emit=NumpyLike("linalg.slogdet")))
 
 
 def slogdet(a):
@@ -173,8 +172,8 @@ def slogdet(a):
 
 # --- cholesky ----------------------------------------------------------
 def cholesky_aval(a):
-    _square("cholesky", a)
-    return Aval(a.shape, _float_dtype(a.dtype))
+    check_square("cholesky", a)
+    return Aval(a.shape, float_dtype(a.dtype))
 
 
 def cholesky_jvp(primals, tangents):
@@ -183,15 +182,15 @@ def cholesky_jvp(primals, tangents):
     chol = bind(cholesky_p, a)
     if isinstance(a_dot, Zero):
         return chol, Zero(aval_of(chol))
-    n = _shape(a)[-1]
+    n = shape_tuple(a)[-1]
     # NumPy reads the lower triangle only: the tangent of the matrix it reads
     sym = sym_from_lower(a_dot)
     # S = L^-1 dA L^-T by two solves (L^-1 X^T)^T; dL = L Phi(S), where Phi
     # keeps the lower triangle and halves the diagonal
-    left = _solve(chol, sym)
-    s = _mT(_solve(chol, _mT(left)))
+    left = solve_bind(chol, sym)
+    s = matrix_transpose(solve_bind(chol, matrix_transpose(left)))
     phi = np.tril(np.ones((n, n), aval_of(chol).dtype)) - 0.5 * np.eye(n, dtype=aval_of(chol).dtype)
-    return chol, _matmul(chol, mul(s, phi))
+    return chol, matmul_bind(chol, mul(s, phi))
 
 
 cholesky_p = register(Primitive("cholesky", nargs=1, impl=np.linalg.cholesky, jvp=cholesky_jvp,
@@ -201,4 +200,4 @@ cholesky_p = register(Primitive("cholesky", nargs=1, impl=np.linalg.cholesky, jv
 def cholesky(a, upper=False):
     """Lower factor ``L`` with ``a = L L^T``; ``upper=True`` gives ``L^T``."""
     chol = bind(cholesky_p, a)
-    return _mT(chol) if upper else chol
+    return matrix_transpose(chol) if upper else chol

@@ -20,11 +20,9 @@ from .selection import where
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from ..core.rules import (
-    EmitRule, _python_numbers_kept, _unary, _zero_jvp, elementwise_aval, python_operator)
+    EmitRule, elementwise_aval, python_numbers_kept, python_operator, unary_row)
 from ..core.pass_rules import BinaryOperator, PythonNumbersKept
 from ..core.ir import Aval, aval_of
-
-_wrap = wrapper_of
 
 
 # --- abs, sign ---------------------------------------------------------
@@ -60,32 +58,26 @@ class AbsEmit(EmitRule):
 
 
 abs_p = register(Primitive("abs", nargs=1, impl=operator.abs, jvp=abs_jvp, transpose=NOT_LINEAR,
-                           abstract_eval=abs_aval, emit=AbsEmit(), numpy_scalar=True))
-abs = _wrap(abs_p)
-
-sign_p = _unary("sign", np.sign, None, float_out=False)
-sign = _wrap(sign_p)
-sign_p.jvp = _zero_jvp(sign)
+                           abstract_eval=abs_aval, emit=AbsEmit(), numpy_scalar=True,
+                           complex_ok=True))
+abs = wrapper_of(abs_p)
 
 
-# --- floor, ceil, round (zero derivative) ------------------------------
-floor_p = _unary("floor", np.floor, None)
-floor = _wrap(floor_p)
-floor_p.jvp = _zero_jvp(floor)
+# --- sign, floor, ceil, round ------------------------------------------
+# constant between the points where they jump, so their derivative is zero almost
+# everywhere: their outputs carry no tangent (``differentiable=False``)
+sign_p = unary_row("sign", np.sign, None, float_out=False, differentiable=False)
+sign = wrapper_of(sign_p)
 
-ceil_p = _unary("ceil", np.ceil, None)
-ceil = _wrap(ceil_p)
-ceil_p.jvp = _zero_jvp(ceil)
+floor_p = unary_row("floor", np.floor, None, differentiable=False)
+floor = wrapper_of(floor_p)
+
+ceil_p = unary_row("ceil", np.ceil, None, differentiable=False)
+ceil = wrapper_of(ceil_p)
 
 
 def round_impl(x, decimals=0):
     return np.round(x, decimals)
-
-
-round_p = register(Primitive("round", nargs=1, impl=round_impl, jvp=None, transpose=NOT_LINEAR,
-                             abstract_eval=elementwise_aval("round")))
-round = _wrap(round_p)
-round_p.jvp = _zero_jvp(round)
 
 
 class RoundEmit(EmitRule):
@@ -94,7 +86,10 @@ class RoundEmit(EmitRule):
             return f"{code.np}.round({', '.join(ins + [code.param(eqn.params.get('decimals', 0))])})"
 
 
-round_p.emit = RoundEmit()
+round_p = register(Primitive("round", nargs=1, impl=round_impl, jvp=None, transpose=NOT_LINEAR,
+                             abstract_eval=elementwise_aval("round"), emit=RoundEmit(),
+                             differentiable=False))
+round = wrapper_of(round_p)
 
 
 # --- |z| (the complex half of abs's rule) ------------------------------
@@ -124,7 +119,7 @@ def maximum_jvp(primals, tangents):
 
 maximum_p = register(Primitive("maximum", nargs=2, impl=np.maximum, jvp=maximum_jvp,
                                transpose=NOT_LINEAR, abstract_eval=elementwise_aval("maximum")))
-maximum = _wrap(maximum_p)
+maximum = wrapper_of(maximum_p)
 
 
 def minimum_jvp(primals, tangents):
@@ -137,7 +132,7 @@ def minimum_jvp(primals, tangents):
 
 minimum_p = register(Primitive("minimum", nargs=2, impl=np.minimum, jvp=minimum_jvp,
                                transpose=NOT_LINEAR, abstract_eval=elementwise_aval("minimum")))
-minimum = _wrap(minimum_p)
+minimum = wrapper_of(minimum_p)
 
 
 # --- remainder, floor_divide ---------------------------------------------
@@ -151,45 +146,44 @@ def remainder_jvp(primals, tangents):
     return out, sub(x_dot, mul(y_dot, floor_divide(x, y)))
 
 
-remainder_p = register(Primitive("remainder", nargs=2, impl=_python_numbers_kept(np.remainder),
+remainder_p = register(Primitive("remainder", nargs=2, impl=python_numbers_kept(np.remainder),
                                  jvp=remainder_jvp, transpose=NOT_LINEAR,
-                                 abstract_eval=elementwise_aval("remainder", python_scalars=True)))
-remainder = _wrap(remainder_p)
-remainder_p.emit = PythonNumbersKept("remainder")
+                                 abstract_eval=elementwise_aval("remainder", python_scalars=True),
+                                 emit=PythonNumbersKept("remainder")))
+remainder = wrapper_of(remainder_p)
 
 floor_divide_p = register(Primitive("floor_divide", nargs=2,
-                                    impl=_python_numbers_kept(np.floor_divide), jvp=None,
+                                    impl=python_numbers_kept(np.floor_divide), jvp=None,
                                     transpose=NOT_LINEAR,
                                     abstract_eval=elementwise_aval("floor_divide",
-                                                                   python_scalars=True)))
-floor_divide = _wrap(floor_divide_p)
-floor_divide_p.jvp = _zero_jvp(floor_divide)
-floor_divide_p.emit = PythonNumbersKept("floor_divide")
+                                                                   python_scalars=True),
+                                    emit=PythonNumbersKept("floor_divide"), differentiable=False))
+floor_divide = wrapper_of(floor_divide_p)
 
 
 # --- comparisons and logical operations (not differentiated) -----------
-def _predicate(name, impl, nargs=2):
+def _predicate(name, impl, nargs=2, **fields):
     prim = register(Primitive(name, nargs=nargs, impl=impl, jvp=None, transpose=NOT_LINEAR,
                               abstract_eval=elementwise_aval(name, out_dtype=np.bool_,
                                                              python_scalars=python_operator(impl)),
-                              differentiable=False))
-    return prim, _wrap(prim)
+                              differentiable=False, **fields))
+    return prim, wrapper_of(prim)
 
 
-less_p, less = _predicate("less", operator.lt)
-less_equal_p, less_equal = _predicate("less_equal", operator.le)
-greater_p, greater = _predicate("greater", operator.gt)
-greater_equal_p, greater_equal = _predicate("greater_equal", operator.ge)
-equal_p, equal = _predicate("equal", operator.eq)
-not_equal_p, not_equal = _predicate("not_equal", operator.ne)
+less_p, less = _predicate("less", operator.lt, emit=BinaryOperator("<"))
+less_equal_p, less_equal = _predicate("less_equal", operator.le, emit=BinaryOperator("<="))
+greater_p, greater = _predicate("greater", operator.gt, emit=BinaryOperator(">"))
+greater_equal_p, greater_equal = _predicate("greater_equal", operator.ge,
+                                            emit=BinaryOperator(">="))
+# equality and finiteness are defined on complex values too (no derivative either way)
+equal_p, equal = _predicate("equal", operator.eq, emit=BinaryOperator("=="), complex_ok=True)
+not_equal_p, not_equal = _predicate("not_equal", operator.ne, emit=BinaryOperator("!="),
+                                    complex_ok=True)
 logical_and_p, logical_and = _predicate("logical_and", np.logical_and)
 logical_or_p, logical_or = _predicate("logical_or", np.logical_or)
 logical_xor_p, logical_xor = _predicate("logical_xor", np.logical_xor)
 logical_not_p, logical_not = _predicate("logical_not", np.logical_not, nargs=1)
-isfinite_p, isfinite = _predicate("isfinite", np.isfinite, nargs=1)
-less_p.emit, less_equal_p.emit = BinaryOperator("<"), BinaryOperator("<=")
-greater_p.emit, greater_equal_p.emit = BinaryOperator(">"), BinaryOperator(">=")
-equal_p.emit, not_equal_p.emit = BinaryOperator("=="), BinaryOperator("!=")
+isfinite_p, isfinite = _predicate("isfinite", np.isfinite, nargs=1, complex_ok=True)
 
 
 # --- clip (plain function over maximum and minimum) ------------------

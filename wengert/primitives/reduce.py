@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..core import dims as _dims
-from ..core.primitive import NOT_LINEAR, Primitive, register, zero_if_any
+from ..core.primitive import ZERO_IF_ANY, NOT_LINEAR, Primitive, register
 from ..core.trace import bind
 from ..core.rules import EmitRule
 from ..core.pass_rules import NumpyAxisCall
@@ -20,14 +20,14 @@ from .selection import where
 from .ordering import equal
 from .index import concatenate, getitem
 from .shape import (
-    _finish, _kept_shape, _norm_axes, ones_like, reduce_aval, reduce_sum, reduce_sum_p_bind,
+    finish_reduction, kept_shape, normalize_axes, ones_like, reduce_aval, reduce_sum, reduce_sum_p_bind,
     reshape)
 from ..core.ir import Aval, aval_of
 
 
 def mean(x, axis=None, keepdims=False):
     shape = _dims.shape(x)
-    axes = _norm_axes(axis, len(shape))
+    axes = normalize_axes(axis, len(shape))
     count = math.prod([shape[a] for a in axes])
     total = reduce_sum(x, axes=axes, keepdims=keepdims)
     if aval_of(x).dtype.kind not in "fc":
@@ -37,18 +37,24 @@ def mean(x, axis=None, keepdims=False):
 
 
 # --- reduce_max, reduce_min --------------------------------------------
-def _extremum_jvp(wrapper):
-    def jvp(primals, tangents, axes):
-        x, = primals
-        out = wrapper(x, axes=axes)
-        # the tangent is the mean of the tangents at the places that attain
-        # the extremum, so ties share the derivative evenly. The places stay
-        # booleans (a tangent times a boolean is the tangent's dtype): no
-        # array of x's size is made for them, only the counts are converted
-        hit = equal(x, reshape(out, _kept_shape(_dims.shape(x), axes)))
-        count = convert(reduce_sum_p_bind(hit, axes), dtype=aval_of(x).dtype)
-        return out, div(reduce_sum_p_bind(mul(tangents[0], hit), axes), count)
-    return jvp
+def _extremum_tangent(x, out, x_dot, axes):
+    """The tangent of a max or min ``out`` of ``x``: the mean of the tangents at the places
+    that attain it, so ties share the derivative evenly. The places stay booleans (a tangent
+    times a boolean is the tangent's dtype): no array of x's size is made for them, only the
+    counts are converted."""
+    hit = equal(x, reshape(out, kept_shape(_dims.shape(x), axes)))
+    count = convert(reduce_sum_p_bind(hit, axes), dtype=aval_of(x).dtype)
+    return div(reduce_sum_p_bind(mul(x_dot, hit), axes), count)
+
+
+def reduce_max_jvp(primals, tangents, axes):
+    out = _reduce_max_bind(primals[0], axes)
+    return out, _extremum_tangent(primals[0], out, tangents[0], axes)
+
+
+def reduce_min_jvp(primals, tangents, axes):
+    out = _reduce_min_bind(primals[0], axes)
+    return out, _extremum_tangent(primals[0], out, tangents[0], axes)
 
 
 def reduce_max_impl(x, axes):
@@ -59,14 +65,14 @@ def reduce_min_impl(x, axes):
     return np.min(x, axis=axes)
 
 
-reduce_max_p = register(Primitive("reduce_max", nargs=1, impl=reduce_max_impl, jvp=None,
-                                  transpose=NOT_LINEAR, abstract_eval=reduce_aval,
-                                  numpy_scalar=True))
-reduce_min_p = register(Primitive("reduce_min", nargs=1, impl=reduce_min_impl, jvp=None,
-                                  transpose=NOT_LINEAR, abstract_eval=reduce_aval,
-                                  numpy_scalar=True))
-reduce_max_p.emit = NumpyAxisCall("max", "axes")
-reduce_min_p.emit = NumpyAxisCall("min", "axes")
+reduce_max_p = register(Primitive("reduce_max", nargs=1, impl=reduce_max_impl,
+                                  jvp=reduce_max_jvp, transpose=NOT_LINEAR,
+                                  abstract_eval=reduce_aval, numpy_scalar=True,
+                                  emit=NumpyAxisCall("max", "axes")))
+reduce_min_p = register(Primitive("reduce_min", nargs=1, impl=reduce_min_impl,
+                                  jvp=reduce_min_jvp, transpose=NOT_LINEAR,
+                                  abstract_eval=reduce_aval, numpy_scalar=True,
+                                  emit=NumpyAxisCall("min", "axes")))
 
 
 def _reduce_max_bind(x, axes):
@@ -77,20 +83,16 @@ def _reduce_min_bind(x, axes):
     return bind(reduce_min_p, x, axes=axes) if axes else x
 
 
-reduce_max_p.jvp = _extremum_jvp(_reduce_max_bind)
-reduce_min_p.jvp = _extremum_jvp(_reduce_min_bind)
-
-
 def reduce_max(x, axis=None, keepdims=False):
     shape = _dims.shape(x)
-    axes = _norm_axes(axis, len(shape))
-    return _finish(_reduce_max_bind(x, axes), shape, axes, keepdims)
+    axes = normalize_axes(axis, len(shape))
+    return finish_reduction(_reduce_max_bind(x, axes), shape, axes, keepdims)
 
 
 def reduce_min(x, axis=None, keepdims=False):
     shape = _dims.shape(x)
-    axes = _norm_axes(axis, len(shape))
-    return _finish(_reduce_min_bind(x, axes), shape, axes, keepdims)
+    axes = normalize_axes(axis, len(shape))
+    return finish_reduction(_reduce_min_bind(x, axes), shape, axes, keepdims)
 
 
 # --- reduce_prod -------------------------------------------------------
@@ -108,8 +110,8 @@ def reduce_prod_jvp(primals, tangents, axes):
 
 reduce_prod_p = register(Primitive("reduce_prod", nargs=1, impl=reduce_prod_impl,
                                    jvp=reduce_prod_jvp, transpose=NOT_LINEAR,
-                                   abstract_eval=reduce_aval, numpy_scalar=True))
-reduce_prod_p.emit = NumpyAxisCall("prod", "axes")
+                                   abstract_eval=reduce_aval, numpy_scalar=True,
+                                   emit=NumpyAxisCall("prod", "axes"), complex_ok=True))
 
 
 def _reduce_prod_bind(x, axes):
@@ -118,8 +120,8 @@ def _reduce_prod_bind(x, axes):
 
 def reduce_prod(x, axis=None, keepdims=False):
     shape = _dims.shape(x)
-    axes = _norm_axes(axis, len(shape))
-    return _finish(_reduce_prod_bind(x, axes), shape, axes, keepdims)
+    axes = normalize_axes(axis, len(shape))
+    return finish_reduction(_reduce_prod_bind(x, axes), shape, axes, keepdims)
 
 
 # --- prod_others -------------------------------------------------------
@@ -154,7 +156,7 @@ def prod_others_jvp(primals, tangents, axes):
     x, = primals
     x_dot, = tangents
     out = prod_others(x, axes)
-    kept = _kept_shape(_dims.shape(x), axes)
+    kept = kept_shape(_dims.shape(x), axes)
 
     def others_sum(v):       # the sum over the slice, less the entry itself
         return sub(reshape(reduce_sum_p_bind(v, axes), kept), v)
@@ -192,11 +194,6 @@ def _exclusive_sum(t, axes):
                          tuple(1 if k == a else d for k, d in enumerate(_dims.shape(t))))
         out = add(out, _exclusive_sum(summed, axes[1:]))
     return out
-
-
-prod_others_p = register(Primitive("prod_others", nargs=1, impl=prod_others_impl,
-                                   jvp=prod_others_jvp, transpose=NOT_LINEAR,
-                                   abstract_eval=lambda x, axes: x))
 
 
 def prod_others_lines(code, x, ndim, axes, out):
@@ -253,7 +250,10 @@ class ProdOthersEmit(EmitRule):
                 or prod_others_lines(code, code.atom(ins[0]), ndim, axes, outs[0]))
 
 
-prod_others_p.emit = ProdOthersEmit()
+prod_others_p = register(Primitive("prod_others", nargs=1, impl=prod_others_impl,
+                                   jvp=prod_others_jvp, transpose=NOT_LINEAR,
+                                   abstract_eval=lambda x, axes: x, emit=ProdOthersEmit(),
+                                   complex_ok=True))
 
 
 def prod_others(x, axes):
@@ -301,12 +301,6 @@ def cumsum_batch(args, batched, axis, reverse):
     return cumsum(args[0], axis + 1, reverse)
 
 
-cumsum_p = register(Primitive("cumsum", nargs=1, impl=cumsum_impl, jvp=cumsum_jvp,
-                              transpose=cumsum_transpose, abstract_eval=cumsum_aval,
-                              batch=cumsum_batch))
-cumsum_p.zero_rule = zero_if_any(cumsum_p)
-
-
 class CumsumEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
         params = eqn.params
@@ -320,7 +314,10 @@ class CumsumEmit(EmitRule):
         return f"{code.np}.cumsum({code.atom(ins[0])}[{flip}], axis={code.param(axis)})[{flip}]"
 
 
-cumsum_p.emit = CumsumEmit()
+cumsum_p = register(Primitive("cumsum", nargs=1, impl=cumsum_impl, jvp=cumsum_jvp,
+                              transpose=cumsum_transpose, abstract_eval=cumsum_aval,
+                              batch=cumsum_batch, zero_rule=ZERO_IF_ANY, emit=CumsumEmit(),
+                              complex_ok=True))
 
 
 def cumsum(x, axis=None, reverse=False):
@@ -345,11 +342,11 @@ def arg_aval(x, axis):
 
 
 argmax_p = register(Primitive("argmax", nargs=1, impl=argmax_impl, jvp=None, transpose=NOT_LINEAR,
-                              abstract_eval=arg_aval, differentiable=False, numpy_scalar=True))
+                              abstract_eval=arg_aval, differentiable=False, numpy_scalar=True,
+                              emit=NumpyAxisCall("argmax", "axis")))
 argmin_p = register(Primitive("argmin", nargs=1, impl=argmin_impl, jvp=None, transpose=NOT_LINEAR,
-                              abstract_eval=arg_aval, differentiable=False, numpy_scalar=True))
-argmax_p.emit = NumpyAxisCall("argmax", "axis")
-argmin_p.emit = NumpyAxisCall("argmin", "axis")
+                              abstract_eval=arg_aval, differentiable=False, numpy_scalar=True,
+                              emit=NumpyAxisCall("argmin", "axis")))
 
 
 def argmax(x, axis=None):

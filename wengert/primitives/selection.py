@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from .arith import sum_to
-from ..core.primitive import Linear, Primitive, Zero, instantiate, register
+from ..core.primitive import BROADCASTING, Linear, Primitive, Zero, instantiate, register
 from ..core.trace import wrapper_of
 from ..core.rules import broadcast_shapes, promotes, result_dtype
-from .shape import elementwise_batch
+
 from ..core.ir import Aval, aval_of
 
 __all__ = ["where", "where_p"]
@@ -45,6 +45,5 @@ def where_zero_rule(c, x, y):
 
 where_p = register(Primitive("where", nargs=3, impl=np.where, jvp=where_jvp,
                              transpose=where_transpose, abstract_eval=where_aval,
-                             zero_rule=where_zero_rule))
+                             zero_rule=where_zero_rule, batch=BROADCASTING, complex_ok=True))
 where = wrapper_of(where_p)
-where_p.batch = elementwise_batch(where)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from ..core import dims as _dims
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register, zero_if_any
+from ..core.primitive import ZERO_IF_ANY, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind, wrapper_of
 from ..core.dims import as_int
 from ..core.ir import Aval, aval_of
@@ -62,13 +62,6 @@ def broadcast_to_batch(args, batched, shape):
     return broadcast_to(x, shape=xs[:1] + tuple(shape))
 
 
-broadcast_to_p = register(Primitive("broadcast_to", nargs=1, impl=broadcast_to_impl,
-                                    jvp=broadcast_to_jvp, transpose=broadcast_to_transpose,
-                                    abstract_eval=broadcast_to_aval, batch=broadcast_to_batch))
-broadcast_to_p.zero_rule = zero_if_any(broadcast_to_p)
-broadcast_to_p.algebra = Algebra(expands=True)
-
-
 class BroadcastToEmit(EmitRule):
     """``np.full(shape, x)`` for a scalar and a small known shape (a filled
     array, as the impl makes it), else ``np.broadcast_to(x, shape)``: the
@@ -85,7 +78,11 @@ class BroadcastToEmit(EmitRule):
         return f"{code.np}.broadcast_to({ins[0]}, {text})"
 
 
-broadcast_to_p.emit = BroadcastToEmit()
+broadcast_to_p = register(Primitive("broadcast_to", nargs=1, impl=broadcast_to_impl,
+                                    jvp=broadcast_to_jvp, transpose=broadcast_to_transpose,
+                                    abstract_eval=broadcast_to_aval, batch=broadcast_to_batch,
+                                    zero_rule=ZERO_IF_ANY, algebra=Algebra(expands=True),
+                                    emit=BroadcastToEmit(), complex_ok=True))
 
 
 def broadcast_to(x, shape):
@@ -119,12 +116,6 @@ def reshape_batch(args, batched, shape):
     return reshape(x, _dims.shape(x)[:1] + tuple(shape))
 
 
-reshape_p = register(Primitive("reshape", nargs=1, impl=reshape_impl, jvp=reshape_jvp,
-                               transpose=reshape_transpose, abstract_eval=reshape_aval,
-                               batch=reshape_batch))
-reshape_p.zero_rule = zero_if_any(reshape_p)
-
-
 class ReshapeEmit(EmitRule):
     """``x.reshape(shape)``: the array method is C, where ``np.reshape`` is a
     Python wrapper that costs about 0.5 us more a call (most of a reshape of
@@ -137,7 +128,10 @@ class ReshapeEmit(EmitRule):
                                      eqn.inputs[0].aval.shape == (), py[0])
 
 
-reshape_p.emit = ReshapeEmit()
+reshape_p = register(Primitive("reshape", nargs=1, impl=reshape_impl, jvp=reshape_jvp,
+                               transpose=reshape_transpose, abstract_eval=reshape_aval,
+                               batch=reshape_batch, zero_rule=ZERO_IF_ANY, emit=ReshapeEmit(),
+                               complex_ok=True))
 
 
 def reshape(x, shape):
@@ -178,19 +172,16 @@ def transpose_batch(args, batched, perm):
     return transpose(args[0], (0,) + tuple(p + 1 for p in perm))
 
 
-transpose_p = register(Primitive("transpose", nargs=1, impl=transpose_impl, jvp=transpose_jvp,
-                                 transpose=transpose_transpose, abstract_eval=transpose_aval,
-                                 batch=transpose_batch))
-transpose_p.zero_rule = zero_if_any(transpose_p)
-
-
 class TransposeEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
         if set(eqn.params) == {"perm"}:
             return f"{code.np}.transpose({ins[0]}, {code.param(eqn.params['perm'])})"
 
 
-transpose_p.emit = TransposeEmit()
+transpose_p = register(Primitive("transpose", nargs=1, impl=transpose_impl, jvp=transpose_jvp,
+                                 transpose=transpose_transpose, abstract_eval=transpose_aval,
+                                 batch=transpose_batch, zero_rule=ZERO_IF_ANY,
+                                 emit=TransposeEmit(), complex_ok=True))
 
 
 def transpose(x, perm=None):
@@ -249,7 +240,7 @@ def sum_to_shape(x, shape):
     return reshape(out, shape)
 
 
-def _norm_axes(axis, nd):
+def normalize_axes(axis, nd):
     if axis is None:
         return tuple(range(nd))
     if np.ndim(axis) == 0:
@@ -257,7 +248,7 @@ def _norm_axes(axis, nd):
     return tuple(sorted(int(a) % nd if nd else 0 for a in axis))
 
 
-def _kept_shape(shape, axes):
+def kept_shape(shape, axes):
     """The input shape with reduced axes set to 1, for broadcasting back."""
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
@@ -272,8 +263,8 @@ def _reduce_batch(wrapper):
     return batch
 
 
-def _finish(out, shape, axes, keepdims):
-    return reshape(out, _kept_shape(shape, axes)) if keepdims else out
+def finish_reduction(out, shape, axes, keepdims):
+    return reshape(out, kept_shape(shape, axes)) if keepdims else out
 
 
 # --- reduce_sum (the transpose of broadcast_to) ---------------------------------------------------
@@ -293,7 +284,7 @@ def reduce_sum_transpose(ct, x, axes):
     shape = x.aval.shape
     if axes == tuple(range(len(axes))):      # leading axes: broadcasting restores them
         return (broadcast_to(ct, shape),)
-    return (broadcast_to(reshape(ct, _kept_shape(shape, axes)), shape),)
+    return (broadcast_to(reshape(ct, kept_shape(shape, axes)), shape),)
 
 
 def reduce_sum_p_bind(x, axes):
@@ -307,10 +298,6 @@ def reduce_sum_aval(x, axes):
     return out
 
 
-reduce_sum_p = register(Primitive("reduce_sum", nargs=1, impl=reduce_sum_impl, jvp=reduce_sum_jvp,
-                                  transpose=reduce_sum_transpose, abstract_eval=reduce_sum_aval,
-                                  numpy_scalar=True))
-reduce_sum_p.zero_rule = zero_if_any(reduce_sum_p)
 class ReduceSumEmit(NumpyAxisCall):
     """``np.sum(x, axis=...)``; of booleans over every axis (a count),
     ``np.int64(np.count_nonzero(x))``: the same number, ten times faster
@@ -324,34 +311,17 @@ class ReduceSumEmit(NumpyAxisCall):
         return super().expression(code, eqn, ins, py)
 
 
-reduce_sum_p.emit = ReduceSumEmit("sum", "axes")
-reduce_sum_p.batch = _reduce_batch(reduce_sum_p_bind)
+reduce_sum_p = register(Primitive("reduce_sum", nargs=1, impl=reduce_sum_impl, jvp=reduce_sum_jvp,
+                                  transpose=reduce_sum_transpose, abstract_eval=reduce_sum_aval,
+                                  numpy_scalar=True, zero_rule=ZERO_IF_ANY,
+                                  emit=ReduceSumEmit("sum", "axes"),
+                                  batch=_reduce_batch(reduce_sum_p_bind), complex_ok=True))
 
 
 def reduce_sum(x, axes=None, axis=None, keepdims=False):
     shape = _dims.shape(x)
-    axes = _norm_axes(axis if axes is None else axes, len(shape))
-    return _finish(reduce_sum_p_bind(x, axes), shape, axes, keepdims)
-
-
-
-# --- the batch rule of elementwise primitives -------------------------
-def elementwise_batch(prim_wrapper):
-    """Batch rule of an elementwise primitive: batched operands carry a
-    leading axis; give them the output's rank so NumPy broadcasting lines the
-    other axes up, then apply the primitive once."""
-    def batch(args, batched, **params):
-        rank = max(np.ndim(a) - b for a, b in zip(args, batched))
-        fixed = []
-        for a, b in zip(args, batched):
-            if b:
-                shp = _dims.shape(a)
-                need = rank - (len(shp) - 1)
-                if need:
-                    a = reshape(a, shp[:1] + (1,) * need + shp[1:])
-            fixed.append(a)
-        return prim_wrapper(*fixed, **params)
-    return batch
+    axes = normalize_axes(axis if axes is None else axes, len(shape))
+    return finish_reduction(reduce_sum_p_bind(x, axes), shape, axes, keepdims)
 
 
 # --- zeros_like, ones_like (constants shaped like their operand) -------
@@ -378,10 +348,10 @@ def ones_like_jvp(primals, tangents):
 
 
 zeros_like_p = register(Primitive("zeros_like", nargs=1, impl=zeros_like_impl, jvp=zeros_like_jvp,
-                                  transpose=NOT_LINEAR, abstract_eval=like_aval))
+                                  transpose=NOT_LINEAR, abstract_eval=like_aval,
+                                  emit=NumpyLike("zeros_like"), complex_ok=True))
 zeros_like = _wrap(zeros_like_p)
-zeros_like_p.emit = NumpyLike("zeros_like")
 ones_like_p = register(Primitive("ones_like", nargs=1, impl=ones_like_impl, jvp=ones_like_jvp,
-                                 transpose=NOT_LINEAR, abstract_eval=like_aval))
+                                 transpose=NOT_LINEAR, abstract_eval=like_aval,
+                                 emit=NumpyLike("ones_like"), complex_ok=True))
 ones_like = _wrap(ones_like_p)
-ones_like_p.emit = NumpyLike("ones_like")

@@ -28,12 +28,11 @@ from .arith import add, cast_float, div, mul, neg, sub
 from .selection import where
 from .ordering import equal, logical_and
 from .transcendental import exp, log, log1p
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from ..core.rules import broadcast_shapes
 from ..core.pass_rules import ScipyCall, scipy_module
 from ..core.rules import EmitRule
-from .shape import elementwise_batch
 from ..core.ir import Aval, aval_of
 from ..core.errors import NoDerivativeRule, user_location
 
@@ -94,20 +93,18 @@ def _in_out_dtype(rule):
     return jvp
 
 
-def _elementwise(name, nargs, jvp, impl=None):
-    """The row of ``scipy.special.<name>`` (or of ``impl``), and its wrapper;
-    code calls SciPy's function by name where the impl is just that call."""
-    emit = ScipyCall(f"special.{name}") if impl is None else None
-    impl = impl or _scipy_impl(name)
+def special_row(name, nargs, jvp, impl=None, emit=None):
+    """The row of ``scipy.special.<name>`` (or of ``impl``, written by ``emit``), and its
+    wrapper; code calls SciPy's function by name where the impl is just that call."""
+    if impl is None:
+        emit, impl = ScipyCall(f"special.{name}"), _scipy_impl(name)
     prim = register(Primitive(name, nargs=nargs, impl=impl, jvp=_in_out_dtype(jvp),
-                              transpose=NOT_LINEAR, abstract_eval=_loop_aval(name, impl)))
-    prim.emit = emit
-    wrapper = wrapper_of(prim)
-    prim.batch = elementwise_batch(wrapper)
-    return prim, wrapper
+                              transpose=NOT_LINEAR, abstract_eval=_loop_aval(name, impl),
+                              emit=emit, batch=BROADCASTING))
+    return prim, wrapper_of(prim)
 
 
-def _no_tangent(tangent, what):
+def refuse_tangent(tangent, what):
     """A derivative wengert does not have: refuse it, never drop it."""
     if not isinstance(tangent, Zero):
         raise NoDerivativeRule(f"{user_location()}: {what} is not implemented in wengert; hold "
@@ -174,8 +171,8 @@ def polygamma_jvp(primals, tangents, n):
     return polygamma(x, n=n), mul(tangents[0], polygamma(x, n=n + 1))
 
 
-polygamma_p, polygamma = _elementwise("polygamma", 1, polygamma_jvp, impl=polygamma_impl)
-polygamma_p.emit = PolygammaEmit()
+polygamma_p, polygamma = special_row("polygamma", 1, polygamma_jvp, impl=polygamma_impl,
+                                       emit=PolygammaEmit())
 
 
 def digamma(x):
@@ -188,7 +185,7 @@ def gammaln_jvp(primals, tangents):
     return gammaln(x), mul(tangents[0], digamma(x))
 
 
-gammaln_p, gammaln = _elementwise("gammaln", 1, gammaln_jvp)
+gammaln_p, gammaln = special_row("gammaln", 1, gammaln_jvp)
 
 
 def gamma_jvp(primals, tangents):
@@ -197,7 +194,7 @@ def gamma_jvp(primals, tangents):
     return out, mul(tangents[0], mul(out, digamma(x)))
 
 
-gamma_p, gamma = _elementwise("gamma", 1, gamma_jvp)
+gamma_p, gamma = special_row("gamma", 1, gamma_jvp)
 
 
 # --- beta, betaln ------------------------------------------------------------
@@ -213,7 +210,7 @@ def betaln_jvp(primals, tangents):
     return betaln(a, b), _beta_slopes(a, b, *tangents)
 
 
-betaln_p, betaln = _elementwise("betaln", 2, betaln_jvp)
+betaln_p, betaln = special_row("betaln", 2, betaln_jvp)
 
 
 def beta_jvp(primals, tangents):
@@ -222,7 +219,7 @@ def beta_jvp(primals, tangents):
     return out, mul(out, _beta_slopes(a, b, *tangents))
 
 
-beta_p, beta = _elementwise("beta", 2, beta_jvp)
+beta_p, beta = special_row("beta", 2, beta_jvp)
 
 
 # --- erfc, erfinv, erfcinv -----------------------------------------------------
@@ -232,7 +229,7 @@ def erfc_jvp(primals, tangents):
     return erfc(x), mul(tangents[0], mul(-2.0 / _SQRT_PI, exp(neg(mul(x, x)))))
 
 
-erfc_p, erfc = _elementwise("erfc", 1, erfc_jvp)
+erfc_p, erfc = special_row("erfc", 1, erfc_jvp)
 
 
 def erfinv_jvp(primals, tangents):
@@ -241,7 +238,7 @@ def erfinv_jvp(primals, tangents):
     return out, mul(tangents[0], mul(_SQRT_PI / 2.0, exp(mul(out, out))))
 
 
-erfinv_p, erfinv = _elementwise("erfinv", 1, erfinv_jvp)
+erfinv_p, erfinv = special_row("erfinv", 1, erfinv_jvp)
 
 
 def erfcinv_jvp(primals, tangents):
@@ -249,7 +246,7 @@ def erfcinv_jvp(primals, tangents):
     return out, mul(tangents[0], mul(-_SQRT_PI / 2.0, exp(mul(out, out))))
 
 
-erfcinv_p, erfcinv = _elementwise("erfcinv", 1, erfcinv_jvp)
+erfcinv_p, erfcinv = special_row("erfcinv", 1, erfcinv_jvp)
 
 
 # --- log_ndtr --------------------------------------------------------------
@@ -262,7 +259,7 @@ def log_ndtr_jvp(primals, tangents):
     return out, mul(tangents[0], exp(sub(log_pdf, out)))
 
 
-log_ndtr_p, log_ndtr = _elementwise("log_ndtr", 1, log_ndtr_jvp)
+log_ndtr_p, log_ndtr = special_row("log_ndtr", 1, log_ndtr_jvp)
 
 
 # --- expit -----------------------------------------------------------------------
@@ -273,7 +270,7 @@ def expit_jvp(primals, tangents):
     return out, mul(tangents[0], mul(out, expit(neg(x))))
 
 
-expit_p, expit = _elementwise("expit", 1, expit_jvp)
+expit_p, expit = special_row("expit", 1, expit_jvp)
 
 
 # --- regularized incomplete gamma and beta, Student's t cdf (derivative in x) ------
@@ -284,25 +281,25 @@ def _gamma_density(a, x):
 
 def gammainc_jvp(primals, tangents):
     a, x = primals
-    _no_tangent(tangents[0], "the derivative of the regularized incomplete gamma function "
+    refuse_tangent(tangents[0], "the derivative of the regularized incomplete gamma function "
                              "(scipy.special.gammainc, scipy.stats.gamma.cdf) in its shape a")
     out = gammainc(a, x)
     return out, mul(tangents[1], _gamma_density(a, x))
 
 
-gammainc_p, gammainc = _elementwise("gammainc", 2, gammainc_jvp)
+gammainc_p, gammainc = special_row("gammainc", 2, gammainc_jvp)
 
 
 def gammaincc_jvp(primals, tangents):
     a, x = primals
-    _no_tangent(tangents[0], "the derivative of the regularized upper incomplete gamma "
+    refuse_tangent(tangents[0], "the derivative of the regularized upper incomplete gamma "
                              "function (scipy.special.gammaincc, scipy.stats.gamma.sf) in its "
                              "shape a")
     out = gammaincc(a, x)
     return out, neg(mul(tangents[1], _gamma_density(a, x)))
 
 
-gammaincc_p, gammaincc = _elementwise("gammaincc", 2, gammaincc_jvp)
+gammaincc_p, gammaincc = special_row("gammaincc", 2, gammaincc_jvp)
 
 
 def _beta_density(a, b, x):
@@ -312,7 +309,7 @@ def _beta_density(a, b, x):
 
 def _beta_params_fixed(tangents, fname):
     for t, p in zip(tangents[:2], "ab"):
-        _no_tangent(t, f"the derivative of the regularized incomplete beta function "
+        refuse_tangent(t, f"the derivative of the regularized incomplete beta function "
                        f"(scipy.special.{fname}, scipy.stats.beta's cdf/sf) in its parameter {p}")
 
 
@@ -322,7 +319,7 @@ def betainc_jvp(primals, tangents):
     return betainc(a, b, x), mul(tangents[2], _beta_density(a, b, x))
 
 
-betainc_p, betainc = _elementwise("betainc", 3, betainc_jvp)
+betainc_p, betainc = special_row("betainc", 3, betainc_jvp)
 
 
 def betaincc_jvp(primals, tangents):
@@ -331,7 +328,7 @@ def betaincc_jvp(primals, tangents):
     return betaincc(a, b, x), neg(mul(tangents[2], _beta_density(a, b, x)))
 
 
-betaincc_p, betaincc = _elementwise("betaincc", 3, betaincc_jvp)
+betaincc_p, betaincc = special_row("betaincc", 3, betaincc_jvp)
 
 
 def t_logpdf(df, t):
@@ -343,9 +340,9 @@ def t_logpdf(df, t):
 
 def stdtr_jvp(primals, tangents):
     df, t = primals
-    _no_tangent(tangents[0], "the derivative of Student's t cdf (scipy.special.stdtr, "
+    refuse_tangent(tangents[0], "the derivative of Student's t cdf (scipy.special.stdtr, "
                              "scipy.stats.t.cdf/sf) in its degrees of freedom df")
     return stdtr(df, t), mul(tangents[1], exp(t_logpdf(df, t)))
 
 
-stdtr_p, stdtr = _elementwise("stdtr", 2, stdtr_jvp)
+stdtr_p, stdtr = special_row("stdtr", 2, stdtr_jvp)

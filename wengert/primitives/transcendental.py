@@ -18,7 +18,7 @@ from .selection import where
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from .ordering import equal
-from ..core.rules import _python_numbers_kept, _unary, elementwise_aval
+from ..core.rules import elementwise_aval, python_numbers_kept, unary_row
 from ..core.pass_rules import PythonNumbersKept, drops_identity
 from ..core.ir import Lit, aval_of
 
@@ -55,11 +55,6 @@ def pow_jvp(primals, tangents):
 
 # np.power, not Python's **: NumPy < 2.3 gives ``x ** 2.0`` and ``x ** 0.5``
 # fast paths of their own, which round differently in float32
-pow_p = register(Primitive("pow", nargs=2, impl=_python_numbers_kept(np.power), jvp=pow_jvp,
-                           transpose=NOT_LINEAR,
-                           abstract_eval=elementwise_aval("pow", python_scalars=True)))
-pow = _wrap(pow_p)
-pow_p.simplify = drops_identity(right=1.0)      # x ** 1, left by the derivative of x ** 2
 
 
 class PowEmit(PythonNumbersKept):
@@ -87,7 +82,12 @@ class PowEmit(PythonNumbersKept):
         return super().python_floats(eqn, kinds)
 
 
-pow_p.emit = PowEmit("power")
+pow_p = register(Primitive("pow", nargs=2, impl=python_numbers_kept(np.power), jvp=pow_jvp,
+                           transpose=NOT_LINEAR,
+                           abstract_eval=elementwise_aval("pow", python_scalars=True),
+                           simplify=drops_identity(right=1.0), emit=PowEmit("power"),
+                           complex_ok=True))
+pow = _wrap(pow_p)
 
 
 # --- exp, log, log1p, expm1, sqrt --------------------------------------
@@ -96,7 +96,7 @@ def exp_jvp(primals, tangents):
     return out, mul(tangents[0], out)
 
 
-exp_p = _unary("exp", np.exp, exp_jvp)
+exp_p = unary_row("exp", np.exp, exp_jvp, complex_ok=True)
 exp = _wrap(exp_p)
 
 
@@ -105,7 +105,7 @@ def log_jvp(primals, tangents):
     return log(x), div(tangents[0], x)
 
 
-log_p = _unary("log", np.log, log_jvp)
+log_p = unary_row("log", np.log, log_jvp, complex_ok=True)
 log = _wrap(log_p)
 
 
@@ -114,7 +114,7 @@ def log1p_jvp(primals, tangents):
     return log1p(x), div(tangents[0], add(x, 1.0))
 
 
-log1p_p = _unary("log1p", np.log1p, log1p_jvp)
+log1p_p = unary_row("log1p", np.log1p, log1p_jvp, complex_ok=True)
 log1p = _wrap(log1p_p)
 
 
@@ -124,7 +124,7 @@ def expm1_jvp(primals, tangents):
     return out, mul(tangents[0], add(out, 1.0))
 
 
-expm1_p = _unary("expm1", np.expm1, expm1_jvp)
+expm1_p = unary_row("expm1", np.expm1, expm1_jvp, complex_ok=True)
 expm1 = _wrap(expm1_p)
 
 
@@ -133,7 +133,7 @@ def sqrt_jvp(primals, tangents):
     return out, div(tangents[0], mul(2.0, out))
 
 
-sqrt_p = _unary("sqrt", np.sqrt, sqrt_jvp)
+sqrt_p = unary_row("sqrt", np.sqrt, sqrt_jvp, complex_ok=True)
 sqrt = _wrap(sqrt_p)
 
 
@@ -143,7 +143,7 @@ def sin_jvp(primals, tangents):
     return sin(x), mul(tangents[0], cos(x))
 
 
-sin_p = _unary("sin", np.sin, sin_jvp)
+sin_p = unary_row("sin", np.sin, sin_jvp, complex_ok=True)
 sin = _wrap(sin_p)
 
 
@@ -152,7 +152,7 @@ def cos_jvp(primals, tangents):
     return cos(x), neg(mul(tangents[0], sin(x)))
 
 
-cos_p = _unary("cos", np.cos, cos_jvp)
+cos_p = unary_row("cos", np.cos, cos_jvp, complex_ok=True)
 cos = _wrap(cos_p)
 
 
@@ -161,7 +161,7 @@ def tan_jvp(primals, tangents):
     return out, mul(tangents[0], add(1.0, mul(out, out)))
 
 
-tan_p = _unary("tan", np.tan, tan_jvp)
+tan_p = unary_row("tan", np.tan, tan_jvp, complex_ok=True)
 tan = _wrap(tan_p)
 
 
@@ -171,7 +171,7 @@ def arcsin_jvp(primals, tangents):
     return arcsin(x), div(tangents[0], sqrt(sub(1.0, mul(x, x))))
 
 
-arcsin_p = _unary("arcsin", np.arcsin, arcsin_jvp)
+arcsin_p = unary_row("arcsin", np.arcsin, arcsin_jvp)
 arcsin = _wrap(arcsin_p)
 
 
@@ -180,7 +180,7 @@ def arccos_jvp(primals, tangents):
     return arccos(x), neg(div(tangents[0], sqrt(sub(1.0, mul(x, x)))))
 
 
-arccos_p = _unary("arccos", np.arccos, arccos_jvp)
+arccos_p = unary_row("arccos", np.arccos, arccos_jvp)
 arccos = _wrap(arccos_p)
 
 
@@ -189,7 +189,7 @@ def arctan_jvp(primals, tangents):
     return arctan(x), div(tangents[0], add(1.0, mul(x, x)))
 
 
-arctan_p = _unary("arctan", np.arctan, arctan_jvp)
+arctan_p = unary_row("arctan", np.arctan, arctan_jvp)
 arctan = _wrap(arctan_p)
 
 
@@ -233,7 +233,7 @@ def sinh_jvp(primals, tangents):
     return sinh(x), mul(tangents[0], cosh(x))
 
 
-sinh_p = _unary("sinh", np.sinh, sinh_jvp)
+sinh_p = unary_row("sinh", np.sinh, sinh_jvp, complex_ok=True)
 sinh = _wrap(sinh_p)
 
 
@@ -242,7 +242,7 @@ def cosh_jvp(primals, tangents):
     return cosh(x), mul(tangents[0], sinh(x))
 
 
-cosh_p = _unary("cosh", np.cosh, cosh_jvp)
+cosh_p = unary_row("cosh", np.cosh, cosh_jvp, complex_ok=True)
 cosh = _wrap(cosh_p)
 
 
@@ -251,7 +251,7 @@ def tanh_jvp(primals, tangents):
     return out, mul(tangents[0], sub(1.0, mul(out, out)))
 
 
-tanh_p = _unary("tanh", np.tanh, tanh_jvp)
+tanh_p = unary_row("tanh", np.tanh, tanh_jvp, complex_ok=True)
 tanh = _wrap(tanh_p)
 
 
@@ -273,7 +273,7 @@ def erf_jvp(primals, tangents):
     return erf(x), mul(tangents[0], mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
 
 
-erf_p = _unary("erf", erf_impl, erf_jvp)
+erf_p = unary_row("erf", erf_impl, erf_jvp)
 erf = _wrap(erf_p)
 
 

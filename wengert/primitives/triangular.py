@@ -34,7 +34,7 @@ from ..core.trace import bind
 from ..core.rules import result_dtype, shape_error
 from .arith import add, mul, neg
 from .shape import reshape, sum_to_shape
-from .linalg import _batch_shape, _float_dtype, _matmul, _mT, _pad_batched, _shape, _square
+from .linalg import batch_shape, float_dtype, matmul_bind, matrix_transpose, pad_batched, shape_tuple, check_square
 from ..core.errors import UnsupportedDtypeError, user_location
 from ..core.ir import Aval, aval_of
 
@@ -66,7 +66,7 @@ def triangle_mask(n, dtype, lower, strict=False):
 def solve_triangular_impl(a, b, lower, trans, unit_diagonal):
     sl = _scipy_linalg()
     a, b = np.asarray(a), np.asarray(b)
-    dtype = _float_dtype(np.result_type(a, b))
+    dtype = float_dtype(np.result_type(a, b))
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = np.broadcast_to(a, batch + a.shape[-2:])
     b = np.broadcast_to(b, batch + b.shape[-2:])
@@ -80,13 +80,13 @@ def solve_triangular_impl(a, b, lower, trans, unit_diagonal):
 
 
 def solve_triangular_aval(a, b, lower, trans, unit_diagonal):
-    _, n = _square("solve_triangular", a)
+    _, n = check_square("solve_triangular", a)
     if b.ndim < 2 or b.shape[-2] != n:
         raise shape_error(f"solve_triangular: right-hand side of shape {b.shape} does not fit "
                           f"a matrix of shape {a.shape}; expected (..., {n}, k) or ({n},)")
     real_only("solve_triangular", a, b)
-    batch = _batch_shape("solve_triangular", a, b)
-    return Aval(batch + b.shape[-2:], _float_dtype(result_dtype(a, b)))
+    batch = batch_shape("solve_triangular", a, b)
+    return Aval(batch + b.shape[-2:], float_dtype(result_dtype(a, b)))
 
 
 def solve_triangular_jvp(primals, tangents, lower, trans, unit_diagonal):
@@ -96,9 +96,9 @@ def solve_triangular_jvp(primals, tangents, lower, trans, unit_diagonal):
     if isinstance(a_dot, Zero):
         return x, _solve_tri(a, b_dot, lower, trans, unit_diagonal)
     # op(T) x = b  =>  op(T) dx = db - op(dT) x, dT the read triangle of da
-    n = _shape(a)[-1]
+    n = shape_tuple(a)[-1]
     t_dot = mul(a_dot, triangle_mask(n, aval_of(x).dtype, lower, strict=unit_diagonal))
-    rhs = neg(_matmul(_mT(t_dot) if trans else t_dot, x))
+    rhs = neg(matmul_bind(matrix_transpose(t_dot) if trans else t_dot, x))
     if not isinstance(b_dot, Zero):
         rhs = add(b_dot, rhs)
     return x, _solve_tri(a, rhs, lower, trans, unit_diagonal)
@@ -117,7 +117,7 @@ def solve_triangular_zero_rule(a, b, lower, trans, unit_diagonal):
 
 
 def solve_triangular_batch(args, batched, lower, trans, unit_diagonal):
-    return _solve_tri(*_pad_batched(args, batched), lower, trans, unit_diagonal)
+    return _solve_tri(*pad_batched(args, batched), lower, trans, unit_diagonal)
 
 
 solve_triangular_p = register(Primitive(
@@ -133,9 +133,9 @@ def _solve_tri(a, b, lower, trans, unit_diagonal):
 
 def solve_triangular(a, b, lower=False, trans=0, unit_diagonal=False):
     """``op(tri(a)) x = b``; a 1-D ``b`` is one right-hand side."""
-    if len(_shape(b)) == 1:
+    if len(shape_tuple(b)) == 1:
         x = _solve_tri(a, reshape(b, (-1, 1)), lower, trans, unit_diagonal)
-        return reshape(x, _shape(x)[:-1])
+        return reshape(x, shape_tuple(x)[:-1])
     return _solve_tri(a, b, lower, trans, unit_diagonal)
 
 
@@ -176,14 +176,14 @@ def lu_factor_impl(a):
 
 
 def lu_factor_aval(a):
-    _square("lu_factor", a)
+    check_square("lu_factor", a)
     real_only("lu_factor", a)
-    return Aval(a.shape, _float_dtype(a.dtype)), Aval(a.shape[:-1], np.dtype(np.int32))
+    return Aval(a.shape, float_dtype(a.dtype)), Aval(a.shape[:-1], np.dtype(np.int32))
 
 
 def lu_factors(lu):
     """The unit lower factor L and the upper factor U packed in ``lu``."""
-    n = _shape(lu)[-1]
+    n = shape_tuple(lu)[-1]
     dtype = aval_of(lu).dtype
     lower = add(mul(lu, triangle_mask(n, dtype, True, strict=True)), np.eye(n, dtype=dtype))
     return lower, mul(lu, triangle_mask(n, dtype, False))
@@ -195,14 +195,14 @@ def lu_factor_jvp(primals, tangents):
     lu, piv = lu_factor(a)
     if isinstance(a_dot, Zero):
         return (lu, piv), (Zero(aval_of(lu)), Zero(aval_of(piv)))
-    n = _shape(lu)[-1]
+    n = shape_tuple(lu)[-1]
     dtype = aval_of(lu).dtype
     lower, upper = lu_factors(lu)
     # X = L^-1 P dA U^-1, the second solve as U^T X^T = (L^-1 P dA)^T
-    y = _solve_tri(lu, _matmul(lu_permutation(piv, dtype), a_dot), True, 0, True)
-    x = _mT(_solve_tri(lu, _mT(y), False, 1, False))
-    lu_dot = add(_matmul(lower, mul(x, triangle_mask(n, dtype, True, strict=True))),
-                 _matmul(mul(x, triangle_mask(n, dtype, False)), upper))
+    y = _solve_tri(lu, matmul_bind(lu_permutation(piv, dtype), a_dot), True, 0, True)
+    x = matrix_transpose(_solve_tri(lu, matrix_transpose(y), False, 1, False))
+    lu_dot = add(matmul_bind(lower, mul(x, triangle_mask(n, dtype, True, strict=True))),
+                 matmul_bind(mul(x, triangle_mask(n, dtype, False)), upper))
     return (lu, piv), (lu_dot, Zero(aval_of(piv)))
 
 
@@ -220,15 +220,15 @@ def lu_factor(a):
 def lu_solve(lu, piv, b, trans=0):
     """``a x = b`` (``trans=0``) or ``a^T x = b`` from ``a``'s LU factors:
     ``a = P^T L U``."""
-    vector = len(_shape(b)) == 1
+    vector = len(shape_tuple(b)) == 1
     if vector:
         b = reshape(b, (-1, 1))
-    perm = lu_permutation(piv, _float_dtype(np.result_type(aval_of(lu).dtype,
+    perm = lu_permutation(piv, float_dtype(np.result_type(aval_of(lu).dtype,
                                                            aval_of(b).dtype)))
     if trans:
         # U^T L^T P x = b
         z = _solve_tri(lu, _solve_tri(lu, b, False, 1, False), True, 1, True)
-        x = _matmul(_mT(perm), z)
+        x = matmul_bind(matrix_transpose(perm), z)
     else:
-        x = _solve_tri(lu, _solve_tri(lu, _matmul(perm, b), True, 0, True), False, 0, False)
-    return reshape(x, _shape(x)[:-1]) if vector else x
+        x = _solve_tri(lu, _solve_tri(lu, matmul_bind(perm, b), True, 0, True), False, 0, False)
+    return reshape(x, shape_tuple(x)[:-1]) if vector else x

@@ -25,7 +25,7 @@ from ..primitives.selection import where
 from ..primitives.ordering import (
     abs, equal, greater, greater_equal, less, less_equal, logical_and, maximum, minimum)
 from ..primitives.transcendental import exp, expm1, log, log1p
-from .special import _log_expit, _ndtr
+from .special import log_expit, ndtr
 
 __all__ = ["CONTINUOUS", "DISCRETE", "log_probability"]
 
@@ -40,7 +40,7 @@ def _norm_logpdf(z):
 
 
 def _norm_parts():
-    return dict(logpdf=_norm_logpdf, cdf=_ndtr, sf=lambda z: _ndtr(neg(z)),
+    return dict(logpdf=_norm_logpdf, cdf=ndtr, sf=lambda z: ndtr(neg(z)),
                 logcdf=sp.log_ndtr, logsf=lambda z: sp.log_ndtr(neg(z)))
 
 
@@ -145,9 +145,9 @@ def _cauchy_parts():
 
 
 def _logistic_parts():
-    return dict(logpdf=lambda z: add(_log_expit(z), _log_expit(neg(z))),
+    return dict(logpdf=lambda z: add(log_expit(z), log_expit(neg(z))),
                 cdf=lambda z: sp.expit(z), sf=lambda z: sp.expit(neg(z)),
-                logcdf=_log_expit, logsf=lambda z: _log_expit(neg(z)))
+                logcdf=log_expit, logsf=lambda z: log_expit(neg(z)))
 
 
 def _lognorm_parts():
@@ -163,11 +163,11 @@ def _lognorm_parts():
 
     def cdf(z, s):
         pos, v = u(z, s, 1.0)
-        return where(pos, _ndtr(v), 0.0)
+        return where(pos, ndtr(v), 0.0)
 
     def sf(z, s):
         pos, v = u(z, s, -1.0)
-        return where(pos, _ndtr(v), 1.0)
+        return where(pos, ndtr(v), 1.0)
 
     def logcdf(z, s):
         pos, v = u(z, s, 1.0)

@@ -31,7 +31,7 @@ from ..primitives import correlation, decomp, linalg, matfuncs, matrix, triangul
 from ..primitives.arith import add, convert, mul
 from ..primitives.transcendental import reciprocal
 from ..core.primitive import TracerBase
-from ..primitives.linalg import _mT, _shape
+from ..primitives.linalg import matrix_transpose, shape_tuple
 from ..primitives.shape import expand_dims
 from ..numpy.arrayargs import refuse
 from ..core.errors import NoDerivativeRule, user_location
@@ -53,11 +53,11 @@ def _sym_from_triangle(a, lower):
     """The symmetric matrix SciPy reads from one triangle of ``a`` (real
     only: SciPy reads a complex one as Hermitian, or symmetric, by flag)."""
     triangular.real_only("scipy.linalg (a matrix read from one triangle)", aval_of(a))
-    n = _shape(a)[-1]
+    n = shape_tuple(a)[-1]
     dtype = _dtype(a)
     tri = mul(a, triangular.triangle_mask(n, dtype, lower))
     strict = mul(a, triangular.triangle_mask(n, dtype, lower, strict=True))
-    return add(tri, _mT(strict))
+    return add(tri, matrix_transpose(strict))
 
 
 def _trans_code(trans, fname):
@@ -82,7 +82,7 @@ def _factor(a, lower):
     """The Cholesky factor of the matrix read from ``a``'s ``lower`` (or
     upper) triangle: L, or U = L^T."""
     chol = matrix.cholesky(_sym_from_triangle(a, lower))
-    return chol if lower else _mT(chol)
+    return chol if lower else matrix_transpose(chol)
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
@@ -98,7 +98,7 @@ _CHO_KEEPS_INPUT = bool(scipy.linalg.cho_factor(np.array([[4.0, 1.0], [1.0, 3.0]
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
     a = _array(a)
     lower = bool(lower)
-    n = _shape(a)[-1]
+    n = shape_tuple(a)[-1]
     c = _factor(a, lower)
     if _CHO_KEEPS_INPUT:        # the other triangle keeps a's entries, as SciPy leaves them
         c = add(c, mul(a, triangular.triangle_mask(n, _dtype(a), not lower, strict=True)))
@@ -127,7 +127,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 # --- LU ---------------------------------------------------------------------
 def lu_factor(a, overwrite_a=False, check_finite=True):
     a = _array(a)
-    shp = _shape(a)
+    shp = shape_tuple(a)
     if len(shp) < 2 or shp[-1] != shp[-2]:
         raise NoDerivativeRule(f"{user_location()}: scipy.linalg.lu_factor of a non-square "
                                f"matrix (shape {shp}) has no derivative rule in wengert; "
@@ -145,7 +145,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
 # --- inverse and determinant ------------------------------------------------
 def inv(a, overwrite_a=False, check_finite=True, *, assume_a=None, lower=False):
     a = _array(a)
-    n = _shape(a)[-1]
+    n = shape_tuple(a)[-1]
     if assume_a in (None, "general", "gen"):
         return matrix.inv(a)
     if assume_a in ("sym", "her", "pos"):
@@ -174,7 +174,7 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
         if value is not None:
             refuse("scipy.linalg.eigh", name, "compute all eigenpairs and slice them")
     a = _array(a)
-    low = a if lower else _mT(a)            # decomp.eigh reads the lower triangle
+    low = a if lower else matrix_transpose(a)            # decomp.eigh reads the lower triangle
     return decomp.eigvalsh(low) if eigvals_only else decomp.eigh(low)
 
 
@@ -227,22 +227,22 @@ def _signal_operands(in1, in2, mode, method, fname):
         refuse(fname, "method", "method must be 'auto', 'direct' or 'fft' (all give the same "
                "values here)")
     in1, in2 = _array(in1), _array(in2)
-    if len(_shape(in1)) != len(_shape(in2)):
+    if len(shape_tuple(in1)) != len(shape_tuple(in2)):
         raise shape_error(f"{fname}: in1 and in2 should have the same dimensionality, got "
-                          f"shapes {_shape(in1)} and {_shape(in2)}")
+                          f"shapes {shape_tuple(in1)} and {shape_tuple(in2)}")
     return in1, in2
 
 
 def correlate(in1, in2, mode="full", method="auto"):
     in1, in2 = _signal_operands(in1, in2, mode, method, "scipy.signal.correlate")
-    if not _shape(in1):
+    if not shape_tuple(in1):
         return mul(in1, in2)
     return correlation.correlate_mode(in1, in2, mode)
 
 
 def convolve(in1, in2, mode="full", method="auto"):
     in1, in2 = _signal_operands(in1, in2, mode, method, "scipy.signal.convolve")
-    if not _shape(in1):
+    if not shape_tuple(in1):
         return mul(in1, in2)
     # a convolution is a correlation with the kernel reversed (in 'valid'
     # mode with in2 the larger, correlate_mode's swap gives conv(in2, in1))

@@ -23,7 +23,7 @@ from ..core.primitive import TracerBase
 from ..primitives.matrix import cholesky, solve
 from ..numpy.arrayargs import numpy_result, refuse
 from ..primitives.reduce import reduce_sum
-from .stats import _f64, freezer, frozen_method
+from .stats import as_float64, freezer, frozen_method
 from ..primitives.index import concatenate
 from ..primitives.shape import expand_dims, reshape, transpose
 from ..core.errors import user_location
@@ -43,8 +43,8 @@ def _mvn_parameters(mean, cov):
     """The dimension, mean vector and covariance matrix, from SciPy's
     forms: a mean vector or None; cov a scalar, a vector (diagonal) or a
     matrix, of which SciPy reads the lower triangle only."""
-    cov = _f64(cov)
-    mean = None if mean is None else _f64(mean)
+    cov = as_float64(cov)
+    mean = None if mean is None else as_float64(mean)
     cnd = np.ndim(cov)
     dim = np.shape(mean)[0] if mean is not None and np.ndim(mean) == 1 else \
         (np.shape(cov)[0] if cnd >= 1 else 1)
@@ -67,7 +67,7 @@ def _mvn_logpdf(x, mean=None, cov=1, allow_singular=False):
         refuse("scipy.stats.multivariate_normal.logpdf", "allow_singular",
                "a singular covariance has no Cholesky factor; pass a positive definite one")
     dim, mean, cov = _mvn_parameters(mean, cov)
-    x = _f64(x)
+    x = as_float64(x)
     xs = np.shape(x)
     # SciPy's _process_quantiles: a scalar is one point, a vector one point
     # (or, in 1 dimension, many)

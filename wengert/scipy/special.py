@@ -37,7 +37,7 @@ _SQRT2 = math.sqrt(2.0)
 
 
 # --- compositions -------------------------------------------------------
-def _ndtr(x):
+def ndtr(x):
     # Phi(x) = erfc(-x / sqrt 2) / 2: accurate in the lower tail, where
     # (1 + erf) / 2 loses every digit
     return mul(0.5, sp.erfc(mul(x, -1.0 / _SQRT2)))
@@ -51,7 +51,7 @@ def _logit(p):
     return sub(log(p), log1p(neg(p)))
 
 
-def _log_expit(x):
+def log_expit(x):
     # log(1 / (1 + e^-x)) = -log(e^0 + e^-x), stable both ways
     return neg(transcendental.logaddexp(0.0, neg(x)))
 
@@ -95,7 +95,7 @@ def _in_loop_dtype(ufunc, fn):
     return wrapper
 
 
-_COMPOSED = {sc.ndtr: _ndtr, sc.ndtri: _ndtri, sc.logit: _logit, sc.log_expit: _log_expit,
+_COMPOSED = {sc.ndtr: ndtr, sc.ndtri: _ndtri, sc.logit: _logit, sc.log_expit: log_expit,
              sc.xlogy: sp.xlogy, sc.xlog1py: sp.xlog1py, sc.entr: _entr, sc.rel_entr: _rel_entr}
 
 UFUNCS = {
@@ -144,8 +144,8 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     if return_sign:
         out = add(log(ordering.abs(total)), shift)
         sign = ordering.sign(total)
-        return composite._unkeep(out, axes, keepdims), composite._unkeep(sign, axes, keepdims)
-    return composite._unkeep(add(log(total), shift), axes, keepdims)
+        return composite.unkeep(out, axes, keepdims), composite.unkeep(sign, axes, keepdims)
+    return composite.unkeep(add(log(total), shift), axes, keepdims)
 
 
 def softmax(x, axis=None):

@@ -44,7 +44,7 @@ from ..core.ir import aval_of
 __all__ = ["CALLS", "NAMES", "RESOLVE", "Frozen", "freezer", "frozen_method"]
 
 
-def _f64(x):
+def as_float64(x):
     """SciPy computes its distributions in float64 (float32 is promoted)."""
     if isinstance(x, TracerBase):
         av = aval_of(x)
@@ -115,9 +115,9 @@ def _continuous_method(dist_name, shapes, parts, method):
 
     def wrapper(x, *args, **kwds):
         a = _bind(fname, sig, x, args, kwds)
-        loc, scale = _f64(a["loc"]), _f64(a["scale"])
-        z = _standardised(_f64(a["x"]), loc, scale)
-        params = [_f64(a[s]) for s in shapes]
+        loc, scale = as_float64(a["loc"]), as_float64(a["scale"])
+        z = _standardised(as_float64(a["x"]), loc, scale)
+        params = [as_float64(a[s]) for s in shapes]
         out = std(z, *params)
         if method in ("logpdf", "pdf") and not _is(scale, 1):
             out = sub(out, log(scale))
@@ -140,10 +140,10 @@ def _discrete_method(dist_name, shapes, logpmf, support, valid, method):
 
     def wrapper(k, *args, **kwds):
         a = _bind(fname, sig, k, args, kwds)
-        k = _f64(a["k"])
+        k = as_float64(a["k"])
         if not _is(a["loc"], 0):
-            k = sub(k, _f64(a["loc"]))
-        params = [_f64(a[s]) for s in shapes]
+            k = sub(k, as_float64(a["loc"]))
+        params = [as_float64(a[s]) for s in shapes]
         ok = support(k, *params)
         # a point outside the support is evaluated at 0, then masked
         out = where(ok, logpmf(where(ok, k, 0.0), *params), -np.inf)

@@ -10,15 +10,17 @@ as the batch of tangents; ``jacrev`` the same over the transposed Program.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..core import dims as _dims
 from ..core.errors import RAGGED_BATCH, UnsupportedSyntax
 from ..core.ir import Lit, aval_of
+from ..core.primitive import BROADCASTING
 from ..core.trace import bind, name_as
-from ..primitives.index import getitem
-from ..primitives.index import stack
-from ..primitives.shape import broadcast_to
+from ..primitives.index import getitem, stack
+from ..primitives.shape import broadcast_to, reshape
 
-__all__ = ["batch_eval"]
+__all__ = ["batch_eval", "broadcasting"]
 
 
 def _refuse_ragged(prim, vals):
@@ -43,6 +45,22 @@ def _loop(prim, vals, flags, params):
     return stack(rows)
 
 
+def broadcasting(prim, args, batched, params):
+    """An elementwise row on batched operands (``batch=BROADCASTING``): each batched one
+    gets the output's rank after its leading axis, so NumPy broadcasting lines the other axes
+    up, and the row is applied once."""
+    rank = max(np.ndim(a) - b for a, b in zip(args, batched))
+    fixed = []
+    for a, b in zip(args, batched):
+        if b:
+            shp = _dims.shape(a)
+            need = rank - (len(shp) - 1)
+            if need:
+                a = reshape(a, shp[:1] + (1,) * need + shp[1:])
+        fixed.append(a)
+    return bind(prim, *fixed, **params)
+
+
 def batch_eval(prog, args, size, batched=None):
     """Evaluate ``prog`` on operands that carry a leading batch axis of length
     ``size`` (all of them, or those ``batched`` marks); every output carries
@@ -58,9 +76,11 @@ def batch_eval(prog, args, size, batched=None):
         if not any(flags):
             outs, batched = bind(eqn.prim, *vals, **eqn.params), False
         else:
-            outs = NotImplemented
-            if eqn.prim.batch is not None:
-                outs = eqn.prim.batch(list(vals), list(flags), **eqn.params)
+            outs, rule = NotImplemented, eqn.prim.batch
+            if rule is BROADCASTING:
+                outs = broadcasting(eqn.prim, vals, flags, eqn.params)
+            elif rule is not None:
+                outs = rule(list(vals), list(flags), **eqn.params)
             if outs is NotImplemented:
                 outs = _loop(eqn.prim, vals, flags, eqn.params)
             batched = True

@@ -28,18 +28,11 @@ from ..core import dims as _dims
 from ..primitives.arith import cast_float
 from ..primitives.casts import cast_exact
 from ..primitives.shape import broadcast_to
-from ..numpy.array_methods import Tracer
+from ..core.tracer import Tracer
 from ..core.inplace import array_value, is_scalar, link_views, scalar_value
 from ..core.staging import stage
 
-__all__ = ["JVPTrace", "JVPTracer", "NeedsReverse", "jvp_flat", "jvp_program"]
-
-
-class NeedsReverse(Exception):
-    """Raised where forward mode stands in for ``grad`` (``jvp_for_grad``)
-    and would not give what ``grad`` means (a ``custom_vjp`` function, whose
-    gradient is its ``bwd``): the caller takes reverse mode instead. Never
-    reaches the user."""
+__all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "jvp_program"]
 
 
 class JVPTracer(Tracer):

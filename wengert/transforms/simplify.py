@@ -52,43 +52,11 @@ import numpy as np
 
 from ..core import context, dims
 from ..core.dims import in_params
-from ..core.ir import Eqn, Ident, Lit, Program, acts, has_effect, programs_in
+from ..core.ir import Eqn, Lit, Program, dce, eqn_key
 from ..core.pass_rules import is_scalar_lit as _is_scalar_lit
 from ..core.constants import constant
 
-__all__ = ["simplify", "dce", "atom_key", "eqn_key"]
-
-
-def atom_key(x):
-    """A key equal for the same variable and for equal scalar literals."""
-    if isinstance(x, Lit):
-        if np.ndim(x.val) == 0 and not hasattr(x.val, "_trace"):
-            return ("lit", repr(np.asarray(x.val).item()), np.asarray(x.val).dtype.str)
-        return ("obj", Ident(x.val))
-    return ("var", x)
-
-
-def _param_key(params):
-    try:
-        # a place outside the function (host.EnvRef) compares by where it is
-        items = tuple(sorted((k, getattr(v, "param_key", None) or repr(v))
-                             for k, v in params.items()
-                             if not isinstance(v, (np.ndarray, Program))))
-        if any(isinstance(v, (np.ndarray, Program)) for v in params.values()):
-            return None
-        return items
-    except TypeError:
-        return None
-
-
-def eqn_key(prim, ins, params, key=atom_key):
-    """What makes two equations compute the same values (common
-    subexpressions), or None (control flow, params that do not compare, and
-    calls with an effect: two random draws are two draws)."""
-    if prim.effect or any(has_effect(p) for p in programs_in(params)):
-        return None         # a loop or branch that draws: each one draws
-    pk = _param_key(params)
-    return None if pk is None else (prim.name, tuple(key(x) for x in ins), pk)
+__all__ = ["simplify"]
 
 
 def simplify(prog, copies=False):
@@ -116,7 +84,7 @@ def simplify(prog, copies=False):
                 continue
             if algebra.move_sign is not None and not eqn.params:
                 ins = _float_literals(ins)
-                rewritten = _move_negation(algebra.move_sign, ins, out[0], negated) \
+                rewritten = _move_negation(eqn.prim, algebra.move_sign, ins, out[0], negated) \
                     if negated else None
                 if rewritten is not None:
                     pending.extend(reversed(rewritten))
@@ -246,7 +214,7 @@ def _unexpanded(ins, out, expanded):
     return new
 
 
-def _move_negation(move_sign, ins, out, negated):
+def _move_negation(prim, move_sign, ins, out, negated):
     """The row's ``move_sign`` equations computing ``out`` (see the module
     docstring), or None. ``negated[v] = x`` where ``v = neg (x)``. Real
     floats only."""
@@ -255,7 +223,7 @@ def _move_negation(move_sign, ins, out, negated):
             or any(x.aval.dtype.kind != "f" for x in ins):
         return None
     plain = tuple(negated[x] if n else x for x, n in zip(ins, neg_in))
-    return move_sign(ins, plain, neg_in, out)
+    return move_sign(prim, ins, plain, neg_in, out)
 
 
 def _int_offset(sign, ins, out, offsets):
@@ -301,18 +269,3 @@ def _float_literals(ins):
         if exact_int(b) and a.aval.dtype.kind == "f":
             return [a, Lit(float(b.val))]
     return ins
-
-
-def dce(prog):
-    """``prog`` without the equations no output needs, and without the parts
-    of an equation (a loop's carries) that its row's ``dce`` rule drops."""
-    live = {x for x in prog.outputs if not isinstance(x, Lit)}
-    kept = []
-    for eqn in reversed(prog.eqns):
-        if any(v in live for v in eqn.outputs) or acts(eqn):
-            if eqn.prim.dce is not None:
-                eqn = eqn.prim.dce(eqn, [v in live for v in eqn.outputs], dce)
-            kept.append(eqn)
-            live.update(x for x in eqn.inputs if not isinstance(x, Lit))
-    kept.reverse()
-    return Program(prog.inputs, kept, prog.outputs, prog.name)

@@ -1,6 +1,6 @@
 """Program -> the Python subset numba compiles, compiled with ``numba.njit``.
 
-    numba_codegen : Program -> NumbaFunction     (called like ``codegen``'s result)
+    numba_codegen : Lowered -> NumbaFunction     (called like ``codegen``'s result)
 
 The code is ``pycodegen``'s, written by a ``CodeWriter`` subclass that
 spells the few things numba's subset lacks differently:
@@ -65,7 +65,7 @@ import numpy as np
 
 from ...core.dims import plain_numbers
 from ...core.errors import BackendError, NumbaCompileError, NumbaMissingError
-from ...core.ir import Ident, Lit, aval_of, verify
+from ...core.ir import Ident, Lit, aval_of
 from ...core.rules import result_dtype
 from . import matmul as numbamatmul
 from ..python.codegen import CodeWriter, generate_source
@@ -115,7 +115,8 @@ class NumbaUnsupported(Exception):
 class NumbaWriter(CodeWriter):
     """``pycodegen``'s writer, spelling the code in numba's subset."""
 
-    python_floats = False       # numba types its scalars itself: NumPy's spelling
+    # numba types its scalars itself: NumPy's spelling, no Python-float stand-ins
+    LOWERING = {"loops": True, "floats": False}
 
     def __init__(self, var_names):
         super().__init__(var_names)
@@ -608,11 +609,12 @@ def _dtype_mismatch(outs, program):
     return None
 
 
-def numba_codegen(prog, on_error, name=None):
-    """``prog`` compiled by numba (``NumbaFunction``); a construct with no
-    spelling raises ``NumbaUnsupported`` here, before numba is asked."""
-    verify(prog)
-    source, namespace, fname, passed = generate_source(prog, name, writer=NumbaWriter)
+def numba_codegen(low, on_error, name=None):
+    """The lowered Program ``low`` (``lower(prog, **NumbaWriter.LOWERING)``) compiled by
+    numba (``NumbaFunction``); a construct with no spelling raises ``NumbaUnsupported``
+    here, before numba is asked."""
+    prog = low.source
+    source, namespace, fname, passed = generate_source(low, name, writer=NumbaWriter)
     _check_length(source)
     _check_names(namespace, source.splitlines())
     source, scratch = _reuse_scratch(source, namespace, fname)

@@ -1,8 +1,8 @@
 """Program -> readable Python source, exec'd into a function.
 
-    codegen : Program -> GeneratedFunction      (called like ``interpret``)
+    codegen : Lowered -> GeneratedFunction      (called like ``interpret``)
 
-The Program is first lowered (``lower.py``): sums into accumulators move
+It takes a Program lowered (``lower``: the api lowers, then writes): sums into accumulators move
 into what computed the summand, and an update whose target nothing reads
 afterwards is written in place (``ct_x[i] += v``), so a loop over array
 elements and its reverse sweep cost O(1) per element, not O(n). The code
@@ -64,7 +64,7 @@ Python float stays a Python float, which NumPy treats as weakly typed).
 rows whose spelling depends on it (a Python scalar cannot be subscripted).
 
 Float64 scalars are Python floats where that gives the same bits
-(``CodeWriter.python_floats``; ``lower_facts.python_floats`` says where):
+(``CodeWriter.LOWERING``; ``lower.facts.python_floats`` says where):
 NumPy's scalar maths costs several times Python's, ten times on subnormals.
 Element reads are ``x.item(i)``, float64 literals ``1.0``, an element
 accumulation ``ct_x[i] = ct_x.item(i) + v``; a row that takes no Python
@@ -79,14 +79,11 @@ import itertools
 import linecache
 import re
 
-from ...core.ir import Lit, Program, verify
+from ...core.ir import Lit, Program
 from ...core.printing import Namer, reverse_sweep_start, walk
-from ...lower import (
-    Floats, lower, loop_only_values, python_floats, python_scalars, share_condition_values)
 from .emit import PY_SCALARS, CodegenError, Emitter
 
-__all__ = ["codegen", "generate_source", "GeneratedFunction", "CodegenError",
-           "share_condition_values", "loop_only_values", "python_scalars"]
+__all__ = ["codegen", "generate_source", "GeneratedFunction", "CodegenError", "CodeWriter"]
 
 _INDENT = "    "
 _FILE_NUMBERS = itertools.count(1)
@@ -110,17 +107,17 @@ class GeneratedFunction:
         return f"<GeneratedFunction {self.fn.__name__} from {self.filename}>"
 
 
-def codegen(prog, name=None):
-    """Generate, compile and load the Python function of ``prog``."""
-    verify(prog)
-    source, namespace, fname, _ = generate_source(prog, name)
+def codegen(low, name=None):
+    """Generate, compile and load the Python function of the lowered Program ``low``
+    (``lower.lower(prog, **CodeWriter.LOWERING)``)."""
+    source, namespace, fname, _ = generate_source(low, name)
     filename = f"<wengert-generated-{next(_FILE_NUMBERS)}>"
     # registered before exec, so even an error while loading shows its line;
     # mtime None: linecache.checkcache leaves the entry alone
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     code = compile(source, filename, "exec")
     exec(code, namespace)
-    return GeneratedFunction(namespace[fname], source, prog, namespace, filename)
+    return GeneratedFunction(namespace[fname], source, low.source, namespace, filename)
 
 
 class _Block:
@@ -135,22 +132,21 @@ class _Block:
         self.lines, self.outputs, self.subs = [], [], []
 
 
-def generate_source(prog, name=None, writer=None):
-    """(source, namespace, function name, passed) of ``prog``: the text only;
+def generate_source(low, name=None, writer=None):
+    """(source, namespace, function name, passed) of the lowered ``low``: the text only;
     ``writer``: the ``CodeWriter`` class that spells it (a subclass writes
     the subset another compiler accepts: ``numbagen``); ``passed``: the
     writer's extra parameters, after the Program's inputs (name -> what
     gives the value at each call; none for Python's writer)."""
     writer = writer or CodeWriter
-    low = lower(prog, writer.promote_loops)     # the imperative form (a Program verify accepts)
-    prog = low.program
+    prog = low.program                  # the imperative form (a Program verify accepts)
     names = Namer()
     for _ in walk(prog, names):         # every name first: helpers must avoid them all
         pass
     em = writer(names.used)
     em.loop_only, em.trip_only, em.read = low.loop_only, low.trip_only, low.read
     py = low.python_scalars
-    fl = python_floats(prog, py, low.loop_only) if em.python_floats else Floats()
+    fl = low.floats
     em.floats = fl.held
     reverse = reverse_sweep_start(prog)       # a vjp's sweeps are marked, as Tangent does
     reverse = None if reverse is None else prog.eqns[reverse]
@@ -254,13 +250,12 @@ class CodeWriter(Emitter):
     analyses found (``read``, ``loop_only``, ``trip_only``)."""
 
     INDENT = _INDENT
-    # float64 scalars as Python floats where that gives the same bits
-    # (``lower_facts.python_floats``); a writer for another compiler (numba)
-    # turns this off
-    python_floats = True
-    # lowering's step 1b (``lower_carry``: scalar carries in loops); a
-    # subclass turns it off to compare the code without it
-    promote_loops = True
+    # how the Program is lowered for this writer (``lower.lower``'s options):
+    # ``floats``, float64 scalars as Python floats where that gives the same
+    # bits (``lower.facts.python_floats``; a writer for another compiler,
+    # numba, turns this off); ``loops``, lowering's step 1b (``lower.carry``:
+    # scalar carries in loops; a subclass turns it off to compare against)
+    LOWERING = {"loops": True, "floats": True}
 
     def __init__(self, var_names):
         super().__init__(var_names)

@@ -22,40 +22,14 @@ import re
 
 import numpy as np
 
-from ...core.context import recipe_of as dims_recipe
 from ...core.dims import Dim, Scalar, has_dims, linear_form, render
 from ...core.ir import Ident
+from ...core.literals import NUMPY_NAMES, PY_SCALARS, array_recipe, ufunc_call
 from ...core.primitive import TracerBase
 from ...primitives.index import DYN
 from .names import CodegenError, Namespace
 
-__all__ = ["CodegenError", "Emitter", "PY_SCALARS", "ufunc_call"]
-
-
-PY_SCALARS = (bool, int, float, complex, Dim)
-
-
-def _numpy_names():
-    """NumPy function -> its shortest public name (``np.abs``, not
-    ``np.absolute``): how an impl that *is* a NumPy function is spelled."""
-    found = {}
-    cands = [(n, getattr(np, n)) for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc)]
-    cands += [("where", np.where)]
-    cands += [(f"linalg.{n}", getattr(np.linalg, n)) for n in np.linalg.__all__
-              if callable(getattr(np.linalg, n)) and not isinstance(getattr(np.linalg, n), type)]
-    for name, fn in sorted(cands, key=lambda c: (len(c[0]), c[0])):
-        found.setdefault(Ident(fn), name)
-    return found
-
-
-_NUMPY_NAMES = _numpy_names()
-
-def ufunc_call(eqn):
-    """Whether ``eqn`` is written as a call of the NumPy ufunc that is its
-    impl (``np.sin(x)``): a row with no ``emit`` rule and no params."""
-    impl = eqn.prim.impl
-    return eqn.prim.emit is None and not eqn.params and isinstance(impl, np.ufunc) \
-        and Ident(impl) in _NUMPY_NAMES
+__all__ = ["CodegenError", "Emitter", "PY_SCALARS", "ufunc_call"]  # (the two from core.literals)
 
 
 _INLINE_ARRAY_SIZE = 16     # integer/boolean index arrays up to this size are written out
@@ -192,35 +166,24 @@ class Emitter(Namespace):
         return self.const(val)
 
     def _made(self, val, shape, symbolic):
-        """A constant array as the NumPy call that makes it at ``shape``:
-        zeros; or, of a symbolic shape (``dims``), one value repeated or its
-        recipe (a number computed from lengths, an identity); else None."""
-        dtype = "" if val.dtype == np.float64 else f", {self.dtype(val.dtype)}"
-        if not val.any() and not (val.dtype.kind == "f" and np.signbit(val).any()):
-            return f"{self.np}.zeros({shape}{dtype})"
-        if not symbolic:
+        """A constant array as the NumPy call that makes it at ``shape``
+        (``literals.array_recipe``), or None."""
+        recipe = array_recipe(val, symbolic)
+        if recipe is None:
             return None
-        recipe = dims_recipe(val)
-        if recipe is not None and recipe[0] == "full" and val.dtype == np.float64:
+        dtype = "" if val.dtype == np.float64 else f", {self.dtype(val.dtype)}"
+        if recipe[0] == "zeros":
+            return f"{self.np}.zeros({shape}{dtype})"
+        if recipe[0] == "full":
             return f"{self.np}.full({shape}, {self.dim(recipe[1])})"
-        if recipe is not None and recipe[0] == "eye":
+        if recipe[0] == "eye":
             _, rows, cols, k = recipe
             return (f"{self.np}.eye({self.dim(rows)}, {self.dim(cols)}, {self.dim(k)}{dtype})"
                     f".reshape({shape})")
-        first = val.flat[0]
+        first = recipe[1]
         fill = self.scalar(float(first) if val.dtype == np.float64 else first)
-        if fill is None or np.isnan(first) or not (val == first).all():
-            return None
         return f"{self.np}.full({shape}, {fill})"     # a NumPy scalar fill keeps its dtype
 
-    def allocates(self, val, aval=None):
-        """Whether a literal's code makes a new array where it runs
-        (``np.zeros``, ``np.full``, ``np.eye``), rather than reading a
-        named constant: the code owns that array (``lower``)."""
-        if not isinstance(val, np.ndarray) or val.ndim == 0 or val.dtype.kind not in "biuf":
-            return False
-        symbolic = aval is not None and has_dims(aval.shape) and None not in aval.shape
-        return self._made(val, "()", symbolic) is not None
 
     def small_array(self, a):
         """A small integer or boolean array written out, else a constant."""
@@ -349,6 +312,6 @@ class Emitter(Namespace):
         text = rule.expression(self, eqn, ins, py) if rule is not None else None
         if text is not None:
             return text
-        if not params and Ident(prim.impl) in _NUMPY_NAMES:
-            return self.numpy_call(_NUMPY_NAMES[Ident(prim.impl)], ins, eqn)
+        if not params and Ident(prim.impl) in NUMPY_NAMES:
+            return self.numpy_call(NUMPY_NAMES[Ident(prim.impl)], ins, eqn)
         return f"{self.impl(prim)}({', '.join(ins + self.params(params))})"

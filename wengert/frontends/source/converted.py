@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-import os
 import threading
 
 from ...core.errors import PACKAGE_DIR, UnsupportedSyntax
@@ -15,7 +14,7 @@ from .alias import mark_aliased_writes
 from .check import check
 from ...primitives.host import EnvRef
 from .env import default_value
-from .guards import _guard
+from .guards import guard
 from .names import CELL as _CELL, GLOBALS as _GLOBALS, read_outside_at_run
 from .rewrite import CONVERTED, RT, Converter
 from .text import Source, find_lambda, fix_locations
@@ -92,7 +91,7 @@ def convert_with(fn, runtime):
                                               fn.__qualname__)
     # the code generated from it holds while ``fn`` runs this code (a
     # reassigned ``__code__`` is another function under the same object)
-    _guard(EnvRef("object", fn, getattr(fn, "__name__", "function"), (("attr", "__code__"),)),
+    guard(EnvRef("object", fn, getattr(fn, "__name__", "function"), (("attr", "__code__"),)),
            "is", fn.__code__)
     glb = {RT: runtime, _GLOBALS: fn.__globals__, CONVERTED: True,
            "__builtins__": fn.__globals__.get("__builtins__", builtins)}

@@ -49,7 +49,7 @@ from ...core.errors import UnsupportedSyntax, user_location
 from ...core.ir import Aval
 from ...core.primitive import TracerBase
 from ...primitives.host import EnvRef, env_read, host_call, out_aval_of
-from .guards import _guard, _same_value
+from .guards import guard, same_value
 from .kinds import IO_MODULES, RNG_TYPES, is_plain, is_vocabulary
 
 __all__ = ["env_global", "env_cell", "static_object", "default_value", "EnvObject",
@@ -66,20 +66,20 @@ def classify(value, ref):
     if isinstance(value, EnvObject):
         return value
     if is_vocabulary(value):
-        _guard(ref, "is", value)
+        guard(ref, "is", value)
         return value
     if is_plain(value) and not isinstance(value, (list, dict)):
-        _guard(ref, "eq", value)
+        guard(ref, "eq", value)
         return value
     if isinstance(value, (type, types.ModuleType)):
         # a user's class or module: the same one (its attributes are checked
         # where they are read)
-        _guard(ref, "is", value)
+        guard(ref, "is", value)
         return EnvObject(ref, value)
     if isinstance(value, types.MethodType) and not is_vocabulary(value.__self__):
         # a bound method found outside (``step = model.apply``): its object's
         # place is the method's ``__self__``
-        _guard(ref, "type", type(value))
+        guard(ref, "type", type(value))
         return EnvObject(ref, value, receiver=classify(value.__self__, ref.attr("__self__")))
     if type(value) is np.ndarray:
         if value.dtype.kind in "biuc":
@@ -88,16 +88,16 @@ def classify(value, ref):
             # refuses them): their values are the code's, compared at each call
             kept = value.copy()
             kept.flags.writeable = False
-            _guard(ref, "values", kept)
+            guard(ref, "values", kept)
             return kept
         if value.dtype.kind != "f":
             raise UnsupportedSyntax(
                 f"{ref!r} is an array of dtype {value.dtype}, which the source engine cannot "
                 "read: pass it as an argument, or use engine='trace'",
                 construct="non-numeric global array")
-        _guard(ref, "array", (value.shape, value.dtype))
+        guard(ref, "array", (value.shape, value.dtype))
         return env_read(ref, Aval(value.shape, value.dtype))
-    _guard(ref, "type", type(value))
+    guard(ref, "type", type(value))
     return EnvObject(ref, value)
 
 
@@ -114,7 +114,7 @@ def env_global(glb, name):
         scope = scope.__dict__ if isinstance(scope, types.ModuleType) else scope
         if name not in scope:
             raise NameError(f"name {name!r} is not defined") from None
-        _guard(ref, "absent", None)
+        guard(ref, "absent", None)
         return scope[name]
     return classify(value, ref)
 
@@ -200,12 +200,12 @@ class EnvObject:
         try:
             value = getattr(self._value, name)
         except AttributeError:
-            _guard(self._ref, "lacks", name)       # hasattr() is False: it must stay so
+            guard(self._ref, "lacks", name)       # hasattr() is False: it must stay so
             raise
         ref = self._ref.attr(name)
         if isinstance(value, (types.MethodType, types.BuiltinMethodType)) and \
                 getattr(value, "__self__", None) is self._value:
-            _guard(ref, "type", type(value))
+            guard(ref, "type", type(value))
             return EnvObject(ref, value, receiver=self)
         return classify(value, ref)
 
@@ -230,14 +230,14 @@ class EnvObject:
         """A list or dict of numbers and strings: compared whole at each call
         (one check, however many of its items the code reads)."""
         if isinstance(self._value, (list, dict)) and is_plain(self._value):
-            _guard(self._ref, "eq", copy.deepcopy(self._value))
+            guard(self._ref, "eq", copy.deepcopy(self._value))
             return True
         return False
 
     # a dict found outside: what is read of it now is checked at each call
     def _dict_keys(self):
         keys = tuple(self._value)
-        _guard(self._ref, "keys", keys)
+        guard(self._ref, "keys", keys)
         return list(keys)
 
     def _dict_values(self):
@@ -252,11 +252,11 @@ class EnvObject:
     def __contains__(self, key):
         if type(self._value) is dict:
             return key in self._dict_keys()
-        return any(_same_value(key, e) for e in materialize(self))
+        return any(same_value(key, e) for e in materialize(self))
 
     def __len__(self):
         n = len(self._value)
-        _guard(self._ref, "len", n)
+        guard(self._ref, "len", n)
         return n
 
     def __iter__(self):
@@ -273,7 +273,7 @@ class EnvObject:
 
     def __bool__(self):
         truth = bool(self._value)
-        _guard(self._ref, "truth", truth)       # a deque or list emptied since is False
+        guard(self._ref, "truth", truth)       # a deque or list emptied since is False
         return truth
 
     def __call__(self, *args, **kwargs):
@@ -327,7 +327,7 @@ def outside_method(f):
         return None
     fixed = concrete(f)
     if isinstance(fixed, types.MethodType) and isinstance(fixed.__func__, types.FunctionType):
-        _guard(f._ref, "func", fixed.__func__)
+        guard(f._ref, "func", fixed.__func__)
         return fixed.__func__, f._receiver
     return None
 

@@ -26,10 +26,10 @@ def note(guards):
     """Record ``guards`` (another code's checks) in the generation in
     progress, if one is."""
     for g in guards:
-        _guard(*g)
+        guard(*g)
 
 
-def _guard(ref, kind, expected):
+def guard(ref, kind, expected):
     """Record that the code needs ``ref`` to pass check ``kind`` (a key of
     ``_TESTS``, or ``"array"``/``"eq"``: see ``_guard_test``) at each call."""
     ctx = current_context()
@@ -48,7 +48,7 @@ def guard_function(guards):
     a call pays a few dict lookups and comparisons."""
     if not guards:
         return None
-    ns = {"_same": _same_value, "_same_array": _same_array, "_ndarray": np.ndarray,
+    ns = {"_same": same_value, "_same_array": _same_array, "_ndarray": np.ndarray,
           "_MISSING": _MISSING, "_map": map, "_type": type, "_list": list}
     roots = {}
 
@@ -126,18 +126,18 @@ def _same_array(a, b):
             and np.array_equal(a, b, equal_nan=b.dtype.kind in "fc"))
 
 
-def _same_value(a, b):
+def same_value(a, b):
     """Equal plain values of the same types, NaN equal to NaN."""
     if type(a) is not type(b):
         return False
     if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     if isinstance(a, (float, np.floating)):
         # NaN equal to NaN, and 0.0 not -0.0 (np.copysign tells them apart)
         return (a == b and math.copysign(1.0, a) == math.copysign(1.0, b)) or (
             a != a and b != b)
     if isinstance(a, (complex, np.complexfloating)):
-        return _same_value(a.real, b.real) and _same_value(a.imag, b.imag)
+        return same_value(a.real, b.real) and same_value(a.imag, b.imag)
     return bool(a == b)

@@ -23,8 +23,8 @@ from .env import EnvObject
 from .blocks import (
     Block, Undefined, as_kinds, assemble, coerce_to, join_spec, spec_of, widens, zeros_of)
 from .ops import (
-    _NEEDS_CONCRETE, DimRange, TracedRange, _Sequence, _any_traced, _probe, _python_iterable,
-    _traced, and_, if_stmt, named, not_)
+    NEEDS_CONCRETE, DimRange, TracedRange, TracedSequence, any_traced, probe, python_iterable,
+    is_traced, and_, if_stmt, named, not_)
 from ...core.pytree import flatten
 
 __all__ = ["for_stmt", "while_stmt"]
@@ -108,7 +108,7 @@ def _numbers_like(v, spec):
 
 # what a structured loop can iterate: ranges (Python, symbolic or traced
 # bounds), arrays, and enumerate/zip over arrays
-_STRUCTURED = (range, DimRange, TracedRange, np.ndarray, _Sequence)
+_STRUCTURED = (range, DimRange, TracedRange, np.ndarray, TracedSequence)
 
 
 def for_stmt(iterable, body, state, names, brk, lineno, target=""):
@@ -131,7 +131,7 @@ def for_stmt(iterable, body, state, names, brk, lineno, target=""):
             raise UnsupportedSyntax(f"{where}: break or return inside a checkpointed loop; its "
                                     "trip count must be known: set a flag and use np.where",
                                     construct="break in a checkpointed loop")
-    if not (_traced(iterable) or isinstance(iterable, _STRUCTURED)):
+    if not (is_traced(iterable) or isinstance(iterable, _STRUCTURED)):
         # a Python iterable (a list, a dict or its views, a generator, map,
         # reversed): its length is fixed, the loop runs as Python
         return _loop_python(iterable, body, state, names, brk, where)
@@ -140,7 +140,7 @@ def for_stmt(iterable, body, state, names, brk, lineno, target=""):
         if isinstance(iterable, TracedRange):
             raise UnsupportedSyntax(f"{where}: a list is built in a loop whose length is traced; "
                                     "loop over a range of Python ints")
-        return _loop_python(_python_iterable(iterable), body, state, names, brk, where)
+        return _loop_python(python_iterable(iterable), body, state, names, brk, where)
     n, item_of, xs, lead = _loop_items(iterable, where)
     loop_names = _loop_names(iterable, target)
     if target and not loop_names[0] and isinstance(iterable, (range, DimRange, TracedRange)):
@@ -148,8 +148,8 @@ def for_stmt(iterable, body, state, names, brk, lineno, target=""):
     try:
         return _structured_for(n, item_of, xs, lead, body, state, names, brk, where, schedule,
                                loop_names)
-    except _NEEDS_CONCRETE:
-        if _traced(n) or not isinstance(iterable, (range, DimRange, np.ndarray)):
+    except NEEDS_CONCRETE:
+        if is_traced(n) or not isinstance(iterable, (range, DimRange, np.ndarray)):
             raise
         # the body needs a Python counter (a slice bound, a Python list index):
         # run the loop as Python, each step recorded
@@ -162,7 +162,7 @@ def _loop_names(iterable, target):
     (an array's rows); "" (a print-time name) otherwise."""
     if isinstance(iterable, (range, DimRange)) and (iterable.start, iterable.step) == (0, 1):
         return target, []
-    if _traced(iterable) or isinstance(iterable, np.ndarray):
+    if is_traced(iterable) or isinstance(iterable, np.ndarray):
         return "", [target]
     return "", []
 
@@ -206,7 +206,7 @@ def _loop_python(iterable, body, state, names, brk, where=None):
     k_brk = names.index(brk) if brk else None
     for item in iterable:
         flag = state[k_brk] if k_brk is not None else False
-        if _traced(flag):
+        if is_traced(flag):
             state = if_stmt(flag, lambda *st: st, lambda *st, item=item: body(item, *st),
                             state, names, where)
             continue
@@ -226,12 +226,12 @@ def _loop_items(iterable, where):
         r = iterable
         n = _range_length(r.start, r.stop, r.step)
         return n, (lambda i, x: arith.add(r.start, arith.mul(i, r.step))), [], []
-    if _traced(iterable) or isinstance(iterable, np.ndarray):
+    if is_traced(iterable) or isinstance(iterable, np.ndarray):
         a = aval_of(iterable)
         if not a.shape:
             raise UnsupportedSyntax(f"{where}: iteration over a 0-d array")
         return a.shape[0], (lambda i, x: x[0]), [iterable], [Aval(a.shape[1:], a.dtype)]
-    if isinstance(iterable, _Sequence):
+    if isinstance(iterable, TracedSequence):
         arrays = list(iterable.args)
         lengths = [aval_of(a).shape[0] for a in arrays]
         n = min(lengths)            # the first of equal lengths, symbolic ones included
@@ -288,29 +288,29 @@ def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where, counte
 
 def while_stmt(cond_fn, body_fn, state, names, lineno):
     where = lineno
-    first = _probe(cond_fn, *state)
-    if not _traced(first) and not _any_traced(state):
+    first = probe(cond_fn, *state)
+    if not is_traced(first) and not any_traced(state):
         # steps run as Python while the test is a Python value; where a step
         # makes it traced (``diff = abs(new - old)``), the rest of the loop
         # is a structured loop from the state reached
         c = first
         while c:
             state = body_fn(*state)
-            c = _probe(cond_fn, *state)
-            if _traced(c):
+            c = probe(cond_fn, *state)
+            if is_traced(c):
                 return _structured_while(cond_fn, body_fn, state, names, where)
         return state
 
     try:
         return _structured_while(cond_fn, body_fn, state, names, where)
-    except _NEEDS_CONCRETE:
-        if _traced(first):
+    except NEEDS_CONCRETE:
+        if is_traced(first):
             raise
         c = first
         while c:
             state = body_fn(*state)
-            c = _probe(cond_fn, *state)
-            if _traced(c):
+            c = probe(cond_fn, *state)
+            if is_traced(c):
                 raise
         return state
 

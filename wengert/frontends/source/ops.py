@@ -19,7 +19,7 @@ from ...core import dims
 from ...core.errors import (
     ConcretizationError, NonDifferentiableInputError, UnsupportedSyntax, user_location)
 from ...core.ir import Program, Var, aval_of
-from ...primitives import arith, index as index_mod, ordering, selection
+from ...primitives import arith, index as index_mod, ordering, scatter, selection
 from ... import control
 from ...numpy import lists as numpy_lists
 from ...core.primitive import TracerBase
@@ -31,7 +31,7 @@ from .env import concrete
 from .blocks import Block, Undefined, assemble, join_spec, merge_pyvalues, n_leaves, same_spec
 
 # what a block raises when it needs a Python value where it got a traced one
-_NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError, TypeError)
+NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError, TypeError)
 
 __all__ = ["UNDEF", "read", "named", "is_", "not_", "and_", "or_", "none_of", "ifexp", "getitem",
            "setitem", "if_stmt", "guard_stmt", "TracedRange", "DimRange"]
@@ -49,11 +49,11 @@ def named(value, name):
     return name_value(value, name)
 
 
-def _traced(x):
+def is_traced(x):
     return isinstance(x, TracerBase)
 
 
-def _any_traced(xs):
+def any_traced(xs):
     return any(isinstance(x, TracerBase) for x in flatten(list(xs))[0])
 
 
@@ -69,7 +69,7 @@ def is_(a, b):
 
 
 def not_(x):
-    return ordering.logical_not(x) if _traced(x) else not x
+    return ordering.logical_not(x) if is_traced(x) else not x
 
 
 def _all_evaluated(thunks, what):
@@ -105,7 +105,7 @@ def _with_effects(thunks):
     before = effects_made()
     _LOOK.depth += 1
     try:
-        _probe(lambda: [t() for t in thunks])
+        probe(lambda: [t() for t in thunks])
     finally:
         _LOOK.depth -= 1
     return effects_made() != before
@@ -123,7 +123,7 @@ def and_(*thunks):
     val = True
     for k, th in enumerate(thunks):
         v = th()
-        if _traced(v):
+        if is_traced(v):
             if k + 1 < len(thunks) and _with_effects(thunks[k + 1:]):
                 # ``a and b``: b (and its draws) only where a holds
                 return _branch(v, lambda: and_(*thunks[k + 1:]), lambda: v, "'and'")
@@ -142,7 +142,7 @@ def or_(*thunks):
     val = False
     for k, th in enumerate(thunks):
         v = th()
-        if _traced(v):
+        if is_traced(v):
             if k + 1 < len(thunks) and _with_effects(thunks[k + 1:]):
                 return _branch(v, lambda: v, lambda: or_(*thunks[k + 1:]), "'or'")
             out = v
@@ -160,9 +160,9 @@ def none_of(*flags):
 
 
 def ifexp(c, a, b):
-    if _traced(c) and _with_effects((a, b)):
+    if is_traced(c) and _with_effects((a, b)):
         return _branch(c, a, b, "'x if c else y'")
-    if _traced(c):
+    if is_traced(c):
         # both sides are computed; the select keeps the derivative of the taken one
         return selection.where(c, *_all_evaluated((a, b), "'x if c else y'"))
     return a() if c else b()
@@ -171,13 +171,13 @@ def ifexp(c, a, b):
 # --- subscripts ------------------------------------------------------------------
 
 def getitem(x, idx):
-    if isinstance(x, numpy_lists.CONCATENATORS) and _any_traced(
+    if isinstance(x, numpy_lists.CONCATENATORS) and any_traced(
             idx if isinstance(idx, tuple) else (idx,)):
         return numpy_lists.concatenator_getitem(x, idx)     # np.r_[a, b], np.c_[a, b]
-    if not _traced(x) and isinstance(x, np.ndarray) and _any_traced(
+    if not is_traced(x) and isinstance(x, np.ndarray) and any_traced(
             idx if isinstance(idx, tuple) else (idx,)):
         return index_mod.getitem(x, idx)       # a constant array read at a traced position
-    if not _traced(x):
+    if not is_traced(x):
         # a Python list or a constant read at a symbolic position (an int
         # input, a length): the item found is this position's only
         dims.pin(idx)
@@ -190,8 +190,8 @@ def setitem(x, idx, v):
         out = list(x)
         out[idx] = v
         return out
-    if _traced(x) or _traced(v) or _any_traced(idx if isinstance(idx, tuple) else (idx,)):
-        return index_mod.index_set(x, v, idx)
+    if is_traced(x) or is_traced(v) or any_traced(idx if isinstance(idx, tuple) else (idx,)):
+        return scatter.index_set(x, v, idx)
     out = np.array(x, copy=True)
     out[idx] = v
     return out
@@ -204,15 +204,15 @@ def augmented(old, new, symbol="+"):
     by NumPy's ``same_kind`` rule: a float32 ``y += x64`` stays float32), or
     raises where NumPy does (``inplace.needs_cast``); where ``y`` was a 0-d
     array it is still one (a later ``z = y; y += w`` writes into it again)."""
-    if not (isinstance(old, np.ndarray) or _traced(old) and not is_scalar(old)):
+    if not (isinstance(old, np.ndarray) or is_traced(old) and not is_scalar(old)):
         return new
     if not (isinstance(new, (TracerBase, np.ndarray)) or np.isscalar(new)):
         return new
     (y_shape, y_dtype), (r_shape, r_dtype) = (
-        (aval_of(x).shape, aval_of(x).dtype) if _traced(x) else (np.shape(x), np.asarray(x).dtype)
+        (aval_of(x).shape, aval_of(x).dtype) if is_traced(x) else (np.shape(x), np.asarray(x).dtype)
         for x in (old, new))
     if needs_cast(y_shape, y_dtype, r_shape, r_dtype, symbol, user_location()):
-        new = arith.convert(new, dtype=y_dtype) if _traced(new) else \
+        new = arith.convert(new, dtype=y_dtype) if is_traced(new) else \
             np.asarray(new).astype(y_dtype)
     if not r_shape:
         return array_value(new)     # a concrete one too: y + 1.0 of np.zeros(()) is a scalar
@@ -220,7 +220,7 @@ def augmented(old, new, symbol="+"):
 
 
 # --- a first look that leaves no equations ---------------------------------------
-def _probe(fn, *args):
+def probe(fn, *args):
     """``fn(*args)`` recorded into a Program that is thrown away: a first look
     at a value (is a loop's condition traced?) that, if traced, is computed
     again where it belongs, so the calls with an effect it makes (a random
@@ -237,7 +237,7 @@ class TracedRange:
     def __init__(self, *args):
         start, stop, step = (0, args[0], 1) if len(args) == 1 else (
             (args[0], args[1], 1) if len(args) == 2 else args)
-        if _traced(step):
+        if is_traced(step):
             raise UnsupportedSyntax("range with a traced step is not supported; use a step "
                                     "that does not depend on differentiated values")
         self.start, self.stop, self.step = start, stop, step
@@ -267,7 +267,7 @@ class DimRange:
         return len(self.range)
 
 
-class _Sequence:
+class TracedSequence:
     """``enumerate(x)`` / ``zip(a, b)`` over traced arrays, for ``for_stmt``
     (structured), or iterated directly (a comprehension: element by element)."""
 
@@ -277,14 +277,14 @@ class _Sequence:
             # enumerate(x, start): the count starts at a Python int
             self.args = args[:1]
             self.start = args[1] if len(args) > 1 else kw.get("start", 0)
-            if _traced(self.start):
+            if is_traced(self.start):
                 raise UnsupportedSyntax("enumerate with a start that depends on differentiated "
                                         "values is not supported; add the offset in the body")
         else:
             self.args, self.start = args, 0
 
     def __iter__(self):
-        return iter(_python_iterable(self))
+        return iter(python_iterable(self))
 
 
 # --- staging a block as a Program ---------------------------------------------------
@@ -297,7 +297,7 @@ def guard_stmt(test, true_fn, false_fn, state, names, lineno):
 
 
 def if_stmt(test, true_fn, false_fn, state, names, lineno, guard=False):
-    if not _traced(test):
+    if not is_traced(test):
         return true_fn(*state) if test else false_fn(*state)
     where = lineno
     fns = ((false_fn, "false"), (true_fn, "true"))
@@ -353,9 +353,9 @@ def if_stmt(test, true_fn, false_fn, state, names, lineno, guard=False):
     return assemble(names, merged, specs, res, scalars)
 
 
-def _python_iterable(it):
-    if isinstance(it, _Sequence):
-        return it.kind(*[list(a) if _traced(a) else a for a in it.args], **it.kw)
+def python_iterable(it):
+    if isinstance(it, TracedSequence):
+        return it.kind(*[list(a) if is_traced(a) else a for a in it.args], **it.kw)
     return it
 
 

@@ -35,7 +35,7 @@ from .blocks import Undefined
 from .alias_check import alias_check, check_param_writes, param_writes
 from .loops import for_stmt, while_stmt
 from .ops import (
-    UNDEF, DimRange, TracedRange, _Sequence, _any_traced, _traced, and_, augmented, getitem,
+    UNDEF, DimRange, TracedRange, TracedSequence, any_traced, is_traced, and_, augmented, getitem,
     guard_stmt, if_stmt, ifexp, is_, named, none_of, not_, or_, read, setitem)
 
 __all__ = ["UNDEF", "read", "named", "not_", "and_", "or_", "none_of", "ifexp", "setitem",
@@ -50,7 +50,7 @@ _RUNTIME = sys.modules[__name__]
 # --- calls ---------------------------------------------------------------------
 
 def _float(x=0.0):
-    if _traced(x):
+    if is_traced(x):
         # a Python float, weakly typed: float(s) * v32 stays float32 (NEP 50)
         if aval_of(x).shape == ():
             return casts.python_scalar(x)
@@ -62,7 +62,7 @@ def _float(x=0.0):
 def _int(x=0, *a):
     if type(x) is Dim:
         return x
-    if _traced(x):
+    if is_traced(x):
         out = x if aval_of(x).dtype.kind in "iu" else arith.convert(x, dtype=np.dtype(np.int64))
         # a Python int: ``n += 1`` rebinds it (``inplace.is_scalar``)
         return out.clone(scalar=True) if type(out) is StagingTracer and not out.scalar else out
@@ -72,10 +72,10 @@ def _int(x=0, *a):
 
 def _extremum(builtin, pair, reduce_fn):
     def fn(*args, **kw):
-        if len(args) == 1 and _traced(args[0]):
+        if len(args) == 1 and is_traced(args[0]):
             return reduce_fn(args[0], axis=0)
         vals = list(args[0]) if len(args) == 1 else list(args)
-        if not _any_traced(vals) or kw:
+        if not any_traced(vals) or kw:
             return builtin(*args, **kw)
         out = vals[0]
         for v in vals[1:]:
@@ -88,7 +88,7 @@ def _extremum(builtin, pair, reduce_fn):
 
 
 def _sum(iterable, start=0):
-    if _traced(iterable):
+    if is_traced(iterable):
         return arith.add(reduce_mod.reduce_sum(iterable, axis=0), start)
     return builtins.sum(iterable, start)
 
@@ -96,7 +96,7 @@ def _sum(iterable, start=0):
 def _isinstance(x, cls):
     x = concrete(x)             # an outside object: its type is checked at each call
     cls = tuple(concrete(c) for c in cls) if isinstance(cls, tuple) else concrete(cls)
-    if _traced(x):
+    if is_traced(x):
         classes = cls if isinstance(cls, tuple) else (cls,)
         if any(c in (np.ndarray, np.generic, np.number, np.floating) for c in classes):
             return True
@@ -107,7 +107,7 @@ def _isinstance(x, cls):
 
 
 def _len(x):
-    if _traced(x) and aval_of(x).shape:
+    if is_traced(x) and aval_of(x).shape:
         return aval_of(x).shape[0]          # a symbolic length stays one (``dims``)
     return builtins.len(x)
 
@@ -123,7 +123,7 @@ def _math(f):
     np_fn = find_twin(f) or getattr(np, name, None)
 
     def fn(*args):
-        if _any_traced(args):
+        if any_traced(args):
             if np_fn is None:
                 raise UnsupportedSyntax(f"math.{name} has no NumPy counterpart for traced "
                                         "values; write it with NumPy functions")
@@ -174,7 +174,7 @@ def _call(f, args, kw, unseen):
                          tuple(k + 1 if isinstance(k, int) else k for k in unseen))
         return f(*args, **kw)
     rule = library.call_rule(f)
-    if rule is not None and _any_traced([args, kw]):
+    if rule is not None and any_traced([args, kw]):
         library.check_complex(f, args, kw)  # complex operands: audited wrappers only
         # np.array, scipy.stats...: the library table; a 0-d result is an
         # array (``np.array(s)`` is one) unless NumPy gives a scalar (np.sum)
@@ -216,7 +216,7 @@ def _call(f, args, kw, unseen):
             if not _is_wengert(f):
                 return call_outside(f, args, kw)
             args, kw = [concrete(a) for a in args], {k: concrete(v) for k, v in kw.items()}
-    if _is_maker(f) and _any_traced(list(args[:1]) + [kw.get("shape"), kw.get("N")]):
+    if _is_maker(f) and any_traced(list(args[:1]) + [kw.get("shape"), kw.get("N")]):
         raise ConcretizationError(
             f"{user_location()}: np.{getattr(f, '__name__', 'zeros')} with a shape that depends "
             "on a traced value: array shapes must be Python ints (or lengths of inputs); compute "
@@ -229,13 +229,13 @@ def _call(f, args, kw, unseen):
         special = _BUILTINS.get(f)
         if special is not None:
             return special(*args, **kw)
-        if f is builtins.range and _any_traced(args):
+        if f is builtins.range and any_traced(args):
             return TracedRange(*args)
         if f is builtins.range and any(type(a) is Dim for a in args):
             return DimRange(*args)
-        if (f in (builtins.enumerate, builtins.zip) and _any_traced(args)
+        if (f in (builtins.enumerate, builtins.zip) and any_traced(args)
                 and not any(isinstance(a, (list, tuple)) for a in args)):
-            return _Sequence(f, args, kw)       # over arrays: a structured loop
+            return TracedSequence(f, args, kw)       # over arrays: a structured loop
         if getattr(f, "__module__", None) == "math":
             return _math(f)(*args)
     if not _is_wengert(f):
