@@ -117,8 +117,8 @@ def test_unsupported_syntax_names_file_line_column_and_construct():
 
 
 def test_auto_engine_falls_back_to_tracing_with_one_warning():
-    import wengert.api.source as api_source
-    api_source._WARNED.discard(api_source.fallback_key(uses_try))
+    import wengert.api.fallback as api_fallback
+    api_fallback.WARNED.discard(api_fallback.fallback_key(uses_try))
     with pytest.warns(UserWarning, match=r"uses try at .*test_errors.py:\d+.*trace engine"):
         g = wg.grad(uses_try)(0.3)
     assert g == pytest.approx(np.cos(0.3))

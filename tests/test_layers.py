@@ -5,7 +5,7 @@ imports resolved, ``from pkg import sub`` counted as an import of the submodule)
 layer is the first folder of its path inside the package; the layers, top to bottom, are
 ``arch_metrics.LAYERS``:
 
-    (root)       the public face: __init__, cli, __main__, demo, testing
+    root         the public face: __init__, cli, __main__, demo, testing
     api          the public functions, one module per family
     frontends    source/ and trace/: a Python function -> a Program
     transforms   Program -> Program: jvp, linearize, transpose, vjp, batching, simplify

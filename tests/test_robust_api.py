@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.api import source as api_source
+from wengert.api import fallback as api_fallback
 from wengert.core import errors
 from wengert.core.pytree import MAX_DEPTH, flatten, leaf_paths, unflatten
 
@@ -310,7 +310,7 @@ def test_auto_fallback_warns_once_per_function_even_with_one_name():
     first, second = R.twin_first, R.twin_second
     assert first.__qualname__ == second.__qualname__ and first is not second
     for fn in (first, second):
-        api_source._WARNED.discard(api_source.fallback_key(fn))
+        api_fallback.WARNED.discard(api_fallback.fallback_key(fn))
     values, messages = _fallback_warnings([
         lambda: wg.grad(first)(0.3), lambda: wg.grad(first)(0.5),
         lambda: wg.jvp(first, (0.3,), (1.0,))[1], lambda: wg.grad(second)(0.3),
@@ -325,20 +325,20 @@ def test_auto_fallback_warns_once_per_function_even_with_one_name():
 
 def test_auto_fallback_warns_once_for_the_closures_of_one_def():
     a, b = R.make_refused_closure(2.0), R.make_refused_closure(3.0)
-    api_source._WARNED.discard(api_source.fallback_key(a))
+    api_fallback.WARNED.discard(api_fallback.fallback_key(a))
     values, messages = _fallback_warnings([lambda: wg.grad(a)(0.3), lambda: wg.grad(b)(0.3)])
     assert len(messages) == 1, messages
     assert_close(values, [2.0 * np.cos(0.3), 3.0 * np.cos(0.3)], EXACT_RTOL_F64)
 
 
 def test_fallback_warnings_are_remembered_in_a_bounded_table():
-    seen = api_source._Seen(3)
+    seen = api_fallback.Seen(3)
     assert [seen.add(k) for k in "abca"] == [True, True, True, False]
     seen.add("d")           # "b" is now the oldest: forgotten
     assert len(seen) == 3 and "b" not in seen and {"a", "c", "d"} <= {k for k in "acd" if k in seen}
     assert seen.add("b") and "c" not in seen
-    assert api_source._WARNED.size >= 1000      # large enough never to repeat in practice
-    key = api_source.fallback_key(R.twin_first)
+    assert api_fallback.WARNED.size >= 1000      # large enough never to repeat in practice
+    key = api_fallback.fallback_key(R.twin_first)
     assert key == (R.__file__, R.twin_first.__code__.co_firstlineno, "twin")
 
 

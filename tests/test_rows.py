@@ -22,7 +22,8 @@ from wengert.api.backend import python_function
 from wengert.core.ir import Aval, Eqn, Lit, Program, Var, verify
 from wengert.primitives import PRIMITIVES
 from wengert.core.pass_rules import BinaryOperator, UnaryMinus
-from wengert.core.rules import EmitRule, python_operator
+from wengert.core.rules import EmitRule
+from wengert.core.shapes import python_operator
 from wengert.transforms.simplify import simplify
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "wengert"

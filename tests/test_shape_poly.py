@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
-from wengert.core import dims
+from wengert.core import dims, lengths
 from wengert.core.context import StagingContext
 from wengert.core.pytree import flatten
 
@@ -173,13 +173,13 @@ def test_dims_keep_their_expression_and_record_comparisons():
     m = dims.Dim(3, ("in", 1, 2))
     e = (n - 1) * m + 2
     assert int(e) == 11 and type(e) is dims.Dim
-    text = dims.render(e, lambda k, a: f"s{k}[{a}]")
+    text = lengths.render(e, lambda k, a: f"s{k}[{a}]")
     assert eval(text, {"s0": (4,), "s1": (0, 0, 3)}) == 11
     assert eval(text, {"s0": (6,), "s1": (0, 0, 2)}) == 12
     with StagingContext(symbolic=True) as ctx:
         assert n != 1 and not (n < m) and n == n
     guards = ctx.guards
-    check = dims.guard_function(guards, 2)
+    check = lengths.guard_function(guards, 2)
     assert check((4,), (0, 0, 3)) and check((9,), (0, 0, 5))
     assert not check((1,), (0, 0, 3)) and not check((4,), (0, 0, 7))
     assert len(guards) == 2        # n == n compares nothing
@@ -192,10 +192,10 @@ def test_slice_lengths_are_symbolic_and_guarded(s):
     with StagingContext(symbolic=True) as ctx:
         got = dims.slice_length(dims.Dim(6, ("in", 0, 0)), s)
     guards = ctx.guards
-    check = dims.guard_function(guards, 1)
+    check = lengths.guard_function(guards, 1)
     for n in range(0, 12):
         if check((n,)):
-            text = dims.render(got, lambda k, a: "n")
+            text = lengths.render(got, lambda k, a: "n")
             assert eval(text, {"n": n}) == len(range(n)[s]), (s, n)
 
 

@@ -602,8 +602,8 @@ def test_unsupported_construct_is_located(fn, construct, token):
 def test_auto_engine_falls_back_with_one_warning(fn, construct, token):
     x = 0.4
     want = fd_jvp(fn, (x,), (1.0,))
-    import wengert.api.source as api_source
-    api_source._WARNED.discard(api_source.fallback_key(fn))    # one warning per function and process
+    import wengert.api.fallback as api_fallback
+    api_fallback.WARNED.discard(api_fallback.fallback_key(fn))    # one warning per function and process
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         g1 = wg.grad(fn)(x)

@@ -37,7 +37,7 @@ OPTIONAL = ("scipy", "numba", "matplotlib", "hypothesis", "graphviz")
 # ``testing``) are the public face, above every folder.
 LAYERS = ("api", "frontends", "transforms", "lower", "backends", "control", "scipy", "numpy",
           "primitives", "core")
-ROOT_LAYER = "(root)"
+ROOT_LAYER = "root"
 RANKS = {name: len(LAYERS) - k for k, name in enumerate(LAYERS)}
 RANKS[ROOT_LAYER] = len(LAYERS) + 1
 

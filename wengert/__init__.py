@@ -1,4 +1,7 @@
-"""wengert: automatic differentiation for plain Python and NumPy code."""
+"""wengert: automatic differentiation for plain Python and NumPy code.
+
+Layer: root.
+"""
 from . import primitives, numpy, control  # noqa: F401  (every layer registers its rows)
 from .api.transforms import (
     grad, value_and_grad, jvp, vjp, linearize, linear_transpose, jacfwd, fori_loop, jacrev,

@@ -1,4 +1,7 @@
-"""``python -m wengert show ...``: the ``wengert`` command (``wengert.cli``)."""
+"""``python -m wengert show ...``: the ``wengert`` command (``wengert.cli``).
+
+Layer: root.
+"""
 import sys
 
 from .cli import main

@@ -20,6 +20,8 @@ are reported in one message that says what was wrong and what to do, with a
 nonzero exit status: 2 for bad input, 1 when the function itself could not
 be shown (or an SVG was asked for without Graphviz). ``--traceback``
 re-raises instead, for debugging.
+
+Layer: root.
 """
 from __future__ import annotations
 

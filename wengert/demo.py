@@ -2,6 +2,8 @@
 
 Run as ``python -m wengert.demo``. Every printed derivative is also checked
 against a central finite difference, and the demo exits non-zero if one is off.
+
+Layer: root.
 """
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ Complex values follow JAX's conventions (``primitives.complex_parts``): a
 complex leaf gets a complex random direction (real and imaginary parts
 both), and vectors pair by ``Re(sum(a * b))`` (bilinear, no conjugate),
 the pairing under which wengert's transposes are transposes.
+
+Layer: root.
 """
 from __future__ import annotations
 

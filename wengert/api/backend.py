@@ -14,27 +14,26 @@ numba's typing at the first call) makes that function the Python
 backend's, with one ``NumbaFallbackWarning`` per user function naming the
 construct and the function's file:line; ``fallback=False`` raises
 ``NumbaCompileError`` instead.
+
+Layer: api.
 """
 from __future__ import annotations
 
-import collections
-import threading
 import warnings
 
-from ..backends.numba.codegen import (
-    NumbaUnsupported, NumbaWriter, load_numba, numba_codegen, refuse)
+from ..backends.numba.codegen import NumbaUnsupported, NumbaWriter, numba_codegen, refuse
+from ..backends.numba.compiled import load_numba
 from ..backends.python.codegen import CodeWriter, codegen
 from ..core.errors import BackendError, NumbaFallbackWarning, user_function, where_defined
 from ..lower import lower
+from .fallback import Seen
 
 __all__ = ["BACKENDS", "Target", "target_of", "check_backend", "python_function"]
 
 BACKENDS = ("python", "numba")
 
 # the user functions whose fallback to Python was reported, the latest ones
-_WARNED = collections.OrderedDict()
-_WARNED_SIZE = 4096
-_LOCK = threading.Lock()
+_WARNED = Seen(4096)
 
 
 def python_function(prog, name=None):
@@ -93,12 +92,7 @@ class Target:
             raise refuse(construct, where)
         user = user_function(self.fun)
         key = (where, getattr(user, "__qualname__", None))
-        with _LOCK:
-            new = key not in _WARNED
-            _WARNED[key] = None
-            if len(_WARNED) > _WARNED_SIZE:
-                _WARNED.popitem(last=False)
-        if new:
+        if _WARNED.add(key):
             name = getattr(user, "__qualname__", None) or getattr(self.fun, "__name__", "?")
             file, _, line = where.rpartition(":")
             warnings.warn_explicit(

@@ -11,6 +11,8 @@ Staging runs ``fun`` on symbolic values. Python control flow on them needs
 either concrete values (the trace engine has them: the recorded path is the
 one taken, as on a tape) or the source engine's conversion of ``fun`` (its
 ``if``/``for``/``while`` become structured equations).
+
+Layer: api.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from ..core.primitive import TracerBase
 from ..core.trace import bind, tracing
 from ..core.pytree import flatten, unflatten
 from ..core.staging import closure_convert, stage
-from .source import has_source
+from .fallback import has_source
 from ..frontends.source import convert
 
 __all__ = ["checkpoint"]

@@ -6,6 +6,8 @@ Each raises a class of ``errors`` (which also subclasses the builtin an
 user's file:line: the call for a bad argument, the function's definition for
 a bad function or output), what was wrong (the argument's position, name and
 pytree path), and what to pass instead.
+
+Layer: api.
 """
 from __future__ import annotations
 

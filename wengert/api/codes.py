@@ -22,6 +22,8 @@ makes the code be generated again, whichever object calls it.
 A recipe whose options cannot be a key (an unhashable value) gets a
 ``Codes`` of its own. Holding the function keeps it (and what it closes
 over) alive while its entry is among the last ``SIZE`` used.
+
+Layer: api.
 """
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ ever replayed into that transformation), and calls it, handing each scalar
 output out as the type its aval says. ``same_code`` says whether two
 generated functions are the same code (``api_source`` trusts code for new
 shapes only when staging it again elsewhere gives the same).
+
+Layer: api.
 """
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""The Jacobians' blocks: the identity as a batch of tangents (``_basis``),
-its evaluation batched or, where a loop's stored values are ragged, one row
-at a time, and the batched results cut into one block per (output leaf,
+"""The Jacobians: ``jacfwd``, ``jacrev`` and ``hessian``, and their blocks: the identity as a
+batch of tangents (``identity_basis``), its evaluation batched or, where a loop's stored values
+are ragged, one row at a time, and the batched results cut into one block per (output leaf,
 input leaf) and rebuilt into the pytrees of the call.
+
+Layer: api.
 """
 from __future__ import annotations
 
@@ -16,6 +18,15 @@ from ..primitives.index import stack
 from ..primitives.shape import reshape, transpose as transpose_axes
 from ..core.pytree import unflatten
 from ..transforms.batching import batch_eval
+from ..transforms.partial_eval import linearize_flat
+from ..transforms.transpose import transpose_program
+from ..frontends.trace import flat_function
+from ..core.pytree import flatten
+from .checks import argnums_tuple, check_holomorphic_inputs, check_inputs, check_jacobian_dtypes
+from .prepare import cast_like, options, prepare_call, source_transformed, transform_entry, vjp_core
+from .transformed import TraceTransformed
+
+__all__ = ["jacfwd", "jacrev", "hessian"]
 
 
 def identity_basis(leaves):
@@ -81,3 +92,82 @@ def assemble_jacobian(table, out_tree, in_tree, single):
         per_in = unflatten(in_tree, row)
         rows.append(per_in[0] if single else tuple(per_in))
     return unflatten(out_tree, rows)
+
+
+# --- Jacobians ---------------------------------------------------------
+def jacfwd(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python", fallback=True):
+    """Jacobian by forward mode: one linearize, one batched pass of tangents.
+    Complex inputs need ``holomorphic=True`` (the Jacobian is then f'(z));
+    without it, a real basis would give df/dx only (JAX's rule)."""
+    fun = transform_entry(fun, engine, "jacfwd", backend, fallback)
+    recipe = ("jacfwd", fun, (argnums,), {"engine": engine,
+                                          **options(holomorphic, backend, fallback)})
+    by_source = source_transformed(fun, engine, lambda g: jacfwd(g, argnums, holomorphic=holomorphic,
+                                                         engine="trace"), recipe, argnums)
+    if by_source is not None:
+        return by_source
+    single = isinstance(argnums, int)
+
+    def wrapper(*args, **kwargs):
+        fn, dyn, _, _ = prepare_call(fun, args, kwargs, argnums, "jacfwd")
+        flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
+        check_jacobian_dtypes(leaves, "input", "jacfwd", fun, holomorphic)
+        outs, lin = linearize_flat(flat, leaves, reverse=False)
+        if holomorphic:
+            check_jacobian_dtypes(outs, "output", "jacfwd", fun, holomorphic)
+        basis, total = identity_basis(leaves)
+        batched = batch_or_loop(lin, basis, total)
+        table = jacobian_blocks(batched, outs, leaves, rev=False)
+        return assemble_jacobian(table, out_tree[0], in_tree, single)
+    return TraceTransformed(wrapper, fun, recipe)
+
+
+def jacrev(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python", fallback=True):
+    """Jacobian by reverse mode: one linearize, one batched pass of cotangents.
+    Complex outputs need ``holomorphic=True`` (JAX's rule); a real output of
+    a complex input gives rows ``df/dx - i df/dy`` as ``grad`` does."""
+    fun = transform_entry(fun, engine, "jacrev", backend, fallback)
+    recipe = ("jacrev", fun, (argnums,), {"engine": engine,
+                                          **options(holomorphic, backend, fallback)})
+    by_source = source_transformed(fun, engine, lambda g: jacrev(g, argnums, holomorphic=holomorphic,
+                                                         engine="trace"), recipe, argnums)
+    if by_source is not None:
+        return by_source
+    single = isinstance(argnums, int)
+
+    def wrapper(*args, **kwargs):
+        fn, dyn, _, _ = prepare_call(fun, args, kwargs, argnums, "jacrev")
+        if holomorphic:
+            check_holomorphic_inputs(flatten(tuple(dyn))[0], "jacrev", fun)
+        outs, lin, leaves, in_tree, out_tree = vjp_core(fn, dyn, "jacrev")
+        check_jacobian_dtypes(outs, "output", "jacrev", fun, holomorphic)
+        lin_t = transpose_program(lin)
+        basis, total = identity_basis(outs)
+        batched = batch_or_loop(lin_t, basis, total)
+        batched = [cast_like(b, np.zeros((total,) + aval_of(x).shape, aval_of(x).dtype))
+                   for b, x in zip(batched, leaves)]
+        table = jacobian_blocks(batched, outs, leaves, rev=True)
+        return assemble_jacobian(table, out_tree, in_tree, single)
+    return TraceTransformed(wrapper, fun, recipe)
+
+
+def hessian(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python",
+            fallback=True):
+    """Forward over reverse: ``jacfwd(jacrev(fun))``, both ``holomorphic``."""
+    fun = transform_entry(fun, engine, "hessian", backend, fallback)
+    recipe = ("hessian", fun, (argnums,), {"engine": engine,
+                                           **options(holomorphic, backend, fallback)})
+    by_source = source_transformed(fun, engine, lambda g: hessian(g, argnums, holomorphic=holomorphic,
+                                                          engine="trace"), recipe, argnums)
+    if by_source is not None:
+        return by_source
+    hess = jacfwd(jacrev(fun, argnums, holomorphic=holomorphic, engine="trace"), argnums,
+                  holomorphic=holomorphic, engine="trace")
+
+    def wrapper(*args, **kwargs):
+        nums = argnums_tuple(argnums, len(args), "hessian")
+        check_inputs("hessian", fun, args, nums, "leave it out of argnums")
+        check_jacobian_dtypes(flatten(tuple(args[i] for i in nums))[0], "input", "hessian", fun,
+                              holomorphic)
+        return hess(*args, **kwargs)
+    return TraceTransformed(wrapper, fun, recipe)

@@ -7,6 +7,8 @@ derivative's is (``SourceTransformed`` with the identity as its transform):
 the same lowering, the same backend (``api_backend``), the same code
 reuse, so a user can time a derivative against its own function compiled
 alike. ``.source`` is the code of the latest call.
+
+Layer: api.
 """
 from __future__ import annotations
 

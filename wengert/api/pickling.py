@@ -5,6 +5,8 @@ known, so that ``transformed`` needs nothing above it.
 A transformed function pickles as ``(rebuild, (name, fun, args, kwargs))``
 (its recipe), unless it is reachable by its own name; a custom-rule or
 checkpoint decorator object pickles by name, else as its state.
+
+Layer: api.
 """
 from __future__ import annotations
 

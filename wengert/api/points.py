@@ -12,6 +12,8 @@ number of primals and options):
 A pullback's code runs the forward sweep again at each call (it holds no
 residuals of the first): one primal evaluation more than the Python
 backend's pullback, in exchange for compiled loops.
+
+Layer: api.
 """
 from __future__ import annotations
 

@@ -3,6 +3,8 @@ transform: the engine's choice (``_by_source``: the source engine's version
 of a transform, or None), the function of the differentiated arguments and
 their check (``_prepare``), aux values, the seed and the dtypes of what is
 handed back (``_cast_like``), reverse mode's linearization (``_vjp_core``).
+
+Layer: api.
 """
 from __future__ import annotations
 

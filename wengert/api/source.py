@@ -25,23 +25,21 @@ function has one implementation of its mathematics.
 
 ``engine="auto"`` tries this and falls back to the trace engine, with one
 warning naming the construct and its file:line, when the source cannot be
-transformed: one warning per function (its file, line and qualified name)
-and process, remembered for the last ``_WARNED.size`` functions.
+transformed (``fallback``).
 
 Pickled, a ``SourceTransformed`` is its recipe (``transformed``): the
 receiving process generates its own code.
+
+Layer: api.
 """
 from __future__ import annotations
 
-import collections
 import functools
-import threading
-import types
-import warnings
 
 import numpy as np
 
 from ..core import dims
+from ..core.lengths import guard_function
 from ..core.context import StagingContext, current as current_context
 from ..core.errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
 from ..frontends import source as source_frontend
@@ -55,43 +53,10 @@ from ..core.staging import stage
 from .transformed import Transformed
 from .compiled import Compiled, compile_program, same_code
 from .codes import codes_for
+from .fallback import has_source, warn_fallback
 from ..transforms.simplify import simplify
 
-__all__ = ["SourceTransformed", "source_program", "source_inner", "generated", "fallback_key"]
-
-
-class _Seen:
-    """A bounded set: the ``size`` keys added last (the oldest forgotten
-    first). Shared by every thread: a lock keeps its steps whole."""
-
-    def __init__(self, size):
-        self.size, self._keys = size, collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def add(self, key):
-        """Add ``key``; whether it was new."""
-        with self._lock:
-            if key in self._keys:
-                self._keys.move_to_end(key)
-                return False
-            self._keys[key] = None
-            if len(self._keys) > self.size:
-                self._keys.popitem(last=False)
-            return True
-
-    def discard(self, key):
-        with self._lock:
-            self._keys.pop(key, None)
-
-    def __contains__(self, key):
-        return key in self._keys
-
-    def __len__(self):
-        return len(self._keys)
-
-
-# the functions whose fallback to tracing was reported (``fallback_key``)
-_WARNED = _Seen(4096)
+__all__ = ["SourceTransformed", "source_program", "source_inner", "generated"]
 
 
 def _signature(leaves, static, shapes=True):
@@ -351,7 +316,7 @@ class SourceTransformed(Transformed):
         indexed by an int input reads another item at another value)."""
         if compiled.fn is None:
             return None
-        check = dims.guard_function(ctx.guards, len(avals))
+        check = guard_function(ctx.guards, len(avals))
         other = [(n + 1 if n >= 1 else n) if type(n) is int else
                  tuple(d + 1 if d >= 1 else d for d in n) for n in sizes]
         if other == list(sizes) or not check(*other):
@@ -425,43 +390,6 @@ def _staged_at(avals, sizes, symbolic, ints=True):
     values = [None if type(n) is not int else dims.int_input(k, n) if symbolic and ints else n
               for k, n in enumerate(sizes)]
     return avals, values
-
-
-def fallback_key(fun):
-    """What a fallback warning is remembered by: the function's file, first
-    line and qualified name (never ``id()``: a key that outlives the function
-    must not be reused by another one). Closures of one ``def`` share it."""
-    code = getattr(fun, "__code__", None)
-    qualname = getattr(fun, "__qualname__", None) or repr(fun)
-    if code is None:
-        return (None, None, qualname)
-    return (code.co_filename, code.co_firstlineno, qualname)
-
-
-def warn_fallback(fun, err, target=None):
-    """The one warning of ``engine="auto"`` falling back to tracing; with a
-    compiling backend (``target``) it says that the code is not compiled."""
-    if not _WARNED.add(fallback_key(fun)):
-        return
-    key = getattr(fun, "__qualname__", repr(fun))
-    where = (f"{err.filename}:{err.lineno}" if getattr(err, "filename", None) and
-             getattr(err, "lineno", None) else "")
-    construct = getattr(err, "construct", None) or type(err).__name__
-    lost = "" if target is None else (f", which generates no code, so backend={target.name!r} "
-                                      "compiles nothing and it runs as Python")
-    warnings.warn(f"wengert: {key} uses {construct}{' at ' + where if where else ''}, which the "
-                  f"source engine cannot transform; using the trace engine instead{lost} ({err})",
-                  stacklevel=3)
-
-
-def has_source(fun):
-    """Whether ``fun`` is a Python function the source engine can read; for
-    anything else (NumPy functions, builtins, callable objects) ``auto``
-    traces, silently; so for wengert's own functions (a trace-engine
-    derivative's wrapper): their source is wengert's, not the user's."""
-    if isinstance(fun, types.MethodType):       # a bound method: its function
-        fun = fun.__func__
-    return isinstance(fun, types.FunctionType) and not source_frontend.is_wengert_code(fun)
 
 
 def source_inner(fun, args, engine, what):

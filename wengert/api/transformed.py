@@ -17,6 +17,8 @@ A transformed function reachable under its own name (a module-level def
 decorated with ``@wg.grad``, or with one of wengert's decorators
 ``custom_jvp``, ``custom_vjp``, ``checkpoint``) is pickled by that name
 instead: its ``f`` is not reachable by name, the decorated object is.
+
+Layer: api.
 """
 from __future__ import annotations
 

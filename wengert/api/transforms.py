@@ -6,6 +6,8 @@ a transform from ``transforms`` on the flat function and rebuilds the output
 trees. Names and meanings follow JAX. The functions returned by ``grad``,
 ``jacfwd``... are ``transformed.Transformed`` objects: they pickle as the
 transform's recipe (see there).
+
+Layer: api.
 """
 from __future__ import annotations
 
@@ -13,9 +15,7 @@ import functools
 
 import numpy as np
 
-from .checks import (
-    argnums_tuple, check_holomorphic_inputs, check_inputs, check_jacobian_dtypes,
-    check_scalar_output)
+from .checks import check_holomorphic_inputs, check_inputs, check_scalar_output
 from ..core.errors import (
     ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax)
 from ..frontends.trace import flat_function, make_program as trace_program
@@ -32,11 +32,12 @@ from ..transforms.jvp import jvp_flat
 from ..transforms.partial_eval import linearize_flat
 from ..transforms.transpose import backward_pass, transpose_program
 from .transformed import TraceTransformed
-from .jacobians import assemble_jacobian, identity_basis, batch_or_loop, jacobian_blocks
+from .jacobians import hessian, jacfwd, jacrev  # noqa: F401  (public: wengert/__init__)
 from .prepare import (
     CLOSE_OVER, source_transformed, cast_like, options, prepare_call, transform_entry, unit, unshared,
     unwrap_aux, vjp_core)
-from .source import warn_fallback, generated, has_source, source_inner, source_program
+from .fallback import has_source, warn_fallback
+from .source import generated, source_inner, source_program
 from .jit import jit
 from .points import compiled_jvp, compiled_vjp
 from ..control.schedules import schedule_of
@@ -268,85 +269,6 @@ def linear_transpose(linear_fun, *primals):
         return tuple(unflatten(in_tree, [cast_like(c, x) for c, x in zip(cts, leaves)]))
 
     return _WithSource(transposed, lambda: prog)
-
-
-# --- Jacobians ---------------------------------------------------------
-def jacfwd(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python", fallback=True):
-    """Jacobian by forward mode: one linearize, one batched pass of tangents.
-    Complex inputs need ``holomorphic=True`` (the Jacobian is then f'(z));
-    without it, a real basis would give df/dx only (JAX's rule)."""
-    fun = transform_entry(fun, engine, "jacfwd", backend, fallback)
-    recipe = ("jacfwd", fun, (argnums,), {"engine": engine,
-                                          **options(holomorphic, backend, fallback)})
-    by_source = source_transformed(fun, engine, lambda g: jacfwd(g, argnums, holomorphic=holomorphic,
-                                                         engine="trace"), recipe, argnums)
-    if by_source is not None:
-        return by_source
-    single = isinstance(argnums, int)
-
-    def wrapper(*args, **kwargs):
-        fn, dyn, _, _ = prepare_call(fun, args, kwargs, argnums, "jacfwd")
-        flat, leaves, in_tree, out_tree = flat_function(fn, dyn)
-        check_jacobian_dtypes(leaves, "input", "jacfwd", fun, holomorphic)
-        outs, lin = linearize_flat(flat, leaves, reverse=False)
-        if holomorphic:
-            check_jacobian_dtypes(outs, "output", "jacfwd", fun, holomorphic)
-        basis, total = identity_basis(leaves)
-        batched = batch_or_loop(lin, basis, total)
-        table = jacobian_blocks(batched, outs, leaves, rev=False)
-        return assemble_jacobian(table, out_tree[0], in_tree, single)
-    return TraceTransformed(wrapper, fun, recipe)
-
-
-def jacrev(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python", fallback=True):
-    """Jacobian by reverse mode: one linearize, one batched pass of cotangents.
-    Complex outputs need ``holomorphic=True`` (JAX's rule); a real output of
-    a complex input gives rows ``df/dx - i df/dy`` as ``grad`` does."""
-    fun = transform_entry(fun, engine, "jacrev", backend, fallback)
-    recipe = ("jacrev", fun, (argnums,), {"engine": engine,
-                                          **options(holomorphic, backend, fallback)})
-    by_source = source_transformed(fun, engine, lambda g: jacrev(g, argnums, holomorphic=holomorphic,
-                                                         engine="trace"), recipe, argnums)
-    if by_source is not None:
-        return by_source
-    single = isinstance(argnums, int)
-
-    def wrapper(*args, **kwargs):
-        fn, dyn, _, _ = prepare_call(fun, args, kwargs, argnums, "jacrev")
-        if holomorphic:
-            check_holomorphic_inputs(flatten(tuple(dyn))[0], "jacrev", fun)
-        outs, lin, leaves, in_tree, out_tree = vjp_core(fn, dyn, "jacrev")
-        check_jacobian_dtypes(outs, "output", "jacrev", fun, holomorphic)
-        lin_t = transpose_program(lin)
-        basis, total = identity_basis(outs)
-        batched = batch_or_loop(lin_t, basis, total)
-        batched = [cast_like(b, np.zeros((total,) + aval_of(x).shape, aval_of(x).dtype))
-                   for b, x in zip(batched, leaves)]
-        table = jacobian_blocks(batched, outs, leaves, rev=True)
-        return assemble_jacobian(table, out_tree, in_tree, single)
-    return TraceTransformed(wrapper, fun, recipe)
-
-
-def hessian(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python",
-            fallback=True):
-    """Forward over reverse: ``jacfwd(jacrev(fun))``, both ``holomorphic``."""
-    fun = transform_entry(fun, engine, "hessian", backend, fallback)
-    recipe = ("hessian", fun, (argnums,), {"engine": engine,
-                                           **options(holomorphic, backend, fallback)})
-    by_source = source_transformed(fun, engine, lambda g: hessian(g, argnums, holomorphic=holomorphic,
-                                                          engine="trace"), recipe, argnums)
-    if by_source is not None:
-        return by_source
-    hess = jacfwd(jacrev(fun, argnums, holomorphic=holomorphic, engine="trace"), argnums,
-                  holomorphic=holomorphic, engine="trace")
-
-    def wrapper(*args, **kwargs):
-        nums = argnums_tuple(argnums, len(args), "hessian")
-        check_inputs("hessian", fun, args, nums, "leave it out of argnums")
-        check_jacobian_dtypes(flatten(tuple(args[i] for i in nums))[0], "input", "hessian", fun,
-                              holomorphic)
-        return hess(*args, **kwargs)
-    return TraceTransformed(wrapper, fun, recipe)
 
 
 def make_program(fun, *example_args, engine="auto"):

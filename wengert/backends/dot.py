@@ -1,6 +1,9 @@
 """Program -> Graphviz DOT: variables as ellipses, equations as boxes,
 edges from operands to equations to results. Sub-programs of control flow
-are clusters. Names are the printed program's."""
+are clusters. Names are the printed program's.
+
+Layer: backends.
+"""
 from __future__ import annotations
 
 from ..core.ir import Lit, sub_programs

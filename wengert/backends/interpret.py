@@ -4,6 +4,8 @@ Evaluation binds each equation's primitive, so on concrete arrays this is a
 NumPy evaluator, and on traced values it replays the Program into whatever
 transformation is active (that is how a derivative Program is itself
 differentiated).
+
+Layer: backends.
 """
 from __future__ import annotations
 

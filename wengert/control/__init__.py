@@ -12,6 +12,8 @@ and what they share: ``params.py`` (the operand and output layouts, written
 once), ``stage.py`` (a Python function staged as a loop body), ``loops.py``
 (tangents, residuals and types of loops), ``passes.py`` (the loops' dce,
 simplify and print rules), ``common.py``.
+
+Layer: control.
 """
 from .cond import cond, cond_p
 from .for_loop import RAGGED_BATCH, bind_for, for_loop, for_loop_p

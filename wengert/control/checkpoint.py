@@ -18,6 +18,8 @@ the row: ``jvp`` (forward), ``linearize`` (forward-mode linearize: jacfwd,
 through the impl) and ``linearize_for_vjp`` (linearize for reverse mode).
 A region with effects is refused (``_refuse_effects``, which the checkpointed
 loops share): recomputing it would repeat them.
+
+Layer: control.
 """
 from __future__ import annotations
 

@@ -18,6 +18,8 @@ their ``emit`` rules (see ``control/for_loop.py``), for ``backends/pycodegen.py`
 
 * ``checkpoint_lin``, ``loop_lin`` (a linear function evaluated forward,
   rare): the impl, called with its sub-programs as named constants.
+
+Layer: control.
 """
 from __future__ import annotations
 

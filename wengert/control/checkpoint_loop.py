@@ -29,6 +29,8 @@ sweep (``n`` must then be known when the derivative is built). Each mode is
 its own rule on the row: ``jvp`` (forward), ``linearize`` (forward-mode
 linearize: jacfwd) and ``linearize_for_vjp`` (linearize for reverse mode).
 The source engine's loop marker, ``checkpointed``, is here too.
+
+Layer: control.
 """
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Helpers shared by the control-flow blocks: which operands get tangents,
-and keeping the types of a branch's or a loop's values consistent."""
+and keeping the types of a branch's or a loop's values consistent.
+
+Layer: control.
+"""
 from __future__ import annotations
 
 import numpy as np

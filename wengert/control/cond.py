@@ -9,6 +9,8 @@ branch is partially evaluated into a known branch (its primal work, also
 giving its residuals) and a linear one reading them: a primal cond, then a
 linear cond over the residuals; the linear cond's transpose is a cond of the
 transposed branches. Code: ``if``/``elif``/``else`` on ``int(index)``.
+
+Layer: control.
 """
 from __future__ import annotations
 

@@ -41,6 +41,8 @@ that is differentiated again (a loop body at second order).
 
 Arguments are arrays or scalars (no pytrees); the output an array or a
 tuple of arrays.
+
+Layer: control.
 """
 from __future__ import annotations
 

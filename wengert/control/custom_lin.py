@@ -10,6 +10,8 @@ of its own: forward mode differentiates the function's primal definition
 instead, so reaching either raises ``NoDerivativeRule``. ``Residuals`` keeps
 the structure of fwd's residuals, whose array and number leaves are the
 equation's leading operands.
+
+Layer: control.
 """
 from __future__ import annotations
 

@@ -17,8 +17,9 @@ instead: ``recompute_residuals``). Code: a ``for`` over ``range``, the
 (the impl does the same, ``YsBuffer``), so a store-all reverse sweep holds
 its residuals once plus O(state).
 
-The rules build sub-Programs with the transforms (``jvp_program``,
-``linearize_program``, ``transpose_program``), hence the imports inside them.
+The rules build sub-Programs with the transforms (``core.subprograms``).
+
+Layer: control.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from ..core import dims as _dims
 from ..core.dims import as_int
 from ..core.errors import RAGGED_BATCH, UnsupportedSyntax
 from ..core.atoms import cotangent_label
-from ..core.ir import Aval, Eqn, Lit, Program, Role, Var, aval_of
+from ..core.ir import Aval, Eqn, Lit, Program, Role, Var, aval_of, reached_vars
 from ..core.primitive import Linear, Primitive, Zero, instantiate, is_zero, register, zeros
 from ..core.trace import bind, eval_program
 from ..primitives.fanout import add_any
@@ -98,16 +99,6 @@ def for_loop_linearize(primals, tangents, **params):
     return tuple(p.join_outputs(carry_out, ys)), tuple(p.join_outputs(t_carry, t_ys))
 
 
-def _reached(prog, start):
-    """The Vars of ``prog`` that a data path from the Var ``start`` reaches
-    (itself included; an equation holding sub-Programs counts as one)."""
-    reached = {start}
-    for e in prog.eqns:
-        if any(isinstance(x, Var) and x in reached for x in e.inputs):
-            reached.update(e.outputs)
-    return reached
-
-
 def live_cotangents(p, ct_carry, ct_ys):
     """Which carries' cotangents the transposed loop must carry: those not
     zero where it starts (the loop's end) and, to a fixed point, those whose
@@ -122,7 +113,7 @@ def live_cotangents(p, ct_carry, ct_ys):
     carry_in = p.split_body_inputs(p.body.inputs)[2]
     carry_out, ys_out = p.body_output_groups(p.body.outputs)
     wanted = {v for v, c in zip(ys_out, ct_ys) if isinstance(v, Var) and not is_zero(c)}
-    reach = [_reached(p.body, v) for v in carry_in]
+    reach = [reached_vars(p.body, v) for v in carry_in]
     changed = True
     while changed:
         changed = False

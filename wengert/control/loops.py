@@ -2,6 +2,8 @@
 over the layouts of ``params.py``: per-iteration values, the tangents a
 loop carries, the jvp'd body, the split of a body's residuals, and one type
 per carry.
+
+Layer: control.
 """
 from __future__ import annotations
 

@@ -21,6 +21,8 @@ operands' groups, its outputs ``(carry, ys)``. The checkpointed loops
 ``Params.of(eqn.params)`` reads an equation's params (a dict: rules are
 called with them as keywords); ``as_params()`` gives them back for ``bind``
 or a new ``Eqn``. Programs print the same: the params keep their names.
+
+Layer: control.
 """
 from __future__ import annotations
 

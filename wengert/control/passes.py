@@ -2,6 +2,8 @@
 see ``core.Primitive``), written over the layouts of ``params.py``, so that
 ``transforms/simplify.py`` and ``printing.py`` ask the row and name no
 primitive; and ``inline_program``, a Program's equations in place.
+
+Layer: control.
 """
 from __future__ import annotations
 

@@ -37,6 +37,8 @@ schedules:
   ``t(n, s) = r n - C(s + r, s + 1)`` advances (forward sweep included, the
   step of the output excluded) where ``r`` is the least integer with
   ``C(s + r, s) >= n``. ``n`` must be known before the forward sweep.
+
+Layer: control.
 """
 from __future__ import annotations
 

@@ -11,6 +11,8 @@ closes over that belong to an enclosing transformation (an outer
 derivative's variables, a traced value of the caller) are recorded too and
 become the first consts of the body (closure conversion); ``closed`` are
 those values, the operands to pass in front of the loop's other consts.
+
+Layer: control.
 """
 from __future__ import annotations
 

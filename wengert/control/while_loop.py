@@ -13,6 +13,8 @@ transposes as a ``for_loop`` does). Code: a ``while True`` that breaks on
 the condition; the ``ys`` go to arrays that start at ``WHILE_ROWS`` rows,
 double when full and are cut to the count after the loop (``YsBuffer`` in
 the impl).
+
+Layer: control.
 """
 from __future__ import annotations
 

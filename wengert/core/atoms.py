@@ -4,6 +4,8 @@ and the values that stand for them while a trace records (``TracerBase``).
 
 Data only, below everything else (``ir`` builds equations and Programs from
 these, ``printing`` writes them).
+
+Layer: core.
 """
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ symbolic number (``1.0 / n``, a mean's weight: ``dims.Scalar``), and an
 array whose shape rule gives a symbolic shape is remembered with it by the
 current staging context (``context.StagingContext.remember``), so the code
 generator makes it at every shape (``np.zeros(shape)``).
+
+Layer: core.
 """
 from __future__ import annotations
 

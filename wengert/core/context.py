@@ -35,6 +35,8 @@ symbolic lengths are staged, whose comparisons are guards each time); each
 recipe's code (``api_codes``: shared by the derivative objects made the same
 way and by the threads that call them; each entry checked at each call); the
 names of generated files (a counter) and ``linecache``. The traces in progress are per thread (``primitives.core``).
+
+Layer: core.
 """
 from __future__ import annotations
 

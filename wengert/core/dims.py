@@ -19,6 +19,8 @@ only ever used at the shapes it was made for.
 This module keeps no state: the guards and the constants of symbolic shape
 belong to the generation that stages them (``context.StagingContext``);
 ``shape`` and ``zeros`` read the current one.
+
+Layer: core.
 """
 from __future__ import annotations
 
@@ -32,14 +34,13 @@ from .context import current as _current_context
 from .ir import Aval
 
 __all__ = ["Dim", "Scalar", "symbolic", "plain_numbers", "plain_params", "symbolic_avals",
-           "render", "guard_function", "has_dims", "as_int", "in_params", "broadcast",
-           "slice_length", "shape", "zeros", "int_input", "sizes_of", "pin"]
+           "has_dims", "as_int", "in_params", "broadcast", "slice_length", "shape", "zeros",
+           "int_input", "sizes_of", "pin"]
 
 _OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
         "%": operator.mod, "/": operator.truediv}
 _CMPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
          ">": operator.gt, ">=": operator.ge}
-_PREC = {"+": 1, "-": 1, "*": 2, "//": 2, "%": 2, "/": 2}
 
 
 class _Symbolic:
@@ -70,7 +71,7 @@ class _Symbolic:
         a, b = (other, self) if flip else (self, other)
         if op in ("/", "//", "%") and isinstance(b, _Symbolic):
             b != 0      # noqa: B015 -- recorded: the code divides by it (Python raises at 0)
-        value = _OPS[op](_plain_number(a), _plain_number(b))
+        value = _OPS[op](plain_number(a), plain_number(b))
         if op in "+-" and type(b) in (int, float) and b == 0:
             return a
         if op == "+" and type(a) in (int, float) and a == 0:
@@ -128,7 +129,7 @@ class _Symbolic:
         if isinstance(other, (bool, np.bool_)) or not isinstance(
                 other, (int, float, np.integer, np.floating)):
             return NotImplemented
-        result = bool(_CMPS[op](_plain_number(self), _plain_number(other)))
+        result = bool(_CMPS[op](plain_number(self), plain_number(other)))
         ctx = _current_context()    # the generation in progress records it
         guards = None if ctx is None else ctx.guards
         if guards is not None and not (isinstance(other, _Symbolic) and other.expr == self.expr):
@@ -186,7 +187,7 @@ class Scalar(_Symbolic, float):
         return self
 
 
-def _plain_number(x):
+def plain_number(x):
     return x._base(x) if isinstance(x, _Symbolic) else x
 
 
@@ -197,7 +198,7 @@ def plain_numbers(args):
     to float64 where the generated code, reading ``x.shape[0]``, does not)."""
     for a in args:
         if isinstance(a, _Symbolic):
-            return [_plain_number(b) for b in args]
+            return [plain_number(b) for b in args]
     return args
 
 
@@ -246,7 +247,7 @@ def pin(*values):
         return
     for v in values:
         if isinstance(v, _Symbolic):
-            v == _plain_number(v)       # noqa: B015 -- recorded as a guard
+            v == plain_number(v)       # noqa: B015 -- recorded as a guard
         elif type(v) in (tuple, list):
             pin(*v)
         elif type(v) is slice:
@@ -352,77 +353,3 @@ def shape(x):
     return s if type(s) is tuple else np.shape(x)
 
 
-def linear_form(d):
-    """A length as ``({(input, axis): multiple}, constant)`` when it is a sum
-    of integer multiples of input lengths (``3 * n - 2 * n`` is ``({n: 1},
-    0)``; a plain int ``k`` is ``({}, k)``), else None (a division, a
-    remainder). Two lengths of one form are equal at every size: compared
-    this way, no guard is recorded."""
-    if type(d) is not Dim:
-        return ({}, int(d)) if isinstance(d, (int, np.integer)) and not isinstance(d, bool) \
-            else None
-    e = d.expr
-    if e[0] == "in":
-        return {(e[1], e[2]): 1}, 0
-    op, a, b = e
-    la, lb = linear_form(a), linear_form(b)
-    if la is None or lb is None:
-        return None
-    if op in ("+", "-"):
-        sign = 1 if op == "+" else -1
-        terms = dict(la[0])
-        for key, c in lb[0].items():
-            terms[key] = terms.get(key, 0) + sign * c
-        return {k: c for k, c in terms.items() if c}, la[1] + sign * lb[1]
-    if op == "*" and (not la[0] or not lb[0]):
-        (terms, c), scale = (lb, la[1]) if not la[0] else (la, lb[1])
-        return {k: v * scale for k, v in terms.items() if v * scale}, c * scale
-    return None
-
-
-def render(d, leaf):
-    """The Python text of a length: ``leaf(k, axis)`` writes an input's axis."""
-    text, _ = _render(d, leaf)
-    return text
-
-
-def _render(d, leaf):
-    if not isinstance(d, _Symbolic):
-        if isinstance(d, float) and not math.isfinite(d):
-            return f"float({repr(d)!r})", 9
-        return repr(_plain_number(d)), (9 if d >= 0 else 0)
-    if d.expr[0] == "in":
-        return leaf(d.expr[1], d.expr[2]), 9
-    op, a, b = d.expr
-    ta, pa = _render(a, leaf)
-    tb, pb = _render(b, leaf)
-    p = _PREC[op]
-    if pa < p:
-        ta = f"({ta})"
-    if pb <= p:
-        tb = f"({tb})"
-    return f"{ta} {op} {tb}", p
-
-
-def _render_expr(e, leaf):
-    return _render(Dim(0, e), leaf)[0] if isinstance(e, tuple) else _render(e, leaf)[0]
-
-
-def guard_function(guards, n_inputs):
-    """``check(*sizes) -> bool``: whether every guard gives its recorded
-    answer at the inputs' sizes (``sizes_of``: shapes, an int input's value)."""
-    def leaf(k, axis):
-        return f"s{k}" if axis is None else f"s{k}[{axis}]"
-    terms = sorted(f"({_render_expr(a, leaf)} {op} {_render_expr(b, leaf)}) is {result}"
-                   for a, op, b, result in guards)
-    if not terms:
-        return lambda *shapes: True
-    args = ", ".join(f"s{k}" for k in range(n_inputs))
-    test = eval(compile(f"lambda {args}: " + " and ".join(terms), "<wengert-guards>", "eval"), {})
-
-    def check(*shapes):
-        try:
-            return test(*shapes)
-        except ArithmeticError:     # a guard divides by a length that is 0 here
-            return False
-    return check

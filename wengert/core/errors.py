@@ -3,6 +3,8 @@
 Every class subclasses ``WengertError`` and the builtin a caller would catch
 for the same mistake (``TypeError``, ``ValueError``...), so ``except TypeError``
 written before the class existed still catches it.
+
+Layer: core.
 """
 import os
 import pickle

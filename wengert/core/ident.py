@@ -1,6 +1,9 @@
 """``Ident``: an object's identity as a dictionary key (kept at the bottom of
 the layers: the Program (``ir``) and the staging context (``context``) both
-key tables by it)."""
+key tables by it).
+
+Layer: core.
+"""
 from __future__ import annotations
 
 __all__ = ["Ident"]

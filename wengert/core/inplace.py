@@ -16,6 +16,8 @@ view still alive, raises ``InPlaceUpdateError`` at the user's line. A value
 NumPy would not write in place (a NumPy or Python scalar) is rebound, as
 Python does; an array whose memory the trace cannot see (a symbolic value)
 is refused.
+
+Layer: core.
 """
 from __future__ import annotations
 

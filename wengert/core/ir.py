@@ -10,7 +10,11 @@ Invariants (checked by :func:`verify`):
   (``cond``, ``for_loop``, ``while_loop``): they are verified recursively and
   see only their own inputs (closure conversion is explicit).
 
-This module is data only: no NumPy evaluation, no transformation.
+This module is data only, with the two walks every pass shares: ``dce`` (dead equations
+dropped, asking each row's ``dce`` rule) and the structural keys of atoms and equations
+(``atom_key``, ``eqn_key``: common subexpressions).
+
+Layer: core.
 """
 from __future__ import annotations
 
@@ -22,7 +26,8 @@ from .printing import format_program
 
 __all__ = ["Aval", "Var", "Role", "label", "derive", "Lit", "Eqn", "Program", "verify", "aval_of",
            "ProgramError", "Ident",
-           "sub_programs", "programs_in", "acts", "has_effect", "runs_at_call", "atom_key", "eqn_key", "dce"]
+           "sub_programs", "programs_in", "acts", "has_effect", "runs_at_call", "atom_key", "eqn_key", "dce",
+           "reached_vars"]
 
 
 class ProgramError(ValueError):
@@ -173,6 +178,16 @@ def eqn_key(prim, ins, params, key=atom_key):
         return None         # a loop or branch that draws: each one draws
     pk = _param_key(params)
     return None if pk is None else (prim.name, tuple(key(x) for x in ins), pk)
+
+
+def reached_vars(prog, start):
+    """The Vars of ``prog`` that a data path from the Var ``start`` reaches
+    (itself included; an equation holding sub-Programs counts as one)."""
+    reached = {start}
+    for e in prog.eqns:
+        if any(isinstance(x, Var) and x in reached for x in e.inputs):
+            reached.update(e.outputs)
+    return reached
 
 
 def dce(prog):

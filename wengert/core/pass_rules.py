@@ -5,6 +5,8 @@ a NumPy call or a SciPy one (``backends/pyemit.py`` asks the row first).
 
 Nothing here is a primitive or names one: each row says which of these it
 is, next to its other rules (``add_p.emit = BinaryOperator("+")``).
+
+Layer: core.
 """
 from __future__ import annotations
 

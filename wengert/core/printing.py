@@ -11,6 +11,8 @@ gives the same text; nothing depends on ``id()`` or set order.
 sub-program's names never clash with its host's) and yields the listing's
 events; ``format_program`` and ``backends.pycodegen`` both consume it, so the
 generated Python has the listing's names.
+
+Layer: core.
 """
 from __future__ import annotations
 

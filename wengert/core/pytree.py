@@ -17,6 +17,8 @@ Invariants:
   the rest of wengert and the user's own code walk structures recursively,
   and past a few hundred levels Python's recursion limit would fail there
   with a bare ``RecursionError``.
+
+Layer: core.
 """
 from __future__ import annotations
 

@@ -13,6 +13,8 @@ Program function (stage it out).
 A staging tracer may carry the concrete value it stands for (``make_program``
 runs user code, whose Python control flow needs values), or none (a linear
 program whose inputs are symbolic tangents).
+
+Layer: core.
 """
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ variable), and hands an application with no operand of its own to its
 parent. ``eval_program`` evaluates a Program by binding each equation: the
 NumPy interpreter on concrete values, a replay into the current trace on
 tracers.
+
+Layer: core.
 """
 from __future__ import annotations
 

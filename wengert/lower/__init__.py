@@ -47,6 +47,8 @@ of its Program and is no output of it.
 The steps live in ``lower_sums.py`` (1), ``lower_carry.py`` (1b),
 ``lower_owner.py`` (2) and ``lower_facts.py`` (3). These modules name no primitive: every fact about a
 row is its ``lower`` rule's (``primitives/rules.py``: ``LowerRule``).
+
+Layer: lower.
 """
 from __future__ import annotations
 

@@ -28,6 +28,8 @@ step reads it. The rows' ``lower.promote`` rule (the loop's) asks
 ``Carried`` for the carries it may promote and for the rewritten body;
 the rows' ``lower.element`` rules say which equations read, set or add to
 one element (``primitives/rules.py``). This module names no primitive.
+
+Layer: lower.
 """
 from __future__ import annotations
 

@@ -1,13 +1,16 @@
 """Lowering, step 3 (``lower.py``): the facts about a Program the code
 generator asks -- how each value is read, which may be Python scalars,
 which float64 scalars the code may hold as Python floats -- and the sharing
-of a while loop's condition values with its body."""
+of a while loop's condition values with its body.
+
+Layer: lower.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.ir import Eqn, Lit, Program, Var, sub_programs
-from ..core.rules import python_operator
+from ..core.shapes import python_operator
 from ..core.ir import atom_key, eqn_key
 from ..core.literals import PY_SCALARS, ufunc_call
 

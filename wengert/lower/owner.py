@@ -1,7 +1,10 @@
 """Lowering, step 2 (``lower.py``): which arrays the code owns, and so
 which updates it may write in place. ``Ownership.analyze`` gives a
 Program's ``Result``; the rows' ``lower.ownership`` rules pass ownership
-through their sub-Programs with the ``Ownership`` context they are given."""
+through their sub-Programs with the ``Ownership`` context they are given.
+
+Layer: lower.
+"""
 from __future__ import annotations
 
 import numpy as np

@@ -2,12 +2,15 @@
 values a branch recomputes read from before it, and reads of an update's
 target scheduled before the update. Each is a Program -> Program rewrite
 that ``verify`` accepts and that computes the same values (sums to
-rounding)."""
+rounding).
+
+Layer: lower.
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.dims import linear_form
+from ..core.lengths import linear_form
 from ..core.ir import Eqn, Lit, Program, Var, acts, sub_programs
 from ..core.ir import atom_key, dce, eqn_key
 

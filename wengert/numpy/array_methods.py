@@ -7,6 +7,8 @@ The maps from NumPy's callables to primitive wrappers are
 ``numpy_functions`` and ``numpy_ufuncs``; a NumPy function with no entry
 raises ``NoDerivativeRule`` naming it. Array methods take NumPy's parameter
 names (``x.swapaxes(axis1, axis2)``).
+
+Layer: numpy.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import types
 import numpy as np
 
 from ..primitives import arith, index, linalg, ordering, shape, transcendental
-from . import arrayargs
+from . import answers, arrayargs
 from ..core import inplace
 from . import functions as npf
 from . import complex as npc
@@ -255,14 +257,14 @@ class ArrayMethods:
             raise NoDerivativeRule(no_rule_message(user_location(), library.display_name(func)))
         library.check_complex(func, args, kwargs)
         out = fn(*args, **kwargs)
-        if func in npf.PYTHON_RESULTS:
+        if func in answers.PYTHON_RESULTS:
             return out
-        if func not in npf.SHARING:
+        if func not in answers.SHARING:
             out = inplace.distinct(out, args, False)
         out = arrayargs.numpy_result(out)
-        if npf.scalar_answer(func, args, kwargs):
+        if answers.scalar_answer(func, args, kwargs):
             return inplace.scalar_result(out)
-        return inplace.array_result(out, npf.array_answer(func, args))
+        return inplace.array_result(out, answers.array_answer(func, args))
 
     # --- array methods: ndarray's parameters (and, for the reductions that
     # take ``**kwargs``, those of the NumPy function they forward to)

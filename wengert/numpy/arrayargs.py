@@ -4,6 +4,8 @@ parameters (a value not given, one refused, ``out=``, ``keepdims``, dtypes),
 operands as NumPy sees them, axes
 checked as NumPy checks them, a slice or index array along one axis, and
 values that decide a result's shape (which must be known when staging).
+
+Layer: numpy.
 """
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ wengert and NumPy; the call is the one its current instruction makes
 (``co_positions``), else found among the dotted names called on its line,
 resolved through the frame's scopes (modules only: reading an attribute of
 another object could run code).
+
+Layer: numpy.
 """
 from __future__ import annotations
 

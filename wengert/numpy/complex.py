@@ -5,6 +5,8 @@ library table, ``library``): ``np.real``, ``np.imag``, ``np.angle``,
 
 Each wrapper takes NumPy's exact signature; the conventions for complex
 derivatives are JAX's (see ``complex_parts``).
+
+Layer: numpy.
 """
 from __future__ import annotations
 

@@ -16,6 +16,8 @@ Real inputs only: ``norm`` and ``var`` square values, they do not conjugate.
 (a count, derivative zero) and any p, negative too; for matrices 'fro',
 'nuc', 1, -1, 2, -2, inf, -inf, the spectral ones from the singular values
 (``decomp.svdvals``, smooth where they are distinct and nonzero).
+
+Layer: numpy.
 """
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ NumPy function's exact signature; a parameter value not implemented is
 refused with ``NoDerivativeRule``, never dropped. NaN entries that a
 function ignores are picked with a mask (``x != x``) that is not
 differentiated, so they get a zero derivative.
+
+Layer: numpy.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from ..primitives import (
 from . import nan as numpy_nan
 from ..core.primitive import TracerBase
 from .arrayargs import keepdims_flag, as_dtype, no_out, NO_VALUE, numpy_result, refuse
-from ..core.rules import result_dtype
+from ..core.shapes import result_dtype
 from ..core.errors import InPlaceUpdateError, user_location
 from ..core.ir import aval_of
 

@@ -9,6 +9,8 @@ primitives stay at their own lengths and their transposes stay short.
 ``fftshift``/``ifftshift`` are rolls made of slices. The checks (axis,
 ``norm``, ``n``, dtype) raise NumPy's errors with the user's line; a real
 input of a complex transform is converted first, as NumPy does.
+
+Layer: numpy.
 """
 from __future__ import annotations
 

@@ -27,6 +27,8 @@ import (``numpy_families`` enters NumPy's families: this module imports no
 family, so a family may run user code through the recorder, whose tracers
 look their wrappers up here); SciPy's families are imported the first time a SciPy callable is
 looked up, so wengert itself needs NumPy only.
+
+Layer: numpy.
 """
 from __future__ import annotations
 

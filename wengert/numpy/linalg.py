@@ -10,6 +10,8 @@ a named tuple (``SVDResult``, ``EighResult``, ``QRResult``) the result's
 items have the same names (``res.S``), but it is a tuple without
 ``_fields``, which wengert's pytrees read as a plain tuple, so a function
 may return it whole (``slogdet``'s too).
+
+Layer: numpy.
 """
 from __future__ import annotations
 

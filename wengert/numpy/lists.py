@@ -20,6 +20,8 @@ The value is then built from the traced elements with ``stack``.
 ``np.r_[...]`` and ``np.c_[...]`` are subscripts of NumPy objects, not
 calls: ``concatenator_getitem`` is what the source engine's ``getitem``
 runs for them.
+
+Layer: numpy.
 """
 from __future__ import annotations
 

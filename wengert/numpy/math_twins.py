@@ -9,6 +9,8 @@ array. The twins are plain Python over NumPy, so either engine runs them:
 transforms given a builtin (``wg.grad(math.sin)``) use ``twin_of``, and the
 source engine calls a twin where converted code calls ``math.sin`` on a
 traced value.
+
+Layer: numpy.
 """
 from __future__ import annotations
 

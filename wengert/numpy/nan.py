@@ -9,6 +9,8 @@ derivative is zero, and the fill (0 for sums, 1 for products, -inf/inf for
 max/min) leaves the result as if they were not there. Counts of the other
 entries (``nanmean``, ``nanvar``) are computed in ``a``'s float dtype, so
 float32 stays float32. An all-NaN slice gives NaN where NumPy does.
+
+Layer: numpy.
 """
 from __future__ import annotations
 

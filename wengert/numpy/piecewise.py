@@ -9,6 +9,8 @@ function is applied to the whole array with the entries off its piece
 replaced by one on it, and the results selected: this is NumPy's result for
 elementwise functions, which NumPy's documentation asks for, but not for a
 function that mixes entries (``lambda v: v - v.mean()``), which is refused.
+
+Layer: numpy.
 """
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ integer array is a run-time operand of ``getitem``), ``select`` is a chain
 of ``where``. Their derivatives are those of the gather (a scatter-add
 backwards) and of ``where``. (``piecewise``, which runs the user's
 functions and so stages them, is ``numpy_piecewise``.)
+
+Layer: numpy.
 """
 from __future__ import annotations
 

@@ -16,6 +16,8 @@ Contract, as ``numpy_functions``: every wrapper takes NumPy's exact
 signature; what shapes an output (repeat counts, shifts, split points, pad
 widths) must be a Python value, never a traced one, and a parameter value
 that is not implemented raises ``NoDerivativeRule``.
+
+Layer: numpy.
 """
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ Composites of slices, ``concatenate`` and arithmetic; ``pad``'s copying
 modes gather along each axis at the positions ``np.pad`` itself gives for
 ``arange(n)``, so the padded entries are NumPy's by construction and the
 transpose adds each copy's cotangent back to its source.
+
+Layer: numpy.
 """
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ resolves the loop, the operands are cast to it first) or refused with
 ``NoDerivativeRule`` naming the user's line (``out``, ``where``, a gufunc's
 ``axes``); ``order`` and ``subok`` change nothing wengert computes. A
 ufunc's result is a NumPy value, never a Python scalar (NEP 50).
+
+Layer: numpy.
 """
 from __future__ import annotations
 

@@ -50,8 +50,8 @@ from ..core import dims as _dims
 from ..core.primitive import (
     BROADCASTING, OPERAND_KIND, ZERO_IF_ANY, Linear, Primitive, Zero, register)
 from ..core.trace import wrapper_of
-from ..core.rules import (
-    PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower, elementwise_aval, shape_error)
+from ..core.rules import PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower
+from ..core.shapes import elementwise_aval, shape_error
 from ..core.pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .fanout import dup
 from .shape import broadcast_to, sum_to_shape

@@ -8,6 +8,8 @@ derivative in ``x`` is the function's neighbours (``jv' = (j_{v-1} - j_{v+1})
 / 2``), written with these wrappers, so every order follows; a derivative in
 the order ``v`` is not implemented: a tangent there raises
 ``NoDerivativeRule``, never a wrong value.
+
+Layer: primitives.
 """
 from __future__ import annotations
 

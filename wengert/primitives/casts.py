@@ -10,6 +10,8 @@ weakly typed and yields to an array's dtype, a NumPy float64 does not).
 Inside a derivative ``arith.cast_float`` is enough (each value's derivative
 is cast to its float dtype, whether a scalar is Python's or NumPy's changes
 no dtype downstream); these two are applied where a value leaves wengert.
+
+Layer: primitives.
 """
 from __future__ import annotations
 

@@ -13,6 +13,8 @@ product of their lengths):
             ct_a = convolve(ct, v[::-1], "valid")      ct_v = convolve(ct, a[::-1], "valid")
     valid:  c[k] = sum_j a[k + m - 1 - j] v[j]   (n - m + 1 entries, n >= m)
             ct_a = convolve(ct, v[::-1], "full")       ct_v = convolve(a, ct[::-1], "valid")[::-1]
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from .arith import add
 from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from .index import getitem
-from ..core.rules import result_dtype, shape_error
+from ..core.shapes import result_dtype, shape_error
 from ..core.ir import Aval
 
 __all__ = ["convolve"]

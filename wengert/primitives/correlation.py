@@ -22,6 +22,8 @@ The impl is ``np.correlate`` in 1-d and ``scipy.signal.correlate``
 shifted slices, O(output size * kernel size), looping in Python over the
 smaller of the kernel's and the output's positions. Real operands only
 (SciPy conjugates a complex kernel).
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ import numpy as np
 
 from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, instantiate, register
 from ..core.trace import bind
-from ..core.rules import result_dtype, shape_error
+from ..core.shapes import result_dtype, shape_error
 from .arith import add, convert
 from .shape import reshape
 from .index import getitem

@@ -32,6 +32,8 @@ accepts leading batch axes, as NumPy does):
   so it needs distinct singular values.)
 * ``matrix_rank_p`` is an integer computed when the code runs; it has no
   derivative.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -39,7 +41,8 @@ import numpy as np
 
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
-from ..core.rules import EmitRule, shape_error
+from ..core.rules import EmitRule
+from ..core.shapes import shape_error
 from .arith import add, div, mul, neg, sub
 from .selection import where
 from .index import concatenate

@@ -26,6 +26,8 @@ one is checked by the dot-product test ``Re sum(ct * L t) = Re sum(L^T ct * t)``
   imaginary parts of X_0 and X_{n/2} are dropped (NumPy's c2r transform).
   Its transpose is ``w * conj(rfft(ct))`` with the normalisation swapped
   (``backward`` <-> ``forward``: irfft's 1/n is rfft's ``forward`` scale).
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from .arith import mul
 from .arith import conj, real_dtype
 from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.trace import wrapper_of
-from ..core.rules import shape_error
+from ..core.shapes import shape_error
 from ..core.ir import Aval, aval_of
 
 __all__ = ["dft_p", "rfft_p", "irfft_p", "dft", "complex_dtype"]

@@ -19,6 +19,8 @@ and ``M = V^-1 da V``:
   component's tangent over its value), so the derivative is that of the
   vectors NumPy returns, and gauge-invariant functions (``|v|``, ``v v^H``)
   are right under any phase convention.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from .dft import complex_dtype
 from .linalg import matmul_bind, diagonal
 from .matrix import inv
 from .reduce import reduce_max, reduce_sum
-from ..core.rules import shape_error
+from ..core.shapes import shape_error
 from .shape import reshape
 from ..core.ir import Aval, aval_of
 

@@ -11,6 +11,8 @@ wrapper that brings NumPy's forms to it.
   ``...`` (expanded into fresh letters) and size-1 broadcast axes (squeezed
   away). It takes the subscripts-string form; ``np.einsum``'s interleaved
   (sublist) form is turned into it by ``numpy_functions``.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ import numpy as np
 
 from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, register
 from ..core.trace import bind
-from ..core.rules import EmitRule, result_dtype, shape_error
+from ..core.rules import EmitRule
+from ..core.shapes import result_dtype, shape_error
 from .arith import add
 from .shape import broadcast_to, reshape
 from .linalg import refuse_out, shape_tuple

@@ -11,6 +11,8 @@ the integer positions ``np.interp`` reads (``interp_segment``,
 Each block: banner, rule functions, one ``register`` call. The impls are
 NumPy's ufuncs themselves (values are NumPy's to the bit); the jvp rules are
 written with primitive wrappers, so they differentiate again.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -24,7 +26,8 @@ from .ordering import equal
 from .transcendental import sqrt
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
-from ..core.rules import elementwise_aval, unary_row
+from ..core.rules import unary_row
+from ..core.shapes import elementwise_aval
 from ..core.ir import Aval, aval_of
 
 __all__ = ["arcsinh", "arccosh", "arctanh", "cbrt", "reciprocal", "log2", "log10", "exp2",

@@ -8,6 +8,8 @@ value: the same shape on both sides, NumPy's promotion, never broadcasting
 in every operand; a symbolic zero passes through ``add_any`` untouched.
 In generated code a ``dup`` is its operand (``DupEmit``); printed programs
 keep their ``dup``s, which show the seeds' duality.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ import operator
 from ..core import dims as _dims
 from ..core.primitive import PRIMITIVES, Linear, Primitive, Zero, register
 from ..core.trace import wrapper_of
-from ..core.rules import EmitRule, LowerRule, promotes, result_dtype, shape_error
+from ..core.rules import EmitRule, LowerRule
+from ..core.shapes import promotes, result_dtype, shape_error
 from ..core.pass_rules import Algebra, BinaryOperator, drops_identity
 from .shape import broadcast_to
 from ..core.ir import Aval, Eqn, Var

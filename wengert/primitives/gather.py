@@ -6,6 +6,8 @@ array as a run-time operand), so the derivative of a sort is the same
 gather of the tangent, and its transpose a scatter-add. As primitives they
 are computed when the program runs: a generated derivative sorts the values
 it is called with, never the ones it was staged at.
+
+Layer: primitives.
 """
 from __future__ import annotations
 

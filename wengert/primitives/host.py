@@ -22,6 +22,8 @@ Where a value lives is an ``EnvRef``: a root (a module's globals, a closure
 cell, or a fixed object such as a generator passed as an argument) and a path
 of attribute and item accesses, read again by the generated code at each call
 (``items.W``, ``model.layers[0].W``).
+
+Layer: primitives.
 """
 from __future__ import annotations
 

@@ -22,7 +22,8 @@ from ..core import dims as _dims
 from ..core.primitive import (
     PRIMITIVES, ZERO_IF_ANY, Linear, Primitive, TracerBase, Zero, register, zeros as core_zeros)
 from ..core.trace import bind
-from ..core.rules import FRESH, EmitRule, LowerRule, result_dtype, shape_error
+from ..core.rules import FRESH, EmitRule, LowerRule
+from ..core.shapes import result_dtype, shape_error
 from .shape import broadcast_to, expand_dims
 from ..core.dims import has_dims, slice_length
 from ..core.errors import NonDifferentiableInputError

@@ -9,6 +9,8 @@ Contracts:
   wrapper ``matmul`` multiplies scalars with ``mul``. It is linear in each
   operand separately; its transpose reads a vector as a row or a column.
 * A batch rule (for Jacobians in one pass) exists for ``matmul_p``.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import numpy as np
 from ..core import dims as _dims
 from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, register
 from ..core.trace import bind
-from ..core.rules import broadcast_shapes, result_dtype, shape_error
+from ..core.shapes import broadcast_shapes, result_dtype, shape_error
 from .arith import add, convert, mul
 from .shape import reshape, sum_to_shape, swapaxes, transpose
 from .reduce import reduce_sum

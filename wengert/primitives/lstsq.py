@@ -16,6 +16,8 @@ Contracts (real matrices):
   values, ``rank`` is an integer. The rank-deficient tall case is refused
   (``RankDeficientError``): NumPy's residuals are then an empty array, a
   shape that depends on the values, which generated code cannot have.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import numpy as np
 
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
-from ..core.rules import shape_error
+from ..core.shapes import shape_error
 from .arith import add, mul, neg, sub
 from .index import concatenate
 from .shape import reshape

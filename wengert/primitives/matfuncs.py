@@ -22,6 +22,8 @@ Contracts:
 
 Real operands only (``triangular.real_only``). The impls call SciPy: these
 primitives are reached from SciPy calls only.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import numpy as np
 
 from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
 from ..core.trace import bind
-from ..core.rules import broadcast_shapes, result_dtype, shape_error
+from ..core.shapes import broadcast_shapes, result_dtype, shape_error
 from .arith import add, sub
 from .index import concatenate
 from .shape import broadcast_to, sum_to_shape, zeros_like

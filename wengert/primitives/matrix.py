@@ -12,6 +12,8 @@ Contracts:
 * ``cholesky_p`` reads the lower triangle only, as NumPy does: its jvp
   makes the tangent symmetric from its lower triangle, so the derivative is
   NumPy's function's in every direction (the upper triangle has none).
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import numpy as np
 
 from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
 from ..core.trace import bind
-from ..core.rules import result_dtype, shape_error
+from ..core.shapes import result_dtype, shape_error
 from ..core.pass_rules import NumpyLike
 from .arith import mul, neg, sub
 from .shape import reshape, sum_to_shape

@@ -8,6 +8,8 @@ operations that pick the branch (not differentiated); ``clip``.
 At a switch point the derivative is one-sided or split, as documented per
 block; nowhere is a derivative given where the function has none and a
 value depends on it silently (``floor``'s is zero almost everywhere).
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -19,8 +21,8 @@ from .arith import add, conj, div, mul, real, sub
 from .selection import where
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
-from ..core.rules import (
-    EmitRule, elementwise_aval, python_numbers_kept, python_operator, unary_row)
+from ..core.rules import EmitRule, python_numbers_kept, unary_row
+from ..core.shapes import elementwise_aval, python_operator
 from ..core.pass_rules import BinaryOperator, PythonNumbersKept
 from ..core.ir import Aval, aval_of
 

@@ -3,6 +3,8 @@ cumsum; ``keepdims`` and ``mean`` are wrappers over them.
 
 Primitive params hold ``axes`` as a sorted tuple of non-negative ints; the
 primitive drops those axes (``keepdims`` is a reshape in the wrapper).
+
+Layer: primitives.
 """
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ Why a primitive and not ``cumprod * cumsum(dx / x)``: that form divides by
 ``x`` and is nan wherever an entry is 0, where the running product is
 perfectly smooth. The recurrence ``dy[i] = x[i] * dy[i-1] + y[i-1] * dx[i]``
 (the product rule on ``y[i] = y[i-1] * x[i]``) never divides.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from .arith import add, mul
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, instantiate, register
 from ..core.trace import bind
 from .index import getitem
-from ..core.rules import result_dtype, shape_error
+from ..core.shapes import result_dtype, shape_error
 from .index import concatenate
 from .shape import broadcast_to, ones_like, zeros_like
 from ..core.ir import Aval, aval_of

@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from ..core import dims as _dims
+from ..core.lengths import linear_form
 from ..core.ir import Aval, Eqn, Lit, Var, aval_of
 from ..core.primitive import Linear, Primitive, Zero, instantiate, register
 from ..core.rules import EmitRule, LowerRule
@@ -220,9 +221,9 @@ class FunctionalUpdateEmit(EmitRule):
 
 def _nonnegative(d):
     """Whether a bound is an int or a length that is at least 0 at every
-    size (``dims.linear_form`` with no negative part): Python reads it as
+    size (``lengths.linear_form`` with no negative part): Python reads it as
     the position it is, never from the end."""
-    form = _dims.linear_form(d)
+    form = linear_form(d)
     return form is not None and form[1] >= 0 and all(c > 0 for c in form[0].values())
 
 

@@ -2,6 +2,8 @@
 picks between its operands, entry by entry. Its derivative selects the
 tangents the same way; its transpose sends the cotangent to the chosen
 side (summed back to that side's shape where it was broadcast).
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import numpy as np
 from .arith import sum_to
 from ..core.primitive import BROADCASTING, Linear, Primitive, Zero, instantiate, register
 from ..core.trace import wrapper_of
-from ..core.rules import broadcast_shapes, promotes, result_dtype
+from ..core.shapes import broadcast_shapes, promotes, result_dtype
 
 from ..core.ir import Aval, aval_of
 

@@ -8,6 +8,8 @@ value used twice and the sum of its cotangents, are in ``fanout``.)
 This module is the bottom of the primitive families: it imports no other
 (``arith``, ``index`` and ``reduce`` build on it; the other reductions live
 in ``reduce``, ``concatenate`` with ``getitem`` in ``index``).
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ from ..core.primitive import ZERO_IF_ANY, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind, wrapper_of
 from ..core.dims import as_int
 from ..core.ir import Aval, aval_of
-from ..core.rules import EmitRule, shape_error
+from ..core.rules import EmitRule
+from ..core.shapes import shape_error
 from ..core.pass_rules import Algebra, NumpyAxisCall, NumpyLike
 
 

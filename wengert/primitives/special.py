@@ -16,6 +16,8 @@ polygamma[n=1] -> ... Derivatives in the order ``v`` of a Bessel function, in th
 parameters of an incomplete gamma/beta function or in Student's ``df`` of
 ``stdtr`` are not implemented: a tangent there raises ``NoDerivativeRule``,
 never a wrong value.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from .ordering import equal, logical_and
 from .transcendental import exp, log, log1p
 from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
-from ..core.rules import broadcast_shapes
+from ..core.shapes import broadcast_shapes
 from ..core.pass_rules import ScipyCall, scipy_module
 from ..core.rules import EmitRule
 from ..core.ir import Aval, aval_of

@@ -6,6 +6,8 @@ and their inverses, ``arctan2``, ``logaddexp``, ``erf``; ``sigmoid`` over
 Each block: banner, rule functions, one registration (``rules._unary`` for
 the unary ones). Rules use the primitive wrappers, so they differentiate
 again; more unary functions (``log2``, ``exp2``...) are in ``elementwise``.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from .selection import where
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from .ordering import equal
-from ..core.rules import elementwise_aval, python_numbers_kept, unary_row
+from ..core.rules import python_numbers_kept, unary_row
+from ..core.shapes import elementwise_aval
 from ..core.pass_rules import PythonNumbersKept, drops_identity
 from ..core.ir import Lit, aval_of
 

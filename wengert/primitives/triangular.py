@@ -24,6 +24,8 @@ Contracts:
 Real operands only: a complex operand raises ``UnsupportedDtypeError``.
 The impls call SciPy (present whenever these are reached from a SciPy call);
 without SciPy the triangular solve falls back to ``np.linalg.solve``.
+
+Layer: primitives.
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ import numpy as np
 
 from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
 from ..core.trace import bind
-from ..core.rules import result_dtype, shape_error
+from ..core.shapes import result_dtype, shape_error
 from .arith import add, mul, neg
 from .shape import reshape, sum_to_shape
 from .linalg import batch_shape, float_dtype, matmul_bind, matrix_transpose, pad_batched, shape_tuple, check_square

@@ -12,6 +12,8 @@ valid). Every function is written with primitive wrappers, so it differentiates
 in every mode; a function evaluated outside its support is evaluated at a point
 inside and masked, so no inf or nan reaches a derivative through the branch not
 taken. ``scipy_stats`` binds them to SciPy's ``(x, *args, **kwds)``.
+
+Layer: scipy.
 """
 from __future__ import annotations
 

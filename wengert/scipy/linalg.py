@@ -18,6 +18,8 @@ entries in the other; ``cho_solve`` never reads them.
 ``decomp.py``, as ``np.linalg.eigh``/``svd`` are.
 
 Imported only by ``library.load_scipy`` (SciPy installed).
+
+Layer: scipy.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ from ..primitives.shape import expand_dims
 from ..numpy.arrayargs import refuse
 from ..core.errors import NoDerivativeRule, user_location
 from ..core.ir import aval_of
-from ..core.rules import shape_error
+from ..core.shapes import shape_error
 
 __all__ = ["CALLS"]
 

@@ -8,6 +8,8 @@ built from its lower triangle, the part SciPy reads, so a derivative in an
 upper entry is 0, as SciPy's value does not depend on it. Like SciPy's,
 results are float64 for the normal (float32 promoted) and keep float32 for
 the Dirichlet; length-1 axes of a result are squeezed away.
+
+Layer: scipy.
 """
 from __future__ import annotations
 

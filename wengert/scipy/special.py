@@ -11,6 +11,8 @@ is accurate (``ndtr`` through ``erfc``, ``log_expit`` through ``logaddexp``,
 Every wrapper takes SciPy's parameters under SciPy's names; a value wengert
 does not implement (a traced ``n`` of ``polygamma``...) raises
 ``NoDerivativeRule`` naming the user's line.
+
+Layer: scipy.
 """
 from __future__ import annotations
 

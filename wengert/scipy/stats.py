@@ -21,6 +21,8 @@ object (parameters not traced) has its methods resolved to them
 ``scipy_stats_multivariate``; the distributions themselves, as functions of
 primitives in a standardised ``z`` (or ``k``), are in ``scipy_stats_densities``:
 this module binds them to SciPy's call conventions and fills the tables.
+
+Layer: scipy.
 """
 from __future__ import annotations
 

@@ -7,6 +7,8 @@ up ranks and broadcast; reductions and shape primitives shift their axes); a
 primitive without one falls back to a loop over the batch. ``jacfwd`` is then
 one linearize plus one batched pass over the linear Program with the identity
 as the batch of tangents; ``jacrev`` the same over the transposed Program.
+
+Layer: transforms.
 """
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ becomes an ``add_any`` of the two cotangents, an ``add`` a ``dup``.
     v = mul (p, x)              (x_1, x_2) = dup (x)
     w = add (v, x)      ==>     v = mul (p, x_1)
                                 w = add (v, x_2)
+
+Layer: transforms.
 """
 from __future__ import annotations
 

@@ -15,6 +15,8 @@ have zero tangents runs as the primal only.
       return (v1)                      v2 = cos (x0)
                                        t1 = mul (t0, v2)
                                        return (v1, t1)
+
+Layer: transforms.
 """
 from __future__ import annotations
 

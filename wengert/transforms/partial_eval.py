@@ -14,6 +14,8 @@ are its literals, the residuals.
                                t2 = mul (t1, 0.5)
                                t3 = mul (0.479425538604203, t0)
                                t4 = add (t2, t3)
+
+Layer: transforms.
 """
 from __future__ import annotations
 

@@ -45,6 +45,8 @@ The pass names no primitive: what it may rewrite is on the rows.
 
 Transforms already avoid forming symbolic zeros; this pass cleans what a
 Program built by hand or by composition still holds.
+
+Layer: transforms.
 """
 from __future__ import annotations
 

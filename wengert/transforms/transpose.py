@@ -12,6 +12,8 @@ operand (constants built inside the linear program) are evaluated forward.
     t1 = mul (t0, 3.0)             ct0 = mul (ct1, 3.0)
     (t2, t3) = dup (t1)     ==>    ct1 = add_any (ct2, ct3)
     t4 = add (t2, t3)              (ct2, ct3) = dup (ct4)
+
+Layer: transforms.
 """
 from __future__ import annotations
 

@@ -4,6 +4,8 @@
 
 Nothing here knows a derivative rule: linearize gives the linear Program,
 and transposing it needs transpose rules of linear primitives only.
+
+Layer: transforms.
 """
 from __future__ import annotations
 

@@ -34,47 +34,27 @@ numba cannot type (a primitive's impl called by name, a SciPy module, the
 user's objects). The rest numba's typing decides when the function is
 first called; an error of it is reported the same way (``NumbaFunction``).
 
-numba caches compiled code on disk only for a function defined in a file:
-the text is written to ``cache_dir()`` (``$WENGERT_CACHE_DIR``, else
-``$XDG_CACHE_HOME/wengert/numba``, else ``~/.cache/wengert/numba``) as
-``wg_<hash>.py``, the hash taken over the text and the values of the names
-it reads (two programs of the same text but other constants never share a
-file), and numba keeps its compiled code beside it (``__pycache__``). Where
-that directory cannot be written, the function is compiled without a disk
-cache (``NumbaFunction.cached`` is False).
+How the code is compiled, cached on disk and called (its buffers kept between calls) is
+``compiled.py``'s.
 
-The buffers the code allocates at its top level and never returns are
-kept from one call to the next (``scratch``: which, and how): the compiled
-function takes a tuple of them and returns it beside its results, and
-``NumbaFunction`` keeps a pool of such tuples (one taken per call, so
-concurrent calls never share one), so a call allocates only what it
-returns.
+Layer: backends.
 """
 from __future__ import annotations
 
-import hashlib
 import os
-import re
-import sys
-import threading
-import time
-import types
-import warnings
 
 import numpy as np
 
 from ...core.dims import plain_numbers
-from ...core.errors import BackendError, NumbaCompileError, NumbaMissingError
+from ...core.errors import BackendError, NumbaCompileError
 from ...core.ir import Ident, Lit, aval_of
-from ...core.rules import result_dtype
+from ...core.shapes import result_dtype
 from . import matmul as numbamatmul
 from ..python.codegen import CodeWriter, generate_source
+from .compiled import HELPERS, NumbaFunction, helper, load_numba
 from .scratch import REUSE_HELPERS, reusable, with_scratch
 
-__all__ = ["numba_codegen", "NumbaFunction", "NumbaUnsupported", "NumbaWriter", "load_numba",
-           "cache_dir", "NUMBA_INSTALL"]
-
-NUMBA_INSTALL = "pip install 'wengert[numba]' (or: pip install numba)"
+__all__ = ["numba_codegen", "NumbaUnsupported", "NumbaWriter", "refuse"]
 
 # NumPy functions numba lacks (in full), by their NumPy name: the function
 # writing numba's spelling, and the numba helper it calls (by a name it asks for)
@@ -91,16 +71,6 @@ MAX_LINES = 1000
 
 # reductions numba implements with an int ``axis`` (the others: over every axis only)
 _AXIS_INT = frozenset({"sum", "argmax", "argmin"})
-
-
-def load_numba():
-    """The numba module, or a ``NumbaMissingError`` saying how to install it."""
-    try:
-        import numba
-    except ImportError as err:
-        raise NumbaMissingError(f"backend='numba' needs numba, which is not installed: "
-                                f"{NUMBA_INSTALL}; or use backend='python'") from err
-    return numba
 
 
 class NumbaUnsupported(Exception):
@@ -197,7 +167,7 @@ class NumbaWriter(CodeWriter):
             write, name, make = spelling
 
             def helper():
-                found = _helper(name, make)
+                found = helper(name, make)
                 return self.bind(name, found, f"wengert's numba {fn} (NumPy's)")
             return write(self, ins, eqn, helper)
         return super().numpy_call(fn, ins, eqn)
@@ -231,7 +201,7 @@ class NumbaWriter(CodeWriter):
         kept = [a for a in range(ndim) if a not in reduced]
         order = kept + reduced
         moved = self.fresh("moved")
-        helper = self.bind(f"{fn}_last_axis", _others_helper(fn),
+        helper = self.bind(f"{fn}_last_axis", _othershelper(fn),
                            f"wengert's numba {fn} over the last axis")
         size = " * ".join(f"{x}.shape[{a}]" for a in kept) or "1"
         length = " * ".join(f"{x}.shape[{a}]" for a in reduced)
@@ -258,7 +228,7 @@ class NumbaWriter(CodeWriter):
             shape = ", ".join([f"{x}.shape[{a}]" for a in kept] + ["-1"])
             moved = x if kept + reduced == list(range(ndim)) else \
                 f"{x}.transpose({tuple(kept + reduced)})"
-            helper = self.bind(f"{fn}_last_axis", _last_axis_helper(fn),
+            helper = self.bind(f"{fn}_last_axis", _last_axishelper(fn),
                                f"wengert's numba {fn} over the last axis")
             return f"{helper}({self.np}.ascontiguousarray({moved}).reshape(({shape})))"
         return f"{self.np}.{fn}({x}, axis={self.param(axis)})"
@@ -270,10 +240,10 @@ def _fits(x, dt):
     return isinstance(x, Lit) and np.iinfo(dt).min <= x.val <= np.iinfo(dt).max
 
 
-def _others_helper(fn):
+def _othershelper(fn):
     """A numba function: ``fn`` (``_OTHERS``) over the last axis of a
     C-contiguous 2-D array, each row apart (same shape out)."""
-    return _helper(f"others {fn}", lambda: _njit_text(_OTHERS[fn], f"{fn}_last_axis"))
+    return helper(f"others {fn}", lambda: _njit_text(_OTHERS[fn], f"{fn}_last_axis"))
 
 
 # functions of the entries of a row, one value per entry (the rows of a 2-D
@@ -314,7 +284,7 @@ def prod_others_last_axis(x):
 def _typable(value):
     """Whether numba can read ``value`` as a global: NumPy, a number, a
     numeric array (frozen into the compiled code as a constant), a dtype."""
-    if value is np or any(value is h for h in tuple(_HELPERS.values())):
+    if value is np or any(value is h for h in tuple(HELPERS.values())):
         return True
     if isinstance(value, np.ndarray):
         return value.dtype.kind in "biufc" and value.dtype.isnative
@@ -325,31 +295,16 @@ def _typable(value):
 
 # reductions numba has over every axis only, spelled over some axes by a helper
 # (``_LAST_AXIS``, below: fn -> its result dtype in the helper's text)
-_HELPERS = {}           # key -> a numba helper the generated code calls (``_helper``)
-_HELPERS_LOCK = threading.Lock()
-
-
-def _helper(key, make):
-    """The numba helper ``key``, made by ``make()`` once per process (under a
-    lock: a second one made by another thread would not be the one the
-    first code's namespace holds)."""
-    with _HELPERS_LOCK:
-        found = _HELPERS.get(key)
-        if found is None:
-            found = _HELPERS[key] = make()
-        return found
-
-
 def _njit_text(text, name):
     namespace = {"np": np}
     exec(text, namespace)
     return load_numba().njit(namespace[name])
 
 
-def _last_axis_helper(fn):
+def _last_axishelper(fn):
     """A numba function: NumPy's ``fn`` over the last axis of a C-contiguous
     array (``x.fn(axis=-1)``), a loop over the other items."""
-    return _helper(f"last axis {fn}", lambda: _njit_text(
+    return helper(f"last axis {fn}", lambda: _njit_text(
         _LAST_AXIS_TEXT.format(fn=fn, dtype=_LAST_AXIS[fn]), f"{fn}_last_axis"))
 
 
@@ -396,219 +351,6 @@ def _check_names(namespace, header):
         raise NumbaUnsupported(notes.get(name, f"{name} ({type(value).__name__})"))
 
 
-# the text of the modules whose numba helpers generated code calls: numba's disk
-# cache checks the generated file only, so a changed helper (a wengert upgrade)
-# must change the generated file's name (``_digest``), or its old machine code
-# would be loaded
-_CODE_STAMP = hashlib.sha256(b"".join(
-    open(os.path.join(os.path.dirname(__file__), f), "rb").read()
-    for f in ("codegen.py", "matmul.py", "scratch.py"))).digest()
-
-
-def _digest(source, namespace):
-    """A hash of the text, the values of the names it reads, and wengert's
-    helpers' code (``_CODE_STAMP``)."""
-    h = hashlib.sha256(source.encode())
-    for name in sorted(namespace):
-        value = namespace[name]
-        h.update(name.encode())
-        if isinstance(value, np.ndarray):
-            h.update(f"{value.dtype.str}{value.shape}".encode())
-            h.update(np.ascontiguousarray(value).tobytes())
-        elif isinstance(value, types.ModuleType):
-            h.update(value.__name__.encode())
-        elif any(value is f for f in tuple(_HELPERS.values())):
-            h.update(value.py_func.__name__.encode())
-        else:
-            h.update(repr((type(value).__name__, value)).encode())
-    h.update(_CODE_STAMP)
-    return h.hexdigest()[:24]
-
-
-def cache_dir():
-    """Where generated files for numba live (module docstring)."""
-    given = os.environ.get("WENGERT_CACHE_DIR")
-    if given:
-        return os.path.join(given, "numba")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "wengert", "numba")
-
-
-def _source_file(source, digest):
-    """The path of ``source`` written in the cache directory, or None when
-    it cannot be written there."""
-    folder = cache_dir()
-    path = os.path.join(folder, f"wg_{digest}.py")
-    try:
-        if not os.path.exists(path):
-            os.makedirs(folder, exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w") as fh:
-                fh.write(source)
-            os.replace(tmp, path)       # whole or absent, for a concurrent reader
-        with open(path) as fh:
-            if fh.read() == source:
-                return path
-    except OSError:
-        pass
-    return None
-
-
-_MODULES = {}           # digest -> (namespace, dispatcher): one compilation per process
-_MODULES_LOCK = threading.Lock()
-
-
-def _module(source, namespace, fname, digest, path, numba):
-    """(namespace, dispatcher) of the code: a module registered in
-    ``sys.modules`` (numba finds the module of a function it loads from its
-    disk cache by name), shared by every function of the same digest."""
-    with _MODULES_LOCK:
-        found = _MODULES.get(digest)
-        if found is not None:
-            return found
-        module = types.ModuleType(f"wengert_numba_{digest}")
-        module.__dict__.update(namespace)
-        if path is not None:
-            module.__file__ = path
-        exec(compile(source, path or f"<wengert-numba-{digest}>", "exec"), module.__dict__)
-        sys.modules[module.__name__] = module
-        found = _MODULES[digest] = (module.__dict__, numba.njit(
-            cache=path is not None, error_model="numpy", boundscheck=True)(module.__dict__[fname]))
-        return found
-
-
-class NumbaFunction:
-    """A Program compiled by numba, called like ``codegen``'s result. ``fn``
-    calls it; ``source``, ``program``, ``namespace`` as in
-    ``GeneratedFunction``; ``dispatcher`` the ``numba.njit`` object;
-    ``compile_seconds`` the time numba spent compiling it (at its first call
-    and at each call with new argument types); ``cached`` whether numba keeps
-    the compiled code on disk; ``filename`` the file of its text.
-
-    ``on_error(construct)``: called once when numba refuses the code at a
-    call (its typing fails, or its results differ in dtype from the
-    Program's); it returns the function to run instead (the Python backend's),
-    or raises. ``passed``: the code's extra parameters (``NumbaWriter._pass``),
-    name -> the function giving the value at each call, after the caller's
-    arguments. ``scratch``: the (dtype, ndim) of each buffer the code takes
-    back from an earlier call (``scratch.with_scratch``: its last parameter,
-    and its second result), a tuple of them kept in a pool between calls."""
-
-    __slots__ = ("fn", "source", "program", "namespace", "filename", "dispatcher",
-                 "compile_seconds", "cached", "on_error", "_run", "_numba", "_passed",
-                 "_scratch", "_pool", "__weakref__")
-
-    def __init__(self, source, program, namespace, fname, on_error, passed=None, scratch=()):
-        numba = load_numba()
-        self._numba = numba
-        self._passed = tuple((passed or {}).values())
-        self._scratch, self._pool = tuple(scratch), []
-        self.source, self.program, self.on_error = source, program, on_error
-        digest = _digest(source, namespace)
-        path = _source_file(source, digest)
-        self.cached = path is not None
-        self.filename = path or f"<wengert-numba-{digest}>"
-        self.namespace, self.dispatcher = _module(source, namespace, fname, digest, path, numba)
-        self.compile_seconds = 0.0
-        self._run = self._first
-        run = self
-
-        def fn(*args):
-            return run._run(*args)
-        fn.__name__ = fname
-        self.fn = fn
-
-    def __call__(self, *args):
-        return self._run(*args)
-
-    def _with_passed(self, args):
-        """The compiled function's arguments: the caller's, then the values
-        passed at each call (``NumbaWriter._pass``), each 0-d array as its
-        scalar at every call (numba types a 0-d array apart from a number,
-        and the code mixes them), then the scratch tuple."""
-        full = self._as_scalars(args + tuple(get() for get in self._passed))
-        return full + (self._take(),) if self._scratch else full
-
-    def _take(self):
-        """A scratch tuple from the pool (popped: no other call holds it),
-        or one of empty arrays, which the code replaces."""
-        try:
-            return self._pool.pop()
-        except IndexError:
-            return tuple(np.empty((0,) * ndim, dt) for dt, ndim in self._scratch)
-
-    def _results(self, returned):
-        """The results of a call; its scratch tuple back into the pool."""
-        if not self._scratch:
-            return returned
-        outs, kept = returned
-        self._pool.append(kept)
-        return outs
-
-    @staticmethod
-    def _as_scalars(full):
-        return tuple(a[()] if type(a) is np.ndarray and a.ndim == 0 else a for a in full)
-
-    def _first(self, *args):
-        """The first call: compile for these argument types (timed), then
-        run, checking that the results have the Program's dtypes."""
-        errors = self._numba.core.errors
-        full = self._with_passed(args)
-        try:
-            sig = tuple(self._numba.typeof(a) for a in full)
-            start = time.perf_counter()
-            with warnings.catch_warnings():
-                # a function reading large constant arrays is not cached on disk
-                warnings.filterwarnings("ignore", message="Cannot cache compiled function",
-                                        category=errors.NumbaWarning)
-                self.dispatcher.compile(sig)
-            self.compile_seconds += time.perf_counter() - start
-        except (errors.NumbaError, ValueError) as err:
-            return self._refused(_first_line(err, self.source), args)
-        outs = self._results(self.dispatcher(*full))
-        wrong = _dtype_mismatch(outs, self.program)
-        if wrong is not None:
-            return self._refused(wrong, args)
-        self._run = self._call
-        return outs
-
-    def _call(self, *args):
-        try:
-            return self._results(self.dispatcher(*self._with_passed(args)))
-        except self._numba.core.errors.NumbaError as err:    # new argument types it cannot type
-            return self._refused(_first_line(err, self.source), args)
-
-    def _refused(self, construct, args):
-        self._run = self.on_error(construct)
-        return self._run(*args)
-
-
-def _first_line(err, source):
-    """The gist of a numba error: its first line that says something, and
-    the line of the generated code it names."""
-    text = re.sub(r"\x1b\[[0-9;]*m", "", str(err))
-    gist = next((line.strip() for line in text.splitlines() if line.strip() and not
-                 line.strip().startswith(("-", "During:", "File ", "Failed in"))),
-                type(err).__name__)
-    where = re.search(r'File "[^"]*", line (\d+)', text)
-    lines = source.splitlines()
-    if where and 0 < int(where.group(1)) <= len(lines):
-        gist += f" (in the generated line `{lines[int(where.group(1)) - 1].strip()}`)"
-    return f"numba: {gist}"
-
-
-def _dtype_mismatch(outs, program):
-    """What differs between the compiled code's results and the Program's
-    output avals (numba promotes some mixed operations other than NumPy 2
-    does), or None."""
-    for k, (o, v) in enumerate(zip(outs, program.outputs)):
-        dt = getattr(o, "dtype", None)
-        if isinstance(o, np.ndarray) and (dt != v.aval.dtype or o.ndim != len(v.aval.shape)):
-            return (f"result {k} is {dt}[{o.ndim}-d] under numba, but "
-                    f"{v.aval.dtype}[{len(v.aval.shape)}-d] under NumPy")
-    return None
-
-
 def numba_codegen(low, on_error, name=None):
     """The lowered Program ``low`` (``lower(prog, **NumbaWriter.LOWERING)``) compiled by
     numba (``NumbaFunction``); a construct with no spelling raises ``NumbaUnsupported``
@@ -650,11 +392,11 @@ def _reuse_scratch(source, namespace, fname):
         return source, ()
     source, helpers, param = with_scratch(source, fname, allocs, namespace, np_name)
     notes = []
-    for helper, kind in helpers.items():
-        namespace[helper] = _helper(f"reuse_{kind}",
-                                    lambda kind=kind: load_numba().njit(REUSE_HELPERS[kind]))
+    for name, kind in helpers.items():
+        namespace[name] = helper(f"reuse_{kind}",
+                                 lambda kind=kind: load_numba().njit(REUSE_HELPERS[kind]))
         what = "np.empty of a buffer that doubles" if kind == "rows" else f"np.{kind}"
-        notes.append(f"#   {helper} = wengert's {what}, reusing a buffer of an earlier call")
+        notes.append(f"#   {name} = wengert's {what}, reusing a buffer of an earlier call")
     notes.append(f"#   {param} = the buffers of an earlier call, reused where their shapes "
                  "match, passed at each call")
     lines = source.splitlines()

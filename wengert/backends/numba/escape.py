@@ -31,6 +31,8 @@ An allocation escapes when a returned expression, or a parameter of the
 function, may be or hold it. Code with a construct the analysis does not
 model (``global``, a nested ``def``, ``with``, ``try``, a ``return``
 other than the last statement) raises ``Unmodelled``.
+
+Layer: backends.
 """
 from __future__ import annotations
 

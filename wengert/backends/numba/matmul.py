@@ -20,6 +20,8 @@ and cached on disk (its module is a file), so a program's compile holds no
 BLAS call of its own per shape. Operands of two dtypes meet at NumPy's
 result dtype (a copy of the other). Batch lengths that do not broadcast, or
 matrices that do not fit, raise ValueError as NumPy does.
+
+Layer: backends.
 """
 from __future__ import annotations
 

@@ -29,6 +29,8 @@ keeps the tuples (``numbagen.NumbaFunction``). Nothing a call reads from a
 reused buffer was not written by that call: the code reads none of an
 ``np.empty``'s items before writing them, and zeros and fills are written
 again.
+
+Layer: backends.
 """
 from __future__ import annotations
 

@@ -72,6 +72,8 @@ float (``/`` by a value that may be 0.0, a call of an impl) gets a NumPy
 scalar, and the function returns the interpreter's NumPy scalars. Only
 NumPy's floating-point warnings differ: Python's ``*`` overflows to inf
 silently, where NumPy warns (or raises under ``np.seterr``).
+
+Layer: backends.
 """
 from __future__ import annotations
 

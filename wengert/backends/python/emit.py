@@ -14,6 +14,8 @@ Expressions, in order of preference:
 * otherwise the primitive's impl, bound under the primitive's name:
   ``broadcast_to(x, shape=(3,))``. This always works, so every registered
   primitive can be emitted.
+
+Layer: backends.
 """
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ import re
 
 import numpy as np
 
-from ...core.dims import Dim, Scalar, has_dims, linear_form, render
+from ...core.dims import Dim, Scalar, has_dims
+from ...core.lengths import linear_form, render
 from ...core.ir import Ident
 from ...core.literals import NUMPY_NAMES, PY_SCALARS, array_recipe, ufunc_call
 from ...core.primitive import TracerBase

@@ -7,6 +7,8 @@ listed in the generated file's header, so a reader knows where each comes
 from. Helper names yield to variable names (a variable called ``np`` makes
 the module ``numpy``), never the reverse, so the code keeps the listing's
 names.
+
+Layer: backends.
 """
 from __future__ import annotations
 

@@ -27,6 +27,8 @@ The converted function is then *staged*: run once on symbolic values (their
 shapes and dtypes known) to record the Program. Anything outside the
 accepted language raises ``UnsupportedSyntax`` with file, line, column, the
 construct and what to do instead.
+
+Layer: frontends.
 """
 from __future__ import annotations
 

@@ -38,6 +38,8 @@ Known limits (conservative or not tracked): values stored into a list by
 ``L[i] = y`` are not followed (``append``
 and list literals are); two arguments that are one array at call time are
 taken as distinct (the Program's inputs are values).
+
+Layer: frontends.
 """
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ traced value counts as a scalar only where it is one for certain
   parameter (``def apply_bc(u): u[0] = 0.0``) must not be given a value its
   caller reads afterwards: the caller would see the write in Python, not in
   the functional update.
+
+Layer: frontends.
 """
 from __future__ import annotations
 

@@ -5,34 +5,29 @@ A block is ``fn(*lead, *state) -> state'`` (the converter made it a function
 of the variables the block assigns). Each state entry is one of:
 
 * an *operand*: a number or an array (traced or not), or a tuple (nested) of
-  them holding at least one array, such as a returned pair ``(s, x)``. Its
-  *spec* is its aval, or for a tuple a ``TupleSpec`` (tree and leaf avals);
-  its leaves are inputs and outputs of the staged Program;
+  them holding at least one array, such as a returned pair ``(s, x)``, with
+  its *spec* (``specs``);
 * a Python value (a list, a string, an object, a function) that passes
   through and must come back unchanged; or
 * ``Undefined``: a variable not assigned on this path.
 
 Tuples may be rebuilt from their leaves because nothing can change one in
 place; lists and dicts stay Python values (another name may alias them).
+
+Layer: frontends.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ...core.errors import UnsupportedSyntax
-from ...core.ir import Aval, aval_of
-from ...primitives import arith
-from ...core.primitive import TracerBase, zeros
+from ...core.ir import aval_of
 from ...core.pytree import flatten, unflatten
 from ...control.stage import stage_loop
 from ...core.inplace import array_value, is_scalar
 from ...core.staging import StagingTracer, closure_convert, name_value, stage
 from .names import EXIT_FLAG
-from ...core.rules import broadcast_shapes, result_dtype
-from ...primitives.shape import broadcast_to
+from .specs import coerce_to, n_leaves, operand_leaves, rebuild, spec_of, zeros_of
 
-__all__ = ["Undefined", "Block", "TupleSpec", "is_operand", "spec_of", "same_spec", "join_spec",
-           "zeros_of", "coerce_to", "n_leaves", "operand_leaves", "merge_pyvalues", "assemble"]
+__all__ = ["Undefined", "Block", "merge_pyvalues", "assemble"]
 
 
 class Undefined:
@@ -73,138 +68,6 @@ class Undefined:
 
 
 # --- operands and their specs ---------------------------------------------------------
-
-def _traced(x):
-    return isinstance(x, TracerBase)
-
-
-def is_operand(v):
-    """Numbers and arrays (traced or not) are a block's operands."""
-    return _traced(v) or isinstance(v, (np.ndarray, np.generic, float, int, complex, bool))
-
-
-def _tuple_tree(tree):
-    return tree.kind in ("leaf", "none") or (
-        tree.kind == "tuple" and all(_tuple_tree(c) for c in tree.children))
-
-
-def operand_leaves(v):
-    """The operand leaves of ``v`` (``[v]``, or a tuple's leaves), or None for
-    a Python value. A tuple of Python numbers only (a shape) stays Python."""
-    if is_operand(v):
-        return [v]
-    if isinstance(v, tuple) and not hasattr(v, "_fields"):
-        leaves, tree = flatten(v)
-        if (leaves and _tuple_tree(tree) and all(is_operand(x) for x in leaves)
-                and not all(isinstance(x, (int, float, complex, bool)) for x in leaves)):
-            return leaves
-    return None
-
-
-class TupleSpec:
-    """A tuple operand's spec: its tree and its leaves' avals."""
-    __slots__ = ("tree", "avals")
-
-    def __init__(self, tree, avals):
-        self.tree, self.avals = tree, tuple(avals)
-
-    def __eq__(self, other):
-        return (isinstance(other, TupleSpec) and self.tree == other.tree
-                and len(self.avals) == len(other.avals)
-                and all(same_spec(a, b) for a, b in zip(self.avals, other.avals)))
-
-    __hash__ = None
-
-    def __repr__(self):
-        return f"TupleSpec({self.tree!r}, {list(self.avals)!r})"
-
-
-def spec_of(v):
-    if is_operand(v):
-        return aval_of(v)
-    leaves, tree = flatten(v)
-    return TupleSpec(tree, [aval_of(x) for x in leaves])
-
-
-def n_leaves(spec):
-    return len(spec.avals) if isinstance(spec, TupleSpec) else 1
-
-
-def same_spec(a, b):
-    if isinstance(a, Aval) and isinstance(b, Aval):
-        return a == b and a.weak == b.weak
-    return a == b
-
-
-def _join(a, b):
-    return Aval(broadcast_shapes(a.shape, b.shape), result_dtype(a, b))
-
-
-def join_spec(a, b, what):
-    """The spec both ``a`` and ``b`` convert to (NumPy's promotion, shapes
-    broadcast); ``what`` names the variable for the error."""
-    if isinstance(a, Aval) and isinstance(b, Aval):
-        return a if same_spec(a, b) else _join(a, b)
-    if isinstance(a, TupleSpec) and isinstance(b, TupleSpec) and a.tree == b.tree:
-        return TupleSpec(a.tree, [join_spec(x, y, what) for x, y in zip(a.avals, b.avals)])
-    raise UnsupportedSyntax(
-        f"{what} is a tuple of another structure on one path than on the other "
-        f"({a!r} against {b!r}) in a branch or loop that depends on a traced value; "
-        "give it the same structure on every path")
-
-
-def widens(a, b):
-    """Whether a carry of spec ``a`` must change for a step that gives ``b``:
-    to their join's shape or dtype, or a Python number that a step makes a
-    NumPy one. (A step giving a value that converts to ``a`` without loss,
-    a Python float for a float32 carry, leaves it as it is.)"""
-    if isinstance(a, Aval) and isinstance(b, Aval):
-        if a.shape == b.shape and a.dtype == b.dtype:
-            return a.weak and not b.weak
-        j = _join(a, b)
-        return j.shape != a.shape or j.dtype != a.dtype or (a.weak and not b.weak)
-    if isinstance(a, TupleSpec) and isinstance(b, TupleSpec) and a.tree == b.tree:
-        return any(widens(x, y) for x, y in zip(a.avals, b.avals))
-    return True
-
-
-def zeros_of(spec):
-    """Zeros of ``spec`` (a Python float's is 0.0), the value of a variable
-    on a path that never reads it (assigned first inside a loop, returned on
-    the other branch): a 0-d one is a NumPy scalar, so that its kind leaves
-    the real value's alone (``assemble``'s scalars)."""
-    if isinstance(spec, TupleSpec):
-        return unflatten(spec.tree, [_zero(a) for a in spec.avals])
-    return _zero(spec)
-
-
-def _zero(aval):
-    z = zeros(aval)
-    return z[()] if type(z) is np.ndarray and z.ndim == 0 else z
-
-
-def _coerce(v, aval):
-    a = aval_of(v)
-    if a.dtype != aval.dtype or (a.weak and not aval.weak):
-        # a Python number joined with a NumPy one is the NumPy one (NEP 50)
-        v = arith.convert(v, dtype=aval.dtype)
-    if aval_of(v).shape != aval.shape:
-        v = broadcast_to(v, aval.shape)
-    return v
-
-
-def coerce_to(v, spec, what="a value"):
-    if isinstance(spec, Aval):
-        return _coerce(v, spec)
-    leaves, tree = flatten(v)
-    if tree != spec.tree:
-        raise UnsupportedSyntax(f"{what} is a tuple of another structure on one path than on "
-                                "the other; give it the same structure on every path")
-    return unflatten(tree, [_coerce(x, a) for x, a in zip(leaves, spec.avals)])
-
-
-def _rebuild(spec, leaves):
-    return unflatten(spec.tree, leaves) if isinstance(spec, TupleSpec) else leaves[0]
 
 
 # --- a block --------------------------------------------------------------------------
@@ -250,7 +113,7 @@ class Block:
                 if spec is None:
                     vals.append(v)
                 else:
-                    vals.append(_rebuild(spec, ops[pos:pos + n_leaves(spec)]))
+                    vals.append(rebuild(spec, ops[pos:pos + n_leaves(spec)]))
                     pos += n_leaves(spec)
             before = _contents(state)
             try:
@@ -435,7 +298,7 @@ def assemble(names, merged, specs, res, scalars):
             leaves = [next(it) for _ in range(n_leaves(specs[k]))]
             if len(leaves) == 1 and k < len(names) and _user_name(names[k]):
                 name_value(leaves[0], names[k])     # the construct's result is the user's variable
-            out.append(_rebuild(specs[k], leaves))
+            out.append(rebuild(specs[k], leaves))
         elif kd == "py":
             out.append(v)
         else:

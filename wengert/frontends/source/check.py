@@ -2,6 +2,8 @@
 (``check``: anything else raises ``UnsupportedSyntax`` with the construct and
 what to write instead), and which names a block assigns (``assigned``: the
 state a staged ``if``/``for``/``while`` carries).
+
+Layer: frontends.
 """
 from __future__ import annotations
 

@@ -34,6 +34,8 @@ Each check is recorded while the code is generated, in the generation's
 staging context (``context.StagingContext``, see ``source_guards``); the
 source engine compiles them into one function (``guard_function``) that a
 call must pass before cached code runs, else the code is generated again.
+
+Layer: frontends.
 """
 from __future__ import annotations
 

@@ -3,6 +3,8 @@ read from outside while the code is generated is recorded with how to check
 it (``note``), in the generation's staging context
 (``context.StagingContext``); ``guard_function`` compiles them into the one
 function a call must pass before cached code runs (see ``source_env``).
+
+Layer: frontends.
 """
 from __future__ import annotations
 

@@ -13,6 +13,8 @@ predicates ``source_env`` classifies by, with no state and no recording.
   ``IO_MODULES`` name the generators (called on a copy, so no draw is
   consumed) and the modules whose calls do I/O (refused: their result's type
   cannot be found without making the call).
+
+Layer: frontends.
 """
 from __future__ import annotations
 

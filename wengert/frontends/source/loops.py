@@ -6,6 +6,8 @@ needs Python values (a slice bound, a list index); otherwise its body is
 staged once (until the carried shapes and dtypes are stable) and recorded as
 a ``for_loop`` or ``while_loop`` equation. ``break`` in a ``for`` loop makes
 it a ``while_loop`` over the counter.
+
+Layer: frontends.
 """
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ from ... import control
 from ...control.params import ForParams, WhileParams
 from ...control.checkpoint_loop import checkpointed, checkpointed_loop
 from .env import EnvObject
-from .blocks import (
-    Block, Undefined, as_kinds, assemble, coerce_to, join_spec, spec_of, widens, zeros_of)
+from .blocks import Block, Undefined, as_kinds, assemble
+from .specs import coerce_to, join_spec, spec_of, widens, zeros_of
 from .ops import (
     NEEDS_CONCRETE, DimRange, TracedRange, TracedSequence, any_traced, probe, python_iterable,
     is_traced, and_, if_stmt, named, not_)

@@ -14,6 +14,8 @@ evaluated in the enclosing scope), and ``read_outside_at_run`` rewrites them:
 
 ``__wg_G`` is the function's own globals dict and ``__wg_cell_a`` its cell,
 so the value is looked up where it lives each time the code is staged.
+
+Layer: frontends.
 """
 from __future__ import annotations
 

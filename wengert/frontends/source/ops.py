@@ -7,6 +7,8 @@ Each helper runs plain Python when its deciding value is a Python value
 (loop counters, shapes, flags), and records a structured equation when it is
 traced. Structured constructs are staged from the user's blocks, which the
 converter turned into functions of the variables they assign (``state``).
+
+Layer: frontends.
 """
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ from ...core.trace import effects_made, set_current
 from ...core.staging import StagingTrace, name_value
 from ...core.pytree import flatten
 from .env import concrete
-from .blocks import Block, Undefined, assemble, join_spec, merge_pyvalues, n_leaves, same_spec
+from .blocks import Block, Undefined, assemble, merge_pyvalues
+from .specs import join_spec, n_leaves, same_spec
 
 # what a block raises when it needs a Python value where it got a traced one
 NEEDS_CONCRETE = (ConcretizationError, NonDifferentiableInputError, IndexError, TypeError)

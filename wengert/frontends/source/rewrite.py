@@ -2,6 +2,8 @@
 meaning depends on a traced value calls the runtime (``__wg``, see
 ``source``). ``source_convert`` compiles the result once per code object and
 makes it a function whose namespace holds the runtime it is given.
+
+Layer: frontends.
 """
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ functions are converted, NumPy's and SciPy's go to the primitive library,
 ``float``/``int``/``min``/``max``/``sum``/``len`` and ``math`` get array
 meanings), and it names the helpers of ``source_ops`` (operators, ``if``)
 and ``source_loops`` (``for``, ``while``) that the rewrite calls.
+
+Layer: frontends.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from ...core.ir import aval_of
 from ...primitives import arith, casts, ordering, reduce as reduce_mod
 from ...numpy import library
 from ...core.inplace import array_result, scalar_result
-from ...numpy.functions import array_answer, scalar_answer
+from ...numpy.answers import array_answer, scalar_answer
 from ...numpy.math_twins import find_twin
 from ...core.staging import StagingTracer
 from .env import (

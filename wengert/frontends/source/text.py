@@ -2,7 +2,10 @@
 code object (``inspect`` would follow a decorator's ``__wrapped__`` to another
 function), the lambda that compiled to it where a line holds several, and
 positions for the converted tree (tracebacks point at the user's lines).
-Errors name file:line:column (``Source.error``)."""
+Errors name file:line:column (``Source.error``).
+
+Layer: frontends.
+"""
 from __future__ import annotations
 
 import ast

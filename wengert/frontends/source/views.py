@@ -10,6 +10,8 @@ subscripts (basic indexing views; a scalar result is told apart when staged),
 ``.T``/``.real``/``.reshape``/``.ravel``..., ``np.asarray``/``np.reshape``/
 ``np.broadcast_to``..., tuples, lists and dicts (they hold their items), and
 any call the analysis cannot see into (a helper may return its argument).
+
+Layer: frontends.
 """
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ every primitive it meets into a Program (the tape).
 Python control flow is taken at the concrete values of this call, so the
 Program is straight-line and valid for this path only. Pytrees of inputs and
 outputs are flattened: the Program's inputs are the leaves.
+
+Layer: frontends.
 """
 from __future__ import annotations
 

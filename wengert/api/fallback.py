@@ -1,0 +1,89 @@
+"""``engine="auto"``'s fallback from the source engine to the trace engine: which functions
+the source engine reads (``has_source``), and the one warning naming the construct it could
+not transform and its file:line (``warn_fallback``): one per function (its file, line and
+qualified name, ``fallback_key``) and process, remembered for the last ``WARNED.size``
+functions.
+
+Layer: api.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+import types
+import warnings
+
+from ..frontends import source as source_frontend
+
+__all__ = ["fallback_key", "warn_fallback", "has_source", "WARNED", "Seen"]
+
+
+class Seen:
+    """A bounded set: the ``size`` keys added last (the oldest forgotten
+    first). Shared by every thread: a lock keeps its steps whole."""
+
+    def __init__(self, size):
+        self.size, self._keys = size, collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, key):
+        """Add ``key``; whether it was new."""
+        with self._lock:
+            if key in self._keys:
+                self._keys.move_to_end(key)
+                return False
+            self._keys[key] = None
+            if len(self._keys) > self.size:
+                self._keys.popitem(last=False)
+            return True
+
+    def discard(self, key):
+        with self._lock:
+            self._keys.pop(key, None)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def __len__(self):
+        return len(self._keys)
+
+
+# the functions whose fallback to tracing was reported (``fallback_key``)
+WARNED = Seen(4096)
+
+
+def fallback_key(fun):
+    """What a fallback warning is remembered by: the function's file, first
+    line and qualified name (never ``id()``: a key that outlives the function
+    must not be reused by another one). Closures of one ``def`` share it."""
+    code = getattr(fun, "__code__", None)
+    qualname = getattr(fun, "__qualname__", None) or repr(fun)
+    if code is None:
+        return (None, None, qualname)
+    return (code.co_filename, code.co_firstlineno, qualname)
+
+
+def warn_fallback(fun, err, target=None):
+    """The one warning of ``engine="auto"`` falling back to tracing; with a
+    compiling backend (``target``) it says that the code is not compiled."""
+    if not WARNED.add(fallback_key(fun)):
+        return
+    key = getattr(fun, "__qualname__", repr(fun))
+    where = (f"{err.filename}:{err.lineno}" if getattr(err, "filename", None) and
+             getattr(err, "lineno", None) else "")
+    construct = getattr(err, "construct", None) or type(err).__name__
+    lost = "" if target is None else (f", which generates no code, so backend={target.name!r} "
+                                      "compiles nothing and it runs as Python")
+    warnings.warn(f"wengert: {key} uses {construct}{' at ' + where if where else ''}, which the "
+                  f"source engine cannot transform; using the trace engine instead{lost} ({err})",
+                  stacklevel=3)
+
+
+def has_source(fun):
+    """Whether ``fun`` is a Python function the source engine can read; for
+    anything else (NumPy functions, builtins, callable objects) ``auto``
+    traces, silently; so for wengert's own functions (a trace-engine
+    derivative's wrapper): their source is wengert's, not the user's."""
+    if isinstance(fun, types.MethodType):       # a bound method: its function
+        fun = fun.__func__
+    return isinstance(fun, types.FunctionType) and not source_frontend.is_wengert_code(fun)
