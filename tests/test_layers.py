@@ -24,6 +24,7 @@ another's underscore-private name; no row's field is assigned outside its constr
 is over ``arch_metrics.MAX_LINES`` lines.
 """
 import ast
+import re
 import importlib.util
 import os
 
@@ -187,3 +188,19 @@ def test_the_check_finds_what_is_planted(case, tmp_path):
         (pkg / name).parent.mkdir(parents=True, exist_ok=True)
         (pkg / name).write_text(text)
     assert violations(*graph_of(str(pkg))) == expected
+
+
+def test_the_architecture_doc_is_true():
+    """docs/architecture.md lists the layers in ``LAYERS``'s order, and every file it names
+    exists (the doc is kept true as the package changes)."""
+    with open(os.path.join(_ROOT, "docs", "architecture.md"), encoding="utf-8") as fh:
+        doc = fh.read()
+    listing = doc.split("```")[3]           # the folder listing, the second code block
+    folders = [line.split()[0].rstrip("/") for line in listing.splitlines()
+               if line.startswith("  ") and line.split()[0].endswith("/")]
+    assert folders == list(arch.LAYERS)
+    named = set(re.findall(r"`((?:[a-z_]+/)+[a-z_]+\.py)", doc))
+    assert len(named) > 20
+    missing = [p for p in sorted(named) if not os.path.exists(os.path.join(_ROOT, "wengert", p))
+               and not os.path.exists(os.path.join(_ROOT, p))]
+    assert missing == []

@@ -251,3 +251,27 @@ def test_a_row_spelled_as_an_operator_is_that_operator(name):
         want = prim.impl(*args)
         got = eval(text, {"a": a, "b": b})      # noqa: S307  (the spelling under test)
         assert type(got) is type(want) and np.array_equal(got, want), (name, a, b)
+
+
+def test_a_registered_row_is_frozen():
+    """Every field of a row is given in its constructor call; ``register`` freezes it, so a
+    rule assigned later (from another module, after a pass may have run) is an error."""
+    from wengert.core.primitive import NOT_LINEAR, Primitive, register
+    prim = PRIMITIVES["sin"]
+    with pytest.raises(AttributeError, match="registered"):
+        prim.jvp = None
+    with pytest.raises(AttributeError, match="registered"):
+        prim.complex_ok = False
+    with pytest.raises(AttributeError):
+        prim.anything = 1                   # no field but the row's own
+    assert callable(PRIMITIVES["sin"].jvp) and PRIMITIVES["sin"].complex_ok
+    # before register, a row is being built
+    row = Primitive("test_frozen_row", nargs=1, impl=abs, abstract_eval=None, jvp=None,
+                    transpose=NOT_LINEAR)
+    row.emit = None
+    try:
+        register(row)
+        with pytest.raises(AttributeError, match="registered"):
+            row.emit = None
+    finally:
+        PRIMITIVES.pop("test_frozen_row", None)

@@ -2,9 +2,9 @@
 
 Usage, from a checkout's root:  python tools/arch_metrics.py [PACKAGE_DIR]   (default: wengert)
 
-It prints four sections:
+It prints:
 
-(a) lines per module (physical lines, as `wc -l`), the largest five;
+(a) lines per module (physical lines, as `wc -l`), the largest five, and those over MAX_LINES;
 (b) the module import graph: every `import a.b` and `from X import y` of the package, relative
     ones resolved, and `from pkg import sub` counted as an import of the submodule `pkg.sub`
     when that is a module.  Only imports that run when the module is imported (module level,
@@ -12,16 +12,22 @@ It prints four sections:
     `pkg/__init__.py`, but like most import-graph tools we do not add that implicit edge.
     Printed: the strongly connected components of more than one module (each is a set of
     modules that import one another, directly or not), the number of elementary cycles in the
-    graph, and the edges that run between layers (see LAYERS below) in the wrong direction;
+    graph, and the edges that run up the layers (a module's layer is its folder: LAYERS);
 (c) imports inside function bodies: the count, per module, split into those of an optional
     dependency (OPTIONAL below: the module may be absent, so it is imported when needed) and
     the rest (most of which dodge an import cycle);
-(d) the five functions with the highest cyclomatic complexity.  Like radon's `cc`, a function
+(e) underscore-private names one module takes from another (``from m import _x``, ``m._x``);
+(f) assignments to a row's field outside its constructor call (``sin_p.jvp = ...``,
+    ``PRIMITIVES[name].complex_ok = ...``, ``setattr(row, ...)``);
+(h) which layers each layer imports;
+(i) the five functions with the highest cyclomatic complexity.  Like radon's `cc`, a function
     starts at 1 and gains one for each `if`/`elif`, conditional expression, `for`/`while` (one
     more when it has an `else`), `except` handler, `try ... else`, `with`, `assert`,
     comprehension (one more per `if` in it), `match` case, and each extra operand of an
     `and`/`or` chain.  A nested function or class is scored on its own, not in its parent;
     a lambda is part of the function that holds it.
+
+docs/architecture.md describes the layers; tests/test_layers.py enforces them.
 """
 import ast
 import os
@@ -441,9 +447,19 @@ def main(argv):
     for m, line, target in patches:
         print("    %s:%d %s" % (m, line, target))
 
+    print("\n(h) the layers each layer imports (top to bottom):")
+    uses = defaultdict(set)
+    for m, targets in graph.items():
+        for t in targets:
+            if layer_of(m)[2] != layer_of(t)[2]:
+                uses[layer_of(m)[2]].add(layer_of(t)[2])
+    for name in (ROOT_LAYER,) + LAYERS:
+        print("    %-11s -> %s" % (name, ", ".join(sorted(uses[name], key=lambda x: -RANKS[x]))
+                                   or "(nothing of the package)"))
+
     funcs = sorted(((cc, m, name, line) for m, (_, tree) in trees.items()
                     for name, line, cc in functions(tree)), key=lambda t: (-t[0], t[1], t[3]))
-    print("\n(g) most complex functions (cyclomatic complexity, radon-style):")
+    print("\n(i) most complex functions (cyclomatic complexity, radon-style):")
     for cc, m, name, line in funcs[:5]:
         print("    %3d  %s:%d %s" % (cc, m, line, name))
     return 0
