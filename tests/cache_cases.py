@@ -1,4 +1,4 @@
-"""Functions for test_source_cache.py (the source engine reads their source)."""
+"""Functions for frontends/source/test_env.py (the source engine reads their source)."""
 import numpy as np
 
 SCALE = 2.0

@@ -17,7 +17,7 @@ Modes:
                   isfinite): impl and abstract_eval only, and a jvp through
                   it carries a zero tangent;
 * ``API``         inline or custom-rule primitives, whose behaviour is the
-                  user's rule: tested in test_api.py.
+                  user's rule: tested in control/test_custom.py.
 
 ``CORPUS`` maps names to programs: plain Python functions over ``np.*``, with
 arguments to differentiate (constants are closed over).
@@ -724,13 +724,14 @@ SPECS["isfinite"] = PrimSpec(NONDIFF, variants("2x3", [with_nonfinite((2, 3))]),
 
 _INLINE = ("an inline primitive: staging and evaluation run the user's function and only "
            "differentiation looks at the user's rule, so there is no fixed impl/jvp to check "
-           "here; its behaviour is tested through wg.custom_jvp/wg.custom_vjp in test_api.py")
+           "here; its behaviour is tested through wg.custom_jvp/wg.custom_vjp in "
+           "control/test_custom.py")
 SPECS["custom_jvp_call"] = PrimSpec(API, reason=_INLINE)
 SPECS["custom_vjp_call"] = PrimSpec(API, reason=_INLINE)
 SPECS["custom_lin"] = PrimSpec(
     API, reason="the linear map of a custom_vjp function: its transpose is the user's bwd "
                 "and it has no impl of its own (forward mode differentiates the primal); "
-                "tested through wg.custom_vjp in reverse mode in test_api.py")
+                "tested through wg.custom_vjp in reverse mode in control/test_custom.py")
 
 
 # --- the corpus -------------------------------------------------------------------
@@ -885,7 +886,8 @@ CORPUS: dict[str, Prog] = {
 
 _CONTROL = ("structured control flow: its params are sub-Programs, so its cases are programs "
             "(loops and branches checked against the same computation unrolled, in every "
-            "mode and to second order) in test_control.py")
+            "mode and to second order) in control/test_for_loop.py, test_cond.py and "
+            "test_while_loop.py")
 SPECS["cond"] = PrimSpec(API, reason=_CONTROL)
 SPECS["for_loop"] = PrimSpec(API, reason=_CONTROL)
 SPECS["while_loop"] = PrimSpec(API, reason=_CONTROL)
@@ -893,10 +895,10 @@ SPECS["while_loop"] = PrimSpec(API, reason=_CONTROL)
 _CHECKPOINTING = ("checkpointing: its params are sub-Programs and a schedule, so its cases are "
                   "programs (derivatives equal to the store-all ones in both engines, in every "
                   "mode and to second order; schedules against their formulas) in "
-                  "test_checkpoint.py and test_checkpoint_schedules.py")
+                  "control/test_checkpoint.py and control/test_schedules.py")
 _OUTSIDE = ("what a Program reads and calls outside the function at run time (a global's "
             "array, a random draw): made by the source engine from a function's globals, "
-            "tested through it in test_trust.py")
+            "tested through it in frontends/source/test_env.py")
 SPECS["env_read"] = PrimSpec(API, reason=_OUTSIDE)
 SPECS["host_call"] = PrimSpec(API, reason=_OUTSIDE)
 for _name in ("checkpoint", "checkpoint_lin", "checkpointed_loop", "loop_forward", "loop_lin",

@@ -5,7 +5,7 @@ traced values (``wengert.primitives.numpy_lists``): ``np.array([a, b, 1.0])``,
 Every case runs in the source engine only: NumPy converts a list's elements
 with ``__array__`` before any dispatch protocol could show wengert the call,
 so the trace engine never sees it (its error is tested in
-test_lists_and_escape.py). Elements are 0-d values taken from the operands
+numpy/test_lists.py). Elements are 0-d values taken from the operands
 (``x[0]``: a NumPy scalar in the plain call), whole operands, and Python
 floats, mixed: NumPy's own promotion decides the dtype (a float32 scalar
 with a Python float in a list gives float64 in NumPy 2, which the harness

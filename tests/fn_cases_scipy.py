@@ -370,7 +370,7 @@ _CONTINUOUS = {
                 pos((), 0.5, 2.0)),
 }
 # their cdf and sf need incomplete gamma/beta functions in the shape
-# parameters, which wengert refuses (test_scipy_family): held fixed here
+# parameters, which wengert refuses (scipy/test_special.py): held fixed here
 _SHAPE_FIXED_CDFS = {"t": (const(3.5),), "gamma": (const(2.5),), "beta": (const(2.0), const(3.0))}
 
 

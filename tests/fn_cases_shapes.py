@@ -537,7 +537,7 @@ CASES = [
         lambda rng, dt: rng.random((2, 3)) < 0.5, "mask", diff=False)), id="masks",
         dtypes=ONE),
     # the number of indices depends on the values: known in the trace engine
-    # only (the source engine refuses it, see test_shapes.py)
+    # only (the source engine refuses it, see numpy/test_shapes.py)
     FnCase("np.where", where_indices, (pieces((3, 4)),), id="indices", mode=NONDIFF,
            engines=("trace",)),
 ]

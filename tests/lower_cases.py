@@ -1,4 +1,4 @@
-"""Loops over array elements, for ``test_lower.py``: the programs whose
+"""Loops over array elements, for ``lower/test_lower.py``: the programs whose
 derivatives lowering must make linear (in-place updates, sums into
 accumulators), and programs where writing in place would be wrong (a view
 or an old value read after the update, a stored residual, the caller's

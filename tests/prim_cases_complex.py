@@ -93,7 +93,7 @@ def ref_irfft(x, axis, n, norm):
 def ref_eig(a):
     """NumPy's decomposition, complex (wengert's, like JAX's, is complex
     whatever the eigenvalues); the eigenvalues from eigvals, a separate
-    LAPACK driver. test_complex.py checks A V = V W and LAPACK's phase."""
+    LAPACK driver. primitives/test_complex.py checks A V = V W and LAPACK's phase."""
     dtype = np.complex64 if np.asarray(a).dtype in (np.float32, np.complex64) else np.complex128
     return np.linalg.eigvals(a).astype(dtype), np.linalg.eig(a)[1].astype(dtype)
 
@@ -176,7 +176,7 @@ SPECS = {
     # distinct eigenvalues (the derivative is undefined where two meet); real
     # operands with a complex pair, as NumPy's result is then complex too (of
     # a real matrix with real eigenvalues NumPy gives a real result, wengert
-    # a complex one: test_complex.py)
+    # a complex one: primitives/test_complex.py)
     "eig": PrimSpec(
         DIFF,
         variants("3", [rotating(3)]) + variants("4_complex", [spread(4, True)], dtypes=(F64,))

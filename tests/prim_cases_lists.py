@@ -9,5 +9,5 @@ SPECS = {
                     "plain values: its impl is the user's function and its derivative the "
                     "user's rule, so there is nothing fixed to check here; tested through "
                     "wg.custom_jvp/wg.custom_vjp around scipy.integrate.quad, solve_ivp and "
-                    "float() in test_lists_and_escape.py, both engines, to second order"),
+                    "float() in control/test_custom.py, both engines, to second order"),
 }

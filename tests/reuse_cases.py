@@ -1,4 +1,4 @@
-"""Functions for test_code_reuse.py (the source engine reads their source)."""
+"""Functions for api/test_codes.py (the source engine reads their source)."""
 import numpy as np
 
 import wengert as wg

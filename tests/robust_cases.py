@@ -1,6 +1,6 @@
-"""Functions for test_robust_api.py, importable by a worker process (a
-pickled transformed function names its function by module and name), and the
-worker's entry points. Line numbers of some defs are asserted by the tests
+"""Functions for api/test_pickling.py, test_source.py and test_checks.py, importable by a
+worker process (a pickled transformed function names its function by module and name), and
+the worker's entry points. Line numbers of some defs are asserted by the tests
 (through ``__code__.co_firstlineno``, never written as numbers)."""
 import pickle
 import random

@@ -1,6 +1,6 @@
 """Programs of the fuzzer (``fuzz_programs``, seeds 124, 190, 328, 334 before issue
 11) whose Hessian in ``v`` once crashed inside wengert (a reshape of a length
-known only at run time to 0). ``test_robust_source`` checks each: the fuzzer's
+known only at run time to 0). ``frontends/source/test_loops.py`` checks each: the fuzzer's
 module header (``C`` per program), then the program's ``f``."""
 
 HEADER = '''\

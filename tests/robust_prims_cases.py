@@ -1,4 +1,5 @@
-"""The cases of test_robust_prims.py: small user functions, each one member
+"""The cases of core/test_rules.py, numpy/test_library.py, test_ufuncs.py,
+test_math_twins.py and core/test_inplace.py: small user functions, each one member
 of a class of mistakes or a family of functions, at module level so the
 source engine reads their source (and errors name their lines here).
 
@@ -8,7 +9,11 @@ source engine reads their source (and errors name their lines here).
   ``REFUSED``: keywords wengert does not implement;
 * ``WRITES``: every way of storing a traced value into an array in place;
 * ``dt_*`` and ``OPERANDS``: the families and operand kinds of the dtype table;
-* ``in_user_code``: a math builtin called inside a user function.
+* ``in_user_code``: a math builtin called inside a user function;
+* ``numpy_signature`` and ``assert_takes_parameters``: NumPy's signature of a
+  function, and the check that a wrapper takes its parameters (the library
+  table's entries, ``numpy/test_library.py``, and the shape family's,
+  ``numpy/test_shapes.py``).
 """
 from __future__ import annotations
 
@@ -742,3 +747,25 @@ def numpy_signature(f, key):
         ns = {}
         exec(f"def recorded{text}: pass", ns)       # the text is NumPy's own signature
         return inspect.signature(ns["recorded"])
+
+
+def assert_takes_parameters(theirs, ours, what):
+    """Every parameter of ``theirs`` is one of ``ours``, of the same kind, at
+    the same position when it can be passed by position, with the same
+    default; ``ours`` may add keyword-only parameters with defaults (names
+    of other NumPy versions), and takes ``**kwargs`` only where NumPy does."""
+    mine = list(ours.parameters.values())
+    names = [p.name for p in mine]
+    for k, p in enumerate(theirs.parameters.values()):
+        assert p.name in names, f"{what}: parameter {p.name!r} missing from {ours}"
+        q = ours.parameters[p.name]
+        assert q.kind == p.kind, f"{what}: {p.name!r} is {q.kind}, NumPy's is {p.kind}"
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL):
+            assert names.index(p.name) == k, f"{what}: {p.name!r} at another position"
+        if p.default is not p.empty:
+            assert q.default is p.default or q.default == p.default, \
+                f"{what}: {p.name}={q.default!r}, NumPy's default is {p.default!r}"
+    for q in mine:
+        if q.name not in theirs.parameters:
+            assert q.kind == q.KEYWORD_ONLY and q.default is not q.empty, \
+                f"{what}: extra parameter {q.name!r} NumPy does not have"

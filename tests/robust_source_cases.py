@@ -1,5 +1,5 @@
 """Ordinary code the source engine once refused (issue 11), one function per
-construct; ``tests/test_robust_source.py`` differentiates each in every mode.
+construct; ``frontends/source/test_blocks.py`` differentiates each in every mode.
 Each takes floats or arrays and returns a float."""
 from __future__ import annotations
 

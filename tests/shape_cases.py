@@ -1,4 +1,4 @@
-"""User functions for test_shape_poly.py (the source engine reads them)."""
+"""User functions for core/test_dims.py (the source engine reads them)."""
 import numpy as np
 
 

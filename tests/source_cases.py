@@ -1,4 +1,4 @@
-"""User functions for test_source.py: the source engine reads a function's
+"""User functions for source_corpus.py: the source engine reads a function's
 source with ``inspect``, so they live in a file.
 
 Each function is plain Python/NumPy written the way a user would. Where the

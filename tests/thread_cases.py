@@ -1,4 +1,4 @@
-"""User functions for test_threads.py (the source engine reads them): each
+"""User functions for core/test_context.py (the source engine reads them): each
 generates code with symbolic lengths, and between them they stage loops,
 guards of broadcasting and of lengths, and constants of symbolic shape."""
 import numpy as np

@@ -1,8 +1,9 @@
-"""User functions for test_trust.py (issue 10: no silent wrong derivative).
+"""User functions for the tests of issue 10 (no silent wrong derivative).
 
 The source engine reads a function's source, so each case lives in a file.
 Every function here once gave a wrong derivative without an error; the test
-next to its use says which mechanism was at fault.
+that uses it (in its component's file, its docstring saying "Issue 10" or the
+mechanism at fault) says which.
 """
 import numpy as np
 

@@ -6,9 +6,13 @@ written before the class existed still catches it.
 
 Layer: core.
 """
+import functools
+import importlib.util
 import os
 import pickle
 import sys
+
+import numpy as np
 
 __all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError",
@@ -157,6 +161,30 @@ def no_rule_message(where, name):
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
+@functools.cache
+def _library_dirs():
+    """The folders of NumPy's and SciPy's own source (SciPy's found without importing it)."""
+    dirs = [os.path.dirname(os.path.abspath(np.__file__)) + os.sep]
+    try:
+        spec = importlib.util.find_spec("scipy")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin:
+        dirs.append(os.path.dirname(os.path.abspath(spec.origin)) + os.sep)
+    return tuple(dirs)
+
+
+def library_file(fname, library=None):
+    """Whether ``fname`` is a source file of NumPy or SciPy (``library``: of that one only,
+    ``"numpy"`` or ``"scipy"``), by where they are installed, not by the folders' names: a
+    user's own folder called ``numpy`` holds the user's code."""
+    path = os.path.abspath(fname)
+    dirs = _library_dirs()
+    if library is not None:
+        dirs = [d for d in dirs if os.path.basename(d.rstrip(os.sep)) == library]
+    return path.startswith(tuple(dirs))
+
+
 def user_location():
     """``file:line`` of the innermost frame outside the wengert package: the
     line of user code that led to the error."""
@@ -165,7 +193,7 @@ def user_location():
     while frame is not None:
         fname = frame.f_code.co_filename
         if not os.path.abspath(fname).startswith(here) and "<frozen" not in fname \
-                and "/numpy/" not in fname and "/scipy/" not in fname:
+                and not library_file(fname):
             return f"{fname}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"

@@ -32,7 +32,7 @@ from .arrayargs import NO_VALUE
 from .select import DESCENDING
 from . import library
 from .ufuncs import ufunc_call
-from ..core.errors import (PACKAGE_DIR, 
+from ..core.errors import (PACKAGE_DIR, library_file, 
     ConcretizationError, InPlaceUpdateError, NoDerivativeRule, UnsupportedFunctionError,
     no_rule_message, user_location)
 
@@ -220,7 +220,7 @@ class ArrayMethods:
         return _float_error(self, "complex")
 
     def __array__(self, dtype=None, copy=None):
-        from_scipy = "/scipy/" in sys._getframe(2).f_code.co_filename
+        from_scipy = library_file(sys._getframe(2).f_code.co_filename, "scipy")
         _, where = _caller_math_function(depth=3)
         if not from_scipy and _stores_item(depth=3):
             raise _stored_error(where)

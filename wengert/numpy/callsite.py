@@ -22,7 +22,7 @@ import types
 
 from . import library
 from .lists import CONCATENATORS
-from ..core.errors import PACKAGE_DIR, ConcretizationError, NoDerivativeRule, no_rule_message
+from ..core.errors import PACKAGE_DIR, ConcretizationError, library_file, NoDerivativeRule, no_rule_message
 
 __all__ = ["resolve", "user_frame", "public_name", "raise_for_called_function",
            "current_call"]
@@ -51,7 +51,7 @@ def user_frame():
     frame, inside_library = sys._getframe(1), False
     while frame is not None:
         fname = frame.f_code.co_filename
-        if fname.startswith(PACKAGE_DIR) or "/numpy/" in fname or "<frozen" in fname:
+        if fname.startswith(PACKAGE_DIR) or library_file(fname, "numpy") or "<frozen" in fname:
             frame = frame.f_back
         elif "site-packages" in fname or "dist-packages" in fname:
             inside_library, frame = True, frame.f_back

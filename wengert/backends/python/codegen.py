@@ -32,7 +32,7 @@ Invariants of the generated code:
   more than one element) and, for the rare primitive whose row has no
   ``emit`` spelling, its impl, all listed in the header comment
   (``pynames``); the programs of the test corpus bind no impl
-  (``tests/test_source_text.py``);
+  (``tests/backends/python/test_source_text.py``);
 * literals keep their type: a float32 literal is ``np.float32(2.0)``;
 * control flow is real Python, written by each row's ``emit`` rule
   (``primitives/control/``, ``primitives/checkpoint_emit.py``; this module
