@@ -12,11 +12,11 @@ import sys
 import numpy as np
 
 import wengert as wg
-from .backends.interpret import interpret
-from .transforms.dup import explicit_dup
-from .transforms.jvp import jvp_program
-from .transforms.simplify import simplify
-from .transforms.vjp import vjp_program
+from wengert.backends.interpret import interpret
+from wengert.transforms.dup import explicit_dup
+from wengert.transforms.jvp import jvp_program
+from wengert.transforms.simplify import simplify
+from wengert.transforms.vjp import vjp_program
 
 FAILURES = []
 

@@ -107,3 +107,44 @@ def test_demo_runs_and_every_value_matches(capsys):
     assert "program seed000(x: f64[], y: f64[]):" in out
     assert "MISMATCH" not in out
     assert demo.FAILURES == []
+
+
+def _demo_commands():
+    """The ``wengert show`` commands of the Makefile's ``demo`` target (``make demo``, the
+    README's main job), as argument lists."""
+    import os
+    import re
+    import shlex
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "Makefile")) as fh:
+        target = fh.read().split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    cmds = [shlex.split(line.split("/wengert ", 1)[1]) for line in target.splitlines()
+            if re.match(r"\s+\$\(BIN\)/wengert show ", line)]
+    return root, cmds
+
+
+def test_the_demo_commands_run_and_print_derivative_code(tmp_path):
+    """Every ``wengert show`` command of ``make demo`` runs as a user runs it (the file loaded
+    as ``python FILE.py`` would load it: demo.py once imported its helpers relatively, and the
+    command failed), printing the Program or the derivative code; the printed vjp of seed 000
+    computes its gradient."""
+    import os
+    import subprocess
+    import sys
+    root, cmds = _demo_commands()
+    assert len(cmds) >= 3
+    env = dict(os.environ, PYTHONPATH=root)
+    outs = []
+    for argv in cmds:
+        argv = [a if not a.endswith(".dot") else str(tmp_path / a) for a in argv]
+        done = subprocess.run([sys.executable, "-m", "wengert", *argv], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (argv, done.stderr)
+        outs.append(done.stdout)
+    vjp_text = next(o for o, a in zip(outs, cmds) if "seed000" in a[1] and "vjp" in a)
+    ns = {"np": np}
+    exec(vjp_text, ns)
+    fn = next(v for k, v in ns.items() if k.startswith("seed000") and callable(v))
+    got = fn(1.5, 2.0, 1.0)[1:]
+    want = wg.grad(seed000, argnums=(0, 1))(1.5, 2.0)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
