@@ -14,7 +14,7 @@ from .core.errors import (
     WengertError, NonScalarOutputError, NonDifferentiableInputError, NoDerivativeRule,
     ShapeMismatchError, ConcretizationError, UnsupportedSyntax, BackendError, NumbaMissingError,
     NumbaCompileError, NumbaFallbackWarning)
-from .api import (  # noqa: F401  (api_pickle: how transformed functions pickle)
+from .api import (  # noqa: F401  (api.pickling: how transformed functions pickle)
     pickling as api_pickle)
 from . import testing
 

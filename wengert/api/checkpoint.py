@@ -3,7 +3,7 @@ sweep instead of stored.
 
 Called while a transformation is recording, the function is staged into a
 Program (closed-over traced values become operands) and applied as one
-``checkpoint`` equation (``primitives/checkpoint.py``): under reverse mode
+``checkpoint`` equation (``control/checkpoint.py``): under reverse mode
 its residuals are its operands, and its transpose linearizes it again. Called
 on plain values it is ``fun``.
 

@@ -4,7 +4,7 @@
 
 The source engine's primal Program is generated and compiled the way a
 derivative's is (``SourceTransformed`` with the identity as its transform):
-the same lowering, the same backend (``api_backend``), the same code
+the same lowering, the same backend (``api.backend``), the same code
 reuse, so a user can time a derivative against its own function compiled
 alike. ``.source`` is the code of the latest call.
 

@@ -1,7 +1,7 @@
 """The public API (DESIGN.md), composed from the stages.
 
 Every entry point checks the function and its differentiated arguments
-(``api_checks``, before any of the user's code runs), flattens pytrees, runs
+(``api.checks``, before any of the user's code runs), flattens pytrees, runs
 a transform from ``transforms`` on the flat function and rebuilds the output
 trees. Names and meanings follow JAX. The functions returned by ``grad``,
 ``jacfwd``... are ``transformed.Transformed`` objects: they pickle as the
@@ -106,7 +106,7 @@ def grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto", bac
     iy`` it is ``df/dx - i df/dy`` (JAX's convention, ``complex_parts``).
     With ``holomorphic=True`` the function is complex and holomorphic, its
     inputs complex, and the result is ``f'(z)``. ``backend="numba"``
-    compiles the source engine's code with numba (``api_backend``)."""
+    compiles the source engine's code with numba (``api.backend``)."""
     fun = transform_entry(fun, engine, "grad", backend, fallback)
     recipe = ("grad", fun, (argnums,), {"has_aux": has_aux, "engine": engine,
                                         **options(holomorphic, backend, fallback)})
@@ -127,7 +127,7 @@ def grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto", bac
 
 def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=True):
     """(out, pullback); ``pullback(ct)`` returns a tuple, one per primal.
-    With ``backend="numba"`` both are compiled code (``api_points``)."""
+    With ``backend="numba"`` both are compiled code (``api.points``)."""
     fun = transform_entry(fun, engine, "vjp", backend, fallback)
     check_inputs("vjp", fun, primals, range(len(primals)), CLOSE_OVER)
     if backend != "python":
@@ -169,7 +169,7 @@ def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=
 # --- forward mode ------------------------------------------------------
 def jvp(fun, primals, tangents, *, engine="auto", backend="python", fallback=True):
     """(out, tangent_out) for tuples ``primals`` and ``tangents``; with
-    ``backend="numba"`` one compiled call (``api_points``)."""
+    ``backend="numba"`` one compiled call (``api.points``)."""
     fun = transform_entry(fun, engine, "jvp", backend, fallback)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples "

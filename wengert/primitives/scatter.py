@@ -153,7 +153,7 @@ class FunctionalUpdateEmit(EmitRule):
     def functional(self, code, eqn, ins, py, out, inplace=False):
         """The lines making ``out`` a new array: ``x`` with ``v`` added or set
         (``inplace``: ``x`` itself, changed, when nothing reads it afterwards:
-        ``backends/lower.py``)."""
+        ``lower/__init__.py``)."""
         x, v, *dyn = eqn.inputs
         dtype = eqn.outputs[0].aval.dtype
         if set(eqn.params) != {"idx"} or not np.can_cast(v.aval.dtype, dtype, "same_kind") \

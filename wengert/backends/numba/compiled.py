@@ -33,7 +33,7 @@ import numpy as np
 
 from ...core.errors import NumbaMissingError
 
-__all__ = ["NumbaFunction", "load_numba", "cache_dir", "helper", "HELPERS", "NUMBA_INSTALL"]
+__all__ = ["NumbaFunction", "load_numba", "cache_dir", "numba_helper", "HELPERS", "NUMBA_INSTALL"]
 
 NUMBA_INSTALL = "pip install 'wengert[numba]' (or: pip install numba)"
 
@@ -48,11 +48,11 @@ def load_numba():
     return numba
 
 
-HELPERS = {}           # key -> a numba helper the generated code calls (``_helper``)
+HELPERS = {}           # key -> a numba helper the generated code calls (``numba_helper``)
 HELPERS_LOCK = threading.Lock()
 
 
-def helper(key, make):
+def numba_helper(key, make):
     """The numba helper ``key``, made by ``make()`` once per process (under a
     lock: a second one made by another thread would not be the one the
     first code's namespace holds)."""

@@ -1,5 +1,5 @@
 """The names of generated code: identifiers for the listing's names, and
-the namespace the code runs in (helpers of ``pyemit``/``pycodegen``).
+the namespace the code runs in (helpers of ``python.emit``/``python.codegen``).
 
 A ``Namespace`` binds ``np``, the impls of primitives called by name, named
 constants and the outside objects the code reads; every name it binds is
