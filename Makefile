@@ -83,7 +83,7 @@ $(VENV)/.installed-docs: pyproject.toml $(BIN)/python
 
 docs: $(VENV)/.installed-docs
 	$(BIN)/python -m bench.plots
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) .venv-3.* build site *.egg-info
