@@ -41,6 +41,8 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))       # this checkout's wengert, whatever is installed
 
 FENCE = re.compile(r"^(?P<indent> *)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
                    re.M | re.S)
@@ -211,7 +213,7 @@ def main(argv=None):
                         help="rewrite the outputs shown where they differ")
     args = parser.parse_args(argv)
     status = 0
-    for page in args.pages:
+    for page in [pathlib.Path(p).resolve() for p in args.pages]:
         if args.write:
             print(f"{page}: {write_outputs(page)} output(s) rewritten")
             continue
