@@ -47,7 +47,7 @@ if str(ROOT) not in sys.path:
 FENCE = re.compile(r"^(?P<indent> *)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
                    re.M | re.S)
 EXCERPT = re.compile(r"<!--\s*excerpt:\s*(?P<path>\S+)\s*-->\s*$")
-NUMBA_PAGE = "<!-- docs-test: numba -->"
+NUMBA_PAGE = re.compile(r"^<!-- docs-test: numba -->$", re.M)
 
 
 class PageError(AssertionError):
@@ -126,7 +126,9 @@ def run_console(block, where, cwd, root):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p))
     for cmd, want in commands:
-        argv = shlex.split(cmd)
+        if cmd.split()[0] not in ("wengert", "python"):
+            continue
+        argv = shlex.split(cmd, comments=True)
         if argv[0] == "wengert":
             argv = [sys.executable, "-m", "wengert"] + argv[1:]
         elif argv[0] == "python":

@@ -6,10 +6,10 @@ anyone regenerating them:
 * the **Guides** section of the navigation lists every page under
   ``docs/guide/`` (``guide/index.md`` first, the others by file name), so a
   guide added by anyone appears without editing ``mkdocs.yml``;
-* ``reference/api.md``: one ``::: wengert.NAME`` (mkdocstrings) per name of
+* ``reference/api.md`` (replacing the stub of that name in docs/): one ``::: wengert.NAME`` (mkdocstrings) per name of
   ``wengert.__all__``, grouped by ``GROUPS``; a name no group lists goes
   under "More", so a new public name appears as soon as it is exported;
-* ``reference/errors.md``: every error class wengert raises on purpose
+* ``reference/errors.md`` (likewise): every error class wengert raises on purpose
   (``WengertError``'s subclasses, wherever they are defined, and the
   warnings it issues), each with its docstring: what it means, its cause
   and its fix.
@@ -191,8 +191,12 @@ def on_config(config):
 
 
 def on_files(files, config):
-    """Add the generated reference pages."""
+    """Add the generated reference pages, in place of the stubs of the same
+    name in docs/ (which say, for readers of the repository, how to see them)."""
     from mkdocs.structure.files import File
     for path, make in GENERATED.items():
+        stub = files.get_file_from_path(path)
+        if stub is not None:
+            files.remove(stub)
         files.append(File.generated(config, path, content=make()))
     return files

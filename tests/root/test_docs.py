@@ -48,7 +48,7 @@ def pages():
 
 
 def _page_param(path):
-    marks = [pytest.mark.numba] if EXAMPLES.NUMBA_PAGE in path.read_text() else []
+    marks = [pytest.mark.numba] if EXAMPLES.NUMBA_PAGE.search(path.read_text()) else []
     return pytest.param(path, id=path.relative_to(ROOT).as_posix(), marks=marks)
 
 
