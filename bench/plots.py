@@ -90,7 +90,7 @@ def figures(data, plt):
     yield "checkpoint.svg", fig
     scaling = data.get("scaling")
     if scaling:
-        fig, ax = plt.subplots(figsize=(7.5, 3.6))
+        fig, ax = plt.subplots(figsize=(8.5, 3.8))
         for program, engine, points in scaling["series"]:
             ns = [p[0] for p in points]
             ax.plot(ns, [p[1] for p in points], marker="o",
@@ -100,7 +100,7 @@ def figures(data, plt):
         ax.set_xlabel("n (array length)")
         ax.set_ylabel("gradient time / plain call")
         ax.set_title("How the gradient's cost grows with n (bench.scaling_bench)")
-        ax.legend(frameon=False, fontsize=7, ncol=2)
+        ax.legend(frameon=False, fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
         fig.tight_layout()
         yield "scaling.svg", fig
 
