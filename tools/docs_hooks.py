@@ -156,7 +156,8 @@ def errors_page():
     classes = error_classes()
     for cls in classes:
         bases = ", ".join(f"`{b.__name__}`" for b in cls.__mro__[1:]
-                          if b.__module__ == "builtins" and b not in (object, BaseException))
+                          if not b.__module__.startswith("wengert")
+                          and b not in (object, BaseException, Exception)) or "-"
         where = f"`wg.{cls.__name__}`" if cls.__name__ in exported else f"`{cls.__module__}`"
         lines.append(f"| [`{cls.__name__}`](#{cls.__name__.lower()}) | {bases} | {where} |")
     lines.append("")
