@@ -67,9 +67,15 @@ def numba_helper(key, make):
 # cache checks the generated file only, so a changed helper (a wengert upgrade)
 # must change the generated file's name (``_digest``), or its old machine code
 # would be loaded
-_CODE_STAMP = hashlib.sha256(b"".join(
-    open(os.path.join(os.path.dirname(__file__), f), "rb").read()
-    for f in ("codegen.py", "compiled.py", "matmul.py", "scratch.py"))).digest()
+def _code_stamp():
+    h = hashlib.sha256()
+    for name in ("codegen.py", "compiled.py", "matmul.py", "scratch.py"):
+        with open(os.path.join(os.path.dirname(__file__), name), "rb") as fh:
+            h.update(fh.read())
+    return h.digest()
+
+
+_CODE_STAMP = _code_stamp()
 
 
 def _digest(source, namespace):
