@@ -51,6 +51,7 @@ from .reduce import pair_products, prod_others_impl, prod_others_lines, reduce_s
 from .index import getitem
 from .linalg import float_dtype, matmul_bind, matrix_transpose, shape_tuple, check_square
 from ..core.ir import Aval, aval_of
+from ..core.primitive import DENSE
 
 __all__ = ["svd", "svdvals", "eigh", "eigvalsh", "adjugate", "matrix_rank", "sym_from_lower"]
 
@@ -146,7 +147,8 @@ def svd_jvp(primals, tangents, full_matrices):
 
 
 svd_p = register(Primitive("svd", nargs=1, impl=svd_impl, jvp=svd_jvp, transpose=NOT_LINEAR,
-                           abstract_eval=svd_aval, multiple_results=True))
+                           abstract_eval=svd_aval, multiple_results=True,
+                           sparsity=DENSE))
 
 
 def svd(a, full_matrices=False):
@@ -176,7 +178,8 @@ def svdvals_jvp(primals, tangents):
 
 
 svdvals_p = register(Primitive("svdvals", nargs=1, impl=svdvals_impl, jvp=svdvals_jvp,
-                               transpose=NOT_LINEAR, abstract_eval=svdvals_aval))
+                               transpose=NOT_LINEAR, abstract_eval=svdvals_aval,
+                               sparsity=DENSE))
 
 
 def svdvals(a):
@@ -207,7 +210,8 @@ def eigh_jvp(primals, tangents):
 
 
 eigh_p = register(Primitive("eigh", nargs=1, impl=eigh_impl, jvp=eigh_jvp, transpose=NOT_LINEAR,
-                            abstract_eval=eigh_aval, multiple_results=True))
+                            abstract_eval=eigh_aval, multiple_results=True,
+                            sparsity=DENSE))
 
 
 def eigh(a):
@@ -232,7 +236,8 @@ def eigvalsh_jvp(primals, tangents):
 
 
 eigvalsh_p = register(Primitive("eigvalsh", nargs=1, impl=np.linalg.eigvalsh, jvp=eigvalsh_jvp,
-                                transpose=NOT_LINEAR, abstract_eval=eigvalsh_aval))
+                                transpose=NOT_LINEAR, abstract_eval=eigvalsh_aval,
+                                sparsity=DENSE))
 
 
 def eigvalsh(a):
@@ -320,7 +325,8 @@ class AdjugateEmit(EmitRule):
 
 adjugate_p = register(Primitive("adjugate", nargs=1, impl=adjugate_impl, jvp=adjugate_jvp,
                                 transpose=NOT_LINEAR, abstract_eval=adjugate_aval,
-                                emit=AdjugateEmit()))
+                                emit=AdjugateEmit(),
+                                sparsity=DENSE))
 
 
 def adjugate(a):

@@ -35,6 +35,7 @@ from .matrix import solve_bind
 from .decomp import column_slice, matrix_aval, row_slice, svdvals_jvp
 from ..core.errors import WengertError, user_location
 from ..core.ir import Aval, aval_of
+from ..core.primitive import DENSE
 
 __all__ = ["qr", "pinv", "lstsq", "RankDeficientError"]
 
@@ -96,7 +97,8 @@ def qr_jvp(primals, tangents, complete):
 
 
 qr_p = register(Primitive("qr", nargs=1, impl=qr_impl, jvp=qr_jvp, transpose=NOT_LINEAR,
-                          abstract_eval=qr_aval, multiple_results=True))
+                          abstract_eval=qr_aval, multiple_results=True,
+                          sparsity=DENSE))
 
 
 def qr(a, complete=False):
@@ -143,7 +145,8 @@ def pinv_jvp(primals, tangents, rcond, rtol):
 
 
 pinv_p = register(Primitive("pinv", nargs=1, impl=pinv_impl, jvp=pinv_jvp, transpose=NOT_LINEAR,
-                            abstract_eval=pinv_aval))
+                            abstract_eval=pinv_aval,
+                            sparsity=DENSE))
 
 
 def pinv(a, rcond=None, rtol=None):
@@ -205,7 +208,8 @@ def lstsq_jvp(primals, tangents, rcond):
 
 lstsq_p = register(Primitive("lstsq", nargs=2, impl=lstsq_impl, jvp=lstsq_jvp,
                              transpose=NOT_LINEAR, abstract_eval=lstsq_aval,
-                             multiple_results=True))
+                             multiple_results=True,
+                             sparsity=DENSE))
 
 
 def lstsq(a, b, rcond=None):
