@@ -31,6 +31,8 @@ import heapq
 
 import numpy as np
 
+from ..core.deps import sorted_unique
+
 __all__ = ["column_coloring", "row_coloring", "star_coloring", "split_coloring", "transpose",
            "recover_columns", "recover_rows", "recover_star", "recover_split", "valid_star",
            "MAX_PAIRS"]
@@ -63,7 +65,7 @@ def _expand(indptr, indices, sel):
 def _adjacency(edges_a, edges_b, n):
     """Adjacency lists (Python lists) of an undirected graph on ``n`` vertices."""
     keep = edges_a != edges_b
-    keys = np.unique(np.concatenate([edges_a[keep] * n + edges_b[keep],
+    keys = sorted_unique(np.concatenate([edges_a[keep] * n + edges_b[keep],
                                      edges_b[keep] * n + edges_a[keep]]))
     a, b = np.divmod(keys, n)
     bounds = np.searchsorted(a, np.arange(n + 1))

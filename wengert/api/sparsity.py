@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.context import StagingContext
-from ..core.deps import UNKNOWN, Abstract, Deps
+from ..core.deps import UNKNOWN, Abstract, Deps, sorted_unique
 from ..core.errors import ConcretizationError, UnsupportedSyntax
 from ..core.ir import aval_of
 from ..core.pytree import flatten, unflatten
@@ -67,7 +67,7 @@ class Pattern:
         """The union with its transpose."""
         rows, cols = self.rows(), self.indices
         n = self.shape[0]
-        keys = np.unique(np.concatenate([rows * n + cols, cols * n + rows]))
+        keys = sorted_unique(np.concatenate([rows * n + cols, cols * n + rows]))
         r, c = np.divmod(keys, n)
         indptr = np.zeros(n + 1, np.int64)
         np.cumsum(np.bincount(r, minlength=n), out=indptr[1:])

@@ -35,7 +35,8 @@ import math
 import numpy as np
 
 __all__ = ["Deps", "Abstract", "UNKNOWN", "ids", "gather", "combine", "relate", "relate_all", "dense",
-           "union", "stack", "elementwise", "broadcast_sel", "reduce_targets", "contraction", "contract", "across", "prefix", "running", "nonzero_mask", "MAX_POINTS"]
+           "union", "stack", "elementwise", "broadcast_sel", "reduce_targets", "contraction", "contract", "across", "prefix", "running", "nonzero_mask", "MAX_POINTS",
+           "sorted_unique"]
 
 
 class _Unknown:
@@ -110,7 +111,7 @@ class Deps:
         """Every column some element depends on, sorted."""
         if self.start is None:
             return self.cols
-        return np.unique(self.csr()[1])
+        return sorted_unique(self.csr()[1])
 
     def nnz(self):
         if self.start is None:
@@ -166,6 +167,18 @@ class Abstract:
 
 
 # --- the operations ------------------------------------------------------------
+def sorted_unique(keys):
+    """The distinct values of an int array, sorted (as ``np.unique``, whose hashing path
+    NumPy 2.3+ takes for ints is several times slower than a sort on millions of keys)."""
+    keys = np.sort(np.asarray(keys, np.int64).reshape(-1))
+    if len(keys) < 2:
+        return keys
+    keep = np.empty(len(keys), bool)
+    keep[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+    return keys[keep]
+
+
 def _ranges(start, lengths):
     """The positions ``start[k] + 0 .. lengths[k] - 1``, for every k, one after the other."""
     total = int(lengths.sum())
@@ -188,7 +201,7 @@ def _from_pairs(shape, rows, cols):
     if len(rows) == 0:
         return Deps(shape, np.zeros(n, np.int64), np.zeros(n, np.int64), _NONE)
     width = int(cols.max()) + 1
-    keys = np.unique(rows * width + cols)
+    keys = sorted_unique(rows * width + cols)
     rows, cols = np.divmod(keys, width)
     stop = np.cumsum(np.bincount(rows, minlength=n))
     return Deps(shape, stop - np.bincount(rows, minlength=n), stop, cols)
@@ -216,7 +229,7 @@ def combine(shape, parts):
     if len(parts) == 1:
         return gather(shape, *parts[0])
     if all(d.start is None and (s >= 0).all() for d, s in parts):
-        return Deps.uniform(shape, np.unique(np.concatenate([d.cols for d, _ in parts])))
+        return Deps.uniform(shape, sorted_unique(np.concatenate([d.cols for d, _ in parts])))
     if sum((s >= 0).astype(np.int8) for _, s in parts).max(initial=0) <= 1:
         # each element from one part at most (a concatenation, an update): no union to take
         return _select(shape, parts)
@@ -295,7 +308,7 @@ def dense(shape, *deps):
     deps = [d for d in deps if d is not None]
     if not deps:
         return None
-    cols = deps[0].all_cols() if len(deps) == 1 else np.unique(
+    cols = deps[0].all_cols() if len(deps) == 1 else sorted_unique(
         np.concatenate([d.all_cols() for d in deps]))
     return Deps.uniform(shape, cols)
 
