@@ -266,7 +266,7 @@ def hessian_sparsity(fun, *args, argnums=0, local=False, engine="auto",
         array([[1, 1, 0, 0],
                [1, 1, 1, 0],
                [0, 1, 1, 1],
-               [0, 0, 1, 1]])
+               [0, 0, 1, 0]])
     """
     fun = transform_entry(fun, engine, "hessian_sparsity")
     return pattern_of(fun, args, argnums, "hessian_sparsity", local, engine, max_unroll,

@@ -29,7 +29,7 @@ from .shape import broadcast_to, reshape
 from .linalg import refuse_out, shape_tuple
 from ..core.errors import NoDerivativeRule
 from ..core.ir import Aval, aval_of
-from ..core.deps import contract
+from ..core.contraction import contract
 
 __all__ = ["einsum_p", "einsum"]
 
@@ -133,7 +133,7 @@ class EinsumEmit(EmitRule):
 
 def einsum_sparsity(an, ops, outs, spec):
     """An output element reads the operand elements of its terms, where the other factors
-    may be nonzero (``deps.contract``)."""
+    may be nonzero (``contraction.contract``)."""
     return contract(spec, ops, outs[0].shape)
 
 

@@ -31,7 +31,8 @@ from .index import getitem
 from .scatter import index_add
 from ..core.errors import NoDerivativeRule, ShapeMismatchError
 from ..core.ir import Aval, aval_of
-from ..core.deps import UNKNOWN, Abstract, broadcast_sel, contract, dense
+from ..core.deps import UNKNOWN, Abstract, broadcast_sel, dense
+from ..core.contraction import contract
 
 def shape_tuple(x):
     return tuple(_dims.shape(x))      # Linear markers and Zeros answer np.shape too
@@ -184,7 +185,7 @@ def matmul_batch(args, batched):
 
 
 def matmul_sparsity(an, ops, outs):
-    """A contraction (``deps.contract``): ``out[..., i, k]`` reads row ``i`` of ``a`` where
+    """A contraction (``contraction.contract``): ``out[..., i, k]`` reads row ``i`` of ``a`` where
     ``b``'s column ``k`` may be nonzero, and column ``k`` of ``b`` where ``a``'s row ``i`` may
     (a constant's zeros are zeros); a 1-D operand is a row or a column, the stacks broadcast."""
     a, b = ops
