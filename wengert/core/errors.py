@@ -140,6 +140,22 @@ class UnsupportedSyntax(WengertError, NotImplementedError):
         self.filename, self.lineno, self.col, self.construct = filename, lineno, col, construct
 
 
+class RuntimeLengthError(UnsupportedSyntax):
+    """The source engine met a length known only at run time (``x[mask]``, ``np.nonzero``,
+    ``np.unique``: a ``None`` in a value's shape) where the code it generates would need it
+    while being generated (to broadcast it against a length it may differ from, to make an
+    array of it). The trace engine knows every length, so ``engine="auto"`` falls back on
+    it."""
+
+    def __init__(self, what):
+        super().__init__(
+            f"{user_location()}: {what} of a value whose length is known only at run time "
+            "(it comes from a boolean mask, np.nonzero, np.unique or np.bincount of traced "
+            "values) is not supported by the source engine; use engine='trace' "
+            "(engine='auto' does so by itself), or keep the shape fixed with "
+            "np.where(mask, x, 0)", construct="run-time length")
+
+
 # the construct of the UnsupportedSyntax raised for a Jacobian (a batch) or a
 # higher derivative through loops whose stored values vary in length: the
 # trace engine handles it, so engine="auto" falls back on it

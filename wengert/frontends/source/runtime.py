@@ -21,7 +21,7 @@ from ...core import context, dims
 from ...core.dims import Dim
 from ...core.errors import ConcretizationError, UnsupportedSyntax, user_location
 from ...core.ir import aval_of
-from ...primitives import arith, casts, ordering, reduce as reduce_mod
+from ...primitives import arith, casts, ordering, reduce as reduce_mod, runtime_shapes
 from ...numpy import library
 from ...core.inplace import array_result, scalar_result
 from ...numpy.answers import array_answer, scalar_answer
@@ -110,6 +110,8 @@ def _isinstance(x, cls):
 
 def _len(x):
     if is_traced(x) and aval_of(x).shape:
+        if aval_of(x).shape[0] is None:     # known only when the code runs (``x[mask]``)
+            return runtime_shapes.length(x, (0,))
         return aval_of(x).shape[0]          # a symbolic length stays one (``dims``)
     return builtins.len(x)
 
