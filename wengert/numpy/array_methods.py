@@ -253,6 +253,8 @@ class ArrayMethods(QueryMethods):
             "value on as it is: NumPy functions called on it are traced")
 
     # --- NumPy protocols
+    __array_namespace__ = QueryMethods.__array_namespace__
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method != "__call__":
             raise NoDerivativeRule(f"{user_location()}: np.{ufunc.__name__}.{method} has no "
@@ -393,9 +395,6 @@ class ArrayMethods(QueryMethods):
 
     def copy(self, order="C"):
         return inplace.fresh(self)
-
-    def item(self, *args):
-        return _float_error(self, "item")
 
     def tolist(self):
         return _float_error(self, "tolist")

@@ -15,6 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import predicates
+from ..primitives.casts import python_scalar
+from ..primitives.index import getitem
+from ..primitives.shape import reshape
 from .arrayargs import NO_VALUE
 
 __all__ = ["QueryMethods"]
@@ -28,6 +31,26 @@ class QueryMethods:
 
     def all(self, axis=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
         return predicates.np_all(self, axis, out, keepdims, where=where)
+
+    def item(self, *args):
+        """The element as a Python number (weakly typed, as NumPy's ``item`` gives one),
+        still traced: ``x[0].item() * y`` keeps its derivative."""
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]
+        size = self.aval.size if None not in self.aval.shape else None
+        if not args:
+            if size != 1:
+                raise ValueError("can only convert an array of size 1 to a Python scalar")
+            element = reshape(self, ())
+        elif len(args) == 1:
+            element = getitem(reshape(self, (-1,)), args[0])
+        else:
+            element = getitem(self, tuple(args))
+        kind = self.aval.dtype.kind
+        if kind == "c":
+            return python_scalar(element, np.complex128)
+        return python_scalar(element, np.float64 if kind == "f" else
+                             np.bool_ if kind == "b" else np.int64)
 
     def __array_namespace__(self, *, api_version=None):
         # NumPy's own namespace: its functions called on a tracer come back to

@@ -254,11 +254,14 @@ class GetitemEmit(EmitRule):
 
 
 class GetitemLower(LowerRule):
-    """A scalar element or an index array's gather is a new value; a basic
-    slice is a view of the operand."""
+    """A scalar element (full integer indexing) or an index array's gather is a new value;
+    a basic slice is a view of the operand, and so is a 0-d result of one with an Ellipsis
+    (``y[-1, ...]``, which a later ``y[-1, ...] = 0`` would change: issue 25 found
+    ``np.linspace``'s gradient wrong in the source engine that way)."""
 
     def fresh(self, eqn):
-        return eqn.outputs[0].aval.shape == () or not basic_index(eqn)
+        return (eqn.outputs[0].aval.shape == () and getitem_scalar(eqn.params["idx"])) \
+            or not basic_index(eqn)
 
     def element(self, eqn):
         pos = element_positions(eqn, 1)

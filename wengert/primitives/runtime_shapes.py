@@ -59,9 +59,18 @@ def sum_like_transpose(ct, x, like, axes, keep):
     return broadcast_like(ct, like, tuple(a for a in axes if a not in keep)), None
 
 
+class SumLikeEmit(EmitRule):
+    """``np.sum(x, axis=...)``: ``like`` is read by the transpose only."""
+
+    def expression(self, code, eqn, ins, py):
+        if not eqn.params["keep"]:
+            return f"{code.np}.sum({ins[0]}, axis={code.param(eqn.params['axes'])})"
+
+
 sum_like_p = register(Primitive("sum_like", nargs=2, impl=sum_like_impl, jvp=sum_like_jvp,
                                 transpose=sum_like_transpose, abstract_eval=sum_like_aval,
-                                zero_rule=ZERO_IF_ANY, numpy_scalar=True, complex_ok=True))
+                                zero_rule=ZERO_IF_ANY, numpy_scalar=True, emit=SumLikeEmit(),
+                                complex_ok=True))
 
 
 def sum_like(x, like, axes, keep=()):
@@ -95,10 +104,22 @@ def broadcast_like_transpose(ct, x, like, axes):
     return sum_like(ct, like, tuple(sorted(axes + ones)), ones), None
 
 
+class BroadcastLikeEmit(EmitRule):
+    """``np.broadcast_to(x, like.shape)``, ``x`` given its missing axes first."""
+
+    def expression(self, code, eqn, ins, py):
+        axes = eqn.params["axes"]
+        x = ins[0]
+        lead = axes == tuple(range(len(axes)))      # NumPy's broadcasting adds these itself
+        if not lead:
+            x = f"{code.np}.expand_dims({x}, {code.param(axes)})"
+        return f"{code.np}.broadcast_to({x}, {code.np}.shape({ins[1]}))"
+
+
 broadcast_like_p = register(Primitive(
     "broadcast_like", nargs=2, impl=broadcast_like_impl, jvp=broadcast_like_jvp,
     transpose=broadcast_like_transpose, abstract_eval=broadcast_like_aval,
-    zero_rule=ZERO_IF_ANY, complex_ok=True))
+    zero_rule=ZERO_IF_ANY, emit=BroadcastLikeEmit(), complex_ok=True))
 
 
 def broadcast_like(x, like, axes=None):
