@@ -369,7 +369,6 @@ REFUSED = [
     (repeat_traced, ("source",), NonDifferentiableInputError, "repeats"),
     (roll_traced, ("source",), NonDifferentiableInputError, "shift"),
     (pad_mean, ("trace", "source"), NoDerivativeRule, "mode"),
-    (pad_odd, ("trace", "source"), NoDerivativeRule, "reflect_type"),
     (sort_order, ("trace", "source"), NoDerivativeRule, "order"),
 ]
 

@@ -29,7 +29,7 @@ import numpy as np
 from .primitive import TracerBase
 from .errors import InPlaceUpdateError, ShapeMismatchError, UnsupportedDtypeError, user_location
 
-__all__ = ["augmented", "assign", "distinct", "fresh", "link_views", "returns_new", "is_scalar",
+__all__ = ["augmented", "assign", "replace", "distinct", "fresh", "link_views", "returns_new", "is_scalar",
            "array_value", "array_result", "scalar_value", "scalar_result"]
 
 
@@ -237,6 +237,18 @@ def assign(y, idx, v, index_set):
             f"{user_location()}: `y[i] = v` writes a value of an inner transformation into "
             "an array of an outer one; write y = wg.at(y)[i].set(v) (a new array)")
     y.become(r)
+
+
+def replace(y, new, what):
+    """``y`` becomes ``new``, a value of its own trace computed from it: what NumPy's
+    in-place functions (``np.put(y, ...)``, ``np.copyto(y, ...)``, ``out=y``) make of
+    ``y``, which every name of it sees; refused where a view would have to see it too."""
+    _check_writable(y, _concrete(y), what, "use the function's functional form")
+    if type(new) is not type(y) or new._trace is not y._trace:
+        raise InPlaceUpdateError(
+            f"{user_location()}: {what} writes a value of an inner transformation into an "
+            "array of an outer one; compute a new array instead")
+    y.become(new)
 
 
 def _check_writable(y, val, symbol, instead):

@@ -32,6 +32,7 @@ from .arrayargs import NO_VALUE
 from .select import DESCENDING
 from .lists import as_array
 from .array_queries import QueryMethods
+from . import writes
 from . import library
 from .ufuncs import ufunc_call
 from ..core.errors import (PACKAGE_DIR, library_file, 
@@ -256,14 +257,18 @@ class ArrayMethods(QueryMethods):
     __array_namespace__ = QueryMethods.__array_namespace__
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method != "__call__":
-            raise NoDerivativeRule(f"{user_location()}: np.{ufunc.__name__}.{method} has no "
-                                   f"derivative rule; write it with np.{ufunc.__name__} and "
-                                   "reductions")
+        rule, name = library.ufunc_rule(ufunc), library.display_name(ufunc)
+        if method != "__call__":        # outer, reduce, accumulate, at
+            library.check_complex(ufunc, inputs)
+            return writes.ufunc_method(ufunc, method, lambda *ops, **kw: ufunc_call(
+                ufunc, rule, ops, kw, name), inputs, kwargs)
         inputs = tuple(_operand(x) for x in inputs)
         library.check_complex(ufunc, inputs)
-        out = ufunc_call(ufunc, library.ufunc_rule(ufunc), inputs, kwargs,
-                         library.display_name(ufunc))
+        target = kwargs.pop("out", None)
+        if target is not None and not (isinstance(target, tuple) and target[0] is None):
+            # ``out=y``: y becomes the result (``writes.write_out``)
+            return writes.write_out(target, ufunc_call(ufunc, rule, inputs, kwargs, name), name)
+        out = ufunc_call(ufunc, rule, inputs, kwargs, name)
         # a ufunc's result is a new array, a NumPy scalar where it is 0-d
         out = inplace.distinct(out, inputs, True)
         return out if kwargs.get("out") is not None else inplace.scalar_result(out)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..primitives import arith, linalg, ordering, transcendental
+from ..primitives import arith, linalg, ordering, reduce, shape, transcendental
 from .arrayargs import as_dtype, no_out, numpy_result, refuse
 from ..core.errors import NoDerivativeRule, no_rule_message, user_location
 from ..core.ir import aval_of
@@ -46,7 +46,25 @@ def _radians(x):
     return arith.mul(x, np.pi / 180.0)
 
 
+# --- NumPy 2's vector gufuncs: over the last axis (or the last two of the matrix) ----
+def _conj(x):
+    return arith.conj(x) if aval_of(x).dtype.kind == "c" else x
+
+
+def _vecdot(x1, x2):
+    return reduce.reduce_sum(arith.mul(_conj(x1), x2), axis=-1)
+
+
+def _matvec(x1, x2):
+    return reduce.reduce_sum(arith.mul(x1, shape.expand_dims(x2, -2)), axis=-1)
+
+
+def _vecmat(x1, x2):
+    return reduce.reduce_sum(arith.mul(shape.expand_dims(_conj(x1), -1), x2), axis=-2)
+
+
 UFUNCS = {
+    np.vecdot: _vecdot, np.matvec: _matvec, np.vecmat: _vecmat,
     np.add: arith.add, np.subtract: arith.sub, np.multiply: arith.mul,
     np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
     np.power: transcendental.pow, np.float_power: _float_power, np.exp: transcendental.exp, np.log: transcendental.log,
