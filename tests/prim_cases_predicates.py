@@ -9,7 +9,7 @@ import numpy as np
 
 from cases import (DIFF, F64, NONDIFF, ZERO_DERIV, Arg, PrimSpec, bools, frac, grid, real,
                    variants, with_nonfinite)
-from wengert.primitives import index, positions, predicates, runtime_shapes
+from wengert.primitives import gauge, index, positions, predicates, runtime_shapes
 
 
 def _small_ints(shape, hi):
@@ -136,7 +136,26 @@ def call_nonzero(x):
     return index.nonzero(x)
 
 
+def _orthonormal(n):
+    return Arg(lambda rng, dt: np.linalg.qr(rng.standard_normal((n, n)))[0].astype(dt),
+               f"orthonormal({n})", diff=False)
+
+
+def _distinct_values(n):
+    return Arg(lambda rng, dt: np.arange(1.0, n + 1.0, dtype=dt), f"distinct({n})", diff=False)
+
+
+def call_gauge_check(t, basis, w, check, what, where):
+    return gauge.gauge_check(t, basis, w, check=check, what=what, where=where)
+
+
 SPECS = {
+    # forward the identity; its transpose checks the cotangent turns no pair of equal
+    # eigenvalues' eigenvectors (none here: distinct values), so it is the identity too
+    "gauge_check": PrimSpec(
+        DIFF, variants("3x3", [real((3, 3)), _orthonormal(3), _distinct_values(3)],
+                       {"check": False, "what": "v", "where": "here"}),
+        lambda t, basis, w, check, what, where: t, call_gauge_check, linear_in=((0,),)),
     "isnan": PrimSpec(NONDIFF, variants("2x3", [with_nonfinite((2, 3))]), np.isnan,
                       predicates.isnan),
     "isinf": PrimSpec(NONDIFF, variants("2x3", [with_nonfinite((2, 3))]), np.isinf,
@@ -189,9 +208,10 @@ SPECS = {
         + variants("6_min7", [_small_ints((6,), 4)], {"minlength": 7, "length": 7},
                    dtypes=(F64,)),
         ref_bincount, call_bincount),
+    # (float64 whatever the weights: NumPy's bincount sums in float64)
     "bincount_weights": PrimSpec(
         DIFF, variants("6", [real((6,)), _small_ints((6,), 4)],
-                       {"minlength": 0, "length": None})
+                       {"minlength": 0, "length": None}, dtypes=(F64,))
         + variants("6_len7", [real((6,)), _small_ints((6,), 4)],
                    {"minlength": 7, "length": 7}, dtypes=(F64,)),
         ref_bincount_weights, call_bincount_weights, linear_in=((0,),)),

@@ -88,6 +88,13 @@ class NoDerivativeRule(WengertError, NotImplementedError):
     traced value."""
 
 
+class UndefinedDerivativeError(NoDerivativeRule):
+    """A derivative was asked of a part of a result that is not a function of the input:
+    the columns a complete QR or a full SVD of a non-square matrix adds (a basis LAPACK
+    chooses), eigenvectors of a repeated eigenvalue (any basis of their eigenspace). Raised
+    where a cotangent that depends on that choice reaches it (reverse mode)."""
+
+
 class UnsupportedFunctionError(NoDerivativeRule):
     """``math.sin`` and friends called on a traced value."""
 

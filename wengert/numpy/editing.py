@@ -24,6 +24,7 @@ import numpy as np
 
 from ..core.errors import ConcretizationError, user_location
 from ..core.ir import aval_of
+from ..core.shapes import result_dtype
 from ..core.primitive import TracerBase
 from ..primitives import arith, index, linalg, ordering, reduce, shape
 from ..primitives.selection import where
@@ -211,9 +212,7 @@ def _unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     dd = arith.sub(along(p, axis, slice(1, None)), along(p, axis, slice(None, -1)))
     if discont is None:
         discont = arith.div(period, 2) if isinstance(period, TracerBase) else period / 2
-    dtype = np.result_type(aval_of(dd).dtype, np.asarray(getattr(period, "concrete_value",
-                                                                 period)).dtype
-                           if not isinstance(period, TracerBase) else aval_of(period).dtype)
+    dtype = result_dtype(aval_of(dd), aval_of(period))     # a Python period is weakly typed
     if np.issubdtype(dtype, np.integer):
         high, rem = divmod(period, 2)
         ambiguous = rem == 0

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core.errors import user_location
 from ..core.ir import aval_of
+from ..core.shapes import result_dtype
 from ..core.primitive import TracerBase
 from ..primitives import arith, index, linalg, ordering, predicates, reduce, shape, transcendental
 from ..primitives.selection import where
@@ -42,8 +43,10 @@ def _last_axis(a, axis):
     return shape.reshape(a, tuple(shp[d] for d in rest) + (n,)), tuple(shp[d] for d in rest), axes
 
 
-def _order_statistic(a, q, axis, method, keepdims, nan, fname):
-    """``np.quantile(a, q, axis, method, keepdims)`` (NaN-ignoring where ``nan``)."""
+def _order_statistic(a, q, axis, method, keepdims, nan, fname, q_given=None):
+    """``np.quantile(a, q, axis, method, keepdims)`` (NaN-ignoring where ``nan``);
+    ``q_given``: ``q`` as the caller gave it (a Python number is weakly typed: the result
+    keeps ``a``'s float32)."""
     if method not in _METHODS:
         refuse(fname, "method", f"use one of {', '.join(map(repr, _METHODS))}")
     a = a if isinstance(a, TracerBase) else np.asarray(a)
@@ -94,7 +97,10 @@ def _order_statistic(a, q, axis, method, keepdims, nan, fname):
     if keepdims:
         kept = [1 if d in axes else n_d for d, n_d in enumerate(aval_of(a).shape)]
         out = shape.reshape(out, q_shape + tuple(kept))
-    return out
+    given = q if q_given is None else q_given
+    dtype = result_dtype(aval_of(a), aval_of(given if not isinstance(given, (list, tuple))
+                                             else np.asarray(given)))
+    return out if aval_of(out).dtype == dtype else arith.convert(out, dtype=dtype)
 
 
 def _lerp(a, b, t):
@@ -128,7 +134,7 @@ def _quantile_fn(fname, scale, nan):
         _checks(out, overwrite_input, weights, fname)
         keep = keepdims is not np._NoValue and bool(keepdims)
         return _order_statistic(a, _q_operand(q, scale, fname), axis, method, keep, nan,
-                                fname)
+                                fname, q)
     fn.__name__ = fname[3:]
     return fn
 
