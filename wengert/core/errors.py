@@ -147,6 +147,18 @@ class UnsupportedSyntax(WengertError, NotImplementedError):
         self.filename, self.lineno, self.col, self.construct = filename, lineno, col, construct
 
 
+class WriteThroughCallError(InPlaceUpdateError, UnsupportedSyntax):
+    """A NumPy function writes into its argument (``np.put``, ``np.add.at``, ``out=``),
+    which the source engine does not follow through a call: a write it cannot make
+    (``InPlaceUpdateError``), and a construct it does not take (``UnsupportedSyntax``), so
+    ``engine="auto"`` falls back on the trace engine, which follows the write."""
+
+    def __init__(self, message, construct=None):
+        Exception.__init__(self, message)
+        self.filename = self.lineno = self.col = None
+        self.names, self.construct = (), construct
+
+
 class RuntimeLengthError(UnsupportedSyntax):
     """The source engine met a length known only at run time (``x[mask]``, ``np.nonzero``,
     ``np.unique``: a ``None`` in a value's shape) where the code it generates would need it

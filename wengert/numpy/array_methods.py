@@ -332,14 +332,6 @@ class ArrayMethods(QueryMethods):
         return np.take(self, indices, axis, out, mode)
 
     if DESCENDING:              # ndarray's parameters in NumPy >= 2.5
-        def argsort(self, axis=-1, kind=None, order=None, *, stable=None, descending=None):
-            return np.argsort(self, axis, kind, order, stable=stable,
-                              descending=NO_VALUE if descending is None else descending)
-    else:
-        def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
-            return np.argsort(self, axis, kind, order, stable=stable)
-
-    if DESCENDING:              # ndarray's parameters in NumPy >= 2.5
         def sort(self, axis=-1, kind=None, order=None, *, stable=None, descending=None):
             _sort_in_place()
     else:
@@ -349,12 +341,6 @@ class ArrayMethods(QueryMethods):
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         raise InPlaceUpdateError(f"{user_location()}: x.partition() rearranges a traced array "
                                  "in place; write x = np.partition(x, kth)")
-
-    def argmax(self, axis=None, out=None, *, keepdims=False):
-        return npf.np_argmax(self, axis, out, keepdims=keepdims)
-
-    def argmin(self, axis=None, out=None, *, keepdims=False):
-        return npf.np_argmin(self, axis, out, keepdims=keepdims)
 
     def dot(self, other, out=None):
         return npf.np_dot(self, other, out)

@@ -1,6 +1,6 @@
 """The array methods that answer questions about a traced array's values: ``x.any()``,
-``x.all()``, ``x.nonzero()``, ``x.searchsorted(v)``, ``x.item()``; and
-``x.__array_namespace__()``. ``array_methods.ArrayMethods`` (the tracers' NumPy face)
+``x.all()``, ``x.nonzero()``, ``x.searchsorted(v)``, ``x.argmax()``, ``x.argmin()``,
+``x.argsort()``, ``x.item()``; and ``x.__array_namespace__()``. ``array_methods.ArrayMethods`` (the tracers' NumPy face)
 inherits them.
 
 Their answers carry no derivative (``core.rules.constant_row``), except ``item()``, which is
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import predicates
+from . import functions, positions, predicates
+from .select import DESCENDING
 from ..primitives.casts import python_scalar
 from ..primitives.index import getitem
 from ..primitives.shape import reshape
@@ -31,6 +32,26 @@ class QueryMethods:
 
     def all(self, axis=None, out=None, keepdims=NO_VALUE, *, where=NO_VALUE):
         return predicates.np_all(self, axis, out, keepdims, where=where)
+
+    def nonzero(self):
+        return positions.np_nonzero(self)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        return np.searchsorted(self, v, side, sorter)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return functions.np_argmax(self, axis, out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return functions.np_argmin(self, axis, out, keepdims=keepdims)
+
+    if DESCENDING:              # ndarray's parameters in NumPy >= 2.5
+        def argsort(self, axis=-1, kind=None, order=None, *, stable=None, descending=None):
+            return np.argsort(self, axis, kind, order, stable=stable,
+                              descending=NO_VALUE if descending is None else descending)
+    else:
+        def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+            return np.argsort(self, axis, kind, order, stable=stable)
 
     def item(self, *args):
         """The element as a Python number (weakly typed, as NumPy's ``item`` gives one),

@@ -14,6 +14,8 @@ Layer: numpy.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ..core.errors import ConcretizationError, user_location
@@ -52,11 +54,11 @@ def _heaviside(x, h0):
 
 
 # --- np.lib.scimath ------------------------------------------------------------------
-def _scimath(fname, fn, outside):
+def _scimath(fname, fn, outside, two=None):
     """``np.lib.scimath.<fname>``: ``fn`` of the operand made complex where ``outside``
-    holds for any entry (which the values decide)."""
-    def wrapper(x, *rest):
-        args = (x,) + rest
+    holds for any entry (which the values decide); ``two``: the names of a two-operand
+    function's parameters (NumPy's: ``logn(n, x)``, ``power(x, p)``)."""
+    def wrapper(*args):
         complex_args = any(aval_of(a).dtype.kind == "c" for a in args)
         if not complex_args:
             concrete = [getattr(a, "concrete_value", a) for a in args]
@@ -71,7 +73,21 @@ def _scimath(fname, fn, outside):
                              aval_of(a).dtype.kind != "c" else a for a in args)
         return fn(*args)
     wrapper.__name__ = fname
-    return wrapper
+    if two is None:
+        def one(x):
+            return wrapper(x)
+        one.__name__ = fname
+        return one
+    first, second = two
+
+    def pair(*args, **kwargs):
+        if kwargs:
+            args = args + tuple(kwargs[k] for k in (first, second)[len(args):])
+        return wrapper(*args)
+    pair.__name__ = fname
+    pair.__signature__ = inspect.Signature(
+        [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in two])
+    return pair
 
 
 def _logn(n, x):
@@ -96,8 +112,8 @@ SCIMATH = {
     _sm.log: _scimath("log", _ln, lambda x: x < 0),
     _sm.log10: _scimath("log10", _log10, lambda x: x < 0),
     _sm.log2: _scimath("log2", _log2, lambda x: x < 0),
-    _sm.logn: _scimath("logn", _logn, lambda n, x: (x < 0) | (n < 0)),
-    _sm.power: _scimath("power", transcendental.pow, lambda x, p: x < 0),
+    _sm.logn: _scimath("logn", _logn, lambda n, x: (x < 0) | (n < 0), ("n", "x")),
+    _sm.power: _scimath("power", transcendental.pow, lambda x, p: x < 0, ("x", "p")),
     _sm.arccos: _scimath("arccos", transcendental.arccos, lambda x: abs(x) > 1),
     _sm.arcsin: _scimath("arcsin", transcendental.arcsin, lambda x: abs(x) > 1),
     _sm.arctanh: _scimath("arctanh", elementwise.arctanh, lambda x: abs(x) > 1),

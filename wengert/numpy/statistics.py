@@ -130,7 +130,7 @@ def _checks(out, overwrite_input, weights, fname):
 
 def _quantile_fn(fname, scale, nan):
     def fn(a, q, axis=None, out=None, overwrite_input=False, method="linear",
-           keepdims=False, *, weights=None):
+           keepdims=np._NoValue if nan else False, *, weights=None):
         _checks(out, overwrite_input, weights, fname)
         keep = keepdims is not np._NoValue and bool(keepdims)
         return _order_statistic(a, _q_operand(q, scale, fname), axis, method, keep, nan,
@@ -140,7 +140,8 @@ def _quantile_fn(fname, scale, nan):
 
 
 def _median_fn(fname, nan):
-    def fn(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    def fn(a, axis=None, out=None, overwrite_input=False,
+           keepdims=np._NoValue if nan else False):
         no_out(out, fname)
         keep = keepdims is not np._NoValue and bool(keepdims)
         # the mean of the two middle values (NumPy's, not the interpolation at 0.5)

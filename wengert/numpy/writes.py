@@ -9,7 +9,8 @@ it too is refused, and the caller's arrays are never written (a traced array is 
 value, not the caller's memory). The updated value is NumPy's function applied to the
 entries' positions (``editing.gather_by``), so its rules (cycling the values, ``mode=``,
 repeated indices) are NumPy's. Where the written array is symbolic (code generated for every
-call) the write is refused with ``UnsupportedSyntax`` naming the functional form, and
+call) the write is refused with ``WriteThroughCallError`` (an ``InPlaceUpdateError`` and an
+``UnsupportedSyntax``) naming the functional form, and
 ``engine="auto"`` falls back on the trace engine; a traced value written into a plain NumPy
 array is refused as ``a[i] = v`` is.
 
@@ -20,13 +21,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import inplace
-from ..core.errors import InPlaceUpdateError, NoDerivativeRule, UnsupportedSyntax, user_location
+from ..core.errors import (InPlaceUpdateError, NoDerivativeRule, WriteThroughCallError,
+                           user_location)
 from ..core.ir import aval_of
 from ..core.primitive import TracerBase
 from ..primitives import arith, reduce, scan, scatter, shape
 from ..primitives.selection import where
 from ..primitives import index as index_mod
-from .arrayargs import axes_in, ndim
+from .arrayargs import axes_in, ndim, no_out
 from .editing import gather_by, known, operand
 
 __all__ = ["FUNCTIONS", "ufunc_method", "write_out"]
@@ -39,9 +41,9 @@ def _write(fname, a, numpy_fn, values, *positions, instead):
     positions = tuple(known(p, "where it writes", fname) for p in positions)
     if isinstance(a, TracerBase):
         if a.concrete_value is None:
-            raise UnsupportedSyntax(
-                f"{user_location()}: {fname} writes into its argument, which the source "
-                f"engine does not follow through a call; write {instead}, or use "
+            raise WriteThroughCallError(
+                f"{user_location()}: {fname} writes into its argument in place, which the "
+                f"source engine does not follow through a call; write {instead}, or use "
                 "engine='trace' (engine='auto' does so by itself)", construct=fname)
         new = gather_by(lambda A, V: _written(numpy_fn, A, positions, V), [a, values])
         inplace.replace(a, new, fname)
@@ -185,11 +187,11 @@ def _at(ufunc, a, indices, b=None):
         b = arith.neg(b)
     if isinstance(a, TracerBase):
         if a.concrete_value is None:
-            raise UnsupportedSyntax(
-                f"{user_location()}: np.{ufunc.__name__}.at writes into its argument, which "
-                "the source engine does not follow through a call; write "
-                "a = wg.at(a)[indices].add(b), or use engine='trace'",
-                construct=f"np.{ufunc.__name__}.at")
+            raise WriteThroughCallError(
+                f"{user_location()}: np.{ufunc.__name__}.at writes into its argument in "
+                "place, which the source engine does not follow through a call; write "
+                "a = wg.at(a)[indices].add(b), or use engine='trace' (engine='auto' does so "
+                "by itself)", construct=f"np.{ufunc.__name__}.at")
         inplace.replace(a, scatter.index_add(a, b, indices), f"np.{ufunc.__name__}.at")
         return None
     raise InPlaceUpdateError(
@@ -203,15 +205,12 @@ def write_out(out, result, fname):
     result, cast to its dtype, and is returned."""
     target = out[0] if isinstance(out, tuple) else out
     if not isinstance(target, TracerBase):
-        raise InPlaceUpdateError(
-            f"{user_location()}: {fname}(..., out=...) writes a traced value into a NumPy "
-            "array in place; drop out= and use the returned value")
+        no_out(target, fname)           # a plain array would keep its value: refused
     if target.concrete_value is None:
-        raise UnsupportedSyntax(
-            f"{user_location()}: {fname}(..., out=y) writes into y, which the source engine "
-            "does not follow through a call; write y = "
-            f"{fname}(...), or use engine='trace' (engine='auto' does so by itself)",
-            construct="out=")
+        raise WriteThroughCallError(
+            f"{user_location()}: {fname}(..., out=y) writes into y in place, which the "
+            f"source engine does not follow through a call; write y = {fname}(...), or use "
+            "engine='trace' (engine='auto' does so by itself)", construct="out=")
     if tuple(aval_of(result).shape) != tuple(aval_of(target).shape):
         result = shape.broadcast_to(result, tuple(aval_of(target).shape))
     if aval_of(result).dtype != aval_of(target).dtype:

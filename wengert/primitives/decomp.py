@@ -51,10 +51,8 @@ from .reduce import pair_products, prod_others_impl, prod_others_lines, reduce_s
 from .index import getitem
 from .linalg import float_dtype, matmul_bind, matrix_transpose, shape_tuple, check_square
 from ..core.ir import Aval, aval_of
-from ..core.errors import NeedsReverse, user_location
-from .gauge import gauge_check
-from .ordering import abs, less_equal
-from .reduce import reduce_max
+from ..core.errors import user_location
+from .gauge import gauge_check, reverse_only, untied_gap_inverse
 
 __all__ = ["svd", "svdvals", "eigh", "eigvalsh", "adjugate", "matrix_rank", "sym_from_lower"]
 
@@ -96,17 +94,11 @@ def sym_from_lower(a):
     return where(lower, a, matrix_transpose(a))
 
 
-def _gap_inverse(w, k, ties=False):
-    """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it; with ``ties``, 0 also where the
-    two are equal (to rounding: an eigenspace's basis does not turn in itself)."""
+def _gap_inverse(w, k):
+    """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it."""
     eye = _eye(k, w)
     gap = sub(expand_dims(w, -2), expand_dims(w, -1))
-    if not ties:
-        return div(1.0 - eye, add(gap, eye))
-    scale = expand_dims(reduce_max(abs(w), axis=-1, keepdims=True), -1)
-    tied = less_equal(abs(gap), mul(scale, 100 * float(np.finfo(_dtype_of(w)).eps)))
-    off = where(tied, 0.0, 1.0 - eye)
-    return div(off, add(gap, where(tied, 1.0, eye)))
+    return div(1.0 - eye, add(gap, eye))
 
 
 # --- svd ---------------------------------------------------------------
@@ -163,17 +155,14 @@ def svd_jvp(primals, tangents, full_matrices):
     return (u, s, vh), (du, ds, matrix_transpose(dv))
 
 
-def svd_jvp_for_grad(primals, tangents, full_matrices):
-    """Forward mode standing in for ``grad`` cannot check the complement's use: reverse."""
+def _complement(primals, full_matrices):
     m, n = shape_tuple(primals[0])[-2:]
-    if full_matrices and m != n:
-        raise NeedsReverse(None)
-    return svd_jvp(primals, tangents, full_matrices)
+    return full_matrices and m != n
 
 
 svd_p = register(Primitive("svd", nargs=1, impl=svd_impl, jvp=svd_jvp, transpose=NOT_LINEAR,
                            abstract_eval=svd_aval, multiple_results=True,
-                           jvp_for_grad=svd_jvp_for_grad))
+                           jvp_for_grad=reverse_only(svd_jvp, _complement)))
 
 
 def svd(a, full_matrices=False):
@@ -238,21 +227,19 @@ def eigh_jvp(primals, tangents, uplo="L"):
     vdv = matmul_bind(matrix_transpose(v), matmul_bind(sym_from(a_dot, uplo), v))
     # eigenvectors of a repeated eigenvalue are any basis of its eigenspace: they do not
     # turn into each other (F = 0 there), and their use is checked in reverse (``gauge``)
-    dv = gauge_check(matmul_bind(v, mul(_gap_inverse(w, n, ties=True), vdv)), v, w,
+    dv = gauge_check(matmul_bind(v, mul(untied_gap_inverse(w, _eye(n, w)), vdv)), v, w,
                      what="eigenvectors of a repeated eigenvalue (np.linalg.eigh)",
                      where=user_location())
     return (w, v), (_diag_part(vdv, n), dv)
 
 
-def eigh_jvp_for_grad(primals, tangents, uplo="L"):
-    """Forward mode standing in for ``grad`` cannot check a repeated eigenvalue's
-    eigenvectors' use: reverse mode does."""
-    raise NeedsReverse(None)
+def _always(primals, **params):
+    return True         # a repeated eigenvalue is found only when the code runs
 
 
 eigh_p = register(Primitive("eigh", nargs=1, impl=eigh_impl, jvp=eigh_jvp, transpose=NOT_LINEAR,
                             abstract_eval=eigh_aval, multiple_results=True,
-                            jvp_for_grad=eigh_jvp_for_grad))
+                            jvp_for_grad=reverse_only(eigh_jvp, _always)))
 
 
 def eigh(a, uplo="L"):

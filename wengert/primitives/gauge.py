@@ -24,12 +24,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import UndefinedDerivativeError
+from ..core.errors import NeedsReverse, UndefinedDerivativeError
 from ..core.ir import aval_of
 from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.trace import bind
+from .arith import add, div, mul, sub
+from .ordering import abs, less_equal
+from .reduce import reduce_max
+from .selection import where
+from .shape import expand_dims
 
-__all__ = ["gauge_check"]
+__all__ = ["gauge_check", "reverse_only", "untied_gap_inverse"]
 
 
 def _turning(ct, basis, w):
@@ -82,3 +87,24 @@ def gauge_check(t, basis, *w, check=False, what, where):
     """``t`` (the tangent of the columns ``basis`` of a decomposition, or its cotangent
     when ``check``); ``w``: the eigenvalues, where only the pairs of equal ones may turn."""
     return bind(gauge_check_p, t, basis, *w, check=bool(check), what=what, where=where)
+
+
+def reverse_only(jvp, arbitrary):
+    """The ``jvp_for_grad`` rule of a decomposition whose result may hold a chosen basis
+    (``arbitrary(primals, **params)``): forward mode standing in for ``grad`` cannot check
+    how the basis is used, so ``grad`` takes reverse mode there (``NeedsReverse``)."""
+    def jvp_for_grad(primals, tangents, **params):
+        if arbitrary(primals, **params):
+            raise NeedsReverse(None)
+        return jvp(primals, tangents, **params)
+    jvp_for_grad.__name__ = f"{jvp.__name__}_for_grad"
+    return jvp_for_grad
+
+
+def untied_gap_inverse(w, eye):
+    """``F_ij = 1 / (w_j - w_i)`` off the diagonal (``eye``: the identity), 0 on it and
+    where the two are equal to rounding: an eigenspace's basis does not turn in itself."""
+    gap = sub(expand_dims(w, -2), expand_dims(w, -1))
+    scale = expand_dims(reduce_max(abs(w), axis=-1, keepdims=True), -1)
+    tied = less_equal(abs(gap), mul(scale, 100 * float(np.finfo(aval_of(w).dtype).eps)))
+    return div(where(tied, 0.0, 1.0 - eye), add(gap, where(tied, 1.0, eye)))

@@ -33,8 +33,8 @@ from .reduce import reduce_sum
 from .linalg import float_dtype, matmul_bind, matrix_transpose, shape_tuple
 from .matrix import solve_bind
 from .decomp import column_slice, matrix_aval, row_slice, svdvals_jvp
-from ..core.errors import NeedsReverse, WengertError, user_location
-from .gauge import gauge_check
+from ..core.errors import WengertError, user_location
+from .gauge import gauge_check, reverse_only
 from ..core.ir import Aval, aval_of
 
 __all__ = ["qr", "pinv", "lstsq", "RankDeficientError"]
@@ -94,17 +94,14 @@ def qr_jvp(primals, tangents, complete):
     return (q, r), (dq, dr)
 
 
-def qr_jvp_for_grad(primals, tangents, complete):
-    """Forward mode standing in for ``grad`` cannot check the extra columns' use: reverse."""
+def _extra_columns(primals, complete):
     m, n = shape_tuple(primals[0])[-2:]
-    if complete and m > n:
-        raise NeedsReverse(None)
-    return qr_jvp(primals, tangents, complete)
+    return complete and m > n
 
 
 qr_p = register(Primitive("qr", nargs=1, impl=qr_impl, jvp=qr_jvp, transpose=NOT_LINEAR,
                           abstract_eval=qr_aval, multiple_results=True,
-                          jvp_for_grad=qr_jvp_for_grad))
+                          jvp_for_grad=reverse_only(qr_jvp, _extra_columns)))
 
 
 def qr(a, complete=False):

@@ -83,7 +83,8 @@ def frexp(x):
 # --- ldexp ----------------------------------------------------------------------------
 def ldexp_aval(x, i):
     out = elementwise_aval("ldexp", float_out=True)(x, i)
-    return Aval(out.shape, out.dtype if x.dtype.kind == "f" else np.float64)
+    # NumPy's loops keep x's float dtype, whatever the exponents' integer type
+    return Aval(out.shape, x.dtype if x.dtype.kind == "f" and not x.weak else np.float64)
 
 
 def ldexp_jvp(primals, tangents):
