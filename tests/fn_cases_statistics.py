@@ -124,6 +124,11 @@ def logspace_(a, b):
     return np.logspace(a, b, 5, base=2.0)
 
 
+def average_tuple_axis(x, w):
+    # N-d weights of the axes averaged over, in the order given (once a raw TypeError)
+    return np.average(x, axis=(2, 0), weights=w)
+
+
 def cumulative_sum_(x):
     return np.cumulative_sum(x, axis=1, include_initial=True)
 
@@ -175,6 +180,7 @@ CASES = [
     FnCase("np.geomspace", geomspace_, (pos(()), pos((), 3.0, 5.0)), dtypes=(F64,)),
     FnCase("np.geomspace", geomspace_negative, (pos(()),), "negative", dtypes=(F64,)),
     FnCase("np.logspace", logspace_, (real(()), real(())), dtypes=(F64,)),
+    FnCase("np.average", average_tuple_axis, (real((2, 3, 4)), pos((4, 2))), "tuple-axis"),
     FnCase("np.cumulative_sum", cumulative_sum_, (real((2, 3)),)),
     FnCase("np.cumulative_prod", cumulative_prod_, (away((4,), 0.5, 1.5),)),
 ]
