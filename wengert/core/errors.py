@@ -171,10 +171,17 @@ class NoDerivativeRule(WengertError, NotImplementedError):
 
 
 class UndefinedDerivativeError(NoDerivativeRule):
-    """A derivative was asked of a part of a result that is not a function of the input:
-    the columns a complete QR or a full SVD of a non-square matrix adds (a basis LAPACK
-    chooses), eigenvectors of a repeated eigenvalue (any basis of their eigenspace). Raised
-    where a cotangent that depends on that choice reaches it (reverse mode)."""
+    """A derivative of a part of a result that is not a function of the input.
+
+    Cause: the columns a complete QR or a full SVD of a non-square matrix adds (a basis
+    LAPACK chooses), or eigenvectors of a repeated eigenvalue (any basis of their
+    eigenspace), reached by a cotangent that depends on that choice (reverse mode checks
+    it when the code runs).
+
+    Fix: use the well-defined part (``mode="reduced"``, ``full_matrices=False``, the
+    columns of distinct eigenvalues), or a function that does not depend on the choice
+    (the projector ``B @ B.T``, ``U @ np.diag(s) @ Vh``).
+    """
 
 
 class UnsupportedFunctionError(NoDerivativeRule):
@@ -284,10 +291,18 @@ class UnsupportedSyntax(WengertError, NotImplementedError):
 
 
 class WriteThroughCallError(InPlaceUpdateError, UnsupportedSyntax):
-    """A NumPy function writes into its argument (``np.put``, ``np.add.at``, ``out=``),
-    which the source engine does not follow through a call: a write it cannot make
-    (``InPlaceUpdateError``), and a construct it does not take (``UnsupportedSyntax``), so
-    ``engine="auto"`` falls back on the trace engine, which follows the write."""
+    """A write into an argument that the source engine does not follow through a call.
+
+    Cause: a NumPy function that writes into its argument (``np.put``, ``np.copyto``,
+    ``np.fill_diagonal``, ``np.add.at``, ``out=``) on a value the source engine records
+    symbolically. It is an ``InPlaceUpdateError`` (a write it cannot make) and an
+    ``UnsupportedSyntax`` (a construct it does not take), so ``engine="auto"`` falls back
+    on the trace engine, which follows the write.
+
+    Fix: write the functional form the message names (``y[i] = v``,
+    ``y = np.where(mask, v, y)``, ``y = wg.at(y)[i].add(v)``), or use ``engine="trace"``
+    (``"auto"`` does so by itself).
+    """
 
     def __init__(self, message, construct=None):
         Exception.__init__(self, message)
@@ -296,11 +311,15 @@ class WriteThroughCallError(InPlaceUpdateError, UnsupportedSyntax):
 
 
 class RuntimeLengthError(UnsupportedSyntax):
-    """The source engine met a length known only at run time (``x[mask]``, ``np.nonzero``,
-    ``np.unique``: a ``None`` in a value's shape) where the code it generates would need it
-    while being generated (to broadcast it against a length it may differ from, to make an
-    array of it). The trace engine knows every length, so ``engine="auto"`` falls back on
-    it."""
+    """A length known only at run time, needed while the source engine generates code.
+
+    Cause: a value selected by a mask computed from the data (``x[mask]``, ``np.nonzero``,
+    ``np.unique``, ``np.bincount``: a ``None`` in its shape) broadcast against a length it
+    may differ from, concatenated in reverse mode, or made into an array of that length.
+
+    Fix: keep the shape fixed (``np.where(mask, x, 0)`` in place of ``x[mask]``), or use
+    ``engine="trace"``, which knows every length (``engine="auto"`` falls back on it).
+    """
 
     def __init__(self, what):
         super().__init__(
