@@ -230,7 +230,7 @@ def assign(y, idx, v, index_set):
     val = _concrete(y)
     if val is not None and type(val) is not np.ndarray:
         raise TypeError(f"{type(val).__name__!r} object does not support item assignment")
-    _check_writable(y, val, "[...] =", "write y = wg.at(y)[i].set(v) (a new array)")
+    _check_writable(y, val, "`y[i] = v`", "write y = wg.at(y)[i].set(v) (a new array)")
     r = index_set(y, v, idx)
     if type(r) is not type(y) or r._trace is not y._trace:
         raise InPlaceUpdateError(
@@ -251,24 +251,25 @@ def replace(y, new, what):
     y.become(new)
 
 
-def _check_writable(y, val, symbol, instead):
+def _check_writable(y, val, what, instead):
     """Raise where the trace engine cannot write into ``y`` as NumPy would (its memory is
-    not followed, or a view of it or the array it views would have to change too)."""
+    not followed, or a view of it or the array it views would have to change too);
+    ``what``: the write as the user wrote it, ``instead``: the way out."""
     where = user_location()
     if val is None or not hasattr(y, "become"):
         raise InPlaceUpdateError(
-            f"{where}: `y {symbol} v` writes into a traced array whose memory wengert "
-            "cannot follow here (a value being recorded symbolically): other names or "
-            f"views of it would not see the change. {instead[0].upper()}{instead[1:]}")
+            f"{where}: {what} writes into a traced array whose memory wengert cannot follow "
+            "here (a value being recorded symbolically): other names or views of it would "
+            f"not see the change; {instead}")
     if getattr(y, "_base", None) is not None:
         raise InPlaceUpdateError(
-            f"{where}: `{symbol}` writes into a view of another traced array (a slice, "
-            ".T, a reshape): NumPy would change that array too, which the trace engine "
-            "cannot follow. Take the view with .copy(), or use engine='source'")
+            f"{where}: {what} writes into a view of another traced array (a slice, .T, a "
+            "reshape): NumPy would change that array too, which the trace engine cannot "
+            "follow. Take the view with .copy(), or use engine='source'")
     if _live_view(y):
         raise InPlaceUpdateError(
-            f"{where}: `{symbol}` writes into a traced array while a view of it (a slice, "
-            ".T, a reshape) is still held: NumPy would change the view too, which the trace "
+            f"{where}: {what} writes into a traced array while a view of it (a slice, .T, "
+            "a reshape) is still held: NumPy would change the view too, which the trace "
             f"engine cannot follow. Copy the view (.copy()) where it is taken, or {instead}, "
             "or use engine='source'")
 
