@@ -67,6 +67,21 @@ def fori(x):
     return wg.fori_loop(4, body, x)
 
 
+def checkpointed_loop(x):
+    y = x
+    for _ in wg.checkpointed(range(4)):
+        y = y + 0.1 * np.sin(np.concatenate([y[1:], y[:1]])) * y
+    return y
+
+
+def _step(y):
+    return y[1:] * y[:-1]
+
+
+def checkpointed_call(x):
+    return wg.checkpoint(_step)(np.exp(x)) + x[1:]
+
+
 def where_abs(x):
     return np.where(x > 0, x ** 2, -x) + np.abs(x[::-1])
 
@@ -88,6 +103,8 @@ JACOBIANS = {
     "branches": (branches, (5,)),
     "fori": (fori, (6,)),
     "where_abs": (where_abs, (5,)),
+    "checkpointed_loop": (checkpointed_loop, (6,)),
+    "checkpointed_call": (checkpointed_call, (6,)),
 }
 
 
