@@ -9,7 +9,9 @@ from .api.transforms import (
 from .control.custom import custom_jvp, custom_vjp
 from .control.checkpoint_loop import checkpointed
 from .api.checkpoint import checkpoint
+from .api.explain import explain
 from .primitives.scatter import IndexUpdater as at
+from .primitives.stop import stop_gradient
 from .core.errors import (
     WengertError, NonScalarOutputError, NonDifferentiableInputError, NoDerivativeRule,
     ShapeMismatchError, ConcretizationError, UnsupportedSyntax, BackendError, NumbaMissingError,
@@ -20,7 +22,7 @@ from . import testing
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop",
            "jacrev", "hessian", "make_program", "jit", "custom_jvp", "custom_vjp", "checkpoint",
-           "checkpointed", "at", "testing",
+           "checkpointed", "at", "testing", "stop_gradient", "explain",
            "WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError", "UnsupportedSyntax",
            "BackendError", "NumbaMissingError", "NumbaCompileError", "NumbaFallbackWarning"]

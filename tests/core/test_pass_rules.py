@@ -125,8 +125,17 @@ def test_a_pass_names_no_primitive(module):
 @pytest.mark.parametrize("name", ["cond", "for_loop", "while_loop"])
 def test_control_rows_carry_the_pass_rules(name):
     prim = PRIMITIVES[name]
-    assert prim.print is not None and prim.simplify is not None
-    assert (prim.dce is not None) == (name != "cond")     # a cond has no parts to drop
+    assert prim.print is not None and prim.simplify is not None and prim.dce is not None
+
+
+@pytest.mark.parametrize("name", ["cond", "for_loop", "while_loop", "checkpoint",
+                                  "checkpoint_lin", "checkpointed_loop", "loop_forward",
+                                  "loop_lin", "loop_reverse", "custom_body", "custom_lin",
+                                  "custom_jvp_call", "custom_vjp_call"])
+def test_every_control_row_has_a_dce_rule(name):
+    """Issue 27: a row holding sub-Programs prunes them (a ``cond`` once kept the primal
+    value ``grad`` throws away, with an ``np.sin`` per element, in every branch)."""
+    assert PRIMITIVES[name].dce is not None
 
 
 @pytest.mark.parametrize("name", ["cond", "for_loop", "while_loop", "checkpoint",

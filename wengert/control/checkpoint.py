@@ -28,6 +28,7 @@ from ..core.trace import bind, eval_program
 from ..core.errors import UnsupportedSyntax
 from ..core.ir import aval_of, has_effect
 from .checkpoint_emit import CheckpointEmit, ThroughImplEmit
+from .passes import inside_dce
 from ..core.subprograms import jvp_flat, jvp_program, vjp_flat
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p"]
@@ -86,7 +87,8 @@ checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl
                                   jvp=checkpoint_jvp, linearize=BY_IMPL,
                                   linearize_for_vjp=checkpoint_linearize_for_vjp,
                                   transpose=NOT_LINEAR, abstract_eval=checkpoint_aval,
-                                  multiple_results=True, emit=CheckpointEmit(), complex_ok=True))
+                                  multiple_results=True, emit=CheckpointEmit(), dce=inside_dce,
+                                  complex_ok=True))
 
 
 # --- checkpoint_lin ----------------------------------------------------
@@ -116,4 +118,4 @@ checkpoint_lin_p = register(Primitive(
     "checkpoint_lin", nargs=None, impl=checkpoint_lin_impl,
     jvp=BY_IMPL, transpose=checkpoint_lin_transpose,
     abstract_eval=checkpoint_lin_aval, multiple_results=True, emit=ThroughImplEmit(),
-    complex_ok=True))
+    dce=inside_dce, complex_ok=True))

@@ -52,7 +52,8 @@ from ..core.primitive import (
 from ..core.trace import wrapper_of
 from ..core.rules import PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower
 from ..core.shapes import elementwise_aval, shape_error
-from ..core.pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
+from ..core.pass_rules import (
+    Algebra, BinaryOperator, PartEmit, UnaryMinus, drops_identity, is_scalar_lit)
 from .fanout import dup
 from .shape import broadcast_to, sum_to_shape
 from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of
@@ -294,7 +295,8 @@ def real_transpose(ct, x):
 
 real_p = register(Primitive("real", nargs=1, impl=real_impl, jvp=real_jvp,
                             transpose=real_transpose, abstract_eval=_part_aval,
-                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True))
+                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True,
+                            emit=PartEmit("{np}.real({x}).copy()[()]", "float({x}.real)")))
 real = wrapper_of(real_p)
 
 
@@ -318,7 +320,8 @@ def imag_transpose(ct, x):
 
 imag_p = register(Primitive("imag", nargs=1, impl=imag_impl, jvp=imag_jvp,
                             transpose=imag_transpose, abstract_eval=_part_aval,
-                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True))
+                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True,
+                            emit=PartEmit("{np}.imag({x}).copy()[()]", "float({x}.imag)")))
 imag = wrapper_of(imag_p)
 
 
@@ -344,7 +347,8 @@ def _same_aval(x):
 
 conj_p = register(Primitive("conj", nargs=1, impl=conj_impl, jvp=conj_jvp,
                             transpose=conj_transpose, abstract_eval=_same_aval,
-                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True))
+                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True,
+                            emit=PartEmit("{np}.conjugate({x})[()]", "{x}.conjugate()")))
 conj = wrapper_of(conj_p)
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.pass_rules import DefinedCall, NumpyCall
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.rules import EmitRule
@@ -146,7 +147,8 @@ def svd_jvp(primals, tangents, full_matrices):
 
 
 svd_p = register(Primitive("svd", nargs=1, impl=svd_impl, jvp=svd_jvp, transpose=NOT_LINEAR,
-                           abstract_eval=svd_aval, multiple_results=True))
+                           abstract_eval=svd_aval, multiple_results=True,
+                           emit=NumpyCall("linalg.svd")))
 
 
 def svd(a, full_matrices=False):
@@ -176,7 +178,8 @@ def svdvals_jvp(primals, tangents):
 
 
 svdvals_p = register(Primitive("svdvals", nargs=1, impl=svdvals_impl, jvp=svdvals_jvp,
-                               transpose=NOT_LINEAR, abstract_eval=svdvals_aval))
+                               transpose=NOT_LINEAR, abstract_eval=svdvals_aval,
+                               emit=NumpyCall("linalg.svd", fixed={"compute_uv": False})))
 
 
 def svdvals(a):
@@ -207,7 +210,8 @@ def eigh_jvp(primals, tangents):
 
 
 eigh_p = register(Primitive("eigh", nargs=1, impl=eigh_impl, jvp=eigh_jvp, transpose=NOT_LINEAR,
-                            abstract_eval=eigh_aval, multiple_results=True))
+                            abstract_eval=eigh_aval, multiple_results=True,
+                            emit=NumpyCall("linalg.eigh")))
 
 
 def eigh(a):
@@ -343,7 +347,7 @@ def orientation_aval(u, vh):
 
 orientation_p = register(Primitive("orientation", nargs=2, impl=orientation_impl, jvp=None,
                                    transpose=NOT_LINEAR, abstract_eval=orientation_aval,
-                                   differentiable=False))
+                                   emit=DefinedCall(orientation_impl), differentiable=False))
 
 
 # --- matrix_rank (an integer, no derivative) -----------------------------------
@@ -358,7 +362,7 @@ def matrix_rank_aval(a, tol, rtol, hermitian):
 
 matrix_rank_p = register(Primitive("matrix_rank", nargs=1, impl=matrix_rank_impl, jvp=None,
                                    transpose=NOT_LINEAR, abstract_eval=matrix_rank_aval,
-                                   differentiable=False))
+                                   emit=DefinedCall(matrix_rank_impl), differentiable=False))
 
 
 def matrix_rank(a, tol=None, rtol=None, hermitian=False):

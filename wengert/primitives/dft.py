@@ -35,6 +35,7 @@ import numpy as np
 
 from .arith import mul
 from .arith import conj, real_dtype
+from ..core.pass_rules import NumpyCall
 from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.trace import wrapper_of
 from ..core.shapes import shape_error
@@ -62,6 +63,10 @@ def dft_impl(x, axis, inverse, norm):
     return (np.fft.ifft if inverse else np.fft.fft)(x, axis=axis, norm=norm)
 
 
+def _dft_name(inverse):
+    return "fft.ifft" if inverse else "fft.fft"
+
+
 def dft_aval(x, axis, inverse, norm):
     return Aval(x.shape, complex_dtype(x.dtype))
 
@@ -81,7 +86,7 @@ def dft_batch(args, batched, axis, inverse, norm):
 
 dft_p = register(Primitive("dft", nargs=1, impl=dft_impl, jvp=dft_jvp, transpose=dft_transpose,
                            abstract_eval=dft_aval, batch=dft_batch, complex_ok=True,
-                           zero_rule=ZERO_IF_ANY))
+                           zero_rule=ZERO_IF_ANY, emit=NumpyCall(_dft_name, chosen_by=("inverse",))))
 
 
 _dft = wrapper_of(dft_p)
@@ -122,7 +127,8 @@ def rfft_batch(args, batched, axis, norm):
 
 rfft_p = register(Primitive("rfft", nargs=1, impl=rfft_impl, jvp=rfft_jvp,
                             transpose=rfft_transpose, abstract_eval=rfft_aval, batch=rfft_batch,
-                            complex_ok=True, zero_rule=ZERO_IF_ANY))
+                            complex_ok=True, zero_rule=ZERO_IF_ANY,
+                            emit=NumpyCall("fft.rfft")))
 
 
 _rfft_bind = wrapper_of(rfft_p)
@@ -170,7 +176,8 @@ def irfft_batch(args, batched, axis, n, norm):
 
 irfft_p = register(Primitive("irfft", nargs=1, impl=irfft_impl, jvp=irfft_jvp,
                              transpose=irfft_transpose, abstract_eval=irfft_aval,
-                             batch=irfft_batch, complex_ok=True, zero_rule=ZERO_IF_ANY))
+                             batch=irfft_batch, complex_ok=True, zero_rule=ZERO_IF_ANY,
+                             emit=NumpyCall("fft.irfft")))
 
 
 _irfft_bind = wrapper_of(irfft_p)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.pass_rules import DefinedCall
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.shapes import shape_error
@@ -90,7 +91,8 @@ def qr_jvp(primals, tangents, complete):
 
 
 qr_p = register(Primitive("qr", nargs=1, impl=qr_impl, jvp=qr_jvp, transpose=NOT_LINEAR,
-                          abstract_eval=qr_aval, multiple_results=True))
+                          abstract_eval=qr_aval, multiple_results=True,
+                          emit=DefinedCall(qr_impl)))
 
 
 def qr(a, complete=False):
@@ -137,7 +139,7 @@ def pinv_jvp(primals, tangents, rcond, rtol):
 
 
 pinv_p = register(Primitive("pinv", nargs=1, impl=pinv_impl, jvp=pinv_jvp, transpose=NOT_LINEAR,
-                            abstract_eval=pinv_aval))
+                            abstract_eval=pinv_aval, emit=DefinedCall(pinv_impl)))
 
 
 def pinv(a, rcond=None, rtol=None):
@@ -145,16 +147,28 @@ def pinv(a, rcond=None, rtol=None):
 
 
 # --- lstsq ---------------------------------------------------------------------
-def lstsq_impl(a, b, rcond):
+def lstsq_numpy(a, b, rcond):
+    """NumPy's lstsq, refused (a ``ValueError``) where the residuals' shape would depend
+    on the values: the generated code calls this (``DefinedCall``), the impl names the
+    user's line."""
     x, res, rank, sv = np.linalg.lstsq(a, b, rcond=rcond)
     m, n = a.shape
     if m > n and rank < n:
-        raise RankDeficientError(
-            f"{user_location()}: lstsq on a {m}x{n} matrix of rank {rank} < {n}: NumPy's "
-            "residuals are then an empty array, a shape that depends on the values, which "
-            "generated code cannot have; use np.linalg.pinv(a) @ b for the minimum-norm "
-            "solution and compute the residuals from it")
+        raise ValueError(
+            f"lstsq on a {m}x{n} matrix of rank {rank} < {n}: NumPy's residuals are then an "
+            "empty array, a shape that depends on the values, which generated code cannot "
+            "have; use np.linalg.pinv(a) @ b for the minimum-norm solution and compute the "
+            "residuals from it")
     return x, res, np.intc(rank), sv
+
+
+def lstsq_impl(a, b, rcond):
+    try:
+        return lstsq_numpy(a, b, rcond)
+    except ValueError as err:
+        if not str(err).startswith("lstsq on a"):
+            raise
+        raise RankDeficientError(f"{user_location()}: {err}") from None
 
 
 def lstsq_aval(a, b, rcond):
@@ -199,7 +213,7 @@ def lstsq_jvp(primals, tangents, rcond):
 
 lstsq_p = register(Primitive("lstsq", nargs=2, impl=lstsq_impl, jvp=lstsq_jvp,
                              transpose=NOT_LINEAR, abstract_eval=lstsq_aval,
-                             multiple_results=True))
+                             multiple_results=True, emit=DefinedCall(lstsq_numpy)))
 
 
 def lstsq(a, b, rcond=None):

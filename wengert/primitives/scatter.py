@@ -329,7 +329,7 @@ class UpdateLower(LowerRule):
         if acc is None:
             return []
         new, t = sink.add(acc, base, Var(out.aval, out.name, out.role))
-        return new + [Eqn(eqn.prim, [t, *eqn.inputs[1:]], [out], eqn.params)]
+        return new + [eqn.replace([t, *eqn.inputs[1:]], [out], eqn.params)]
 
 
 index_add_p = register(Primitive("index_add", nargs=None, impl=index_add_impl, jvp=index_add_jvp,
