@@ -32,6 +32,11 @@ from wengert import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "generated-code.md")
+# the same programs' code for ``backend="numba"`` (the model is the first page's)
+DOCS = {"python": DOC, "numba": os.path.join(ROOT, "docs", "generated-code-numba.md")}
+# numba cannot compile a checkpointed loop's schedule (Python generators): the code is the
+# Python backend's, after one ``NumbaFallbackWarning``
+NUMBA_FALLS_BACK = {("stiff", "reverse")}
 
 _ONES = "np.ones((3, 4)), np.ones(4), np.ones(4), np.ones((5, 3)), np.ones(5)"
 
@@ -52,16 +57,17 @@ _BLOCK = re.compile(r"<!-- (golden-model|golden: (\w+) (reverse|forward)) -->\n`
                     r"(.*?)```", re.S)
 
 
-def listings():
-    """(model.py's text, {(name, kind): listing})."""
-    with open(DOC) as f:
-        text = f.read()
+def listings(backend="python"):
+    """(model.py's text, {(name, kind): listing}) of ``backend``'s page."""
     model, found = None, {}
-    for m in _BLOCK.finditer(text):
-        if m.group(1) == "golden-model":
-            model = m.group(4)
-        else:
-            found[(m.group(2), m.group(3))] = m.group(4)
+    for path in {DOC, DOCS[backend]}:
+        with open(path) as f:
+            text = f.read()
+        for m in _BLOCK.finditer(text):
+            if m.group(1) == "golden-model":
+                model = m.group(4)
+            elif path == DOCS[backend]:
+                found[(m.group(2), m.group(3))] = m.group(4)
     return model, found
 
 
@@ -92,9 +98,15 @@ def generate(module, path, name, kind, backend="python"):
     fn = getattr(module, name)
     if kind == "reverse" and reverse == "grad":
         g = wg.grad(fn, argnums=argnums if len(argnums) > 1 else argnums[0], backend=backend)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")      # no fallback to tracing or to Python
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             g(*arguments(name))
+        fell = [w for w in caught if issubclass(w.category, wg.NumbaFallbackWarning)]
+        traced = [w for w in caught if str(w.message).startswith("wengert: ")
+                  and not issubclass(w.category, wg.NumbaFallbackWarning)]
+        assert not traced, traced              # no fallback to tracing
+        falls = backend == "numba" and (name, kind) in NUMBA_FALLS_BACK
+        assert bool(fell) == falls or (falls and not caught), (name, kind, fell)
         return g.source
     out = io.StringIO()
     mode = "vjp" if kind == "reverse" else "jvp"

@@ -300,3 +300,7 @@ class PartEmit(EmitRule):
             return numpy_text
         return (f"({self.python_text.format(x=x)} if type({ins[0]}) in (int, float, complex) "
                 f"else {numpy_text})")
+
+    def python_scalars(self, eqn, py_ins, run):
+        """A Python number's part (or conjugate) is one, as the impl gives it."""
+        return [py_ins[0]]

@@ -242,7 +242,7 @@ class _Round:
                 replace[k] = _renamed(text, rename)
         for k, text in replace.items():
             lines[k - 1] = text
-        removed = self.empty_suites(drop)
+        removed = self.empty_suites(drop, rename)
         out = [line for k, line in enumerate(lines, 1) if k not in drop and k not in removed[0]]
         return _tidy(_apply_heads(out, removed[1], lines, drop | removed[0]))
 
@@ -283,7 +283,7 @@ class _Round:
                     out[user.lineno] = new
         return out
 
-    def empty_suites(self, drop):
+    def empty_suites(self, drop, rename):
         """(lines removed with them, {if line: new header}) for the suites that
         ``drop`` empties: an ``else`` goes, an ``if`` with an empty body tests ``not``
         and takes its ``else``'s body, an ``if`` left with nothing goes; any other
@@ -314,7 +314,7 @@ class _Round:
             elif body_empty:
                 removed |= set(range(s.lineno + 1, else_line + 1))
                 indent = self.lines[s.lineno - 1][:s.col_offset]
-                heads[s.lineno] = f"{indent}if not {s.test.id}:"
+                heads[s.lineno] = f"{indent}if not {rename.get(s.test.id, s.test.id)}:"
         return removed, heads
 
     def else_line(self, s):
