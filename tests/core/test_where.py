@@ -120,3 +120,14 @@ def test_line_map_nests_by_indentation():
             return (a,)
         ''')
     assert line_map(src) == {3: ("m.py", 2), 4: ("m.py", 2), 6: ("m.py", 3), 7: ("m.py", 2)}
+
+
+def test_a_generated_function_maps_its_lines_to_the_users(module):
+    """``GeneratedFunction.line_map``: a line of the generated code (a traceback's, a NaN's)
+    names the user's line, with its full path."""
+    g = wg.grad(module.f)
+    g(X, 3)
+    found = g.last.fn.line_map
+    lines = g.source.splitlines()
+    k = next(k for k, line in enumerate(lines, 1) if "- r" in line)
+    assert found[k] == (module.__file__, 11)

@@ -23,8 +23,10 @@ import sys
 import threading
 
 from .errors import PACKAGE_DIR, library_file
+from .ir import programs_in
 
-__all__ = ["locate", "statement", "heading", "line_map", "HEADING", "AST_LOCK", "CONVERTED"]
+__all__ = ["locate", "statement", "heading", "line_map", "files_of", "HEADING", "AST_LOCK",
+           "CONVERTED"]
 
 # CPython 3.11-3.12 keep the depth of the AST conversions (``ast.parse``, ``compile`` of
 # a tree) in state shared by all threads: two threads converting at once, the second
@@ -147,4 +149,16 @@ def line_map(source, files=()):
             stack.clear()
         elif stack and not stripped.startswith(("#", "return ")):
             found[k] = stack[-1][1]
+    return found
+
+
+def files_of(prog):
+    """The files of the user's code the equations of ``prog`` (a Program, its
+    sub-Programs included) come from: what ``line_map``'s base names stand for."""
+    found = set()
+    for e in prog.eqns:
+        if e.where is not None:
+            found.add(e.where[0])
+        for sub in programs_in(e.params):
+            found |= files_of(sub)
     return found

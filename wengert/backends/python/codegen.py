@@ -88,7 +88,7 @@ import linecache
 
 from ...core.ir import Lit, Program
 from ...core.printing import Namer, reverse_sweep_start, walk
-from ...core.where import heading, statement
+from ...core.where import files_of, heading, line_map, statement
 from .coalesce import coalesce
 from .emit import PY_SCALARS, CodegenError, Emitter
 from .headings import drop_empty_headings, heading_kinds
@@ -103,7 +103,10 @@ _FILE_NUMBERS = itertools.count(1)
 class GeneratedFunction:
     """A Program compiled to Python: call it like ``interpret(prog, *args)``.
     ``fn`` is the plain function; ``source`` its text; ``program`` the
-    Program it came from; ``namespace`` the names the text reads."""
+    Program it came from; ``namespace`` the names the text reads;
+    ``line_map`` which line of the user's code each line of the text computes or
+    differentiates (``core.where.line_map``: a traceback's line in ``filename``
+    names the user's line it came from)."""
 
     __slots__ = ("fn", "source", "program", "namespace", "filename")
 
@@ -113,6 +116,11 @@ class GeneratedFunction:
 
     def __call__(self, *args):
         return self.fn(*args)
+
+    @property
+    def line_map(self):
+        """{line of ``source``: (file, line)} of the user's code (``core.where``)."""
+        return line_map(self.source, files_of(self.program))
 
     def __repr__(self):
         return f"<GeneratedFunction {self.fn.__name__} from {self.filename}>"
