@@ -77,6 +77,7 @@ class Explanation:
 
     @property
     def ok(self):
+        """Every argument's gradient matched its finite difference."""
         return all(c.ok for c in self.checks)
 
     def __str__(self):
@@ -183,8 +184,41 @@ def _unused(prog, names):
 
 
 def explain(fun, *args, argnums=0, out=None):
-    """Explain ``grad(fun, argnums)`` at ``args``: print the report to ``out``
-    (default stdout; ``out=False`` prints nothing) and return the ``Explanation``."""
+    """Explain ``grad(fun, argnums)`` at ``args``: what wengert made of ``fun`` and
+    whether its gradient is right there.
+
+    The report (printed, and returned as an ``Explanation``) holds the program of
+    ``fun``, the gradient's generated code with each reverse block under the line of
+    ``fun`` it differentiates and the map from the code's lines to ``fun``'s
+    (``line_map``), a check of each differentiated argument's gradient against a
+    central finite difference along a random (seeded) direction (``checks``, ``ok``),
+    the inputs the output does not depend on (``unused``) and the gradient's time over
+    the function's on these arguments (``cost``). From a shell:
+    ``wengert explain FILE:FUNC --args "..."``.
+
+    Args:
+        fun: a function with one real scalar output, as ``grad`` takes.
+        *args: the arguments to explain it at; ``fun`` runs on them several times.
+        argnums: the position of the argument to differentiate, or a tuple of them.
+        out: a file to print the report to; ``None`` (the default) prints to stdout,
+            ``False`` prints nothing.
+
+    Returns:
+        An ``Explanation``: ``program``, ``code`` (None where the trace engine
+        differentiated ``fun``), ``line_map``, ``checks`` (one ``Check`` per argument:
+        ``ad``, ``fd``, ``error``, ``ok``), ``ok``, ``unused``, ``cost``, ``value``,
+        ``gradient``; ``str()`` of it is the report.
+
+    Raises:
+        NonScalarOutputError: the output is not one real number.
+        NonDifferentiableInputError: a differentiated argument is not a float.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> found = wg.explain(lambda x: np.sum(x ** 3), np.array([1.0, 2.0]), out=False)
+        >>> found.ok, found.gradient, found.unused
+        (True, array([ 3., 12.]), [])
+    """
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     name = getattr(fun, "__name__", repr(fun))
     g = grad(fun, argnums=argnums)

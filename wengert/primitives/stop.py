@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..core.ir import aval_of
 from ..core.primitive import NOT_LINEAR, OPERAND_KIND, Primitive, Zero, register
 from ..core.rules import EmitRule
-from ..core.trace import wrapper_of
+from ..core.trace import bind
 
 __all__ = ["stop_gradient_p", "stop_gradient"]
 
@@ -57,4 +57,31 @@ stop_gradient_p = register(Primitive(
     "stop_gradient", nargs=1, impl=stop_gradient_impl, jvp=stop_gradient_jvp,
     transpose=NOT_LINEAR, abstract_eval=stop_gradient_aval, batch=stop_gradient_batch,
     emit=StopEmit(), numpy_scalar=OPERAND_KIND, complex_ok=True))
-stop_gradient = wrapper_of(stop_gradient_p)
+
+
+def stop_gradient(x):
+    """``x``, held constant: no derivative flows through it.
+
+    Its value is ``x``'s; its tangent is zero and it passes no cotangent back, in
+    forward and reverse mode, at every order (JAX's ``lax.stop_gradient``). Use it for
+    a shift that cancels analytically, as a stable ``logsumexp`` subtracts its maximum.
+
+    Args:
+        x: an array or a number (a pytree leaf), real or complex.
+
+    Returns:
+        ``x`` itself, with no derivative. In generated code it costs nothing: the
+        value is read where ``x`` is.
+
+    Raises:
+        Nothing of its own: ``x`` is returned as it is.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> def lse(x):
+        ...     shift = wg.stop_gradient(np.max(x))
+        ...     return shift + np.log(np.sum(np.exp(x - shift)))
+        >>> wg.grad(lse)(np.array([0.0, np.log(3.0)]))
+        array([0.25, 0.75])
+    """
+    return bind(stop_gradient_p, x)
