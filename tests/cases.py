@@ -13,6 +13,8 @@ Modes:
                   second order, both API modes;
 * ``ZERO_DERIV``  piecewise constant (floor, sign...): the jvp is zero, and so
                   are finite differences away from the jumps;
+* ``STOPPED``     the value itself, its derivative zero by definition
+                  (``stop_gradient``): the jvp is zero, finite differences not;
 * ``NONDIFF``     no derivative at all (comparisons, logical, argmax,
                   isfinite): impl and abstract_eval only, and a jvp through
                   it carries a zero tangent;
@@ -34,7 +36,7 @@ import wengert as wg
 from wengert.demo import seed000  # noqa: F401  (in the corpus)
 
 from wengert.primitives import (
-    arith, einsum, fanout, index, linalg, matrix, ordering, reduce, scatter, selection, shape,
+    arith, einsum, fanout, index, linalg, matrix, ordering, reduce, scatter, selection, shape, stop,
     transcendental)
 from wengert.numpy import composite
 from wengert.primitives.index import normalize_index
@@ -44,6 +46,7 @@ F32 = np.dtype(np.float32)
 
 DIFF = "diff"
 ZERO_DERIV = "zero_deriv"
+STOPPED = "stopped"
 NONDIFF = "nondiff"
 API = "api"
 
@@ -501,6 +504,8 @@ SPECS.update({
     # constants shaped like their operand
     "zeros_like": _unary_spec(np.zeros_like, shape.zeros_like, real, mode=ZERO_DERIV),
     "ones_like": _unary_spec(np.ones_like, shape.ones_like, real, mode=ZERO_DERIV),
+    # the value itself, with a zero derivative (``wg.stop_gradient``)
+    "stop_gradient": _unary_spec(lambda x: x, stop.stop_gradient, real, mode=STOPPED),
 
     # --- binary arithmetic, with broadcasting
     "add": PrimSpec(DIFF, binary_cases(real, real)

@@ -13,7 +13,8 @@ of README.md and docs/ with it in ``make test``):
   what that block prints. Trailing spaces are ignored, and ``...`` matches anything
   (doctest's ELLIPSIS): use it for figures that vary from run to run.
 * ```python title="NAME.py" also writes the block to NAME.py in the working directory,
-  for a later ``import NAME`` or ``wengert show NAME.py:f``.
+  for a later ``import NAME`` or ``wengert show NAME.py:f``, and compiles it from there:
+  generated code's headings and tracebacks name ``NAME.py``.
 * In a ```console block, a line ``$ wengert ...`` or ``$ python ...`` runs (in the
   working directory, with this Python), and the lines up to the next ``$`` are what
   it prints. Other commands (``make``, ``pip``) are shown, never run.
@@ -162,9 +163,10 @@ def run_page(path, cwd, root=ROOT, outputs=None):
         if block.lang != "python":
             continue
         title = re.search(r'title="([^"]+)"', block.attrs)
-        if title:
-            (cwd / title.group(1)).write_text(block.text)
-        file = cwd / f"_block_{rel.as_posix().replace('/', '_').replace('.', '_')}_{k}.py"
+        if title:       # compiled from the file it names: tracebacks and code say NAME.py
+            file = cwd / title.group(1)
+        else:
+            file = cwd / f"_block_{rel.as_posix().replace('/', '_').replace('.', '_')}_{k}.py"
         file.write_text(block.text)
         buf = io.StringIO()
         try:

@@ -13,7 +13,9 @@ from .api.jit import jit
 from .control.custom import custom_jvp, custom_vjp
 from .control.checkpoint_loop import checkpointed
 from .api.checkpoint import checkpoint
+from .api.explain import explain
 from .primitives.scatter import IndexUpdater as at
+from .primitives.stop import stop_gradient
 from .core.errors import (
     WengertError, NonScalarOutputError, NonDifferentiableInputError, NoDerivativeRule,
     ShapeMismatchError, ConcretizationError, UnsupportedSyntax, BackendError, NumbaMissingError,
@@ -24,8 +26,9 @@ from . import testing
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop",
            "jacrev", "hessian", "make_program", "jit", "custom_jvp", "custom_vjp", "checkpoint",
-           "checkpointed", "at", "testing", "jacobian_sparsity", "hessian_sparsity",
-           "sparse_jacfwd", "sparse_jacrev", "sparse_hessian",
+           "checkpointed", "at", "testing", "stop_gradient", "explain",
+           "jacobian_sparsity", "hessian_sparsity", "sparse_jacfwd", "sparse_jacrev",
+           "sparse_hessian",
            "WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError", "UnsupportedSyntax",
            "BackendError", "NumbaMissingError", "NumbaCompileError", "NumbaFallbackWarning"]

@@ -1,7 +1,10 @@
-"""``wengert show FILE.py:FUNC``: print a function's program or its derivative.
+"""``wengert show FILE.py:FUNC``: print a function's program or its derivative;
+``wengert explain FILE.py:FUNC``: explain its gradient (``wg.explain``).
 
     wengert show FILE.py:FUNC --mode {program,dup,jvp,vjp} [--argnums 0,1]
                               [--args "np.ones(3), 2.0"] [--graph OUT.dot|OUT.svg]
+                              [--backend {python,numba}]
+    wengert explain FILE.py:FUNC [--argnums 0,1] [--args "np.ones(3), 2.0"]
 
 ``program`` prints the ANF Program (the source engine's, with the function's
 control flow and names), ``dup`` its explicit-duplication form, ``jvp`` and
@@ -12,6 +15,12 @@ default). ``--argnums`` picks the differentiated positional arguments (default:
 all of them; integers are never differentiated). ``--graph`` also draws the
 program and its derivative as a graph (DOT always; SVG through Graphviz's
 ``dot``, which must be on PATH).
+
+``--backend numba`` prints the code numba would compile. ``explain`` prints the
+program, the gradient's code with each reverse block under the line it
+differentiates, each argument's gradient against finite differences, the
+inputs the output does not depend on and the gradient's cost over the
+function's (``--argnums`` default: every argument holding a float or an array).
 
 ``python -m wengert show ...`` is the same command. Bad input (a target
 without a colon, a missing file or function, an ``--args`` expression that
@@ -43,10 +52,13 @@ from .transforms.simplify import simplify
 from .transforms.vjp import vjp_program
 from .api.source import source_program
 from .api.backend import python_function
+from .backends.numba.codegen import NumbaWriter, numba_source
+from .lower import lower
 from .transforms.dup import explicit_dup
 from .backends.dot import to_dot
+from .api.explain import explain as explain_gradient
 
-__all__ = ["main", "show", "CLIError"]
+__all__ = ["main", "show", "explain", "CLIError"]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _EXAMPLE = '--args "np.ones(3), 2.0"'
@@ -228,17 +240,29 @@ def _input_mask(fn, args, static, argnums):
 
 # --- what is shown -----------------------------------------------------------------
 def _derivative(prog, mode, mask):
+    """The derivative's Program, simplified as the API simplifies the Programs it
+    generates code for (``copies``: a ``dup``'s outputs are its operand)."""
     if mode == "jvp":
-        return simplify(jvp_program(prog, mask))
-    return simplify(vjp_program(prog, mask))
+        return simplify(jvp_program(prog, mask), copies=True)
+    return simplify(vjp_program(prog, mask), copies=True)
 
 
-def show(target, mode="program", argnums=None, args=None, graph=None, out=None):
+def code_of(prog, backend="python"):
+    """The text of the code ``backend`` generates for ``prog``."""
+    if backend == "numba":
+        return numba_source(lower(prog, **NumbaWriter.LOWERING))
+    return python_function(prog).source
+
+
+def show(target, mode="program", argnums=None, args=None, graph=None, out=None,
+         backend="python"):
     """Print what ``wengert show`` prints to ``out`` (default stdout); return
     the Programs shown (the program, and its derivative in jvp/vjp modes).
     Raises ``CLIError`` for bad input, ``UserCodeError`` when the user's code
     raised, and wengert's own errors (``UnsupportedSyntax``...) as they are."""
     out = sys.stdout if out is None else out
+    if backend not in ("python", "numba"):
+        raise CLIError(f"--backend {backend!r}: give python or numba")
     if argnums is not None and mode not in ("jvp", "vjp"):
         raise CLIError(f"--argnums applies to --mode jvp and vjp, not to --mode {mode}")
     if graph is not None and not graph.endswith((".dot", ".svg")):
@@ -268,12 +292,37 @@ def show(target, mode="program", argnums=None, args=None, graph=None, out=None):
         else:
             der = _derivative(prog, mode, mask)
             shown = [prog, der]
-            print(python_function(der).source, file=out, end="")
+            print(code_of(der, backend), file=out, end="")
     finally:
         sys.path.remove(folder)
     if graph:
         _write_graph(shown, graph, out)
     return shown
+
+
+def explain(target, argnums=None, args=None, out=None):
+    """What ``wengert explain`` prints (``wg.explain``'s report) to ``out``; returns
+    the ``Explanation``."""
+    path, _ = _split_target(target)
+    folder = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, folder)
+    try:
+        fn, path = _load(target)
+        example = _example_args(fn, args)
+        if argnums is None:
+            argnums = tuple(k for k, a in enumerate(example)
+                            if not all(type(x) in (int, bool) for x in flatten(a)[0]))
+        _input_mask(fn, example, [type(x) in (int, bool) for a in example
+                                  for x in flatten(a)[0]], argnums)
+        try:
+            return explain_gradient(fn, *example, argnums=argnums, out=out or sys.stdout)
+        except WengertError:
+            raise
+        except Exception as err:
+            raise UserCodeError(f"{fn.__name__}{_brief(example)} raised "
+                                f"{_describe(err, path)}") from err
+    finally:
+        sys.path.remove(folder)
 
 
 def _write_text(path, text):
@@ -332,6 +381,10 @@ def _describe(err, path):
     return f"{type(err).__name__}: {err}{at}; fix the code there (--traceback shows the rest)"
 
 
+_ARGS_HELP = ('example arguments, a Python expression (np available), e.g. "np.ones(3), 2.0"; '
+              'default 1.0 for each parameter')
+
+
 def _parser():
     parser = argparse.ArgumentParser(prog="wengert", description="wengert: read the programs "
                                      "and derivative code wengert generates")
@@ -342,34 +395,48 @@ def _parser():
     p.add_argument("--argnums", default=None,
                    help="comma-separated positions (from 0) of the differentiated arguments "
                         "(jvp and vjp; default: all)")
-    p.add_argument("--args", default=None,
-                   help='example arguments, a Python expression (np available), e.g. '
-                        '"np.ones(3), 2.0"; default 1.0 for each parameter')
+    p.add_argument("--args", default=None, help=_ARGS_HELP)
     p.add_argument("--graph", default=None, help="also write the graph: OUT.dot or OUT.svg")
+    p.add_argument("--backend", choices=("python", "numba"), default="python",
+                   help="the code of this backend (jvp and vjp): numba's is the text it "
+                        "compiles")
     p.add_argument("--traceback", action="store_true",
+                   help="on an error, raise it with its full traceback")
+    e = sub.add_parser("explain", help="explain a function's gradient: its code, line by "
+                                       "line, checked against finite differences")
+    e.add_argument("target", help="FILE.py:FUNC (FUNC may be Class.method)")
+    e.add_argument("--argnums", default=None, help="comma-separated positions (from 0) of "
+                   "the differentiated arguments (default: those holding floats)")
+    e.add_argument("--args", default=None, help=_ARGS_HELP)
+    e.add_argument("--traceback", action="store_true",
                    help="on an error, raise it with its full traceback")
     return parser
 
 
 def main(argv=None):
     """The ``wengert`` command (and ``python -m wengert``); returns the exit
-    status: 0; 2 for bad input; 1 when the function could not be shown, or
-    Graphviz could not draw the SVG."""
+    status: 0; 2 for bad input; 1 when the function could not be shown,
+    Graphviz could not draw the SVG, or a gradient ``explain`` checked did not
+    match its finite differences."""
     try:
         ns = _parser().parse_args(argv)
     except SystemExit as exit_:             # --help, or argparse's usage message
         return exit_.code
     try:
-        show(ns.target, ns.mode, _parse_argnums(ns.argnums), ns.args, ns.graph)
+        if ns.command == "explain":
+            found = explain(ns.target, _parse_argnums(ns.argnums), ns.args)
+            return 0 if found.ok else 1
+        show(ns.target, ns.mode, _parse_argnums(ns.argnums), ns.args, ns.graph,
+             backend=ns.backend)
     except WengertError as err:
         if ns.traceback:
             raise
         if isinstance(err, CLIError):
-            print(f"wengert show: {err}", file=sys.stderr)
+            print(f"wengert {ns.command}: {err}", file=sys.stderr)
             return err.status
         # wengert's own errors (UnsupportedSyntax...) name the user's line
         kind = "" if isinstance(err, UserCodeError) else f"{type(err).__name__}: "
-        print(f"wengert show: {kind}{err}", file=sys.stderr)
+        print(f"wengert {ns.command}: {kind}{err}", file=sys.stderr)
         return 1
     return 0
 

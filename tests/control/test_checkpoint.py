@@ -295,7 +295,7 @@ def test_checkpointed_for_loop_program_and_code():
     g = wg.grad(marked, engine="source")
     g(X, H, 6)
     # the trip count is the int argument, read by name (``n``)
-    assert "binomial.forward(n)" in g.source and "binomial.reverse(n)" in g.source
+    assert "binomial_forward(n, 2)" in g.source and "binomial_reverse(n, 2)" in g.source
     assert "for_loop" not in str(g.program)        # nothing stored per step
 
 

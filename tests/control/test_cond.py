@@ -11,8 +11,11 @@ import pytest
 import wengert as wg
 from wengert.api.backend import python_function
 from wengert.control import cond
-from wengert.core.ir import Aval
+from wengert.control.cond import cond_p
+from wengert.core.ir import Aval, Eqn, Lit, Program, Var, sub_programs
 from wengert.core.staging import stage
+from wengert.transforms.simplify import simplify
+from wengert.transforms.vjp import vjp_program
 from wengert.testing import check_grads
 
 from codegen_checks import VARIANTS, assert_same, random_inputs, rng_for
@@ -97,3 +100,68 @@ def test_cond_on_a_traced_comparison_agrees():
         for x in (X, -X):
             extra = random_inputs(prog.in_avals[2:], rng_for("cmp", variant))
             assert_same(prog, [x, A] + extra)
+
+
+# --- dce and forwarding (issue 27) -------------------------------------------------------
+def _cond_eqns(prog):
+    out = []
+    for e in prog.eqns:
+        if e.prim.name == "cond":
+            out.append(e)
+        for sub in sub_programs(e):
+            out += _cond_eqns(sub)
+    return out
+
+
+def _loop_with_branch(x, n):
+    s = 0.0
+    for i in range(n):
+        if x[i] > 0:
+            s = s + x[i] ** 2
+        else:
+            s = s - np.sin(x[i])
+    return s
+
+
+def test_a_cond_drops_the_outputs_no_one_uses_with_their_work():
+    """``grad`` of the README's loop once computed the primal sum in the forward sweep
+    (``s_1 = s - np.sin(v0)`` in every step) and threw it away: the ``cond`` had no dce
+    rule, so the loop kept ``s`` as a carry. Now the branches compute only the residuals
+    (``2 * x[i]``, ``cos(x[i])``), and the code is the interpreter's."""
+    x = np.array([0.5, -1.0, 2.0])
+    g = wg.grad(_loop_with_branch)
+    got = g(x, 3)
+    src = g.source
+    code = "\n".join(line.split("#")[0] for line in src.splitlines())   # (comments quote)
+    assert "np.sin" not in code and " s = " not in code, src
+    # the vjp returns ``s`` too: there the branches keep computing it
+    prog = simplify(vjp_program(wg.make_program(_loop_with_branch, x, 3, engine="source")),
+                    copies=True)
+    assert any(q.prim.name == "sin" for e in _cond_eqns(prog) for b in e.params["branches"]
+               for q in b.eqns)
+    want = 2 * x * (x > 0) - np.cos(x) * (x <= 0)
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    assert_same(prog, [x, 1.0])
+
+
+def test_a_cond_forwards_an_operand_every_branch_passes_on_and_reads_a_literal_inside():
+    """An output each branch gives back from one operand is that operand (the reverse
+    loop's ``ct_s``, which no branch changes); a scalar literal operand (``ct_s = 1.0``
+    in ``grad``) is read inside the branches, where ``ct_s * r`` is then ``r``."""
+    x = np.array([0.5, -1.0, 2.0])
+    g = wg.grad(_loop_with_branch)
+    g(x, 3)
+    assert "ct_s" not in g.source, g.source
+    f = Aval((), np.float64)
+    b0 = stage(lambda p, y: [p * y, y], [f, f], name="b0")
+    b1 = stage(lambda p, y: [p + y, y], [f, f], name="b1")
+    i, y = Var(Aval((), np.bool_)), Var(f)
+    outs = [Var(f), Var(f)]
+    prog = Program([i, y], [Eqn(cond_p, [i, Lit(2.0), y], outs, {"branches": (b0, b1)})],
+                   outs)
+    simple = simplify(prog)
+    assert simple.outputs[1] is y                       # passed on: the operand itself
+    e, = simple.eqns
+    assert len(e.inputs) == 2 and len(e.outputs) == 1   # the literal inside, one output
+    for which in (True, False):
+        assert_same(simple, [np.bool_(which), 3.0])

@@ -6,13 +6,14 @@ Revolve's binomial optimum, checked against a dynamic program over every way
 of splitting the steps.
 """
 import functools
+import inspect
 import math
 
 import pytest
 
 from wengert.control.schedules import (
-    ADVANCE, REVERSE, STORE, CTZ, Binomial, binomial_optimum, count, ctz_recomputations,
-    schedule_of)
+    ADVANCE, REVERSE, STORE, CTZ, SWEEP_FUNCTIONS, SWEEP_HELPERS, Binomial, binomial_optimum,
+    count, ctz_recomputations, schedule_of)
 
 CTZ_NS = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100, 255, 256, 257, 1000, 1024]
 
@@ -132,3 +133,23 @@ def test_schedule_arguments_are_checked():
         schedule_of("revolve")
     with pytest.raises(ValueError, match="positive int"):
         Binomial(0)
+
+
+# --- the sweeps generated code defines (issue 27) ----------------------------------------
+@pytest.mark.parametrize("kind", ["ctz", "binomial"])
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 16, 33])
+def test_the_sweep_functions_run_alone_and_are_the_schedules(kind, n):
+    """Generated code defines the schedule's sweeps from their text (``SWEEP_FUNCTIONS``,
+    ``SWEEP_HELPERS``: plain Python reading only ``math``): exec'd in a namespace with
+    nothing of wengert's, they give the schedule objects' actions."""
+    ns = {"math": math}
+    for f in SWEEP_HELPERS[kind] + SWEEP_FUNCTIONS[kind]:
+        exec(inspect.getsource(f), ns)
+    obj = CTZ() if kind == "ctz" else Binomial(3)
+    extra = () if kind == "ctz" else (3,)
+    fwd, stored, rev = (ns[f.__name__] for f in SWEEP_FUNCTIONS[kind])
+    assert list(fwd(n, *extra)) == list(obj.forward(n))
+    assert tuple(stored(n, *extra)) == tuple(obj.stored(n))
+    assert list(rev(n, *extra)) == list(obj.reverse(n))
+    if n:
+        count(obj, n)               # the actions are valid

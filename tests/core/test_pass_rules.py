@@ -125,8 +125,34 @@ def test_a_pass_names_no_primitive(module):
 @pytest.mark.parametrize("name", ["cond", "for_loop", "while_loop"])
 def test_control_rows_carry_the_pass_rules(name):
     prim = PRIMITIVES[name]
-    assert prim.print is not None and prim.simplify is not None
-    assert (prim.dce is not None) == (name != "cond")     # a cond has no parts to drop
+    assert prim.print is not None and prim.simplify is not None and prim.dce is not None
+
+
+# rows the table of cases cannot apply to one equation at a time, and that hold no
+# sub-Program: their outputs die with them, dce needs nothing of its own
+_HOLD_NO_PROGRAM = {"env_read", "host_call"}
+
+
+def _rows_holding_programs():
+    """The rows with no table cases (``cases.SPECS``): control flow, checkpoints and
+    custom rules, whose params hold Programs, save ``_HOLD_NO_PROGRAM``. A row main
+    adds without cases lands here, and must bring a dce rule."""
+    from cases import SPECS
+    return sorted(n for n in PRIMITIVES
+                  if not (n in SPECS and SPECS[n].cases) and n not in _HOLD_NO_PROGRAM)
+
+
+def test_the_rows_holding_programs_are_the_control_rows():
+    assert {"cond", "for_loop", "while_loop", "checkpoint", "checkpoint_lin",
+            "checkpointed_loop", "loop_forward", "loop_lin", "loop_reverse", "custom_body",
+            "custom_lin", "custom_jvp_call", "custom_vjp_call"} <= set(_rows_holding_programs())
+
+
+@pytest.mark.parametrize("name", _rows_holding_programs())
+def test_every_control_row_has_a_dce_rule(name):
+    """Issue 27: a row holding sub-Programs prunes them (a ``cond`` once kept the primal
+    value ``grad`` throws away, with an ``np.sin`` per element, in every branch)."""
+    assert PRIMITIVES[name].dce is not None
 
 
 @pytest.mark.parametrize("name", ["cond", "for_loop", "while_loop", "checkpoint",

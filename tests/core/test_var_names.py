@@ -288,3 +288,27 @@ def test_nameless_values_get_role_prefixes():
     rev = str(vjp_program(prog))
     assert re.search(r"\bct\d+ = ", rev) and "ct_x" in rev, rev
     assert re.search(r"\bv\d+ = ", str(jvp_program(prog)))
+
+
+def test_integer_arithmetic_of_a_reverse_sweep_is_no_cotangent():
+    """Issue 27: the reverse loop of ``out[i] = out[i - 1] * x[i]`` computes the index
+    ``1 + i``; recorded in the reverse sweep, it was named as a cotangent (``ct14 = 1 +
+    x12``). A variable of an integer or boolean dtype is a value in any role."""
+    from lower_cases import prefix
+    g = wg.grad(prefix)
+    g(np.linspace(0.5, 1.5, 6))
+    assert not re.search(r"^\s+ct\w* = 1 \+ ", g.source, re.M), g.source
+    prog = vjp_program(wg.make_program(prefix, np.linspace(0.5, 1.5, 6), engine="source"))
+    for eqn in _all_eqns(prog):
+        for v in eqn.outputs:
+            if v.role is Role.COTANGENT:
+                assert v.aval.dtype.kind in "fc", (eqn, str(prog))
+
+
+def _all_eqns(prog):
+    out = []
+    for e in prog.eqns:
+        out.append(e)
+        for sub in programs_in(e.params):
+            out += _all_eqns(sub)
+    return out

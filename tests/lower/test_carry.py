@@ -305,6 +305,16 @@ def _check_grad(fn, args, got):
     assert np.isclose(np.sum(np.asarray(got) * t), d, rtol=1e-6, atol=1e-8)
 
 
+def _first_loop(text):
+    """The code before the reverse sweep's first loop ends (its ``for`` and its body): the
+    write-back after it is not part of it."""
+    lines = text.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith("    for "))
+    end = next((k for k in range(start + 1, len(lines))
+                if lines[k].strip() and not lines[k].startswith("        ")), len(lines))
+    return "\n".join(lines[:end])
+
+
 @pytest.mark.parametrize("shift", SHIFTS, ids=lambda s: "p%d-q%d-lo%d-%s" % s)
 def test_prefix_family_gradients(shift):
     p, q, lo, before = shift
@@ -318,7 +328,7 @@ def test_prefix_family_gradients(shift):
     np.testing.assert_allclose(plain[0], got, rtol=1e-14, atol=0)
     reverse = src.split("# reverse sweep")[1]
     assert ("-0.0" in reverse) == (q == p - 1), reverse
-    loop = reverse.split("write_back")[0]
+    loop = _first_loop(reverse)
     # the stores of 0.0 are dead where after the loop only ct_out[0] and
     # ct_out[1] are read, below every position the loop read (lo + p)
     dead = q == p - 1 and before == "sets" and lo + p >= 2

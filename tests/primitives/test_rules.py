@@ -30,7 +30,7 @@ from wengert.testing import check_grads
 from wengert.transforms.jvp import jvp_program
 from wengert.transforms.vjp import vjp_program
 
-from cases import API, DIFF, NONDIFF, SPECS, ZERO_DERIV
+from cases import API, DIFF, NONDIFF, SPECS, STOPPED, ZERO_DERIV
 from checks import (assert_close, dot_product_check, fd_jvp, instantiate, is_f32, random_like,
                     rtol, upcast)
 
@@ -180,7 +180,7 @@ def _check_impl(name, prim, spec, case, ops):
                      rtol("ref", case.dtype), what="impl vs reference")
 
 
-@by_name(_names(DIFF, ZERO_DERIV, NONDIFF))
+@by_name(_names(DIFF, ZERO_DERIV, NONDIFF, STOPPED))
 def test_impl_matches_numpy_reference(name):
     for_each_case(name, _check_impl)
 
@@ -201,7 +201,7 @@ def _check_abstract_eval(name, prim, spec, case, ops):
             assert a.dtype == np.float32, "float32 operands must give a float32 result"
 
 
-@by_name(_names(DIFF, ZERO_DERIV, NONDIFF))
+@by_name(_names(DIFF, ZERO_DERIV, NONDIFF, STOPPED))
 def test_abstract_eval_matches_impl(name):
     for_each_case(name, _check_abstract_eval)
 
@@ -225,10 +225,12 @@ def _check_jvp(name, prim, spec, case, ops):
     assert_close(out, prim.impl(*ops, **case.params), rtol("exact", case.dtype),
                  what="jvp primal output vs impl")
     want = fd_jvp(_applied(prim, case, ops), _diff(case, ops), tans)
-    if spec.mode_of(case) == ZERO_DERIV:
+    if spec.mode_of(case) in (ZERO_DERIV, STOPPED):
         for t in _leaves(out_dot):
             assert isinstance(t, Zero) or not np.any(t), f"zero-derivative jvp gave {t}"
-        assert_close(want, np.zeros_like(want), 0.0, what="finite differences of a step function")
+        if spec.mode_of(case) == ZERO_DERIV:
+            assert_close(want, np.zeros_like(want), 0.0,
+                         what="finite differences of a step function")
         return
     assert_close(instantiate(out_dot), want, rtol("jvp", case.dtype, out), what="jvp rule vs FD")
     for o, t in zip(_leaves(out), _leaves(out_dot)):
@@ -238,9 +240,10 @@ def _check_jvp(name, prim, spec, case, ops):
                 f"tangent dtype {np.asarray(t).dtype} differs from output dtype {np.asarray(o).dtype}"
 
 
-@by_name(_names(DIFF, ZERO_DERIV))
+@by_name(_names(DIFF, ZERO_DERIV, STOPPED))
 def test_jvp_rule_matches_finite_differences(name):
-    for_each_case(name, _check_jvp, modes=(DIFF, ZERO_DERIV))
+    """(``stop_gradient``, ``STOPPED``: a zero tangent, whatever the finite differences.)"""
+    for_each_case(name, _check_jvp, modes=(DIFF, ZERO_DERIV, STOPPED))
 
 
 def _check_jvp_of_jvp(name, prim, spec, case, ops):
@@ -257,9 +260,9 @@ def _check_jvp_of_jvp(name, prim, spec, case, ops):
     assert_close(f_ddot, want, rtol("jvp2", case.dtype, f_ddot), what="jvp of jvp vs FD of jvp")
 
 
-@by_name(_names(DIFF, ZERO_DERIV))
+@by_name(_names(DIFF, ZERO_DERIV, STOPPED))
 def test_jvp_of_jvp_matches_finite_differences(name):
-    for_each_case(name, _check_jvp_of_jvp, modes=(DIFF, ZERO_DERIV))
+    for_each_case(name, _check_jvp_of_jvp, modes=(DIFF, ZERO_DERIV, STOPPED))
 
 
 # --- transpose rules of linear primitives -------------------------------------------
@@ -311,7 +314,7 @@ def test_transpose_rule_dot_product(name):
     for_each_case(name, _check_transpose)
 
 
-@by_name(_names(DIFF, ZERO_DERIV, NONDIFF, linear=False))
+@by_name(_names(DIFF, ZERO_DERIV, NONDIFF, STOPPED, linear=False))
 def test_nonlinear_primitive_declares_no_linear_operands(name):
     spec = SPECS[name]
     assert PRIMITIVES[name].transpose is NOT_LINEAR
@@ -353,9 +356,9 @@ def _check_staged(name, prim, spec, case, ops):
         assert_close(in_cts, [np.zeros_like(t) for t in tans], 0.0, what="zero cotangents")
 
 
-@by_name(_names(DIFF, ZERO_DERIV))
+@by_name(_names(DIFF, ZERO_DERIV, STOPPED))
 def test_staged_jvp_and_vjp_verify_and_agree(name):
-    for_each_case(name, _check_staged, modes=(DIFF, ZERO_DERIV))
+    for_each_case(name, _check_staged, modes=(DIFF, ZERO_DERIV, STOPPED))
 
 
 # --- the public wrapper, both modes, second order -----------------------------------

@@ -28,6 +28,7 @@ from ..core.trace import bind, eval_program
 from ..core.errors import UnsupportedSyntax
 from ..core.ir import aval_of, has_effect
 from .checkpoint_emit import CheckpointEmit, ThroughImplEmit
+from .passes import inside_dce
 from ..core.subprograms import jvp_flat, jvp_program, vjp_flat
 from ..core.primitive import DENSE
 
@@ -92,8 +93,9 @@ checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl
                                   jvp=checkpoint_jvp, linearize=BY_IMPL,
                                   linearize_for_vjp=checkpoint_linearize_for_vjp,
                                   transpose=NOT_LINEAR, abstract_eval=checkpoint_aval,
-                                  multiple_results=True, emit=CheckpointEmit(), complex_ok=True,
-                                  sparsity=checkpoint_sparsity))
+                                  multiple_results=True, emit=CheckpointEmit(),
+                                  complex_ok=True, sparsity=checkpoint_sparsity,
+                                  dce=inside_dce))
 
 
 # --- checkpoint_lin ----------------------------------------------------
@@ -123,5 +125,4 @@ checkpoint_lin_p = register(Primitive(
     "checkpoint_lin", nargs=None, impl=checkpoint_lin_impl,
     jvp=BY_IMPL, transpose=checkpoint_lin_transpose,
     abstract_eval=checkpoint_lin_aval, multiple_results=True, emit=ThroughImplEmit(),
-    complex_ok=True,
-    sparsity=DENSE))
+    complex_ok=True, sparsity=DENSE, dce=inside_dce))

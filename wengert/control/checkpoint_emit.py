@@ -4,11 +4,12 @@ their ``emit`` rules (see ``control/for_loop.py``), for ``backends/pycodegen.py`
 * ``checkpoint``: its body inlined (plain evaluation stores nothing anyway);
 * ``checkpointed_loop``: a ``for`` loop, as ``for_loop``;
 * ``loop_forward`` / ``loop_reverse``: a ``for`` over the schedule's actions,
-  the schedule object bound in the namespace (``ctz``, ``binomial``), the
-  step (and the reverse step) inlined in their branches. A stored state is a
-  tuple of the carry's variables in a dict keyed by position::
+  given by functions the generated file defines (``schedules.SWEEP_FUNCTIONS``,
+  plain Python: the code runs without wengert), the step (and the reverse
+  step) inlined in their branches. A stored state is a tuple of the carry's
+  variables in a dict keyed by position::
 
-      for action, k in ctz.forward(100):
+      for action, k in ctz_forward(100):
           if action == 0:  # advance
               ...the body...
           elif action == 1:  # store
@@ -27,7 +28,8 @@ from ..core.ir import Eqn, Lit
 from .params import SweepParams, split
 from ..core.rules import EmitRule
 from . import for_loop_p
-from .schedules import ADVANCE, FREE, RESTORE, STORE
+from .schedules import (
+    ADVANCE, CTZ, FREE, RESTORE, STORE, SWEEP_FUNCTIONS, SWEEP_HELPERS, Binomial)
 from ..core.primitive import Zero, instantiate
 
 __all__ = ["CheckpointEmit", "CheckpointedLoopEmit", "LoopForwardEmit", "LoopReverseEmit",
@@ -38,10 +40,20 @@ def _tuple(names):
     return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
 
 
-def _schedule(code, schedule):
-    name = repr(schedule).split("(")[0]
-    return code.bind((name, f"{name}_schedule"), schedule,
-                   f"{schedule!r} (wengert.transforms.checkpoint_schedules)")
+def _sweeps(code, schedule):
+    """The calls of ``schedule``'s forward sweep, stored positions and reverse sweep, each
+    a function of the trip count's text: functions defined in the generated code
+    (``schedules.SWEEP_FUNCTIONS``, written with Python alone), so it runs without wengert."""
+    if type(schedule) not in (CTZ, Binomial):
+        # a schedule of the user's own (a subclass): the object, read at each call
+        name = repr(schedule).split("(")[0]
+        obj = code.bind((name, f"{name}_schedule"), schedule,
+                        f"the schedule object {schedule!r} (the same at every call)")
+        return [lambda n, m=m: f"{obj}.{m}({n})" for m in ("forward", "stored", "reverse")]
+    kind = "ctz" if type(schedule) is CTZ else "binomial"
+    extra = "" if kind == "ctz" else f", {schedule.snapshots!r}"
+    names = [code.define(f, SWEEP_HELPERS[kind]) for f in SWEEP_FUNCTIONS[kind]]
+    return [lambda n, name=name: f"{name}({n}{extra})" for name in names]
 
 
 def _count(n, atom):
@@ -100,14 +112,13 @@ class LoopForwardEmit(EmitRule):
         index, consts_in, carry_in, _ = p.split_body_inputs(body.inputs)
         out_carry, out_last, out_stored = p.split_forward_outputs(outs)
         schedule = p.schedule
-        sched = _schedule(code, schedule)
+        forward = _sweeps(code, schedule)[0]
         store, kind, k, pos = (code.fresh("stored"), code.fresh("action"), code.fresh("k"),
                                code.fresh("p"))
-        lines = [code.comment(body.prog) + f": the forward sweep, storing what {schedule!r} keeps"]
-        lines += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o]
+        lines = [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o]
         lines += code.assign(carry_in, carry) + code.assign(out_last, carry_in)
         lines += [f"{store} = {{}}"]
-        lines.append(f"for {kind}, {k} in {sched}.forward({_count(n, eqn.inputs[0])}):")
+        lines.append(f"for {kind}, {k} in {forward(_count(n, eqn.inputs[0]))}:")
         advance = code.assign(out_last, carry_in) + [f"{index} = {k}"] + body.lines
         advance += code.assign(carry_in, body.outputs)
         lines += code.suite(_branches(code, kind, [
@@ -119,7 +130,7 @@ class LoopForwardEmit(EmitRule):
             dtype = "" if aval.dtype == "float64" else f", {code.dtype(aval.dtype)}"
             rows = f"[{store}[{pos}][{j}] for {pos} in sorted({store})]"
             lines.append(f"{o} = {code.np}.stack({rows}) if {store} else "
-                         f"{code.np}.zeros({(0,) + aval.shape!r}{dtype})")
+                         f"{code.np}.zeros({code.shape((0,) + tuple(aval.shape))}{dtype})")
         return lines + [f"del {store}"]         # the stacked copies stay
 
 
@@ -137,24 +148,22 @@ class LoopReverseEmit(EmitRule):
         # body_vjp reads (i, consts, state, ct_next)
         v_index, v_consts, v_state, v_ct = p.split_body_inputs(vjp.inputs)
         schedule = p.schedule
-        sched = _schedule(code, schedule)
+        _, stored, reverse = _sweeps(code, schedule)
         store, kind, k = code.fresh("stored"), code.fresh("action"), code.fresh("k")
         row, pos = code.fresh("j"), code.fresh("p")
         count = _count(n, eqn.inputs[0])
-        lines = [code.comment(body.prog)
-                 + f", {vjp.prog.name}: the reverse sweep of {schedule!r}"]
-        lines += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o]
+        lines = [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o]
         lines += [f"{i} = {o}" for i, o in zip(v_consts, consts) if i != o]
         states = _tuple([f"{s}[{row}]" for s in stacked])
         lines.append(f"{store} = {{{pos}: {states} for {row}, {pos} in "
-                     f"enumerate({sched}.stored({count}))}}")
+                     f"enumerate({stored(count)})}}")
         lines += code.assign(carry_in, last) + code.assign(v_ct, ct)
         const_avals = p.split_body_inputs(p.body.in_avals)[1]
         zeros = [code.literal(instantiate(Zero(a))) for a, m in zip(const_avals, m_consts) if m]
         lines += code.assign(acc, zeros)
-        lines.append(f"for {kind}, {k} in {sched}.reverse({count}):")
+        lines.append(f"for {kind}, {k} in {reverse(count)}:")
         advance = [f"{index} = {k}"] + body.lines + code.assign(carry_in, body.outputs)
-        step = [code.comment(vjp.prog), f"{v_index} = {k}"] + code.assign(v_state, carry_in)
+        step = [f"{v_index} = {k}"] + code.assign(v_state, carry_in)
         step += vjp.lines
         step += [f"{a} = {a} + {o}" for a, o in zip(acc, vjp.outputs[:n_acc])]
         step += code.assign(v_ct, vjp.outputs[n_acc:])

@@ -42,6 +42,7 @@ from ..core.trace import bind, eval_program
 from ..core.errors import ConcretizationError
 from ..core.ir import Aval, Role, aval_of
 from .checkpoint import refuse_effects
+from .passes import inside_dce
 from . import for_loop_jvp, for_loop_linearize
 from .params import ForParams, SweepParams, split
 from .stage import stage_loop
@@ -137,8 +138,7 @@ checkpointed_loop_p = register(Primitive(
     linearize=checkpointed_loop_linearize,
     linearize_for_vjp=checkpointed_loop_linearize_for_vjp, transpose=NOT_LINEAR,
     abstract_eval=checkpointed_loop_aval, multiple_results=True, emit=CheckpointedLoopEmit(),
-    complex_ok=True,
-    sparsity=checkpointed_loop_sparsity))
+    complex_ok=True, sparsity=checkpointed_loop_sparsity, dce=inside_dce))
 
 
 def checkpointed_loop(n, body, consts, carry, schedule):
@@ -180,8 +180,7 @@ loop_forward_p = register(Primitive(
     "loop_forward", nargs=None, impl=loop_forward_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
     abstract_eval=loop_forward_aval, multiple_results=True, emit=LoopForwardEmit(),
-    complex_ok=True,
-    sparsity=DENSE))
+    complex_ok=True, sparsity=DENSE, dce=inside_dce))
 
 
 # --- loop_lin ----------------------------------------------------------
@@ -262,8 +261,7 @@ def loop_lin_transpose(cts, *args, **params):
 loop_lin_p = register(Primitive(
     "loop_lin", nargs=None, impl=loop_lin_impl, jvp=BY_IMPL,
     transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True,
-    emit=ThroughImplEmit(), complex_ok=True,
-    sparsity=DENSE))
+    emit=ThroughImplEmit(), complex_ok=True, sparsity=DENSE, dce=inside_dce))
 
 
 # --- loop_reverse ------------------------------------------------------
@@ -301,8 +299,7 @@ loop_reverse_p = register(Primitive(
     "loop_reverse", nargs=None, impl=loop_reverse_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
     abstract_eval=loop_reverse_aval, multiple_results=True, emit=LoopReverseEmit(),
-    complex_ok=True,
-    sparsity=DENSE))
+    complex_ok=True, sparsity=DENSE, dce=inside_dce))
 
 
 # --- the loop marker of the source engine ------------------------------

@@ -14,13 +14,15 @@ Layer: control.
 """
 from __future__ import annotations
 
-from ..core.ir import Aval, Eqn, Lit, Program, Var, aval_of
+import numpy as np
+
+from ..core.ir import Aval, Lit, Program, Var, aval_of
 from ..core.primitive import Linear, Primitive, instantiate, register, zeros
 from ..core.trace import bind, eval_program
 from ..core.rules import EmitRule, LowerRule, either
 from .common import agreeing, tangent_mask
 from .params import CondParams
-from .passes import inline_program
+from .passes import inline_program, needed_inputs, same_literal
 from ..core.subprograms import jvp_program, linearize_program, transpose_program
 
 __all__ = ["cond_p", "cond"]
@@ -157,11 +159,68 @@ class CondEmit(EmitRule):
 
 
 def cond_simplify(eqn, ins, copies):
-    """A branch chosen by a literal: its equations replace the cond."""
+    """A branch chosen by a literal: its equations replace the cond. An output that
+    every branch passes on from one operand (a cotangent a branch does not touch) is
+    that operand, and one that every branch gives as one literal is that literal:
+    what reads it reads them, and ``dce`` drops the output."""
     index, ops = CondParams.split_operands(ins)
-    if not isinstance(index, Lit) or hasattr(index.val, "_trace"):
+    branches = CondParams.of(eqn.params).branches
+    if isinstance(index, Lit) and not hasattr(index.val, "_trace"):
+        return inline_program(branches[int(index.val)], ops)
+    scalars = {k: x for k, x in enumerate(ops) if _scalar_lit(x)}
+    if scalars:
+        # a scalar literal operand is read as the literal inside the branches
+        # (``ct_s * 1.0`` is then ``ct_s``); ``dce`` drops the operand
+        branches = tuple(_reading(b, {b.inputs[k]: x for k, x in scalars.items()})
+                         for b in branches)
+        eqn = eqn.replace(eqn.inputs, eqn.outputs, CondParams(branches).as_params())
+    outs, passed = list(eqn.outputs), bool(scalars)
+    for m, out in enumerate(eqn.outputs):
+        given = [b.outputs[m] for b in branches]
+        pos = {next((k for k, v in enumerate(b.inputs) if v is g), None)
+               for b, g in zip(branches, given)}
+        if len(pos) == 1 and None not in pos:
+            x = ops[pos.pop()]
+            if x.aval == out.aval and x.aval.weak == out.aval.weak:
+                outs[m], passed = x, True
+        elif all(same_literal(g, given[0]) for g in given) and given[0].aval == out.aval:
+            outs[m], passed = given[0], True
+    if not passed:
         return None
-    return inline_program(CondParams.of(eqn.params).branches[int(index.val)], ops)
+    return [eqn.replace(ins, eqn.outputs, eqn.params)], outs
+
+
+def _scalar_lit(x):
+    return isinstance(x, Lit) and np.ndim(x.val) == 0 and not hasattr(x.val, "_trace") \
+        and type(x.val) is not bool
+
+
+def _reading(prog, subst):
+    """``prog`` reading the literal ``subst[v]`` where it read its input ``v``."""
+    def read(x):
+        return subst.get(x, x) if isinstance(x, Var) else x
+    eqns = [e.replace(tuple(read(x) for x in e.inputs), e.outputs, e.params)
+            for e in prog.eqns]
+    return Program(prog.inputs, eqns, [read(x) for x in prog.outputs], prog.name)
+
+
+def cond_dce(eqn, used, dce):
+    """``eqn`` without the outputs no one uses (``used``: a flag each), each branch
+    without the work only they needed (``dce``: the pass), and without the operands
+    no branch reads then: a reverse sweep's forward branch that computes the primal
+    value ``grad`` throws away, and the ``np.sin`` it takes, is gone."""
+    p = CondParams.of(eqn.params)
+    index, ops = CondParams.split_operands(eqn.inputs)
+    branches = [dce(Program(b.inputs, b.eqns, [o for o, u in zip(b.outputs, used) if u],
+                            b.name)) for b in p.branches]
+    needs = set().union(*[needed_inputs(b, b.outputs) for b in branches])
+    keep = [k in needs for k in range(len(ops))]
+    if all(used) and all(keep):
+        return eqn
+    branches = tuple(Program([v for v, k in zip(b.inputs, keep) if k], b.eqns, b.outputs,
+                             b.name) for b in branches)
+    return eqn.replace([index] + [x for x, k in zip(ops, keep) if k],
+               [v for v, u in zip(eqn.outputs, used) if u], CondParams(branches).as_params())
 
 
 def cond_print(eqn, names):
@@ -208,16 +267,16 @@ class CondLower(LowerRule):
         if k2 is None:
             outputs = list(eqn.outputs)
             outputs[k] = out
-            return [Eqn(eqn.prim, list(eqn.inputs) + [acc], outputs, params)]
+            return [eqn.replace(list(eqn.inputs) + [acc], outputs, params)]
         outputs = [o for m, o in enumerate(eqn.outputs) if m not in (k, k2)] + [out]
-        return [Eqn(eqn.prim, eqn.inputs, outputs, params)]
+        return [eqn.replace(eqn.inputs, outputs, params)]
 
     def operand_inputs(self, eqn):
         return [{v: k + 1 for k, v in enumerate(b.inputs)}
                 for b in CondParams.of(eqn.params).branches]
 
     def with_operands(self, eqn, extra, programs):
-        return Eqn(eqn.prim, list(eqn.inputs) + list(extra), eqn.outputs,
+        return eqn.replace(list(eqn.inputs) + list(extra), eqn.outputs,
                    CondParams(programs).as_params())
 
     def additive(self, eqn, m, p, check):
@@ -272,5 +331,5 @@ cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
                             linearize=cond_linearize, transpose=cond_transpose,
                             abstract_eval=cond_aval, multiple_results=True,
                             simplify=cond_simplify, print=cond_print, emit=CondEmit(),
-                            lower=CondLower(), complex_ok=True,
-                            sparsity=cond_sparsity))
+                            lower=CondLower(), complex_ok=True, sparsity=cond_sparsity,
+                            dce=cond_dce))

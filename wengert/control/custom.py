@@ -55,6 +55,7 @@ from ..core.primitive import (
     BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, instantiate, register)
 from ..core.trace import bind
 from .custom_lin import Residuals, as_tuple, custom_lin_p
+from .passes import inside_dce
 from ..primitives.host import HostCallError, check_value, out_aval_of
 from ..core.errors import NoDerivativeRule, ShapeMismatchError, UnsupportedSyntax, user_location
 from ..core.ir import aval_of
@@ -120,8 +121,7 @@ custom_body_p = register(Primitive(
     "custom_body", nargs=None, impl=custom_body_impl, jvp=custom_body_jvp,
     jvp_for_grad=custom_body_jvp_for_grad, linearize_for_vjp=custom_body_linearize_for_vjp,
     transpose=NOT_LINEAR, abstract_eval=custom_body_aval, multiple_results=True,
-    runtime=True, effect=True,
-    sparsity=DENSE))
+    runtime=True, effect=True, sparsity=DENSE, dce=inside_dce))
 
 
 class Rule:
@@ -223,8 +223,8 @@ def custom_jvp_call_aval(*avals, fun, rule):
 
 custom_jvp_call_p = register(Primitive(
     "custom_jvp_call", nargs=None, impl=custom_jvp_call_impl, jvp=custom_jvp_call_jvp,
-    transpose=NOT_LINEAR, abstract_eval=custom_jvp_call_aval, inline=True,
-    sparsity=DENSE))
+    transpose=NOT_LINEAR, abstract_eval=custom_jvp_call_aval, inline=True, sparsity=DENSE,
+    dce=inside_dce))
 
 
 def _converted_body(fun, convert):
@@ -365,8 +365,8 @@ def custom_vjp_call_aval(*avals, fun, fwd, bwd):
 custom_vjp_call_p = register(Primitive(
     "custom_vjp_call", nargs=None, impl=custom_vjp_call_impl, jvp=BY_IMPL,
     jvp_for_grad=needs_reverse, linearize_for_vjp=custom_vjp_call_linearize_for_vjp,
-    transpose=NOT_LINEAR, abstract_eval=custom_vjp_call_aval, inline=True,
-    sparsity=DENSE))
+    transpose=NOT_LINEAR, abstract_eval=custom_vjp_call_aval, inline=True, sparsity=DENSE,
+    dce=inside_dce))
 
 
 class custom_vjp:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core import dims as _dims
 from ..core.primitive import Primitive, TracerBase, Zero, register
+from .passes import inside_dce
 from ..core.errors import NoDerivativeRule, ShapeMismatchError
 from ..core.pytree import flatten, unflatten
 from ..core.primitive import DENSE
@@ -104,4 +105,4 @@ def custom_lin_transpose(cts, *args, bwd, res, out_avals, in_avals):
 custom_lin_p = register(Primitive(
     "custom_lin", nargs=None, impl=custom_lin_impl, jvp=custom_lin_jvp,
     transpose=custom_lin_transpose, abstract_eval=custom_lin_aval, multiple_results=True,
-    sparsity=DENSE))
+    sparsity=DENSE, dce=inside_dce))

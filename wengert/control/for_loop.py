@@ -295,8 +295,7 @@ class ForEmit(LoopEmit):
         y_avals = p.body_output_groups(p.body.out_avals)[1]
         before, store, _ = code.buffers(accs, ys, y_avals, p.split_outputs(eqn.outputs)[1],
                                         index, rows)
-        lines = [code.comment(body.prog)]
-        lines += [f"{i} = {o}" for i, o in zip(consts_in + carry_in, consts + carry) if i != o]
+        lines = [f"{i} = {o}" for i, o in zip(consts_in + carry_in, consts + carry) if i != o]
         lines += before
         lines.append(f"for {index} in range({bounds}):")
         # a Python scalar stored per iteration reads back as a Python number
@@ -348,7 +347,7 @@ class ForLower(LoopLower):
         inputs[carry[k]] = acc
         outputs = list(eqn.outputs)
         outputs[k] = out
-        return [Eqn(eqn.prim, inputs, outputs, eqn.params)]
+        return [eqn.replace(inputs, outputs, eqn.params)]
 
     def promote(self, eqn, carried):
         return for_loop_promote(eqn, carried)
@@ -417,7 +416,7 @@ def for_loop_promote(eqn, carried):
     promoted = {plan.k for plan in plans}
     loop_out = [ends[k] if k in promoted else v for k, v in enumerate(carry_out)]
     params = p.replace(body=body, num_carry=len(carry) + len(c_in)).as_params()
-    loop = Eqn(eqn.prim, p.join_operands(n, consts, carry + c_init, xs),
+    loop = eqn.replace(p.join_operands(n, consts, carry + c_init, xs),
                loop_out + c_out + list(ys_out), params)
     # the write-back: ``A[k_n + a] += c``, the last step's ``k + b``
     ins = [Var(ends[plan.k].aval, ends[plan.k].name, ends[plan.k].role) for plan in plans] \
@@ -426,12 +425,12 @@ def for_loop_promote(eqn, carried):
     for plan, a_var, c_var in zip(plans, ins, ins[len(plans):]):
         at = Lit(plan.b if p.reverse else n.val - 1 + plan.b)
         res = Var(a_var.aval, a_var.name, a_var.role)
-        backs.append(Eqn(plan.add.prim, (a_var, c_var, at), (res,), plan.add.params))
+        backs.append(plan.add.replace((a_var, c_var, at), (res,), plan.add.params))
     results = [carry_out[plan.k] for plan in plans]
     if not plans:
         return [loop]
     if known and type(n.val) is int:           # a step runs
-        return [loop] + [Eqn(e.prim, (ends[plan.k], c, e.inputs[2]), (out,), e.params)
+        return [loop] + [e.replace((ends[plan.k], c, e.inputs[2]), (out,), e.params)
                          for e, plan, c, out in zip(backs, plans, c_out, results)]
     ran = Var(Aval((), np.bool_))
     wrote = Program(ins, backs, [e.outputs[0] for e in backs], "write_back")

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import Eqn, Lit, Program, Var, acts
+from ..core.ir import Lit, Program, Var, dce
 from .params import ForParams, WhileParams
 
-__all__ = ["loop_rules", "inline_program", "FOR_RULES", "WHILE_RULES"]
+__all__ = ["loop_rules", "inline_program", "needed_inputs", "same_literal", "FOR_RULES",
+           "WHILE_RULES", "inside_dce"]
 
 
 # --- inlining ----------------------------------------------------------
@@ -31,18 +32,20 @@ def inline_program(prog, args):
             w = Var(v.aval, v.name, v.role)
             env[v] = w
             outs.append(w)
-        eqns.append(Eqn(e.prim, tuple(read(x) for x in e.inputs), tuple(outs), e.params))
+        eqns.append(e.replace(tuple(read(x) for x in e.inputs), tuple(outs), e.params))
     return eqns, [read(x) for x in prog.outputs]
 
 
 # --- loops -------------------------------------------------------------
-def _needed_inputs(prog, outputs):
+def needed_inputs(prog, outputs):
     """Positions of ``prog``'s inputs that computing ``outputs``, and the
-    effects ``prog`` has, read."""
+    effects ``prog`` has, read: after ``dce``, so an equation holding
+    sub-Programs reads only the operands that its rule keeps for the outputs
+    used (a branch's primal value a loop carries, which nothing needs)."""
+    pruned = dce(Program(prog.inputs, prog.eqns, list(outputs), prog.name))
     live = {x for x in outputs if not isinstance(x, Lit)}
-    for eqn in reversed(prog.eqns):
-        if any(v in live for v in eqn.outputs) or acts(eqn):
-            live.update(x for x in eqn.inputs if not isinstance(x, Lit))
+    for eqn in pruned.eqns:
+        live.update(x for x in eqn.inputs if not isinstance(x, Lit))
     return {k for k, v in enumerate(prog.inputs) if v in live}
 
 
@@ -69,7 +72,7 @@ def _substitute(prog, subst):
     def read(x):
         return subst.get(x, x) if isinstance(x, Var) else x
 
-    eqns = [Eqn(e.prim, tuple(read(x) for x in e.inputs), e.outputs, e.params)
+    eqns = [e.replace(tuple(read(x) for x in e.inputs), e.outputs, e.params)
             for e in prog.eqns]
     return Program(prog.inputs, eqns, [read(x) for x in prog.outputs], prog.name)
 
@@ -98,13 +101,16 @@ def loop_rules(params_type):
         for k, (v, new, x) in enumerate(zip(carry_in, carry_new, init)):
             if new is v:
                 outs[k] = x
+                if isinstance(x, Lit) and np.ndim(x.val) == 0 and x.aval == v.aval \
+                        and x.aval.weak == v.aval.weak and not hasattr(x.val, "_trace"):
+                    fixed[v] = x
             elif same_literal(new, x):
                 outs[k] = x
                 fixed[v] = new
         params = eqn.params
         if fixed:
             params = p.replace(body=_substitute(p.body, fixed)).as_params()
-        return [Eqn(eqn.prim, ins, eqn.outputs, params)], outs
+        return [eqn.replace(ins, eqn.outputs, params)], outs
 
     def loop_dce(eqn, used, dce):
         """``eqn`` without the carries, per-iteration outputs and operands
@@ -116,11 +122,11 @@ def loop_rules(params_type):
         body = p.body
         # a while loop's condition reads every input the loop keeps running on
         others = [q for q in p.sub_programs() if q is not body]
-        cond_needs = set().union(*[_needed_inputs(q, q.outputs) for q in others])
+        cond_needs = set().union(*[needed_inputs(q, q.outputs) for q in others])
         positions = p.operand_groups(range(len(body.inputs)))
         while True:
             outs = _pick(body.outputs, keep_carry + keep_ys)
-            needs = _needed_inputs(body, outs) | cond_needs
+            needs = needed_inputs(body, outs) | cond_needs
             more = [k or j in needs for j, k in zip(positions[2], keep_carry)]
             if more == keep_carry:
                 break
@@ -143,7 +149,7 @@ def loop_rules(params_type):
         outs = p.join_output_groups(_pick(carry_out, keep_carry), mid_out,
                                     _pick(ys_out, keep_ys))
         params = p.replace(**changes).as_params()
-        return Eqn(eqn.prim, _pick(eqn.inputs, keep_in), outs, params)
+        return eqn.replace(_pick(eqn.inputs, keep_in), outs, params)
 
     def loop_print(eqn, names):
         return params_type.of(eqn.params).sub_aliases(eqn.inputs, names)
@@ -153,3 +159,23 @@ def loop_rules(params_type):
 
 FOR_RULES = loop_rules(ForParams)
 WHILE_RULES = loop_rules(WhileParams)
+
+
+# --- the other rows holding Programs ----------------------------------------------
+def inside_dce(eqn, used, dce):
+    """The ``dce`` rule of a row whose sub-Programs' interfaces its layout fixes (a
+    checkpoint, a checkpointed loop's sweeps, a custom rule): each sub-Program without
+    the equations none of its outputs (nor an effect) needs; its inputs and outputs,
+    and so the equation's operands and results, stay."""
+    changed, params = False, {}
+    for k, v in eqn.params.items():
+        if isinstance(v, Program):
+            new = dce(v)
+            changed = changed or len(new.eqns) != len(v.eqns)
+            v = new
+        elif isinstance(v, tuple) and v and all(isinstance(q, Program) for q in v):
+            new = tuple(dce(q) for q in v)
+            changed = changed or any(len(a.eqns) != len(b.eqns) for a, b in zip(new, v))
+            v = new
+        params[k] = v
+    return eqn.replace(params=params) if changed else eqn

@@ -6,7 +6,7 @@ Layer: control.
 """
 from __future__ import annotations
 
-from ..core.ir import Eqn, Lit, Program, Var, dce
+from ..core.ir import Lit, Program, Var, dce
 
 __all__ = ["recompute_residuals", "CHEAP_SCALAR_PRIMS", "RECOMPUTE_PER_STORED"]
 
@@ -93,7 +93,7 @@ def recompute_residuals(known, lin, nres, n_out, free=()):
     for e in eqns:
         ins = [read(x) for x in e.inputs]
         outs = [env.setdefault(v, Var(v.aval, v.name, v.role)) for v in e.outputs]
-        copies.append(Eqn(e.prim, ins, outs, e.params))
+        copies.append(e.replace(ins, outs, e.params))
     # the known body no longer computes what only the residuals needed
     known = dce(Program(known.inputs, known.eqns, known.outputs[:n_out] + [r for r, _ in new],
                         known.name))

@@ -44,10 +44,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from math import comb
+import math
 
 __all__ = ["ADVANCE", "STORE", "RESTORE", "FREE", "REVERSE", "ACTION_NAMES", "CTZ", "Binomial",
-           "schedule_of", "count", "Counts", "binomial_optimum", "ctz_recomputations"]
+           "schedule_of", "count", "Counts", "binomial_optimum", "ctz_recomputations",
+           "ctz_forward", "ctz_stored", "ctz_reverse", "binomial_actions", "binomial_forward",
+           "binomial_stored", "binomial_reverse", "SWEEP_FUNCTIONS", "SWEEP_HELPERS"]
 
 ADVANCE, STORE, RESTORE, FREE, REVERSE = range(5)
 ACTION_NAMES = ("advance", "store", "restore", "free", "reverse")
@@ -85,44 +87,65 @@ class CTZ:
             k += 1
 
     def forward(self, n):
-        if n <= 0:
-            return
-        for action in self.online():
-            yield action
-            if action == (ADVANCE, n - 1):
-                return
+        return ctz_forward(n)
 
     def stored(self, n):
-        """Positions stored after ``forward(n)``, ascending: the even prefixes
-        of n - 1."""
-        if n <= 1:
-            return (0,) if n == 1 else ()
-        k, out = n - 1, set()
-        while True:
-            if k % 2 == 0:
-                out.add(k)
-            if k == 0:
-                break
-            k &= k - 1
-        return tuple(sorted(out))
+        return ctz_stored(n)
 
     def reverse(self, n):
-        stored = list(self.stored(n))
-        for j in range(n - 1, -1, -1):
-            if j != n - 1:
-                # the latest stored state is j with its trailing ones cleared;
-                # recompute from it, storing the prefixes of j passed on the way
-                p = stored[-1]
-                yield RESTORE, p
-                for q in range(p, j):
-                    if q > p and (j & ~((q & -q) - 1)) == q:
-                        stored.append(q)
-                        yield STORE, q
-                    yield ADVANCE, q
-            yield REVERSE, j
-            if stored and stored[-1] == j:
-                stored.pop()
-                yield FREE, j
+        return ctz_reverse(n)
+
+
+# The sweeps of CTZ written with nothing but Python (the actions as their numbers):
+# generated code defines these functions and loops over them, so it runs without
+# wengert (``control/checkpoint_emit.py``); the schedule objects call them too.
+def ctz_forward(n):
+    """``online()`` up to the advance of step n - 1: even positions stored (1), the
+    ``ctz(k) - 1`` latest freed (3) on entering an even position k, each step
+    advanced (0)."""
+    stored = []
+    for k in range(n):
+        if k and k % 2 == 0:
+            for _ in range((k & -k).bit_length() - 2):
+                yield 3, stored.pop()
+        if k % 2 == 0:
+            stored.append(k)
+            yield 1, k
+        yield 0, k
+
+
+def ctz_stored(n):
+    """Positions stored after ``ctz_forward(n)``, ascending: the even prefixes of n - 1."""
+    if n <= 1:
+        return (0,) if n == 1 else ()
+    k, out = n - 1, set()
+    while True:
+        if k % 2 == 0:
+            out.add(k)
+        if k == 0:
+            break
+        k &= k - 1
+    return tuple(sorted(out))
+
+
+def ctz_reverse(n):
+    """The reverse sweep: for each step j from n - 1 down, restore (2) the latest stored
+    state (j with its trailing ones cleared), recompute from it, storing (1) the prefixes
+    of j passed on the way, reverse step j (4), free (3) j where it was stored."""
+    stored = list(ctz_stored(n))
+    for j in range(n - 1, -1, -1):
+        if j != n - 1:
+            p = stored[-1]
+            yield 2, p
+            for q in range(p, j):
+                if q > p and (j & ~((q & -q) - 1)) == q:
+                    stored.append(q)
+                    yield 1, q
+                yield 0, q
+        yield 4, j
+        if stored and stored[-1] == j:
+            stored.pop()
+            yield 3, j
 
 
 def ctz_recomputations(n):
@@ -142,7 +165,7 @@ def ctz_recomputations(n):
 # --- Binomial (Revolve) --------------------------------------------------------------
 def _beta(c, r):
     """C(c + r, c): the most steps c stored states reverse with r repetitions."""
-    return comb(c + r, c) if r >= 0 else 0
+    return math.comb(c + r, c) if r >= 0 else 0
 
 
 def _repetitions(n, s):
@@ -173,11 +196,78 @@ def _split(length, c):
 
 def _reach(current, a, j):
     """From state ``current``, reach state ``j`` from the stored state ``a``:
-    restore it (unless it is the current one), then advance."""
+    restore it (2, unless it is the current one), then advance (0)."""
     if current != a:
-        yield RESTORE, a
+        yield 2, a
     for q in range(a, j):
-        yield ADVANCE, q
+        yield 0, q
+
+
+def binomial_actions(n, s):
+    """Revolve's whole sequence for ``s`` stored states (None: ``floor(log2 n) + 1``):
+    the forward sweep up to s_{n-1}, then the reverse sweep. Tasks on an explicit stack
+    (no recursion, so each action costs the same however deep the partition). The
+    actions as their numbers: generated code defines this function (``ctz_forward``)."""
+    if n <= 0:
+        return
+    current = 0
+    if n > 1:
+        yield 1, 0
+    tasks = [("reverse", 0, n, max(1, n.bit_length()) if s is None else s)]
+    while tasks:
+        task = tasks.pop()
+        if task[0] == "free":
+            yield 3, task[1]
+            continue
+        _, a, b, c = task
+        if b - a == 1 or c == 1:
+            for j in range(b - 1, a - 1, -1):
+                yield from _reach(current, a, j)
+                yield 4, j
+                current = j
+            continue
+        m = a + _split(b - a, c)
+        yield from _reach(current, a, m)
+        yield 1, m
+        current = m
+        # the right part first, with one state fewer; then the left part
+        tasks += [("reverse", a, m, c), ("free", m), ("reverse", m, b, c - 1)]
+
+
+def binomial_forward(n, s):
+    """The forward sweep of ``binomial_actions``, ending with the advance of n - 1."""
+    for kind, k in binomial_actions(n, s):
+        if kind == 4:
+            break
+        yield kind, k
+    if n > 0:
+        yield 0, n - 1
+
+
+def binomial_stored(n, s):
+    """Positions stored after ``binomial_forward(n, s)``, ascending."""
+    out = set()
+    for kind, k in binomial_forward(n, s):
+        if kind == 1:
+            out.add(k)
+        elif kind == 3:
+            out.discard(k)
+    return tuple(sorted(out))
+
+
+def binomial_reverse(n, s):
+    """The reverse sweep of ``binomial_actions``: from its first reverse step on."""
+    started = False
+    for action in binomial_actions(n, s):
+        started = started or action[0] == 4
+        if started:
+            yield action
+
+
+# what generated code defines to run each schedule (``control/checkpoint_emit.py``)
+SWEEP_FUNCTIONS = {"ctz": (ctz_forward, ctz_stored, ctz_reverse),
+                   "binomial": (binomial_forward, binomial_stored, binomial_reverse)}
+SWEEP_HELPERS = {"ctz": (), "binomial": (_beta, _repetitions, _split, _reach, binomial_actions)}
 
 
 @dataclass(frozen=True)
@@ -198,42 +288,8 @@ class Binomial:
     def budget(self, n):
         return self.snapshots if self.snapshots is not None else max(1, n.bit_length())
 
-    def _actions(self, n):
-        """Revolve's whole sequence: the forward sweep up to s_{n-1}, then the
-        reverse sweep. Tasks on an explicit stack (no recursion, so each
-        action costs the same however deep the partition)."""
-        if n <= 0:
-            return
-        current = 0
-        if n > 1:
-            yield STORE, 0
-        tasks = [("reverse", 0, n, self.budget(n))]
-        while tasks:
-            task = tasks.pop()
-            if task[0] == "free":
-                yield FREE, task[1]
-                continue
-            _, a, b, c = task
-            if b - a == 1 or c == 1:
-                for j in range(b - 1, a - 1, -1):
-                    yield from _reach(current, a, j)
-                    yield REVERSE, j
-                    current = j
-                continue
-            m = a + _split(b - a, c)
-            yield from _reach(current, a, m)
-            yield STORE, m
-            current = m
-            # the right part first, with one state fewer; then the left part
-            tasks += [("reverse", a, m, c), ("free", m), ("reverse", m, b, c - 1)]
-
     def forward(self, n):
-        for kind, k in self._actions(n):
-            if kind == REVERSE:
-                break
-            yield kind, k
-        if n > 0:
-            yield ADVANCE, n - 1
+        return binomial_forward(n, self.snapshots)
 
     @functools.lru_cache(maxsize=16)
     def stored(self, n):
@@ -248,11 +304,7 @@ class Binomial:
         return tuple(sorted(out))
 
     def reverse(self, n):
-        started = False
-        for action in self._actions(n):
-            started = started or action[0] == REVERSE
-            if started:
-                yield action
+        return binomial_reverse(n, self.snapshots)
 
 
 def schedule_of(checkpoint, snapshots=None):

@@ -159,7 +159,6 @@ class WhileEmit(LoopEmit):
         # the values the condition shares with the body (``prepare``): the
         # same names, so no statement, unless a name had to differ
         step += code.assign(p.operand_groups(body.inputs)[3], cond.outputs[1:])
-        step += [code.comment(body.prog)]
         step += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o] + body.lines
         step += store + code.assign(carry_in, carry_new)
         step += [f"{c} += 1" for c in dict.fromkeys([count] * counted + [row] * bool(row))]

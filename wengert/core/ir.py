@@ -35,15 +35,24 @@ class ProgramError(ValueError):
 
 
 class Eqn:
-    """``outputs = prim[params] (inputs)``."""
+    """``outputs = prim[params] (inputs)``. ``where``: ``(filename, lineno)`` of the
+    user's line it computes or differentiates (``core.where``), or None; printed only
+    in generated code's comments."""
 
-    __slots__ = ("prim", "inputs", "outputs", "params")
+    __slots__ = ("prim", "inputs", "outputs", "params", "where")
 
-    def __init__(self, prim, inputs, outputs, params):
+    def __init__(self, prim, inputs, outputs, params, where=None):
         self.prim = prim
         self.inputs = inputs if type(inputs) is tuple else tuple(inputs)
         self.outputs = outputs if type(outputs) is tuple else tuple(outputs)
         self.params = params
+        self.where = where
+
+    def replace(self, inputs=None, outputs=None, params=None):
+        """This equation with other operands, results or params, from the same line."""
+        return Eqn(self.prim, self.inputs if inputs is None else inputs,
+                   self.outputs if outputs is None else outputs,
+                   self.params if params is None else params, self.where)
 
     def __repr__(self):
         return f"Eqn({self.prim.name}, {len(self.inputs)} in, {len(self.outputs)} out)"
@@ -198,7 +207,10 @@ def dce(prog):
     for eqn in reversed(prog.eqns):
         if any(v in live for v in eqn.outputs) or acts(eqn):
             if eqn.prim.dce is not None:
+                where = eqn.where
                 eqn = eqn.prim.dce(eqn, [v in live for v in eqn.outputs], dce)
+                if eqn.where is None:
+                    eqn.where = where
             kept.append(eqn)
             live.update(x for x in eqn.inputs if not isinstance(x, Lit))
     kept.reverse()

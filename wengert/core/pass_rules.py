@@ -19,7 +19,7 @@ from .rules import EmitRule, float64_operand
 
 __all__ = ["Algebra", "is_scalar_lit", "drops_identity", "BinaryOperator", "UnaryMinus",
            "NumpyAxisCall", "NumpyLike", "PythonNumbersKept", "ScipyCall",
-           "scipy_module"]
+           "scipy_module", "NumpyCall", "DefinedCall", "PartEmit"]
 
 
 # --- simplify ---------------------------------------------------------------------
@@ -223,3 +223,84 @@ class ScipyCall(EmitRule):
 def scipy_module(code):
     """The name of the ``scipy`` module in the code (bound when first used)."""
     return code.bind(("scipy", "scipy_"), importlib.import_module("scipy"), "module scipy")
+
+
+class NumpyCall(EmitRule):
+    """``np.fft.rfft(x, axis=-1, norm=None)``: a row whose impl is the NumPy function at
+    ``path`` (below ``np``; below ``scipy`` with ``scipy=True``) of its operands and its
+    params, passed by keyword (``keywords``: param -> keyword; all of them by default),
+    its one result cast to the row's dtype where ``cast`` (``astype(..., copy=False)``:
+    ``eigvals`` of a real matrix is real where all its eigenvalues are); ``chosen_by``:
+    params that pick the function, ``path`` then a function of them (``dft``'s
+    ``inverse``: ``fft`` or ``ifft``)."""
+
+    def __init__(self, path, keywords=None, cast=False, scipy=False, chosen_by=(), fixed=None):
+        self.path, self.keywords, self.cast, self.scipy = path, keywords, cast, scipy
+        self.chosen_by = chosen_by      # params that pick the function: ``path(**them)``
+        self.fixed = fixed or {}        # keyword arguments the impl always passes
+
+    def expression(self, code, eqn, ins, py):
+        params = {k: v for k, v in eqn.params.items() if k not in self.chosen_by}
+        keywords = self.keywords if self.keywords is not None else {k: k for k in params}
+        if set(keywords) != set(params):
+            return None
+        path = self.path if not self.chosen_by else self.path(
+            **{k: eqn.params[k] for k in self.chosen_by})
+        module = scipy_module(code) if self.scipy else code.np
+        args = list(ins) + [f"{k}={code.param(eqn.params[p])}"
+                            for p, k in sorted(keywords.items(), key=lambda kv: kv[1])]
+        args += [f"{k}={code.param(v)}" for k, v in self.fixed.items()]
+        text = f"{module}.{path}({', '.join(args)})"
+        if self.cast and not eqn.prim.multiple_results:
+            text += f".astype({code.dtype(eqn.outputs[0].aval.dtype)}, copy=False)"
+        return text
+
+    def statements(self, code, eqn, ins, py, outs, subs):
+        """Several results, each cast: ``w, v = np.linalg.eig(a)``, then ``w =
+        w.astype(...)`` for each."""
+        if not (self.cast and eqn.prim.multiple_results):
+            return None
+        text = self.expression(code, eqn, ins, py)
+        if text is None:
+            return None
+        return [f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {text}"] + [
+            f"{o} = {o}.astype({code.dtype(v.aval.dtype)}, copy=False)"
+            for o, v in zip(outs, eqn.outputs)]
+
+
+class DefinedCall(EmitRule):
+    """``linrec_numpy(a, b, axis=0, reverse=False)``: a row whose impl is NumPy code with
+    logic of its own: ``fn``, a function of wengert's that reads only ``np`` (``math``,
+    ``scipy``) and the functions ``deps``, defined in the generated file above the code
+    (``code.define``, its text taken from wengert's source) and called there with the
+    row's params by keyword; so the code runs with NumPy (and SciPy) alone. The row's
+    impl calls the same function."""
+
+    def __init__(self, fn, deps=()):
+        self.fn, self.deps = fn, tuple(deps)
+
+    def expression(self, code, eqn, ins, py):
+        name = code.define(self.fn, self.deps)
+        args = list(ins) + [f"{k}={code.param(v)}" for k, v in sorted(eqn.params.items())]
+        return f"{name}({', '.join(args)})"
+
+
+class PartEmit(EmitRule):
+    """``np.real(x).copy()[()]`` (a copy: NumPy's part is a view; a 0-d result a
+    scalar), and a Python number's part, ``float(x.real)``, where the operand may be
+    one: the impl's two cases, chosen when the code runs."""
+
+    def __init__(self, numpy_text, python_text):
+        self.numpy_text, self.python_text = numpy_text, python_text
+
+    def expression(self, code, eqn, ins, py):
+        x = code.atom(ins[0])
+        numpy_text = self.numpy_text.format(np=code.np, x=ins[0])
+        if not py[0]:
+            return numpy_text
+        return (f"({self.python_text.format(x=x)} if type({ins[0]}) in (int, float, complex) "
+                f"else {numpy_text})")
+
+    def python_scalars(self, eqn, py_ins, run):
+        """A Python number's part (or conjugate) is one, as the impl gives it."""
+        return [py_ins[0]]

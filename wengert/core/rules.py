@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .ir import Eqn, Lit, Var
+from .ir import Lit, Var
 from .primitive import NOT_LINEAR, Primitive, register
 from .shapes import elementwise_aval, python_operator
 
@@ -339,10 +339,10 @@ class ScaleLower(ElementwiseLower):
             if acc is None:
                 return []
             t = Var(eqn.prim.abstract_eval(*[x.aval for x in ins]), "", out.role)
-            scaled = Eqn(pe.prim, [t if j == p else x for j, x in enumerate(pe.inputs)],
+            scaled = pe.replace([t if j == p else x for j, x in enumerate(pe.inputs)],
                          [Var(y.aval, "", y.role)], pe.params)
             absorbed = rule.absorb(scaled, 0, acc, out, sink)
             if absorbed is None:
                 continue
-            return [Eqn(eqn.prim, ins, [t], eqn.params)] + absorbed
+            return [eqn.replace(ins, [t], eqn.params)] + absorbed
         return None

@@ -25,11 +25,12 @@ from .errors import LeakedTracerError, UnsupportedDtypeError, user_location
 from .ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs_at_call
 from .primitive import OPERAND_KIND, TracerBase, Zero, raise_typed, zeros
 from .trace import TRACE_STATE, Trace, rules_under, set_current
+from .where import locate
 from .tracer import Tracer
 from .inplace import array_value, is_scalar, link_views, scalar_value
 
 __all__ = ["StagingTrace", "StagingTracer", "stage", "name_value", "closure_convert",
-           "defining"]
+           "defining", "locating"]
 
 
 def name_value(value, name, role=Role.VALUE):
@@ -196,9 +197,11 @@ class StagingTrace(Trace):
         if self.records_primal and not prim.complex_ok and \
                 _complex(atoms, out_avals, prim.multiple_results):
             raise UnsupportedDtypeError.complex_operand(prim.name)
+        state = TRACE_STATE
+        where = locate() if state.locate else state.where
         if prim.multiple_results:
-            outs = [Var(a, "", self.role) for a in out_avals]
-            self.eqns.append(Eqn(prim, atoms, outs, params))
+            outs = [Var(a, "", self.role_of(a)) for a in out_avals]
+            self.eqns.append(Eqn(prim, atoms, outs, params, where))
             scalars = [_scalar_result(prim, args, params, a) for a in out_avals]
             if vals is None:
                 return tuple(StagingTracer(self, v, None, k) for v, k in zip(outs, scalars))
@@ -206,12 +209,20 @@ class StagingTrace(Trace):
             for r in res:
                 link_views(r, args)
             return res
-        out = Var(out_avals, "", self.role)
-        self.eqns.append(Eqn(prim, atoms, (out,), params))
+        out = Var(out_avals, "", self.role_of(out_avals))
+        self.eqns.append(Eqn(prim, atoms, (out,), params, where))
         res = StagingTracer(self, out, vals, _scalar_result(prim, args, params, out_avals))
         if vals is not None:
             link_views(res, args)
         return res
+
+    def role_of(self, aval):
+        """The role of a variable of ``aval`` it defines: its own (``role``), except
+        that an integer or a boolean is a value in any role (a reverse sweep's index
+        arithmetic, ``i + 1``, is no cotangent: no derivative flows through it)."""
+        if self.role is Role.VALUE or aval.dtype.kind in "fc":
+            return self.role
+        return Role.VALUE
 
     def atom(self, x):
         """The Program operand for an output value (Zero -> literal zeros)."""
@@ -288,6 +299,21 @@ class defining:
             self.trace.role = self.prev
 
 
+class locating:
+    """``with locating():`` the equations recorded meanwhile take the line of the
+    user's code that made them (``core.where.locate``): the source frontend
+    staging a function."""
+
+    __slots__ = ("prev",)
+
+    def __enter__(self):
+        self.prev = TRACE_STATE.locate
+        TRACE_STATE.locate = True
+
+    def __exit__(self, *exc):
+        TRACE_STATE.locate = self.prev
+
+
 def closure_convert(prog):
     """Literals holding traced values (a block closed over an enclosing
     transformation's variables) become leading inputs: (Program, values)."""
@@ -306,6 +332,6 @@ def closure_convert(prog):
             return seen[key]
         return x
 
-    eqns = [Eqn(e.prim, tuple(conv(x) for x in e.inputs), e.outputs, e.params) for e in prog.eqns]
+    eqns = [e.replace(inputs=tuple(conv(x) for x in e.inputs)) for e in prog.eqns]
     outputs = [conv(x) for x in prog.outputs]
     return Program(new_inputs + prog.inputs, eqns, outputs, prog.name), consts

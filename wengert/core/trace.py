@@ -121,6 +121,10 @@ class _TraceState(threading.local):
         self.current = EVAL     # the trace ``bind`` hands applications to
         self.active = 0         # transformations in progress (``set_current``)
         self.effects = 0        # applications of primitives with an effect so far
+        # the user's line the equations recorded now come from (``core.where``),
+        # and whether a recorder finds it itself, in the user's frames (the source frontend)
+        self.where = None
+        self.locate = False
 
 
 TRACE_STATE = _TraceState()
@@ -222,23 +226,36 @@ def eval_program(prog, args):
     # needs runs on the primals alone (``grad`` then ``jvp``: the tangent of
     # an ``argmin`` path, which only feeds a comparison, is never formed)
     dead = tangent_dead(prog) if drop is not None else ()
-    for k, eqn in enumerate(prog.eqns):
-        ins = [x.val if isinstance(x, Lit) else env[x] for x in eqn.inputs]
-        if k in dead:
-            ins = [drop(x) for x in ins]
-        outs = bind(eqn.prim, *ins, **eqn.params)
-        # name_as, inline: most variables have no name or role (the hot concrete path)
-        if eqn.prim.multiple_results:
-            for v, o in zip(eqn.outputs, outs):
-                env[v] = o
-                if (v.name or v.role is not value) and isinstance(o, TracerBase):
-                    o.name_hint(v.name, v.role)
-        else:
-            v = eqn.outputs[0]
-            env[v] = outs
-            if (v.name or v.role is not value) and isinstance(outs, TracerBase):
-                outs.name_hint(v.name, v.role)
+    state = TRACE_STATE
+    # a transform replaying the Program records each equation's work under its
+    # line (``core.where``); the concrete interpreter's path skips it
+    outer = state.where if state.active else _NOWHERE
+    try:
+        for k, eqn in enumerate(prog.eqns):
+            ins = [x.val if isinstance(x, Lit) else env[x] for x in eqn.inputs]
+            if k in dead:
+                ins = [drop(x) for x in ins]
+            if outer is not _NOWHERE:
+                state.where = eqn.where or outer
+            outs = bind(eqn.prim, *ins, **eqn.params)
+            # name_as, inline: most variables have no name or role (the hot concrete path)
+            if eqn.prim.multiple_results:
+                for v, o in zip(eqn.outputs, outs):
+                    env[v] = o
+                    if (v.name or v.role is not value) and isinstance(o, TracerBase):
+                        o.name_hint(v.name, v.role)
+            else:
+                v = eqn.outputs[0]
+                env[v] = outs
+                if (v.name or v.role is not value) and isinstance(outs, TracerBase):
+                    outs.name_hint(v.name, v.role)
+    finally:
+        if outer is not _NOWHERE:
+            state.where = outer
     return [x.val if isinstance(x, Lit) else env[x] for x in prog.outputs]
+
+
+_NOWHERE = object()
 
 
 _VALUE = Role.VALUE

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import Aval, Eqn, Lit, Program, Var
+from ..core.ir import Aval, Lit, Program, Var
 from .sums import map_programs
 
 __all__ = ["promote", "merge_sums", "Carried", "Plan"]
@@ -127,9 +127,9 @@ def _merged(eqns, e1, e2, u, w):
         ins = [x1 if x is t else x for x in e.inputs]
         if e is e2:
             out += [e2.prim.lower.element_sum(u, w, s),
-                    Eqn(e.prim, [ins[0], s, *ins[2:]], e.outputs, e.params)]
+                    e.replace([ins[0], s, *ins[2:]], e.outputs, e.params)]
         elif any(x is t for x in e.inputs):
-            out.append(Eqn(e.prim, ins, e.outputs, e.params))
+            out.append(e.replace(ins, e.outputs, e.params))
         else:
             out.append(e)
     return out
@@ -274,7 +274,7 @@ class Carried:
             rule = plan.add.prim.lower
             at = eqns.index(plan.read)
             pos = plan.read.inputs[1:]
-            lines = [Eqn(plan.read.prim, plan.read.inputs, [m], plan.read.params),
+            lines = [plan.read.replace(plan.read.inputs, [m], plan.read.params),
                      rule.element_sum(m, c, r)]
             if plan.store is not None and not plan.dead:
                 result = plan.store.outputs[0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import Eqn, Lit, Program, Var, sub_programs
+from ..core.ir import Lit, Program, Var, sub_programs
 from ..core.shapes import python_operator
 from ..core.ir import atom_key, eqn_key
 from ..core.literals import PY_SCALARS, ufunc_call
@@ -282,7 +282,7 @@ def share_condition_values(prog):
         if rule is not None and "prepare" in rule.asks:
             params = rule.prepare(eqn, params, _reuse_condition)
         if any(params[k] is not eqn.params[k] for k in params):
-            eqn, changed = Eqn(eqn.prim, eqn.inputs, eqn.outputs, params), True
+            eqn, changed = eqn.replace(eqn.inputs, eqn.outputs, params), True
         eqns.append(eqn)
     return Program(prog.inputs, eqns, prog.outputs, prog.name) if changed else prog
 
@@ -331,7 +331,7 @@ def _reuse_condition(cond, body, operands):
         return x
 
     computed_vars = {w for outs in computed.values() for w in outs}
-    eqns = [Eqn(e.prim, [read(x) for x in e.inputs], e.outputs, e.params) for e in kept]
+    eqns = [e.replace([read(x) for x in e.inputs], e.outputs, e.params) for e in kept]
     outs = [read(x) for x in body.outputs]
     return (Program(cond.inputs, cond.eqns, list(cond.outputs) + list(shared), cond.name),
             Program(list(body.inputs) + list(shared.values()), eqns, outs, body.name))

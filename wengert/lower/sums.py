@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.lengths import linear_form
-from ..core.ir import Eqn, Lit, Program, Var, acts, sub_programs
+from ..core.ir import Lit, Program, Var, acts, sub_programs
 from ..core.ir import atom_key, dce, eqn_key
 
 __all__ = ["map_programs", "Sink", "sink", "assemble", "share_outer_values", "schedule"]
@@ -33,7 +33,7 @@ def map_programs(eqn, fn):
             new = v
         changed |= new is not v
         params[key] = new
-    return Eqn(eqn.prim, eqn.inputs, eqn.outputs, params) if changed else eqn
+    return eqn.replace(eqn.inputs, eqn.outputs, params) if changed else eqn
 
 
 class Sink:
@@ -57,7 +57,7 @@ class Sink:
             return [], a
         if self.zero(a):
             return [], b
-        return [Eqn(self.sum_eqn.prim, [a, b], [out], {})], out
+        return [self.sum_eqn.replace([a, b], [out], {})], out
 
     @staticmethod
     def program(prog):
@@ -338,7 +338,7 @@ def _share_into(eqn, maps, seen, rule):
                     added[v] = Var(v.aval, v.name, v.role)
                 subst[e.outputs[0]] = added[v]
                 continue
-            kept.append(e if ins == list(e.inputs) else Eqn(e.prim, ins, e.outputs, e.params))
+            kept.append(e if ins == list(e.inputs) else e.replace(ins, e.outputs, e.params))
         outs = [subst.get(x, x) if isinstance(x, Var) else x for x in sub.outputs]
         programs.append((sub, kept, outs, added))
         extra += [v for v in added if v not in extra]

@@ -4,9 +4,10 @@ log_softmax, norm, var, std.
 These are plain functions with no rules of their own; their derivatives come
 from the primitives they call. Two patterns keep them stable:
 
-* max-shifting (logsumexp, softmax, log_softmax): the shift is an ordinary
-  traced value, not a constant, but it cancels analytically, so the
-  derivative is exact;
+* max-shifting (logsumexp, softmax, log_softmax): the shift cancels
+  analytically, so it is held constant (``stop_gradient``): the derivative
+  is the exact formula's, and the maximum's own derivative, zero up to
+  rounding, is never computed;
 * where-guarding (norm, std): ``sqrt`` is applied to ``where(s > 0, s, 1)``
   and the result selected back, so at zero the derivative is 0 (a valid
   subgradient) instead of nan, in forward and reverse mode alike.
@@ -34,6 +35,7 @@ from ..primitives.reduce import mean, reduce_max, reduce_min, reduce_sum
 from ..primitives.shape import reshape, squeeze, transpose
 from ..primitives.decomp import svdvals
 from ..primitives.runtime_shapes import length
+from ..primitives.stop import stop_gradient
 from ..core.errors import NoDerivativeRule
 from ..core.ir import aval_of
 
@@ -61,18 +63,18 @@ def logsumexp(x, axis=None, keepdims=False):
     axes = _axes(axis, np.ndim(x))
     shift = reduce_max(x, axis=axes, keepdims=True)
     # an all -inf slice keeps shift 0, so its result is -inf rather than nan
-    shift = where(isfinite(shift), shift, 0.0)
+    shift = stop_gradient(where(isfinite(shift), shift, 0.0))
     total = reduce_sum(exp(sub(x, shift)), axis=axes, keepdims=True)
     return unkeep(add(log(total), shift), axes, keepdims)
 
 
 def softmax(x, axis=-1):
-    e = exp(sub(x, reduce_max(x, axis=axis, keepdims=True)))
+    e = exp(sub(x, stop_gradient(reduce_max(x, axis=axis, keepdims=True))))
     return div(e, reduce_sum(e, axis=axis, keepdims=True))
 
 
 def log_softmax(x, axis=-1):
-    z = sub(x, reduce_max(x, axis=axis, keepdims=True))
+    z = sub(x, stop_gradient(reduce_max(x, axis=axis, keepdims=True)))
     return sub(z, log(reduce_sum(exp(z), axis=axis, keepdims=True)))
 
 

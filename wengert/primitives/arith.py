@@ -1,20 +1,17 @@
-"""Elementwise arithmetic: add, sub, neg, mul, div, convert, and the
-complex parts real, imag, conj (the conventions for complex values below);
-``cast_float``, a derivative cast to its value's float dtype (the casts at
-the boundary with the user's Python are in ``casts``; the makers of
-elementwise rows in ``rules``). ``where`` is in ``selection``; piecewise
-functions (abs, max, floor, the comparisons...) are in ``ordering``; exp,
-log, sin, pow, square, reciprocal... in ``transcendental``.
+"""Elementwise arithmetic: add, sub, neg, mul, div, convert, and the complex parts real, imag,
+conj (the conventions for complex values below); ``cast_float``, a derivative cast to its
+value's float dtype (the casts at the boundary with the user's Python are in ``casts``; the
+makers of elementwise rows in ``rules``). ``where`` is in ``selection``; piecewise functions
+(abs, max, floor, the comparisons...) are in ``ordering``; exp, log, sin, pow, square,
+reciprocal... in ``transcendental``.
 
-The arithmetic and comparison impls are Python's operators: on arrays they are
-NumPy's ufuncs, and on two Python numbers they keep Python's semantics, as
-the user's own ``x * 2.0`` does (a Python float stays weakly typed), and
-generated code can write ``a * b``.
+The arithmetic and comparison impls are Python's operators: on arrays they are NumPy's
+ufuncs, and on two Python numbers they keep Python's semantics, as the user's own ``x *
+2.0`` does (a Python float stays weakly typed), and generated code can write ``a * b``.
 
-Each block: banner, rule functions, one ``register`` call. Rules are written
-with the wrappers below (never NumPy), so they differentiate again. Wrappers
-take NumPy broadcasting semantics; transpose rules sum cotangents back to an
-operand's shape with ``sum_to_shape``.
+Each block: banner, rule functions, one ``register`` call. Rules are written with the
+wrappers below (never NumPy), so they differentiate again. Wrappers take NumPy broadcasting
+semantics; transpose rules sum cotangents back to an operand's shape with ``sum_to_shape``.
 
 Complex values follow JAX's conventions, so users meet what they know:
 
@@ -48,15 +45,15 @@ import numpy as np
 
 from ..core import dims as _dims
 from ..core.primitive import (
-    BROADCASTING, OPERAND_KIND, ZERO_IF_ANY, Linear, Primitive, Zero, register)
+    BROADCASTING, ELEMENTWISE, OPERAND_KIND, ZERO_IF_ANY, Linear, Primitive, Zero, register)
 from ..core.trace import wrapper_of
 from ..core.rules import PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower
 from ..core.shapes import elementwise_aval, shape_error
-from ..core.pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
+from ..core.pass_rules import (
+    Algebra, BinaryOperator, PartEmit, UnaryMinus, drops_identity, is_scalar_lit)
 from .fanout import dup
 from .shape import broadcast_to, sum_to_shape
 from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of
-from ..core.primitive import ELEMENTWISE
 
 
 
@@ -296,7 +293,8 @@ def real_transpose(ct, x):
 real_p = register(Primitive("real", nargs=1, impl=real_impl, jvp=real_jvp,
                             transpose=real_transpose, abstract_eval=_part_aval,
                             zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True,
-                            sparsity=ELEMENTWISE))
+                            sparsity=ELEMENTWISE,
+                            emit=PartEmit("{np}.real({x}).copy()[()]", "float({x}.real)")))
 real = wrapper_of(real_p)
 
 
@@ -321,7 +319,8 @@ def imag_transpose(ct, x):
 imag_p = register(Primitive("imag", nargs=1, impl=imag_impl, jvp=imag_jvp,
                             transpose=imag_transpose, abstract_eval=_part_aval,
                             zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True,
-                            sparsity=ELEMENTWISE))
+                            sparsity=ELEMENTWISE,
+                            emit=PartEmit("{np}.imag({x}).copy()[()]", "float({x}.imag)")))
 imag = wrapper_of(imag_p)
 
 
@@ -348,7 +347,8 @@ def _same_aval(x):
 conj_p = register(Primitive("conj", nargs=1, impl=conj_impl, jvp=conj_jvp,
                             transpose=conj_transpose, abstract_eval=_same_aval,
                             zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True,
-                            sparsity=ELEMENTWISE))
+                            sparsity=ELEMENTWISE,
+                            emit=PartEmit("{np}.conjugate({x})[()]", "{x}.conjugate()")))
 conj = wrapper_of(conj_p)
 
 

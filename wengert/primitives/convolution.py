@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .arith import add
+from ..core.pass_rules import NumpyCall
 from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from .index import getitem
@@ -97,6 +98,6 @@ def convolve_sparsity(an, ops, outs, mode="full"):
 
 convolve_p = register(Primitive("convolve", nargs=2, impl=convolve_impl, jvp=convolve_jvp,
                                 transpose=convolve_transpose, abstract_eval=convolve_aval,
-                                zero_rule=ZERO_IF_ANY,
-                                sparsity=convolve_sparsity))
+                                zero_rule=ZERO_IF_ANY, sparsity=convolve_sparsity,
+                                emit=NumpyCall("convolve")))
 convolve = wrapper_of(convolve_p)

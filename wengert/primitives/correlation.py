@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from ..core.pass_rules import DefinedCall
 from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, instantiate, register
 from ..core.trace import bind
 from ..core.shapes import result_dtype, shape_error
@@ -170,7 +171,9 @@ def correlate_sparsity(an, ops, outs, pad):
 correlate_p = register(Primitive("correlate", nargs=2, impl=correlate_impl, jvp=correlate_jvp,
                                  transpose=correlate_transpose, abstract_eval=correlate_aval,
                                  batch=correlate_batch, zero_rule=ZERO_IF_ANY,
-                                 sparsity=correlate_sparsity))
+                                 sparsity=correlate_sparsity,
+                                 emit=DefinedCall(correlate_impl, (
+                                     ("_FEW", _FEW), _padded, _scipy_signal, _shifted_sums))))
 
 
 def correlate(x, k, pad):

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.pass_rules import DefinedCall, NumpyCall
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.rules import EmitRule
@@ -164,7 +165,7 @@ def _complement(primals, full_matrices):
 svd_p = register(Primitive("svd", nargs=1, impl=svd_impl, jvp=svd_jvp, transpose=NOT_LINEAR,
                            abstract_eval=svd_aval, multiple_results=True,
                            jvp_for_grad=reverse_only(svd_jvp, _complement),
-                           sparsity=DENSE))
+                           sparsity=DENSE, emit=NumpyCall("linalg.svd")))
 
 
 def svd(a, full_matrices=False):
@@ -195,7 +196,8 @@ def svdvals_jvp(primals, tangents):
 
 svdvals_p = register(Primitive("svdvals", nargs=1, impl=svdvals_impl, jvp=svdvals_jvp,
                                transpose=NOT_LINEAR, abstract_eval=svdvals_aval,
-                               sparsity=DENSE))
+                               sparsity=DENSE,
+                               emit=NumpyCall("linalg.svd", fixed={"compute_uv": False})))
 
 
 def svdvals(a):
@@ -240,10 +242,20 @@ def _always(primals, **params):
     return True         # a repeated eigenvalue is found only when the code runs
 
 
+class EighEmit(NumpyCall):
+    """``np.linalg.eigh(a)``; ``UPLO='U'`` where the row reads the upper triangle (its
+    param, bound only then, is NumPy's keyword by another name)."""
+
+    def expression(self, code, eqn, ins, py):
+        uplo = eqn.params.get("uplo", "L")
+        extra = "" if uplo == "L" else f", UPLO={code.param(uplo)}"
+        return f"{code.np}.linalg.eigh({ins[0]}{extra})"
+
+
 eigh_p = register(Primitive("eigh", nargs=1, impl=eigh_impl, jvp=eigh_jvp, transpose=NOT_LINEAR,
                             abstract_eval=eigh_aval, multiple_results=True,
                             jvp_for_grad=reverse_only(eigh_jvp, _always),
-                            sparsity=DENSE))
+                            sparsity=DENSE, emit=EighEmit("linalg.eigh")))
 
 
 def eigh(a, uplo="L"):
@@ -382,7 +394,7 @@ def orientation_aval(u, vh):
 
 orientation_p = register(Primitive("orientation", nargs=2, impl=orientation_impl, jvp=None,
                                    transpose=NOT_LINEAR, abstract_eval=orientation_aval,
-                                   differentiable=False))
+                                   emit=DefinedCall(orientation_impl), differentiable=False))
 
 
 # --- matrix_rank (an integer, no derivative) -----------------------------------
@@ -397,7 +409,7 @@ def matrix_rank_aval(a, tol, rtol, hermitian):
 
 matrix_rank_p = register(Primitive("matrix_rank", nargs=1, impl=matrix_rank_impl, jvp=None,
                                    transpose=NOT_LINEAR, abstract_eval=matrix_rank_aval,
-                                   differentiable=False))
+                                   emit=DefinedCall(matrix_rank_impl), differentiable=False))
 
 
 def matrix_rank(a, tol=None, rtol=None, hermitian=False):

@@ -35,6 +35,7 @@ import numpy as np
 
 from .arith import mul
 from .arith import conj, real_dtype
+from ..core.pass_rules import NumpyCall
 from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.trace import wrapper_of
 from ..core.shapes import shape_error
@@ -63,6 +64,10 @@ def dft_impl(x, axis, inverse, norm):
     return (np.fft.ifft if inverse else np.fft.fft)(x, axis=axis, norm=norm)
 
 
+def _dft_name(inverse):
+    return "fft.ifft" if inverse else "fft.fft"
+
+
 def dft_aval(x, axis, inverse, norm):
     return Aval(x.shape, complex_dtype(x.dtype))
 
@@ -89,8 +94,8 @@ def dft_sparsity(an, ops, outs, axis, **params):
 
 dft_p = register(Primitive("dft", nargs=1, impl=dft_impl, jvp=dft_jvp, transpose=dft_transpose,
                            abstract_eval=dft_aval, batch=dft_batch, complex_ok=True,
-                           zero_rule=ZERO_IF_ANY,
-                           sparsity=dft_sparsity))
+                           zero_rule=ZERO_IF_ANY, sparsity=dft_sparsity,
+                           emit=NumpyCall(_dft_name, chosen_by=("inverse",))))
 
 
 _dft = wrapper_of(dft_p)
@@ -132,7 +137,7 @@ def rfft_batch(args, batched, axis, norm):
 rfft_p = register(Primitive("rfft", nargs=1, impl=rfft_impl, jvp=rfft_jvp,
                             transpose=rfft_transpose, abstract_eval=rfft_aval, batch=rfft_batch,
                             complex_ok=True, zero_rule=ZERO_IF_ANY,
-                            sparsity=dft_sparsity))
+                            sparsity=dft_sparsity, emit=NumpyCall("fft.rfft")))
 
 
 _rfft_bind = wrapper_of(rfft_p)
@@ -181,7 +186,7 @@ def irfft_batch(args, batched, axis, n, norm):
 irfft_p = register(Primitive("irfft", nargs=1, impl=irfft_impl, jvp=irfft_jvp,
                              transpose=irfft_transpose, abstract_eval=irfft_aval,
                              batch=irfft_batch, complex_ok=True, zero_rule=ZERO_IF_ANY,
-                             sparsity=dft_sparsity))
+                             sparsity=dft_sparsity, emit=NumpyCall("fft.irfft")))
 
 
 _irfft_bind = wrapper_of(irfft_p)

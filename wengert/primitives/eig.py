@@ -30,6 +30,7 @@ from .arith import div, mul, sub
 from .selection import where
 from .ordering import abs as abs_, equal
 from .arith import conj, imag, real
+from ..core.pass_rules import NumpyCall
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
 from .dft import complex_dtype
@@ -93,7 +94,7 @@ def eig_jvp(primals, tangents):
 
 eig_p = register(Primitive("eig", nargs=1, impl=eig_impl, jvp=eig_jvp, transpose=NOT_LINEAR,
                            abstract_eval=_eig_avals, multiple_results=True, complex_ok=True,
-                           sparsity=DENSE))
+                           sparsity=DENSE, emit=NumpyCall("linalg.eig", cast=True)))
 
 
 def eig(a):
@@ -120,8 +121,8 @@ def eigvals_jvp(primals, tangents):
 
 eigvals_p = register(Primitive("eigvals", nargs=1, impl=eigvals_impl, jvp=eigvals_jvp,
                                transpose=NOT_LINEAR, abstract_eval=eigvals_aval,
-                               complex_ok=True,
-                               sparsity=DENSE))
+                               complex_ok=True, sparsity=DENSE,
+                               emit=NumpyCall("linalg.eigvals", cast=True)))
 
 
 def eigvals(a):

@@ -24,6 +24,7 @@ from .arith import add, div, mul, neg, sub
 from .selection import where
 from .ordering import equal
 from .transcendental import sqrt
+from ..core.pass_rules import DefinedCall
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from ..core.rules import unary_row
@@ -180,7 +181,9 @@ def interp_segment_aval(xp, x):
 
 interp_segment_p = register(Primitive("interp_segment", nargs=2, impl=interp_segment_impl,
                                       jvp=None, transpose=NOT_LINEAR,
-                                      abstract_eval=interp_segment_aval, differentiable=False))
+                                      abstract_eval=interp_segment_aval,
+                                      emit=DefinedCall(interp_segment_impl),
+                                      differentiable=False))
 interp_segment = wrapper_of(interp_segment_p)
 
 
@@ -196,5 +199,6 @@ def interp_period_order_aval(xp, period):
 
 interp_period_order_p = register(Primitive(
     "interp_period_order", nargs=2, impl=interp_period_order_impl, jvp=None,
-    transpose=NOT_LINEAR, abstract_eval=interp_period_order_aval, differentiable=False))
+    transpose=NOT_LINEAR, abstract_eval=interp_period_order_aval,
+    emit=DefinedCall(interp_period_order_impl), differentiable=False))
 interp_period_order = wrapper_of(interp_period_order_p)

@@ -170,7 +170,7 @@ class AddAnyLower(LowerRule):
         if acc is None:
             return []
         t = Var(out.aval, out.name, out.role)
-        return [Eqn(eqn.prim, [acc, c], [t], {}), Eqn(eqn.prim, [t, d], [out], {})]
+        return [eqn.replace([acc, c], [t], {}), eqn.replace([t, d], [out], {})]
 
 
 add_any_p = register(Primitive("add_any", nargs=2, impl=operator.add, jvp=add_any_jvp,

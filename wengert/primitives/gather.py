@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.pass_rules import DefinedCall, NumpyCall
 from ..core.primitive import NOT_LINEAR, Primitive, register
 from ..core.trace import bind
 from ..core.ir import Aval
@@ -29,7 +30,7 @@ def argsort_impl(x, axis, kind):
 
 argsort_p = register(Primitive("argsort", nargs=1, impl=argsort_impl, jvp=None,
                                transpose=NOT_LINEAR, abstract_eval=_index_aval,
-                               differentiable=False))
+                               emit=NumpyCall("argsort"), differentiable=False))
 
 
 def argsort(x, axis, kind=None):
@@ -53,7 +54,9 @@ def partition_index_impl(x, kth, axis):
 
 partition_index_p = register(Primitive("partition_index", nargs=1, impl=partition_index_impl,
                                        jvp=None, transpose=NOT_LINEAR,
-                                       abstract_eval=_index_aval, differentiable=False))
+                                       abstract_eval=_index_aval,
+                                       emit=DefinedCall(partition_index_impl),
+                                       differentiable=False))
 
 
 def partition_index(x, kth, axis):
@@ -79,7 +82,7 @@ def piece_point_aval(x, cond):
 # zero, and no 0 * inf from a function's derivative at a discarded place
 piece_point_p = register(Primitive("piece_point", nargs=2, impl=piece_point_impl, jvp=None,
                                    transpose=NOT_LINEAR, abstract_eval=piece_point_aval,
-                                   differentiable=False))
+                                   emit=DefinedCall(piece_point_impl), differentiable=False))
 
 
 def piece_point(x, cond):

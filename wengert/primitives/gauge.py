@@ -27,6 +27,7 @@ import numpy as np
 from ..core.errors import NeedsReverse, UndefinedDerivativeError
 from ..core.ir import aval_of
 from ..core.primitive import ZERO_IF_ANY, Primitive, register
+from ..core.rules import EmitRule
 from ..core.trace import bind
 from .arith import add, div, mul, sub
 from .ordering import abs, less_equal
@@ -83,10 +84,23 @@ def gauge_check_sparsity(an, ops, outs, check, what, where):
     return ops[0].deps
 
 
+class GaugeEmit(EmitRule):
+    """Forward (``check=False``) the operand itself: no statement once coalesced. The
+    check of a reverse sweep raises wengert's ``UndefinedDerivativeError`` naming the
+    user's call: that one stays the impl's call, bound in the header (the one row whose
+    code needs wengert where it runs, as a check that the derivative is defined)."""
+
+    def expression(self, code, eqn, ins, py):
+        return None if eqn.params["check"] else ins[0]
+
+    def python_scalars(self, eqn, py_ins, run):
+        return [py_ins[0]]
+
+
 gauge_check_p = register(Primitive(
     "gauge_check", nargs=None, impl=gauge_check_impl, jvp=gauge_check_jvp,
     transpose=gauge_check_transpose, abstract_eval=gauge_check_aval, zero_rule=ZERO_IF_ANY,
-    sparsity=gauge_check_sparsity))
+    sparsity=gauge_check_sparsity, emit=GaugeEmit()))
 
 
 def gauge_check(t, basis, *w, check=False, what, where):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.pass_rules import DefinedCall
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.shapes import shape_error
@@ -109,7 +110,7 @@ def _extra_columns(primals, complete):
 qr_p = register(Primitive("qr", nargs=1, impl=qr_impl, jvp=qr_jvp, transpose=NOT_LINEAR,
                           abstract_eval=qr_aval, multiple_results=True,
                           jvp_for_grad=reverse_only(qr_jvp, _extra_columns),
-                          sparsity=DENSE))
+                          sparsity=DENSE, emit=DefinedCall(qr_impl)))
 
 
 def qr(a, complete=False):
@@ -156,8 +157,8 @@ def pinv_jvp(primals, tangents, rcond, rtol):
 
 
 pinv_p = register(Primitive("pinv", nargs=1, impl=pinv_impl, jvp=pinv_jvp, transpose=NOT_LINEAR,
-                            abstract_eval=pinv_aval,
-                            sparsity=DENSE))
+                            abstract_eval=pinv_aval, sparsity=DENSE,
+                            emit=DefinedCall(pinv_impl)))
 
 
 def pinv(a, rcond=None, rtol=None):
@@ -165,16 +166,28 @@ def pinv(a, rcond=None, rtol=None):
 
 
 # --- lstsq ---------------------------------------------------------------------
-def lstsq_impl(a, b, rcond):
+def lstsq_numpy(a, b, rcond):
+    """NumPy's lstsq, refused (a ``ValueError``) where the residuals' shape would depend
+    on the values: the generated code calls this (``DefinedCall``), the impl names the
+    user's line."""
     x, res, rank, sv = np.linalg.lstsq(a, b, rcond=rcond)
     m, n = a.shape
     if m > n and rank < n:
-        raise RankDeficientError(
-            f"{user_location()}: lstsq on a {m}x{n} matrix of rank {rank} < {n}: NumPy's "
-            "residuals are then an empty array, a shape that depends on the values, which "
-            "generated code cannot have; use np.linalg.pinv(a) @ b for the minimum-norm "
-            "solution and compute the residuals from it")
+        raise ValueError(
+            f"lstsq on a {m}x{n} matrix of rank {rank} < {n}: NumPy's residuals are then an "
+            "empty array, a shape that depends on the values, which generated code cannot "
+            "have; use np.linalg.pinv(a) @ b for the minimum-norm solution and compute the "
+            "residuals from it")
     return x, res, np.intc(rank), sv
+
+
+def lstsq_impl(a, b, rcond):
+    try:
+        return lstsq_numpy(a, b, rcond)
+    except ValueError as err:
+        if not str(err).startswith("lstsq on a"):
+            raise
+        raise RankDeficientError(f"{user_location()}: {err}") from None
 
 
 def lstsq_aval(a, b, rcond):
@@ -219,8 +232,8 @@ def lstsq_jvp(primals, tangents, rcond):
 
 lstsq_p = register(Primitive("lstsq", nargs=2, impl=lstsq_impl, jvp=lstsq_jvp,
                              transpose=NOT_LINEAR, abstract_eval=lstsq_aval,
-                             multiple_results=True,
-                             sparsity=DENSE))
+                             multiple_results=True, sparsity=DENSE,
+                             emit=DefinedCall(lstsq_numpy)))
 
 
 def lstsq(a, b, rcond=None):

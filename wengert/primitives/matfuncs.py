@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.pass_rules import DefinedCall
 from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
 from ..core.trace import bind
 from ..core.shapes import broadcast_shapes, result_dtype, shape_error
@@ -77,7 +78,8 @@ def expm_jvp(primals, tangents):
 
 expm_p = register(Primitive("expm", nargs=1, impl=expm_impl, jvp=expm_jvp,
                             transpose=NOT_LINEAR, abstract_eval=expm_aval,
-                            sparsity=DENSE))
+                            sparsity=DENSE,
+                            emit=DefinedCall(expm_impl, (float_dtype, _float_result))))
 
 
 def expm(a):
@@ -158,7 +160,7 @@ expm_frechet_p = register(Primitive(
     "expm_frechet", nargs=2, impl=expm_frechet_impl, jvp=expm_frechet_jvp,
     transpose=expm_frechet_transpose, abstract_eval=expm_frechet_aval,
     zero_rule=expm_frechet_zero_rule, batch=expm_frechet_batch,
-    sparsity=DENSE))
+    sparsity=DENSE, emit=DefinedCall(expm_frechet_impl, (float_dtype,))))
 
 
 def expm_frechet(a, e):
@@ -214,7 +216,8 @@ def sylvester_zero_rule(a, b, q):
 sylvester_p = register(Primitive("sylvester", nargs=3, impl=sylvester_impl, jvp=sylvester_jvp,
                                  transpose=sylvester_transpose, abstract_eval=sylvester_aval,
                                  zero_rule=sylvester_zero_rule,
-                                 sparsity=DENSE))
+                                 sparsity=DENSE,
+                                 emit=DefinedCall(sylvester_impl, (float_dtype,))))
 
 
 def sylvester(a, b, q):
@@ -223,17 +226,26 @@ def sylvester(a, b, q):
 
 
 # --- sqrtm -------------------------------------------------------------
-def sqrtm_impl(a):
+def sqrtm_root(a):
+    """SciPy's principal root, refused (a ``TypeError``) where it is complex: the
+    generated code calls this (``DefinedCall``), the impl names the user's line."""
     import scipy.linalg
     a = np.asarray(a)
     root = scipy.linalg.sqrtm(a)
     if np.iscomplexobj(root) and not np.iscomplexobj(a):
-        raise UnsupportedDtypeError(
-            f"{user_location()}: sqrtm: the principal square root of this real matrix is "
-            "complex (it has an eigenvalue on the negative real axis); its dtype would depend "
-            "on the values. Pass a complex matrix to SciPy without differentiating it, or "
-            "shift the matrix so its eigenvalues have positive real parts")
+        raise TypeError(
+            "sqrtm: the principal square root of this real matrix is complex (it has an "
+            "eigenvalue on the negative real axis); its dtype would depend on the values. "
+            "Pass a complex matrix to SciPy without differentiating it, or shift the matrix "
+            "so its eigenvalues have positive real parts")
     return _float_result(root, a)
+
+
+def sqrtm_impl(a):
+    try:
+        return sqrtm_root(a)
+    except TypeError as err:
+        raise UnsupportedDtypeError(f"{user_location()}: {err}") from None
 
 
 def sqrtm_jvp(primals, tangents):
@@ -248,7 +260,8 @@ def sqrtm_jvp(primals, tangents):
 
 sqrtm_p = register(Primitive("sqrtm", nargs=1, impl=sqrtm_impl, jvp=sqrtm_jvp,
                              transpose=NOT_LINEAR, abstract_eval=square_real_aval("sqrtm"),
-                             sparsity=DENSE))
+                             sparsity=DENSE,
+                             emit=DefinedCall(sqrtm_root, (float_dtype, _float_result))))
 
 
 def sqrtm(a):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ir import Aval, aval_of
+from ..core.pass_rules import DefinedCall, NumpyCall
 from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.rules import EmitRule, constant_row
 from ..core.trace import bind
@@ -46,7 +47,7 @@ def unique_positions_aval(x, axis, equal_nan, sorted):
 
 unique_positions_p = constant_row("unique_positions", unique_positions_impl,
                                   unique_positions_aval, multiple_results=True,
-                                  complex_ok=True)
+                                  complex_ok=True, emit=DefinedCall(unique_positions_impl))
 
 
 def unique_positions(x, axis=None, equal_nan=True, sorted=True):
@@ -68,7 +69,7 @@ def searchsorted_aval(a, v, side):
 
 
 searchsorted_p = constant_row("searchsorted", searchsorted_impl, searchsorted_aval, nargs=2,
-                              numpy_scalar=True)
+                              numpy_scalar=True, emit=NumpyCall("searchsorted"))
 
 
 def searchsorted(a, v, side="left"):
@@ -84,7 +85,7 @@ def digitize_aval(x, bins, right):
 
 
 digitize_p = constant_row("digitize", digitize_impl, digitize_aval, nargs=2,
-                          numpy_scalar=True)
+                          numpy_scalar=True, emit=NumpyCall("digitize"))
 
 
 def digitize(x, bins, right=False):
@@ -100,7 +101,17 @@ def bincount_aval(x, minlength, length):
     return Aval((length,), np.intp)
 
 
-bincount_p = constant_row("bincount", bincount_impl, bincount_aval)
+class BincountEmit(EmitRule):
+    """``np.bincount(x, minlength=3)``, and ``weights=w`` for the sum of weights per bin
+    (operands ``(w, x)``); ``length`` is the aval's."""
+
+    def expression(self, code, eqn, ins, py):
+        weights = f", weights={ins[0]}" if len(ins) == 2 else ""
+        return (f"{code.np}.bincount({ins[-1]}{weights}, "
+                f"minlength={code.param(eqn.params['minlength'])})")
+
+
+bincount_p = constant_row("bincount", bincount_impl, bincount_aval, emit=BincountEmit())
 
 
 def bincount(x, minlength=0, length=None):
@@ -145,7 +156,7 @@ def bincount_weights_sparsity(an, ops, outs, minlength, length):
 bincount_weights_p = register(Primitive(
     "bincount_weights", nargs=2, impl=bincount_weights_impl, jvp=bincount_weights_jvp,
     transpose=bincount_weights_transpose, abstract_eval=bincount_weights_aval,
-    zero_rule=ZERO_IF_ANY, sparsity=bincount_weights_sparsity))
+    zero_rule=ZERO_IF_ANY, sparsity=bincount_weights_sparsity, emit=BincountEmit()))
 
 
 def bincount_weights(w, x, minlength=0, length=None):

@@ -61,11 +61,16 @@ def sum_like_transpose(ct, x, like, axes, keep):
 
 
 class SumLikeEmit(EmitRule):
-    """``np.sum(x, axis=...)``: ``like`` is read by the transpose only."""
+    """``np.sum(x, axis=...)`` (with ``keepdims=True``, then ``np.squeeze`` of the axes
+    not kept, where some are kept): ``like`` is read by the transpose only."""
 
     def expression(self, code, eqn, ins, py):
-        if not eqn.params["keep"]:
-            return f"{code.np}.sum({ins[0]}, axis={code.param(eqn.params['axes'])})"
+        axes, keep = eqn.params["axes"], eqn.params["keep"]
+        if not keep:
+            return f"{code.np}.sum({ins[0]}, axis={code.param(axes)})"
+        text = f"{code.np}.sum({ins[0]}, axis={code.param(axes)}, keepdims=True)"
+        drop = tuple(a for a in axes if a not in keep)
+        return f"{code.np}.squeeze({text}, axis={code.param(drop)})" if drop else text
 
 
 def sum_like_sparsity(an, ops, outs, axes, keep):

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core import dims as _dims
 from .arith import add, mul
+from ..core.pass_rules import DefinedCall, NumpyCall
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, instantiate, register
 from ..core.trace import bind
 from .index import getitem
@@ -56,33 +57,34 @@ def _scan_steps(a, b):
     return h
 
 
-def _scan_blocks(a, b):
+def _scan_blocks(a, b, block=_BLOCK):
     """The recurrence along axis 0 in blocks of ``_BLOCK`` places: every
     block is scanned from 0 at once (one step per place of a block), then
     the value each block starts from (a recurrence over blocks, scanned the
     same way) is carried in through the running product of the block's
     coefficients. O(n) work in about 32 log_32(n) vectorised steps, where
-    one step per place costs n of them."""
+    one step per place costs n of them. (``block`` a parameter: generated code
+    defines this function, ``DefinedCall``, without the module's constant.)"""
     n = a.shape[0]
-    if n <= 4 * _BLOCK:        # short: the blocks' bookkeeping costs more than it saves
+    if n <= 4 * block:        # short: the blocks' bookkeeping costs more than it saves
         return _scan_steps(a, b)
-    m = -(-n // _BLOCK)
+    m = -(-n // block)
     rest = a.shape[1:]
 
     def blocks(x, fill):
-        # (n, ...) -> (_BLOCK, m, ...): place within the block first, so
+        # (n, ...) -> (block, m, ...): place within the block first, so
         # each step reads contiguous memory; padding after the end
         # (coefficient 1, input 0) changes nothing before it
-        full = np.full((m * _BLOCK,) + rest, fill, x.dtype)
+        full = np.full((m * block,) + rest, fill, x.dtype)
         full[:n] = x
-        return np.ascontiguousarray(np.swapaxes(full.reshape((m, _BLOCK) + rest), 0, 1))
+        return np.ascontiguousarray(np.swapaxes(full.reshape((m, block) + rest), 0, 1))
 
     blocks_a = blocks(a, 1)
     h = _scan_steps(blocks_a, blocks(b, 0))
     runs = np.cumprod(blocks_a, axis=0)
-    start = _scan_blocks(runs[-1], h[-1])       # the value at each block's end
+    start = _scan_blocks(runs[-1], h[-1], block)       # the value at each block's end
     h[:, 1:] += start[:-1] * runs[:, 1:]
-    return np.swapaxes(h, 0, 1).reshape((m * _BLOCK,) + rest)[:n]
+    return np.swapaxes(h, 0, 1).reshape((m * block,) + rest)[:n]
 
 
 def linrec_impl(a, b, axis, reverse):
@@ -147,7 +149,8 @@ def linrec_sparsity(an, ops, outs, axis, reverse):
 linrec_p = register(Primitive("linrec", nargs=2, impl=linrec_impl, jvp=linrec_jvp,
                               transpose=linrec_transpose, abstract_eval=linrec_aval,
                               zero_rule=linrec_zero_rule, batch=linrec_batch,
-                              sparsity=linrec_sparsity))
+                              sparsity=linrec_sparsity,
+                              emit=DefinedCall(linrec_impl, (("_BLOCK", _BLOCK), _scan_steps, _scan_blocks))))
 
 
 def linrec(a, b, axis, reverse=False):
@@ -179,7 +182,7 @@ def cumprod_sparsity(an, ops, outs, axis):
 
 cumprod_p = register(Primitive("cumprod", nargs=1, impl=cumprod_impl, jvp=cumprod_jvp,
                                transpose=NOT_LINEAR, abstract_eval=cumprod_aval,
-                               sparsity=cumprod_sparsity))
+                               sparsity=cumprod_sparsity, emit=NumpyCall("cumprod")))
 
 
 def cumprod(x, axis):

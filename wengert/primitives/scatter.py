@@ -331,7 +331,7 @@ class UpdateLower(LowerRule):
         if acc is None:
             return []
         new, t = sink.add(acc, base, Var(out.aval, out.name, out.role))
-        return new + [Eqn(eqn.prim, [t, *eqn.inputs[1:]], [out], eqn.params)]
+        return new + [eqn.replace([t, *eqn.inputs[1:]], [out], eqn.params)]
 
 
 def index_add_sparsity(an, ops, outs, idx):

@@ -22,7 +22,7 @@ from ..core.primitive import PRIMITIVES, ZERO_IF_ANY, NOT_LINEAR, Primitive, Zer
 from ..core.trace import bind, wrapper_of
 from ..core.dims import as_int
 from ..core.ir import Aval, aval_of
-from ..core.rules import EmitRule
+from ..core.rules import FRESH, EmitRule
 from ..core.shapes import shape_error
 from ..core.errors import RuntimeLengthError
 from ..core.pass_rules import Algebra, NumpyAxisCall, NumpyLike
@@ -381,11 +381,11 @@ def ones_like_jvp(primals, tangents):
 
 zeros_like_p = register(Primitive("zeros_like", nargs=1, impl=zeros_like_impl, jvp=zeros_like_jvp,
                                   transpose=NOT_LINEAR, abstract_eval=like_aval,
-                                  emit=NumpyLike("zeros_like"), complex_ok=True,
+                                  emit=NumpyLike("zeros_like"), lower=FRESH, complex_ok=True,
                                   sparsity=CONSTANT))
 zeros_like = _wrap(zeros_like_p)
 ones_like_p = register(Primitive("ones_like", nargs=1, impl=ones_like_impl, jvp=ones_like_jvp,
                                  transpose=NOT_LINEAR, abstract_eval=like_aval,
-                                 emit=NumpyLike("ones_like"), complex_ok=True,
+                                 emit=NumpyLike("ones_like"), lower=FRESH, complex_ok=True,
                                  sparsity=CONSTANT))
 ones_like = _wrap(ones_like_p)

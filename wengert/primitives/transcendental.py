@@ -22,7 +22,7 @@ from ..core.trace import wrapper_of
 from .ordering import equal
 from ..core.rules import python_numbers_kept, unary_row
 from ..core.shapes import elementwise_aval
-from ..core.pass_rules import PythonNumbersKept, drops_identity
+from ..core.pass_rules import DefinedCall, PythonNumbersKept, drops_identity
 from ..core.ir import Lit, aval_of
 
 _wrap = wrapper_of
@@ -261,13 +261,10 @@ tanh = _wrap(tanh_p)
 # --- erf ---------------------------------------------------------------
 # NumPy has no erf; math.erf, elementwise, computes it (in float64, then
 # cast to a float32 operand's dtype)
-_erf_elementwise = np.frompyfunc(math.erf, 1, 1)
-
-
 def erf_impl(x):
     a = np.asarray(x)
     dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
-    return np.asarray(_erf_elementwise(a), dtype=dtype)[()]
+    return np.asarray(np.frompyfunc(math.erf, 1, 1)(a), dtype=dtype)[()]
 
 
 def erf_jvp(primals, tangents):
@@ -276,7 +273,7 @@ def erf_jvp(primals, tangents):
     return erf(x), mul(tangents[0], mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
 
 
-erf_p = unary_row("erf", erf_impl, erf_jvp)
+erf_p = unary_row("erf", erf_impl, erf_jvp, emit=DefinedCall(erf_impl))
 erf = _wrap(erf_p)
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.pass_rules import DefinedCall
 from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
 from ..core.trace import bind
 from ..core.shapes import result_dtype, shape_error
@@ -127,7 +128,8 @@ solve_triangular_p = register(Primitive(
     "solve_triangular", nargs=2, impl=solve_triangular_impl, jvp=solve_triangular_jvp,
     transpose=solve_triangular_transpose, abstract_eval=solve_triangular_aval,
     zero_rule=solve_triangular_zero_rule, batch=solve_triangular_batch,
-    sparsity=DENSE))
+    sparsity=DENSE,
+    emit=DefinedCall(solve_triangular_impl, (_scipy_linalg, float_dtype, triangle_mask))))
 
 
 def _solve_tri(a, b, lower, trans, unit_diagonal):
@@ -164,7 +166,8 @@ def lu_permutation_aval(piv, dtype):
 
 lu_permutation_p = register(Primitive(
     "lu_permutation", nargs=1, impl=lu_permutation_impl, jvp=None, transpose=NOT_LINEAR,
-    abstract_eval=lu_permutation_aval, differentiable=False))
+    abstract_eval=lu_permutation_aval, emit=DefinedCall(lu_permutation_impl),
+    differentiable=False))
 
 
 def lu_permutation(piv, dtype):
@@ -213,7 +216,7 @@ def lu_factor_jvp(primals, tangents):
 lu_factor_p = register(Primitive(
     "lu_factor", nargs=1, impl=lu_factor_impl, jvp=lu_factor_jvp, transpose=NOT_LINEAR,
     abstract_eval=lu_factor_aval, multiple_results=True,
-    sparsity=DENSE))
+    sparsity=DENSE, emit=DefinedCall(lu_factor_impl, (_scipy_linalg,))))
 
 
 def lu_factor(a):

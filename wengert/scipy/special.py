@@ -30,6 +30,7 @@ from ..primitives.ordering import equal, greater, greater_equal, less, logical_a
 from ..primitives.transcendental import log, log1p
 from ..numpy.arrayargs import refuse
 from ..primitives.reduce import reduce_max, reduce_sum
+from ..primitives.stop import stop_gradient
 from ..core.errors import NoDerivativeRule, user_location
 from ..core.ir import aval_of
 
@@ -139,7 +140,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         counted = where(excluded, -np.inf, a)    # also broadcasts a against b, as SciPy
     axes = _axes(axis, np.ndim(counted))
     shift = reduce_max(counted, axis=axes, keepdims=True)
-    shift = where(ordering.isfinite(shift), shift, 0.0)
+    shift = stop_gradient(where(ordering.isfinite(shift), shift, 0.0))   # it cancels
     if counted is not a:
         a = where(excluded, ordering.minimum(a, add(shift, 700.0)), a)
     total = reduce_sum(mul(b, transcendental.exp(sub(a, shift))), axis=axes, keepdims=True)

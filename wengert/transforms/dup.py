@@ -54,7 +54,7 @@ def explicit_dup(prog):
         split(v)
     for eqn in prog.eqns:
         new_inputs = [take(x) for x in eqn.inputs]
-        eqns.append(Eqn(eqn.prim, new_inputs, eqn.outputs, eqn.params))
+        eqns.append(eqn.replace(new_inputs, eqn.outputs, eqn.params))
         for v in eqn.outputs:
             split(v)
     outputs = [take(x) for x in prog.outputs]

@@ -129,7 +129,7 @@ def linearize_program(prog, mask):
                 res_vars.append(atom)
             return residuals[atom]
 
-        eqns = [Eqn(e.prim, tuple(residual(x) if isinstance(x, Lit) else x for x in e.inputs),
+        eqns = [e.replace(tuple(residual(x) if isinstance(x, Lit) else x for x in e.inputs),
                     e.outputs, e.params) for e in lin.eqns]
         lin_outs = [residual(x) if isinstance(x, Lit) else x for x in lin.outputs]
         known = Program([t.atom for t in ins], trace.eqns,

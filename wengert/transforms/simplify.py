@@ -54,7 +54,7 @@ import numpy as np
 
 from ..core import context, dims
 from ..core.dims import in_params
-from ..core.ir import Eqn, Lit, Program, dce, eqn_key
+from ..core.ir import Eqn, Lit, Program, Var, dce, eqn_key
 from ..core.pass_rules import is_scalar_lit as _is_scalar_lit
 from ..core.constants import constant
 
@@ -63,6 +63,7 @@ __all__ = ["simplify"]
 
 def simplify(prog, copies=False):
     subst = {}          # var -> replacement atom
+    lost = []           # (var, the atom a rewrite replaced it with)
     seen = {}
     negated = {}        # v -> x where v = neg (x)
     offsets = {}        # v -> (k, c) where v = k + c, ints
@@ -89,7 +90,7 @@ def simplify(prog, copies=False):
                 rewritten = _move_negation(eqn.prim, algebra.move_sign, ins, out[0], negated) \
                     if negated else None
                 if rewritten is not None:
-                    pending.extend(reversed(rewritten))
+                    pending.extend(reversed(_from(eqn, rewritten)))
                     continue
             if algebra.offset:
                 found = _int_offset(algebra.offset, ins, out[0], offsets)
@@ -100,7 +101,7 @@ def simplify(prog, copies=False):
                         subst[out[0]] = root
                         continue
                     if composed:
-                        eqn = algebra.with_offset(root, c, out[0])
+                        eqn = _from(eqn, [algebra.with_offset(root, c, out[0])])[0]
                         ins, algebra = list(eqn.inputs), eqn.prim.algebra
         eqn = _simplify_params(eqn, copies)
         if algebra is not None and algebra.scalar_literals is not None \
@@ -115,8 +116,9 @@ def simplify(prog, copies=False):
             # a rewrite that changed a sub-Program (a loop body reading a
             # literal for a carry that never changes) is simplified again
             eqns.extend(e if e.params is eqn.params else _simplify_params(e, copies)
-                        for e in new_eqns)
+                        for e in _from(eqn, new_eqns))
             subst.update((v, w) for v, w in zip(out, results) if w is not v)
+            lost.extend((v, w) for v, w in zip(out, results) if w is not v)
             continue
         if not eqn.prim.multiple_results and len(out) == 1:
             shape = out[0].aval.shape
@@ -145,10 +147,51 @@ def simplify(prog, copies=False):
             negated[out[0]] = ins[0]
         if algebra is not None and algebra.expands:
             expanded[out[0]] = ins[0]
-        eqns.append(Eqn(eqn.prim, ins, out, eqn.params))
+        eqns.append(eqn.replace(ins, out, eqn.params))
 
     outputs = [sub(x) for x in prog.outputs]
-    return dce(Program(prog.inputs, eqns, outputs, prog.name))
+    return _names_kept(dce(Program(prog.inputs, eqns, outputs, prog.name)), lost, sub)
+
+
+def _names_kept(prog, lost, sub):
+    """``prog`` with a name a rewrite dropped given to the nameless value that took
+    its variable's place (``ct_q = 1.0 * v2`` is ``v2``: ``v2`` is then ``ct_q``),
+    where that value is computed here and read only as what the name says: in its
+    role, or, for a cotangent, only by the reverse sweep (``grad``'s ``ct_q`` is
+    ``2.0 * p``, a value the forward sweep made for it alone)."""
+    defined = {v for e in prog.eqns for v in e.outputs}
+    readers = {}
+    for e in prog.eqns:
+        for x in e.inputs:
+            if isinstance(x, Var):
+                readers.setdefault(x, []).append(e)
+    new = {}
+    for v, w in lost:
+        w = sub(w)
+        if not isinstance(w, Var) or w.name or w not in defined or w in new \
+                or not (v.name and v.aval == w.aval):
+            continue
+        if v.role is not w.role and not all(
+                all(o.role is v.role for o in e.outputs) for e in readers.get(w, ())):
+            continue
+        new[w] = Var(w.aval, v.name, v.role)
+    if not new:
+        return prog
+
+    def read(x):
+        return new.get(x, x) if isinstance(x, Var) else x
+    eqns = [e.replace([read(x) for x in e.inputs], [read(x) for x in e.outputs])
+            for e in prog.eqns]
+    return Program(prog.inputs, eqns, [read(x) for x in prog.outputs], prog.name)
+
+
+def _from(eqn, new):
+    """``new``, the equations a rewrite of ``eqn`` made, from ``eqn``'s line of the
+    user's code (``core.where``) where they name none."""
+    for e in new:
+        if e.where is None:
+            e.where = eqn.where
+    return new
 
 
 def _simplify_params(eqn, copies):
@@ -164,7 +207,7 @@ def _simplify_params(eqn, copies):
         elif isinstance(v, tuple) and v and all(isinstance(p, Program) for p in v):
             v = tuple(simplify(p, copies) for p in v)
         params[k] = v
-    return Eqn(eqn.prim, eqn.inputs, eqn.outputs, params)
+    return eqn.replace(eqn.inputs, eqn.outputs, params)
 
 
 def _uniform_as_scalar(ins, out):

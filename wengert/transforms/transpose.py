@@ -20,7 +20,7 @@ from __future__ import annotations
 from ..core.atoms import cotangent_label
 from ..core.ir import Lit, Role, derive
 from ..core.primitive import Linear, TracerBase, Zero
-from ..core.trace import bind, tracing
+from ..core.trace import TRACE_STATE, bind, tracing
 from ..primitives.arith import cast_float
 from ..primitives.fanout import add_any
 from ..core.staging import defining, stage
@@ -44,7 +44,7 @@ def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
 def _backward(prog, cts_out, mask, nonlinear_args, naming):
     every = mask is None and prog.all_linear      # every variable is linear
     if every:
-        ins, lin_eqns, linear = prog.inputs, prog.eqns, None
+        ins, lin_eqns, linear, values = prog.inputs, prog.eqns, None, None
     else:
         mask = mask or [True] * len(prog.inputs)
         ins = [v for v, m in zip(prog.inputs, mask) if m]
@@ -63,7 +63,12 @@ def _backward(prog, cts_out, mask, nonlinear_args, naming):
                     linear.add(v)
                 break
         else:
-            outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **eqn.params)
+            outer = TRACE_STATE.where
+            TRACE_STATE.where = eqn.where or outer
+            try:
+                outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **eqn.params)
+            finally:
+                TRACE_STATE.where = outer
             outs = outs if eqn.prim.multiple_results else (outs,)
             values.update((v, o) for v, o in zip(eqn.outputs, outs))
 
@@ -81,33 +86,50 @@ def _backward(prog, cts_out, mask, nonlinear_args, naming):
         if type(v) is not Lit and (every or v in linear):
             accumulate(v, ct)
 
-    for eqn in reversed(lin_eqns):
-        prim = eqn.prim
-        if prim.multiple_results:
-            cts = [ct_env.pop(v, None) for v in eqn.outputs]
-            if all(c is None for c in cts):
-                continue
-            ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, cts)]
-        else:
-            v = eqn.outputs[0]
-            ct = ct_env.pop(v, None)
-            if ct is None:
-                continue
-            if naming and (v.name or v.role is not Role.VALUE) and isinstance(ct, TracerBase):
-                ct.name_hint(*derive(v.name, v.role, Role.COTANGENT))
-        args = [x.val if type(x) is Lit else
-                Linear(x.aval) if every or x in linear else values[x]
-                for x in eqn.inputs]
-        in_cts = prim.transpose(ct, *args, **eqn.params)
-        for x, a, c in zip(eqn.inputs, args, in_cts):
-            if type(a) is Linear:
-                accumulate(x, c)
+    state = TRACE_STATE
+    outer = state.where
+    try:
+        for eqn in reversed(lin_eqns):
+            # each cotangent is recorded under the line of the equation it transposes
+            state.where = eqn.where or outer
+            _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values)
+    finally:
+        state.where = outer
 
     out = [ct_env.get(v, Zero(v.aval)) for v in ins]
     for v, ct in zip(ins, out) if naming else ():
         if (v.name or v.role is not Role.VALUE) and isinstance(ct, TracerBase):
             ct.name_hint(*derive(v.name, v.role, Role.COTANGENT))
     return out
+
+
+def _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values):
+    """Transpose one linear equation: the cotangent of its output (``ct_env``) to
+    cotangents of its linear operands (``accumulate``); an output with no cotangent
+    has nothing to pass on."""
+    prim = eqn.prim
+    if prim.multiple_results:
+        cts = [ct_env.pop(v, None) for v in eqn.outputs]
+        if all(c is None for c in cts):
+            return
+        for v, c in zip(eqn.outputs, cts) if naming else ():
+            if (v.name or v.role is not Role.VALUE) and isinstance(c, TracerBase):
+                c.name_hint(*derive(v.name, v.role, Role.COTANGENT))
+        ct = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, cts)]
+    else:
+        v = eqn.outputs[0]
+        ct = ct_env.pop(v, None)
+        if ct is None:
+            return
+        if naming and (v.name or v.role is not Role.VALUE) and isinstance(ct, TracerBase):
+            ct.name_hint(*derive(v.name, v.role, Role.COTANGENT))
+    args = [x.val if type(x) is Lit else
+            Linear(x.aval) if every or x in linear else values[x]
+            for x in eqn.inputs]
+    in_cts = prim.transpose(ct, *args, **eqn.params)
+    for x, a, c in zip(eqn.inputs, args, in_cts):
+        if type(a) is Linear:
+            accumulate(x, c)
 
 
 def transpose_program(prog, mask=None):

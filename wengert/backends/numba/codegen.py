@@ -54,7 +54,7 @@ from ..python.codegen import CodeWriter, generate_source
 from .compiled import HELPERS, NumbaFunction, load_numba, numba_helper
 from .scratch import REUSE_HELPERS, reusable, with_scratch
 
-__all__ = ["numba_codegen", "NumbaUnsupported", "NumbaWriter", "refuse"]
+__all__ = ["numba_codegen", "numba_source", "NumbaUnsupported", "NumbaWriter", "refuse"]
 
 # NumPy functions numba lacks (in full), by their NumPy name: the function
 # writing numba's spelling, and the numba helper it calls (by a name it asks for)
@@ -121,6 +121,10 @@ class NumbaWriter(CodeWriter):
             label = str(ref.path[-1][1]) if ref.path else ref.label.split(".")[-1]
             return self._pass(ref.param_key, (label, f"cell_{label}"), ref.resolve, repr(ref))
         return super().outside(ref)
+
+    def define(self, fn, deps=()):
+        raise NumbaUnsupported(f"{fn.__name__}, wengert's NumPy code of a row (a Python "
+                               "function numba does not compile)")
 
     def kept_as_list(self, aval, vid, grows=False, made=False):
         if any(d is None for d in aval.shape):
@@ -349,6 +353,14 @@ def _check_names(namespace, header):
         if name == "__builtins__" or _typable(value):
             continue
         raise NumbaUnsupported(notes.get(name, f"{name} ({type(value).__name__})"))
+
+
+def numba_source(low, name=None):
+    """The text numba would compile for the lowered Program ``low`` (``wengert show
+    --backend numba``); a construct with no spelling raises ``NumbaUnsupported``."""
+    source, namespace, fname, _ = generate_source(low, name, writer=NumbaWriter)
+    _check_names(namespace, source.splitlines())
+    return _reuse_scratch(source, namespace, fname)[0]
 
 
 def numba_codegen(low, on_error, name=None):

@@ -11,10 +11,16 @@ is written from the lowered Program and its decisions.
 The source mirrors the printed program (STYLE.md section 3): the same
 variable names as ``str(prog)`` (one ``Namer`` walk names both, see
 ``printing.walk``), one statement per equation (a few for an update:
-``out = x.copy()``, ``out[i] += v``), a ``# program NAME`` comment where a
-sub-program is inlined, and in a vjp ``# forward sweep`` / ``# reverse
-sweep`` where each begins (``printing.reverse_sweep_start``). Printed and
-generated, the vjp of ``f(x, a) = sum(sin(x) * a)`` reads::
+``out = x.copy()``, ``out[i] += v``), in a vjp ``# forward sweep`` / ``#
+reverse sweep`` where each begins (``printing.reverse_sweep_start``), and in
+a reverse sweep or forward-mode code each block under the line of the user's
+code it differentiates (``headings``: ``# grad of: s = s + x[i] ** 2
+(model.py:12)``, from the equations' ``where``). A write in place names the
+value it makes (``names.named_write``: ``h = np.tanh(v0, out=v0)``). The
+copies that inlining sub-programs writes (a branch's outputs, a loop's
+carries) are merged away afterwards (``coalesce``), and so are the names
+they passed a value between. Printed and generated, the vjp of ``f(x, a) =
+sum(sin(x) * a)`` reads::
 
     program f_vjp(x: f64[3], a: f64[3], ct0: f64[]):      def f_vjp(x, a, ct0):
                                                               # forward sweep
@@ -79,11 +85,14 @@ from __future__ import annotations
 
 import itertools
 import linecache
-import re
 
 from ...core.ir import Lit, Program
 from ...core.printing import Namer, reverse_sweep_start, walk
+from ...core.where import files_of, heading, line_map, statement
+from .coalesce import coalesce
 from .emit import PY_SCALARS, CodegenError, Emitter
+from .headings import drop_empty_headings, heading_kinds
+from .names import named_write, names_of
 
 __all__ = ["codegen", "generate_source", "GeneratedFunction", "CodegenError", "CodeWriter"]
 
@@ -94,7 +103,10 @@ _FILE_NUMBERS = itertools.count(1)
 class GeneratedFunction:
     """A Program compiled to Python: call it like ``interpret(prog, *args)``.
     ``fn`` is the plain function; ``source`` its text; ``program`` the
-    Program it came from; ``namespace`` the names the text reads."""
+    Program it came from; ``namespace`` the names the text reads;
+    ``line_map`` which line of the user's code each line of the text computes or
+    differentiates (``core.where.line_map``: a traceback's line in ``filename``
+    names the user's line it came from)."""
 
     __slots__ = ("fn", "source", "program", "namespace", "filename")
 
@@ -104,6 +116,11 @@ class GeneratedFunction:
 
     def __call__(self, *args):
         return self.fn(*args)
+
+    @property
+    def line_map(self):
+        """{line of ``source``: (file, line)} of the user's code (``core.where``)."""
+        return line_map(self.source, files_of(self.program))
 
     def __repr__(self):
         return f"<GeneratedFunction {self.fn.__name__} from {self.filename}>"
@@ -125,13 +142,22 @@ def codegen(low, name=None):
 class _Block:
     """A (sub-)program's code: input identifiers, statements (indented
     relative to the block), output expressions, and the blocks of the
-    sub-programs named before the next equation (its params)."""
+    sub-programs named before the next equation (its params); ``done``: its
+    equations written so far; ``kind``, ``heading``: the heading comments it
+    writes (``core.where``: "grad" in a reverse sweep, "jvp" in forward-mode
+    code, None) and the user's statement under whose heading it is now."""
 
-    __slots__ = ("prog", "inputs", "lines", "outputs", "subs")
+    __slots__ = ("prog", "inputs", "lines", "outputs", "subs", "done", "kind", "heading",
+                 "outer")
 
-    def __init__(self, prog, inputs):
+    def __init__(self, prog, inputs, kind=None, heading=None, outer=frozenset()):
         self.prog, self.inputs = prog, inputs
         self.lines, self.outputs, self.subs = [], [], []
+        self.done, self.kind, self.heading = 0, kind, heading
+        # the statements the enclosing blocks are under: an equation of one of
+        # them inside this block (a sum a loop's transpose moved into a branch)
+        # stays under the heading it is in
+        self.outer = outer
 
 
 def generate_source(low, name=None, writer=None):
@@ -150,17 +176,31 @@ def generate_source(low, name=None, writer=None):
     py = low.python_scalars
     fl = low.floats
     em.floats = fl.held
-    reverse = reverse_sweep_start(prog)       # a vjp's sweeps are marked, as Tangent does
-    reverse = None if reverse is None else prog.eqns[reverse]
-    stack = []
+    start = reverse_sweep_start(prog)       # a vjp's sweeps are marked, as Tangent does
+    reverse = None if start is None else prog.eqns[start]
+    headings = heading_kinds(prog, start)
+    stack, files = [], set()
+    var_of = {}                         # identifier -> a Var it names (``coalesce``)
     for kind, item, uses, defs in walk(prog, Namer()):
         if kind == "program":
-            stack.append(_Block(item, [em.ident(n) for n in defs]))
+            if stack:       # the code of the equation the parent writes next
+                parent = stack[-1]
+                owner = parent.prog.eqns[parent.done]
+                sub_kind = headings(parent.done) if len(stack) == 1 else parent.kind
+                at = statement(owner.where) if owner.where is not None else parent.heading
+                stack.append(_Block(item, [em.ident(n) for n in defs], sub_kind, at,
+                                    parent.outer | {parent.heading, at}))
+            else:
+                stack.append(_Block(item, [em.ident(n) for n in defs]))
+            for n, v in zip(defs, item.inputs):
+                var_of.setdefault(em.ident(n), v)
             if em.inputs is None:
                 em.inputs = stack[0].inputs     # symbolic lengths read their shapes
         elif kind == "eqn":
             block = stack[-1]
             subs, block.subs = block.subs, []
+            head_kind = headings(block.done) if len(stack) == 1 else block.kind
+            block.done += 1
             ins = em.eqn_operands(item, _operands(em, item.inputs, uses))
             for p in low.copies.get(item, ()):
                 ins[p] = f"{em.atom(ins[p])}.copy()"      # owned from here on (``lower``)
@@ -169,20 +209,22 @@ def generate_source(low, name=None, writer=None):
             _stand_ins(em, fl, item, ins, flags)
             if item is reverse and len(stack) == 1:
                 block.lines += ["# reverse sweep"]
+            if head_kind is not None and item.where is not None:
+                at = statement(item.where)
+                if at is not None and at != block.heading and at not in block.outer:
+                    block.lines.append(heading(item.where, head_kind))
+                    files.add(item.where[0])
+                    block.heading = at
             outs = [em.ident(n) for n in defs]
+            for o, v in zip(outs, item.outputs):
+                var_of.setdefault(o, v)
             lines = None
             if item in low.inplace:
-                target = ins[low.inplace[item]]
-                lines = item.prim.lower.inplace(em, item, ins, flags, outs, low.inplace[item])
-                if lines and lines[-1] == f"{outs[0]} = {target}" and target.isidentifier() \
-                        and (_generic(outs[0]) or _same_name(outs[0], target)):
-                    # the result is the target, changed, and the target is dead:
-                    # the result takes the target's name where the result has
-                    # no name of the user's, or the same one (no ``v5 = x``
-                    # after ``x[i] += v``, no ``ct_out_1 = ct_out`` and back in
-                    # each step of a loop; ``d_e = d_h`` after ``d_h *= v`` stays)
-                    lines = lines[:-1]
-                    em.idents[defs[0]] = target
+                p = low.inplace[item]
+                target = ins[p]
+                lines = item.prim.lower.inplace(em, item, ins, flags, outs, p)
+                if lines and lines[-1] == f"{outs[0]} = {target}" and target.isidentifier():
+                    lines = named_write(em, item, p, ins, lines, defs, target)
             if lines is None:
                 lines = _equation(em, item, ins, flags, outs, subs)
                 if item.outputs and item.outputs[0] in fl.wrapped:
@@ -202,14 +244,18 @@ def generate_source(low, name=None, writer=None):
                 stack[-1].subs.append(block)
     if reverse is not None:
         block.lines[:0] = ["# forward sweep"]
+    drop_empty_headings(block.lines)
     block.lines[:0] = em.prologue           # the symbolic lengths, named once
     fname = em.fresh(name or prog.name, f"{name or prog.name}_")
     outs = ", ".join(block.outputs) + ("," if len(block.outputs) == 1 else "")
     header = [f"# generated by wengert from program {' '.join(prog.name.split())}"
               + ("; names bound outside it:" if em.header else "")] + em.header
-    lines = header + [f"def {fname}({', '.join(block.inputs + list(em.passed))}):"]
+    defined = [line for text in em.defined.values()
+               for line in text.rstrip("\n").splitlines() + ["", ""]]
+    lines = header + defined + [f"def {fname}({', '.join(block.inputs + list(em.passed))}):"]
     lines += em.indent(block.lines + [f"return ({outs})"])
-    return "\n".join(lines) + "\n", em.namespace, fname, em.passed
+    source = coalesce("\n".join(lines) + "\n", fname, names_of(var_of))
+    return source, em.namespace, fname, em.passed
 
 
 def _stand_ins(em, fl, eqn, ins, flags):
@@ -229,17 +275,6 @@ def _numpy_scalar(em, x, text):
     """``text``, a scalar of ``x``'s dtype, as a NumPy scalar (``np.float64(v)``)."""
     name = "bool_" if x.aval.dtype.kind == "b" else x.aval.dtype.name
     return f"{em.np}.{name}({text})"
-
-
-def _generic(ident):
-    """Whether an identifier is a generated one (``v5``, ``ct12``), not derived
-    from a name of the user's (``out``, ``ct_out_1``)."""
-    return re.fullmatch(r"[a-z]+[0-9]+", ident) is not None
-
-
-def _same_name(a, b):
-    """Whether two identifiers are versions of one name (``ct_out_1``, ``ct_out``)."""
-    return re.sub(r"_[0-9]+$", "", a) == re.sub(r"_[0-9]+$", "", b)
 
 
 def _operands(em, atoms, names):
@@ -279,10 +314,6 @@ class CodeWriter(Emitter):
         return self.indent(lines)
 
     @staticmethod
-    def comment(prog):
-        return "# program " + " ".join(prog.name.split())
-
-    @staticmethod
     def assign(targets, values):
         """``a = x`` statements; several at once as one tuple assignment, so a
         new carry may read the old one (``c0, c1 = c1, c0``)."""
@@ -296,8 +327,7 @@ class CodeWriter(Emitter):
     def inline(self, block, operands, outs, read=None):
         """A sub-program in place: inputs from operands, outputs to ``outs``;
         ``read``: the Vars something reads (an input nothing reads is not set)."""
-        return ([self.comment(block.prog)]
-                + [f"{i} = {o}" for i, o, v in zip(block.inputs, operands, block.prog.inputs)
+        return ([f"{i} = {o}" for i, o, v in zip(block.inputs, operands, block.prog.inputs)
                    if i != o and (read is None or v in read)]
                 + block.lines + [f"{o} = {r}" for o, r in zip(outs, block.outputs)])
 

@@ -13,16 +13,19 @@ Layer: backends.
 from __future__ import annotations
 
 import builtins
+import importlib
+import inspect
 import keyword
 import re
 import sys
+import textwrap
 
 import numpy as np
 
 from ...core.errors import WengertError
-from ...core.ir import Ident, aval_of
+from ...core.ir import Ident, Role, aval_of, label
 
-__all__ = ["CodegenError", "Namespace"]
+__all__ = ["CodegenError", "Namespace", "named_write", "role_side", "names_of"]
 
 
 class CodegenError(WengertError, ValueError):
@@ -60,6 +63,7 @@ class Namespace:
         self.header = []
         self._bound = {}                       # Ident(value) -> name, for reuse
         self._consts = 0
+        self.defined = {}                      # name -> the text of a function defined above
 
     @property
     def np(self):
@@ -125,6 +129,31 @@ class Namespace:
                              f"({type(ref.root).__name__}, the same object at every call)")
         return ref.text(root)
 
+    def define(self, fn, deps=()):
+        """The name of ``fn``, a function of wengert's written with NumPy alone (it reads
+        ``np``, ``math``, ``scipy`` and the functions and constants ``deps``: a constant is
+        a pair ``(name, value)``), defined in the generated file above the code, its text
+        taken from wengert's source (``DefinedCall``)."""
+        for f in tuple(deps) + (fn,):
+            name = f[0] if isinstance(f, tuple) else f.__name__
+            if name in self.defined:
+                continue
+            if name in self.taken:
+                raise CodegenError(f"a variable of the program is named {name!r}, the "
+                                   "name of a function the generated code defines")
+            # a constant the functions read: (name, value)
+            text = (f"{name} = {f[1]!r}\n" if isinstance(f, tuple)
+                    else textwrap.dedent(inspect.getsource(f)))
+            for module in ("math", "scipy"):
+                if re.search(rf"\b{module}\.", text) and module not in self.namespace:
+                    self.namespace[module] = importlib.import_module(module)
+                    self.header.append(f"#   {module} = module {module}")
+            np_name = self.np
+            if np_name != "np":
+                text = re.sub(r"\bnp\.", f"{np_name}.", text)
+            self.defined[name] = text
+        return fn.__name__
+
     def impl(self, prim):
         return self.bind((prim.name, f"{prim.name}_impl"), prim.impl,
                          f"PRIMITIVES[{prim.name!r}].impl")
@@ -140,3 +169,37 @@ class Namespace:
         name = self.bind(f"c{self._consts}", value, note)
         self._consts += 1
         return name
+
+
+def named_write(em, eqn, p, ins, lines, defs, target):
+    """The statements of ``eqn`` written in place into its operand ``p``
+    (``lines``: the row's, ending ``result = target``), naming the value they
+    make (STYLE.md: a variable holds one value in one role). The result takes
+    the target's name where both are nameless temporaries or versions of one
+    variable (``v0 += b1``; ``ct_x[i] += v``, no ``ct_x_1 = ct_x`` and back in
+    each step of a loop); an elementwise write into a value of another name is
+    one statement naming its result, ``h = np.tanh(v0, out=v0)``; any other
+    keeps ``result = target``, which ``coalesce`` merges."""
+    out, tv = eqn.outputs[0], eqn.inputs[p]
+    same = (not out.name and not tv.name and role_side(out) is role_side(tv)) or (
+        out.name and label(out.name, out.role) == label(tv.name, tv.role))
+    if same:
+        em.idents[defs[0]] = target
+        return lines[:-1]
+    ufunc = getattr(eqn.prim.lower, "ufunc", None)
+    if ufunc is not None and len(lines) == 2:
+        return [f"{lines[-1].split(' = ')[0]} = {em.ufunc_into(ufunc.__name__, ins, target)}"]
+    return lines
+
+
+def role_side(v):
+    """Which side of a reverse sweep a variable is on: a cotangent, or anything else (a
+    nameless tangent is recorded as a value; a residual is the value it is)."""
+    return Role.COTANGENT if v.role is Role.COTANGENT else Role.VALUE
+
+
+def names_of(var_of):
+    """What ``coalesce`` needs of each identifier: its ``Var``'s user name with
+    its role's prefix (``label``: "" for a nameless temporary), its aval and its
+    role (``_role``)."""
+    return {ident: (label(v.name, v.role), v.aval, role_side(v)) for ident, v in var_of.items()}

@@ -43,7 +43,7 @@ from .env import static_object
 from ...core.ir import aval_of
 from ...core.pytree import flatten, unflatten
 from ...core.inplace import is_scalar
-from ...core.staging import stage
+from ...core.staging import locating, stage
 from ..trace import input_names
 from .converted import convert_with, is_converted, is_wengert_code
 from .blocks import Undefined
@@ -113,6 +113,7 @@ def make_program(fn, args, name=None, avals=None, kwargs=None):
 
     names = input_names(fn, args, len(leaves))
     names = [h for h, s in zip(names, static) if not s] if names else None
-    prog = stage(flat, avals, name=name or getattr(fn, "__name__", "f"), in_names=names,
-                 keep_custom=True)
+    with locating():        # each equation keeps the user's line that made it
+        prog = stage(flat, avals, name=name or getattr(fn, "__name__", "f"), in_names=names,
+                     keep_custom=True)
     return prog, static, in_tree, out_tree[0]

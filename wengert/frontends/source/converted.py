@@ -9,9 +9,9 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-import threading
 
 from ...core.errors import PACKAGE_DIR, UnsupportedSyntax
+from ...core.where import AST_LOCK
 from .alias import mark_aliased_writes
 from .check import check
 from ...primitives.host import EnvRef
@@ -22,13 +22,9 @@ from .rewrite import CONVERTED, RT, Converter
 from .text import Source, find_lambda, fix_locations
 
 
-# CPython 3.11-3.12 keep the depth of the AST conversions (``ast.parse``,
-# ``compile`` of a tree) in state shared by all threads: two threads
-# converting at once, the second run when Python code (a GC callback) lets
-# the first pause mid-tree, raise "SystemError: AST constructor recursion
-# depth mismatch". One conversion at a time, then (it is done once per code
-# object).
-_AST_LOCK = threading.Lock()
+# one AST conversion at a time (``core.where.AST_LOCK``: CPython's is not thread-safe);
+# a conversion is done once per code object
+_AST_LOCK = AST_LOCK
 
 
 @functools.lru_cache(maxsize=1024)

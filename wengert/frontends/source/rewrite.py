@@ -11,6 +11,7 @@ import ast
 import itertools
 
 
+from ...core.where import CONVERTED as WHERE_CONVERTED
 from .names import DONE as _DONE, EXIT_FLAG, RET as _RET
 from .alias import guard as _alias_guard, param_writes_stmt
 from .check import assigned, contains, is_append
@@ -25,7 +26,7 @@ _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDi
 # --- the rewrite ------------------------------------------------------------
 
 RT = "__wg"
-CONVERTED = "__wg_converted__"
+CONVERTED = WHERE_CONVERTED      # (``core.where`` finds the user's frames by it)
 
 
 def _name(id_, ctx=None):
