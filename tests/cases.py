@@ -34,8 +34,8 @@ import wengert as wg
 from wengert.demo import seed000  # noqa: F401  (in the corpus)
 
 from wengert.primitives import (
-    arith, einsum, fanout, index, linalg, matrix, ordering, reduce, scatter, selection, shape,
-    transcendental)
+    arith, einsum, fanout, index, linalg, matrix, ordering, reduce, safe, scatter, selection,
+    shape, transcendental)
 from wengert.numpy import composite
 from wengert.primitives.index import normalize_index
 
@@ -516,6 +516,12 @@ SPECS.update({
     "div": PrimSpec(DIFF, binary_cases(real, away)
                     + variants("pyfloat_x", [const(1.0), away((3,))]),
                     np.true_divide, arith.div, linear_in=((0,),)),
+    # a derivative's products: the operators' values, 0 where the guard is 0
+    # (``test_safe.py`` checks the zeros against inf and nan factors)
+    "safe_mul": PrimSpec(DIFF, binary_cases(real, real), np.multiply, safe.safe_mul,
+                         linear_in=EACH),
+    "safe_div": PrimSpec(DIFF, binary_cases(real, away), np.true_divide, safe.safe_div,
+                         linear_in=((0,),)),
     "pow": PrimSpec(
         DIFF,
         binary_cases(pos, lambda s: real(s, -1.5, 1.5))

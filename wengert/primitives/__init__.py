@@ -9,4 +9,4 @@ from ..core.primitive import PRIMITIVES  # noqa: F401  (the table, read by the t
 from . import (  # noqa: F401  (each family registers its rows)
     arith, bessel, casts, convolution, correlation, decomp, dft, eig, einsum,
     elementwise, fanout, gather, host, index, linalg, lstsq, matfuncs, matrix,
-    ordering, reduce, scan, scatter, selection, shape, special, transcendental, triangular)
+    ordering, reduce, safe, scan, scatter, selection, shape, special, transcendental, triangular)

@@ -54,6 +54,7 @@ from ..core.rules import PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower
 from ..core.shapes import elementwise_aval, shape_error
 from ..core.pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .fanout import dup
+from .safe import safe_div, safe_mul
 from .shape import broadcast_to, sum_to_shape
 from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of
 
@@ -235,10 +236,13 @@ def div_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = div(x, y)
-    # d(x/y) = dx/y - (x/y) dy/y; the second term only when y varies
+    # d(x/y) = dx/y - (x/y) dy/y; the second term only when y varies. Each
+    # term is zero where its tangent is (``safe``): at y = 0 too
     if type(y_dot) is Zero:
-        return out, div(x_dot, y)
-    return out, sub(div(x_dot, y), mul(div(out, y), y_dot))
+        return out, safe_div(x_dot, y)
+    if type(x_dot) is Zero:
+        return out, neg(safe_mul(y_dot, div(out, y)))
+    return out, sub(safe_div(x_dot, y), safe_mul(y_dot, div(out, y)))
 
 
 def div_transpose(ct, x, y):
