@@ -41,6 +41,7 @@ import numpy as np
 from ..core import dims
 from ..core.lengths import guard_function
 from ..core.context import StagingContext, current as current_context
+from ..core.debug import NANS
 from ..core.errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
 from ..frontends import source as source_frontend
 from ..frontends.source import guards as source_guards
@@ -192,6 +193,8 @@ class SourceTransformed(Transformed):
         return tuple(sig)
 
     def __call__(self, *args, **kwargs):
+        if NANS.on and self.fallback is None:
+            return self._interpreted(args, kwargs)
         codes = self.codes
         floats = codes.floats
         if floats is not None and not kwargs and len(args) == floats[0]:
@@ -266,6 +269,18 @@ class SourceTransformed(Transformed):
         source_guards.note(compiled.env_guards)
         self._last = compiled
         return compiled(dyn)
+
+    def _interpreted(self, args, kwargs):
+        """A call while ``wg.debug_nans`` is on: the source Program, staged
+        now (each equation keeping its user line), transformed and run by the
+        interpreter, whose every value is checked (``core.debug``)."""
+        self.check(args)
+        own = tuple(args)[:len(args) - self.extra] if self.extra else tuple(args)
+        leaves, in_tree = _call_leaves(own, kwargs)
+        static = [_is_static(x) for x in leaves]
+        prog, _, _, out_tree = source_program(self.fun, own, kwargs)
+        inner = _program_function(prog, static, leaves, in_tree, out_tree, self.fun)
+        return self.transform(inner)(*args, **kwargs)
 
     def _build(self, args, kwargs, leaves, static, in_tree, generic=True):
         """(compiled, guard check): the code of one call's arguments; the

@@ -35,15 +35,17 @@ class ProgramError(ValueError):
 
 
 class Eqn:
-    """``outputs = prim[params] (inputs)``."""
+    """``outputs = prim[params] (inputs)``; ``where``: the user's ``file:line``
+    it came from, kept only while ``wg.debug_nans`` is on (``core.debug``)."""
 
-    __slots__ = ("prim", "inputs", "outputs", "params")
+    __slots__ = ("prim", "inputs", "outputs", "params", "where")
 
-    def __init__(self, prim, inputs, outputs, params):
+    def __init__(self, prim, inputs, outputs, params, where=None):
         self.prim = prim
         self.inputs = inputs if type(inputs) is tuple else tuple(inputs)
         self.outputs = outputs if type(outputs) is tuple else tuple(outputs)
         self.params = params
+        self.where = where
 
     def __repr__(self):
         return f"Eqn({self.prim.name}, {len(self.inputs)} in, {len(self.outputs)} out)"

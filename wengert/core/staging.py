@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dims as _dims
+from . import debug as _debug, dims as _dims
 from .errors import LeakedTracerError, UnsupportedDtypeError, user_location
 from .ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs_at_call
 from .primitive import OPERAND_KIND, TracerBase, Zero, raise_typed, zeros
@@ -196,9 +196,10 @@ class StagingTrace(Trace):
         if self.records_primal and not prim.complex_ok and \
                 _complex(atoms, out_avals, prim.multiple_results):
             raise UnsupportedDtypeError.complex_operand(prim.name)
+        where = _debug.located() if _debug.NANS.on else None
         if prim.multiple_results:
             outs = [Var(a, "", self.role) for a in out_avals]
-            self.eqns.append(Eqn(prim, atoms, outs, params))
+            self.eqns.append(Eqn(prim, atoms, outs, params, where))
             scalars = [_scalar_result(prim, args, params, a) for a in out_avals]
             if vals is None:
                 return tuple(StagingTracer(self, v, None, k) for v, k in zip(outs, scalars))
@@ -207,7 +208,7 @@ class StagingTrace(Trace):
                 link_views(r, args)
             return res
         out = Var(out_avals, "", self.role)
-        self.eqns.append(Eqn(prim, atoms, (out,), params))
+        self.eqns.append(Eqn(prim, atoms, (out,), params, where))
         res = StagingTracer(self, out, vals, _scalar_result(prim, args, params, out_avals))
         if vals is not None:
             link_views(res, args)

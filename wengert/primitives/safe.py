@@ -42,7 +42,7 @@ from ..core import dims as _dims
 from ..core.primitive import BROADCASTING, PRIMITIVES, ZERO_IF_ANY, Linear, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.dims import Dim, Scalar
-from ..core.rules import ElementwiseLower, EmitRule
+from ..core.rules import ElementwiseLower, EmitRule, float64_operand
 from ..core.shapes import elementwise_aval
 from ..core.pass_rules import is_scalar_lit
 from .fanout import add_any
@@ -122,51 +122,114 @@ class SafeEmit(EmitRule):
         self.op, self.both = op, both
 
     def statements(self, code, eqn, ins, py, outs, subs):
+        g, f = ins
         if self.op == "/" and all(py):
-            # two Python numbers: NumPy's division (Python's raises on a zero divisor)
-            text = f"{code.np}.true_divide({ins[0]}, {ins[1]})"
+            # two Python numbers: NumPy's division where Python's raises (a zero divisor)
+            text = f"{g} / {f} if {f} else {code.np}.true_divide({g}, {f})"
         else:
-            text = f"{ins[0]} {self.op} {ins[1]}"
+            text = f"{g} {self.op} {f}"
         return [f"{outs[0]} = {text}"] + self.check(code, eqn, ins, outs[0])
 
+    def python_floats(self, eqn, kinds):
+        """As ``BinaryOperator``'s, every operand taken as a Python float (a
+        quotient of two is written to divide as NumPy does)."""
+        if len(kinds) != 2 or not all(map(float64_operand, eqn.inputs)):
+            return None
+        out = eqn.outputs[0].aval.shape == () and "np" not in kinds and "float" in kinds
+        return (True, True), (out,)
+
     def check(self, code, eqn, ins, t):
-        np_ = code.np
+        """The statements that zero ``t`` where a guard is 0, when a nan may
+        have come of it (``test``)."""
+        test = self.test(code, eqn, ins, t)
+        if test is None:
+            return []
+        if eqn.outputs[0].aval.shape == ():
+            g, f = ins          # a zero of t's type: the zero guard times 0.0
+            zero = f"{g} * 0.0 if not {g} else {f} * 0.0" if self.both else f"{g} * 0.0"
+            return [f"if {test}:", f"    {t} = {zero}"]
+        return [f"if {test}:", f"    {t} = {self.fixed(code, ins, t)}"]
+
+    def test(self, code, eqn, ins, t):
+        """When a zero guard may have made a nan in ``t``: for a number
+        ``t != t``; beside a number operand, a test of that number alone
+        (cheap on small arrays: ``number_test``); else ``t``'s sum is nan.
+        None: never (a nonzero literal numerator)."""
         g, f = ins
         if _finite_lit(eqn.inputs[0], nonzero=True) and not self.both:
-            return []               # a nonzero numerator: nothing to zero
+            return None
         if eqn.outputs[0].aval.shape == ():
-            zero = f"({g} == 0 or {f} == 0)" if self.both else f"{g} == 0"
-            return [f"if {t} != {t} and {zero}:", f"    {t} = {g} * 0.0"]
+            zero = f"(not {g} or not {f})" if self.both else f"not {g}"
+            return f"{t} != {t} and {zero}"
+        found = self.number_test(eqn, ins)
+        return found[1] if found is not None else f"{code.np}.isnan({t}.sum())"
+
+    def number_test(self, eqn, ins):
+        """(position, test) of the number operand whose value alone says
+        whether a nan may come of a zero guard, or None: a divisor that is 0
+        or nan; a factor that is 0, inf or nan."""
+        g_num, f_num = (x.aval.shape == () for x in eqn.inputs)
+        g, f = ins
+        # ``not f``: f is 0; ``f - f``: nan (true) for inf and nan, 0.0 (false) otherwise
+        if f_num:
+            return 1, (f"not {f} or {f} - {f}" if self.both else f"not {f} or {f} != {f}")
+        if g_num and self.both:
+            return 0, f"not {g} or {g} - {g}"
+        return None
+
+    def fixed(self, code, ins, t):
+        """``t`` with zeros where a guard is 0."""
+        g, f = ins
+        np_ = code.np
         zero = f"({g} == 0) | ({f} == 0)" if self.both else f"{g} == 0"
-        return [f"if {np_}.isnan({t}.sum()):",
-                f"    {t} = {np_}.where({zero}, {np_}.zeros_like({t}), {t})"]
+        return f"{np_}.where({zero}, {np_}.zeros_like({t}), {t})"
 
 
 class SafeLower(ElementwiseLower):
-    """A quotient in place into its divisor only (the check reads the
-    guard); a product never (the check reads both operands)."""
+    """In place into an operand nothing reads afterwards: a quotient's
+    divisor; beside a number operand whose value alone is the check
+    (``SafeEmit.number_test``), the other operand too, the rare case (the
+    number is 0, inf or nan) then computed as a new array first."""
 
     def __init__(self, ufunc, op, emit):
         super().__init__(ufunc, op)
         self.emit = emit
 
     def update(self, eqn):
-        if self.emit.both:
-            return ()
-        return tuple(p for p in super().update(eqn) if p == 1)
+        found = self.emit.number_test(eqn, ("g", "f"))
+        free = 1 - found[0] if found is not None else (None if self.emit.both else 1)
+        return tuple(p for p in super().update(eqn) if p == free or (p == 1 and not self.emit.both))
 
     def inplace(self, code, eqn, ins, py, outs, p):
+        found = self.emit.number_test(eqn, ins)
         lines = super().inplace(code, eqn, ins, py, outs, p)
-        return lines + self.emit.check(code, eqn, ins, outs[0])
+        if found is None or found[0] == p:
+            return lines + self.emit.check(code, eqn, ins, outs[0])
+        t = outs[0]
+        return ([f"if {found[1]}:", f"    {t} = {ins[0]} {self.emit.op} {ins[1]}",
+                 f"    {t} = {self.emit.fixed(code, ins, t)}", "else:"]
+                + [f"    {line}" for line in lines])
 
 
 _MUL_EMIT, _DIV_EMIT = SafeEmit("*", both=True), SafeEmit("/", both=False)
 
 
 # --- safe_mul ------------------------------------------------------------
+def _suspect(t, g, f, both):
+    """Whether ``t`` (``g * f`` or ``g / f``) may hold a nan that a zero guard
+    made: as ``SafeEmit.check`` tests it."""
+    if np.ndim(t) == 0:
+        return t != t
+    if np.ndim(f) == 0:
+        return f == 0 or (f - f != 0 if both else f != f)
+    if both and np.ndim(g) == 0:
+        return g == 0 or g - g != 0
+    return has_nan(t)
+
+
 def safe_mul_impl(g, f):
     t = g * f
-    return zero_where(t, g, f) if has_nan(t) else t
+    return zero_where(t, g, f) if _suspect(t, g, f, True) else t
 
 
 def safe_mul_jvp(primals, tangents):
@@ -208,7 +271,7 @@ def safe_div_impl(g, f):
     if type(g) in (float, int) and type(f) in (float, int) and f == 0:
         g = np.float64(g)           # NumPy's division: 0 / 0 is nan, not an exception
     t = operator.truediv(g, f)
-    return zero_where(t, g) if has_nan(t) else t
+    return zero_where(t, g) if _suspect(t, g, f, False) else t
 
 
 def safe_div_jvp(primals, tangents):
@@ -216,15 +279,19 @@ def safe_div_jvp(primals, tangents):
     g_dot, f_dot = tangents
     out = safe_div(g, f)
     # d(g/f) = dg/f - (g/f) df/f: each term guarded by the tangent it carries,
-    # and the second by g too (through out)
+    # and the second by g too (through out); ``sub`` and ``neg`` are rows of
+    # ``arith``, which builds on this module: looked up
     terms = []
     if type(g_dot) is not Zero:
         terms.append(safe_div(g_dot, f))
     if type(f_dot) is not Zero:
-        terms.append(safe_mul(f_dot, safe_div(safe_mul(out, -1.0), f)))
+        term = safe_mul(f_dot, safe_div(out, f))
+        if terms:
+            return out, bind(PRIMITIVES["sub"], terms[0], term)
+        return out, bind(PRIMITIVES["neg"], term)
     if not terms:
         return out, Zero(aval_of(out))
-    return out, terms[0] if len(terms) == 1 else add_any(*terms)
+    return out, terms[0]
 
 
 def safe_div_transpose(ct, g, f):

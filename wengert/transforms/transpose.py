@@ -17,6 +17,7 @@ Layer: transforms.
 """
 from __future__ import annotations
 
+from ..core import debug
 from ..core.atoms import cotangent_label
 from ..core.ir import Lit, Role, derive
 from ..core.primitive import Linear, TracerBase, Zero
@@ -98,16 +99,26 @@ def _backward(prog, cts_out, mask, nonlinear_args, naming):
         args = [x.val if type(x) is Lit else
                 Linear(x.aval) if every or x in linear else values[x]
                 for x in eqn.inputs]
-        in_cts = prim.transpose(ct, *args, **eqn.params)
-        for x, a, c in zip(eqn.inputs, args, in_cts):
-            if type(a) is Linear:
-                accumulate(x, c)
+        if debug.NANS.on:
+            # the cotangents it gives, and their sums, are the line's work
+            with debug.at(eqn, Role.COTANGENT):
+                _transpose_into(eqn, ct, args, accumulate)
+        else:
+            _transpose_into(eqn, ct, args, accumulate)
 
     out = [ct_env.get(v, Zero(v.aval)) for v in ins]
     for v, ct in zip(ins, out) if naming else ():
         if (v.name or v.role is not Role.VALUE) and isinstance(ct, TracerBase):
             ct.name_hint(*derive(v.name, v.role, Role.COTANGENT))
     return out
+
+
+def _transpose_into(eqn, ct, args, accumulate):
+    """The cotangents of ``eqn``'s linear operands, added to theirs."""
+    in_cts = eqn.prim.transpose(ct, *args, **eqn.params)
+    for x, a, c in zip(eqn.inputs, args, in_cts):
+        if type(a) is Linear:
+            accumulate(x, c)
 
 
 def transpose_program(prog, mask=None):
