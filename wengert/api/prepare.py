@@ -13,12 +13,13 @@ import numpy as np
 
 from .checks import argnums_tuple, check_aux_pair, check_function, check_inputs
 from ..frontends.trace import flat_function
-from ..core.ir import Ident, Lit, aval_of, sub_programs
-from ..core.primitive import Zero, zeros
+from ..core.ir import Lit, aval_of, sub_programs
+from ..core.primitive import TracerBase, Zero, zeros
 from ..numpy.math_twins import twin_of
 from ..primitives.arith import convert
 from ..primitives.casts import cast_exact
 from ..core.pytree import flatten, unflatten
+from .fresh import fresh, held_by
 from ..transforms.partial_eval import linearize_flat
 from .source import SourceTransformed, has_source
 from .codes import recipe_key
@@ -87,6 +88,12 @@ def prepare_call(fun, args, kwargs, argnums, fname, has_aux=False,
     nums = argnums_tuple(argnums, len(args), fname)
     check_inputs(fname, fun, args, nums, where_else)
     dyn = tuple(args[i] for i in nums)
+    if not getattr(fun, "wg_replay", False):
+        # the user's code runs on the arguments not differentiated as given:
+        # on copies of their arrays, so a write into one (``m[0, 1] = 1.0``)
+        # never reaches the caller's (the differentiated ones are traced)
+        args = [a if i in nums else private_arrays(a) for i, a in enumerate(args)]
+        kwargs = {k: private_arrays(v) for k, v in kwargs.items()}
     part = _Partial(fun, args, kwargs, nums)
     if has_aux:
         aux_box = [None]
@@ -101,15 +108,31 @@ def prepare_call(fun, args, kwargs, argnums, fname, has_aux=False,
     return part, dyn, nums, None
 
 
+def private_arrays(x):
+    """``x`` with each NumPy array among its pytree leaves copied (``x``
+    itself where it holds none)."""
+    if type(x) is np.ndarray:
+        return x.copy()
+    if not isinstance(x, (tuple, list, dict)):
+        return x
+    leaves, tree = flatten(x)
+    if not any(type(a) is np.ndarray for a in leaves):
+        return x
+    return unflatten(tree, [a.copy() if type(a) is np.ndarray else a for a in leaves])
+
+
 def unwrap_aux(aux_box):
-    """aux values leave the trace as plain values (their primal part)."""
+    """aux values leave the trace as plain values (their primal part); an
+    array the function did not compute (a global, a closure's) is copied."""
     leaves, tree = flatten(aux_box[0])
-    plain = []
-    for x in leaves:
+    plain, outside = [], set()
+    for k, x in enumerate(leaves):
+        if not isinstance(x, TracerBase):
+            outside.add(k)
         while hasattr(x, "primal"):
             x = x.primal
         plain.append(x)
-    return unflatten(tree, plain)
+    return unflatten(tree, fresh(plain, constant=outside))
 
 
 def cast_like(ct, x):
@@ -135,19 +158,29 @@ def vjp_core(fn, dyn, fname):
     return outs, lin, leaves, in_tree, out_tree[0]
 
 
-def unshared(outs, lin):
-    """The outputs handed to the caller, copied where the linear Program
-    keeps the same array (``exp``'s output is its own derivative): the
-    caller may write to what it is given before using the pullback."""
-    kept = set()
+def kept_by(lin):
+    """The owners of the arrays the linear Program keeps (its residuals,
+    ``fresh.held_by``): a pullback hands them out again at its next call."""
+    kept = []
 
     def collect(prog):
         for e in prog.eqns:
-            kept.update(Ident(x.val) for x in e.inputs if isinstance(x, Lit))
+            kept.extend(x.val for x in e.inputs if isinstance(x, Lit))
             for sub in sub_programs(e):
                 collect(sub)
     collect(lin)
-    return [o.copy() if type(o) is np.ndarray and Ident(o) in kept else o for o in outs]
+    kept.extend(x.val for x in lin.outputs if isinstance(x, Lit))
+    return held_by(kept)
+
+
+def unshared(outs, lin, held=frozenset()):
+    """The outputs handed to the caller, copied where the linear Program
+    keeps the same array (``exp``'s output is its own derivative), where an
+    output is the caller's (``held``: an argument's memory), or where it is
+    a constant of the function (its tangent is a literal: a global): the
+    caller may write to what it is given before using the pullback."""
+    constant = {k for k, x in enumerate(lin.outputs) if isinstance(x, Lit)}
+    return fresh(outs, held | kept_by(lin), constant)
 
 
 def unit(aval):

@@ -378,7 +378,7 @@ class SourceTransformed(Transformed):
                     for x, i, v in zip(leaves, inputs, staged)]
             call = unflatten(in_tree, full)
             out = transformed(*call[0], **call[1]) if kwargs else transformed(*call)
-            out_leaves, result_tree[0] = flatten(out)
+            out_leaves, result_tree[0] = source_frontend.result_leaves(out)
             return out_leaves
 
         names = iter(v.name for v in prog.inputs)

@@ -25,6 +25,8 @@ from __future__ import annotations
 import functools
 import sys
 
+from .fresh import fresh_tree, held_by
+
 __all__ = ["Transformed", "TraceTransformed", "by_name", "reduce_decorated"]
 
 
@@ -63,7 +65,8 @@ class TraceTransformed(Transformed):
         self._impl = impl
 
     def __call__(self, *args, **kwargs):
-        return self._impl(*args, **kwargs)
+        # no result shares the memory of an argument (``fresh``)
+        return fresh_tree(self._impl(*args, **kwargs), held_by(args, kwargs))
 
     def __repr__(self):
         return f"<{self._wg_recipe[0]} of {getattr(self, '__qualname__', '?')}>"

@@ -19,7 +19,7 @@ from .checks import check_holomorphic_inputs, check_inputs, check_scalar_output
 from ..core.errors import (
     ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax)
 from ..frontends.trace import flat_function, make_program as trace_program
-from ..core.ir import Aval, Program, aval_of
+from ..core.ir import Aval, Lit, Program, aval_of
 from ..core.primitive import TracerBase, Zero
 from ..core.trace import eval_program, set_current
 from ..control import for_loop
@@ -34,8 +34,9 @@ from ..transforms.transpose import backward_pass, transpose_program
 from .transformed import TraceTransformed
 from .jacobians import hessian, jacfwd, jacrev  # noqa: F401  (public: wengert/__init__)
 from .prepare import (
-    CLOSE_OVER, source_transformed, cast_like, options, prepare_call, transform_entry, unit, unshared,
-    unwrap_aux, vjp_core)
+    CLOSE_OVER, source_transformed, cast_like, kept_by, options, prepare_call, transform_entry,
+    unit, unshared, unwrap_aux, vjp_core)
+from .fresh import fresh, held_by
 from .fallback import has_source, warn_fallback
 from .source import generated, source_inner, source_program
 from .jit import jit
@@ -93,7 +94,9 @@ def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False, bac
         out_tree = out_tree[0]
         grads = unflatten(in_tree, [cast_like(c, x) for c, x in zip(cts, leaves)])
         g = grads[0] if single else tuple(grads)
-        value = unflatten(out_tree, outs)
+        # a value the function did not compute (a global it returned): a copy
+        value = unflatten(out_tree, fresh(outs, constant=set() if forward else {
+            k for k, x in enumerate(lin.outputs) if isinstance(x, Lit)}))
         if has_aux:
             return (value, unwrap_aux(aux_box)), g
         return value, g
@@ -142,7 +145,9 @@ def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=
     fn, dyn, _, aux_box = prepare_call(fun, primals, {}, tuple(range(len(primals))), "vjp", has_aux,
                                    CLOSE_OVER)
     outs, lin, leaves, in_tree, out_tree = vjp_core(fn, dyn, "vjp")
-    out = unflatten(out_tree, unshared(outs, lin))
+    held = held_by(primals)
+    kept = kept_by(lin)
+    out = unflatten(out_tree, unshared(outs, lin, held))
 
     def pullback(ct):
         ct_leaves, ct_tree = flatten(ct)
@@ -158,7 +163,9 @@ def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=
         ct_leaves = [c if isinstance(c, (np.ndarray, TracerBase)) else
                      np.asarray(c, dtype=aval_of(o).dtype) for c, o in zip(ct_leaves, outs)]
         cts = backward_pass(lin, ct_leaves)
-        return tuple(unflatten(in_tree, [cast_like(c, x) for c, x in zip(cts, leaves)]))
+        cts = [cast_like(c, x) for c, x in zip(cts, leaves)]
+        # never the cotangent given, a residual, or an argument (``fresh``)
+        return tuple(unflatten(in_tree, fresh(cts, held | kept | held_by(ct_leaves))))
 
     pullback = _WithSource(pullback, lambda: transpose_program(lin))
     if has_aux:
@@ -191,7 +198,13 @@ def jvp(fun, primals, tangents, *, engine="auto", backend="python", fallback=Tru
             fun = inner
     flat, leaves, in_tree, out_tree = flat_function(fun, primals)
     outs, dots = jvp_flat(flat, leaves, t_leaves)
+    # outputs that are new arrays: not an argument, a tangent given, or a
+    # constant the function returned (a zero tangent: a global) (``fresh``)
+    held = held_by(primals, tangents)
+    outs = fresh(outs, held, {k for k, d in enumerate(dots)
+                              if isinstance(d, Zero) and not isinstance(outs[k], TracerBase)})
     dots = [cast_like(d, o) if isinstance(d, Zero) else d for d, o in zip(dots, outs)]
+    dots = fresh(dots, held | held_by(outs))
     return unflatten(out_tree[0], outs), unflatten(out_tree[0], dots)
 
 
@@ -219,9 +232,11 @@ def linearize(fun, *primals, engine="auto"):
             raise ShapeMismatchError(f"linear function: tangents {t_tree} differ from primals "
                                      f"{in_tree}")
         res = eval_program(lin, t_leaves)
-        return unflatten(out_tree[0], res)
+        return unflatten(out_tree[0], fresh(res, held | kept | held_by(t_leaves)))
 
-    return unflatten(out_tree[0], unshared(outs, lin)), _WithSource(linear_fun, lambda: lin)
+    held, kept = held_by(primals), kept_by(lin)
+    return (unflatten(out_tree[0], unshared(outs, lin, held)),
+            _WithSource(linear_fun, lambda: lin))
 
 
 class _WithSource:

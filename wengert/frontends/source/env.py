@@ -55,7 +55,7 @@ from .guards import guard, same_value
 from .kinds import IO_MODULES, RNG_TYPES, is_plain, is_vocabulary
 
 __all__ = ["env_global", "env_cell", "static_object", "default_value", "EnvObject",
-           "call_outside", "concrete", "materialize", "holds_outside_object"]
+           "call_outside", "concrete", "materialize", "holds_outside_object", "outside_value"]
 
 
 def classify(value, ref):
@@ -163,6 +163,24 @@ def materialize(x):
         return type(x)(materialize(e) for e in x)
     if type(x) is dict:
         return {k: materialize(e) for k, e in x.items()}
+    return x
+
+
+def outside_value(x):
+    """A result that is no array or number (a string, a function, an
+    object), as the code returns it: an object found outside is checked at
+    each call to be the same one; one that holds traced values (in its
+    attributes) cannot be returned as it is."""
+    if isinstance(x, EnvObject):
+        guard(x._ref, "is", x._value)
+        return x._value
+    held = getattr(x, "__dict__", None)
+    if isinstance(held, dict) and any(isinstance(v, TracerBase) for v in held.values()):
+        raise UnsupportedSyntax(
+            f"{user_location()}: the function returns a {type(x).__name__} object holding values "
+            "that depend on the differentiated input; the source engine returns arrays, numbers "
+            "and tuples, lists and dicts of them: return those values in a tuple or a dict",
+            construct="object holding traced values as a result")
     return x
 
 
