@@ -109,15 +109,14 @@ def prepare_call(fun, args, kwargs, argnums, fname, has_aux=False,
 
 
 def private_arrays(x):
-    """``x`` with each NumPy array among its pytree leaves copied (``x``
-    itself where it holds none)."""
+    """``x`` with each NumPy array among its pytree leaves copied, in new
+    lists and dicts: what the function writes into them (``cache["y"] =
+    x``) stays in the call, as in the source engine's functional updates."""
     if type(x) is np.ndarray:
         return x.copy()
-    if not isinstance(x, (tuple, list, dict)):
+    if not isinstance(x, (list, dict)) and not (type(x) is tuple and x):
         return x
     leaves, tree = flatten(x)
-    if not any(type(a) is np.ndarray for a in leaves):
-        return x
     return unflatten(tree, [a.copy() if type(a) is np.ndarray else a for a in leaves])
 
 
