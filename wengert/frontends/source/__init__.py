@@ -47,6 +47,7 @@ from ...core.staging import stage
 from ..trace import input_names
 from .converted import convert_with, is_converted, is_wengert_code
 from .blocks import Undefined
+from .written import enter as enter_body, writes
 
 __all__ = ["convert", "make_program", "is_wengert_code", "is_converted", "UnsupportedSyntax",
            "result_leaves"]
@@ -118,6 +119,7 @@ def make_program(fn, args, name=None, avals=None, kwargs=None):
              else ())
 
     def flat(*xs):
+        enter_body()
         # an input is a scalar where the caller passed a number (a Python float,
         # an np.float64), a 0-d array where it passed one: ``y = x; x += 1``
         # writes into the caller's 0-d array, which y sees (the code is reused
@@ -136,6 +138,8 @@ def make_program(fn, args, name=None, avals=None, kwargs=None):
 
     names = input_names(fn, args, len(leaves))
     names = [h for h, s in zip(names, static) if not s] if names else None
-    prog = stage(flat, avals, name=name or getattr(fn, "__name__", "f"), in_names=names,
-                 keep_custom=True)
+    # what the function writes outside, as its later reads see it
+    with writes():
+        prog = stage(flat, avals, name=name or getattr(fn, "__name__", "f"), in_names=names,
+                     keep_custom=True)
     return prog, static, in_tree, out_tree[0]

@@ -170,7 +170,7 @@ class _Forward:
         if _written(s) or _call_of(s):
             self.before[s] = _join(self.before.get(s), st)
         for call in ast.walk(s) if not isinstance(s, (ast.If, ast.For, ast.While,
-                                                         ast.FunctionDef)) else ():
+                                                         ast.FunctionDef, ast.Try)) else ():
             if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                     and call.func.attr in _APPENDS and isinstance(call.func.value, ast.Name)):
                 srcs = set().union(*[_sources(a) for a in call.args], set())
@@ -190,6 +190,17 @@ class _Forward:
             return st.bind([(s.name, set())], line)
         if isinstance(s, ast.If):
             return _join(self.block(s.body, st), self.block(s.orelse, st))
+        if isinstance(s, ast.Try):
+            # a handler may start at any point of the body: from the state at
+            # its start or at its end (a step within it: their join, widened)
+            body = self.block(s.body, st)
+            end = self.block(s.orelse, body) if body is not None else None
+            for h in s.handlers:
+                start = _join(st, body)
+                if h.name:
+                    start = start.bind([(h.name, set())], line)
+                end = _join(end, self.block(h.body, start))
+            return self.block(s.finalbody, end) if end is not None else None
         if isinstance(s, (ast.For, ast.While)):
             return self.loop(s, st)
         if isinstance(s, ast.Return):
@@ -273,6 +284,13 @@ class _Backward:
             return live - {s.name}
         if isinstance(s, ast.If):
             return self.block(s.body, live) | self.block(s.orelse, live) | _names_in(s.test)
+        if isinstance(s, ast.Try):
+            after = self.block(s.finalbody, live)
+            handlers = frozenset().union(*[self.block(h.body, after) for h in s.handlers])
+            # what a handler reads is read after any point of the body
+            body = self.block(s.body, self.block(s.orelse, after) | handlers)
+            types = frozenset().union(*[_names_in(h.type) for h in s.handlers if h.type])
+            return body | handlers | types
         if isinstance(s, (ast.For, ast.While)):
             return self.loop(s, live)
         return live | _names_in(s)
