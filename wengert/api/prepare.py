@@ -9,12 +9,15 @@ Layer: api.
 from __future__ import annotations
 
 
+import functools
+
 import numpy as np
 
 from .checks import argnums_tuple, check_aux_pair, check_function, check_inputs
 from ..frontends.trace import flat_function
 from ..core.ir import Lit, aval_of, sub_programs
 from ..core.primitive import TracerBase, Zero, zeros
+from ..numpy.library import call_rule
 from ..numpy.math_twins import twin_of
 from ..primitives.arith import convert
 from ..primitives.casts import cast_exact
@@ -191,7 +194,34 @@ def transform_entry(fun, engine, fname, backend="python", fallback=True):
     _check_engine(engine)
     check_backend(backend, engine, fallback)
     check_function(fun, fname)
-    return twin_of(fun)          # a math builtin: its NumPy twin (math_twins)
+    # a math builtin: its NumPy twin (math_twins); a SciPy function given
+    # directly: the function of its rule (``library_entry``)
+    return library_entry(twin_of(fun))
+
+
+def library_entry(fun):
+    """A SciPy function given to a transform directly (``wg.grad(
+    scipy.stats.norm.pdf)``): a function calling wengert's rule for it, as the
+    source engine calls it inside the user's functions. SciPy's own code
+    would convert a traced value to an array (the trace engine) or be
+    converted itself (the source engine); anything else as it is."""
+    owner = getattr(fun, "__self__", None)
+    module = getattr(fun, "__module__", None) or getattr(type(owner), "__module__", "") or ""
+    if not module.startswith("scipy"):
+        return fun
+    try:
+        rule = call_rule(fun)
+    except TypeError:       # an unhashable callable
+        return fun
+    return fun if rule is None else _rule_function(rule, getattr(fun, "__name__", "f"))
+
+
+@functools.lru_cache(maxsize=256)
+def _rule_function(rule, name):
+    def library_function(*args, **kwargs):
+        return rule(*args, **kwargs)
+    library_function.__name__ = library_function.__qualname__ = name
+    return library_function
 
 
 def options(holomorphic, backend, fallback):

@@ -37,7 +37,7 @@ from .prepare import (
     CLOSE_OVER, source_transformed, cast_like, kept_by, options, prepare_call, transform_entry,
     unit, unshared, unwrap_aux, vjp_core)
 from .fresh import fresh, held_by
-from .fallback import has_source, warn_fallback
+from .fallback import has_source, naming_refusal, traced_after_refusal, warn_fallback
 from .source import generated, source_inner, source_program
 from .jit import jit
 from .points import compiled_jvp, compiled_vjp
@@ -144,7 +144,8 @@ def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=
             fun = functools.wraps(fun)(inner)
     fn, dyn, _, aux_box = prepare_call(fun, primals, {}, tuple(range(len(primals))), "vjp", has_aux,
                                    CLOSE_OVER)
-    outs, lin, leaves, in_tree, out_tree = vjp_core(fn, dyn, "vjp")
+    with naming_refusal(fun):
+        outs, lin, leaves, in_tree, out_tree = vjp_core(fn, dyn, "vjp")
     held = held_by(primals)
     kept = kept_by(lin)
     out = unflatten(out_tree, unshared(outs, lin, held))
@@ -197,7 +198,8 @@ def jvp(fun, primals, tangents, *, engine="auto", backend="python", fallback=Tru
         if inner is not None:
             fun = inner
     flat, leaves, in_tree, out_tree = flat_function(fun, primals)
-    outs, dots = jvp_flat(flat, leaves, t_leaves)
+    with naming_refusal(fun):
+        outs, dots = jvp_flat(flat, leaves, t_leaves)
     # outputs that are new arrays: not an argument, a tangent given, or a
     # constant the function returned (a zero tangent: a global) (``fresh``)
     held = held_by(primals, tangents)
@@ -224,7 +226,8 @@ def linearize(fun, *primals, engine="auto"):
         if inner is not None:
             fun = inner
     flat, leaves, in_tree, out_tree = flat_function(fun, primals)
-    outs, lin = linearize_flat(flat, leaves, reverse=False)
+    with naming_refusal(fun):
+        outs, lin = linearize_flat(flat, leaves, reverse=False)
 
     def linear_fun(*tangents):
         t_leaves, t_tree = flatten(tuple(tangents))
@@ -297,6 +300,9 @@ def make_program(fun, *example_args, engine="auto"):
             if engine == "source":
                 raise
             warn_fallback(fun, err)
+            fun = traced_after_refusal(fun, err)
+            with naming_refusal(fun):
+                return trace_program(fun, *example_args)
     return trace_program(fun, *example_args)
 
 
