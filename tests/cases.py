@@ -907,6 +907,10 @@ _OUTSIDE = ("what a Program reads and calls outside the function at run time (a 
             "tested through it in frontends/source/test_env.py")
 SPECS["env_read"] = PrimSpec(API, reason=_OUTSIDE)
 SPECS["host_call"] = PrimSpec(API, reason=_OUTSIDE)
+SPECS["env_write"] = PrimSpec(API, reason=(
+    "a write the function makes outside itself (self.nfev += 1, a nonlocal): made by the "
+    "source engine from attribute and nonlocal/global assignments, tested through it in "
+    "frontends/source/test_effects.py"))
 for _name in ("checkpoint", "checkpoint_lin", "checkpointed_loop", "loop_forward", "loop_lin",
               "loop_reverse"):
     SPECS[_name] = PrimSpec(API, reason=_CHECKPOINTING)

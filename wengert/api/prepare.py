@@ -13,6 +13,7 @@ import functools
 
 import numpy as np
 
+from ..core.errors import NoDerivativeRule
 from .checks import argnums_tuple, check_aux_pair, check_function, check_inputs
 from ..frontends.trace import flat_function
 from ..core.ir import Lit, aval_of, sub_programs
@@ -213,6 +214,14 @@ def library_entry(fun):
         rule = call_rule(fun)
     except TypeError:       # an unhashable callable
         return fun
+    if rule is None and hasattr(owner, "_parse_args"):
+        # a method of a scipy.stats distribution wengert has no rules for: SciPy's
+        # own code would convert the traced value, or be converted itself
+        name = f"scipy.stats.{getattr(owner, 'name', type(owner).__name__)}.{fun.__name__}"
+        raise NoDerivativeRule(
+            f"{name} has no derivative rule in wengert (the distributions of scipy.stats it "
+            "differentiates are listed in the README's table); write its density with NumPy "
+            "and scipy.special functions, or give it a rule with wg.custom_vjp")
     return fun if rule is None else _rule_function(rule, getattr(fun, "__name__", "f"))
 
 

@@ -90,12 +90,22 @@ def settle_objects(fun, args, kwargs):
         seen.append(fun.__self__)
         fun = fun.__func__
     seen += list(args) + list(kwargs.values())
-    code = getattr(fun, "__code__", None)
-    if code is not None:
-        glb = getattr(fun, "__globals__", {})
-        seen += [glb[n] for n in code.co_names if n in glb]
-        seen += [c.cell_contents for c in (getattr(fun, "__closure__", None) or ())
-                 if _has_contents(c)]
+    # the objects the function names, and those the functions it names name
+    functions, k = [fun], 0
+    while k < len(functions) and k < 32:
+        code = getattr(functions[k], "__code__", None)
+        if code is not None:
+            glb = getattr(functions[k], "__globals__", {})
+            named = [glb[n] for n in code.co_names if n in glb]
+            named += [c.cell_contents for c in (getattr(functions[k], "__closure__", None) or ())
+                      if _has_contents(c)]
+            for v in named:
+                if isinstance(v, types.FunctionType):
+                    if all(v is not g for g in functions):
+                        functions.append(v)
+                else:
+                    seen.append(v)
+        k += 1
     for obj in seen:
         held = getattr(obj, "__dict__", None)
         if not isinstance(held, dict) or isinstance(obj, (type, types.ModuleType,

@@ -18,6 +18,7 @@ from ..core.trace import bind
 from ..core.rules import EmitRule
 from ..core.pass_rules import NumpyAxisCall
 from .arith import add, convert, div, mul, sub
+from .safe import safe_mul
 from .selection import where
 from .ordering import equal
 from .index import concatenate, getitem
@@ -46,7 +47,8 @@ def _extremum_tangent(x, out, x_dot, axes):
     counts are converted."""
     hit = equal(x, reshape(out, kept_shape(_dims.shape(x), axes)))
     count = convert(reduce_sum_p_bind(hit, axes), dtype=aval_of(x).dtype)
-    return div(reduce_sum_p_bind(mul(x_dot, hit), axes), count)
+    # (``safe``: the places not attained contribute 0, an infinite tangent too)
+    return div(reduce_sum_p_bind(safe_mul(x_dot, hit), axes), count)
 
 
 def reduce_max_jvp(primals, tangents, axes):

@@ -140,13 +140,15 @@ class Block:
             leaves, info = [], []
             for k, (nm, o) in enumerate(zip(names, outs)):
                 target = coerce[k] if coerce is not None else None
-                if isinstance(o, Undefined) and target is not None:
+                filled = isinstance(o, Undefined) and target is not None
+                if filled:
                     o = zeros_of(target)       # an early return taken on one path only
-                ls = operand_leaves(o, branch)
+                # (zeros of a dict of Python floats are operands all the same)
+                ls = flatten(o)[0] if filled else operand_leaves(o, branch)
                 if ls is not None:
                     if target is not None:
                         o = coerce_to(o, target, repr(nm))
-                        ls = operand_leaves(o, branch)
+                        ls = flatten(o)[0] if filled else operand_leaves(o, branch)
                     leaves.extend(ls)
                     info.append(("op", spec_of(o)))
                 else:

@@ -50,7 +50,7 @@ def operand_leaves(v, containers=False):
     if type(v) in (tuple, list, dict):
         leaves, tree = flatten(v)
         if (leaves and _tuple_tree(tree, kinds) and all(is_operand(x) for x in leaves)
-                and not all(isinstance(x, (int, float, complex, bool)) for x in leaves)):
+                and not all(type(x) in (int, float, complex, bool) for x in leaves)):
             return leaves
     return None
 
