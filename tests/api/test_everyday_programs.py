@@ -19,6 +19,7 @@ import scipy.special
 import scipy.stats
 
 import wengert as wg
+from wengert.core.errors import InPlaceUpdateError
 from checks import PROGRAM_RTOL_F64, assert_close, fd_jvp
 
 ENGINES = ("source", "trace", "auto")
@@ -431,3 +432,37 @@ def test_a_dict_built_after_an_early_return():
     check(dict_after_an_early_return, X)
     check(dict_after_an_early_return, X + 1.0)
     check(dict_after_an_early_return, 0.4)
+
+
+# --- auto's errors after a fallback ----------------------------------------------------------
+def refused_by_both(x):
+    a = np.outer(x, x) + np.eye(3)
+    try:                                    # the source engine: may raise at run time
+        c = np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        c = np.eye(3)
+    y = np.zeros(3)
+    y += c[0]                               # the trace engine: a traced value written in place
+    return np.sum(y)
+
+
+def test_autos_error_names_both_engines_reasons():
+    """Once: after the fallback, the trace engine's error alone, telling the
+    user to use the source engine, which had just refused."""
+    with pytest.raises(InPlaceUpdateError) as info:
+        wg.grad(refused_by_both)(X)
+    text = str(info.value)
+    assert "writes a traced value into an array in place" in text
+    assert "tried the source engine first, which refused" in text
+    assert "whether cholesky raises LinAlgError" in text
+    assert "engine='source'" not in text and "engine='trace'" not in text
+    with pytest.raises(InPlaceUpdateError) as alone:
+        wg.grad(refused_by_both, engine="trace")(X)
+    assert "tried the source engine" not in str(alone.value)
+
+
+def test_a_scipy_distribution_without_rules_is_a_typed_error():
+    """A SciPy distribution wengert has no rules for, given directly: a
+    NoDerivativeRule naming it, not SciPy's code converted."""
+    with pytest.raises(wg.NoDerivativeRule, match=r"scipy.stats.weibull_min.pdf has no"):
+        wg.grad(scipy.stats.weibull_min.pdf, engine="source")(1.5, 2.0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import re
 import threading
 import types
 import warnings
@@ -82,14 +83,22 @@ def warn_fallback(fun, err, target=None):
                   stacklevel=3)
 
 
+# each engine's advice to use the other: "..., or use engine='source' (or 'auto'),
+# which ...", "..., or use engine='trace' (engine='auto' does so by itself)"
+_OTHER_ENGINE = re.compile(r",? or use engine='(?:source|trace)'(?: \((?:or 'auto'|engine='auto' "
+                           r"does so by itself)\))?(?:, which [^.;)]*)?")
+
+
 def both_reasons(trace_err, source_err):
     """The trace engine's error after ``engine="auto"`` fell back to it:
     of its type, its message followed by why the source engine refused
-    first (its advice to use the source engine does not apply then)."""
+    first (its advice to use the source engine, which does not apply then,
+    left out)."""
     if getattr(trace_err, "wg_both", False):
         return trace_err
-    text = (f"{trace_err}\n(engine='auto' tried the source engine first, which refused: "
-            f"{source_err}; so neither engine can differentiate this function as written)")
+    text = (f"{_OTHER_ENGINE.sub('', str(trace_err))}\n(engine='auto' tried the source engine "
+            f"first, which refused: {_OTHER_ENGINE.sub('', str(source_err))}; so neither "
+            "engine can differentiate this function as written)")
     try:
         err = type(trace_err)(text)
     except Exception:   # noqa: BLE001 -- an error type that takes other arguments: as it is
