@@ -466,3 +466,14 @@ def test_a_scipy_distribution_without_rules_is_a_typed_error():
     NoDerivativeRule naming it, not SciPy's code converted."""
     with pytest.raises(wg.NoDerivativeRule, match=r"scipy.stats.weibull_min.pdf has no"):
         wg.grad(scipy.stats.weibull_min.pdf, engine="source")(1.5, 2.0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_callable_object_given_directly(engine):
+    """Once: ``wg.grad(obj, engine="source")`` of an instance with a Python
+    ``__call__`` was refused (its source "not available"); it is its bound
+    ``__call__``, counted as often as a plain call."""
+    obj = Objective()
+    assert_close(wg.grad(obj, engine=engine)(X), obj.w * np.cos(X), 1e-12)
+    assert_close(wg.jacfwd(obj, engine=engine)(X), obj.w * np.cos(X), 1e-12)
+    assert obj.nfev == 2 and np.array_equal(obj.cache, X)

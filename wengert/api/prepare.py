@@ -10,6 +10,7 @@ from __future__ import annotations
 
 
 import functools
+import types
 
 import numpy as np
 
@@ -196,8 +197,21 @@ def transform_entry(fun, engine, fname, backend="python", fallback=True):
     check_backend(backend, engine, fallback)
     check_function(fun, fname)
     # a math builtin: its NumPy twin (math_twins); a SciPy function given
-    # directly: the function of its rule (``library_entry``)
-    return library_entry(twin_of(fun))
+    # directly: the function of its rule (``library_entry``); a callable
+    # object: its __call__ (``callable_entry``)
+    return callable_entry(library_entry(twin_of(fun)))
+
+
+def callable_entry(fun):
+    """An instance of a user's class that defines ``__call__`` in Python
+    (an ``Objective`` counting its evaluations): its bound ``__call__``,
+    whose source the source engine reads; anything else as it is."""
+    if isinstance(fun, (types.FunctionType, types.MethodType, type)):
+        return fun
+    call = getattr(type(fun), "__call__", None)
+    if isinstance(call, types.FunctionType) and not type(fun).__module__.startswith("wengert"):
+        return fun.__call__
+    return fun
 
 
 def library_entry(fun):
@@ -220,7 +234,7 @@ def library_entry(fun):
         name = f"scipy.stats.{getattr(owner, 'name', type(owner).__name__)}.{fun.__name__}"
         raise NoDerivativeRule(
             f"{name} has no derivative rule in wengert (the distributions of scipy.stats it "
-            "differentiates are listed in the README's table); write its density with NumPy "
+            "differentiates are listed on the Supported functions page); write its density with NumPy "
             "and scipy.special functions, or give it a rule with wg.custom_vjp")
     return fun if rule is None else _rule_function(rule, getattr(fun, "__name__", "f"))
 
