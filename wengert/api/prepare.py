@@ -23,6 +23,7 @@ from ..numpy.library import call_rule
 from ..numpy.math_twins import twin_of
 from ..primitives.arith import convert
 from ..primitives.casts import cast_exact
+from ..primitives.shape import zeros_like
 from ..core.pytree import flatten, unflatten
 from .fresh import fresh, held_by
 from ..transforms.partial_eval import linearize_flat
@@ -145,7 +146,8 @@ def cast_like(ct, x):
     source engine), the cast is an equation of the code."""
     av = aval_of(x)
     if isinstance(ct, Zero):
-        return zeros(av)            # 0.0 for a Python float
+        # 0.0 for a Python float; of a length known only at run time, shaped like x then
+        return zeros_like(x) if None in av.shape else zeros(av)
     dt = getattr(ct, "dtype", None)
     if dt is not None and dt != av.dtype and dt.kind not in "fc":
         ct = convert(ct, dtype=av.dtype)
