@@ -18,7 +18,6 @@ from ..core.trace import bind
 from ..core.rules import EmitRule
 from ..core.pass_rules import NumpyAxisCall
 from .arith import add, convert, div, mul, sub
-from .safe import safe_mul
 from .selection import where
 from .ordering import equal
 from .index import concatenate, getitem
@@ -50,10 +49,9 @@ def _extremum_tangent(x, out, x_dot, axes):
     counts are converted."""
     hit = equal(x, reshape(out, kept_shape(_dims.shape(x), axes)))
     count = convert(reduce_sum_p_bind(hit, axes), dtype=aval_of(x).dtype)
-    # (``safe``: the places not attained contribute 0, an infinite tangent too)
     if None in aval_of(x).shape:        # summed over a length known only at run time
-        return div(sum_like(safe_mul(x_dot, hit), x, axes), count)
-    return div(reduce_sum_p_bind(safe_mul(x_dot, hit), axes), count)
+        return div(sum_like(mul(x_dot, hit), x, axes), count)
+    return div(reduce_sum_p_bind(mul(x_dot, hit), axes), count)
 
 
 def reduce_max_jvp(primals, tangents, axes):
