@@ -213,7 +213,7 @@ class Gen:
         self.depth -= 1
 
     def statement(self):
-        k = self.pick(27 if self.depth < 3 else 9)
+        k = self.pick(31 if self.depth < 3 else 9)
         if k < 4:
             self.emit(f"{self.choice(self.scalars[1:])} = {self.scalar()}")
         elif k == 4:
@@ -414,8 +414,10 @@ class Gen:
         """One of: a dict built item by item and read back; the global
         object ``K``'s counter incremented and a value stored on it; a
         ``try`` whose handler runs when the global dict ``OPTS`` lacks a key;
-        a function singular at 0 of a value masked to exactly 0 somewhere
-        (its derivative there must be 0, not nan)."""
+        a predicate of traced values (a count, ``isnan``, ``all``); a
+        boolean mask of the data; a list as an operand; a function singular
+        at 0 of a value masked to exactly 0 somewhere (its derivative there
+        must be 0, not nan)."""
         target = self.choice(self.scalars[1:])
         if k == 0:
             d = self.name("dd")
@@ -440,6 +442,20 @@ class Gen:
             if self.chance(3):
                 self.emit("finally:")
                 self.indented(f"u = u + {self.const()}")
+        elif k == 4:
+            # a predicate of traced values: a count, a test, a constant of the derivative
+            pred = self.choice(("np.count_nonzero(v > {c})", "float(np.any(np.isnan(v)))",
+                                "float(np.all(v > {c}))", "np.sum(np.isclose(v, {c}))"))
+            self.emit(f"{target} = {target} + {self.scalar(1)} * "
+                      f"{pred.format(c=self.const())}")
+        elif k == 5:
+            # a mask computed from the data, read (its length known when the code runs)
+            self.emit(f"{target} = {target} + np.sum(v[v > {self.const()}] ** 2)")
+        elif k == 6:
+            # a list as the other operand
+            items = (self.choice(("0.1", "0.5", "-0.3", "1.2")) for _ in range(4))
+            lst = "[" + ", ".join(items) + "]"
+            self.emit(f"{target} = {target} + np.sum((v - {lst}) ** 2) * {self.scalar(1)}")
         else:
             a = self.choice(("v", f"v - {self.const()}", f"v * ({self.scalar(2)})"))
             expr = self.choice(self.SINGULAR).format(a)
