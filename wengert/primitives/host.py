@@ -302,7 +302,7 @@ class EnvWriteEmit(EmitRule):
 env_write_p = register(Primitive(
     "env_write", nargs=None, impl=env_write_impl, abstract_eval=env_write_aval,
     jvp=env_write_jvp, transpose=NOT_LINEAR, multiple_results=True, runtime=True,
-    effect=True, emit=EnvWriteEmit()))
+    effect=True, emit=EnvWriteEmit(), sparsity=DENSE))
 
 
 def env_write(ref, value, op=None):

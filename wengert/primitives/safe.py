@@ -39,7 +39,8 @@ import operator
 import numpy as np
 
 from ..core import dims as _dims
-from ..core.primitive import BROADCASTING, PRIMITIVES, ZERO_IF_ANY, Linear, Primitive, Zero, register
+from ..core.primitive import (BROADCASTING, ELEMENTWISE, PRIMITIVES, ZERO_IF_ANY, Linear, Primitive,
+                              Zero, register)
 from ..core.trace import bind
 from ..core.dims import Dim, Scalar
 from ..core.rules import ElementwiseLower, EmitRule, float64_operand
@@ -255,7 +256,7 @@ safe_mul_p = register(Primitive(
     "safe_mul", nargs=2, impl=safe_mul_impl, jvp=safe_mul_jvp, transpose=safe_mul_transpose,
     abstract_eval=elementwise_aval("safe_mul", python_scalars=True), zero_rule=ZERO_IF_ANY,
     batch=BROADCASTING, simplify=_plain("mul"), emit=_MUL_EMIT,
-    lower=SafeLower(np.multiply, "*", _MUL_EMIT), complex_ok=True))
+    lower=SafeLower(np.multiply, "*", _MUL_EMIT), complex_ok=True, sparsity=ELEMENTWISE))
 
 
 def safe_mul(g, f):
@@ -311,7 +312,7 @@ safe_div_p = register(Primitive(
     "safe_div", nargs=2, impl=safe_div_impl, jvp=safe_div_jvp, transpose=safe_div_transpose,
     abstract_eval=elementwise_aval("safe_div", float_out=True, python_scalars=True),
     zero_rule=safe_div_zero_rule, batch=BROADCASTING, simplify=_plain("div"),
-    emit=_DIV_EMIT, lower=SafeLower(np.divide, "/", _DIV_EMIT), complex_ok=True))
+    emit=_DIV_EMIT, lower=SafeLower(np.divide, "/", _DIV_EMIT), complex_ok=True, sparsity=ELEMENTWISE))
 
 
 def safe_div(g, f):
