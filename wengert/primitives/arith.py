@@ -6,15 +6,13 @@ elementwise rows in ``rules``). ``where`` is in ``selection``; piecewise
 functions (abs, max, floor, the comparisons...) are in ``ordering``; exp,
 log, sin, pow, square, reciprocal... in ``transcendental``.
 
-The arithmetic and comparison impls are Python's operators: on arrays they are
-NumPy's ufuncs, and on two Python numbers they keep Python's semantics, as
-the user's own ``x * 2.0`` does (a Python float stays weakly typed), and
-generated code can write ``a * b``.
+The arithmetic and comparison impls are Python's operators: on arrays they are NumPy's
+ufuncs, and on two Python numbers they keep Python's semantics, as the user's own ``x * 2.0``
+does (a Python float stays weakly typed), and generated code can write ``a * b``.
 
-Each block: banner, rule functions, one ``register`` call. Rules are written
-with the wrappers below (never NumPy), so they differentiate again. Wrappers
-take NumPy broadcasting semantics; transpose rules sum cotangents back to an
-operand's shape with ``sum_to_shape``.
+Each block: banner, rule functions, one ``register`` call. Rules are written with the wrappers
+below (never NumPy), so they differentiate again. Wrappers take NumPy broadcasting semantics;
+transpose rules sum cotangents back to an operand's shape with ``sum_to_shape``.
 
 Complex values follow JAX's conventions, so users meet what they know:
 
@@ -237,8 +235,7 @@ def div_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = div(x, y)
-    # d(x/y) = dx/y - (x/y) dy/y; the second term only when y varies. Each
-    # term is zero where its tangent is (``safe``): at y = 0 too
+    # d(x/y) = dx/y - (x/y) dy/y (the second only when y varies), each 0 where its tangent is
     if type(y_dot) is Zero:
         return out, safe_div(x_dot, y)
     if type(x_dot) is Zero:
