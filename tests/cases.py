@@ -36,8 +36,8 @@ import wengert as wg
 from wengert.demo import seed000  # noqa: F401  (in the corpus)
 
 from wengert.primitives import (
-    arith, einsum, fanout, index, linalg, matrix, ordering, reduce, scatter, selection, shape, stop,
-    transcendental)
+    arith, einsum, fanout, index, linalg, matrix, ordering, reduce, safe, scatter, selection,
+    shape, stop, transcendental)
 from wengert.numpy import composite
 from wengert.primitives.index import normalize_index
 
@@ -521,6 +521,12 @@ SPECS.update({
     "div": PrimSpec(DIFF, binary_cases(real, away)
                     + variants("pyfloat_x", [const(1.0), away((3,))]),
                     np.true_divide, arith.div, linear_in=((0,),)),
+    # a derivative's products: the operators' values, 0 where the guard is 0
+    # (``test_safe.py`` checks the zeros against inf and nan factors)
+    "safe_mul": PrimSpec(DIFF, binary_cases(real, real), np.multiply, safe.safe_mul,
+                         linear_in=EACH),
+    "safe_div": PrimSpec(DIFF, binary_cases(real, away), np.true_divide, safe.safe_div,
+                         linear_in=((0,),)),
     "pow": PrimSpec(
         DIFF,
         binary_cases(pos, lambda s: real(s, -1.5, 1.5))
@@ -906,6 +912,10 @@ _OUTSIDE = ("what a Program reads and calls outside the function at run time (a 
             "tested through it in frontends/source/test_env.py")
 SPECS["env_read"] = PrimSpec(API, reason=_OUTSIDE)
 SPECS["host_call"] = PrimSpec(API, reason=_OUTSIDE)
+SPECS["env_write"] = PrimSpec(API, reason=(
+    "a write the function makes outside itself (self.nfev += 1, a nonlocal): made by the "
+    "source engine from attribute and nonlocal/global assignments, tested through it in "
+    "frontends/source/test_effects.py"))
 for _name in ("checkpoint", "checkpoint_lin", "checkpointed_loop", "loop_forward", "loop_lin",
               "loop_reverse"):
     SPECS[_name] = PrimSpec(API, reason=_CHECKPOINTING)

@@ -360,6 +360,7 @@ _CONTINUOUS = {
     "norm": ((), real(_XS, -2.0, 2.0), real((), -0.5, 0.5), pos((), 0.5, 2.0)),
     "t": ((pos((), 2.0, 6.0),), real(_XS, -2.0, 2.0), real((), -0.5, 0.5), pos((), 0.5, 2.0)),
     "gamma": ((pos((), 1.5, 3.0),), pos(_XS, 0.3, 3.0), real((), -0.2, 0.0), pos((), 0.5, 2.0)),
+    "chi2": ((pos((), 2.5, 5.0),), pos(_XS, 0.3, 3.0), real((), -0.2, 0.0), pos((), 0.5, 2.0)),
     "beta": ((pos((), 1.5, 3.0), pos((), 1.5, 3.0)), pos(_XS, 0.2, 1.6), real((), -0.1, 0.0),
              pos((), 2.0, 2.5)),
     "expon": ((), pos(_XS, 0.3, 3.0), real((), -0.2, 0.0), pos((), 0.5, 2.0)),
@@ -371,7 +372,8 @@ _CONTINUOUS = {
 }
 # their cdf and sf need incomplete gamma/beta functions in the shape
 # parameters, which wengert refuses (scipy/test_special.py): held fixed here
-_SHAPE_FIXED_CDFS = {"t": (const(3.5),), "gamma": (const(2.5),), "beta": (const(2.0), const(3.0))}
+_SHAPE_FIXED_CDFS = {"t": (const(3.5),), "gamma": (const(2.5),), "chi2": (const(3.0),),
+                     "beta": (const(2.0), const(3.0))}
 
 
 def _continuous_cases():

@@ -213,7 +213,7 @@ class Gen:
         self.depth -= 1
 
     def statement(self):
-        k = self.pick(23 if self.depth < 3 else 9)
+        k = self.pick(31 if self.depth < 3 else 9)
         if k < 4:
             self.emit(f"{self.choice(self.scalars[1:])} = {self.scalar()}")
         elif k == 4:
@@ -253,6 +253,8 @@ class Gen:
             self.depth -= 1
         elif k == 22:
             self.for_loop(traced_exit=True)
+        elif k >= 23:
+            self.python_in_functions(k - 23)
         else:
             self.emit(f"s = s + {self.scalar(1)}")
 
@@ -401,6 +403,66 @@ class Gen:
         self.loop_body(self.pick(3))
         self.arrays.pop()
 
+    # --- issue 25: dicts built in f, counters and values written on an object,
+    # try/except, masked singular functions -------------------------------------
+    SINGULAR = ("np.sqrt(np.maximum({}, 0.0))", "np.maximum({}, 0.0) ** 0.5",
+                "np.arcsin(np.minimum(2.0 * ({}), 1.0))",
+                "np.where({0} > 0.0, np.sqrt(np.maximum({0}, 0.0)), 0.0)",
+                "np.cbrt(np.maximum({}, 0.0))")
+
+    def python_in_functions(self, k):
+        """One of: a dict built item by item and read back; the global
+        object ``K``'s counter incremented and a value stored on it; a
+        ``try`` whose handler runs when the global dict ``OPTS`` lacks a key;
+        a predicate of traced values (a count, ``isnan``, ``all``); a
+        boolean mask of the data; a list as an operand; a function singular
+        at 0 of a value masked to exactly 0 somewhere (its derivative there
+        must be 0, not nan)."""
+        target = self.choice(self.scalars[1:])
+        if k == 0:
+            d = self.name("dd")
+            self.emit(f"{d} = {{}}")
+            self.emit(f"{d}['a'] = {self.scalar(1)}")
+            if self.chance(4):
+                self.emit(f"{d}['b'] = {d}['a'] * {self.scalar(2)}")
+                self.emit(f"{target} = {target} + {d}['b']")
+            else:
+                self.emit(f"{d}['a'] += {self.scalar(2)}")
+                self.emit(f"{target} = {target} + {d}['a']")
+        elif k == 1:
+            self.emit("K.calls += 1")
+            if self.chance(4):
+                self.emit(f"K.last = {target}")
+        elif k == 2:
+            self.emit("try:")
+            self.indented(f"{target} = {target} + OPTS[{self.choice(('a', 'b'))!r}] * "
+                          f"{_par(self.scalar(1))}")
+            self.emit("except KeyError:")
+            self.indented(f"{target} = {target} + {self.scalar(1)}")
+            if self.chance(3):
+                self.emit("finally:")
+                self.indented(f"u = u + {self.const()}")
+        elif k == 4:
+            # a predicate of traced values: a count, a test, a constant of the derivative
+            pred = self.choice(("np.count_nonzero(v > {c})", "float(np.any(np.isnan(v)))",
+                                "float(np.all(v > {c}))", "np.sum(np.isclose(v, {c}))"))
+            self.emit(f"{target} = {target} + {self.scalar(1)} * "
+                      f"{pred.format(c=self.const())}")
+        elif k == 5:
+            # a mask computed from the data, read (its length known when the code runs)
+            self.emit(f"{target} = {target} + np.sum(v[v > {self.const()}] ** 2)")
+        elif k == 6:
+            # a list as the other operand
+            items = (self.choice(("0.1", "0.5", "-0.3", "1.2")) for _ in range(4))
+            lst = "[" + ", ".join(items) + "]"
+            self.emit(f"{target} = {target} + np.sum((v - {lst}) ** 2) * {self.scalar(1)}")
+        else:
+            a = self.choice(("v", f"v - {self.const()}", f"v * ({self.scalar(2)})"))
+            expr = self.choice(self.SINGULAR).format(a)
+            if self.chance(3):
+                expr = f"np.tril(np.sqrt((({a})[:, None] - ({a})[None, :]) ** 2), -1)"
+            self.emit(f"{target} = {target} + np.sum({expr})")
+
     def call_g(self):
         """The tuple helper ``g``: unpacked, or one element taken."""
         if not self.has_g or self.helper:
@@ -448,6 +510,12 @@ class Gen:
                 f"    def scale(self, a):\n"
                 f"{self.choice(self.METHODS)}\n\n"
                 f"M = Scaler({self.choice(('0.9', '1.2'))})\n\n\n"
+                f"class Counter:\n"
+                f"    def __init__(self):\n"
+                f"        self.calls = 0\n"
+                f"        self.last = None\n\n\n"
+                f"K = Counter()\n"
+                f"OPTS = {self.choice(OPTIONS)}\n\n\n"
                 f"def h(a, b):\n"
                 f"    if a > b:\n"
                 f"        return np.sin(a) * C + b\n"
@@ -457,6 +525,10 @@ class Gen:
                 f"def fvec(x, v):\n"
                 f"    r = f(x, v * 1.0)\n"
                 f"    return v * r + np.sin(v)\n")
+
+
+# the global dict a ``try`` reads: without a key, the handler runs
+OPTIONS = ("{}", "{'a': 0.5}", "{'a': 1.5, 'b': 0.25}")
 
 
 def _par(e):
@@ -488,6 +560,69 @@ class WrongValue(AssertionError):
     def __init__(self, what, detail, source):
         super().__init__(f"{what}: {detail}\n{source}")
         self.what = what
+
+
+class AliasedOutput(AssertionError):
+    """An output of a transform that shares memory with an argument, a
+    tangent or cotangent passed in, a global of the program, or another
+    output. ``what`` names the check."""
+
+    def __init__(self, what, source):
+        super().__init__(f"{what}\n{source}")
+        self.what = what
+
+
+def _check_fresh(what, outs, visible, source):
+    """No array among ``outs`` shares memory with one of ``visible`` or with
+    another of ``outs``."""
+    arrays = [o for o in _leaves(outs) if isinstance(o, np.ndarray)]
+    for k, o in enumerate(arrays):
+        for w in list(visible) + arrays[:k]:
+            if isinstance(w, np.ndarray) and np.shares_memory(o, w):
+                raise AliasedOutput(f"{what}: an output shares memory with an input, a "
+                                    "global or another output", source)
+
+
+def _leaves(tree):
+    if isinstance(tree, (tuple, list)):
+        return [x for t in tree for x in _leaves(t)]
+    return [tree]
+
+
+def _globals_of(mod):
+    """The program's arrays a caller can reach: G, M's (those it has)."""
+    return [a for a in (getattr(mod, "G", None), getattr(getattr(mod, "M", None), "w", None))
+            if a is not None]
+
+
+def _effects(mod, fn):
+    """(how many times ``fn()`` counted on ``K``, what it left in ``K.last``)."""
+    counter = getattr(mod, "K", None)
+    if counter is None:             # a program written by hand, without the counter
+        fn()
+        return 0, None
+    before = counter.calls
+    fn()
+    return counter.calls - before, counter.last
+
+
+def _reset_last(mod):
+    if hasattr(mod, "K"):
+        mod.K.last = None
+
+
+def _check_effects(engine, mod, plain_effects, got_effects, source):
+    """A derivative call counts on ``K`` as often as one plain call, and
+    leaves the plain value in ``K.last`` (not a traced one)."""
+    (n_plain, last_plain), (n_got, last_got) = plain_effects, got_effects
+    if n_got != n_plain:
+        raise WrongValue(f"{engine}: K.calls += 1 made {n_got} times, the plain call "
+                         f"{n_plain}", "", source)
+    if (last_plain is None) != (last_got is None) or last_plain is not None and (
+            not isinstance(last_got, (float, int, np.ndarray, np.generic))
+            or not np.array_equal(np.asarray(last_got), np.asarray(last_plain))):
+        raise WrongValue(f"{engine}: K.last is {last_got!r}, the plain call left "
+                         f"{last_plain!r}", "", source)
 
 
 class DtypeMismatch(AssertionError):
@@ -679,14 +814,22 @@ def check(source, seed=0, orders=4, hessians=None, report=None):
     if plain is None:
         return report
     after_plain = _state(mod.RS)
+    _reset_last(mod)
+    plain_effects = _effects(mod, lambda: _run(lambda: f(x, v.copy()), draw_seed, mod))
     grads = {}
     for engine in ENGINES:
         vg = wg.value_and_grad(f, argnums=(0, 1), engine=engine)
         v_in = v.copy()
-        res = _typed(lambda: _run(lambda: vg(x, v_in), draw_seed, mod), engine, report,
-                     "value_and_grad")
+        _reset_last(mod)
+        got = [None]
+        effects = _effects(mod, lambda: got.__setitem__(0, _typed(
+            lambda: _run(lambda: vg(x, v_in), draw_seed, mod), engine, report,
+            "value_and_grad")))
+        res = got[0]
         if res is None:
             continue
+        _check_effects(engine, mod, plain_effects, effects, source)
+        _check_fresh(f"{engine}: value_and_grad", res, [v_in] + _globals_of(mod), source)
         if not np.array_equal(v_in, v):
             raise WrongValue(f"{engine}: the caller's array was written", "", source)
         if not _same_state(_state(mod.RS), after_plain):
@@ -739,6 +882,7 @@ def _check_jacobians(mod, x, v, draw_seed, report, source):
                                     draw_seed, mod), engine, report, f"{jac.__name__} of fvec")
             if j is not None:
                 _check_dtype(report, what, j, np.float64)
+                _check_fresh(what, j, [v] + _globals_of(mod), source)
                 jacs[what] = j
     if not jacs:
         return
@@ -821,12 +965,15 @@ def _check_jvp_vjp(f, x, v, draw_seed, mod, report, source):
         if fwd is not None:
             _check_dtype(report, f"{engine}: jvp tangent (v {v.dtype}) of a "
                          f"{np.asarray(fwd[0]).dtype} output", fwd[1], np.asarray(fwd[0]).dtype)
+            _check_fresh(f"{engine}: jvp", fwd, [v, tv] + _globals_of(mod), source)
         if rev is None:
             continue
         cx, cv = _typed(lambda: rev[1](ct), engine, report, f"vjp's pullback, v {v.dtype}") \
             or (None, None)
         if cv is None:
             continue
+        _check_fresh(f"{engine}: vjp's pullback", (rev[0], cx, cv), [v] + _globals_of(mod),
+                     source)
         kinds[engine] = _kind(cx)
         _check_dtype(report, f"{engine}: vjp cotangent of a {v.dtype} v", cv, v.dtype)
         if fwd is None:
@@ -909,11 +1056,13 @@ def outcome(source, seed, hessians=None):
     ``dtypes`` and ``refused`` (their groups), ``checks``, ``skipped`` and
     ``detail`` (the message and program of a failure)."""
     report = Report()
-    res = {"wrong": None, "crash": None, "detail": ""}
+    res = {"wrong": None, "crash": None, "aliased": None, "detail": ""}
     try:
         check(source, seed, hessians=hessians, report=report)
     except WrongValue as err:
         res["wrong"], res["detail"] = err.what, str(err)
+    except AliasedOutput as err:
+        res["aliased"], res["detail"] = err.what, str(err)
     except DtypeMismatch as err:
         res["detail"] = str(err)
     except Exception as err:   # noqa: BLE001 -- a crash, reported with the program
@@ -981,19 +1130,21 @@ def main(argv=None):
         results = pool.imap_unordered(one, seeds, chunksize=4)
     else:
         results = map(one, seeds)
-    wrong, crash, dtype, refused, details = {}, {}, {}, {}, {}
+    wrong, crash, dtype, refused, details, aliased = {}, {}, {}, {}, {}, {}
     checks = skipped = unchecked = ok = 0
     for seed, res in sorted(results):
         checks += res["checks"]
         skipped += res["skipped"]
         unchecked += res["checks"] == 0 and not res["crash"]
-        ok += not (res["wrong"] or res["crash"] or res["dtypes"])
+        ok += not (res["wrong"] or res["crash"] or res["dtypes"] or res["aliased"])
         for table, groups in ((wrong, [res["wrong"]]), (crash, [res["crash"]]),
+                              (aliased, [res["aliased"]]),
                               (dtype, res["dtypes"]), (refused, res["refused"])):
             for group in groups:
                 if group is not None:
                     table.setdefault(group, []).append(seed)
-        failed = res["wrong"] or res["crash"] or next(iter(res["dtypes"]), None)
+        failed = res["wrong"] or res["crash"] or res["aliased"] or next(iter(res["dtypes"]),
+                                                                         None)
         if failed and len(details.setdefault(failed, [])) < args.details:
             details[failed].append((seed, res["detail"]))
     for failed, examples in details.items():
@@ -1001,17 +1152,18 @@ def main(argv=None):
             print(f"=== seed {seed}: {failed}\n{text}\n")
     _groups("wrong values, by check", wrong)
     _groups("raw crashes, by exception and innermost wengert frame", crash)
+    _groups("aliased outputs, by check", aliased)
     _groups("dtype mismatches", dtype)
     _groups(f"typed refusals, by message (top {args.groups})", refused, top=args.groups)
     n = args.programs
     print(f"{n} programs in {time.time() - t0:.0f} s: {ok} ok, "
           f"{sum(map(len, wrong.values()))} wrong values, {sum(map(len, crash.values()))} "
-          f"crashes, {len({s for seeds in dtype.values() for s in seeds})} with dtype "
+          f"crashes, {sum(map(len, aliased.values()))} aliased outputs, {len({s for seeds in dtype.values() for s in seeds})} with dtype "
           f"mismatches, {len({s for seeds in refused.values() for s in seeds})} with typed "
           f"refusals ({len(refused)} groups); {checks} value checks ({unchecked} programs "
           f"checked nothing: not finite at their point, or refused by both engines), "
           f"{skipped} points where finite differences were unreliable (skipped)")
-    return 1 if wrong or crash or dtype else 0
+    return 1 if wrong or crash or dtype or aliased else 0
 
 
 if __name__ == "__main__":

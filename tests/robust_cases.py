@@ -81,11 +81,9 @@ def f_custom(x):
 
 
 def refused(x):
-    """The source engine refuses the ``try``; auto falls back to tracing."""
-    try:
+    """The source engine refuses the ``with``; auto falls back to tracing."""
+    with np.errstate(all="ignore"):
         y = np.sin(x) * x
-    except ValueError:
-        y = x
     return np.sum(y)
 
 
@@ -140,33 +138,31 @@ PRINTED = "robust-cases-printed"
 
 
 def _refused_helper(x):
-    try:
+    with np.errstate(all="ignore"):     # a construct the source engine refuses
         return x * 2.0
-    except ValueError:
-        return x
 
 
-def draws_rs_then_try(x):
+def draws_rs_then_refused(x):
     a = RS.normal()
     return np.sum(_refused_helper(x) * a + np.sin(x))
 
 
-def draws_np_then_try(x):
+def draws_np_then_refused(x):
     a = np.random.normal()
     return np.sum(_refused_helper(x) * a + np.sin(x))
 
 
-def draws_gen_then_try(x):
+def draws_gen_then_refused(x):
     a = GEN.standard_normal(2)
     return np.sum(_refused_helper(x) * a[0] + np.sin(x) * a[1])
 
 
-def draws_random_then_try(x):
+def draws_random_then_refused(x):
     a = random.random()
     return np.sum(_refused_helper(x) * a + np.sin(x))
 
 
-def prints_then_try(x):
+def prints_then_refused(x):
     print(PRINTED)
     return np.sum(_refused_helper(x) + np.sin(x))
 
@@ -185,20 +181,16 @@ def draws_gen_then_traced_index(x):
 
 # --- one name, two functions (the fallback warning is per function) -----------
 def twin(x):
-    try:
+    with np.errstate(all="ignore"):     # refused: auto falls back
         return np.sin(x)
-    except ValueError:
-        return x
 
 
 twin_first = twin
 
 
 def twin(x):       # noqa: F811 -- the same name on purpose, a second function
-    try:
+    with np.errstate(all="ignore"):
         return np.cos(x)
-    except ValueError:
-        return x
 
 
 twin_second = twin
@@ -206,10 +198,8 @@ twin_second = twin
 
 def make_refused_closure(c):
     def closure(x):
-        try:
+        with np.errstate(all="ignore"):
             return np.sin(x) * c
-        except ValueError:
-            return x
     return closure
 
 

@@ -601,7 +601,7 @@ def _keep(f):
 
 
 def uses_try(x):
-    try:  # unsupported
+    try:  # once unsupported
         y = np.sin(x)
     except ValueError:
         y = x
@@ -616,12 +616,12 @@ def uses_with(x):
 
 def uses_raise(x, n=1):
     if n < 0:
-        raise ValueError("n must be >= 0")  # unsupported
+        raise ValueError("n must be >= 0")  # once unsupported
     return np.sin(x) * n
 
 
 def uses_global(x):
-    global SCALE  # unsupported
+    global SCALE  # once unsupported
     return x * SCALE
 
 
@@ -629,7 +629,7 @@ def uses_nonlocal(x):
     y = x * 2.0
 
     def bump():
-        nonlocal y  # unsupported
+        nonlocal y  # once unsupported
         y = y + 1.0
 
     bump()
@@ -678,7 +678,7 @@ def uses_set(x):
 
 def uses_attribute_store(x):
     box = types.SimpleNamespace()
-    box.v = x * 2.0  # unsupported
+    box.v = x * 2.0  # once unsupported
     return box.v * x
 
 

@@ -71,8 +71,8 @@ def _run(call):
     return value, _after(), out.getvalue().count(R.PRINTED)
 
 
-EFFECTS = ["draws_rs_then_try", "draws_np_then_try", "draws_gen_then_try",
-           "draws_random_then_try", "prints_then_try", "draws_rs_then_traced_index",
+EFFECTS = ["draws_rs_then_refused", "draws_np_then_refused", "draws_gen_then_refused",
+           "draws_random_then_refused", "prints_then_refused", "draws_rs_then_traced_index",
            "draws_gen_then_traced_index"]
 
 
@@ -88,7 +88,7 @@ def test_auto_fallback_mid_function_draws_and_prints_what_one_plain_call_does(na
     _, plain_after, plain_printed = _run(lambda: fn(x))
     got, after, printed = _run(lambda: derivative(transform, fn, x, "auto"))
     assert after == plain_after, "the generators are not where one plain call leaves them"
-    assert printed == plain_printed == (name == "prints_then_try")
+    assert printed == plain_printed == (name == "prints_then_refused")
     # the same draws as the trace engine's one run: the same derivative
     want, _, _ = _run(lambda: derivative(transform, fn, x, "trace"))
     assert_close(got, want, EXACT_RTOL_F64, what=f"{transform} of {name}")
@@ -140,11 +140,7 @@ def test_fallback_warnings_are_remembered_in_a_bounded_table():
 
 # --- auto falls back on a construct the source engine refuses ---------------------
 UNSUPPORTED = [
-    (C.uses_try, "try", "try:"),
     (C.uses_with, "with", "with "),
-    (C.uses_raise, "raise", "raise "),
-    (C.uses_global, "global", "global "),
-    (C.uses_nonlocal, "nonlocal", "nonlocal "),
     (C.uses_del, "delete", "del "),
     (C.uses_import, "import", "import "),
     (C.uses_class, "class definition", "class "),
@@ -152,7 +148,6 @@ UNSUPPORTED = [
     (C.uses_async, "async def", "async def "),
     (C.uses_walrus, "assignment expression (:=)", "y := "),
     (C.uses_set, "set", "{1, 2, 2}"),
-    (C.uses_attribute_store, "attribute assignment", "box.v = "),
     (C.uses_for_else, "for-else", "for "),
     (C.uses_while_else, "while-else", "while "),
     (C.uses_decorated_def, "decorated nested function", "def inner"),
@@ -190,6 +185,25 @@ def test_auto_engine_falls_back_with_one_warning(fn, construct, token):
     for got in (g1, g2, t, ct):
         assert_close(got, want, PROGRAM_RTOL_F64, what=f"{fn.__name__} after fallback")
     assert_close(g1, wg.grad(fn, engine="trace")(x), EXACT_RTOL_F64)
+
+
+# constructs the source engine once refused (issue 25): try/except (the body
+# staged, the handler taken where the plain call takes it), a raise under a
+# condition on Python values, global and nonlocal, an attribute of an object
+# the function made
+SUPPORTED_NOW = [C.uses_try, C.uses_raise, C.uses_global, C.uses_nonlocal,
+                 C.uses_attribute_store]
+
+
+@pytest.mark.parametrize("fn", SUPPORTED_NOW, ids=lambda fn: fn.__name__)
+def test_once_refused_constructs_run_in_the_source_engine(fn):
+    x = 0.4
+    want = fd_jvp(fn, (x,), (1.0,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)     # no fallback
+        got = wg.grad(fn, engine="auto")(x)
+    assert_close(got, want, PROGRAM_RTOL_F64)
+    assert_close(wg.grad(fn, engine="source")(x), wg.grad(fn, engine="trace")(x), EXACT_RTOL_F64)
 
 
 # --- nested source-engine derivatives ---------------------------------------------

@@ -129,8 +129,9 @@ def test_control_rows_carry_the_pass_rules(name):
 
 
 # rows the table of cases cannot apply to one equation at a time, and that hold no
-# sub-Program: their outputs die with them, dce needs nothing of its own
-_HOLD_NO_PROGRAM = {"env_read", "host_call"}
+# sub-Program: their outputs die with them (env_write, an effect, is never dropped), dce
+# needs nothing of its own
+_HOLD_NO_PROGRAM = {"env_read", "host_call", "env_write"}
 
 
 def _rows_holding_programs():

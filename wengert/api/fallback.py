@@ -9,13 +9,17 @@ Layer: api.
 from __future__ import annotations
 
 import collections
+import functools
+import re
 import threading
 import types
 import warnings
 
+from ..core.errors import WengertError
 from ..frontends import source as source_frontend
 
-__all__ = ["fallback_key", "warn_fallback", "has_source", "WARNED", "Seen"]
+__all__ = ["fallback_key", "warn_fallback", "has_source", "WARNED", "Seen", "both_reasons",
+           "traced_after_refusal", "naming_refusal"]
 
 
 class Seen:
@@ -77,6 +81,58 @@ def warn_fallback(fun, err, target=None):
     warnings.warn(f"wengert: {key} uses {construct}{' at ' + where if where else ''}, which the "
                   f"source engine cannot transform; using the trace engine instead{lost} ({err})",
                   stacklevel=3)
+
+
+# each engine's advice to use the other: "..., or use engine='source' (or 'auto'),
+# which ...", "..., or use engine='trace' (engine='auto' does so by itself)"
+_OTHER_ENGINE = re.compile(r",? or use engine='(?:source|trace)'(?: \((?:or 'auto'|engine='auto' "
+                           r"does so by itself)\))?(?:, which [^.;)]*)?")
+
+
+def both_reasons(trace_err, source_err):
+    """The trace engine's error after ``engine="auto"`` fell back to it:
+    of its type, its message followed by why the source engine refused
+    first (its advice to use the source engine, which does not apply then,
+    left out)."""
+    if getattr(trace_err, "wg_both", False):
+        return trace_err
+    text = (f"{_OTHER_ENGINE.sub('', str(trace_err))}\n(engine='auto' tried the source engine "
+            f"first, which refused: {_OTHER_ENGINE.sub('', str(source_err))}; so neither "
+            "engine can differentiate this function as written)")
+    try:
+        err = type(trace_err)(text)
+    except Exception:   # noqa: BLE001 -- an error type that takes other arguments: as it is
+        return trace_err
+    err.wg_both = True
+    err.__cause__ = trace_err
+    return err
+
+
+def traced_after_refusal(fun, source_err):
+    """``fun`` for the trace engine after the source engine refused it,
+    carrying the refusal (``wg_refusal``): ``naming_refusal`` around the
+    trace engine's work makes its errors name both reasons."""
+    @functools.wraps(fun)
+    def traced(*args, **kwargs):
+        return fun(*args, **kwargs)
+    traced.wg_refusal = source_err
+    return traced
+
+
+class naming_refusal:
+    """``with naming_refusal(fun):`` a ``WengertError`` raised inside names
+    the source engine's refusal of ``fun`` too, where it carries one."""
+
+    def __init__(self, fun):
+        self.refusal = getattr(fun, "wg_refusal", None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, err, tb):
+        if self.refusal is not None and isinstance(err, WengertError):
+            raise both_reasons(err, self.refusal) from None
+        return False
 
 
 def has_source(fun):

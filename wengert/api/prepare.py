@@ -9,17 +9,23 @@ Layer: api.
 from __future__ import annotations
 
 
+import functools
+import types
+
 import numpy as np
 
+from ..core.errors import NoDerivativeRule
 from .checks import argnums_tuple, check_aux_pair, check_function, check_inputs
 from ..frontends.trace import flat_function
-from ..core.ir import Ident, Lit, aval_of, sub_programs
-from ..core.primitive import Zero, zeros
+from ..core.ir import Lit, aval_of, sub_programs
+from ..core.primitive import TracerBase, Zero, zeros
+from ..numpy.library import call_rule
 from ..numpy.math_twins import twin_of
 from ..primitives.arith import convert
 from ..primitives.casts import cast_exact
 from ..primitives.shape import zeros_like
 from ..core.pytree import flatten, unflatten
+from .fresh import fresh, held_by
 from ..transforms.partial_eval import linearize_flat
 from .source import SourceTransformed, has_source
 from .codes import recipe_key
@@ -88,6 +94,12 @@ def prepare_call(fun, args, kwargs, argnums, fname, has_aux=False,
     nums = argnums_tuple(argnums, len(args), fname)
     check_inputs(fname, fun, args, nums, where_else)
     dyn = tuple(args[i] for i in nums)
+    if not getattr(fun, "wg_replay", False):
+        # the user's code runs on the arguments not differentiated as given:
+        # on copies of their arrays, so a write into one (``m[0, 1] = 1.0``)
+        # never reaches the caller's (the differentiated ones are traced)
+        args = [a if i in nums else private_arrays(a) for i, a in enumerate(args)]
+        kwargs = {k: private_arrays(v) for k, v in kwargs.items()}
     part = _Partial(fun, args, kwargs, nums)
     if has_aux:
         aux_box = [None]
@@ -102,15 +114,30 @@ def prepare_call(fun, args, kwargs, argnums, fname, has_aux=False,
     return part, dyn, nums, None
 
 
+def private_arrays(x):
+    """``x`` with each NumPy array among its pytree leaves copied, in new
+    lists and dicts: what the function writes into them (``cache["y"] =
+    x``) stays in the call, as in the source engine's functional updates."""
+    if type(x) is np.ndarray:
+        return x.copy()
+    if not isinstance(x, (list, dict)) and not (type(x) is tuple and x):
+        return x
+    leaves, tree = flatten(x)
+    return unflatten(tree, [a.copy() if type(a) is np.ndarray else a for a in leaves])
+
+
 def unwrap_aux(aux_box):
-    """aux values leave the trace as plain values (their primal part)."""
+    """aux values leave the trace as plain values (their primal part); an
+    array the function did not compute (a global, a closure's) is copied."""
     leaves, tree = flatten(aux_box[0])
-    plain = []
-    for x in leaves:
+    plain, outside = [], set()
+    for k, x in enumerate(leaves):
+        if not isinstance(x, TracerBase):
+            outside.add(k)
         while hasattr(x, "primal"):
             x = x.primal
         plain.append(x)
-    return unflatten(tree, plain)
+    return unflatten(tree, fresh(plain, constant=outside))
 
 
 def cast_like(ct, x):
@@ -137,19 +164,29 @@ def vjp_core(fn, dyn, fname):
     return outs, lin, leaves, in_tree, out_tree[0]
 
 
-def unshared(outs, lin):
-    """The outputs handed to the caller, copied where the linear Program
-    keeps the same array (``exp``'s output is its own derivative): the
-    caller may write to what it is given before using the pullback."""
-    kept = set()
+def kept_by(lin):
+    """The owners of the arrays the linear Program keeps (its residuals,
+    ``fresh.held_by``): a pullback hands them out again at its next call."""
+    kept = []
 
     def collect(prog):
         for e in prog.eqns:
-            kept.update(Ident(x.val) for x in e.inputs if isinstance(x, Lit))
+            kept.extend(x.val for x in e.inputs if isinstance(x, Lit))
             for sub in sub_programs(e):
                 collect(sub)
     collect(lin)
-    return [o.copy() if type(o) is np.ndarray and Ident(o) in kept else o for o in outs]
+    kept.extend(x.val for x in lin.outputs if isinstance(x, Lit))
+    return held_by(kept)
+
+
+def unshared(outs, lin, held=frozenset()):
+    """The outputs handed to the caller, copied where the linear Program
+    keeps the same array (``exp``'s output is its own derivative), where an
+    output is the caller's (``held``: an argument's memory), or where it is
+    a constant of the function (its tangent is a literal: a global): the
+    caller may write to what it is given before using the pullback."""
+    constant = {k for k, x in enumerate(lin.outputs) if isinstance(x, Lit)}
+    return fresh(outs, held | kept_by(lin), constant)
 
 
 def unit(aval):
@@ -161,7 +198,55 @@ def transform_entry(fun, engine, fname, backend="python", fallback=True):
     _check_engine(engine)
     check_backend(backend, engine, fallback)
     check_function(fun, fname)
-    return twin_of(fun)          # a math builtin: its NumPy twin (math_twins)
+    # a math builtin: its NumPy twin (math_twins); a SciPy function given
+    # directly: the function of its rule (``library_entry``); a callable
+    # object: its __call__ (``callable_entry``)
+    return callable_entry(library_entry(twin_of(fun)))
+
+
+def callable_entry(fun):
+    """An instance of a user's class that defines ``__call__`` in Python
+    (an ``Objective`` counting its evaluations): its bound ``__call__``,
+    whose source the source engine reads; anything else as it is."""
+    if isinstance(fun, (types.FunctionType, types.MethodType, type)):
+        return fun
+    call = getattr(type(fun), "__call__", None)
+    if isinstance(call, types.FunctionType) and not type(fun).__module__.startswith("wengert"):
+        return fun.__call__
+    return fun
+
+
+def library_entry(fun):
+    """A SciPy function given to a transform directly (``wg.grad(
+    scipy.stats.norm.pdf)``): a function calling wengert's rule for it, as the
+    source engine calls it inside the user's functions. SciPy's own code
+    would convert a traced value to an array (the trace engine) or be
+    converted itself (the source engine); anything else as it is."""
+    owner = getattr(fun, "__self__", None)
+    module = getattr(fun, "__module__", None) or getattr(type(owner), "__module__", "") or ""
+    if not module.startswith("scipy"):
+        return fun
+    try:
+        rule = call_rule(fun)
+    except TypeError:       # an unhashable callable
+        return fun
+    if rule is None and hasattr(owner, "_parse_args"):
+        # a method of a scipy.stats distribution wengert has no rules for: SciPy's
+        # own code would convert the traced value, or be converted itself
+        name = f"scipy.stats.{getattr(owner, 'name', type(owner).__name__)}.{fun.__name__}"
+        raise NoDerivativeRule(
+            f"{name} has no derivative rule in wengert (the distributions of scipy.stats it "
+            "differentiates are listed on the Supported functions page); write its density with NumPy "
+            "and scipy.special functions, or give it a rule with wg.custom_vjp")
+    return fun if rule is None else _rule_function(rule, getattr(fun, "__name__", "f"))
+
+
+@functools.lru_cache(maxsize=256)
+def _rule_function(rule, name):
+    def library_function(*args, **kwargs):
+        return rule(*args, **kwargs)
+    library_function.__name__ = library_function.__qualname__ = name
+    return library_function
 
 
 def options(holomorphic, backend, fallback):

@@ -41,7 +41,8 @@ import numpy as np
 from ..core import dims
 from ..core.lengths import guard_function
 from ..core.context import StagingContext, current as current_context
-from ..core.errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax
+from ..core.debug import NANS
+from ..core.errors import ConcretizationError, PytreeDepthError, UnsupportedSyntax, WengertError
 from ..frontends import source as source_frontend
 from ..frontends.source import guards as source_guards
 from ..frontends.trace import input_names
@@ -53,7 +54,7 @@ from ..core.staging import stage
 from .transformed import Transformed
 from .compiled import Compiled, compile_program, same_code
 from .codes import codes_for
-from .fallback import has_source, warn_fallback
+from .fallback import both_reasons, has_source, traced_after_refusal, warn_fallback
 from ..transforms.simplify import simplify
 
 __all__ = ["SourceTransformed", "source_program", "source_inner", "generated"]
@@ -141,6 +142,7 @@ class SourceTransformed(Transformed):
         self.codes = codes_for(key)
         self._last = None
         self.fallback = None
+        self.refusal = None             # why the source engine refused (``_fall_back``)
 
     # the tables of ``api.codes.Codes``, by their old names
     cache = property(lambda self: self.codes.cache)
@@ -192,6 +194,8 @@ class SourceTransformed(Transformed):
         return tuple(sig)
 
     def __call__(self, *args, **kwargs):
+        if NANS.on and self.fallback is None:
+            return self._interpreted(args, kwargs)
         codes = self.codes
         floats = codes.floats
         if floats is not None and not kwargs and len(args) == floats[0]:
@@ -207,7 +211,7 @@ class SourceTransformed(Transformed):
                     finish = compiled.finish
                     return finish(outs) if finish is not None else compiled.result(outs)
         if self.fallback is not None:
-            return self.fallback(*args, **kwargs)
+            return self._fall_back(args, kwargs)
         fast = None if kwargs else self._fast_key(args)
         if fast is not None:
             compiled = codes.fast.get(fast)
@@ -245,7 +249,8 @@ class SourceTransformed(Transformed):
                     raise
                 warn_fallback(self.fun, err, self.target)
                 self.fallback = self.transform(self.fun)
-                return self.fallback(*args, **kwargs)
+                self.refusal = err
+                return self._fall_back(args, kwargs)
             codes.generations += 1
             if compiled.fn is not None:
                 # a Program closing over an outer transformation's values has no
@@ -266,6 +271,26 @@ class SourceTransformed(Transformed):
         source_guards.note(compiled.env_guards)
         self._last = compiled
         return compiled(dyn)
+
+    def _fall_back(self, args, kwargs):
+        """The trace engine's call, after the source engine refused: an
+        error names both reasons (``fallback.both_reasons``)."""
+        try:
+            return self.fallback(*args, **kwargs)
+        except WengertError as err:
+            raise both_reasons(err, self.refusal) from None
+
+    def _interpreted(self, args, kwargs):
+        """A call while ``wg.debug_nans`` is on: the source Program, staged
+        now (each equation keeping its user line), transformed and run by the
+        interpreter, whose every value is checked (``core.debug``)."""
+        self.check(args)
+        own = tuple(args)[:len(args) - self.extra] if self.extra else tuple(args)
+        leaves, in_tree = _call_leaves(own, kwargs)
+        static = [_is_static(x) for x in leaves]
+        prog, _, _, out_tree = source_program(self.fun, own, kwargs)
+        inner = _program_function(prog, static, leaves, in_tree, out_tree, self.fun)
+        return self.transform(inner)(*args, **kwargs)
 
     def _build(self, args, kwargs, leaves, static, in_tree, generic=True):
         """(compiled, guard check): the code of one call's arguments; the
@@ -363,7 +388,7 @@ class SourceTransformed(Transformed):
                     for x, i, v in zip(leaves, inputs, staged)]
             call = unflatten(in_tree, full)
             out = transformed(*call[0], **call[1]) if kwargs else transformed(*call)
-            out_leaves, result_tree[0] = flatten(out)
+            out_leaves, result_tree[0] = source_frontend.result_leaves(out)
             return out_leaves
 
         names = iter(v.name for v in prog.inputs)
@@ -410,7 +435,7 @@ def source_inner(fun, args, engine, what):
         if engine != "auto":
             raise
         warn_fallback(fun, err)
-        return None
+        return traced_after_refusal(fun, err)
     return _program_function(prog, static, leaves, in_tree, out_tree, fun)
 
 

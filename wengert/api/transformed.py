@@ -24,8 +24,12 @@ from __future__ import annotations
 
 import functools
 import sys
+import types
 
-__all__ = ["Transformed", "TraceTransformed", "by_name", "reduce_decorated"]
+from ..core.primitive import TracerBase
+from .fresh import fresh_tree, held_by
+
+__all__ = ["Transformed", "TraceTransformed", "by_name", "reduce_decorated", "settle_objects"]
 
 
 def by_name(obj):
@@ -63,10 +67,63 @@ class TraceTransformed(Transformed):
         self._impl = impl
 
     def __call__(self, *args, **kwargs):
-        return self._impl(*args, **kwargs)
+        try:
+            out = self._impl(*args, **kwargs)
+        finally:
+            settle_objects(self._wg_recipe[1], args, kwargs)
+        # no result shares the memory of an argument (``fresh``)
+        return fresh_tree(out, held_by(args, kwargs))
 
     def __repr__(self):
         return f"<{self._wg_recipe[0]} of {getattr(self, '__qualname__', '?')}>"
+
+
+def settle_objects(fun, args, kwargs):
+    """The values the user's code stored in objects while it ran on traced
+    values (``self.cache = x``): their plain values, as the plain function
+    stores them (the source engine's code writes those, ``env_write``).
+    The objects looked at: the method's object, the arguments that are
+    objects, and the objects the function names from its globals and its
+    closure (``model.cache = x`` of a global ``model``)."""
+    seen = []
+    if isinstance(fun, types.MethodType):
+        seen.append(fun.__self__)
+        fun = fun.__func__
+    seen += list(args) + list(kwargs.values())
+    # the objects the function names, and those the functions it names name
+    functions, k = [fun], 0
+    while k < len(functions) and k < 32:
+        code = getattr(functions[k], "__code__", None)
+        if code is not None:
+            glb = getattr(functions[k], "__globals__", {})
+            named = [glb[n] for n in code.co_names if n in glb]
+            named += [c.cell_contents for c in (getattr(functions[k], "__closure__", None) or ())
+                      if _has_contents(c)]
+            for v in named:
+                if isinstance(v, types.FunctionType):
+                    if all(v is not g for g in functions):
+                        functions.append(v)
+                else:
+                    seen.append(v)
+        k += 1
+    for obj in seen:
+        held = getattr(obj, "__dict__", None)
+        if not isinstance(held, dict) or isinstance(obj, (type, types.ModuleType,
+                                                          types.FunctionType)):
+            continue
+        for name, v in list(held.items()):
+            if isinstance(v, TracerBase) and hasattr(v, "primal"):
+                while isinstance(v, TracerBase) and hasattr(v, "primal") and not v._trace.live:
+                    v = v.primal
+                held[name] = v
+
+
+def _has_contents(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def reduce_decorated(obj):

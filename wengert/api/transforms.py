@@ -21,7 +21,7 @@ from .checks import check_holomorphic_inputs, check_inputs, check_scalar_output
 from ..core.errors import (
     ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax)
 from ..frontends.trace import flat_function, make_program as trace_program
-from ..core.ir import Program, aval_of
+from ..core.ir import Lit, Program, aval_of
 from ..core.primitive import TracerBase, Zero
 from ..core.trace import eval_program, set_current
 from ..core.pytree import flatten, unflatten
@@ -32,9 +32,10 @@ from ..transforms.partial_eval import linearize_flat
 from ..transforms.transpose import backward_pass, transpose_program
 from .transformed import TraceTransformed
 from .prepare import (
-    CLOSE_OVER, source_transformed, cast_like, options, prepare_call, transform_entry, unit, unshared,
-    unwrap_aux, vjp_core)
-from .fallback import has_source, warn_fallback
+    CLOSE_OVER, source_transformed, cast_like, kept_by, options, prepare_call, transform_entry,
+    unit, unshared, unwrap_aux, vjp_core)
+from .fresh import fresh, held_by
+from .fallback import has_source, naming_refusal, traced_after_refusal, warn_fallback
 from .source import generated, source_inner, source_program
 from .points import compiled_jvp, compiled_vjp
 
@@ -106,7 +107,9 @@ def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False, bac
         out_tree = out_tree[0]
         grads = unflatten(in_tree, [cast_like(c, x) for c, x in zip(cts, leaves)])
         g = grads[0] if single else tuple(grads)
-        value = unflatten(out_tree, outs)
+        # a value the function did not compute (a global it returned): a copy
+        value = unflatten(out_tree, fresh(outs, constant=set() if forward else {
+            k for k, x in enumerate(lin.outputs) if isinstance(x, Lit)}))
         if has_aux:
             return (value, unwrap_aux(aux_box)), g
         return value, g
@@ -198,8 +201,11 @@ def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=
             fun = functools.wraps(fun)(inner)
     fn, dyn, _, aux_box = prepare_call(fun, primals, {}, tuple(range(len(primals))), "vjp", has_aux,
                                    CLOSE_OVER)
-    outs, lin, leaves, in_tree, out_tree = vjp_core(fn, dyn, "vjp")
-    out = unflatten(out_tree, unshared(outs, lin))
+    with naming_refusal(fun):
+        outs, lin, leaves, in_tree, out_tree = vjp_core(fn, dyn, "vjp")
+    held = held_by(primals)
+    kept = kept_by(lin)
+    out = unflatten(out_tree, unshared(outs, lin, held))
 
     def pullback(ct):
         ct_leaves, ct_tree = flatten(ct)
@@ -215,7 +221,9 @@ def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=
         ct_leaves = [c if isinstance(c, (np.ndarray, TracerBase)) else
                      np.asarray(c, dtype=aval_of(o).dtype) for c, o in zip(ct_leaves, outs)]
         cts = backward_pass(lin, ct_leaves)
-        return tuple(unflatten(in_tree, [cast_like(c, x) for c, x in zip(cts, leaves)]))
+        cts = [cast_like(c, x) for c, x in zip(cts, leaves)]
+        # never the cotangent given, a residual, or an argument (``fresh``)
+        return tuple(unflatten(in_tree, fresh(cts, held | kept | held_by(ct_leaves))))
 
     pullback = _WithSource(pullback, lambda: transpose_program(lin))
     if has_aux:
@@ -265,8 +273,15 @@ def jvp(fun, primals, tangents, *, engine="auto", backend="python", fallback=Tru
         if inner is not None:
             fun = inner
     flat, leaves, in_tree, out_tree = flat_function(fun, primals)
-    outs, dots = jvp_flat(flat, leaves, t_leaves)
+    with naming_refusal(fun):
+        outs, dots = jvp_flat(flat, leaves, t_leaves)
+    # outputs that are new arrays: not an argument, a tangent given, or a
+    # constant the function returned (a zero tangent: a global) (``fresh``)
+    held = held_by(primals, tangents)
+    outs = fresh(outs, held, {k for k, d in enumerate(dots)
+                              if isinstance(d, Zero) and not isinstance(outs[k], TracerBase)})
     dots = [cast_like(d, o) if isinstance(d, Zero) else d for d, o in zip(dots, outs)]
+    dots = fresh(dots, held | held_by(outs))
     return unflatten(out_tree[0], outs), unflatten(out_tree[0], dots)
 
 
@@ -307,7 +322,8 @@ def linearize(fun, *primals, engine="auto"):
         if inner is not None:
             fun = inner
     flat, leaves, in_tree, out_tree = flat_function(fun, primals)
-    outs, lin = linearize_flat(flat, leaves, reverse=False)
+    with naming_refusal(fun):
+        outs, lin = linearize_flat(flat, leaves, reverse=False)
 
     def linear_fun(*tangents):
         t_leaves, t_tree = flatten(tuple(tangents))
@@ -315,9 +331,11 @@ def linearize(fun, *primals, engine="auto"):
             raise ShapeMismatchError(f"linear function: tangents {t_tree} differ from primals "
                                      f"{in_tree}")
         res = eval_program(lin, t_leaves)
-        return unflatten(out_tree[0], res)
+        return unflatten(out_tree[0], fresh(res, held | kept | held_by(t_leaves)))
 
-    return unflatten(out_tree[0], unshared(outs, lin)), _WithSource(linear_fun, lambda: lin)
+    held, kept = held_by(primals), kept_by(lin)
+    return (unflatten(out_tree[0], unshared(outs, lin, held)),
+            _WithSource(linear_fun, lambda: lin))
 
 
 class _WithSource:
@@ -414,4 +432,7 @@ def make_program(fun, *example_args, engine="auto"):
             if engine == "source":
                 raise
             warn_fallback(fun, err)
+            fun = traced_after_refusal(fun, err)
+            with naming_refusal(fun):
+                return trace_program(fun, *example_args)
     return trace_program(fun, *example_args)

@@ -37,7 +37,7 @@ class ProgramError(ValueError):
 class Eqn:
     """``outputs = prim[params] (inputs)``. ``where``: ``(filename, lineno)`` of the
     user's line it computes or differentiates (``core.where``), or None; printed only
-    in generated code's comments."""
+    in generated code's comments, and named by ``wg.debug_nans`` (``core.debug``)."""
 
     __slots__ = ("prim", "inputs", "outputs", "params", "where")
 

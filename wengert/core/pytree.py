@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from .errors import PytreeDepthError
 
-__all__ = ["flatten", "unflatten", "Tree", "MAX_DEPTH", "leaf_paths", "path_text"]
+__all__ = ["flatten", "unflatten", "Tree", "MAX_DEPTH", "leaf_paths", "path_text",
+           "with_constants"]
 
 MAX_DEPTH = 256
 
@@ -73,6 +74,8 @@ class Tree:
                 continue
             if t.kind == "leaf":
                 out.append("*")
+            elif t.kind == "const":
+                out.append(repr(t.meta))
             elif t.kind == "none":
                 out.append("None")
             else:
@@ -90,6 +93,33 @@ class Tree:
 
 _LEAF = Tree("leaf", None, ())
 _NONE = Tree("none", None, ())
+
+
+def with_constants(tree, constants):
+    """``tree`` with the leaves at the positions of ``constants`` (leaf
+    index -> value) made *constant* nodes: ``unflatten`` puts the value there
+    and takes no leaf for it (a string among a function's results, which
+    the source engine's code returns as it is)."""
+    count = 0
+    root = []
+    # the nodes being rebuilt: (tree, its children left, new children so far)
+    stack = [(None, iter((tree,)), root)]
+    while stack:
+        t, kids, new = stack[-1]
+        for c in kids:
+            if c.kind == "leaf":
+                new.append(Tree("const", constants[count], ()) if count in constants else c)
+                count += 1
+            elif not c.children:
+                new.append(c)
+            else:
+                stack.append((c, iter(c.children), []))
+                break
+        else:
+            stack.pop()
+            if stack:
+                stack[-1][2].append(Tree(t.kind, t.meta, new))
+    return root[0]
 
 
 def _open(x):
@@ -182,6 +212,8 @@ def unflatten(tree, leaves):
     it = iter(leaves)
     if tree.kind == "leaf":
         return next(it)
+    if tree.kind == "const":
+        return tree.meta
     root = []
     # the containers being filled: (tree, its children left, values so far)
     stack = [(None, iter((tree,)), root)]
@@ -192,6 +224,8 @@ def unflatten(tree, leaves):
                 vals.append(next(it))
             elif c.kind == "none":
                 vals.append(None)
+            elif c.kind == "const":
+                vals.append(c.meta)
             else:
                 stack.append((c, iter(c.children), []))
                 break

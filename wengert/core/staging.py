@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dims as _dims
+from . import debug as _debug, dims as _dims
 from .errors import LeakedTracerError, UnsupportedDtypeError, user_location
 from .ir import Eqn, Ident, Lit, Program, Role, Var, aval_of, programs_in, runs_at_call
 from .primitive import OPERAND_KIND, TracerBase, Zero, raise_typed, zeros
@@ -198,7 +198,12 @@ class StagingTrace(Trace):
                 _complex(atoms, out_avals, prim.multiple_results):
             raise UnsupportedDtypeError.complex_operand(prim.name)
         state = TRACE_STATE
-        where = locate() if state.locate else state.where
+        if state.locate:
+            where = locate()
+        elif _debug.NANS.on:    # wg.debug_nans: every equation knows its line
+            where = _debug.WHERE.where or state.where or locate()
+        else:
+            where = state.where
         if prim.multiple_results:
             outs = [Var(a, "", self.role_of(a)) for a in out_avals]
             self.eqns.append(Eqn(prim, atoms, outs, params, where))

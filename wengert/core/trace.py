@@ -19,7 +19,7 @@ import threading
 
 from numpy import asarray, ndarray
 
-from . import context as _context, dims as _dims
+from . import context as _context, debug as _debug, dims as _dims
 from .constants import constant as _constant
 from .ir import Lit, Role, programs_in, runs_at_call
 from .atoms import TracerBase
@@ -104,9 +104,12 @@ class EvalTrace(Trace):
                 if a.dtype.kind == "c" if type(a) is ndarray else is_complex(a):
                     raise UnsupportedDtypeError.complex_operand(prim.name)
         try:
-            return prim.impl(*_dims.plain_numbers(args), **params)
+            out = prim.impl(*_dims.plain_numbers(args), **params)
         except ValueError as err:
             raise_typed(prim, args, params, err)
+        if _debug.NANS.on:
+            _debug.check(prim, out)
+        return out
 
 
 EVAL = EvalTrace()
@@ -216,7 +219,11 @@ def bind(prim, *args, **params):
 
 def eval_program(prog, args):
     """Evaluate a Program by binding each equation: on concrete values this is
-    the NumPy interpreter; on tracers it replays the Program into their trace."""
+    the NumPy interpreter; on tracers it replays the Program into their trace.
+    While ``wg.debug_nans`` is on, each equation's work is its line's
+    (``debug.at``)."""
+    if _debug.NANS.on:
+        return _eval_located(prog, args)
     env = {}
     for v, a in zip(prog.inputs, args):
         env[v] = name_as(a, v)
@@ -259,6 +266,23 @@ _NOWHERE = object()
 
 
 _VALUE = Role.VALUE
+
+
+def _eval_located(prog, args):
+    """``eval_program`` with each equation's work done ``at`` it."""
+    env = {v: name_as(a, v) for v, a in zip(prog.inputs, args)}
+    drop = TRACE_STATE.current.drop_tangent
+    dead = tangent_dead(prog) if drop is not None else ()
+    for k, eqn in enumerate(prog.eqns):
+        ins = [x.val if isinstance(x, Lit) else env[x] for x in eqn.inputs]
+        if k in dead:
+            ins = [drop(x) for x in ins]
+        with _debug.at(eqn):
+            outs = bind(eqn.prim, *ins, **eqn.params)
+        outs = outs if eqn.prim.multiple_results else (outs,)
+        for v, o in zip(eqn.outputs, outs):
+            env[v] = name_as(o, v)
+    return [x.val if isinstance(x, Lit) else env[x] for x in prog.outputs]
 
 
 def tangent_dead(prog):

@@ -69,11 +69,12 @@ class Lowered:
     """A Program ready for code generation and what lowering decided:
     ``inplace`` the equations written in place (-> the operand overwritten),
     ``copies`` per equation the
-    operand positions copied before it runs, and the analyses (``read``,
+    operand positions copied before it runs, ``out_copies`` the outputs
+    copied as they are returned, and the analyses (``read``,
     ``loop_only``, ``trip_only``, ``python_scalars``)."""
 
     __slots__ = ("source", "program", "inplace", "copies", "read", "loop_only", "trip_only",
-                 "python_scalars", "floats")
+                 "python_scalars", "floats", "out_copies")
 
     def __init__(self, source, program, inplace, copies, floats):
         self.source = source                     # the Program as given
@@ -87,6 +88,7 @@ class Lowered:
         # where float64 scalars may be Python floats (``python_floats``), if asked for
         self.floats = python_floats(program, self.python_scalars, self.loop_only) if floats \
             else Floats()
+        self.out_copies = set()             # the outputs copied as returned (``fresh_outputs``)
 
 
 def lower(prog, loops=True, floats=True):
@@ -101,14 +103,31 @@ def lower(prog, loops=True, floats=True):
     if loops:
         prog = promote(merge_sums(prog))
     prog = schedule(prog)
-    result = Ownership.analyze(prog, [frozenset({Root(False)}) if v.aval.shape else frozenset()
-                                      for v in prog.inputs])
+    result = Ownership.analyze(prog, [frozenset({Root(False, foreign=True)}) if v.aval.shape
+                                      else frozenset() for v in prog.inputs])
     inplace, copies = {}, {}
     result.commit(prog, inplace, copies)
     lowered = Lowered(source, prog, {e: p for e, p in inplace.items() if p is not None}, copies,
                       floats)
+    lowered.out_copies = fresh_outputs(prog, result)
     check(lowered)
     return lowered
+
+
+def fresh_outputs(prog, result):
+    """The positions of the outputs the code copies as it returns them: an
+    array that is (or views) the caller's memory (an argument, a constant of
+    the code, a global: a ``foreign`` root), or one an earlier output holds
+    too. The caller may write into what it is given; every other output is
+    a new array the code made, handed over at no cost."""
+    copies, held = set(), set()
+    for k, (x, roots) in enumerate(zip(prog.outputs, result.outputs)):
+        if not x.aval.shape:
+            continue            # 0-d results are handed out as scalars (``api.compiled``)
+        if any(r.foreign for r in roots) or roots & held:
+            copies.add(k)
+        held |= roots
+    return copies
 
 
 def check(lowered):

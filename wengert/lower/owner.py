@@ -21,15 +21,19 @@ class LoweringError(AssertionError):
 
 class Root:
     """One buffer the code may hold: ``owned`` if the code may write it;
-    ``origin`` the input position of the Program it came in by, if any."""
+    ``origin`` the input position of the Program it came in by, if any;
+    ``foreign`` if it is memory the caller can see (an argument, a constant
+    of the code, a global read at run time, what a call made at run time
+    returned): an output holding it is copied (``lower.fresh_outputs``)."""
 
-    __slots__ = ("owned", "origin")
+    __slots__ = ("owned", "origin", "foreign")
 
-    def __init__(self, owned, origin=None):
-        self.owned, self.origin = owned, origin
+    def __init__(self, owned, origin=None, foreign=False):
+        self.owned, self.origin, self.foreign = owned, origin, foreign
 
     def __repr__(self):
-        return f"Root({'owned' if self.owned else 'shared'}, {self.origin})"
+        return (f"Root({'owned' if self.owned else 'shared'}, {self.origin}"
+                f"{', foreign' if self.foreign else ''})")
 
 
 def _array(v):
@@ -104,7 +108,7 @@ class Ownership:
             elif r.origin is not None:
                 found |= self.operand_roots[r.origin]
             else:
-                found.add(escaped.setdefault(r, Root(False)))
+                found.add(escaped.setdefault(r, Root(False, foreign=r.foreign)))
         return frozenset(found)
 
     def taken_root(self, p):
@@ -180,7 +184,8 @@ def _literal_roots(x):
     array literal is a named constant (never)."""
     if not isinstance(x.val, np.ndarray) or x.val.ndim == 0:
         return frozenset()
-    return frozenset({Root(allocates(x.val, x.aval))})
+    made = allocates(x.val, x.aval)
+    return frozenset({Root(made, foreign=not made)})
 
 
 def _analyze_once(prog, in_roots, denied):
@@ -210,8 +215,9 @@ def _analyze_once(prog, in_roots, denied):
         elif list(sub_programs(eqn)):
             outs = _unknown_holder(eqn, ops, result)
         else:
-            fresh = _fresh_default(eqn)
-            outs = [frozenset({Root(True)}) if fresh else _view(ops) for _ in eqn.outputs]
+            fresh = _fresh_default(eqn) and not eqn.prim.runtime
+            outs = [frozenset({Root(True)}) if fresh else _view(ops, eqn.prim.runtime)
+                    for _ in eqn.outputs]
         for v, r in zip(eqn.outputs, outs):
             roots[v] = r
     result.outputs = [_atom_roots(x, roots) for x in prog.outputs]
@@ -246,21 +252,26 @@ def _plain(rule, eqn, ctx, result):
     return [_view(ctx.operand_roots) for _ in eqn.outputs]
 
 
-def _view(ops):
+def _view(ops, outside=False):
     """The roots of a result that may be a view of any operand: theirs, and
     one of its own that is not owned (a view is never written in place: a
-    broadcast one repeats each element and is read-only)."""
-    return frozenset().union(*ops) | {Root(False)}
+    broadcast one repeats each element and is read-only); that one is the
+    caller's memory where no operand has a root (a read of a global, a call
+    made at run time: ``outside``)."""
+    union = frozenset().union(*ops)
+    return union | {Root(False, foreign=outside or not union)}
 
 
 def _unknown_holder(eqn, ops, result):
     """A holder of sub-Programs without an ownership rule (checkpointed
     loops): its sub-Programs own nothing they are given; its results may
     share any operand's memory."""
+    foreign = False
     for sub in sub_programs(eqn):
         res = Ownership.analyze(sub, [frozenset({Root(False)}) for _ in sub.inputs])
         result.subs.append((sub, res))
-    shared = frozenset().union(*ops) | {Root(False)}
+        foreign = foreign or any(r.foreign for rs in res.outputs for r in rs)
+    shared = frozenset().union(*ops) | {Root(False, foreign=foreign)}
     return [shared for _ in eqn.outputs]
 
 

@@ -1,9 +1,7 @@
-"""Elementwise arithmetic: add, sub, neg, mul, div, convert, and the complex parts real, imag,
-conj (the conventions for complex values below); ``cast_float``, a derivative cast to its
-value's float dtype (the casts at the boundary with the user's Python are in ``casts``; the
-makers of elementwise rows in ``rules``). ``where`` is in ``selection``; piecewise functions
-(abs, max, floor, the comparisons...) are in ``ordering``; exp, log, sin, pow, square,
-reciprocal... in ``transcendental``.
+"""Elementwise arithmetic: add, sub, neg, mul, div, convert, the complex parts real, imag,
+conj (conventions below); ``cast_float``, a derivative cast to its value's float dtype.
+Elsewhere: casts at the user's boundary (``casts``), ``where`` (``selection``), piecewise
+functions (``ordering``), exp, log, sin, pow... (``transcendental``).
 
 The arithmetic and comparison impls are Python's operators: on arrays they are NumPy's
 ufuncs, and on two Python numbers they keep Python's semantics, as the user's own ``x *
@@ -29,11 +27,10 @@ Complex values follow JAX's conventions, so users meet what they know:
 pairing above their transposes are ``ct + 0j``, ``-1j * ct`` and ``conj(ct)``. A row whose
 rules were audited for complex values says so (``complex_ok=True``: holomorphic, or written
 with real/imag/conj as above, its transpose the linear one, its shape rule NumPy's complex
-dtype); complex operands of any other row raise ``UnsupportedDtypeError`` naming it.
-Absent on purpose: orderings (less, maximum, reduce_max, argmax, sign, floor, round,
-remainder, clip...), undefined or not holomorphic on C; arctan2, logaddexp, erf, which are
-real functions; slogdet and cholesky; custom_jvp/custom_vjp calls (the user's rules are
-written for what the user had in mind).
+dtype); complex operands of any other row raise ``UnsupportedDtypeError`` naming it. Absent on
+purpose: orderings (less, maximum, argmax, sign, floor, remainder, clip...); arctan2,
+logaddexp, erf (real functions); slogdet, cholesky; custom rules (written for what the user
+had in mind).
 
 Layer: primitives.
 """
@@ -52,6 +49,7 @@ from ..core.shapes import elementwise_aval, shape_error
 from ..core.pass_rules import (
     Algebra, BinaryOperator, PartEmit, UnaryMinus, drops_identity, is_scalar_lit)
 from .fanout import dup
+from .safe import safe_div, safe_mul
 from .shape import broadcast_to, sum_to_shape
 from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of
 
@@ -233,10 +231,12 @@ def div_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = div(x, y)
-    # d(x/y) = dx/y - (x/y) dy/y; the second term only when y varies
+    # d(x/y) = dx/y - (x/y) dy/y (the second only when y varies), each 0 where its tangent is
     if type(y_dot) is Zero:
-        return out, div(x_dot, y)
-    return out, sub(div(x_dot, y), mul(div(out, y), y_dot))
+        return out, safe_div(x_dot, y)
+    if type(x_dot) is Zero:
+        return out, neg(safe_mul(y_dot, div(out, y)))
+    return out, sub(safe_div(x_dot, y), safe_mul(y_dot, div(out, y)))
 
 
 def div_transpose(ct, x, y):

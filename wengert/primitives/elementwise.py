@@ -25,6 +25,7 @@ from .selection import where
 from .ordering import equal
 from .transcendental import sqrt
 from ..core.pass_rules import DefinedCall
+from .safe import safe_div
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from ..core.rules import unary_row
@@ -84,7 +85,7 @@ arcsinh = wrapper_of(arcsinh_p)
 def arccosh_jvp(primals, tangents):
     x, = primals
     # 1 / sqrt(x^2 - 1) = 1 / (sqrt(x - 1) sqrt(x + 1)): exact near 1, no overflow
-    return arccosh(x), div(tangents[0], mul(sqrt(sub(x, 1.0)), sqrt(add(x, 1.0))))
+    return arccosh(x), safe_div(tangents[0], mul(sqrt(sub(x, 1.0)), sqrt(add(x, 1.0))))
 
 
 arccosh_p = unary_row("arccosh", np.arccosh, arccosh_jvp)
@@ -94,7 +95,7 @@ arccosh = wrapper_of(arccosh_p)
 def arctanh_jvp(primals, tangents):
     x, = primals
     # 1 / (1 - x^2) = 1 / ((1 - x)(1 + x)): no cancellation near +-1
-    return arctanh(x), div(tangents[0], mul(sub(1.0, x), add(1.0, x)))
+    return arctanh(x), safe_div(tangents[0], mul(sub(1.0, x), add(1.0, x)))
 
 
 arctanh_p = unary_row("arctanh", np.arctanh, arctanh_jvp)
@@ -105,7 +106,7 @@ arctanh = wrapper_of(arctanh_p)
 def cbrt_jvp(primals, tangents):
     out = cbrt(primals[0])
     # d x^(1/3) = dx / (3 x^(2/3)), for either sign of x
-    return out, div(tangents[0], mul(3.0, mul(out, out)))
+    return out, safe_div(tangents[0], mul(3.0, mul(out, out)))
 
 
 cbrt_p = unary_row("cbrt", np.cbrt, cbrt_jvp)
@@ -129,7 +130,7 @@ reciprocal = wrapper_of(reciprocal_p)
 # --- log2, log10, exp2 -------------------------------------------------
 def log2_jvp(primals, tangents):
     x, = primals
-    return log2(x), div(tangents[0], mul(x, _LN2))
+    return log2(x), safe_div(tangents[0], mul(x, _LN2))
 
 
 log2_p = unary_row("log2", np.log2, log2_jvp, complex_ok=True)
@@ -138,7 +139,7 @@ log2 = wrapper_of(log2_p)
 
 def log10_jvp(primals, tangents):
     x, = primals
-    return log10(x), div(tangents[0], mul(x, _LN10))
+    return log10(x), safe_div(tangents[0], mul(x, _LN10))
 
 
 log10_p = unary_row("log10", np.log10, log10_jvp, complex_ok=True)

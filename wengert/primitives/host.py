@@ -9,14 +9,18 @@ is generated:
                                               object reached from them holds now
     eps = host_call[fn=rs.randn, args=(3,)] ()     a call outside NumPy's pure
                                               functions: a random draw, I/O
+    env_write[ref=self.nfev, op=+, value=1] ()    a write the function makes
+                                              outside itself (an attribute of an
+                                              object, a closure variable)
 
-Both primitives are *runtime* ones: ``bind`` never evaluates them while a
+All three are *runtime* ones: ``bind`` never evaluates them while a
 Program is staged; it records them into the innermost trace that records
 primal work (``core.bind``). Their values carry no tangent. ``host_call`` also
 has an *effect*: it is never merged with an equal call, never dropped because
 its result is unused, and never run twice (a checkpointed region, which
 recomputes, refuses it), so one derivative call makes exactly the calls one
-plain call makes, in the same order.
+plain call makes, in the same order; so has ``env_write``, which writes the
+value (never its derivative) where the plain function writes it.
 
 Where a value lives is an ``EnvRef``: a root (a module's globals, a closure
 cell, or a fixed object such as a generator passed as an argument) and a path
@@ -28,17 +32,19 @@ Layer: primitives.
 from __future__ import annotations
 
 import builtins
+import operator
 
 import numpy as np
 
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import NOT_LINEAR, Primitive, TracerBase, Zero, register
 from ..core.trace import bind
 from ..core.rules import EmitRule
 from ..core.errors import NoDerivativeRule, WengertError, no_rule_message
 from ..core.ir import Aval, Ident, aval_of
 from ..core.primitive import DENSE
 
-__all__ = ["EnvRef", "env_read", "host_call", "check_value", "out_aval_of", "HostCallError"]
+__all__ = ["EnvRef", "env_read", "host_call", "env_write", "INPLACE", "check_value", "out_aval_of",
+           "HostCallError"]
 
 
 class HostCallError(WengertError, RuntimeError):
@@ -236,6 +242,77 @@ def host_call(fn, operands, args, kwargs, out_aval, checked=True, where=None):
     res = bind(host_call_p, *operands, fn=fn, args=tuple(args), kwargs=tuple(kwargs),
                outs=outs, checked=checked, where=where)
     return res[0] if outs else None
+
+
+# --- env_write ----------------------------------------------------------
+# the augmented assignments an outside place may take, as Python runs them
+# (``x += v`` writes into an array x, rebinds a number)
+INPLACE = {"+": operator.iadd, "-": operator.isub, "*": operator.imul, "/": operator.itruediv,
+           "//": operator.ifloordiv, "%": operator.imod, "**": operator.ipow,
+           "@": operator.imatmul, "&": operator.iand, "|": operator.ior, "^": operator.ixor,
+           "<<": operator.ilshift, ">>": operator.irshift}
+
+
+def _parent(ref):
+    """The object holding ``ref``'s place now, and the place's last step."""
+    v = ref.root
+    if ref.kind == "cell":
+        if not ref.path:
+            return v, ("cell", None)
+        v = v.cell_contents
+    for op, key in ref.path[:-1]:
+        v = getattr(v, key) if op == "attr" else v[key]
+    return v, ref.path[-1]
+
+
+def env_write_impl(*ops, ref, op, value):
+    holder, (kind, key) = _parent(ref)
+    new = ops[0] if ops else value
+    if op is not None:
+        old = (holder.cell_contents if kind == "cell" else
+               getattr(holder, key) if kind == "attr" else holder[key])
+        new = INPLACE[op](old, new)
+    if kind == "cell":
+        holder.cell_contents = new
+    elif kind == "attr":
+        setattr(holder, key, new)
+    else:
+        holder[key] = new
+    return ()
+
+
+def env_write_aval(*avals, ref, op, value):
+    return ()
+
+
+def env_write_jvp(primals, tangents, ref, op, value):
+    # the plain function writes the value, not its derivative
+    return bind(env_write_p, *primals, ref=ref, op=op, value=value), ()
+
+
+class EnvWriteEmit(EmitRule):
+    def statements(self, code, eqn, ins, py, outs, subs):
+        """``self.nfev += 1``, ``model.cache = x``: made when the code runs."""
+        p = eqn.params
+        place = code.outside(p["ref"])
+        val = ins[0] if ins else code.param(p["value"])
+        return [f"{place} {p['op'] or ''}= {val}"]
+
+
+env_write_p = register(Primitive(
+    "env_write", nargs=None, impl=env_write_impl, abstract_eval=env_write_aval,
+    jvp=env_write_jvp, transpose=NOT_LINEAR, multiple_results=True, runtime=True,
+    effect=True, emit=EnvWriteEmit(), sparsity=DENSE))
+
+
+def env_write(ref, value, op=None):
+    """Write ``value`` (an operand, or a Python value) at the outside place
+    ``ref`` when the code runs; ``op``: an augmented assignment's operator
+    (``"+"`` for ``+=``), applied to the value there then."""
+    if isinstance(value, TracerBase) or isinstance(value, np.ndarray):
+        bind(env_write_p, value, ref=ref, op=op, value=None)
+    else:
+        bind(env_write_p, ref=ref, op=op, value=value)
 
 
 def out_aval_of(value):

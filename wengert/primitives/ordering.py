@@ -18,6 +18,7 @@ import operator
 import numpy as np
 
 from .arith import add, conj, div, mul, real, sub
+from .safe import safe_mul
 from .selection import where
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
@@ -34,7 +35,8 @@ def abs_jvp(primals, tangents):
     x, = primals
     if aval_of(x).dtype.kind == "c":    # |z| is not holomorphic
         return complex_abs_jvp(x, tangents[0])
-    return abs(x), mul(tangents[0], sign(x))
+    # safe: an infinite tangent at a point where |x| is flat (a zero sign) gives 0
+    return abs(x), safe_mul(tangents[0], sign(x))
 
 
 def abs_aval(x):
@@ -117,9 +119,10 @@ def maximum_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = maximum(x, y)
-    # ties split the derivative evenly, so max(x, x) has derivative 1
+    # ties split the derivative evenly, so max(x, x) has derivative 1; the side
+    # not picked contributes exactly 0, an infinite tangent too (``safe``)
     pick_x = _pick_weights(greater(x, y), equal(x, y), aval_of(out).dtype)
-    return out, add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
+    return out, add(safe_mul(x_dot, pick_x), safe_mul(y_dot, sub(1.0, pick_x)))
 
 
 def maximum_sparsity(an, ops, outs):
@@ -151,7 +154,7 @@ def minimum_jvp(primals, tangents):
     x_dot, y_dot = tangents
     out = minimum(x, y)
     pick_x = _pick_weights(less(x, y), equal(x, y), aval_of(out).dtype)
-    return out, add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
+    return out, add(safe_mul(x_dot, pick_x), safe_mul(y_dot, sub(1.0, pick_x)))
 
 
 def minimum_sparsity(an, ops, outs):

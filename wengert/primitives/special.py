@@ -30,6 +30,7 @@ from .arith import add, cast_float, div, mul, neg, sub
 from .selection import where
 from .ordering import equal, logical_and
 from .transcendental import exp, log, log1p
+from .safe import safe_mul
 from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from ..core.shapes import broadcast_shapes
@@ -126,7 +127,7 @@ def _sum_terms(*terms):
 def _times(t_dot, weight):
     """``t_dot * weight()``: None for a symbolic zero tangent (the weight is
     only formed where a tangent needs it)."""
-    return None if isinstance(t_dot, Zero) else mul(t_dot, weight())
+    return None if isinstance(t_dot, Zero) else safe_mul(t_dot, weight())
 
 
 # --- xlogy, xlog1py (plain functions over primitives) ------------------
@@ -171,7 +172,7 @@ class PolygammaEmit(EmitRule):
 
 def polygamma_jvp(primals, tangents, n):
     x, = primals
-    return polygamma(x, n=n), mul(tangents[0], polygamma(x, n=n + 1))
+    return polygamma(x, n=n), safe_mul(tangents[0], polygamma(x, n=n + 1))
 
 
 polygamma_p, polygamma = special_row("polygamma", 1, polygamma_jvp, impl=polygamma_impl,
@@ -185,7 +186,7 @@ def digamma(x):
 # --- gammaln, gamma --------------------------------------------------------
 def gammaln_jvp(primals, tangents):
     x, = primals
-    return gammaln(x), mul(tangents[0], digamma(x))
+    return gammaln(x), safe_mul(tangents[0], digamma(x))
 
 
 gammaln_p, gammaln = special_row("gammaln", 1, gammaln_jvp)
@@ -194,7 +195,7 @@ gammaln_p, gammaln = special_row("gammaln", 1, gammaln_jvp)
 def gamma_jvp(primals, tangents):
     x, = primals
     out = gamma(x)
-    return out, mul(tangents[0], mul(out, digamma(x)))
+    return out, safe_mul(tangents[0], mul(out, digamma(x)))
 
 
 gamma_p, gamma = special_row("gamma", 1, gamma_jvp)
@@ -238,7 +239,7 @@ erfc_p, erfc = special_row("erfc", 1, erfc_jvp)
 def erfinv_jvp(primals, tangents):
     out = erfinv(primals[0])
     # the inverse's slope: 1 / erf'(out) = sqrt(pi) / 2 exp(out^2)
-    return out, mul(tangents[0], mul(_SQRT_PI / 2.0, exp(mul(out, out))))
+    return out, safe_mul(tangents[0], mul(_SQRT_PI / 2.0, exp(mul(out, out))))
 
 
 erfinv_p, erfinv = special_row("erfinv", 1, erfinv_jvp)
@@ -246,7 +247,7 @@ erfinv_p, erfinv = special_row("erfinv", 1, erfinv_jvp)
 
 def erfcinv_jvp(primals, tangents):
     out = erfcinv(primals[0])
-    return out, mul(tangents[0], mul(-_SQRT_PI / 2.0, exp(mul(out, out))))
+    return out, safe_mul(tangents[0], mul(-_SQRT_PI / 2.0, exp(mul(out, out))))
 
 
 erfcinv_p, erfcinv = special_row("erfcinv", 1, erfcinv_jvp)

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .arith import add, div, mul, neg, sub
+from .safe import safe_div, safe_mul
 from .selection import where
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
@@ -38,9 +39,12 @@ def pow_jvp(primals, tangents):
     if isinstance(x_dot, Zero):
         dx = None
     elif isinstance(y, (int, float)):
-        dx = None if y == 0 else mul(x_dot, mul(y, pow(x, y - 1)))
+        # y x^(y-1) is finite for finite x where y >= 1; below, it is infinite
+        # at x = 0, where a zero tangent must stay zero (``safe``)
+        times = mul if y >= 1 else safe_mul
+        dx = None if y == 0 else times(x_dot, mul(y, pow(x, y - 1)))
     else:
-        dx = mul(x_dot, where(equal(y, 0), 0.0, mul(y, pow(x, sub(y, 1)))))
+        dx = safe_mul(x_dot, where(equal(y, 0), 0.0, mul(y, pow(x, sub(y, 1)))))
     # the y_dot term needs log(x); it is only formed when y carries a tangent,
     # so integer and constant exponents of negative bases stay finite. At
     # x = 0 it is 0 (x^y log x -> 0 as x -> 0, y > 0), not 0 * -inf. A
@@ -48,9 +52,9 @@ def pow_jvp(primals, tangents):
     if isinstance(y_dot, Zero):
         dy = None
     elif isinstance(x, (int, float)):
-        dy = None if x == 0 else mul(y_dot, mul(out, float(np.log(x))))
+        dy = None if x == 0 else safe_mul(y_dot, mul(out, float(np.log(x))))
     else:
-        dy = mul(y_dot, mul(out, log(where(equal(x, 0), 1.0, x))))
+        dy = safe_mul(y_dot, mul(out, log(where(equal(x, 0), 1.0, x))))
     if dx is None and dy is None:
         return out, Zero(aval_of(out))
     return out, dy if dx is None else dx if dy is None else add(dx, dy)
@@ -105,7 +109,7 @@ exp = _wrap(exp_p)
 
 def log_jvp(primals, tangents):
     x, = primals
-    return log(x), div(tangents[0], x)
+    return log(x), safe_div(tangents[0], x)
 
 
 log_p = unary_row("log", np.log, log_jvp, complex_ok=True)
@@ -114,7 +118,7 @@ log = _wrap(log_p)
 
 def log1p_jvp(primals, tangents):
     x, = primals
-    return log1p(x), div(tangents[0], add(x, 1.0))
+    return log1p(x), safe_div(tangents[0], add(x, 1.0))
 
 
 log1p_p = unary_row("log1p", np.log1p, log1p_jvp, complex_ok=True)
@@ -133,7 +137,7 @@ expm1 = _wrap(expm1_p)
 
 def sqrt_jvp(primals, tangents):
     out = sqrt(primals[0])
-    return out, div(tangents[0], mul(2.0, out))
+    return out, safe_div(tangents[0], mul(2.0, out))
 
 
 sqrt_p = unary_row("sqrt", np.sqrt, sqrt_jvp, complex_ok=True)
@@ -171,7 +175,7 @@ tan = _wrap(tan_p)
 # --- arcsin, arccos, arctan, arctan2 ------------------------------------
 def arcsin_jvp(primals, tangents):
     x, = primals
-    return arcsin(x), div(tangents[0], sqrt(sub(1.0, mul(x, x))))
+    return arcsin(x), safe_div(tangents[0], sqrt(sub(1.0, mul(x, x))))
 
 
 arcsin_p = unary_row("arcsin", np.arcsin, arcsin_jvp)
@@ -180,7 +184,7 @@ arcsin = _wrap(arcsin_p)
 
 def arccos_jvp(primals, tangents):
     x, = primals
-    return arccos(x), neg(div(tangents[0], sqrt(sub(1.0, mul(x, x)))))
+    return arccos(x), neg(safe_div(tangents[0], sqrt(sub(1.0, mul(x, x)))))
 
 
 arccos_p = unary_row("arccos", np.arccos, arccos_jvp)
@@ -201,7 +205,7 @@ def arctan2_jvp(primals, tangents):
     y_dot, x_dot = tangents
     denom = add(mul(x, x), mul(y, y))
     # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
-    return arctan2(y, x), sub(mul(y_dot, div(x, denom)), mul(x_dot, div(y, denom)))
+    return arctan2(y, x), sub(safe_mul(y_dot, div(x, denom)), safe_mul(x_dot, div(y, denom)))
 
 
 arctan2_p = register(Primitive("arctan2", nargs=2, impl=np.arctan2, jvp=arctan2_jvp,

@@ -91,6 +91,15 @@ def _gamma_parts():
                 sf=lambda z, a: _below_above(z, lambda zs: sp.gammaincc(a, zs), 1.0))
 
 
+# chi2(df) is gamma(df / 2) of z / 2, its density halved
+def _chi2_parts():
+    return dict(logpdf=lambda z, df: sub(_gamma_logpdf(mul(z, 0.5), mul(df, 0.5)), _LOG2),
+                cdf=lambda z, df: _below_above(z, lambda zs: sp.gammainc(mul(df, 0.5),
+                                                                      mul(zs, 0.5)), 0.0),
+                sf=lambda z, df: _below_above(z, lambda zs: sp.gammaincc(mul(df, 0.5),
+                                                                      mul(zs, 0.5)), 1.0))
+
+
 def _beta_logpdf(z, a, b):
     inside = logical_and(greater(z, 0.0), less(z, 1.0))
     zs = where(inside, z, 0.5)
@@ -192,6 +201,7 @@ CONTINUOUS = {
     "norm": ((), _norm_parts()),
     "t": (("df",), _t_parts()),
     "gamma": (("a",), _gamma_parts()),
+    "chi2": (("df",), _chi2_parts()),
     "beta": (("a", "b"), _beta_parts()),
     "expon": ((), _expon_parts()),
     "laplace": ((), _laplace_parts()),

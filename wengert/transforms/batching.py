@@ -18,6 +18,7 @@ from ..core import dims as _dims
 from ..core.errors import RAGGED_BATCH, UnsupportedSyntax
 from ..core.ir import Lit, aval_of
 from ..core.primitive import BROADCASTING
+from ..core import debug
 from ..core.trace import bind, name_as
 from ..primitives.index import getitem, stack
 from ..primitives.shape import broadcast_to, reshape
@@ -63,6 +64,20 @@ def broadcasting(prim, args, batched, params):
     return bind(prim, *fixed, **params)
 
 
+def _batched(eqn, vals, flags):
+    """(outputs, whether they carry the batch axis) of one equation."""
+    if not any(flags):
+        return bind(eqn.prim, *vals, **eqn.params), False
+    outs, rule = NotImplemented, eqn.prim.batch
+    if rule is BROADCASTING:
+        outs = broadcasting(eqn.prim, vals, flags, eqn.params)
+    elif rule is not None:
+        outs = rule(list(vals), list(flags), **eqn.params)
+    if outs is NotImplemented:
+        outs = _loop(eqn.prim, vals, flags, eqn.params)
+    return outs, True
+
+
 def batch_eval(prog, args, size, batched=None):
     """Evaluate ``prog`` on operands that carry a leading batch axis of length
     ``size`` (all of them, or those ``batched`` marks); every output carries
@@ -75,17 +90,11 @@ def batch_eval(prog, args, size, batched=None):
 
     for eqn in prog.eqns:
         vals, flags = zip(*[read(x) for x in eqn.inputs]) if eqn.inputs else ((), ())
-        if not any(flags):
-            outs, batched = bind(eqn.prim, *vals, **eqn.params), False
+        if debug.NANS.on:
+            with debug.at(eqn):         # its values are the line's (``wg.debug_nans``)
+                outs, batched = _batched(eqn, vals, flags)
         else:
-            outs, rule = NotImplemented, eqn.prim.batch
-            if rule is BROADCASTING:
-                outs = broadcasting(eqn.prim, vals, flags, eqn.params)
-            elif rule is not None:
-                outs = rule(list(vals), list(flags), **eqn.params)
-            if outs is NotImplemented:
-                outs = _loop(eqn.prim, vals, flags, eqn.params)
-            batched = True
+            outs, batched = _batched(eqn, vals, flags)
         outs = outs if eqn.prim.multiple_results else (outs,)
         for v, o in zip(eqn.outputs, outs):
             env[v] = (name_as(o, v), batched)

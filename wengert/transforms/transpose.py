@@ -17,6 +17,7 @@ Layer: transforms.
 """
 from __future__ import annotations
 
+from ..core import debug
 from ..core.atoms import cotangent_label
 from ..core.ir import Lit, Role, derive
 from ..core.primitive import Linear, TracerBase, Zero
@@ -92,7 +93,12 @@ def _backward(prog, cts_out, mask, nonlinear_args, naming):
         for eqn in reversed(lin_eqns):
             # each cotangent is recorded under the line of the equation it transposes
             state.where = eqn.where or outer
-            _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values)
+            if debug.NANS.on:
+                # the cotangents it gives, and their sums, are the line's work
+                with debug.at(eqn, Role.COTANGENT):
+                    _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values)
+            else:
+                _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values)
     finally:
         state.where = outer
 

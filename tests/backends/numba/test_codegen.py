@@ -214,10 +214,8 @@ def test_hessian_and_jacobians_take_the_backend():
 
 
 def with_try(x):
-    try:  # outside the source engine's language: engine="auto" traces it
+    with open(__file__):  # outside the source engine's language: engine="auto" traces it
         y = np.sin(x)
-    except ValueError:
-        y = x
     return np.sum(y * 2.0)
 
 

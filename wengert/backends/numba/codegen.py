@@ -170,10 +170,10 @@ class NumbaWriter(CodeWriter):
         if spelling is not None and eqn is not None:
             write, name, make = spelling
 
-            def helper():
-                found = numba_helper(name, make)
+            def bound_helper():
+                found = numba_helper(name, make)     # (made once a process)
                 return self.bind(name, found, f"wengert's numba {fn} (NumPy's)")
-            return write(self, ins, eqn, helper)
+            return write(self, ins, eqn, bound_helper)
         return super().numpy_call(fn, ins, eqn)
 
     def eqn_operands(self, eqn, ins):

@@ -240,6 +240,9 @@ def generate_source(low, name=None, writer=None):
             if not stack:       # the results keep the interpreter's NumPy types
                 block.outputs = [_numpy_scalar(em, x, t) if x in fl.returned else t
                                  for x, t in zip(item.outputs, block.outputs)]
+                # an array the caller could see (an argument, a constant): a copy (``lower``)
+                block.outputs = [f"{em.atom(t)}.copy()" if k in low.out_copies else t
+                                 for k, t in enumerate(block.outputs)]
             if stack:
                 stack[-1].subs.append(block)
     if reverse is not None:

@@ -39,16 +39,18 @@ import numpy as _np
 from ...core.errors import UnsupportedSyntax
 from ...core.primitive import TracerBase as _TracerBase
 from . import runtime as source_runtime
-from .env import static_object
+from .env import materialize, outside_value, static_object
 from ...core.ir import aval_of
-from ...core.pytree import flatten, unflatten
+from ...core.pytree import flatten, unflatten, with_constants
 from ...core.inplace import is_scalar
 from ...core.staging import locating, stage
 from ..trace import input_names
 from .converted import convert_with, is_converted, is_wengert_code
 from .blocks import Undefined
+from .written import enter as enter_body, writes
 
-__all__ = ["convert", "make_program", "is_wengert_code", "is_converted", "UnsupportedSyntax"]
+__all__ = ["convert", "make_program", "is_wengert_code", "is_converted", "UnsupportedSyntax",
+           "result_leaves"]
 
 
 def convert(fn):
@@ -68,6 +70,31 @@ def is_static(leaf):
     if isinstance(leaf, (bool, int)):
         return True
     return not isinstance(leaf, (float, complex, _np.ndarray, _np.generic))
+
+
+def _is_value(leaf):
+    """A leaf the code computes: an array, a number, a traced value."""
+    return isinstance(leaf, (_TracerBase, _np.ndarray, _np.generic, bool, int, float, complex))
+
+
+def result_leaves(out):
+    """(the leaves the code computes, the tree of ``out``) of a function's
+    result: lists and dicts found outside are read as their items (an array
+    at each call); a string, a function or another Python object among them
+    is part of the code, returned as it is (a constant of the tree,
+    ``pytree.with_constants``); an object found outside is checked at each
+    call to be the same one."""
+    leaves, tree = flatten(materialize(out))
+    constants = {}
+    for k, leaf in enumerate(leaves):
+        if isinstance(leaf, Undefined):         # returned where it may be unassigned
+            leaf.fail()
+        if not _is_value(leaf):
+            constants[k] = outside_value(leaf)
+    if not constants:
+        return leaves, tree
+    return ([x for k, x in enumerate(leaves) if k not in constants],
+            with_constants(tree, constants))
 
 
 def make_program(fn, args, name=None, avals=None, kwargs=None):
@@ -92,6 +119,7 @@ def make_program(fn, args, name=None, avals=None, kwargs=None):
              else ())
 
     def flat(*xs):
+        enter_body()
         # an input is a scalar where the caller passed a number (a Python float,
         # an np.float64), a 0-d array where it passed one: ``y = x; x += 1``
         # writes into the caller's 0-d array, which y sees (the code is reused
@@ -105,15 +133,14 @@ def make_program(fn, args, name=None, avals=None, kwargs=None):
         call = unflatten(in_tree, full)
         out = (converted(*bound, *call[0], **call[1]) if kwargs
                else converted(*bound, *call))
-        out_leaves, out_tree[0] = flatten(out)
-        for leaf in out_leaves:
-            if isinstance(leaf, Undefined):     # returned where it may be unassigned
-                leaf.fail()
+        out_leaves, out_tree[0] = result_leaves(out)
         return out_leaves
 
     names = input_names(fn, args, len(leaves))
     names = [h for h, s in zip(names, static) if not s] if names else None
-    with locating():        # each equation keeps the user's line that made it
+    # each equation keeps the user's line that made it; what the function writes
+    # outside, as its later reads see it
+    with locating(), writes():
         prog = stage(flat, avals, name=name or getattr(fn, "__name__", "f"), in_names=names,
                      keep_custom=True)
     return prog, static, in_tree, out_tree[0]

@@ -46,7 +46,8 @@ from __future__ import annotations
 import ast
 
 from .names import parameters
-from .views import names_in as _names_in, sources as _sources, target_sources as _target_sources
+from .views import (
+    names_in as _names_in, shallow_copy, sources as _sources, target_sources as _target_sources)
 
 __all__ = ["mark_aliased_writes", "guard", "param_writes_stmt"]
 
@@ -54,27 +55,45 @@ __all__ = ["mark_aliased_writes", "guard", "param_writes_stmt"]
 # --- forward: which names may share memory ------------------------------------
 
 class _Aliases:
-    """May-alias pairs: {frozenset({a, b}): lines where the pair was made}."""
+    """May-alias pairs: {frozenset({a, b}): lines where the pair was made};
+    ``items``: the pairs where one only holds the other's items (``a =
+    list(b)``: a new list of b's elements), which a write of an item
+    (``a[i] = v``) does not reach, and a write into one (``a[i] += v``) does."""
 
-    def __init__(self, pairs=None):
+    def __init__(self, pairs=None, items=frozenset()):
         self.pairs = dict(pairs or {})
+        self.items = frozenset(p for p in items if p in self.pairs)
 
-    def partners(self, name):
-        return {m for p in self.pairs if name in p for m in p if m != name}
+    def partners(self, name, containers=False):
+        """The names that may share ``name``'s value; ``containers``: only
+        those that may be the same container (not just hold its items)."""
+        return {m for p in self.pairs if name in p and not (containers and p in self.items)
+                for m in p if m != name}
 
-    def bind(self, bindings, line):
+    def bind(self, bindings, line, copies=frozenset()):
         """Simultaneous ``names = values``: ``bindings`` [(name, sources)].
-        A source names the value it had *before* this statement."""
-        old = {t: srcs | {m for s in srcs for m in self.partners(s)} for t, srcs in bindings}
+        A source names the value it had *before* this statement; a target in
+        ``copies`` is bound to a new container of its sources' items."""
+        old, held = {}, {}
+        for t, srcs in bindings:
+            shared = srcs | {m for s in srcs for m in self.partners(s)}
+            old[t] = shared
+            # m's items only: by a copy, or through a pair that holds items only
+            held[t] = shared if t in copies else {
+                m for m in shared if m not in srcs and all(
+                    frozenset((s, m)) in self.items for s in srcs if frozenset((s, m)) in self.pairs)}
         targets = set(old)
         new = {p: ls for p, ls in self.pairs.items() if not p & targets}
+        items = {p for p in self.items if not p & targets}
         for t, shared in old.items():
             for m in shared - targets:
                 new[frozenset((t, m))] = frozenset((line,))
+                if m in held[t]:
+                    items.add(frozenset((t, m)))
             for u, other in old.items():
                 if u != t and shared & other:
                     new[frozenset((t, u))] = frozenset((line,))
-        return _Aliases(new)
+        return _Aliases(new, items)
 
     def hold(self, container, srcs, line):
         """``container`` now also holds values of ``srcs`` (an append)."""
@@ -83,7 +102,7 @@ class _Aliases:
             if m != container:
                 key = frozenset((container, m))
                 new[key] = new.get(key, frozenset()) | {line}
-        return _Aliases(new)
+        return _Aliases(new, self.items)
 
     def join(self, other):
         if other is None:
@@ -91,10 +110,15 @@ class _Aliases:
         new = dict(self.pairs)
         for p, ls in other.pairs.items():
             new[p] = new.get(p, frozenset()) | ls
-        return _Aliases(new)
+        # items only where both paths say so (a pair one path lacks: the other's)
+        items = {p for p in self.items | other.items
+                 if (p in self.items or p not in self.pairs)
+                 and (p in other.items or p not in other.pairs)}
+        return _Aliases(new, items)
 
     def __eq__(self, other):
-        return isinstance(other, _Aliases) and self.pairs == other.pairs
+        return (isinstance(other, _Aliases) and self.pairs == other.pairs
+                and self.items == other.items)
 
 
 def _join(a, b):
@@ -146,14 +170,16 @@ class _Forward:
         if _written(s) or _call_of(s):
             self.before[s] = _join(self.before.get(s), st)
         for call in ast.walk(s) if not isinstance(s, (ast.If, ast.For, ast.While,
-                                                         ast.FunctionDef)) else ():
+                                                         ast.FunctionDef, ast.Try)) else ():
             if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                     and call.func.attr in _APPENDS and isinstance(call.func.value, ast.Name)):
                 srcs = set().union(*[_sources(a) for a in call.args], set())
                 st = st.hold(call.func.value.id, srcs, line)
         if isinstance(s, ast.Assign):
             bindings = [b for t in s.targets for b in _target_sources(t, s.value)]
-            return st.bind(bindings, line) if bindings else st
+            copies = {t.id for t in s.targets if isinstance(t, ast.Name)} \
+                if shallow_copy(s.value) else frozenset()
+            return st.bind(bindings, line, copies) if bindings else st
         if isinstance(s, ast.AnnAssign) and s.value is not None:
             return st.bind(_target_sources(s.target, s.value), line)
         if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
@@ -164,6 +190,17 @@ class _Forward:
             return st.bind([(s.name, set())], line)
         if isinstance(s, ast.If):
             return _join(self.block(s.body, st), self.block(s.orelse, st))
+        if isinstance(s, ast.Try):
+            # a handler may start at any point of the body: from the state at
+            # its start or at its end (a step within it: their join, widened)
+            body = self.block(s.body, st)
+            end = self.block(s.orelse, body) if body is not None else None
+            for h in s.handlers:
+                start = _join(st, body)
+                if h.name:
+                    start = start.bind([(h.name, set())], line)
+                end = _join(end, self.block(h.body, start))
+            return self.block(s.finalbody, end) if end is not None else None
         if isinstance(s, (ast.For, ast.While)):
             return self.loop(s, st)
         if isinstance(s, ast.Return):
@@ -247,6 +284,13 @@ class _Backward:
             return live - {s.name}
         if isinstance(s, ast.If):
             return self.block(s.body, live) | self.block(s.orelse, live) | _names_in(s.test)
+        if isinstance(s, ast.Try):
+            after = self.block(s.finalbody, live)
+            handlers = frozenset().union(*[self.block(h.body, after) for h in s.handlers])
+            # what a handler reads is read after any point of the body
+            body = self.block(s.body, self.block(s.orelse, after) | handlers)
+            types = frozenset().union(*[_names_in(h.type) for h in s.handlers if h.type])
+            return body | handlers | types
         if isinstance(s, (ast.For, ast.While)):
             return self.loop(s, live)
         return live | _names_in(s)
@@ -324,11 +368,15 @@ def _analyse(fn):
         if not _written(s):
             continue
         kind, name = _written(s)
-        for m in st.partners(name) | {name}:
+        # ``y[i] = v`` replaces an item of y's container, which a name holding
+        # only y's items (``y = list(a)``) does not see; ``y[i] += v`` writes
+        # into the item itself
+        containers = isinstance(s, ast.Assign)
+        for m in st.partners(name, containers) | {name}:
             if m.startswith("@") and (m[1:] not in written or kind == "subscript"):
                 written[m[1:]] = (kind, s.lineno)
         aliases = tuple(sorted((m, tuple(sorted(st.pairs[frozenset((name, m))])))
-                               for m in st.partners(name) if m in live))
+                               for m in st.partners(name, containers) if m in live))
         if aliases:
             conflicts[s] = (kind, name, aliases)
     return conflicts, written, unseen

@@ -88,7 +88,9 @@ class Block:
     def __init__(self, fn, lead_avals, state, names, name, coerce=None, where=None, loop=None,
                  xs_avals=(), loop_names=("", [])):
         self.state, self.names = state, names
-        in_leaves = [operand_leaves(v) for v in state]
+        # a branch carries lists and dicts of operands too (``specs``)
+        branch = loop is None
+        in_leaves = [operand_leaves(v, branch) for v in state]
         self.is_op = [ls is not None for ls in in_leaves]
         self.in_specs = [spec_of(v) if o else None for v, o in zip(state, self.is_op)]
         self.operands = [x for ls in in_leaves if ls is not None for x in ls]
@@ -115,11 +117,15 @@ class Block:
                 else:
                     vals.append(rebuild(spec, ops[pos:pos + n_leaves(spec)]))
                     pos += n_leaves(spec)
-            before = _contents(state)
+            # a container the block changes in place (``d.update``), the state's
+            # or the one rebuilt from its operands: both sides would make it
+            before, rebuilt = _contents(state), _contents(vals)
             try:
                 outs = fn(*lead, *vals)
             finally:
                 changed = _changed_in_place(state, before)
+                if changed is None:
+                    changed = _changed_in_place(vals, rebuilt)
             if changed is not None:
                 k = changed
                 raise UnsupportedSyntax(
@@ -134,13 +140,15 @@ class Block:
             leaves, info = [], []
             for k, (nm, o) in enumerate(zip(names, outs)):
                 target = coerce[k] if coerce is not None else None
-                if isinstance(o, Undefined) and target is not None:
+                filled = isinstance(o, Undefined) and target is not None
+                if filled:
                     o = zeros_of(target)       # an early return taken on one path only
-                ls = operand_leaves(o)
+                # (zeros of a dict of Python floats are operands all the same)
+                ls = flatten(o)[0] if filled else operand_leaves(o, branch)
                 if ls is not None:
                     if target is not None:
                         o = coerce_to(o, target, repr(nm))
-                        ls = operand_leaves(o)
+                        ls = flatten(o)[0] if filled else operand_leaves(o, branch)
                     leaves.extend(ls)
                     info.append(("op", spec_of(o)))
                 else:

@@ -14,13 +14,9 @@ import ast
 
 _ALLOWED_STMTS = (ast.FunctionDef, ast.Return, ast.Assign, ast.AugAssign, ast.AnnAssign,
                   ast.Expr, ast.If, ast.For, ast.While, ast.Break, ast.Continue, ast.Pass,
-                  ast.Assert)
+                  ast.Assert, ast.Nonlocal, ast.Global, ast.Try, ast.Raise)
 _ADVICE = {
-    ast.Try: "handle errors outside the differentiated function",
     ast.With: "move the context manager outside the differentiated function",
-    ast.Raise: "check inputs before calling the differentiated function",
-    ast.Global: "pass the value as an argument",
-    ast.Nonlocal: "return the value instead of assigning an enclosing variable",
     ast.Delete: "drop the del; unused values cost nothing",
     ast.Import: "import at module level",
     ast.ImportFrom: "import at module level",
@@ -55,9 +51,6 @@ def check(tree, src):
                             "set a flag in the loop and test it after the loop")
         if isinstance(node, ast.FunctionDef) and node.decorator_list and node is not tree:
             raise src.error(node, "decorated nested function", "define it without decorators")
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            raise src.error(node, "attribute assignment",
-                            "build a new value and return it instead of mutating an object")
         if isinstance(node, ast.Lambda) and node.args.defaults:
             raise src.error(node, "lambda with default arguments", "use a nested def")
 
@@ -96,9 +89,16 @@ def assigned(stmts):
         elif isinstance(node, (ast.If, ast.While)):
             for s in node.body + node.orelse:
                 visit(s)
+        elif isinstance(node, ast.Try):
+            for h in node.handlers:
+                if h.name:
+                    add(h.name)
+            for s in node.body + [x for h in node.handlers for x in h.body] + node.orelse + \
+                    node.finalbody:
+                visit(s)
         elif isinstance(node, ast.FunctionDef):
             add(node.name)
-        if not isinstance(node, (ast.For, ast.While, ast.If, ast.FunctionDef)):
+        if not isinstance(node, (ast.For, ast.While, ast.If, ast.FunctionDef, ast.Try)):
             # ``parts.append(v)``, ``d.update(...)``: the container is part of
             # the block's state, so a branch or loop on a traced value that
             # changes it in place is seen (``source.blocks.Block``)
@@ -141,3 +141,25 @@ def contains(stmts, kinds, stop=(ast.FunctionDef, ast.Lambda)):
         return any(visit(c) for c in ast.iter_child_nodes(node))
 
     return any(visit(s) for s in stmts)
+
+
+def nonlocal_names(fn):
+    """The names a def declares ``nonlocal`` (not in defs nested in it)."""
+    found = []
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Nonlocal):
+            found += [x for x in n.names if x not in found]
+        elif not isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return found
+
+
+def has_attribute(target):
+    """Whether an assignment target is, or holds, an attribute (``obj.x``)."""
+    if isinstance(target, ast.Attribute):
+        return True
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(has_attribute(e) for e in target.elts)
+    return isinstance(target, ast.Starred) and has_attribute(target.value)

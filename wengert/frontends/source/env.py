@@ -53,9 +53,10 @@ from ...core.primitive import TracerBase
 from ...primitives.host import EnvRef, env_read, host_call, out_aval_of
 from .guards import guard, same_value
 from .kinds import IO_MODULES, is_plain, is_rng, is_vocabulary
+from .written import MISSING, written
 
 __all__ = ["env_global", "env_cell", "static_object", "default_value", "EnvObject",
-           "call_outside", "concrete", "materialize", "holds_outside_object"]
+           "call_outside", "concrete", "materialize", "holds_outside_object", "outside_value"]
 
 
 def classify(value, ref):
@@ -105,10 +106,21 @@ def classify(value, ref):
 
 def env_global(glb, name):
     """``name`` read by converted code from its module's globals ``glb``
-    (builtins where the module does not bind it)."""
+    (builtins where the module does not bind it); what the function wrote
+    there (``global``), as it wrote it (``written``)."""
     module = sys.modules.get(glb.get("__name__"))
     label = glb["__name__"] if getattr(module, "__dict__", None) is glb else ""
     ref = EnvRef("globals", glb, label, (("item", name),))
+    return _read(ref, lambda: _global(glb, name, ref))
+
+
+def _read(ref, read):
+    """The value at ``ref``: what the function wrote there, else ``read()``."""
+    found = written(ref, read)
+    return read() if found is MISSING else found
+
+
+def _global(glb, name, ref):
     try:
         value = glb[name]
     except KeyError:
@@ -123,11 +135,15 @@ def env_global(glb, name):
 
 def env_cell(cell, name):
     """Closure variable ``name`` read by converted code from ``cell``."""
-    try:
-        value = cell.cell_contents
-    except ValueError:
-        raise NameError(f"free variable {name!r} referenced before assignment") from None
-    return classify(value, EnvRef("cell", cell, name))
+    ref = EnvRef("cell", cell, name)
+
+    def read():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            raise NameError(f"free variable {name!r} referenced before assignment") from None
+        return classify(value, ref)
+    return _read(ref, read)
 
 
 def default_value(fn, attr, key, value):
@@ -166,6 +182,24 @@ def materialize(x):
     return x
 
 
+def outside_value(x):
+    """A result that is no array or number (a string, a function, an
+    object), as the code returns it: an object found outside is checked at
+    each call to be the same one; one that holds traced values (in its
+    attributes) cannot be returned as it is."""
+    if isinstance(x, EnvObject):
+        guard(x._ref, "is", x._value)
+        return x._value
+    held = getattr(x, "__dict__", None)
+    if isinstance(held, dict) and any(isinstance(v, TracerBase) for v in held.values()):
+        raise UnsupportedSyntax(
+            f"{user_location()}: the function returns a {type(x).__name__} object holding values "
+            "that depend on the differentiated input; the source engine returns arrays, numbers "
+            "and tuples, lists and dicts of them: return those values in a tuple or a dict",
+            construct="object holding traced values as a result")
+    return x
+
+
 def holds_outside_object(x):
     """Whether ``x`` is, or holds, an outside object (after ``materialize``)."""
     if isinstance(x, EnvObject):
@@ -199,6 +233,9 @@ class EnvObject:
             raise AttributeError(name)
         if type(self._value) is dict and name in ("keys", "values", "items", "get"):
             return getattr(self, "_dict_" + name)
+        return _read(self._ref.attr(name), lambda: self._attribute(name))
+
+    def _attribute(self, name):
         try:
             value = getattr(self._value, name)
         except AttributeError:

@@ -137,11 +137,12 @@ def for_stmt(iterable, body, state, names, brk, lineno, target=""):
         # a Python iterable (a list, a dict or its views, a generator, map,
         # reversed): its length is fixed, the loop runs as Python
         return _loop_python(iterable, body, state, names, brk, where)
-    if any(isinstance(v, list) for v in state):
-        # appending to a Python list: the loop runs as Python (its length is fixed)
+    if any(isinstance(v, (list, dict)) for v in state):
+        # appending to a Python list, setting a dict's items: the loop runs as
+        # Python (its length is fixed)
         if isinstance(iterable, TracedRange):
-            raise UnsupportedSyntax(f"{where}: a list is built in a loop whose length is traced; "
-                                    "loop over a range of Python ints")
+            raise UnsupportedSyntax(f"{where}: a list or dict is built in a loop whose length "
+                                    "is traced; loop over a range of Python ints")
         return _loop_python(python_iterable(iterable), body, state, names, brk, where)
     n, item_of, xs, lead = _loop_items(iterable, where)
     loop_names = _loop_names(iterable, target)

@@ -22,7 +22,8 @@ from __future__ import annotations
 import ast
 import re
 
-__all__ = ["read_outside_at_run", "parameters", "GLOBALS", "CELL", "DONE", "RET", "EXIT_FLAG"]
+__all__ = ["read_outside_at_run", "parameters", "GLOBALS", "CELL", "DONE", "RET", "EXIT_FLAG",
+           "SYMBOLS"]
 
 GLOBALS, CELL = "__wg_G", "__wg_cell_"
 # an early exit: the value returned, and the flags a block sets to True once
@@ -90,9 +91,10 @@ def _bound_in(nodes):
     return names
 
 
-def _outside_names(tree):
+def _outside_names(tree, declared=frozenset()):
     """The ``Name`` loads of ``tree`` (a function) that no scope inside it
-    binds: reads of its closure, its module's globals or builtins."""
+    binds: reads of its closure, its module's globals or builtins, and of
+    the names it declares ``nonlocal`` or ``global`` (``declared``)."""
     found = []
 
     def visit(node, bound):
@@ -110,10 +112,80 @@ def _outside_names(tree):
             visit(child, bound)
 
     body, _ = _scope_parts(tree)
-    bound = _parameters_of(tree) | _bound_in(body)
+    bound = (_parameters_of(tree) | _bound_in(body)) - set(declared)
     for part in body:
         visit(part, bound)
     return found
+
+
+# the operator of ``y op= v``, as the code and the error messages write it
+SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+           ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
+           ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+
+
+def _declared(tree):
+    """{name: "nonlocal" | "global"} of the function's own declarations."""
+    found = {}
+    stack = list(tree.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Nonlocal, ast.Global)):
+            for x in n.names:
+                found[x] = "nonlocal" if isinstance(n, ast.Nonlocal) else "global"
+        elif not isinstance(n, (ast.FunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return found
+
+
+class _WritesOutside(ast.NodeTransformer):
+    """``n = v`` and ``n op= v`` of a name the function declares ``nonlocal``
+    or ``global``: ``__wg.set_outside(where, "n", v)`` /
+    ``__wg.aug_outside(where, "n", "op", v)``, writes made by the code at
+    each call (``effects``); the declarations themselves go."""
+
+    def __init__(self, declared, src):
+        self.declared, self.src = declared, src
+
+    def _where(self, name):
+        if self.declared[name] == "nonlocal":
+            return ast.Name(id=CELL + name, ctx=ast.Load())
+        return ast.Name(id=GLOBALS, ctx=ast.Load())
+
+    def visit_FunctionDef(self, node):
+        return node             # a nested def is a scope of its own
+
+    def visit_Lambda(self, node):
+        return node
+
+    def visit_Nonlocal(self, node):
+        return ast.copy_location(ast.Pass(), node)
+
+    visit_Global = visit_Nonlocal
+
+    def visit_Name(self, node):
+        if node.id in self.declared and not isinstance(node.ctx, ast.Load):
+            raise self.src.error(node, f"this assignment of {self.declared[node.id]} "
+                                 f"{node.id!r}", f"assign it on a line of its own "
+                                 f"({node.id} = ... or {node.id} += ...)")
+        return node
+
+    def visit_Assign(self, node):
+        t = node.targets[0]
+        if len(node.targets) == 1 and isinstance(t, ast.Name) and t.id in self.declared:
+            call = _rt_call("set_outside", self._where(t.id), ast.Constant(t.id),
+                            self.visit(node.value))
+            return ast.copy_location(ast.Expr(value=call), node)
+        return self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        t = node.target
+        if isinstance(t, ast.Name) and t.id in self.declared:
+            call = _rt_call("aug_outside", self._where(t.id), ast.Constant(t.id),
+                            ast.Constant(SYMBOLS.get(type(node.op), "op")),
+                            self.visit(node.value))
+            return ast.copy_location(ast.Expr(value=call), node)
+        return self.generic_visit(node)
 
 
 class _ReadsOutside(ast.NodeTransformer):
@@ -171,4 +243,11 @@ def read_outside_at_run(tree, freevars, src):
         if arg is not None:
             arg.annotation = None
     tree.returns = None
-    return _ReadsOutside(_outside_names(tree), freevars, src).visit(tree)
+    declared = _declared(tree)
+    for name, kind in declared.items():
+        if kind == "nonlocal" and name not in freevars:
+            raise src.error(tree, f"nonlocal {name!r} of a variable the source engine does not "
+                            "see", "pass the value as an argument")
+    tree = _ReadsOutside(_outside_names(tree, declared), freevars, src).visit(tree)
+    # (the function's own body: ``visit`` of a def stops at nested ones)
+    return _WritesOutside(declared, src).generic_visit(tree) if declared else tree

@@ -188,9 +188,10 @@ def getitem(x, idx):
 
 
 def setitem(x, idx, v):
-    """``x[idx] = v`` as a new value: nothing the caller holds is written."""
-    if isinstance(x, list):
-        out = list(x)
+    """``x[idx] = v`` as a new value: nothing the caller holds is written
+    (a list or a dict: a new one, with the item replaced or added)."""
+    if type(x) is list or type(x) is dict:
+        out = type(x)(x)
         out[idx] = v
         return out
     if is_traced(x) or is_traced(v) or any_traced(idx if isinstance(idx, tuple) else (idx,)):

@@ -8,19 +8,17 @@ Layer: frontends.
 from __future__ import annotations
 
 import ast
+import copy
 import itertools
 
 
 from ...core.where import CONVERTED as WHERE_CONVERTED
-from .names import DONE as _DONE, EXIT_FLAG, RET as _RET
+from .names import DONE as _DONE, EXIT_FLAG, RET as _RET, SYMBOLS as _SYMBOLS
 from .alias import guard as _alias_guard, param_writes_stmt
-from .check import assigned, contains, is_append
+from .check import assigned, contains, has_attribute as _has_attribute, is_append, nonlocal_names
+from .exits import Flags as _Flags
 
 
-# the operator of ``y op= v``, as the error messages write it
-_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-            ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|",
-            ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
 
 
 # --- the rewrite ------------------------------------------------------------
@@ -123,10 +121,18 @@ class Converter(ast.NodeTransformer):
             if isinstance(s, ast.If):
                 s = ast.copy_location(ast.If(test=s.test, body=self.block(s.body, flags),
                                              orelse=self.block(s.orelse, flags)), stmts[k])
+            elif isinstance(s, ast.Try):
+                handlers = [ast.copy_location(ast.ExceptHandler(
+                    type=h.type, name=h.name, body=self.block(h.body, flags) or [ast.Pass()]), h)
+                    for h in s.handlers]
+                s = ast.copy_location(ast.Try(
+                    body=self.block(s.body, flags) or [ast.Pass()], handlers=handlers,
+                    orelse=self.block(s.orelse, flags),
+                    finalbody=self.block(s.finalbody, flags)), stmts[k])
             out.append(s)
             rest = stmts[k + 1:]
             may_exit = flags.set_by(s) if rest and isinstance(
-                s, (ast.If, ast.For, ast.While)) else []
+                s, (ast.If, ast.For, ast.While, ast.Try)) else []
             if may_exit:
                 body = self.block(rest, flags)
                 if len(may_exit) == 1:
@@ -154,13 +160,46 @@ class Converter(ast.NodeTransformer):
         self._nested = nested
         node.decorator_list = []
         self._flags = outer
+        out = [node]
         if nested and getattr(node, "wg_param_writes", None):
             # a nested def that writes into its arguments' values: checked
             # where it is called (``source.alias_check``)
-            return [node, param_writes_stmt(node, RT)]
-        return node
+            out.append(param_writes_stmt(node, RT))
+        assigns = nonlocal_names(node) if nested else ()
+        if assigns:
+            # a nested def that assigns its enclosing function's variables:
+            # called only where it was made (``runtime.nonlocal_def``)
+            out.append(ast.copy_location(ast.Expr(value=_call(
+                _rt("nonlocal_def"), _name(node.name), _constants(assigns),
+                ast.Constant(self.src.where(node)))), node))
+        return out if len(out) > 1 else node
 
     # -- statements
+    def visit_Try(self, node):
+        """The body staged, a handler run where the body raises while staged
+        (``trying``: the checks that the plain call would take the same path)."""
+        where = ast.Constant(self.src.where(node))
+        token = self.fresh("try")
+        node = self.generic_visit(node)
+        types = []
+        for h in node.handlers:
+            if h.name is None:
+                h.name = self.fresh("exc")
+            types.append(copy.deepcopy(h.type) if h.type is not None else _name("BaseException"))
+            h.body = [ast.copy_location(ast.Expr(value=_call(_rt("caught"), _name(h.name),
+                                                             where)), h)] + h.body
+        start = ast.copy_location(_assign([token], _call(_rt("try_start"))), node)
+        start.targets = [_name(token, ast.Store())]
+        if node.handlers:
+            check = _call(_rt("done"), _name(token), ast.Tuple(elts=types, ctx=ast.Load()), where)
+            node.orelse = [ast.copy_location(ast.Expr(value=check), node)] + node.orelse
+        return [start, node]
+
+    def visit_Raise(self, node):
+        node = self.generic_visit(node)
+        check = _call(_rt("raising"), ast.Constant(self.src.where(node)))
+        return [ast.copy_location(ast.Expr(value=check), node), node]
+
     def visit_If(self, node):
         # the names are the user's, taken before nested blocks add helpers,
         # and the early-exit flags those blocks set (a return in a loop in it)
@@ -244,6 +283,14 @@ class Converter(ast.NodeTransformer):
 
     def _visit_assign(self, node):
         node = self.generic_visit(node)
+        if any(_has_attribute(t) for t in node.targets):
+            if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Attribute):
+                raise self.src.error(node, "an attribute assigned with other targets",
+                                     "assign the attribute on a line of its own")
+            # obj.name = v: a write outside the function, made by the code (``effects``)
+            t = node.targets[0]
+            call = _call(_rt("set_attr"), t.value, ast.Constant(t.attr), node.value)
+            return ast.copy_location(ast.Expr(value=call), node)
         if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and not node.targets[0].id.startswith("__wg")):
             # keep the user's name for the value, for printed and generated code
@@ -277,6 +324,11 @@ class Converter(ast.NodeTransformer):
             upd = _call(_rt("setitem"), _name(t.value.id), t.slice, new)
             return ast.copy_location(ast.Assign(targets=[_name(t.value.id, ast.Store())],
                                                 value=upd, lineno=node.lineno), node)
+        if isinstance(t, ast.Attribute):
+            # obj.name op= v: made by the code, on what obj.name holds then (``effects``)
+            call = _call(_rt("aug_attr"), t.value, ast.Constant(t.attr),
+                         ast.Constant(_SYMBOLS.get(type(node.op), "op")), node.value)
+            return ast.copy_location(ast.Expr(value=call), node)
         if isinstance(t, ast.Name):
             # y op= v: a new value, of y's kind where y is a 0-d array (``augmented``)
             new = _call(_rt("augmented"), _name(t.id),
@@ -284,8 +336,8 @@ class Converter(ast.NodeTransformer):
                         ast.Constant(_SYMBOLS.get(type(node.op), "op")))
             return ast.copy_location(ast.Assign(targets=[_name(t.id, ast.Store())], value=new,
                                                 lineno=node.lineno), node)
-        raise self.src.error(node, "augmented assignment to an attribute",
-                             "build a new value instead")
+        raise self.src.error(node, "augmented assignment to this target",
+                             "assign to a name, a subscript of one or an attribute")
 
     # -- expressions
     def visit_BoolOp(self, node):
@@ -359,43 +411,3 @@ def _is_runtime_call(call):
 def _noargs():
     return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
                          kwarg=None, defaults=[])
-
-
-class _Flags:
-    """The early-exit flags in force where a block is converted: ``done``
-    (the function returns early: ``__wg_done``/``__wg_ret``), the innermost
-    loop's own ``brk`` and ``cont`` flag names (None where it has no
-    ``break``/``continue``), and ``outer_brks``, the break flags of the loops
-    around it, which a ``return`` sets too."""
-
-    def __init__(self, done=False, brk=None, cont=None, outer_brks=()):
-        self.done, self.brk, self.cont, self.outer_brks = done, brk, cont, outer_brks
-
-    def any(self):
-        return bool(self.done or self.brk or self.cont)
-
-    @property
-    def loops_left_by_return(self):
-        return ((self.brk,) if self.brk else ()) + self.outer_brks
-
-    def set_by(self, node):
-        """The flags ``node`` (a converted statement) may set."""
-        found = []
-        for flag, stmt in ((_DONE if self.done else None, ast.Return), (self.brk, ast.Break),
-                           (self.cont, ast.Continue)):
-            if flag and _may_set(node, flag, stmt):
-                found.append(flag)
-        return found
-
-
-def _may_set(node, flag, stmt):
-    """Whether ``node`` assigns ``flag`` or holds a ``stmt`` (Return, Break,
-    Continue) that will; an over-approximation (a nested loop's own break
-    counts), which only adds a guard that is always true."""
-    for n in ast.walk(node):
-        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == flag
-                                             for t in n.targets):
-            return True
-        if isinstance(n, stmt):
-            return True
-    return False

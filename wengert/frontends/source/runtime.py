@@ -35,6 +35,9 @@ from .kinds import is_impure
 from .blocks import Undefined
 
 from .alias_check import alias_check, check_param_writes, param_writes
+from .effects import (
+    aug_attr, aug_outside, check_nonlocal_call, nonlocal_def, set_attr, set_outside)
+from .trying import caught, done, raising, try_start
 from .loops import for_stmt, while_stmt
 from .ops import (
     UNDEF, DimRange, TracedRange, TracedSequence, any_traced, is_traced, and_, augmented, getitem,
@@ -42,7 +45,9 @@ from .ops import (
 
 __all__ = ["UNDEF", "read", "named", "not_", "and_", "or_", "none_of", "ifexp", "setitem",
            "getitem", "call", "if_stmt", "guard_stmt", "for_stmt", "while_stmt", "env_global",
-           "env_cell", "is_", "alias_check", "param_writes", "call_unseen", "augmented"]
+           "env_cell", "is_", "alias_check", "param_writes", "call_unseen", "augmented",
+           "set_attr", "aug_attr", "set_outside", "aug_outside", "nonlocal_def", "try_start",
+           "done", "caught", "raising"]
 
 # this module: the namespace converted code calls (``__wg``), and so the one
 # the user's functions it converts at run time are given
@@ -208,6 +213,7 @@ def _call(f, args, kw, unseen):
     f = _with_converted_functions(f)
     if is_converted(f):
         check_param_writes(f, args, kw, unseen)         # a nested def
+        check_nonlocal_call(f)
     if _is_user_function(f):
         g = convert_with(f, _RUNTIME)
         check_param_writes(g, args, kw, unseen)

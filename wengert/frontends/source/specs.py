@@ -1,6 +1,8 @@
 """The values a block carries (``blocks``), and their specs: an *operand* (a number or an
-array, traced or not, or a tuple, nested, of them holding at least one array) has a spec, its
-aval or for a tuple a ``TupleSpec`` (tree and leaf avals), whose leaves are inputs and outputs
+array, traced or not, or a tuple, list or dict, nested, of them holding at least one array)
+has a spec, its aval or for a container a ``TupleSpec`` (tree and leaf avals; a dict's keys
+are part of its tree, so both branches must give the same keys), whose leaves are inputs and
+outputs
 of the staged Program; specs join (a branch's and the other's), widen (a loop's carry from one
 step to the next) and coerce a value to them.
 
@@ -31,20 +33,24 @@ def is_operand(v):
     return _traced(v) or isinstance(v, (np.ndarray, np.generic, float, int, complex, bool))
 
 
-def _tuple_tree(tree):
+def _tuple_tree(tree, kinds):
     return tree.kind in ("leaf", "none") or (
-        tree.kind == "tuple" and all(_tuple_tree(c) for c in tree.children))
+        tree.kind in kinds and all(_tuple_tree(c, kinds) for c in tree.children))
 
 
-def operand_leaves(v):
-    """The operand leaves of ``v`` (``[v]``, or a tuple's leaves), or None for
-    a Python value. A tuple of Python numbers only (a shape) stays Python."""
+def operand_leaves(v, containers=False):
+    """The operand leaves of ``v`` (``[v]``, or the leaves of a tuple of
+    operands, nested; of lists and dicts too where ``containers``: a
+    branch's, whose two sides must give the same structure; a loop builds
+    its lists as Python), or None for a Python value. One of Python numbers
+    only (a shape) stays Python."""
     if is_operand(v):
         return [v]
-    if isinstance(v, tuple) and not hasattr(v, "_fields"):
+    kinds = ("tuple", "list", "dict") if containers else ("tuple",)
+    if type(v) in (tuple, list, dict):
         leaves, tree = flatten(v)
-        if (leaves and _tuple_tree(tree) and all(is_operand(x) for x in leaves)
-                and not all(isinstance(x, (int, float, complex, bool)) for x in leaves)):
+        if (leaves and _tuple_tree(tree, kinds) and all(is_operand(x) for x in leaves)
+                and not all(type(x) in (int, float, complex, bool) for x in leaves)):
             return leaves
     return None
 
@@ -96,9 +102,9 @@ def join_spec(a, b, what):
     if isinstance(a, TupleSpec) and isinstance(b, TupleSpec) and a.tree == b.tree:
         return TupleSpec(a.tree, [join_spec(x, y, what) for x, y in zip(a.avals, b.avals)])
     raise UnsupportedSyntax(
-        f"{what} is a tuple of another structure on one path than on the other "
-        f"({a!r} against {b!r}) in a branch or loop that depends on a traced value; "
-        "give it the same structure on every path")
+        f"{what} is a tuple, list or dict of another structure on one path than on the "
+        f"other ({a!r} against {b!r}) in a branch or loop that depends on a traced value "
+        "(its length or keys differ); give it the same structure on every path")
 
 
 def widens(a, b):
@@ -146,8 +152,9 @@ def coerce_to(v, spec, what="a value"):
         return _coerce(v, spec)
     leaves, tree = flatten(v)
     if tree != spec.tree:
-        raise UnsupportedSyntax(f"{what} is a tuple of another structure on one path than on "
-                                "the other; give it the same structure on every path")
+        raise UnsupportedSyntax(f"{what} is a tuple, list or dict of another structure on one "
+                                "path than on the other; give it the same structure on every "
+                                "path")
     return unflatten(tree, [_coerce(x, a) for x, a in zip(leaves, spec.avals)])
 
 

@@ -19,7 +19,7 @@ import ast
 
 import numpy as np
 
-__all__ = ["sources", "target_sources", "names_in"]
+__all__ = ["sources", "target_sources", "names_in", "shallow_copy"]
 
 
 # --- which expressions may return their operands' memory ---------------------
@@ -92,6 +92,19 @@ def _is_fresh_call(call):
         # module, whose maker returns a new array
         return not (f.attr == "array" and _keyword_false(call, "copy"))
     return False
+
+
+def shallow_copy(e):
+    """Whether ``e`` makes a new list, tuple or dict of another's items
+    (``list(a)``, ``dict(d)``, ``[*a]``, ``{**d}``): a new container, whose
+    items are the other's."""
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and \
+            e.func.id in ("list", "dict", "tuple") and len(e.args) <= 1 and not e.keywords:
+        return True
+    if isinstance(e, (ast.List, ast.Tuple)) and len(e.elts) == 1 and \
+            isinstance(e.elts[0], ast.Starred):
+        return True
+    return isinstance(e, ast.Dict) and len(e.keys) == 1 and e.keys[0] is None
 
 
 def names_in(node):

@@ -1,0 +1,136 @@
+"""``api/debug.py`` and ``core/debug.py``: ``wg.debug_nans``, a context and an
+option, raises ``FloatingPointError`` at the first nan produced in the value,
+a tangent or a cotangent, naming the user's line whose value or derivative
+produced it, in both engines; off, nothing is checked and the source engine
+runs its generated code again.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import wengert as wg
+from wengert.core.debug import NANS
+
+ENGINES = ("source", "trace")
+HERE = __file__
+
+
+@pytest.fixture(autouse=True)
+def _quiet_and_off():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+    assert not NANS.on, "a test left debug_nans on"
+
+
+def _line(fn, text):
+    """The line number of ``text`` in ``fn``'s source."""
+    import inspect
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, ln in enumerate(lines) if text in ln)
+
+
+def nan_in_value(x):
+    y = np.sqrt(x)
+    z = y * np.log(x)
+    return np.sum(z)
+
+
+def nan_in_cotangent(x):
+    a = x - x
+    b = np.sqrt(a)
+    return np.sum(b * x)
+
+
+def nan_in_tangent(x):
+    a = x[0]
+    return np.sqrt(a) * 0.0 + x[1]
+
+
+def masked(x):
+    return np.sum(np.where(x > 0, np.sqrt(x), 0.0))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_nan_in_the_value_names_its_line(engine):
+    with wg.debug_nans():
+        with pytest.raises(FloatingPointError) as info:
+            wg.grad(nan_in_value, engine=engine)(np.array([0.0, 1.0]))
+    msg = str(info.value)
+    assert f"{HERE}:{_line(nan_in_value, 'z = y')}: the first nan: mul" in msg, msg
+    assert "the value of this line" in msg
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_nan_in_the_reverse_sweep_names_the_line_it_differentiates(engine):
+    # d sqrt(a) at a = 0 is inf; x - x sends inf - inf to x
+    with wg.debug_nans():
+        with pytest.raises(FloatingPointError) as info:
+            wg.grad(nan_in_cotangent, engine=engine)(np.array([1.0, 2.0]))
+    msg = str(info.value)
+    assert f"{HERE}:{_line(nan_in_cotangent, 'a = x - x')}:" in msg, msg
+    assert "cotangent" in msg
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_nan_in_forward_mode_names_its_line(engine):
+    with wg.debug_nans():
+        with pytest.raises(FloatingPointError) as info:
+            wg.jacfwd(nan_in_tangent, engine=engine)(np.array([0.0, 2.0]))
+    assert f"{HERE}:{_line(nan_in_tangent, 'np.sqrt(a)')}:" in str(info.value)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_off_nothing_is_checked(engine):
+    g = wg.grad(nan_in_cotangent, engine=engine)(np.array([1.0, 2.0]))
+    assert np.all(np.isnan(g))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_masked_singular_branch_raises_nothing_and_gives_the_same_gradient(engine):
+    x = np.array([0.0, 4.0])
+    plain = wg.grad(masked, engine=engine)(x)
+    with wg.debug_nans():
+        checked = wg.grad(masked, engine=engine)(x)
+        _, t = wg.jvp(masked, (x,), (np.array([1.0, 1.0]),), engine=engine)
+    np.testing.assert_array_equal(plain, checked)
+    assert t == 0.25
+
+
+def test_the_context_restores_and_the_option_holds():
+    assert not wg.debug_nans.enabled()
+    with wg.debug_nans():
+        assert wg.debug_nans.enabled()
+        with wg.debug_nans(False):
+            assert not wg.debug_nans.enabled()
+        assert wg.debug_nans.enabled()
+    assert not wg.debug_nans.enabled()
+    wg.debug_nans()
+    try:
+        assert wg.debug_nans.enabled()
+        with pytest.raises(FloatingPointError):
+            wg.grad(nan_in_value, engine="trace")(np.array([0.0, 1.0]))
+    finally:
+        wg.debug_nans(False)
+    assert not wg.debug_nans.enabled()
+
+
+def masked_log(x):
+    return np.sum(np.where(x > 0, np.log(np.abs(x)), 0.0))
+
+
+def test_the_source_engine_runs_its_code_again_when_off():
+    g = wg.grad(masked_log, engine="source")
+    x = np.array([0.0, 4.0])
+    with wg.debug_nans():
+        g(x)
+    assert g.generations == 0           # checked: interpreted, no code made
+    g(x)
+    assert g.generations == 1 and "np.isnan(" in g.source
+
+
+def test_it_is_public():
+    assert "debug_nans" in wg.__all__
