@@ -9,6 +9,8 @@ from .api.transforms import (
 from .control.custom import custom_jvp, custom_vjp
 from .control.checkpoint_loop import checkpointed
 from .api.checkpoint import checkpoint
+from .api.vmap import vmap
+from .api import tree
 from .primitives.scatter import IndexUpdater as at
 from .core.errors import (
     WengertError, NonScalarOutputError, NonDifferentiableInputError, NoDerivativeRule,
@@ -20,7 +22,7 @@ from . import testing
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop",
            "jacrev", "hessian", "make_program", "jit", "custom_jvp", "custom_vjp", "checkpoint",
-           "checkpointed", "at", "testing",
+           "checkpointed", "at", "testing", "vmap", "tree",
            "WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError", "UnsupportedSyntax",
            "BackendError", "NumbaMissingError", "NumbaCompileError", "NumbaFallbackWarning"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copyreg
 import sys
 
-from . import checkpoint as checkpoint_module, transforms as api
+from . import checkpoint as checkpoint_module, transforms as api, vmap as vmap_module
 from .checkpoint import checkpoint
 from .source import SourceTransformed
 from ..control import custom as custom_module
@@ -32,7 +32,7 @@ __all__ = ["rebuild", "MOVED"]
 
 def rebuild(name, fun, args, kwargs):
     """The transform ``name`` of the public API applied to ``fun`` again."""
-    return getattr(api, name)(fun, *args, **kwargs)
+    return getattr(vmap_module if name == "vmap" else api, name)(fun, *args, **kwargs)
 
 
 def reduce_transformed(obj):

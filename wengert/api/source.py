@@ -51,6 +51,7 @@ from ..core.trace import eval_program, tracing
 from ..core.pytree import flatten, unflatten
 from ..core.staging import stage
 from .transformed import Transformed
+from .lanes import per_example
 from .compiled import Compiled, compile_program, same_code
 from .codes import codes_for
 from .fallback import has_source, warn_fallback
@@ -122,8 +123,11 @@ class SourceTransformed(Transformed):
     before code is generated for them; ``recipe`` is how it pickles."""
 
     def __init__(self, fun, transform, engine, name, recipe, check, key=None, target=None,
-                 extra=0):
+                 extra=0, lanes=()):
         self._wrap(fun, recipe)
+        # ``vmap``: ``lanes[j](args, kwargs)`` gives the batch axis of each argument leaf of
+        # the j-th vmap from the outside in; ``fun`` is staged on one example of them
+        self.lanes = list(lanes)
         self.target = target                # the backend (``api_backend``); None: Python
         # the last ``extra`` positional arguments of a call are not ``fun``'s: the
         # transformed function takes them after fun's (jvp's tangents, a pullback's
@@ -351,6 +355,8 @@ class SourceTransformed(Transformed):
             own = len(own_leaves)
         n_own = sum(inputs[:own])
         src_avals = [a for a, n in zip(avals[:n_own], ints[:n_own]) if n is None]
+        if self.lanes:
+            args, kwargs, src_avals = per_example(self.lanes, args, kwargs, src_avals)
         prog, _, _, out_tree = source_program(self.fun, args, kwargs, src_avals)
         inner = _program_function(prog, static[:own], leaves[:own],
                                   own_tree if self.extra else in_tree, out_tree, self.fun)
@@ -398,6 +404,8 @@ def source_inner(fun, args, engine, what):
     ``engine="auto"`` falls back to tracing."""
     if isinstance(fun, SourceTransformed) and fun.fallback is None:
         # jvp(grad(f)): f's source Program, the transforms composed
+        if fun.lanes:
+            args = per_example(fun.lanes, args, None, None)[0]
         inner = source_inner(fun.fun, args, engine, what)
         return None if inner is None else fun.transform(inner)
     if engine == "auto" and not has_source(fun):

@@ -33,6 +33,7 @@ from .loops import (
 from .params import WhileParams, join, split
 from ..core.rules import either, stand_in_flags
 from .passes import WHILE_RULES
+from .batched_loops import while_batched
 from ..core.subprograms import linearize_program
 
 __all__ = ["while_loop_p", "while_loop", "bind_while"]
@@ -201,12 +202,20 @@ class WhileLower(LoopLower):
     PARAMS = WhileParams
 
 
+def while_loop_batch(args, batched, **params):
+    """A batch of while loops as one (``batched_loops.while_batched``): a condition the
+    batch shares runs the batched body; a condition per example runs until every example
+    is done, an example that is done keeping its carry."""
+    return while_batched(WhileParams.of(params), args, batched, bind_while)
+
+
 while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl,
                                   jvp=while_loop_jvp, linearize=while_loop_linearize,
                                   transpose=NOT_LINEAR, abstract_eval=while_loop_aval,
                                   multiple_results=True, dce=WHILE_RULES[0],
                                   simplify=WHILE_RULES[1], print=WHILE_RULES[2],
-                                  emit=WhileEmit(), lower=WhileLower(), complex_ok=True))
+                                  emit=WhileEmit(), lower=WhileLower(), complex_ok=True,
+                                  batch=while_loop_batch))
 
 
 def bind_while(consts, carry, cond, body):

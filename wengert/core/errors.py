@@ -16,10 +16,11 @@ import numpy as np
 
 __all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError",
-           "LeakedTracerError", "UnsupportedSyntax", "UnsupportedFunctionError",
+           "LeakedTracerError", "UnsupportedSyntax", "BatchedConditionError", "UnsupportedFunctionError",
            "InPlaceUpdateError", "UnsupportedDtypeError", "InvalidFunctionError",
            "OutputStructureError", "PytreeDepthError", "UnpicklableError",
-           "BackendError", "NumbaMissingError", "NumbaCompileError", "NumbaFallbackWarning"]
+           "BackendError", "NumbaMissingError", "NumbaCompileError", "NumbaFallbackWarning",
+           "LoopedBatchWarning"]
 
 
 class WengertError(Exception):
@@ -83,6 +84,11 @@ class NumbaFallbackWarning(UserWarning):
     numba cannot compile a construct of its code (named in the message)."""
 
 
+class LoopedBatchWarning(UserWarning):
+    """``wg.vmap`` of the trace engine ran a function once per example of the batch: it
+    takes Python control flow on a batched value (the source engine batches it)."""
+
+
 class NoDerivativeRule(WengertError, NotImplementedError):
     """A NumPy (or Python) function without a registered rule was called on a
     traced value."""
@@ -98,6 +104,16 @@ class ShapeMismatchError(WengertError, ValueError):
 
 class ConcretizationError(WengertError, TypeError):
     """A symbolic value was used where Python needs a concrete one."""
+
+
+class BatchedConditionError(ConcretizationError):
+    """A Python ``if``/``while``/``int()`` on a batched value inside ``wg.vmap`` (each
+    example may answer differently). ``trace`` is the batching trace the value belongs to:
+    ``vmap`` of the trace engine runs such a function one example at a time."""
+
+    def __init__(self, message, trace=None):
+        super().__init__(message)
+        self.trace = trace
 
 
 class UnsupportedDtypeError(WengertError, TypeError):

@@ -1,5 +1,7 @@
-"""Pytrees: tuples, lists, dicts (sorted keys) and None, nested; anything
-else is a leaf. ``flatten`` gives the leaves and a tree to rebuild from.
+"""Pytrees: tuples, lists, dicts (sorted keys), None, named tuples, ``OrderedDict`` (its
+own key order) and the classes registered as nodes (``register_node``,
+``register_dataclass``), nested; anything else is a leaf. ``flatten`` gives the leaves and
+a tree to rebuild from.
 
 Invariants:
 
@@ -7,9 +9,9 @@ Invariants:
   recursion, so its cost is linear in the number of nodes and its depth is
   not bounded by the interpreter's recursion limit;
 * a ``Tree`` compares and hashes by its *key*: the flat preorder list of its
-  nodes (kind and arity, a dict's keys), made once, on first use. It is the
-  cache key of a structure (``api_source``), so two trees are the same key
-  exactly when they rebuild the same structure;
+  nodes (kind and arity, a dict's keys, a node's class and its static data), made once, on
+  first use. It is the cache key of a structure (``api_source``), so two trees are the
+  same key exactly when they rebuild the same structure;
 * nesting is limited: a container sits at most ``MAX_DEPTH`` levels inside
   the outermost one given to ``flatten`` (the API flattens the tuple of the
   arguments, so an argument may nest ``MAX_DEPTH`` containers deep). A deeper
@@ -18,15 +20,169 @@ Invariants:
   and past a few hundred levels Python's recursion limit would fail there
   with a bare ``RecursionError``.
 
+The registry of node classes is process state, so registration is explicit (nothing is
+registered by being seen), idempotent (the same class with the same functions again is a
+no-op; other functions are refused, since trees already made would rebuild the old way),
+safe across threads (one lock around changes; a lookup is one dict read) and keyed by the
+class itself, which it holds, never by ``id()``.
+
 Layer: core.
 """
 from __future__ import annotations
 
-from .errors import PytreeDepthError
+import collections
+import dataclasses
+import threading
 
-__all__ = ["flatten", "unflatten", "Tree", "MAX_DEPTH", "leaf_paths", "path_text"]
+from .errors import PytreeDepthError
+from .ident import Ident
+
+__all__ = ["flatten", "unflatten", "Tree", "MAX_DEPTH", "leaf_paths", "path_text",
+           "register_node", "register_dataclass", "is_node", "node_children", "node_key", "NodeType",
+           "registered"]
 
 MAX_DEPTH = 256
+
+
+class NodeType:
+    """How a registered class opens and rebuilds: ``flatten(x) -> (children, aux)``,
+    ``unflatten(aux, children) -> x``; ``names``: its children's names where they have
+    them (a dataclass's fields), for paths in messages."""
+
+    __slots__ = ("cls", "flatten", "unflatten", "names")
+
+    def __init__(self, cls, flatten, unflatten, names=None):
+        self.cls, self.flatten, self.unflatten, self.names = cls, flatten, unflatten, names
+
+    def same(self, other):
+        return (self.cls is other.cls and self.flatten == other.flatten
+                and self.unflatten == other.unflatten and self.names == other.names)
+
+
+_NODES: dict = {}           # class -> NodeType (read without the lock: one dict lookup)
+_LOCK = threading.Lock()
+
+
+def _register(node):
+    with _LOCK:
+        old = _NODES.get(node.cls)
+        if old is not None:
+            if old.same(node):
+                return node.cls
+            raise ValueError(
+                f"{node.cls.__qualname__} is already registered as a pytree node with other "
+                "functions; a class is registered once (register it where it is defined)")
+        if node.cls in (tuple, list, dict, type(None), collections.OrderedDict):
+            raise ValueError(f"{node.cls.__name__} is a pytree node already")
+        _NODES[node.cls] = node
+    return node.cls
+
+
+def register_node(cls, flatten, unflatten):
+    """Make ``cls`` a pytree node: ``flatten(x) -> (children, aux)`` gives its children
+    (an iterable: each a pytree) and its static data (hashable: part of the structure, as
+    a dict's keys are), ``unflatten(aux, children) -> x`` rebuilds it. Returns ``cls``."""
+    if not isinstance(cls, type):
+        raise TypeError(f"register_node takes a class, got {cls!r}")
+    return _register(NodeType(cls, flatten, unflatten))
+
+
+def register_dataclass(cls=None, data_fields=None, meta_fields=None):
+    """Make the dataclass ``cls`` a pytree node: ``data_fields`` are its children (arrays,
+    nested trees), ``meta_fields`` its static data (hashable: Python numbers, strings).
+    Without the lists (and as a decorator, ``@register_dataclass``), a field whose metadata
+    says ``static=True`` (``dataclasses.field(metadata={"static": True})``) is static and
+    every other one a child. Returns ``cls``."""
+    if cls is None:
+        return lambda c: register_dataclass(c, data_fields, meta_fields)
+    if not dataclasses.is_dataclass(cls) or not isinstance(cls, type):
+        raise TypeError(f"register_dataclass takes a dataclass, got {cls!r}; register another "
+                        "class with register_node(cls, flatten, unflatten)")
+    fields = [f for f in dataclasses.fields(cls)]
+    if data_fields is None and meta_fields is None:
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+    data_fields, meta_fields = tuple(data_fields or ()), tuple(meta_fields or ())
+    init = {f.name for f in fields if f.init}
+    given = set(data_fields) | set(meta_fields)
+    if given != init or len(given) != len(data_fields) + len(meta_fields):
+        raise ValueError(
+            f"register_dataclass({cls.__qualname__}): data_fields {list(data_fields)} and "
+            f"meta_fields {list(meta_fields)} must name each of its __init__ fields "
+            f"{sorted(init)} once")
+    return _register(NodeType(cls, _DataclassFlatten(data_fields, meta_fields),
+                              _DataclassUnflatten(cls, data_fields, meta_fields),
+                              names=data_fields))
+
+
+class _DataclassFlatten:
+    __slots__ = ("data", "meta")
+
+    def __init__(self, data, meta):
+        self.data, self.meta = data, meta
+
+    def __call__(self, x):
+        return ([getattr(x, n) for n in self.data],
+                tuple(getattr(x, n) for n in self.meta))
+
+    def __eq__(self, other):
+        return type(other) is _DataclassFlatten and (self.data, self.meta) == (other.data,
+                                                                                other.meta)
+
+    __hash__ = None
+
+
+class _DataclassUnflatten:
+    __slots__ = ("cls", "data", "meta")
+
+    def __init__(self, cls, data, meta):
+        self.cls, self.data, self.meta = cls, data, meta
+
+    def __call__(self, aux, children):
+        kwargs = dict(zip(self.meta, aux))
+        kwargs.update(zip(self.data, children))
+        return self.cls(**kwargs)
+
+    def __eq__(self, other):
+        return type(other) is _DataclassUnflatten and (self.cls, self.data, self.meta) == (
+            other.cls, other.data, other.meta)
+
+    __hash__ = None
+
+
+def registered(cls):
+    """The ``NodeType`` of a registered class, or None."""
+    return _NODES.get(cls)
+
+
+class _Static:
+    """A registered node's static data as part of a structure key: itself where it is
+    hashable, else its identity (an unhashable value is then the same structure only as
+    the same object)."""
+
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value):
+        self.value = value
+        try:
+            hash(value)
+            self._key = value
+        except TypeError:
+            self._key = Ident(value)
+
+    def __eq__(self, other):
+        if type(other) is not _Static:
+            return False
+        try:
+            return bool(self._key == other._key)
+        except Exception:       # noqa: BLE001 -- values that do not compare: not the same
+            return False
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return repr(self.value)
 
 
 class Tree:
@@ -48,8 +204,7 @@ class Tree:
     def key(self):
         """The flat encoding: one entry per node, in preorder."""
         if self._key is None:
-            self._key = tuple((t.kind, t.meta if t.kind == "dict" else len(t.children))
-                              for t in self.nodes())
+            self._key = tuple((t.kind, _meta_key(t), len(t.children)) for t in self.nodes())
         return self._key
 
     @property
@@ -76,16 +231,34 @@ class Tree:
             elif t.kind == "none":
                 out.append("None")
             else:
-                opening, closing = {"tuple": "()", "list": "[]", "dict": "{}"}[t.kind]
+                opening, closing = _brackets(t)
                 out.append(opening)
                 stack.append(("text", closing))
                 for k in reversed(range(len(t.children))):
                     stack.append(("node", t.children[k]))
-                    if t.kind == "dict":
+                    if t.kind in ("dict", "ordereddict"):
                         stack.append(("text", f"{t.meta[k]!r}: "))
+                    elif t.kind == "namedtuple":
+                        stack.append(("text", f"{t.meta._fields[k]}="))
                     if k:
                         stack.append(("text", ", "))
         return "".join(out)
+
+
+def _meta_key(t):
+    if t.kind == "custom":
+        return (t.meta[0], _Static(t.meta[1]))
+    return t.meta
+
+
+def _brackets(t):
+    if t.kind == "namedtuple":
+        return f"{t.meta.__name__}(", ")"
+    if t.kind == "custom":
+        return f"{t.meta[0].__name__}(", ")"
+    if t.kind == "ordereddict":
+        return "OrderedDict({", "})"
+    return {"tuple": ("(", ")"), "list": ("[", "]"), "dict": ("{", "}")}[t.kind]
 
 
 _LEAF = Tree("leaf", None, ())
@@ -94,8 +267,25 @@ _NONE = Tree("none", None, ())
 
 def _open(x):
     """(kind, meta, items) of a container, or None for a leaf or None."""
-    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+    t = type(x)
+    if t is tuple:
         return "tuple", None, x
+    if t is list:
+        return "list", None, x
+    if t is dict:
+        keys = tuple(sorted(x))
+        return "dict", keys, [x[k] for k in keys]
+    node = _NODES.get(t)
+    if node is not None:
+        children, aux = node.flatten(x)
+        return "custom", (t, aux), list(children)
+    if isinstance(x, tuple):
+        if hasattr(x, "_fields"):
+            return "namedtuple", t, x
+        return "tuple", None, x
+    if t is collections.OrderedDict:
+        keys = tuple(x)
+        return "ordereddict", keys, [x[k] for k in keys]
     if isinstance(x, list):
         return "list", None, x
     if isinstance(x, dict):
@@ -104,11 +294,35 @@ def _open(x):
     return None
 
 
-def flatten(x):
-    """(leaves, tree) of ``x``; leaves in preorder, a dict's in key order."""
-    if type(x) is tuple:        # the common case, a tuple of arguments that are leaves
+def is_node(x):
+    """Whether ``x`` is a container (a tuple, list, dict, named tuple, ``OrderedDict`` or
+    an instance of a registered class), not a leaf; None is neither."""
+    return x is not None and _open(x) is not None
+
+
+def node_key(x):
+    """What tells ``x``'s own node apart (its kind, static data and number of children;
+    not its children's): None for a leaf or None."""
+    node = _open(x) if x is not None else None
+    if node is None:
+        return None
+    kind, meta, items = node
+    return kind, _meta_key(Tree(kind, meta, ())), len(items)
+
+
+def node_children(x):
+    """The children of a container ``x`` in ``flatten``'s order (``is_node``)."""
+    return list(_open(x)[2])
+
+
+def flatten(x, is_leaf=None):
+    """(leaves, tree) of ``x``; leaves in preorder, a dict's in key order. ``is_leaf(v)``
+    True makes ``v`` a leaf even where it is a container."""
+    if type(x) is tuple and is_leaf is None:
+        # the common case, a tuple of arguments that are leaves
+        nodes = _NODES
         for item in x:
-            if item is None or isinstance(item, (tuple, list, dict)):
+            if item is None or isinstance(item, (tuple, list, dict)) or type(item) in nodes:
                 break
         else:
             return list(x), Tree("tuple", None, [_LEAF] * len(x))
@@ -122,7 +336,7 @@ def flatten(x):
             if item is None:
                 kids.append(_NONE)
                 continue
-            node = _open(item)
+            node = None if is_leaf is not None and is_leaf(item) else _open(item)
             if node is None:
                 leaves.append(item)
                 kids.append(_LEAF)
@@ -150,14 +364,23 @@ TOO_DEEP_ADVICE = (f"wengert walks pytrees up to MAX_DEPTH = {MAX_DEPTH} levels 
 
 
 def _step(kind, meta, k):
-    return repr(meta[k]) if kind == "dict" else str(k)
+    if kind in ("dict", "ordereddict"):
+        return repr(meta[k])
+    if kind == "namedtuple":
+        return "." + meta._fields[k]
+    if kind == "custom":
+        node = _NODES.get(meta[0])
+        if node is not None and node.names is not None and k < len(node.names):
+            return "." + node.names[k]
+    return str(k)
 
 
 def path_text(steps):
-    """``[0]['a'][1]``; a long path written with its middle left out."""
+    """``[0]['a'][1].W``; a long path written with its middle left out."""
     if len(steps) > 12:
         steps = steps[:6] + [f"...{len(steps) - 12} more..."] + steps[-6:]
-    return "".join(f"[{s}]" for s in steps) or "the top level"
+    return "".join(s if s[:1] == "." and s[1:2] != "." else f"[{s}]"
+                   for s in steps) or "the top level"
 
 
 def leaf_paths(tree):
@@ -203,8 +426,19 @@ def unflatten(tree, leaves):
 
 
 def _build(tree, vals):
-    if tree.kind == "tuple":
+    kind = tree.kind
+    if kind == "tuple":
         return tuple(vals)
-    if tree.kind == "list":
+    if kind == "list":
         return vals
-    return dict(zip(tree.meta, vals))
+    if kind == "dict":
+        return dict(zip(tree.meta, vals))
+    if kind == "namedtuple":
+        return tree.meta(*vals)
+    if kind == "ordereddict":
+        return collections.OrderedDict(zip(tree.meta, vals))
+    cls, aux = tree.meta
+    node = _NODES.get(cls)
+    if node is None:
+        raise ValueError(f"{cls.__qualname__} is no longer a registered pytree node")
+    return node.unflatten(aux, vals)

@@ -24,6 +24,9 @@ from .arith import add
 from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from .index import getitem
+from .correlation import correlate
+from .linalg import shape_tuple
+from .shape import reshape
 from ..core.shapes import result_dtype, shape_error
 from ..core.ir import Aval
 
@@ -73,7 +76,23 @@ def convolve_transpose(ct, a, v, mode="full"):
     return (back, None) if isinstance(a, Linear) else (None, back)
 
 
+def convolve_batch(args, batched, mode="full"):
+    """A batch of signals against one kernel (or, in full mode, which commutes, one signal
+    against a batch of kernels): one correlation with the kernel reversed, along the
+    batch's own axes (``correlation.correlate``, whose kernel has length 1 along the batch
+    axis). Two batches: NumPy has no batched convolution, so once per example."""
+    a, v = args
+    ba, bv = batched
+    if ba and bv or (bv and mode != "full"):
+        return NotImplemented
+    x, k = (a, v) if ba else (v, a)
+    m = shape_tuple(k)[0]
+    pad = ((0, 0), (m - 1, m - 1) if mode == "full" else (0, 0))
+    return correlate(x, reshape(getitem(k, _REVERSED), (1, m)), pad)
+
+
 convolve_p = register(Primitive("convolve", nargs=2, impl=convolve_impl, jvp=convolve_jvp,
                                 transpose=convolve_transpose, abstract_eval=convolve_aval,
-                                zero_rule=ZERO_IF_ANY))
+                                zero_rule=ZERO_IF_ANY,
+                                batch=convolve_batch))
 convolve = wrapper_of(convolve_p)

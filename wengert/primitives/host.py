@@ -31,7 +31,7 @@ import builtins
 
 import numpy as np
 
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import NOT_LINEAR, PER_LANE, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.rules import EmitRule
 from ..core.errors import NoDerivativeRule, WengertError
@@ -117,7 +117,8 @@ class EnvReadEmit(EmitRule):
 
 env_read_p = register(Primitive(
     "env_read", nargs=0, impl=env_read_impl, abstract_eval=env_read_aval, jvp=env_read_jvp,
-    transpose=NOT_LINEAR, differentiable=False, runtime=True, emit=EnvReadEmit()))
+    transpose=NOT_LINEAR, differentiable=False, runtime=True, emit=EnvReadEmit(),
+                                batch=PER_LANE))
 
 
 def env_read(ref, aval):
@@ -211,7 +212,8 @@ class HostCallEmit(EmitRule):
 host_call_p = register(Primitive(
     "host_call", nargs=None, impl=host_call_impl, abstract_eval=host_call_aval,
     jvp=host_call_jvp, transpose=NOT_LINEAR, multiple_results=True, runtime=True,
-    effect=True, emit=HostCallEmit()))
+    effect=True, emit=HostCallEmit(),
+                                 batch=PER_LANE))
 
 
 def host_call(fn, operands, args, kwargs, out_aval, checked=True):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import BROADCASTING, NOT_LINEAR, PER_LANE, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.shapes import shape_error
 from .arith import add, mul, neg, sub
@@ -90,7 +90,8 @@ def qr_jvp(primals, tangents, complete):
 
 
 qr_p = register(Primitive("qr", nargs=1, impl=qr_impl, jvp=qr_jvp, transpose=NOT_LINEAR,
-                          abstract_eval=qr_aval, multiple_results=True))
+                          abstract_eval=qr_aval, multiple_results=True,
+                          batch=BROADCASTING))
 
 
 def qr(a, complete=False):
@@ -136,8 +137,17 @@ def pinv_jvp(primals, tangents, rcond, rtol):
     return p, pinv_tangent(a, p, a_dot)
 
 
+def pinv_batch(args, batched, rcond, rtol):
+    """A stack is inverted matrix by matrix; a cutoff given per matrix would meet the
+    batch axis: once per example."""
+    if np.ndim(rcond) or np.ndim(rtol):
+        return NotImplemented
+    return bind(pinv_p, args[0], rcond=rcond, rtol=rtol)
+
+
 pinv_p = register(Primitive("pinv", nargs=1, impl=pinv_impl, jvp=pinv_jvp, transpose=NOT_LINEAR,
-                            abstract_eval=pinv_aval))
+                            abstract_eval=pinv_aval,
+                            batch=pinv_batch))
 
 
 def pinv(a, rcond=None, rtol=None):
@@ -199,7 +209,8 @@ def lstsq_jvp(primals, tangents, rcond):
 
 lstsq_p = register(Primitive("lstsq", nargs=2, impl=lstsq_impl, jvp=lstsq_jvp,
                              transpose=NOT_LINEAR, abstract_eval=lstsq_aval,
-                             multiple_results=True))
+                             multiple_results=True,
+                             batch=PER_LANE))
 
 
 def lstsq(a, b, rcond=None):

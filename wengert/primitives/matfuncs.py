@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
+from ..core.primitive import (
+    BROADCASTING, NOT_LINEAR, Linear, Primitive, Zero, instantiate, register)
 from ..core.trace import bind
 from ..core.shapes import broadcast_shapes, result_dtype, shape_error
 from .arith import add, sub
@@ -75,7 +76,8 @@ def expm_jvp(primals, tangents):
 
 
 expm_p = register(Primitive("expm", nargs=1, impl=expm_impl, jvp=expm_jvp,
-                            transpose=NOT_LINEAR, abstract_eval=expm_aval))
+                            transpose=NOT_LINEAR, abstract_eval=expm_aval,
+                            batch=BROADCASTING))
 
 
 def expm(a):
@@ -210,7 +212,8 @@ def sylvester_zero_rule(a, b, q):
 
 sylvester_p = register(Primitive("sylvester", nargs=3, impl=sylvester_impl, jvp=sylvester_jvp,
                                  transpose=sylvester_transpose, abstract_eval=sylvester_aval,
-                                 zero_rule=sylvester_zero_rule))
+                                 zero_rule=sylvester_zero_rule,
+                                 batch=BROADCASTING))
 
 
 def sylvester(a, b, q):
@@ -243,7 +246,8 @@ def sqrtm_jvp(primals, tangents):
 
 
 sqrtm_p = register(Primitive("sqrtm", nargs=1, impl=sqrtm_impl, jvp=sqrtm_jvp,
-                             transpose=NOT_LINEAR, abstract_eval=square_real_aval("sqrtm")))
+                             transpose=NOT_LINEAR, abstract_eval=square_real_aval("sqrtm"),
+                             batch=BROADCASTING))
 
 
 def sqrtm(a):

@@ -20,6 +20,7 @@ from ..core import dims as _dims
 from .arith import add, mul
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, instantiate, register
 from ..core.trace import bind
+from .batched import shifted
 from .index import getitem
 from ..core.shapes import result_dtype, shape_error
 from .index import concatenate
@@ -165,7 +166,8 @@ def cumprod_jvp(primals, tangents, axis):
 
 
 cumprod_p = register(Primitive("cumprod", nargs=1, impl=cumprod_impl, jvp=cumprod_jvp,
-                               transpose=NOT_LINEAR, abstract_eval=cumprod_aval))
+                               transpose=NOT_LINEAR, abstract_eval=cumprod_aval,
+                               batch=shifted("cumprod", "axis")))
 
 
 def cumprod(x, axis):

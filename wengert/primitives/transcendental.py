@@ -17,7 +17,7 @@ import numpy as np
 
 from .arith import add, div, mul, neg, sub
 from .selection import where
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from .ordering import equal
 from ..core.rules import python_numbers_kept, unary_row
@@ -89,7 +89,8 @@ pow_p = register(Primitive("pow", nargs=2, impl=python_numbers_kept(np.power), j
                            transpose=NOT_LINEAR,
                            abstract_eval=elementwise_aval("pow", python_scalars=True),
                            simplify=drops_identity(right=1.0), emit=PowEmit("power"),
-                           complex_ok=True))
+                           complex_ok=True,
+                           batch=BROADCASTING))
 pow = _wrap(pow_p)
 
 
@@ -206,7 +207,8 @@ def arctan2_jvp(primals, tangents):
 
 arctan2_p = register(Primitive("arctan2", nargs=2, impl=np.arctan2, jvp=arctan2_jvp,
                                transpose=NOT_LINEAR,
-                               abstract_eval=elementwise_aval("arctan2", float_out=True)))
+                               abstract_eval=elementwise_aval("arctan2", float_out=True),
+                               batch=BROADCASTING))
 arctan2 = _wrap(arctan2_p)
 
 
@@ -226,7 +228,8 @@ def logaddexp_jvp(primals, tangents):
 
 logaddexp_p = register(Primitive("logaddexp", nargs=2, impl=np.logaddexp, jvp=logaddexp_jvp,
                                  transpose=NOT_LINEAR,
-                                 abstract_eval=elementwise_aval("logaddexp", float_out=True)))
+                                 abstract_eval=elementwise_aval("logaddexp", float_out=True),
+                                 batch=BROADCASTING))
 logaddexp = _wrap(logaddexp_p)
 
 

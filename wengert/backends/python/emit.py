@@ -179,6 +179,8 @@ class Emitter(Namespace):
             return f"{self.np}.zeros({shape}{dtype})"
         if recipe[0] == "full":
             return f"{self.np}.full({shape}, {self.dim(recipe[1])})"
+        if recipe[0] == "arange":
+            return f"{self.np}.arange({self.dim(recipe[1])}).reshape({shape})"
         if recipe[0] == "eye":
             _, rows, cols, k = recipe
             return (f"{self.np}.eye({self.dim(rows)}, {self.dim(cols)}, {self.dim(k)}{dtype})"
