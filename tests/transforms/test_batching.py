@@ -35,16 +35,3 @@ def test_batched_linear_program_equals_one_tangent_at_a_time(fn):
     for k in range(5):
         one, = interpret(lin, basis[k])
         assert_close(batched[k], one, rtol=1e-13, atol=1e-13)
-
-
-def test_batch_rule_missing_falls_back_to_a_loop():
-    # getitem with integer arrays has no batch rule (it returns NotImplemented)
-    x = RNG.standard_normal(4)
-    idx = np.array([3, 0, 0])
-    _, lin = linearize_flat(lambda x: [x[idx] * 2.0], [x])
-    assert PRIMITIVES["getitem"].batch([np.zeros((2, 4))], [True], idx=(idx,)) is NotImplemented
-    batched, = batch_eval(lin, [np.eye(4)], 4)
-    expected = np.zeros((4, 3))
-    for j, i in enumerate(idx):
-        expected[i, j] = 2.0
-    np.testing.assert_array_equal(batched, expected)

@@ -327,7 +327,8 @@ def _nonzero(condition):
         raise NonDifferentiableInputError(
             f"{user_location()}: np.where(cond) with one argument returns indices whose "
             "number depends on the values of cond, which are only known when the generated "
-            "code runs; use np.where(cond, x, y) to select values, or engine='trace'")
+            "code runs, or differ between the examples of a batch (wg.vmap); use "
+            "np.where(cond, x, y) to select values, or (outside wg.vmap) engine='trace'")
     return np.nonzero(val)
 
 

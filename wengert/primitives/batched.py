@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import context, dims as _dims
+from ..core.errors import RAGGED_BATCH, UnsupportedSyntax
 from ..core.primitive import PRIMITIVES
 from ..core.trace import bind
 from .shape import broadcast_to, reshape
@@ -38,8 +39,17 @@ def batch_size(vals, flags):
 
 
 def spread(x, size):
-    """``x``, the same for every example, as a batch of ``size`` (a broadcast view)."""
-    return broadcast_to(x, (size,) + tuple(_dims.shape(x)))
+    """``x``, the same for every example, as a batch of ``size`` (a broadcast view). A
+    value whose length is known only at run time (a while loop's stored values) cannot
+    be: a typed refusal, which ``engine="auto"`` answers with the trace engine."""
+    shape = tuple(_dims.shape(x))
+    if None in shape:
+        raise UnsupportedSyntax(
+            "a batch (a Jacobian of this order, or wg.vmap) through values whose length is "
+            "known only at run time (a while loop, or a break or return inside a loop, that "
+            "stores values) is not supported by the source engine; use engine='trace' "
+            "(engine='auto' does so by itself)", construct=RAGGED_BATCH)
+    return broadcast_to(x, (size,) + shape)
 
 
 def all_batched(args, batched):

@@ -73,7 +73,7 @@ class BatchTracer(Tracer):
     them along its leading axis. It answers NumPy's questions (shape, dtype, methods) as one
     example would."""
 
-    __slots__ = ("val", "_aval", "__weakref__")
+    __slots__ = ("val", "_aval", "_base", "_views", "__weakref__")
 
     def __init__(self, trace, val):
         self._trace = trace
