@@ -47,6 +47,7 @@ from ..frontends.source import guards as source_guards
 from ..frontends.trace import input_names
 from ..core.ir import Ident, aval_of
 from ..core.inplace import is_scalar
+from ..core.primitive import TracerBase
 from ..core.trace import eval_program, tracing
 from ..core.pytree import flatten, unflatten
 from ..core.staging import stage
@@ -125,8 +126,8 @@ class SourceTransformed(Transformed):
     def __init__(self, fun, transform, engine, name, recipe, check, key=None, target=None,
                  extra=0, lanes=()):
         self._wrap(fun, recipe)
-        # ``vmap``: ``lanes[j](args, kwargs)`` gives the batch axis of each argument leaf of
-        # the j-th vmap from the outside in; ``fun`` is staged on one example of them
+        # vmap: ``lanes[j](args, kwargs)``, the batch axis of each argument leaf of the
+        # j-th vmap from the outside in; ``fun`` is staged on one example of them
         self.lanes = list(lanes)
         self.target = target                # the backend (``api_backend``); None: Python
         # the last ``extra`` positional arguments of a call are not ``fun``'s: the
@@ -226,6 +227,8 @@ class SourceTransformed(Transformed):
             self.check(args)        # the error that names the argument, if it is one
             raise
         static = [_is_static(x) for x in leaves]
+        if self.lanes and tracing() and any(isinstance(x, TracerBase) for x in leaves):
+            return self._on_tracers(args, kwargs, leaves, static, in_tree)
         key = (in_tree, _signature(leaves, static))
         compiled = codes.cache.get(key)
         if compiled is not None and not compiled.valid():
@@ -270,6 +273,21 @@ class SourceTransformed(Transformed):
         source_guards.note(compiled.env_guards)
         self._last = compiled
         return compiled(dyn)
+
+    def _on_tracers(self, args, kwargs, leaves, static, in_tree):
+        """``vmap`` called on another transformation's values: the transform of the source
+        Program, whose custom-rule calls the outer one differentiates by their rules."""
+        avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
+        a, kw, avals = per_example(self.lanes, args, kwargs or None, avals)
+        try:
+            prog, _, _, out_tree = source_program(self.fun, a, kw, avals)
+        except (UnsupportedSyntax, ConcretizationError) as err:
+            if self.engine != "auto":
+                raise
+            warn_fallback(self.fun, err, self.target)
+            return self.transform(self.fun)(*args, **kwargs)
+        inner = _program_function(prog, static, leaves, in_tree, out_tree, self.fun)
+        return self.transform(inner)(*args, **kwargs)
 
     def _build(self, args, kwargs, leaves, static, in_tree, generic=True):
         """(compiled, guard check): the code of one call's arguments; the

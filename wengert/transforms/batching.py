@@ -96,21 +96,21 @@ class BatchTracer(Tracer):
     def clone(self):
         return BatchTracer(self._trace, self.val)
 
-    def _refuse(self, what):
-        raise BatchedConditionError(
+    def batched_error(self, what):
+        return BatchedConditionError(
             f"{user_location()}: {what} on a batched value (inside wg.vmap) has no single "
             "answer: each example of the batch may give another. The source engine (engine="
             "'source' or 'auto') stages `if` and `while` on such a value per example; or "
             "write the choice with np.where", trace=self._trace)
 
     def __bool__(self):
-        self._refuse("bool() / if / while")
+        raise self.batched_error("bool() / if / while")
 
     def __index__(self):
-        self._refuse("using an integer as an index or a trip count")
+        raise self.batched_error("using an integer as an index or a trip count")
 
     def __int__(self):
-        self._refuse("int()")
+        raise self.batched_error("int()")
 
 
 class BatchTrace(Trace):

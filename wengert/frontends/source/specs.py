@@ -13,7 +13,7 @@ import numpy as np
 from ...core.errors import UnsupportedSyntax
 from ...core.ir import Aval, aval_of
 from ...core.primitive import TracerBase, zeros
-from ...core.pytree import flatten, unflatten
+from ...core.pytree import flatten, registered, unflatten
 from ...core.shapes import broadcast_shapes, result_dtype
 from ...primitives import arith
 from ...primitives.shape import broadcast_to
@@ -31,17 +31,23 @@ def is_operand(v):
     return _traced(v) or isinstance(v, (np.ndarray, np.generic, float, int, complex, bool))
 
 
+# the containers a block carries as operands: tuples, named tuples and the classes
+# registered as pytree nodes (``wg.tree``), nested; lists and dicts stay Python values
+_CARRIED = ("tuple", "namedtuple", "custom")
+
+
 def _tuple_tree(tree):
     return tree.kind in ("leaf", "none") or (
-        tree.kind == "tuple" and all(_tuple_tree(c) for c in tree.children))
+        tree.kind in _CARRIED and all(_tuple_tree(c) for c in tree.children))
 
 
 def operand_leaves(v):
-    """The operand leaves of ``v`` (``[v]``, or a tuple's leaves), or None for
-    a Python value. A tuple of Python numbers only (a shape) stays Python."""
+    """The operand leaves of ``v`` (``[v]``, or the leaves of a tuple, a named tuple or
+    an instance of a registered class), or None for a Python value. A tuple of Python
+    numbers only (a shape) stays Python."""
     if is_operand(v):
         return [v]
-    if isinstance(v, tuple) and not hasattr(v, "_fields"):
+    if isinstance(v, tuple) or registered(type(v)) is not None:
         leaves, tree = flatten(v)
         if (leaves and _tuple_tree(tree) and all(is_operand(x) for x in leaves)
                 and not all(isinstance(x, (int, float, complex, bool)) for x in leaves)):
