@@ -54,7 +54,7 @@ from ..core.staging import stage
 from .transformed import Transformed
 from .lanes import per_example
 from .compiled import Compiled, compile_program, same_code
-from .codes import codes_for
+from .codes import codes_for, fast_key
 from .fallback import has_source, warn_fallback
 from ..transforms.simplify import simplify
 
@@ -180,22 +180,6 @@ class SourceTransformed(Transformed):
         last = self.last
         return None if last is None else last.program
 
-    def _fast_key(self, args):
-        """The key of a call whose arguments are floats, arrays and ints (the
-        common case), or None; cheaper than flattening and ``_signature``."""
-        sig = []
-        for a in args:
-            t = type(a)
-            if t is float or t is np.float64:
-                sig.append(t)
-            elif t is np.ndarray:
-                sig.append((a.shape, a.dtype))
-            elif t is int:
-                sig.append(("int", a))
-            else:
-                return None
-        return tuple(sig)
-
     def __call__(self, *args, **kwargs):
         codes = self.codes
         floats = codes.floats
@@ -213,14 +197,15 @@ class SourceTransformed(Transformed):
                     return finish(outs) if finish is not None else compiled.result(outs)
         if self.fallback is not None:
             return self.fallback(*args, **kwargs)
-        fast = None if kwargs else self._fast_key(args)
+        fast = None if kwargs else fast_key(args)
         if fast is not None:
+            fast, fast_leaves = fast
             compiled = codes.fast.get(fast)
             if compiled is not None and compiled.valid():
                 if current_context() is not None:
                     source_guards.note(compiled.env_guards)
                 self._last = compiled
-                return compiled(list(args))
+                return compiled(fast_leaves)
         try:
             leaves, in_tree = _call_leaves(args, kwargs)
         except PytreeDepthError:
@@ -234,13 +219,13 @@ class SourceTransformed(Transformed):
         if compiled is not None and not compiled.valid():
             compiled = None
         dyn = [x for x, s in zip(leaves, static) if _is_input(x, s)]
-        kind = (key[0], _signature(leaves, static, shapes=False)) + key[2:]
         if compiled is None:
+            kind = (key[0], _signature(leaves, static, shapes=False)) + key[2:]
             # code made at other sizes, whose guards hold at these
             sizes = dims.sizes_of(dyn)
             for check, generic in codes.generic.get(kind, ()):
                 if check(*sizes) and generic.valid():
-                    compiled = generic
+                    compiled = codes.cache[key] = generic     # and the fast table below
                     break
         if compiled is None:
             self.check(args)        # before any of the user's code runs

@@ -54,6 +54,7 @@ from ..core.rules import PY_NUMBERS, ElementwiseLower, EmitRule, ScaleLower
 from ..core.shapes import elementwise_aval, shape_error
 from ..core.pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identity, is_scalar_lit
 from .fanout import dup
+from .batched import product_batch
 from .shape import broadcast_to, sum_to_shape
 from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of
 
@@ -223,7 +224,7 @@ def odd_move_sign(prim, ins, plain, negated, out):
 mul_p = register(Primitive(
     "mul", nargs=2, impl=operator.mul, jvp=mul_jvp, transpose=mul_transpose,
     abstract_eval=elementwise_aval("mul", python_scalars=True), zero_rule=ZERO_IF_ANY,
-    batch=BROADCASTING, simplify=mul_simplify,
+    batch=product_batch, simplify=mul_simplify,
     algebra=Algebra(move_sign=odd_move_sign, scalar_literals="always", broadcasts=True),
     emit=BinaryOperator("*"), lower=ScaleLower(np.multiply, "*", operands=(0, 1)),
     complex_ok=True))

@@ -13,6 +13,7 @@ for every example. A rule keeps the batch axis first in what it returns:
 * ``all_batched``: every operand batched (an operand shared by the batch broadcast to it,
   a view), for a row that needs its operands of one shape;
 * ``batch_size``, ``spread``: the batch's length; one value as a batch of it;
+* ``product_batch``: ``mul``'s rule, an outer product per example one ``einsum``;
 * ``lane_index``: each example's position in the batch (``arange``), to gather or scatter
   each example's own elements; ``along``: a per-example flag shaped to select along a
   batched value.
@@ -25,12 +26,13 @@ import numpy as np
 
 from ..core import context, dims as _dims
 from ..core.errors import RAGGED_BATCH, UnsupportedSyntax
+from ..core.ir import aval_of
 from ..core.primitive import PRIMITIVES
 from ..core.trace import bind
 from .shape import broadcast_to, reshape
 
 __all__ = ["batch_size", "spread", "all_batched", "lined_up", "stacked", "shift", "shifted",
-           "lane_index", "along"]
+           "lane_index", "along", "product_batch"]
 
 
 def batch_size(vals, flags):
@@ -117,3 +119,27 @@ def along(flag, x):
     ``x`` (``(B, 1, ..., 1)``)."""
     need = np.ndim(x) - np.ndim(flag)
     return reshape(flag, tuple(_dims.shape(flag)) + (1,) * need) if need > 0 else flag
+
+
+def product_batch(args, batched):
+    """The batch rule of ``mul``: operands lined up and multiplied once; where each
+    example's product is an outer product (a column ``(m, 1)`` times a row ``(1, n)``: the
+    cotangent of a vector-matrix product, per-example gradients of a layer's weights), one
+    ``einsum`` of the batch, which NumPy computes two to three times faster than the
+    broadcast multiply (a zero stride in its inner loop)."""
+    mul = PRIMITIVES["mul"]
+    lanes = [tuple(_dims.shape(a))[1:] if b else tuple(_dims.shape(a))
+             for a, b in zip(args, batched)]
+    if all(len(s) == 2 for s in lanes) and all(aval_of(a).dtype.kind in "fc" for a in args):
+        col = next((k for k, s in enumerate(lanes) if s[1] == 1), None)
+        row = None if col is None else 1 - col
+        if row is not None and lanes[row][0] == 1:
+            size = batch_size(args, batched)
+            ops, subs = [], []
+            for k, letter in ((col, "i"), (row, "j")):
+                shp = lanes[k]
+                ops.append(reshape(args[k], ((size,) if batched[k] else ())
+                                   + (shp[0] if k == col else shp[1],)))
+                subs.append(("a" if batched[k] else "") + letter)
+            return bind(PRIMITIVES["einsum"], *ops, spec=f"{subs[0]},{subs[1]}->aij")
+    return bind(mul, *lined_up(args, batched))

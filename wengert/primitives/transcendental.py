@@ -217,13 +217,15 @@ def logaddexp_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = logaddexp(x, y)
-    # d log(e^x + e^y) = e^(x-out) dx + e^(y-out) dy: both weights lie in
-    # [0, 1], so the rule is stable where the naive form overflows
+    # d log(e^x + e^y) = w dx + (1 - w) dy with w = e^x / (e^x + e^y) = 1 / (1 + e^(y-x)),
+    # the logistic function of x - y: in [0, 1] (e^(y-x) overflows to inf, w to 0), and it
+    # does not read ``out``, so a derivative that needs no value computes no logaddexp
     if type(x_dot) is Zero:
-        return out, mul(y_dot, exp(sub(y, out)))
+        return out, div(y_dot, add(1.0, exp(sub(x, y))))
     if type(y_dot) is Zero:
-        return out, mul(x_dot, exp(sub(x, out)))
-    return out, add(mul(x_dot, exp(sub(x, out))), mul(y_dot, exp(sub(y, out))))
+        return out, div(x_dot, add(1.0, exp(sub(y, x))))
+    w = div(1.0, add(1.0, exp(sub(y, x))))
+    return out, add(mul(x_dot, w), mul(y_dot, sub(1.0, w)))
 
 
 logaddexp_p = register(Primitive("logaddexp", nargs=2, impl=np.logaddexp, jvp=logaddexp_jvp,

@@ -285,6 +285,12 @@ class Emitter(Namespace):
         spelling depends on its avals: ``numbagen``)."""
         return f"{self.np}.{fn}({', '.join(ins)})"
 
+    def einsum_call(self, spec, ins):
+        """``np.einsum(spec, *ins)`` (an explicit spec), NumPy's contraction order chosen
+        for three operands or more."""
+        extra = [f"optimize={len(ins) > 2}"] if len(ins) > 2 else []
+        return f"{self.np}.einsum({', '.join([repr(spec)] + list(ins) + extra)})"
+
     def ufunc_into(self, fn, ins, target):
         """``np.exp(t, out=t)``: the ufunc named ``fn`` of ``ins``, written into ``target``."""
         return f"{self.np}.{fn}({', '.join(ins)}, out={target})"
