@@ -223,3 +223,7 @@ def abs_or_root(x):
     if x > 0:
         return np.sqrt(x)
     return -x
+
+
+def dict_pair(d):
+    return pair(d["x"], d["y"])

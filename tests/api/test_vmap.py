@@ -227,3 +227,13 @@ def test_a_vmap_pickles_as_its_recipe():
     again = pickle.loads(pickle.dumps(batched))
     params, x, y = _mlp(np.random.default_rng(4))
     assert_close(again(params, x, y), batched(params, x, y), 0.0)
+
+
+def test_a_vmap_with_a_dict_prefix_pickles_with_its_axes():
+    batched = wg.vmap(V.pair, in_axes=({"a": 0}["a"], None))
+    again = pickle.loads(pickle.dumps(batched))
+    assert_close(again(X, Y[0]), batched(X, Y[0]), 0.0)
+    by_dict = wg.vmap(V.dict_pair, in_axes=({"x": 0, "y": None},))
+    again = pickle.loads(pickle.dumps(by_dict))
+    d = {"x": X, "y": Y[0]}
+    assert_close(again(d), by_dict(d), 0.0)

@@ -52,9 +52,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, *, engine="auto", backend="
     if axis_size is not None and (not isinstance(axis_size, (int, np.integer))
                                   or isinstance(axis_size, bool) or axis_size < 0):
         raise ValueError(f"vmap: axis_size must be a non-negative int or None, got {axis_size!r}")
-    in_axes = list(in_axes) if type(in_axes) is list else in_axes
-    spec = (_frozen(in_axes), _frozen(out_axes), axis_size)
-    recipe = ("vmap", fun, spec, {"engine": engine, **options(False, backend, fallback)})
+    # the recipe keeps the axes as given (it rebuilds the object when unpickled); one with
+    # a dict or a registered class in it shares no code with other objects (``api_codes``)
+    recipe = ("vmap", fun, (in_axes, out_axes, axis_size),
+              {"engine": engine, **options(False, backend, fallback)})
     by_source = source_transformed(
         fun, engine, lambda g: vmap(g, in_axes, out_axes, axis_size, engine="trace"), recipe,
         (), lanes=lambda args, kwargs: example_axes(in_axes, args, kwargs))
@@ -97,15 +98,6 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, *, engine="auto", backend="
             res.append(moved(o, 0, a))
         return unflatten(out_tree[0], res)
     return TraceTransformed(wrapper, fun, recipe)
-
-
-def _frozen(spec):
-    """An axes spec as part of a recipe key (lists as tuples)."""
-    if isinstance(spec, (list, tuple)):
-        return tuple(_frozen(s) for s in spec)
-    if isinstance(spec, dict):
-        return tuple(sorted((k, _frozen(v)) for k, v in spec.items()))
-    return spec
 
 
 def _is_axis(a):
