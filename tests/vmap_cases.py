@@ -227,3 +227,11 @@ def abs_or_root(x):
 
 def dict_pair(d):
     return pair(d["x"], d["y"])
+
+
+RNG_FOR_DRAWS = np.random.default_rng(0)
+
+
+def noisy(x):
+    """A draw whose mean is the example (a call made when the code runs: ``host_call``)."""
+    return RNG_FOR_DRAWS.normal(x, 1.0) + x

@@ -237,3 +237,16 @@ def test_a_vmap_with_a_dict_prefix_pickles_with_its_axes():
     again = pickle.loads(pickle.dumps(by_dict))
     d = {"x": X, "y": Y[0]}
     assert_close(again(d), by_dict(d), 0.0)
+
+
+def test_a_call_made_at_run_time_runs_once_per_example_in_order():
+    """``rng.normal(x)`` with ``x`` batched: one draw per example, in the order a loop over
+    the examples makes them (``host_call``'s rule, ``PER_LANE``)."""
+    xs = np.array([0.0, 10.0, -5.0])
+    batched = wg.vmap(V.noisy, engine="source")
+    batched(xs)                                     # the code is generated at this call
+    V.RNG_FOR_DRAWS = np.random.default_rng(1)
+    got = batched(xs)
+    again = np.random.default_rng(1)
+    want = np.array([again.normal(x, 1.0) + x for x in xs])
+    assert_close(got, want, 0.0)

@@ -79,7 +79,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, *, engine="auto", backend="
         try:
             outs, out_flags = batch_flat(flat, vals, flags, size, trace=trace)
         except BatchedConditionError as err:
-            if err.trace is not trace or not isinstance(size, int):
+            if err.trace is not trace or type(size) is not int:    # a symbolic Dim: no loop
                 raise
             return _one_at_a_time(fun, args, kwargs, leaves, in_tree, axes, size, out_axes, err)
         o_axes = _out_axes(out_axes, out_tree[0], outs, out_flags)
@@ -193,7 +193,7 @@ def _batch_size(leaves, axes, axis_size, args, kwargs):
     sizes = [x.aval.shape[a] if isinstance(x, TracerBase) else np.shape(x)[a]
              for x, a in zip(leaves, axes) if a is not None]
     if axis_size is not None:
-        sizes.append(axis_size)
+        sizes.append(int(axis_size))
     if not sizes:
         raise ValueError(f"{user_location()}: vmap: no argument is batched (in_axes is None "
                          "for every one) and axis_size is not given; give axis_size, the "

@@ -8,7 +8,9 @@ Forward mode runs one cond of the jvp'd branches. Under linearize each
 branch is partially evaluated into a known branch (its primal work, also
 giving its residuals) and a linear one reading them: a primal cond, then a
 linear cond over the residuals; the linear cond's transpose is a cond of the
-transposed branches. Code: ``if``/``elif``/``else`` on ``int(index)``.
+transposed branches. On a batch (``wg.vmap``) with a batched index every branch runs and
+``where`` joins them, NaN-safe (``cond_batch``). Code: ``if``/``elif``/``else`` on
+``int(index)``.
 
 Layer: control.
 """

@@ -12,7 +12,8 @@ is partially evaluated into a *known* body (primal work, emitting
 per-iteration residuals as extra ``ys``) and a *linear* body reading them as
 ``xs``; the linear loop's transpose runs backwards over the stacked
 residuals (cheap scalar ones are recomputed there from the stored carry
-instead: ``recompute_residuals``). Code: a ``for`` over ``range``, the
+instead: ``recompute_residuals``). On a batch, one loop of the batched body; a trip count
+per example runs the largest, masked (``batched_loops``). Code: a ``for`` over ``range``, the
 ``ys`` written row by row into arrays of ``n`` rows allocated once before it
 (the impl does the same, ``YsBuffer``), so a store-all reverse sweep holds
 its residuals once plus O(state).

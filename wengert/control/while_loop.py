@@ -9,7 +9,9 @@ The layout is ``WhileParams``'s (``params.py``). Forward mode runs one while
 loop of the jvp'd body (the condition reads primal values only). Under
 linearize the primal while loop records its trip count and per-iteration
 residuals, and the linear part is a ``for_loop`` over that count (which
-transposes as a ``for_loop`` does). Code: a ``while True`` that breaks on
+transposes as a ``for_loop`` does). On a batch whose condition is per example, the loop
+runs until every example is done, a done one frozen (``batched_loops``). Code: a
+``while True`` that breaks on
 the condition; the ``ys`` go to arrays that start at ``WHILE_ROWS`` rows,
 double when full and are cut to the count after the loop (``YsBuffer`` in
 the impl).
