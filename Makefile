@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-numba test-pythons fuzz bench bench-scaling bench-vmap bench-gradbench bench-manual clean
+.PHONY: demo test test-numba test-pythons fuzz bench bench-plots bench-scaling bench-vmap bench-gradbench bench-manual docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -51,6 +51,12 @@ bench: $(VENV)/.installed
 	$(BIN)/python -m bench.vi_bench
 	$(BIN)/python -m bench.fft_bench
 	$(BIN)/python -m bench.scaling_bench
+	$(BIN)/python -m bench.plots
+
+# the Performance page's plots (docs/assets/perf/*.svg) from the figures in
+# bench/measured.json; needs matplotlib (the docs extra), none of the peers
+bench-plots: $(VENV)/.installed-docs
+	$(BIN)/python -m bench.plots
 
 # how grad's cost grows with n on element loops (issue 14); the one table of `make bench`
 # that runs for minutes
@@ -74,5 +80,16 @@ MANUAL_JSON ?= gradbench-manual.json
 bench-manual: $(VENV)/.installed
 	$(BIN)/python -m bench.gradbench_manual $(GRADBENCH) --json $(MANUAL_JSON)
 
+# the documentation site (mkdocs.yml, docs/) into site/: MkDocs with Material and
+# mkdocstrings (the docs extra; not needed by make test); --strict: a broken link,
+# a missing page or any other warning fails the build
+$(VENV)/.installed-docs: pyproject.toml $(BIN)/python
+	$(BIN)/python -m pip install -q -e ".[docs]"
+	touch $@
+
+docs: $(VENV)/.installed-docs
+	$(BIN)/python -m bench.plots
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .venv-3.* build *.egg-info
+	rm -rf $(VENV) .venv-3.* build site *.egg-info

@@ -8,7 +8,7 @@ with respect to the initial state by ``wg.grad`` (``--engine``, default
 ``source``: generated code). Per schedule, in one process:
 
   held        the most states held at once, the current one included
-              (``checkpoint_schedules.count``; store-all: every step, each
+              (``control.schedules.count``; store-all: every step, each
               with its residuals, three arrays of SIZE floats here);
   recomputed  steps run again in the reverse sweep;
   memory      peak traced memory (``tracemalloc``) of the first gradient

@@ -1,4 +1,4 @@
-"""Function-table cases of the complex family (``numpy_complex``): complex
+"""Function-table cases of the complex family (``numpy.complex``): complex
 parts and the FFTs of ``np.fft``.
 
 ``complex=True`` cases run on complex operands too (complex128/complex64,

@@ -1,5 +1,5 @@
 """Function-table cases for the math family (``wengert.primitives.numpy_math``
-and the math entries of ``numpy_ufuncs``/``numpy_functions``): elementwise
+and the math entries of ``numpy.ufuncs``/``numpy.functions``): elementwise
 math, ``linspace``, ``interp``, ``convolve``/``correlate``, ``polyval``,
 ``trapezoid``, ``ptp``, ``average``, the NaN-ignoring reductions and the
 products (``outer``, ``inner``, ``vdot``, ``tensordot``, ``einsum``)."""

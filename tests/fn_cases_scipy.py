@@ -1,5 +1,5 @@
 """Function-table cases for ``scipy.special`` and ``scipy.stats``
-(``wengert/primitives/scipy_special.py``, ``scipy_stats.py``).
+(``wengert/scipy/special.py``, ``scipy.stats``).
 
 The ``scipy.special`` ufuncs run in both engines (they dispatch through
 ``__array_ufunc__``). Its Python functions (``logsumexp``, ``softmax``,

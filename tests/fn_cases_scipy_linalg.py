@@ -1,5 +1,5 @@
 """Function-table cases for ``scipy.linalg`` and ``scipy.signal``
-(``wengert/primitives/scipy_linalg.py``).
+(``wengert/scipy/linalg.py``).
 
 Every entry is a ``CALLS`` entry: SciPy's functions dispatch through no
 protocol, so the trace engine never sees them (NumPy converts a traced value

@@ -1,5 +1,5 @@
 """Function-table cases for the shape and arrangement family
-(``wengert/primitives/numpy_shapes.py`` and ``numpy_select.py``): running
+(``wengert/numpy/shapes.py`` and ``numpy.select``): running
 products, repeating, tiling, rolling, flipping, padding, splitting,
 sorting, gathering and selecting."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Primitive specs for ``wengert/primitives/special_prims.py`` and ``special_bessel.py`` (the
+"""Primitive specs for ``wengert/primitives/special.py`` and ``primitives.bessel`` (the
 special functions behind ``scipy.special`` and ``scipy.stats``), gathered by
 ``cases._family_specs``.
 

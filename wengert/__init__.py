@@ -4,8 +4,10 @@ Layer: root.
 """
 from . import primitives, numpy, control  # noqa: F401  (every layer registers its rows)
 from .api.transforms import (
-    grad, value_and_grad, jvp, vjp, linearize, linear_transpose, jacfwd, fori_loop, jacrev,
-    hessian, make_program, jit)
+    grad, value_and_grad, jvp, vjp, linearize, linear_transpose, make_program)
+from .api.jacobians import jacfwd, jacrev, hessian
+from .api.loops import fori_loop
+from .api.jit import jit
 from .control.custom import custom_jvp, custom_vjp
 from .control.checkpoint_loop import checkpointed
 from .api.checkpoint import checkpoint
@@ -16,7 +18,7 @@ from .core.errors import (
     WengertError, NonScalarOutputError, NonDifferentiableInputError, NoDerivativeRule,
     ShapeMismatchError, ConcretizationError, UnsupportedSyntax, BackendError, NumbaMissingError,
     NumbaCompileError, NumbaFallbackWarning)
-from .api import (  # noqa: F401  (api_pickle: how transformed functions pickle)
+from .api import (  # noqa: F401  (api.pickling: how transformed functions pickle)
     pickling as api_pickle)
 from . import testing
 

@@ -53,9 +53,15 @@ _EXAMPLE = '--args "np.ones(3), 2.0"'
 
 
 class CLIError(WengertError, ValueError):
-    """Bad input to ``wengert show``; the message says what and what to do.
-    ``main`` prints it and exits with ``status``: 2 (argparse's, for usage),
-    or 1 where a tool it needs (Graphviz) is missing or failed."""
+    """Bad input to ``wengert show``.
+
+    Cause: a target not of the form ``FILE.py:FUNC``, a missing file or
+    function, bad ``--args`` or ``--argnums``, or Graphviz's ``dot`` missing for
+    an SVG graph. ``main`` prints the message and exits with ``status``: 2
+    (argparse's, for usage), or 1 where a tool it needs is missing or failed.
+
+    Fix: what the message says (it shows an example of the right form).
+    """
 
     def __init__(self, message, status=2):
         super().__init__(message)
@@ -63,8 +69,14 @@ class CLIError(WengertError, ValueError):
 
 
 class UserCodeError(WengertError, RuntimeError):
-    """The user's file or function raised while being shown; ``main`` prints
-    the message (exception and the user's file:line) and exits with 1."""
+    """Your file or function raised while ``wengert show`` loaded or ran it.
+
+    Cause: an exception in your code; ``main`` prints it with your file and
+    line and exits with 1.
+
+    Fix: fix your code, or run again with ``--traceback`` for the whole
+    traceback.
+    """
 
 
 # --- the target: FILE.py:FUNC ------------------------------------------------

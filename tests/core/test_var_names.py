@@ -87,7 +87,7 @@ IDS = list(CASES)
 
 # names a variable with no user name gets: a role or position prefix and a counter
 NAMELESS = {"reverse": r"(v|x|ct|r)\d+", "forward": r"(v|x|t|r)\d+"}
-# the symbolic lengths, named at the code's entry (``pyemit.Emitter.dim``):
+# the symbolic lengths, named at the code's entry (``python.emit.Emitter.dim``):
 # ``w_shape0 = w.shape[0]``, ``size = w_shape0 - 1``
 LENGTH = r"\w+_shape\d+(_\d+)?|size(_\d+)?"
 PREFIX = {"reverse": "ct_", "forward": "d_"}

@@ -1,5 +1,5 @@
-"""The README's table of supported functions (docs-level) is the one
-``tools/coverage_table.py`` generates from the library table
+"""The documentation's table of supported functions (docs/reference/coverage.md)
+is the one ``tools/coverage_table.py`` generates from the library table
 (``wengert/numpy/library.py``) and its cases: a function added (or a case
 that changes what is checked) without regenerating it fails here.
 """
@@ -30,14 +30,14 @@ def _numpy_rows(text):
     return [ln for ln in text.splitlines() if ln.startswith("| `np.")]
 
 
-def test_readme_table_is_current():
-    readme = TOOL.block((ROOT / "README.md").read_text())
+def test_docs_table_is_current():
+    page = TOOL.block((ROOT / TOOL.PAGE).read_text())
     want = TOOL.render(TOOL.rows(library, fn_cases))
     if not library.load_scipy():
         # without SciPy its rows (and the count) cannot be regenerated: NumPy's must match
-        readme, want = _numpy_rows(readme), _numpy_rows(want)
-    assert readme == want, \
-        "README.md's coverage table is stale: run python tools/coverage_table.py --write README.md"
+        page, want = _numpy_rows(page), _numpy_rows(want)
+    assert page == want, \
+        f"{TOOL.PAGE}'s coverage table is stale: run python tools/coverage_table.py --write"
 
 
 def test_table_has_a_row_per_entry_saying_what_its_cases_check():
@@ -70,7 +70,7 @@ def test_table_has_a_row_per_entry_saying_what_its_cases_check():
 
 
 def test_write_replaces_only_the_text_between_the_markers(tmp_path):
-    path = tmp_path / "README.md"
+    path = tmp_path / "page.md"
     path.write_text(f"# title\n\nbefore\n{TOOL.START}\nold table\n{TOOL.END}\nafter\n")
     assert TOOL.main(["--write", str(path)]) == 0
     text = path.read_text()

@@ -1,15 +1,15 @@
 """The ``backend`` option: what turns a source-engine derivative's Program
 into a function.
 
-    backend="python"   pycodegen: readable Python and NumPy, exec'd (default)
-    backend="numba"    numbagen: the same code in numba's subset, numba.njit
+    backend="python"   python.codegen: readable Python and NumPy, exec'd (default)
+    backend="numba"    numba.codegen: the same code in numba's subset, numba.njit
 
 The stages meet here: a Program is lowered (``lower``) with the options of the backend's
 code writer, and the backend writes the lowered Program (``python_function``).
 
-``Target`` carries the choice from the public API to ``api_compiled``:
+``Target`` carries the choice from the public API to ``api.compiled``:
 ``Target.compile(prog)`` gives the generated function. With numba, a
-construct numba cannot compile (refused up front by ``numbagen``, or by
+construct numba cannot compile (refused up front by ``numba.codegen``, or by
 numba's typing at the first call) makes that function the Python
 backend's, with one ``NumbaFallbackWarning`` per user function naming the
 construct and the function's file:line; ``fallback=False`` raises

@@ -3,7 +3,7 @@ sweep instead of stored.
 
 Called while a transformation is recording, the function is staged into a
 Program (closed-over traced values become operands) and applied as one
-``checkpoint`` equation (``primitives/checkpoint.py``): under reverse mode
+``checkpoint`` equation (``control/checkpoint.py``): under reverse mode
 its residuals are its operands, and its transpose linearizes it again. Called
 on plain values it is ``fun``.
 
@@ -40,8 +40,24 @@ def _is_operand(x):
 
 
 class checkpoint:
-    """``wg.checkpoint(fun)`` or ``@wg.checkpoint``: same values as ``fun``;
-    reverse mode stores its arguments only and recomputes the rest."""
+    """``fun`` with the same values, whose reverse mode stores its arguments only.
+
+    Reverse mode recomputes ``fun``'s internals during the reverse sweep instead
+    of storing them: less memory for one more evaluation of ``fun``. Use it as
+    ``wg.checkpoint(fun)`` or as the decorator ``@wg.checkpoint``.
+
+    Args:
+        fun: the function whose internals are recomputed.
+
+    Raises:
+        WengertError: only what ``fun`` itself raises when differentiated.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> block = wg.checkpoint(lambda x: np.tanh(np.tanh(x)))
+        >>> wg.grad(lambda x: np.sum(block(x)))(np.array([0.5]))
+        array([0.63980802])
+    """
 
     def __init__(self, fun):
         self.fun = fun

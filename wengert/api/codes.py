@@ -5,7 +5,7 @@ made the same way, in a process-wide table of the ``SIZE`` used last.
     wg.grad(f)(x); wg.grad(f)(x)      # the second object reuses the first's code
 
 The key is what the generated code is a function of, besides the call's
-arguments (which key the entries inside a ``Codes``, see ``api_source``):
+arguments (which key the entries inside a ``Codes``, see ``api.source``):
 
 * the public transform's recipe (``transformed``): its name, ``argnums`` and
   options, and for a transform of a transform the inner one's key;

@@ -1,12 +1,12 @@
 """One generated specialisation of a source-engine derivative: the derived
-Program, its generated function (Python, or numba's: ``api_backend``), and
+Program, its generated function (Python, or numba's: ``api.backend``), and
 the result's structure.
 
 ``Compiled(prog, out_tree)`` simplifies the Program, generates its code
 (unless it closes over an outer transformation's values: then it is only
 ever replayed into that transformation), and calls it, handing each scalar
 output out as the type its aval says. ``same_code`` says whether two
-generated functions are the same code (``api_source`` trusts code for new
+generated functions are the same code (``api.source`` trusts code for new
 shapes only when staging it again elsewhere gives the same).
 
 Layer: api.
@@ -28,7 +28,7 @@ __all__ = ["Compiled", "compile_program", "holds_tracers", "same_code", "scalar_
 
 def compile_program(prog, target=None):
     """The generated function of a Program: Python, or the ``target``
-    backend's (``api_backend.Target``)."""
+    backend's (``api.backend.Target``)."""
     return python_function(prog) if target is None else target.compile(prog)
 
 
@@ -59,7 +59,7 @@ class Compiled:
         self.fn = None if holds_tracers(prog) else compile_program(simplify(prog, copies=True),
                                                                    target)
         self.run = None if self.fn is None else self.fn.fn      # the plain function
-        # what it read from outside the function must be as it was (``source_env``)
+        # what it read from outside the function must be as it was (``source.env``)
         self.env_guards, self.env_check = [], None
         self.out_tree = out_tree
         self.single = out_tree.kind == "leaf"
@@ -74,7 +74,7 @@ class Compiled:
 
     def valid(self):
         """Whether the globals, closure values and outside objects the code
-        was made from still pass its checks (see ``source_env``)."""
+        was made from still pass its checks (see ``source.env``)."""
         return self.env_check is None or self.env_check()
 
     @property

@@ -96,9 +96,33 @@ def assemble_jacobian(table, out_tree, in_tree, single):
 
 # --- Jacobians ---------------------------------------------------------
 def jacfwd(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python", fallback=True):
-    """Jacobian by forward mode: one linearize, one batched pass of tangents.
-    Complex inputs need ``holomorphic=True`` (the Jacobian is then f'(z));
-    without it, a real basis would give df/dx only (JAX's rule)."""
+    """The Jacobian of ``fun`` by forward mode: one linearization, one batched pass.
+
+    Cheaper than ``jacrev`` when there are fewer inputs than outputs.
+
+    Args:
+        fun: the function; any output (an array, a pytree of them).
+        argnums: the position of the argument to differentiate, or a tuple of them.
+        holomorphic: ``fun`` is holomorphic: complex inputs, Jacobian ``f'(z)``.
+            Complex inputs need it (a real basis would give ``df/dx`` only).
+        engine: ``"auto"``, ``"source"`` or ``"trace"`` (see ``grad``).
+        backend: ``"python"`` or ``"numba"`` (see ``grad``).
+        fallback: see ``grad``.
+
+    Returns:
+        A function of ``fun``'s arguments returning the Jacobian, of shape
+        ``out.shape + x.shape`` (nested as the output and ``argnums`` are).
+
+    Raises:
+        NonDifferentiableInputError: a differentiated argument is not a float.
+        UnsupportedDtypeError: complex inputs without ``holomorphic=True``.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> wg.jacfwd(lambda x: np.array([x[0] * x[1], np.sin(x[0])]))(np.array([1.0, 2.0]))
+        array([[2.        , 1.        ],
+               [0.54030231, 0.        ]])
+    """
     fun = transform_entry(fun, engine, "jacfwd", backend, fallback)
     recipe = ("jacfwd", fun, (argnums,), {"engine": engine,
                                           **options(holomorphic, backend, fallback)})
@@ -123,9 +147,33 @@ def jacfwd(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python"
 
 
 def jacrev(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python", fallback=True):
-    """Jacobian by reverse mode: one linearize, one batched pass of cotangents.
-    Complex outputs need ``holomorphic=True`` (JAX's rule); a real output of
-    a complex input gives rows ``df/dx - i df/dy`` as ``grad`` does."""
+    """The Jacobian of ``fun`` by reverse mode: one linearization, one batched pass.
+
+    Cheaper than ``jacfwd`` when there are fewer outputs than inputs.
+
+    Args:
+        fun: the function; any output (an array, a pytree of them).
+        argnums: the position of the argument to differentiate, or a tuple of them.
+        holomorphic: ``fun`` is holomorphic; complex outputs need it. A real
+            output of a complex input gives rows ``df/dx - i df/dy``, as ``grad``.
+        engine: ``"auto"``, ``"source"`` or ``"trace"`` (see ``grad``).
+        backend: ``"python"`` or ``"numba"`` (see ``grad``).
+        fallback: see ``grad``.
+
+    Returns:
+        A function of ``fun``'s arguments returning the Jacobian, of shape
+        ``out.shape + x.shape`` (nested as the output and ``argnums`` are).
+
+    Raises:
+        NonDifferentiableInputError: a differentiated argument is not a float.
+        UnsupportedDtypeError: a complex output without ``holomorphic=True``.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> wg.jacrev(lambda x: np.array([x[0] * x[1], np.sin(x[0])]))(np.array([1.0, 2.0]))
+        array([[2.        , 1.        ],
+               [0.54030231, 0.        ]])
+    """
     fun = transform_entry(fun, engine, "jacrev", backend, fallback)
     recipe = ("jacrev", fun, (argnums,), {"engine": engine,
                                           **options(holomorphic, backend, fallback)})
@@ -153,7 +201,29 @@ def jacrev(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python"
 
 def hessian(fun, argnums=0, *, holomorphic=False, engine="auto", backend="python",
             fallback=True):
-    """Forward over reverse: ``jacfwd(jacrev(fun))``, both ``holomorphic``."""
+    """The Hessian of a scalar function: forward over reverse, ``jacfwd(jacrev(fun))``.
+
+    Args:
+        fun: a function with one scalar output.
+        argnums: the position of the argument to differentiate, or a tuple of them.
+        holomorphic: passed to both ``jacfwd`` and ``jacrev``.
+        engine: ``"auto"``, ``"source"`` or ``"trace"`` (see ``grad``).
+        backend: ``"python"`` or ``"numba"`` (see ``grad``).
+        fallback: see ``grad``.
+
+    Returns:
+        A function of ``fun``'s arguments returning the matrix of second
+        derivatives, of shape ``x.shape + x.shape``.
+
+    Raises:
+        NonDifferentiableInputError: a differentiated argument is not a float.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> wg.hessian(lambda x: x[0] ** 2 * x[1])(np.array([1.0, 2.0]))
+        array([[4., 2.],
+               [2., 0.]])
+    """
     fun = transform_entry(fun, engine, "hessian", backend, fallback)
     recipe = ("hessian", fun, (argnums,), {"engine": engine,
                                            **options(holomorphic, backend, fallback)})

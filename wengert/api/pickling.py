@@ -20,19 +20,28 @@ from __future__ import annotations
 import copyreg
 import sys
 
-from . import checkpoint as checkpoint_module, transforms as api, vmap as vmap_module
+from . import checkpoint as checkpoint_module
+from .jacobians import hessian, jacfwd, jacrev
+from .jit import jit
+from .transforms import grad, jvp, value_and_grad, vjp
+from .vmap import vmap
 from .checkpoint import checkpoint
 from .source import SourceTransformed
 from ..control import custom as custom_module
 from ..control.custom import custom_jvp, custom_vjp
 from .transformed import TraceTransformed, by_name, reduce_decorated
 
-__all__ = ["rebuild", "MOVED"]
+__all__ = ["rebuild", "MOVED", "TRANSFORMS"]
+
+
+# the public transforms a recipe names
+TRANSFORMS = {f.__name__: f for f in (grad, value_and_grad, jacfwd, jacrev, hessian, jit, jvp,
+                                      vjp, vmap)}
 
 
 def rebuild(name, fun, args, kwargs):
     """The transform ``name`` of the public API applied to ``fun`` again."""
-    return getattr(vmap_module if name == "vmap" else api, name)(fun, *args, **kwargs)
+    return TRANSFORMS[name](fun, *args, **kwargs)
 
 
 def reduce_transformed(obj):

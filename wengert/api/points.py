@@ -3,7 +3,7 @@
 The transforms at a point (``jvp(f, primals, tangents)``, ``vjp(f,
 *primals)``) run the trace engine's rules on the source Program and make no
 code of their own. With a compiling backend they are made functions with
-code, generated and shared like ``grad``'s (``api_codes``: by function,
+code, generated and shared like ``grad``'s (``api.codes``: by function,
 number of primals and options):
 
     jvp:  (*primals, *tangents) -> (out, tangent_out)      one compiled call

@@ -37,7 +37,7 @@ def source_transformed(fun, engine, transform, recipe, argnums, extra=0, lanes=N
     """The source engine's version of ``transform`` (a trace-engine transform
     of a function), or None for ``engine="trace"``. ``recipe`` is the public
     call that made it (how it pickles; its ``backend`` and ``fallback``
-    options choose what compiles the code, ``api_backend``); its arguments at
+    options choose what compiles the code, ``api.backend``); its arguments at
     ``argnums`` are checked before any code is generated; ``extra``: trailing
     call arguments that are not ``fun``'s (``SourceTransformed``); ``lanes``: the
     batch axis of each argument leaf, where ``transform`` calls ``fun`` on one example
@@ -65,7 +65,7 @@ def source_transformed(fun, engine, transform, recipe, argnums, extra=0, lanes=N
                                  lanes=([lanes] if lanes else []) + fun.lanes)
     if engine == "auto" and not has_source(fun):
         return None
-    # objects made by the same recipe share their code (``api_codes``)
+    # objects made by the same recipe share their code (``api.codes``)
     return SourceTransformed(fun, transform, engine, name, recipe, check, recipe_key(recipe),
                              target, extra, lanes=[lanes] if lanes else [])
 

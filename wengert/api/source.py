@@ -1,12 +1,12 @@
 """The source engine's side of the public API.
 
     Python function --source frontend--> Program --transform, staged--> Program
-                    --simplify--> --pycodegen--> Python function (``.source``)
+                    --simplify--> --python.codegen--> Python function (``.source``)
 
 A derivative is generated once per function, transform, argnums and *kind*
 of arguments (the ranks and dtypes of the array arguments, the values of the
 static ones: bools, strings, objects by identity), and shared by every
-derivative object made the same way (``api_codes``): valid for every path
+derivative object made the same way (``api.codes``): valid for every path
 through the control flow, which stays structured in the generated code, and
 for every input shape and Python int. The lengths of the inputs are staged
 as symbolic ``Dim``s, so the code reads ``x.shape[0]`` where a length is
@@ -129,10 +129,10 @@ class SourceTransformed(Transformed):
         # vmap: ``lanes[j](args, kwargs)``, the batch axis of each argument leaf of the
         # j-th vmap from the outside in; ``fun`` is staged on one example of them
         self.lanes = list(lanes)
-        self.target = target                # the backend (``api_backend``); None: Python
+        self.target = target                # the backend (``api.backend``); None: Python
         # the last ``extra`` positional arguments of a call are not ``fun``'s: the
         # transformed function takes them after fun's (jvp's tangents, a pullback's
-        # cotangent: ``api_points``)
+        # cotangent: ``api.points``)
         self.extra = extra
         self.check = check
         self.fun = fun
@@ -140,14 +140,14 @@ class SourceTransformed(Transformed):
         self.engine = engine
         self.name = name
         # the generated code, shared with every object made by the same recipe
-        # (``key``: see ``api_codes``); every entry is used only while its
+        # (``key``: see ``api.codes``); every entry is used only while its
         # checks of what it read from outside the function pass
         # (``Compiled.valid``); else it is made again
         self.codes = codes_for(key)
         self._last = None
         self.fallback = None
 
-    # the tables of ``api_codes.Codes``, by their old names
+    # the tables of ``api.codes.Codes``, by their old names
     cache = property(lambda self: self.codes.cache)
     fast = property(lambda self: self.codes.fast)
     generic = property(lambda self: self.codes.generic)

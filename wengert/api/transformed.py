@@ -6,7 +6,7 @@ as its *recipe*: the public transform's name, ``f`` and the options::
 
     pickle.dumps(wg.grad(f, argnums=1))  ~  (rebuild, ("grad", f, (1,), {...}))
 
-(``api_pickle`` registers these reductions: it knows the public transforms).
+(``api.pickling`` registers these reductions: it knows the public transforms).
 
 ``f`` goes by reference, the way pickle saves any function, so the receiving
 process imports it. Unpickling applies the transform again there: generated

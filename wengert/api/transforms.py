@@ -1,7 +1,9 @@
-"""The public API (DESIGN.md), composed from the stages.
+"""The public transforms (DESIGN.md): ``grad``, ``value_and_grad``, ``jvp``, ``vjp``,
+``linearize``, ``linear_transpose``, ``make_program``; the Jacobians are ``jacobians``',
+``fori_loop`` is ``loops``', ``jit`` is ``jit``'s.
 
 Every entry point checks the function and its differentiated arguments
-(``api_checks``, before any of the user's code runs), flattens pytrees, runs
+(``api.checks``, before any of the user's code runs), flattens pytrees, runs
 a transform from ``transforms`` on the flat function and rebuilds the output
 trees. Names and meanings follow JAX. The functions returned by ``grad``,
 ``jacfwd``... are ``transformed.Transformed`` objects: they pickle as the
@@ -19,12 +21,9 @@ from .checks import check_holomorphic_inputs, check_inputs, check_scalar_output
 from ..core.errors import (
     ConcretizationError, ShapeMismatchError, UnpicklableError, UnsupportedSyntax)
 from ..frontends.trace import flat_function, make_program as trace_program
-from ..core.ir import Aval, Program, aval_of
+from ..core.ir import Program, aval_of
 from ..core.primitive import TracerBase, Zero
 from ..core.trace import eval_program, set_current
-from ..control import for_loop
-from ..control.params import ForParams
-from ..control.stage import stage_loop
 from ..core.pytree import flatten, unflatten
 from ..core.staging import StagingTrace
 from ..core.errors import NeedsReverse
@@ -32,23 +31,37 @@ from ..transforms.jvp import jvp_flat
 from ..transforms.partial_eval import linearize_flat
 from ..transforms.transpose import backward_pass, transpose_program
 from .transformed import TraceTransformed
-from .jacobians import hessian, jacfwd, jacrev  # noqa: F401  (public: wengert/__init__)
 from .prepare import (
     CLOSE_OVER, source_transformed, cast_like, options, prepare_call, transform_entry, unit, unshared,
     unwrap_aux, vjp_core)
 from .fallback import has_source, warn_fallback
 from .source import generated, source_inner, source_program
-from .jit import jit
 from .points import compiled_jvp, compiled_vjp
-from ..control.schedules import schedule_of
-from ..control.checkpoint_loop import checkpointed_loop
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose",
-           "jacfwd", "jacrev", "hessian", "make_program", "jit"]
+           "make_program"]
 
 
 def value_and_grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto",
                    backend="python", fallback=True):
+    """``fun``'s value and gradient, in one call; the keywords are ``grad``'s.
+
+    Args:
+        fun: a function with one real scalar output (as for ``grad``).
+        argnums: the position of the argument to differentiate, or a tuple of them.
+        has_aux: ``fun`` returns ``(output, aux)``; the value is then ``(output, aux)``.
+
+    Returns:
+        A function of ``fun``'s arguments returning ``(value, gradient)``.
+
+    Raises:
+        NonScalarOutputError: the output is not one real number.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> wg.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+        (np.float64(5.0), array([2., 4.]))
+    """
     return _value_and_grad(fun, argnums, has_aux, engine, "value_and_grad", holomorphic,
                            backend, fallback)
 
@@ -102,11 +115,35 @@ def _value_and_grad(fun, argnums, has_aux, engine, fname, holomorphic=False, bac
 
 def grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto", backend="python",
          fallback=True):
-    """The gradient of a real scalar function; of a complex input ``z = x +
-    iy`` it is ``df/dx - i df/dy`` (JAX's convention, ``complex_parts``).
-    With ``holomorphic=True`` the function is complex and holomorphic, its
-    inputs complex, and the result is ``f'(z)``. ``backend="numba"``
-    compiles the source engine's code with numba (``api_backend``)."""
+    """The gradient of ``fun``, a function with one real scalar output.
+
+    Args:
+        fun: a Python function of NumPy code; ``if``, ``for``, ``while`` and calls
+            to your own functions are fine.
+        argnums: the position of the argument to differentiate, or a tuple of them.
+        has_aux: ``fun`` returns ``(output, aux)``; the result is ``(gradient, aux)``.
+        holomorphic: ``fun`` is complex and holomorphic: the result is ``f'(z)``.
+            Otherwise a complex input ``z = x + iy`` gets ``df/dx - i df/dy`` (JAX's).
+        engine: ``"auto"`` (the source engine; tracing, with one warning, where the
+            source cannot be transformed), ``"source"`` or ``"trace"``.
+        backend: ``"python"``, or ``"numba"`` to compile the generated code.
+        fallback: with ``backend="numba"``, run the Python code where numba cannot
+            compile it (one ``NumbaFallbackWarning``); ``False`` raises instead.
+
+    Returns:
+        A function of ``fun``'s arguments returning the gradient, shaped like the
+        argument (a tuple for a tuple ``argnums``). ``.source`` is its code.
+
+    Raises:
+        NonScalarOutputError: the output is not one real number.
+        NonDifferentiableInputError: a differentiated argument is not a float.
+        UnsupportedSyntax: ``engine="source"`` met code it cannot transform.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> wg.grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+        array([2., 4.])
+    """
     fun = transform_entry(fun, engine, "grad", backend, fallback)
     recipe = ("grad", fun, (argnums,), {"has_aux": has_aux, "engine": engine,
                                         **options(holomorphic, backend, fallback)})
@@ -126,8 +163,28 @@ def grad(fun, argnums=0, *, has_aux=False, holomorphic=False, engine="auto", bac
 
 
 def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=True):
-    """(out, pullback); ``pullback(ct)`` returns a tuple, one per primal.
-    With ``backend="numba"`` both are compiled code (``api_points``)."""
+    """``fun``'s output at ``primals`` and its pullback (reverse mode).
+
+    ``engine``, ``backend`` and ``fallback`` are ``grad``'s.
+
+    Args:
+        fun: the function; any output (arrays, tuples, dicts of them).
+        *primals: the arguments, all differentiated.
+        has_aux: ``fun`` returns ``(output, aux)``; ``aux`` is returned third.
+
+    Returns:
+        ``(out, pullback)``: ``pullback(ct)``, ``ct`` shaped like ``out``, returns a
+        tuple of cotangents, one per primal. ``pullback.source`` is its code.
+
+    Raises:
+        ShapeMismatchError: a cotangent not shaped like the output.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> out, pullback = wg.vjp(np.sin, np.array([0.0, 1.0]))
+        >>> pullback(np.array([1.0, 2.0]))
+        (array([1.        , 1.08060461]),)
+    """
     fun = transform_entry(fun, engine, "vjp", backend, fallback)
     check_inputs("vjp", fun, primals, range(len(primals)), CLOSE_OVER)
     if backend != "python":
@@ -168,8 +225,26 @@ def vjp(fun, *primals, has_aux=False, engine="auto", backend="python", fallback=
 
 # --- forward mode ------------------------------------------------------
 def jvp(fun, primals, tangents, *, engine="auto", backend="python", fallback=True):
-    """(out, tangent_out) for tuples ``primals`` and ``tangents``; with
-    ``backend="numba"`` one compiled call (``api_points``)."""
+    """``fun``'s output and its derivative along ``tangents`` (forward mode).
+
+    ``engine``, ``backend`` and ``fallback`` are ``grad``'s.
+
+    Args:
+        fun: the function.
+        primals: a tuple (or list) of the arguments.
+        tangents: a tuple of the directions, one per argument, each shaped like it.
+
+    Returns:
+        ``(out, tangent_out)``: the output, and its derivative along the tangents.
+
+    Raises:
+        ShapeMismatchError: a tangent not shaped like its primal.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> print(*wg.jvp(lambda x: x * np.sin(x), (1.0,), (1.0,)))
+        0.8414709848078965 1.3817732906760363
+    """
     fun = transform_entry(fun, engine, "jvp", backend, fallback)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples "
@@ -203,7 +278,28 @@ def _check_tangents(leaves, t_leaves):
 
 
 def linearize(fun, *primals, engine="auto"):
-    """(out, linear_fun): ``linear_fun(*tangents)`` evaluates the linear Program."""
+    """``fun``'s output at ``primals``, and its derivative there as a linear function.
+
+    What depends only on the primals is computed now; the linear function
+    evaluates the rest, a linear Program (``.program``; ``.source``), at each call.
+
+    Args:
+        fun: the function.
+        *primals: the arguments, all differentiated.
+        engine: ``"auto"``, ``"source"`` or ``"trace"`` (see ``grad``).
+
+    Returns:
+        ``(out, linear_fun)``: ``linear_fun(*tangents)`` is ``jvp``'s tangent output.
+
+    Raises:
+        ShapeMismatchError: tangents of another structure than the primals.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> out, df = wg.linearize(np.sin, 0.0)
+        >>> print(out, df(2.0))
+        0.0 2.0
+    """
     fun = transform_entry(fun, engine, "linearize")
     check_inputs("linearize", fun, primals, range(len(primals)), CLOSE_OVER)
     if engine != "trace":
@@ -253,7 +349,24 @@ class _WithSource:
 
 
 def linear_transpose(linear_fun, *primals):
-    """The transpose of a linear function, traced at the shapes of ``primals``."""
+    """The transpose of a linear function: from ``v -> A v`` to ``u -> A^T u``.
+
+    Args:
+        linear_fun: a function linear in its arguments (``linearize``'s, or yours).
+        *primals: example arguments: their shapes and dtypes.
+
+    Returns:
+        A function of a cotangent shaped like the output: a tuple, one per argument.
+
+    Raises:
+        ShapeMismatchError: shapes that do not fit the traced ones.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> A = np.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> wg.linear_transpose(lambda v: A @ v, np.zeros(2))(np.array([1.0, 0.0]))
+        (array([1., 2.]),)
+    """
     flat, leaves, in_tree, out_tree = flat_function(linear_fun, primals)
     avals = [aval_of(x) for x in leaves]
     trace = StagingTrace(concrete=False)
@@ -272,8 +385,27 @@ def linear_transpose(linear_fun, *primals):
 
 
 def make_program(fun, *example_args, engine="auto"):
-    """The Program of ``fun`` at ``example_args``; ``print()`` shows it. With
-    the source engine it keeps the function's control flow and names."""
+    """The Program (the Wengert list) of ``fun`` at ``example_args``.
+
+    Args:
+        fun: the function.
+        *example_args: arguments of the shapes and dtypes to record it at.
+        engine: ``"source"`` keeps control flow and names; ``"trace"``, ``"auto"``.
+
+    Returns:
+        A ``Program``: ``print(program)`` shows one primitive per line.
+
+    Raises:
+        UnsupportedSyntax: ``engine="source"`` met code it cannot transform.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> print(wg.make_program(lambda x: x * np.sin(x), 1.0))
+        program <lambda>(x: f64[]):
+          v0 = sin (x)
+          v1 = mul (x, v0)
+          return (v1)
+    """
     fun = transform_entry(fun, engine, "make_program")
     if engine == "source" or (engine == "auto" and has_source(fun)):
         try:
@@ -283,58 +415,3 @@ def make_program(fun, *example_args, engine="auto"):
                 raise
             warn_fallback(fun, err)
     return trace_program(fun, *example_args)
-
-
-# --- structured loops ----------------------------------------------------
-def fori_loop(n, body, init, *, checkpoint=None, snapshots=None):
-    """``carry = body(i, carry)`` for ``i in range(n)``, as one structured loop:
-    differentiated without unrolling, in both modes. ``body`` runs on symbolic
-    values once to record it, so Python control flow inside it cannot depend
-    on the carry (use ``np.where``).
-
-    ``checkpoint``: how reverse mode gets the states it needs. ``None`` stores
-    every step's residuals; ``"ctz"`` stores at most ``floor(log2 n) + 1``
-    states and recomputes each step O(log n) times; ``"binomial"`` stores
-    ``snapshots`` states (default ``floor(log2 n) + 1``) with the fewest
-    recomputations (Revolve)."""
-    schedule = schedule_of(checkpoint, snapshots)
-    leaves, tree = flatten(init)
-    avals = [aval_of(x) for x in leaves]
-
-    def flat_body(i, *carry):
-        out = body(i, unflatten(tree, carry))
-        out_leaves, out_tree = flatten(out)
-        if out_tree != tree:
-            raise ShapeMismatchError(f"fori_loop: body returned a carry of structure {out_tree}, "
-                                     f"but the initial carry is {tree}; return the same structure")
-        for k, (o, a) in enumerate(zip(out_leaves, avals)):
-            oa = aval_of(o)
-            if oa.shape != a.shape or oa.dtype != a.dtype:
-                raise ShapeMismatchError(
-                    f"fori_loop: carry leaf {k} enters the body as {a.short()} and leaves it as "
-                    f"{oa.short()}; a loop carry keeps its shape and dtype")
-        return out_leaves
-
-    def python_loop():
-        carry = init
-        for i in range(int(n)):
-            carry = body(i, carry)
-        return carry
-
-    try:
-        prog, consts = stage_loop(flat_body, ForParams, lead=[Aval((), np.int64)], carry=avals,
-                                  name=getattr(body, "__name__", "body"), closure=True)
-    except ConcretizationError:
-        if isinstance(n, TracerBase):
-            raise
-        # the body needs a concrete counter (it indexes a NumPy array with it,
-        # or branches on it): run it as a Python loop, traced step by step
-        return python_loop()
-    traced = any(isinstance(x, TracerBase) for x in leaves) or consts or isinstance(n, TracerBase)
-    if not traced:
-        return python_loop()    # nothing to differentiate: a Python loop is the fastest
-    if schedule is None:
-        out = for_loop(n, prog, consts, leaves)
-    else:
-        out = checkpointed_loop(n, prog, consts, leaves, schedule)
-    return unflatten(tree, list(out))

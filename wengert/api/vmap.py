@@ -45,7 +45,49 @@ _LOOPED = Seen(4096)        # the functions whose batched `if` was reported
 
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None, *, engine="auto", backend="python",
          fallback=True):
-    """``fun`` vectorised over a batch axis of its arguments (module docstring)."""
+    """``fun`` vectorised over a batch axis of its arguments: one call for a batch of examples.
+
+    ``vmap(f)(xs)`` is ``stack([f(x) for x in xs])``, computed as one program of the whole
+    batch (a batched ``matmul`` is one ``matmul``). It composes with every transform in
+    any order: ``vmap(grad(loss), in_axes=(None, 0, 0))`` gives per-example gradients.
+
+    Args:
+        fun: a Python function of NumPy code, written for one example.
+        in_axes: the batch axis of each positional argument: an int (every argument),
+            None (not batched: the same for every example), or a tuple or list with one
+            entry per argument, each an int, None or a pytree prefix of its argument.
+            Negative axes count from the end. Keyword arguments are batched on axis 0.
+        out_axes: where the batch axis goes in each output (a prefix of the output's
+            pytree); None for an output that does not depend on the batch.
+        axis_size: the batch's length; needed only where no argument is batched.
+        engine: ``"auto"`` (the source engine: one vectorised code, ``.source``; an
+            ``if`` on a batched value runs both branches and joins them with ``where``),
+            ``"source"`` or ``"trace"`` (a Python ``if`` on a batched value then runs
+            the function once per example, with one ``LoopedBatchWarning``).
+        backend: ``"python"``, or ``"numba"`` to compile the batched code.
+        fallback: with ``backend="numba"``, run the Python code where numba cannot
+            compile it (one ``NumbaFallbackWarning``); ``False`` raises instead.
+
+    Returns:
+        A function of ``fun``'s arguments returning ``fun``'s outputs with a batch axis.
+
+    Raises:
+        ValueError: the batched axes differ in length, an axis is out of range, a
+            batched argument has no axis, ``in_axes`` does not match the arguments, or
+            ``out_axes`` is None for an output that depends on the batch.
+        TypeError: ``in_axes`` or ``out_axes`` holds something other than ints and None.
+        BatchedConditionError: the trace engine met Python control flow on a batched
+            value where the batch's length is not known when the code is generated.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> def loss(w, x, y):
+        ...     return (x @ w - y) ** 2
+        >>> w, X, y = np.array([1.0, -1.0]), np.array([[1.0, 2.0], [1.0, 1.0]]), np.ones(2)
+        >>> wg.vmap(wg.grad(loss), in_axes=(None, 0, 0))(w, X, y)
+        array([[-4., -8.],
+               [-2., -2.]])
+    """
     fun = transform_entry(fun, engine, "vmap", backend, fallback)
     _check_spec(in_axes, "in_axes", top=True)
     _check_spec(out_axes, "out_axes")
@@ -53,7 +95,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, *, engine="auto", backend="
                                   or isinstance(axis_size, bool) or axis_size < 0):
         raise ValueError(f"vmap: axis_size must be a non-negative int or None, got {axis_size!r}")
     # the recipe keeps the axes as given (it rebuilds the object when unpickled); one with
-    # a dict or a registered class in it shares no code with other objects (``api_codes``)
+    # a dict or a registered class in it shares no code with other objects (``api.codes``)
     recipe = ("vmap", fun, (in_axes, out_axes, axis_size),
               {"engine": engine, **options(False, backend, fallback)})
     by_source = source_transformed(

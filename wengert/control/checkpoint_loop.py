@@ -317,10 +317,32 @@ loop_reverse_p = register(Primitive(
 
 # --- the loop marker of the source engine ------------------------------
 class checkpointed:
-    """``for i in wg.checkpointed(range(n), schedule="ctz", snapshots=None):``
-    marks a loop for checkpointing in the source engine (which turns the loop
-    into a ``checkpointed_loop``). Iterated by Python (the trace engine, or a
-    loop that depends on no traced value) it is its range."""
+    """Marks a ``for`` loop for checkpointing: ``for i in wg.checkpointed(range(n)):``.
+
+    The source engine turns the loop into one ``checkpointed_loop``, whose reverse
+    sweep stores a few states and recomputes the others. Iterated by Python (the
+    trace engine, or a loop on no traced value) it is just its range.
+
+    Args:
+        iterable: a ``range``.
+        schedule: ``"ctz"`` (at most ``floor(log2 n) + 1`` states, O(log n)
+            recomputations per step) or ``"binomial"`` (Revolve: ``snapshots``
+            states, the fewest recomputations).
+        snapshots: the states ``"binomial"`` stores (default ``floor(log2 n) + 1``).
+
+    Raises:
+        ValueError: no schedule, or an unknown one.
+        UnsupportedSyntax: a ``break`` in the loop, or a loop over another iterable.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> def f(x):
+        ...     for i in wg.checkpointed(range(4), schedule="ctz"):
+        ...         x = x * 0.5 + np.sin(x)
+        ...     return x
+        >>> wg.grad(f)(1.0)
+        0.08186386417378409
+    """
 
     def __init__(self, iterable, schedule="ctz", snapshots=None):
         self.iterable = iterable

@@ -251,7 +251,30 @@ def _converted_body(fun, convert):
 
 
 class custom_jvp:
-    """``@custom_jvp`` then ``@f.defjvp def rule(primals, tangents): return out, out_dot``."""
+    """A function with your own forward-mode rule; reverse mode transposes it.
+
+    Decorate the function, then its rule with ``@f.defjvp``:
+    ``rule(primals, tangents) -> (out, out_dot)``, with tuples of the arguments
+    and of their tangents. The body runs on plain NumPy values.
+
+    Args:
+        fun: the function.
+
+    Raises:
+        NoDerivativeRule: the function is differentiated before ``defjvp`` gave it a rule.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> @wg.custom_jvp
+        ... def softplus(x):
+        ...     return np.logaddexp(0.0, x)
+        >>> @softplus.defjvp
+        ... def softplus_jvp(primals, tangents):
+        ...     x, = primals
+        ...     return softplus(x), tangents[0] / (1.0 + np.exp(-x))
+        >>> wg.grad(softplus)(0.0)
+        0.5
+    """
 
     def __init__(self, fun):
         self.fun = fun
@@ -363,8 +386,28 @@ custom_vjp_call_p = register(Primitive(
 
 
 class custom_vjp:
-    """``@custom_vjp`` then ``f.defvjp(fwd, bwd)``: ``fwd(*args) -> (out, res)``,
-    ``bwd(res, ct) -> tuple`` with one cotangent per argument."""
+    """A function with your own reverse-mode rule: the escape hatch.
+
+    Give the rule with ``f.defvjp(fwd, bwd)``: ``fwd(*args) -> (out, residuals)``,
+    ``bwd(residuals, ct) -> tuple``, one cotangent per argument. The body runs on
+    plain NumPy values at every call, so it may be anything (an ODE solver,
+    compiled code); forward mode differentiates the body where it can be traced.
+
+    Args:
+        fun: the function.
+
+    Raises:
+        NoDerivativeRule: the function is differentiated before ``defvjp``.
+
+    Example:
+        >>> import wengert as wg
+        >>> @wg.custom_vjp
+        ... def square(x):
+        ...     return x ** 2
+        >>> square.defvjp(lambda x: (x ** 2, x), lambda x, ct: (2.0 * x * ct,))
+        >>> wg.grad(square)(3.0)
+        6.0
+    """
 
     def __init__(self, fun):
         self.fun = fun

@@ -1,7 +1,7 @@
 """The staging context: what one generation of code collects, owned by it.
 
 The source engine generates a derivative's code once per kind of arguments
-(``api_source``); while it stages, three things are collected, and they
+(``api.source``); while it stages, three things are collected, and they
 belong to that one generation (never to a module, a thread or the process,
 so two generations at once, in two threads, never see each other's, and
 one generation never depends on what ran before it):
@@ -32,7 +32,7 @@ built at import (the registry, NumPy's vocabulary); caches whose entries hold
 forever, keyed by what determines them (a function's converted code, by its
 code object; a shape rule's answer, by plain shapes and dtypes: never while
 symbolic lengths are staged, whose comparisons are guards each time); each
-recipe's code (``api_codes``: shared by the derivative objects made the same
+recipe's code (``api.codes``: shared by the derivative objects made the same
 way and by the threads that call them; each entry checked at each call); the
 names of generated files (a counter) and ``linecache``. The traces in progress are per thread (``primitives.core``).
 

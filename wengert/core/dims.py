@@ -13,7 +13,7 @@ Every comparison of a Dim made while staging (``n == 1`` when broadcasting,
 is reused for new shapes where every guard gives the same answer, and
 generated again where one does not. A length that lost its expression (went
 through NumPy's C code, or ``int()``) would be written as a number; the
-source engine finds those by staging twice (``api_source``), so such code is
+source engine finds those by staging twice (``api.source``), so such code is
 only ever used at the shapes it was made for.
 
 This module keeps no state: the guards and the constants of symbolic shape
@@ -24,7 +24,6 @@ Layer: core.
 """
 from __future__ import annotations
 
-import math
 import operator
 
 import numpy as np

@@ -24,31 +24,72 @@ __all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError"
 
 
 class WengertError(Exception):
-    """Base class of every error wengert raises on purpose."""
+    """The base class of every error wengert raises on purpose.
+
+    Cause: never raised itself; each error below is a subclass, and also a
+    subclass of the builtin you would catch for the same mistake.
+
+    Fix: catch ``wg.WengertError`` to handle any of them at once; read the
+    message, which names your file and line and says what to do.
+    """
 
 
 class NonScalarOutputError(WengertError, TypeError):
-    """grad/value_and_grad of a function whose output is not a scalar."""
+    """``grad`` or ``value_and_grad`` of a function whose output is not one real number.
+
+    Cause: the function returned an array, a tuple, or a complex number (without
+    ``holomorphic=True``); a gradient is the derivative of one real output.
+
+    Fix: reduce the output (``np.sum``, ``np.mean``, a norm); take the whole
+    Jacobian with ``jacrev`` or ``jacfwd``; or one vector-Jacobian product with
+    ``vjp``. For a holomorphic complex function pass ``holomorphic=True``.
+    """
 
 
 class NonDifferentiableInputError(WengertError, TypeError):
-    """Differentiating with respect to a value that has no derivative: an
-    integer or boolean, a string, None, any other non-array object."""
+    """A derivative taken with respect to a value that has none.
+
+    Cause: an argument named by ``argnums`` (or a primal of ``jvp``, ``vjp``,
+    ``linearize``) is an integer, a boolean, a string, ``None`` or another
+    object that is not a float or a float array. The message names the argument's
+    position, name and path inside its pytree.
+
+    Fix: pass floats (``2.0``, ``x.astype(float)``), or leave the argument out
+    of ``argnums``: integer arguments (sizes, counts) are fine when not
+    differentiated.
+    """
 
 
 class InvalidFunctionError(WengertError, TypeError):
-    """A transform was given something it cannot differentiate as a function:
-    a generator or coroutine function, or an object that is not callable."""
+    """A transform was given something it cannot differentiate as a function.
+
+    Cause: a generator or coroutine function (``yield``, ``async def``), or an
+    object that is not callable; the message names where it was defined.
+
+    Fix: pass a plain function that returns its result, e.g. collect a
+    generator's values in a list and return ``np.stack`` of them.
+    """
 
 
 class OutputStructureError(WengertError, TypeError):
-    """The function's output does not have the structure the transform was
-    told to expect (``has_aux=True`` without an ``(output, aux)`` pair)."""
+    """The function's output does not have the structure the transform expects.
+
+    Cause: ``has_aux=True`` but the function did not return an ``(output, aux)``
+    pair.
+
+    Fix: return ``loss, aux`` (a 2-tuple), or drop ``has_aux=True``.
+    """
 
 
 class PytreeDepthError(WengertError, ValueError):
-    """A pytree (tuples, lists, dicts) nested deeper than ``pytree.MAX_DEPTH``.
-    ``steps`` is the path to the container that is too deep (indices, keys)."""
+    """An argument nested deeper than ``wengert.core.pytree.MAX_DEPTH`` (256) levels.
+
+    Cause: tuples, lists or dicts nested more than 256 deep, often a structure
+    that contains itself. ``steps`` is the path (indices, keys) to the container
+    that is too deep; the message names the argument.
+
+    Fix: flatten the structure, or pass its leaves as an array.
+    """
 
     def __init__(self, message, steps=()):
         super().__init__(message)
@@ -56,23 +97,50 @@ class PytreeDepthError(WengertError, ValueError):
 
 
 class UnpicklableError(WengertError, pickle.PicklingError):
-    """An object bound to the values of one evaluation (a pullback, a linear
-    function) cannot travel by reference; the message says what to send."""
+    """A pullback or linear function was pickled.
+
+    Cause: the functions returned by ``vjp`` and ``linearize`` hold the values of
+    one evaluation, so they cannot travel to another process by reference.
+
+    Fix: send the function and its primals instead, and call ``wg.vjp`` or
+    ``wg.linearize`` where they arrive. Functions made by ``wg.grad``,
+    ``jacfwd``... pickle fine.
+    """
 
 
 class BackendError(WengertError, ValueError):
-    """A ``backend`` that does not exist, or one the chosen engine cannot use
-    (``backend="numba"`` compiles generated code: the trace engine has none)."""
+    """A ``backend`` that does not exist, or one the chosen engine cannot use.
+
+    Cause: ``backend=`` is neither ``"python"`` nor ``"numba"``; or
+    ``backend="numba"`` with ``engine="trace"``, which generates no code to
+    compile; or an invalid ``WENGERT_NUMBA_MAX_LINES``.
+
+    Fix: use ``backend="python"`` or ``"numba"`` with ``engine="auto"`` or
+    ``"source"``.
+    """
 
 
 class NumbaMissingError(WengertError, ImportError):
-    """``backend="numba"`` without numba installed."""
+    """``backend="numba"`` without numba installed.
+
+    Cause: numba is an optional dependency of wengert.
+
+    Fix: ``pip install -e ".[numba]"`` from the checkout (or ``pip install
+    numba``), or use ``backend="python"``.
+    """
 
 
 class NumbaCompileError(WengertError, NotImplementedError):
-    """``backend="numba", fallback=False`` on code numba cannot compile: a
-    construct with no spelling in numba's subset, or numba's typing refused
-    it. ``construct`` says which."""
+    """numba cannot compile the generated code, and ``fallback=False`` was given.
+
+    Cause: the code holds a construct with no spelling in numba's subset (values
+    whose length varies per iteration, SciPy calls, a NumPy function numba
+    lacks), numba's typing refused it, or it is longer than
+    ``WENGERT_NUMBA_MAX_LINES``. ``construct`` says which.
+
+    Fix: leave ``fallback=True`` (the default: the Python backend runs it, with
+    a ``NumbaFallbackWarning``), or rewrite the construct named.
+    """
 
     def __init__(self, message, construct=None):
         super().__init__(message)
@@ -80,36 +148,90 @@ class NumbaCompileError(WengertError, NotImplementedError):
 
 
 class NumbaFallbackWarning(UserWarning):
-    """``backend="numba"`` ran the Python backend instead, for one function:
-    numba cannot compile a construct of its code (named in the message)."""
+    """A warning: ``backend="numba"`` ran the Python backend for one function.
+
+    Cause: numba cannot compile a construct of its generated code (named in the
+    message, with the function's file and line). Issued once per function.
+
+    Fix: nothing, if the Python backend's speed is fine; else rewrite the
+    construct, or pass ``fallback=False`` to get a ``NumbaCompileError``.
+    """
 
 
 class LoopedBatchWarning(UserWarning):
-    """``wg.vmap`` of the trace engine ran a function once per example of the batch: it
-    takes Python control flow on a batched value (the source engine batches it)."""
+    """``wg.vmap`` ran a function once per example of the batch.
+
+    Cause: with the trace engine, the function takes a Python ``if``/``while`` (or
+    ``int()``, ``bool()``) on a value that differs between examples, so no single
+    program serves the whole batch. The answer is right, but a loop over the batch.
+
+    Fix: use the source engine (``engine="auto"``, the default, or ``"source"``): it
+    batches such an ``if`` as both branches joined by ``where`` and such a ``while``
+    as one loop until every example is done. Or write ``np.where`` yourself.
+    """
 
 
 class NoDerivativeRule(WengertError, NotImplementedError):
-    """A NumPy (or Python) function without a registered rule was called on a
-    traced value."""
+    """A function without a derivative rule was called on a value being differentiated.
+
+    Cause: a NumPy, SciPy or Python function wengert has no rule for (see the
+    supported functions) met a traced value.
+
+    Fix: write it with supported functions, or wrap the call in a function of
+    your own with ``wg.custom_jvp`` or ``wg.custom_vjp``: its body then runs on
+    plain NumPy values and your rule gives the derivative. The message shows a
+    three-line example.
+    """
 
 
 class UnsupportedFunctionError(NoDerivativeRule):
-    """``math.sin`` and friends called on a traced value."""
+    """A ``math`` function without a NumPy twin met a traced value.
+
+    Cause: ``math.sin`` and the like work on Python floats only; wengert maps
+    most of them to NumPy, and this one has no twin with a rule.
+
+    Fix: use the NumPy function (``np.sin``), or wrap the call in
+    ``wg.custom_jvp`` / ``wg.custom_vjp``.
+    """
 
 
 class ShapeMismatchError(WengertError, ValueError):
-    """Operands or cotangents whose shapes do not fit."""
+    """Shapes that do not fit.
+
+    Cause: operands that do not broadcast; a tangent or cotangent whose shape or
+    structure differs from its primal's or output's; a loop carry that changes
+    shape; an in-place ``y op= v`` whose result would be larger than ``y``.
+
+    Fix: give each tangent its primal's shape, each cotangent its output's, and
+    keep a loop carry's shape and dtype fixed. The message names both shapes.
+    """
 
 
 class ConcretizationError(WengertError, TypeError):
-    """A symbolic value was used where Python needs a concrete one."""
+    """A traced value was used where Python needs a concrete one.
+
+    Cause: ``int(x)``, ``bool(x)``, ``x.item()`` or indexing with a traced value
+    where the engine records a program (a ``fori_loop`` body, the trace engine
+    meeting ``np.array([a, b])``, a function NumPy converts before wengert sees
+    it).
+
+    Fix: use ``engine="auto"`` (the default), which converts these calls in the
+    source; write ``np.stack([a, b])`` instead of ``np.array([a, b])``; or use
+    ``np.where`` instead of branching on a value inside a ``fori_loop`` body.
+    """
 
 
 class BatchedConditionError(ConcretizationError):
-    """A Python ``if``/``while``/``int()`` on a batched value inside ``wg.vmap`` (each
-    example may answer differently). ``trace`` is the batching trace the value belongs to:
-    ``vmap`` of the trace engine runs such a function one example at a time."""
+    """Python control flow on a batched value inside ``wg.vmap`` that cannot be batched.
+
+    Cause: an ``if``, ``while``, ``int()`` or ``bool()`` of the trace engine met a value
+    that differs between examples (each example may answer differently), where the
+    batch cannot be run one example at a time (its length is not known yet). ``trace``
+    is the batching trace the value belongs to.
+
+    Fix: use the source engine (``engine="auto"`` or ``"source"``), which batches an
+    ``if``/``while`` on a batched value, or write the choice with ``np.where``.
+    """
 
     def __init__(self, message, trace=None):
         super().__init__(message)
@@ -117,7 +239,15 @@ class BatchedConditionError(ConcretizationError):
 
 
 class UnsupportedDtypeError(WengertError, TypeError):
-    """A value of a dtype an operation has no rule for (complex)."""
+    """A value of a dtype an operation has no rule for.
+
+    Cause: a complex value reached a primitive whose rules were not checked for
+    complex numbers (``sign``, ordering, ``maximum``); or an in-place ``y op= v``
+    that NumPy refuses (``int += float``).
+
+    Fix: apply the operation to real values (``np.real``, ``np.imag``,
+    ``np.abs`` of the complex ones), or give the array the dtype of its result.
+    """
 
     @classmethod
     def complex_operand(cls, prim_name):
@@ -131,12 +261,17 @@ class UnsupportedDtypeError(WengertError, TypeError):
 
 
 class InPlaceUpdateError(WengertError, TypeError):
-    """``x[i] = v`` on a traced array in the trace engine (arrays being
-    differentiated are values: update them functionally); in the source
+    """A write into an array that wengert cannot follow.
+
+    Cause: ``x[i] = v`` on a traced array in the trace engine; or, in the source
     engine, a write into an array that another live name may share (a view,
-    ``z = y``), where the functional update would differ from Python. The
-    latter sets ``filename``, ``lineno`` (of the write) and ``names`` (the
-    written name and its alias)."""
+    ``z = y``) and that is read after the write. Then ``filename``, ``lineno``
+    (of the write) and ``names`` (the written name and its alias) say where.
+
+    Fix: copy before writing (``y = x.copy()``), or update functionally with
+    ``wg.at(x)[i].set(v)``; in the trace engine use ``engine="auto"``, whose
+    source engine turns ``x[i] = v`` into a functional update.
+    """
 
     def __init__(self, message, filename=None, lineno=None, names=()):
         super().__init__(message)
@@ -144,12 +279,28 @@ class InPlaceUpdateError(WengertError, TypeError):
 
 
 class LeakedTracerError(WengertError, RuntimeError):
-    """A traced value escaped the transformation that created it."""
+    """A traced value escaped the transformation that created it.
+
+    Cause: a value being differentiated was stored outside the function (a
+    global, a list, an attribute) and used after, or closed over by a custom
+    rule.
+
+    Fix: return the value from the function, or pass it in as an argument.
+    """
 
 
 class UnsupportedSyntax(WengertError, NotImplementedError):
-    """The source engine met a construct it cannot transform. ``filename``,
-    ``lineno``, ``col`` and ``construct`` say where and what."""
+    """The source engine met a construct it cannot transform.
+
+    Cause: Python the source engine does not accept (``try``, ``with``,
+    ``global``, assignment into a global array, a list changed in place under a
+    branch on a traced value...). ``filename``, ``lineno``, ``col`` and
+    ``construct`` say where and what.
+
+    Fix: with ``engine="auto"`` (the default) wengert falls back to tracing, with
+    one warning; else rewrite the construct as the message says, or pass
+    ``engine="trace"``.
+    """
 
     def __init__(self, message, filename=None, lineno=None, col=None, construct=None):
         super().__init__(message)

@@ -51,7 +51,7 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
   time) or ``expression`` (``abs(x)``, ``a + b``, ``np.sum(x, axis=0)``;
   ``pass_rules.py`` has the common ones) the code generator asks first, with
   ``python_scalars`` for primitives that pass values through;
-* ``lower``  its imperative form (``backends/lower.py``): a ``LowerRule``
+* ``lower``  its imperative form (``lower/__init__.py``): a ``LowerRule``
   (``rules.py``) saying whether its result is a new array, which operand an
   in-place form overwrites (``x[i] += v``), how a sum into an accumulator
   moves into it, and, for control flow, how ownership of arrays passes
@@ -181,7 +181,7 @@ class Primitive:
         self.algebra = algebra
         self.print = print
         self.emit = emit
-        self.lower = lower                  # its imperative form (``backends/lower.py``)
+        self.lower = lower                  # its imperative form (``lower/__init__.py``)
         # a ufunc's 0-d result is a NumPy scalar (``elementwise_aval`` marks its rule)
         self.numpy_scalar = (getattr(abstract_eval, "ufunc", False) if numpy_scalar is None
                              else numpy_scalar)

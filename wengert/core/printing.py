@@ -93,7 +93,7 @@ class Namer:
     for an input, ``v`` for a body value) and a counter shared by the whole
     listing. One Namer names a whole nested program (``walk``), so a
     sub-program's names never clash with the enclosing program's;
-    ``pycodegen`` uses the same names."""
+    ``python.codegen`` uses the same names."""
 
     def __init__(self):
         self.names = {}

@@ -10,7 +10,7 @@ Invariants:
   not bounded by the interpreter's recursion limit;
 * a ``Tree`` compares and hashes by its *key*: the flat preorder list of its
   nodes (kind and arity, a dict's keys, a node's class and its static data), made once, on
-  first use. It is the cache key of a structure (``api_source``), so two trees are the
+  first use. It is the cache key of a structure (``api.source``), so two trees are the
   same key exactly when they rebuild the same structure;
 * nesting is limited: a container sits at most ``MAX_DEPTH`` levels inside
   the outermost one given to ``flatten`` (the API flattens the tuple of the

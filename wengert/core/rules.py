@@ -137,7 +137,7 @@ PY_NUMBERS = (int, float, complex)
 
 
 class LowerRule:
-    """A row's ``lower`` rule: what ``backends/lower.py`` needs to write the
+    """A row's ``lower`` rule: what ``lower/__init__.py`` needs to write the
     row's application imperatively. Every method has the default of a row
     that says nothing: its result may share memory with any operand, it
     updates nothing in place, absorbs no sum and holds no sub-Program whose
@@ -175,7 +175,7 @@ class LowerRule:
     the equation of the sum the row's ``x[i] += v`` performs on one element,
     and of ``out = x`` with ``v`` stored at ``position`` (one axis).
     ``promote(eqn, carried)``: a loop's equations with elements carried from
-    step to step held in scalars (``lower_carry.py``), or None."""
+    step to step held in scalars (``lower.carry``), or None."""
 
     def fresh(self, eqn):
         return False
@@ -251,7 +251,7 @@ class ElementwiseLower(Fresh):
     # elements on writing is as fast, and far faster where a new array costs
     # page faults. Judged at the sizes the code is staged at (a symbolic
     # length's value there): code staged at one element holds there only
-    # (``api_source``: the text differs when staged again at n + 1)
+    # (``api.source``: the text differs when staged again at n + 1)
     SMALLEST = 2
 
     def __init__(self, ufunc, op=None):

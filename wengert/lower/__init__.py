@@ -44,9 +44,9 @@ of its Program and is no output of it.
    nothing reads again is dropped; ``merge_sums``: two additions to one
    element in a step are one.
 
-The steps live in ``lower_sums.py`` (1), ``lower_carry.py`` (1b),
-``lower_owner.py`` (2) and ``lower_facts.py`` (3). These modules name no primitive: every fact about a
-row is its ``lower`` rule's (``primitives/rules.py``: ``LowerRule``).
+The steps live in ``lower.sums`` (1), ``lower.carry`` (1b),
+``lower.owner`` (2) and ``lower.facts`` (3). These modules name no primitive: every fact about a
+row is its ``lower`` rule's (``core/rules.py``: ``LowerRule``).
 
 Layer: lower.
 """
@@ -91,7 +91,7 @@ class Lowered:
 
 def lower(prog, loops=True, floats=True):
     """``prog`` (a verified Program) in imperative form (``Lowered``);
-    ``loops``: with step 1b (``lower_carry``; off: to compare against);
+    ``loops``: with step 1b (``lower.carry``; off: to compare against);
     ``floats``: with the Python-float stand-ins of step 3 (``python_floats``;
     off for a compiler that types its scalars itself)."""
     verify(prog)

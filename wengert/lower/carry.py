@@ -27,7 +27,7 @@ addition waits in the scalar ``c`` and reaches the array when the next
 step reads it. The rows' ``lower.promote`` rule (the loop's) asks
 ``Carried`` for the carries it may promote and for the rewritten body;
 the rows' ``lower.element`` rules say which equations read, set or add to
-one element (``primitives/rules.py``). This module names no primitive.
+one element (``core/rules.py``). This module names no primitive.
 
 Layer: lower.
 """

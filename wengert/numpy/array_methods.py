@@ -4,7 +4,7 @@
 ``np.sin`` on a tracer becomes ``sin``, ``x.sum(axis=0)`` becomes
 ``reduce_sum``: plain ``import numpy as np`` code runs unchanged on tracers.
 The maps from NumPy's callables to primitive wrappers are
-``numpy_functions`` and ``numpy_ufuncs``; a NumPy function with no entry
+``numpy.functions`` and ``numpy.ufuncs``; a NumPy function with no entry
 raises ``NoDerivativeRule`` naming it. Array methods take NumPy's parameter
 names (``x.swapaxes(axis1, axis2)``).
 
@@ -128,7 +128,7 @@ class ArrayMethods:
     def T(self):
         return shape.transpose(self)
 
-    # complex parts, as np.real / np.imag / np.conj give them (numpy_complex)
+    # complex parts, as np.real / np.imag / np.conj give them (numpy.complex)
     @property
     def real(self):
         return npc.FUNCTIONS[np.real](self)

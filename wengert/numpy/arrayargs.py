@@ -1,5 +1,5 @@
-"""What the family wrappers of the library table share (``numpy_functions``,
-``numpy_shapes``, ``numpy_select``, ``numpy_stencils``...): NumPy's
+"""What the family wrappers of the library table share (``numpy.functions``,
+``numpy.shapes``, ``numpy.select``, ``numpy.stencils``...): NumPy's
 parameters (a value not given, one refused, ``out=``, ``keepdims``, dtypes),
 operands as NumPy sees them, axes
 checked as NumPy checks them, a slice or index array along one axis, and

@@ -4,7 +4,7 @@ functions written as composites of primitive wrappers, so their
 derivatives of every order follow: ``sinc``, ``nan_to_num``, ``fmax``,
 ``fmin``, ``linspace``, ``interp``, ``convolve``, ``correlate``,
 ``polyval``, ``trapezoid``, ``ptp``, ``average``, ``vdot``; and the
-NaN-ignoring reductions of ``numpy_nan`` (``nansum``...), whose entries this
+NaN-ignoring reductions of ``numpy.nan`` (``nansum``...), whose entries this
 module's table includes.
 
 Contract, as for every family of the library table: each wrapper takes the

@@ -1,6 +1,6 @@
 """NumPy's functions on traced values: the registry's map from NumPy
-functions to primitive wrappers (``numpy_api`` dispatches to it; the ufuncs'
-map is ``numpy_ufuncs``).
+functions to primitive wrappers (``numpy.array_methods`` dispatches to it; the ufuncs'
+map is ``numpy.ufuncs``).
 
 Contract: each entry of ``FUNCTIONS`` takes exactly the parameters of the
 NumPy function it stands for, under NumPy's names, kinds and defaults (its

@@ -13,7 +13,7 @@ A call reaches its wrapper in one of three ways:
   sees these calls (NumPy converts the traced value with ``__array__``
   first), and its error says so.
 
-Each family module (``numpy_functions``, ``numpy_ufuncs``, ...) defines any
+Each family module (``numpy.functions``, ``numpy.ufuncs``, ...) defines any
 of ``FUNCTIONS``, ``UFUNCS`` and ``CALLS`` as dicts from the library's
 callable to the wrapper, and may define ``NAMES`` (callable -> the name a
 user writes, ``"scipy.special.gammaln"``) where the callable's own
@@ -23,7 +23,7 @@ composed of primitives that each accept complex values can still be wrong
 on them (``norm`` as ``sqrt(sum(x * x))`` wants ``|x|``), so a complex
 operand reaches only the audited ones (``complex_ok``); any other raises
 ``UnsupportedDtypeError`` naming the function. The table is built once, at
-import (``numpy_families`` enters NumPy's families: this module imports no
+import (``numpy`` enters NumPy's families: this module imports no
 family, so a family may run user code through the recorder, whose tracers
 look their wrappers up here); SciPy's families are imported the first time a SciPy callable is
 looked up, so wengert itself needs NumPy only.
@@ -62,7 +62,7 @@ _RESOLVERS: list = []
 
 
 def add_family(module):
-    """Enter a family module's tables (``numpy_families`` does so for NumPy's
+    """Enter a family module's tables (``numpy`` does so for NumPy's
     at import; ``load_scipy`` for SciPy's when first needed)."""
     for table, attr in ((FUNCTIONS, "FUNCTIONS"), (UFUNCS, "UFUNCS"), (CALLS, "CALLS")):
         table.update(getattr(module, attr, {}))

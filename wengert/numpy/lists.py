@@ -3,7 +3,7 @@
 
 NumPy has no dispatch protocol for these calls: it converts each element of
 the list with ``__array__`` before any of its functions could see a traced
-value. The source engine (``source_runtime.call``) calls the wrappers of
+value. The source engine (``source.runtime.call``) calls the wrappers of
 ``CALLS`` in place of the NumPy callable whenever an argument holds a traced
 value; each wrapper turns the lists into one traced array (``as_array``) and
 calls the NumPy function on it, which then dispatches to its rule through

@@ -1,6 +1,6 @@
 """NumPy's NaN-ignoring reductions on traced values (``nansum``,
 ``nanmean``, ``nanvar``, ``nanstd``, ``nanmax``, ``nanmin``, ``nanprod``,
-``nancumsum``), part of the math family: ``numpy_math`` includes this
+``nancumsum``), part of the math family: ``numpy.elementary`` includes this
 module's ``FUNCTIONS`` in its own.
 
 Each is the plain reduction of ``where(isnan(a), fill, a)``: the NaN entries

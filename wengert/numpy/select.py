@@ -1,5 +1,5 @@
 """NumPy's sorting, gathering and selecting functions on traced values
-(part of the ``numpy_shapes`` family, which lists them in its table).
+(part of the ``numpy.shapes`` family, which lists them in its table).
 
 ``sort`` and ``partition`` gather their operand at index arrays that the
 ``argsort`` / ``partition_index`` primitives compute when the program runs,
@@ -7,7 +7,7 @@
 integer array is a run-time operand of ``getitem``), ``select`` is a chain
 of ``where``. Their derivatives are those of the gather (a scatter-add
 backwards) and of ``where``. (``piecewise``, which runs the user's
-functions and so stages them, is ``numpy_piecewise``.)
+functions and so stages them, is ``numpy.piecewise``.)
 
 Layer: numpy.
 """

@@ -1,8 +1,8 @@
 """NumPy's shape and arrangement functions on traced values (the library
 table's ``FUNCTIONS``, see ``library``): running products, repeating,
 tiling, rolling, flipping, triangles, cross products, splitting, grids.
-The family's table also takes in ``numpy_stencils`` (diff, gradient, pad)
-and ``numpy_select`` (sorting, gathering, selecting).
+The family's table also takes in ``numpy.stencils`` (diff, gradient, pad)
+and ``numpy.select`` (sorting, gathering, selecting).
 
 Each is a composite of the shape and index primitives (``getitem`` with
 slices or index arrays, ``concatenate``, ``reshape``, ``broadcast_to``,
@@ -12,7 +12,7 @@ product whose derivative never divides by the operand), and the index arrays
 computed from values (``gather``: ``argsort``, ``partition_index``), which
 run when the program runs.
 
-Contract, as ``numpy_functions``: every wrapper takes NumPy's exact
+Contract, as ``numpy.functions``: every wrapper takes NumPy's exact
 signature; what shapes an output (repeat counts, shifts, split points, pad
 widths) must be a Python value, never a traced one, and a parameter value
 that is not implemented raises ``NoDerivativeRule``.

@@ -1,5 +1,5 @@
 """NumPy's differences and padding on traced values (part of the
-``numpy_shapes`` family, which lists them in its table): ``diff``,
+``numpy.shapes`` family, which lists them in its table): ``diff``,
 ``gradient`` (even spacing or coordinate arrays, edge orders 1 and 2) and
 ``pad`` (constant, edge, reflect, symmetric, wrap).
 

@@ -1,5 +1,5 @@
 """NumPy's ufuncs on traced values: the map from each ufunc to the
-primitive wrapper it becomes, and its keywords (``numpy_api`` dispatches
+primitive wrapper it becomes, and its keywords (``numpy.array_methods`` dispatches
 ``__array_ufunc__`` here).
 
 Contract: the keywords every ufunc takes are implemented (``dtype``: NumPy

@@ -2,7 +2,7 @@
 order ``v`` and argument ``x``, and SciPy's faster ufuncs for orders 0 and 1
 (``i0``, ``i1``, ``i0e``, ``i1e``).
 
-Each row is made as the other special-function rows are (``special_prims``:
+Each row is made as the other special-function rows are (``primitives.special``:
 the impl calls SciPy, imported on first use; the dtype is SciPy's). A
 derivative in ``x`` is the function's neighbours (``jv' = (j_{v-1} - j_{v+1})
 / 2``), written with these wrappers, so every order follows; a derivative in

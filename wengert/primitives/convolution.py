@@ -1,7 +1,7 @@
 """``convolve``: the discrete convolution of two 1-D arrays, in NumPy's
 ``full`` mode or its ``valid`` mode (the first operand at least as long as
 the second), the one primitive under ``np.convolve`` and ``np.correlate``
-(``same`` is a slice of ``full``, taken by the wrappers in ``numpy_math``).
+(``same`` is a slice of ``full``, taken by the wrappers in ``numpy.elementary``).
 
 It is bilinear, so its jvp is two convolutions and its transpose in either
 operand is a correlation with the other: a convolution with the other

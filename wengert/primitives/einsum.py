@@ -10,7 +10,7 @@ wrapper that brings NumPy's forms to it.
 * The wrapper ``einsum`` normalises NumPy's forms into that: implicit output,
   ``...`` (expanded into fresh letters) and size-1 broadcast axes (squeezed
   away). It takes the subscripts-string form; ``np.einsum``'s interleaved
-  (sublist) form is turned into it by ``numpy_functions``.
+  (sublist) form is turned into it by ``numpy.functions``.
 
 Layer: primitives.
 """

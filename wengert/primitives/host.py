@@ -41,8 +41,15 @@ __all__ = ["EnvRef", "env_read", "host_call", "check_value", "out_aval_of", "Hos
 
 
 class HostCallError(WengertError, RuntimeError):
-    """A call made at run time returned a value of another shape or dtype
-    than when the code was generated."""
+    """A call made by the generated code returned another shape or dtype than before.
+
+    Cause: a function the code calls at each call rather than converts (a C
+    method of an outside object, the body of a ``custom_vjp``) returned a value
+    of another shape or dtype than when the code was generated.
+
+    Fix: keep such a call's output shape fixed for given argument shapes, or
+    make the shape depend on the arguments' shapes only.
+    """
 
 
 class EnvRef:

@@ -40,8 +40,14 @@ __all__ = ["qr", "pinv", "lstsq", "RankDeficientError"]
 
 
 class RankDeficientError(WengertError, ValueError):
-    """``lstsq`` on a tall matrix of deficient rank: NumPy's residuals are then
-    an empty array, whose shape depends on the values."""
+    """``np.linalg.lstsq`` on a tall matrix of deficient rank.
+
+    Cause: NumPy's residuals are then an empty array, a shape that depends on
+    the values, which generated code cannot have.
+
+    Fix: use ``np.linalg.pinv(a) @ b`` for the minimum-norm solution and
+    compute the residuals from it.
+    """
 
 
 def _dtype_of(x):

@@ -158,7 +158,7 @@ class FunctionalUpdateEmit(EmitRule):
     def functional(self, code, eqn, ins, py, out, inplace=False):
         """The lines making ``out`` a new array: ``x`` with ``v`` added or set
         (``inplace``: ``x`` itself, changed, when nothing reads it afterwards:
-        ``backends/lower.py``)."""
+        ``lower/__init__.py``)."""
         x, v, *dyn = eqn.inputs
         dtype = eqn.outputs[0].aval.dtype
         if set(eqn.params) != {"idx"} or not np.can_cast(v.aval.dtype, dtype, "same_kind") \
@@ -350,8 +350,25 @@ index_set_p = register(Primitive("index_set", nargs=None, impl=index_set_impl, j
 
 
 class IndexUpdater:
-    """``wg.at(x)[idx].set(v)`` / ``.add(v)``: functional updates, as JAX's
-    ``x.at[idx].set(v)``; the caller's array is never written."""
+    """Functional index updates: ``wg.at(x)[idx].set(v)`` and ``.add(v)``.
+
+    JAX's ``x.at[idx].set(v)``: a new array, ``x`` is never written. Both engines
+    differentiate it with respect to ``x`` and ``v``. (The source engine also turns
+    ``x[i] = v`` into such an update.)
+
+    Args:
+        x: the array.
+        idx: the index (given by ``[...]``): ints, slices, int arrays, masks.
+
+    Raises:
+        ShapeMismatchError: ``v`` does not broadcast to ``x[idx]``'s shape.
+
+    Example:
+        >>> import numpy as np, wengert as wg
+        >>> x = np.zeros(3)
+        >>> wg.at(x)[1].set(5.0), wg.at(x)[0].add(2.0), x
+        (array([0., 5., 0.]), array([2., 0., 0.]), array([0., 0., 0.]))
+    """
 
     __slots__ = ("x", "idx")
 

@@ -2,12 +2,12 @@
 that no composition of NumPy primitives computes accurately (log-gamma and
 its derivatives, the inverse error functions, the regularized incomplete
 gamma and beta functions; the Bessel functions, made with the same helpers,
-are in ``special_bessel``).
+are in ``primitives.bessel``).
 
 Contract: registered with every other primitive, so the registry is fixed
 at import; their impls call SciPy, imported the first time one runs, so
-wengert itself imports without SciPy (only ``scipy_special`` and
-``scipy_stats``, loaded with SciPy, make these primitives). Each impl keeps
+wengert itself imports without SciPy (only ``scipy.special`` and
+``scipy.stats``, loaded with SciPy, make these primitives). Each impl keeps
 SciPy's dtype (float32 stays float32).
 
 jvp rules are written with wrappers of primitives that have rules of their

@@ -1,4 +1,4 @@
-"""The distributions of ``scipy_stats`` as functions of primitives, before any
+"""The distributions of ``scipy.stats`` as functions of primitives, before any
 binding to SciPy's call conventions: each continuous distribution standardised
 (``z = (x - loc) / scale``, its shape parameters after ``z``), each discrete one
 as its log-pmf in ``k``, with the support and the valid parameters.
@@ -11,7 +11,7 @@ by default). ``DISCRETE``: name -> (shape parameter names, logpmf, support,
 valid). Every function is written with primitive wrappers, so it differentiates
 in every mode; a function evaluated outside its support is evaluated at a point
 inside and masked, so no inf or nan reaches a derivative through the branch not
-taken. ``scipy_stats`` binds them to SciPy's ``(x, *args, **kwds)``.
+taken. ``scipy.stats`` binds them to SciPy's ``(x, *args, **kwds)``.
 
 Layer: scipy.
 """

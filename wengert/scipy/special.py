@@ -6,7 +6,7 @@ engines, through ``__array_ufunc__``) and its Python functions
 Imported by ``library.load_scipy`` only, so wengert needs SciPy only where a
 SciPy function is used. A function is a composition of primitives where that
 is accurate (``ndtr`` through ``erfc``, ``log_expit`` through ``logaddexp``,
-``xlogy``...); the others are primitives of ``special_prims``.
+``xlogy``...); the others are primitives of ``primitives.special``.
 
 Every wrapper takes SciPy's parameters under SciPy's names; a value wengert
 does not implement (a traced ``n`` of ``polygamma``...) raises

@@ -18,8 +18,8 @@ A frozen distribution with traced parameters, ``norm(loc, scale)``, is a
 ``Frozen`` object whose methods call the same wrappers; SciPy's own frozen
 object (parameters not traced) has its methods resolved to them
 (``RESOLVE``). ``multivariate_normal`` and ``dirichlet`` are in
-``scipy_stats_multivariate``; the distributions themselves, as functions of
-primitives in a standardised ``z`` (or ``k``), are in ``scipy_stats_densities``:
+``scipy.multivariate``; the distributions themselves, as functions of
+primitives in a standardised ``z`` (or ``k``), are in ``scipy.densities``:
 this module binds them to SciPy's call conventions and fills the tables.
 
 Layer: scipy.

@@ -17,7 +17,7 @@ The pass names no primitive: what it may rewrite is on the rows.
   ``dup``s: they show the seeds' duality;
 * repeated literals (the row's ``algebra.scalar_literals``): an array literal
   of one value repeated is that value, broadcasting making the rest;
-* signs (with ``copies``; the row's ``algebra``, ``primitives/pass_rules.py``):
+* signs (with ``copies``; the row's ``algebra``, ``core/pass_rules.py``):
   ``-(-x)`` is ``x`` (what transposing ``sub`` twice leaves), and a negation
   moves out of the way until an ``add``, ``sub`` or ``neg`` absorbs it:
   ``a + (-b)`` is ``a - b``, ``a - (-b)`` is ``a + b``, and ``(-a) * b`` is

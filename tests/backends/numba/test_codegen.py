@@ -23,7 +23,7 @@ numba compiles take 0.1-1 s each (2.5 minutes in all on 2 cores with an
 empty cache, 40 s with it), so these tests carry the ``numba`` mark:
 ``make test-numba`` runs them (``.ci/run`` calls it); ``make test`` leaves
 them out (pyproject's ``addopts``). The compiled code is cached on disk
-(``numbagen.cache_dir``), so a second run is quicker.
+(``numba.codegen.cache_dir``), so a second run is quicker.
 """
 from __future__ import annotations
 

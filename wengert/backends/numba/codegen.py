@@ -2,7 +2,7 @@
 
     numba_codegen : Lowered -> NumbaFunction     (called like ``codegen``'s result)
 
-The code is ``pycodegen``'s, written by a ``CodeWriter`` subclass that
+The code is ``python.codegen``'s, written by a ``CodeWriter`` subclass that
 spells the few things numba's subset lacks differently:
 
 * a loop's stored per-iteration values are always typed arrays,
@@ -15,7 +15,7 @@ spells the few things numba's subset lacks differently:
   axis with an int (``np.sum(x, axis=1)``, where numba has that form);
 * ``np.add.at`` at one index array as a loop; ``np.matmul`` as ``@`` on
   operands of at most 2 dimensions, else as a loop over the batch
-  (``numbamatmul``);
+  (``numba.matmul``);
   ``np.abs`` for Python's ``abs``; a reshape of a number as ``np.full``, of
   an array made contiguous first (numba reshapes no other).
 
@@ -51,7 +51,7 @@ from ...core.ir import Ident, Lit, aval_of
 from ...core.shapes import result_dtype
 from . import matmul as numbamatmul
 from ..python.codegen import CodeWriter, generate_source
-from .compiled import HELPERS, NumbaFunction, helper, load_numba
+from .compiled import HELPERS, NumbaFunction, load_numba, numba_helper
 from .scratch import REUSE_HELPERS, reusable, with_scratch
 
 __all__ = ["numba_codegen", "NumbaUnsupported", "NumbaWriter", "refuse"]
@@ -83,7 +83,7 @@ class NumbaUnsupported(Exception):
 
 
 class NumbaWriter(CodeWriter):
-    """``pycodegen``'s writer, spelling the code in numba's subset."""
+    """``python.codegen``'s writer, spelling the code in numba's subset."""
 
     # numba types its scalars itself: NumPy's spelling, no Python-float stand-ins
     LOWERING = {"loops": True, "floats": False}
@@ -138,7 +138,7 @@ class NumbaWriter(CodeWriter):
     def add_at(self, target, where, value, rows):
         # the lengths compared as the numbers they stand for (comparing Dims
         # would add guards): equal where the Program was staged, so wherever
-        # its code is reused (``api_source``: only where staging gives the same)
+        # its code is reused (``api.source``: only where staging gives the same)
         if rows is None or list(plain_numbers(list(rows[0]))) != list(plain_numbers(list(rows[1]))):
             raise NumbaUnsupported(f"np.add.at({target}, {where}, ...), a scatter-add at "
                                    "positions other than one index array")
@@ -185,7 +185,7 @@ class NumbaWriter(CodeWriter):
             write, name, make = spelling
 
             def helper():
-                found = helper(name, make)
+                found = numba_helper(name, make)
                 return self.bind(name, found, f"wengert's numba {fn} (NumPy's)")
             return write(self, ins, eqn, helper)
         return super().numpy_call(fn, ins, eqn)
@@ -263,7 +263,7 @@ def _fits(x, dt):
 def _othershelper(fn):
     """A numba function: ``fn`` (``_OTHERS``) over the last axis of a
     C-contiguous 2-D array, each row apart (same shape out)."""
-    return helper(f"others {fn}", lambda: _njit_text(_OTHERS[fn], f"{fn}_last_axis"))
+    return numba_helper(f"others {fn}", lambda: _njit_text(_OTHERS[fn], f"{fn}_last_axis"))
 
 
 # functions of the entries of a row, one value per entry (the rows of a 2-D
@@ -324,7 +324,7 @@ def _njit_text(text, name):
 def _last_axishelper(fn):
     """A numba function: NumPy's ``fn`` over the last axis of a C-contiguous
     array (``x.fn(axis=-1)``), a loop over the other items."""
-    return helper(f"last axis {fn}", lambda: _njit_text(
+    return numba_helper(f"last axis {fn}", lambda: _njit_text(
         _LAST_AXIS_TEXT.format(fn=fn, dtype=_LAST_AXIS[fn]), f"{fn}_last_axis"))
 
 
@@ -413,7 +413,7 @@ def _reuse_scratch(source, namespace, fname):
     source, helpers, param = with_scratch(source, fname, allocs, namespace, np_name)
     notes = []
     for name, kind in helpers.items():
-        namespace[name] = helper(f"reuse_{kind}",
+        namespace[name] = numba_helper(f"reuse_{kind}",
                                  lambda kind=kind: load_numba().njit(REUSE_HELPERS[kind]))
         what = "np.empty of a buffer that doubles" if kind == "rows" else f"np.{kind}"
         notes.append(f"#   {name} = wengert's {what}, reusing a buffer of an earlier call")

@@ -33,7 +33,7 @@ import numpy as np
 
 from ...core.errors import NumbaMissingError
 
-__all__ = ["NumbaFunction", "load_numba", "cache_dir", "helper", "HELPERS", "NUMBA_INSTALL"]
+__all__ = ["NumbaFunction", "load_numba", "cache_dir", "numba_helper", "HELPERS", "NUMBA_INSTALL"]
 
 NUMBA_INSTALL = "pip install 'wengert[numba]' (or: pip install numba)"
 
@@ -48,11 +48,11 @@ def load_numba():
     return numba
 
 
-HELPERS = {}           # key -> a numba helper the generated code calls (``_helper``)
+HELPERS = {}           # key -> a numba helper the generated code calls (``numba_helper``)
 HELPERS_LOCK = threading.Lock()
 
 
-def helper(key, make):
+def numba_helper(key, make):
     """The numba helper ``key``, made by ``make()`` once per process (under a
     lock: a second one made by another thread would not be the one the
     first code's namespace holds)."""
@@ -67,9 +67,15 @@ def helper(key, make):
 # cache checks the generated file only, so a changed helper (a wengert upgrade)
 # must change the generated file's name (``_digest``), or its old machine code
 # would be loaded
-_CODE_STAMP = hashlib.sha256(b"".join(
-    open(os.path.join(os.path.dirname(__file__), f), "rb").read()
-    for f in ("codegen.py", "compiled.py", "matmul.py", "scratch.py"))).digest()
+def _code_stamp():
+    h = hashlib.sha256()
+    for name in ("codegen.py", "compiled.py", "matmul.py", "scratch.py"):
+        with open(os.path.join(os.path.dirname(__file__), name), "rb") as fh:
+            h.update(fh.read())
+    return h.digest()
+
+
+_CODE_STAMP = _code_stamp()
 
 
 def _digest(source, namespace):

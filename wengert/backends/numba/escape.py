@@ -4,7 +4,7 @@ function's results.
     escaping : (FunctionDef, sites, np_name) -> set of sites    (``scratch``'s question)
 
 ``sites`` maps the position of a top-level statement of the function to
-the allocation it makes (an ``ast`` of the code ``pycodegen`` writes). The
+the allocation it makes (an ``ast`` of the code ``python.codegen`` writes). The
 analysis is flow insensitive (a loop's later iterations are covered) and
 conservative. For
 each name it keeps the allocations it may *be* (the buffer, or a view of

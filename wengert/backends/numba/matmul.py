@@ -105,6 +105,6 @@ def batched_matmul(a, b, batch_a, batch_b):
 
 def kernel():
     """``batched_matmul`` under ``numba.njit`` (cached on disk; the writer
-    makes it once per process, ``numbagen._helper``)."""
+    makes it once per process, ``numba.codegen._helper``)."""
     import numba
     return numba.njit(cache=True)(batched_matmul)

@@ -25,7 +25,7 @@ dtype)``: the passed array where its shape is the one asked, else a new
 one, ``np.zeros``/``np.full`` refilled (``REUSE_HELPERS``). A while loop's
 buffer, which doubles when full, keeps its largest size instead, and
 takes a passed array of at least the rows asked (``_doubled``). The caller
-keeps the tuples (``numbagen.NumbaFunction``). Nothing a call reads from a
+keeps the tuples (``numba.codegen.NumbaFunction``). Nothing a call reads from a
 reused buffer was not written by that call: the code reads none of an
 ``np.empty``'s items before writing them, and zeros and fills are written
 again.

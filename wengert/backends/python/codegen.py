@@ -31,11 +31,11 @@ Invariants of the generated code:
   user module whose globals the code reads), named constants (arrays of
   more than one element) and, for the rare primitive whose row has no
   ``emit`` spelling, its impl, all listed in the header comment
-  (``pynames``); the programs of the test corpus bind no impl
+  (``python.names``); the programs of the test corpus bind no impl
   (``tests/backends/python/test_source_text.py``);
 * literals keep their type: a float32 literal is ``np.float32(2.0)``;
 * control flow is real Python, written by each row's ``emit`` rule
-  (``primitives/control/``, ``primitives/checkpoint_emit.py``; this module
+  (``control/``, ``control/checkpoint_emit.py``; this module
   names no primitive) with the semantics of the impls: ``cond`` is ``if``/``elif``/``else`` on
   ``int(index)``; ``for_loop`` a ``for`` over ``range`` whose per-iteration
   ``ys`` (a loop's stored residuals) are written row by row into arrays
@@ -137,7 +137,7 @@ class _Block:
 def generate_source(low, name=None, writer=None):
     """(source, namespace, function name, passed) of the lowered ``low``: the text only;
     ``writer``: the ``CodeWriter`` class that spells it (a subclass writes
-    the subset another compiler accepts: ``numbagen``); ``passed``: the
+    the subset another compiler accepts: ``numba.codegen``); ``passed``: the
     writer's extra parameters, after the Program's inputs (name -> what
     gives the value at each call; none for Python's writer)."""
     writer = writer or CodeWriter
@@ -265,7 +265,7 @@ class CodeWriter(Emitter):
         self.loop_only = set()      # read only as a loop's per-iteration values
         self.trip_only = set()      # read only as trip counts
         # extra parameters after the Program's inputs: name -> a function
-        # giving its value at each call (``numbagen``: what numba must not freeze)
+        # giving its value at each call (``numba.codegen``: what numba must not freeze)
         self.passed = {}
 
     @staticmethod
@@ -304,14 +304,14 @@ class CodeWriter(Emitter):
     @staticmethod
     def eqn_operands(eqn, ins):
         """The operands' text of ``eqn`` as this writer spells them: as
-        given (a writer for another compiler may change some: ``numbagen``)."""
+        given (a writer for another compiler may change some: ``numba.codegen``)."""
         return ins
 
     @staticmethod
     def last_axes_map(fn, x, ndim, axes, out):
         """The statements of ``out = fn(x)`` (a function of the entries along
         ``axes``, one value per entry: ``prod_others``) where this writer has
-        its own spelling (``numbagen``'s helpers), else None: the rule's
+        its own spelling (``numba.codegen``'s helpers), else None: the rule's
         NumPy statements."""
         return None
 

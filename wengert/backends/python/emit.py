@@ -1,6 +1,6 @@
 """Python text for one equation's pieces: literals, params, and the
-expression of each primitive (helpers of ``pycodegen``), in a ``Namespace``
-(``pynames``: identifiers, and the values the code reads).
+expression of each primitive (helpers of ``python.codegen``), in a ``Namespace``
+(``python.names``: identifiers, and the values the code reads).
 
 Expressions, in order of preference:
 
@@ -8,7 +8,7 @@ Expressions, in order of preference:
   < == ...``) for arithmetic and comparisons whose impl is that operator,
   a NumPy call when the params map onto a NumPy function's arguments one
   for one (``np.sum(x, axis=(0,))``, ``x[1:3, ::-1]``), and the like
-  (``primitives/pass_rules.py`` holds the common ones);
+  (``core/pass_rules.py`` holds the common ones);
 * a NumPy call when the primitive's impl *is* that NumPy function
   (``np.sin(x)``, ``np.linalg.solve(a, b)``);
 * otherwise the primitive's impl, bound under the primitive's name:
@@ -48,7 +48,7 @@ class Emitter(Namespace):
         self.lengths = {}                      # a length's text -> its name
         self.prologue = []                     # ``name = text``, at the function's entry
         # the Vars held as Python floats standing in for float64 NumPy
-        # scalars (``lower_facts.python_floats``): a row spells its operands
+        # scalars (``lower.facts.python_floats``): a row spells its operands
         # and results accordingly (``x.item(i)`` for an element read)
         self.floats = frozenset()
 
@@ -282,7 +282,7 @@ class Emitter(Namespace):
     def numpy_call(self, fn, ins, eqn=None):
         """``np.sin(x)``: the NumPy function named ``fn`` (``linalg.solve``)
         of the operands ``ins`` (``eqn``: the equation, for a writer whose
-        spelling depends on its avals: ``numbagen``)."""
+        spelling depends on its avals: ``numba.codegen``)."""
         return f"{self.np}.{fn}({', '.join(ins)})"
 
     def einsum_call(self, spec, ins):

@@ -1,5 +1,5 @@
 """The names of generated code: identifiers for the listing's names, and
-the namespace the code runs in (helpers of ``pyemit``/``pycodegen``).
+the namespace the code runs in (helpers of ``python.emit``/``python.codegen``).
 
 A ``Namespace`` binds ``np``, the impls of primitives called by name, named
 constants and the outside objects the code reads; every name it binds is
@@ -26,7 +26,14 @@ __all__ = ["CodegenError", "Namespace"]
 
 
 class CodegenError(WengertError, ValueError):
-    """A Program that cannot be turned into Python source."""
+    """A Program that cannot be turned into Python source.
+
+    Cause: an internal limit of the code generator (a primitive with no way to
+    be written); it should not reach users.
+
+    Fix: report it with the function that raised it; meanwhile
+    ``engine="trace"`` needs no generated code.
+    """
 
 
 # names the generated code reads from builtins: a variable may not shadow them

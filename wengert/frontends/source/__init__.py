@@ -5,7 +5,7 @@ structured control flow.
 
 The rewrite (the *converter*) keeps the user's code and names, and only
 replaces the constructs whose meaning depends on a traced value by calls to
-``source_runtime`` (imported as ``__wg``):
+``source.runtime`` (imported as ``__wg``):
 
 * ``if c: ... else: ...``  -> ``__wg.if_stmt(c, true_fn, false_fn, state)``
 * ``for t in it: ...``     -> ``__wg.for_stmt(it, body_fn, state)``
@@ -53,7 +53,7 @@ __all__ = ["convert", "make_program", "is_wengert_code", "is_converted", "Unsupp
 
 def convert(fn):
     """The converted version of a plain Python function, calling
-    ``source_runtime`` (``source_convert.convert_with``)."""
+    ``source.runtime`` (``source.converted.convert_with``)."""
     return convert_with(fn, source_runtime)
 
 
@@ -95,7 +95,7 @@ def make_program(fn, args, name=None, avals=None, kwargs=None):
         # an input is a scalar where the caller passed a number (a Python float,
         # an np.float64), a 0-d array where it passed one: ``y = x; x += 1``
         # writes into the caller's 0-d array, which y sees (the code is reused
-        # only for arguments of the same kind: ``api_source._signature``)
+        # only for arguments of the same kind: ``api.source._signature``)
         for x, leaf in zip(xs, dynamic):
             x.scalar = is_scalar(leaf)
         it = iter(xs)

@@ -11,7 +11,7 @@ function: never silently. Two analyses over the user's function body:
 
 * forward, *may-alias*: the pairs of names whose values may share memory at
   each statement (``_Aliases``): a name bound to an expression that may return
-  its operand or a view of it (``source_views``) shares with the operand and with
+  its operand or a view of it (``source.views``) shares with the operand and with
   what the operand shares with; a name bound to a new array (arithmetic,
   ``.copy()``, ``np.zeros``, a ufunc...) shares with nothing;
 * backward, *liveness*: the names read after each statement, around loops
@@ -21,7 +21,7 @@ A write into ``y`` while a name ``z`` that may share with ``y`` is live after
 it is a *conflict*. The statement gets a guard (``guard``) that, when the
 function is staged, checks the values themselves: a scalar (``y[i]`` of a 1-D
 array, a float ``y`` in ``y += 1``) shares nothing, anything else raises
-``InPlaceUpdateError`` naming both lines (``source_alias_check``). The
+``InPlaceUpdateError`` naming both lines (``source.alias_check``). The
 guard costs nothing in generated code: it runs while staging only.
 
 A parameter's value on entry is a pseudo-name (``@u``): a write into a name
@@ -336,7 +336,7 @@ def _analyse(fn):
 
 def mark_aliased_writes(tree, src):
     """Mark the user's function ``tree`` (checked) for the checks made when it
-    is staged (``source_alias_check``), lines in the user's file:
+    is staged (``source.alias_check``), lines in the user's file:
 
     * a statement that writes into a value another live name may share gets
       ``wg_alias`` (kind, name, file, line, ((alias, lines bound), ...)),

@@ -1,4 +1,4 @@
-"""The checks ``source_alias`` marks, made on the values while the converted
+"""The checks ``source.alias`` marks, made on the values while the converted
 function is staged (they leave nothing in the generated code). The values
 decide what the static analysis could not: a scalar (``y[i]`` of a 1-D array,
 a float in ``s += 1``) shares no memory, an array or a list may; a 0-d
@@ -78,7 +78,7 @@ def _write_text(kind, name):
 
 def alias_check(info, get_written, get_aliases):
     """Raise ``InPlaceUpdateError`` when a marked write would change a value
-    that a live alias may share (``source_alias.mark_aliased_writes``)."""
+    that a live alias may share (``source.alias.mark_aliased_writes``)."""
     kind, name, filename, line, aliases = info
     if kind == "augmented" and not _in_place(_value(get_written)):
         return                  # y += 1 on a number binds a new number

@@ -1,5 +1,5 @@
 """A user's block (a branch, a loop body) staged as a Program over the
-variables it assigns, for ``source_runtime`` and ``source_loops``.
+variables it assigns, for ``source.runtime`` and ``source.loops``.
 
 A block is ``fn(*lead, *state) -> state'`` (the converter made it a function
 of the variables the block assigns). Each state entry is one of:
@@ -97,7 +97,7 @@ class Block:
 
         # which operand leaves are scalars for certain (``inplace.is_scalar``):
         # the block's inputs are of their kind, and a loop's carry stays a
-        # scalar only while each step gives one (``source_loops``)
+        # scalar only while each step gives one (``source.loops``)
         self.in_scalar = [is_scalar(x) for x in self.operands]
         self.out_scalar = None
 

@@ -101,7 +101,7 @@ def assigned(stmts):
         if not isinstance(node, (ast.For, ast.While, ast.If, ast.FunctionDef)):
             # ``parts.append(v)``, ``d.update(...)``: the container is part of
             # the block's state, so a branch or loop on a traced value that
-            # changes it in place is seen (``source_blocks.Block``)
+            # changes it in place is seen (``source.blocks.Block``)
             for sub in ast.walk(node):
                 if _mutates_receiver(sub):
                     add(sub.func.value.id)

@@ -1,5 +1,5 @@
 """A converted function: the rewritten code compiled once per code object
-(``source_rewrite``), run in a namespace that holds the runtime it is given
+(``source.rewrite``), run in a namespace that holds the runtime it is given
 (``__wg``), the function's globals dict and its closure cells.
 
 Layer: frontends.

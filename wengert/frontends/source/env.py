@@ -6,7 +6,7 @@ give the answer the plain function would give at each call. The converter
 (``source.py``) rewrites every name the function does not bind itself into
 ``__wg.env_global(G, "name")`` or ``__wg.env_cell(cell, "name")``; what that
 returns depends on the value found there (``classify``, by the predicates
-of ``source_kinds``):
+of ``source.kinds``):
 
 * a float array: read again by the generated code at every call (an
   ``env_read`` equation: ``W = items.W``), so an array changed in place is
@@ -31,7 +31,7 @@ of ``source_kinds``):
 Default values of parameters are read like globals (``default_value``).
 
 Each check is recorded while the code is generated, in the generation's
-staging context (``context.StagingContext``, see ``source_guards``); the
+staging context (``context.StagingContext``, see ``source.guards``); the
 source engine compiles them into one function (``guard_function``) that a
 call must pass before cached code runs, else the code is generated again.
 
@@ -322,7 +322,7 @@ def _dummy(x):
 
 def outside_method(f):
     """``(function, receiver)`` when ``f`` is a Python method of an object
-    found outside (its check recorded), else None. ``source_runtime.call``
+    found outside (its check recorded), else None. ``source.runtime.call``
     converts the function and calls it with the receiver, the object's place
     (so ``self.W`` is read at each call)."""
     if not isinstance(f, EnvObject):

@@ -2,7 +2,7 @@
 read from outside while the code is generated is recorded with how to check
 it (``note``), in the generation's staging context
 (``context.StagingContext``); ``guard_function`` compiles them into the one
-function a call must pass before cached code runs (see ``source_env``).
+function a call must pass before cached code runs (see ``source.env``).
 
 Layer: frontends.
 """

@@ -1,5 +1,5 @@
 """What kind of thing a value found outside a converted function is: the
-predicates ``source_env`` classifies by, with no state and no recording.
+predicates ``source.env`` classifies by, with no state and no recording.
 
 * plain data (``is_plain``): a number, string or None, or a tuple/list/dict
   of them, at most ``MAX_PLAIN`` elements: folded into generated code and

@@ -1,5 +1,5 @@
 """The loops of converted code: ``for_stmt`` and ``while_stmt`` (reached as
-``__wg.for_stmt`` / ``__wg.while_stmt`` through ``source_runtime``).
+``__wg.for_stmt`` / ``__wg.while_stmt`` through ``source.runtime``).
 
 A loop runs as Python when nothing it depends on is traced or when its body
 needs Python values (a slice bound, a list index); otherwise its body is

@@ -1,5 +1,5 @@
 """Which names a converted function reads from outside it, and the rewrite
-that makes each such read go through the runtime (``source_env``).
+that makes each such read go through the runtime (``source.env``).
 
 Python binds a name in a function if the function assigns it (or takes it
 as a parameter, loops over it, defines it); any other name is read from an
@@ -122,7 +122,7 @@ class _ReadsOutside(ast.NodeTransformer):
     ``__wg.env_global(__wg_G, "x")`` (a global or builtin): the value is
     looked up where it lives, each time the code is generated, and what the
     generated code needs of it is read or checked at every call
-    (``source_env``)."""
+    (``source.env``)."""
 
     def __init__(self, names, freevars, src):
         self.names, self.freevars, self.src = set(names), set(freevars), src

@@ -1,4 +1,4 @@
-"""What converted code calls (through ``source_runtime``, its ``__wg``),
+"""What converted code calls (through ``source.runtime``, its ``__wg``),
 except calls: reading a variable, the boolean operators and conditional
 expressions, subscripts, ranges over traced or symbolic lengths, and ``if``
 statements, staged as ``cond`` where the test is traced.
@@ -362,4 +362,4 @@ def python_iterable(it):
     return it
 
 
-# the loops live in source_loops.py; converted code finds them here, as __wg.*
+# the loops live in source.loops; converted code finds them here, as __wg.*

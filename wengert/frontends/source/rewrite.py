@@ -1,6 +1,6 @@
 """The converter: a function's AST rewritten so that every construct whose
 meaning depends on a traced value calls the runtime (``__wg``, see
-``source``). ``source_convert`` compiles the result once per code object and
+``source``). ``source.converted`` compiles the result once per code object and
 makes it a function whose namespace holds the runtime it is given.
 
 Layer: frontends.
@@ -155,7 +155,7 @@ class Converter(ast.NodeTransformer):
         self._flags = outer
         if nested and getattr(node, "wg_param_writes", None):
             # a nested def that writes into its arguments' values: checked
-            # where it is called (``source_alias_check``)
+            # where it is called (``source.alias_check``)
             return [node, param_writes_stmt(node, RT)]
         return node
 
@@ -334,7 +334,7 @@ class Converter(ast.NodeTransformer):
         if is_append(node) or _is_runtime_call(node):
             return node
         # a call whose arguments nothing reads afterwards: what the callee
-        # writes into them is not seen (``source_alias``)
+        # writes into them is not seen (``source.alias``)
         unseen = getattr(node, "wg_args_unseen", None)
         if unseen:
             return ast.copy_location(ast.Call(

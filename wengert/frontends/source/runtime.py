@@ -2,8 +2,8 @@
 It holds the call of a function from converted code (``call``: the user's
 functions are converted, NumPy's and SciPy's go to the primitive library,
 ``float``/``int``/``min``/``max``/``sum``/``len`` and ``math`` get array
-meanings), and it names the helpers of ``source_ops`` (operators, ``if``)
-and ``source_loops`` (``for``, ``while``) that the rewrite calls.
+meanings), and it names the helpers of ``source.ops`` (operators, ``if``)
+and ``source.loops`` (``for``, ``while``) that the rewrite calls.
 
 Layer: frontends.
 """
@@ -155,7 +155,7 @@ def _is_user_function(f):
 def call(f, *args, **kw):
     """``f(*args, **kw)`` from converted code, where the caller may read the
     arguments afterwards: a user's function that writes into one is refused
-    (``source_alias_check``)."""
+    (``source.alias_check``)."""
     return _call(f, args, kw, ())
 
 
@@ -203,7 +203,7 @@ def _call(f, args, kw, unseen):
                 f"{f.__qualname__} recurses on a traced value: the recursion depth must follow "
                 "from Python values (ints, shapes); use a loop instead") from None
     if f is builtins.type and len(args) == 1:
-        return type(concrete(args[0]))      # checked at each call (source_env)
+        return type(concrete(args[0]))      # checked at each call (source.env)
     if not _is_builtin_special(f):
         # a function that is called, not converted: lists and dicts found
         # outside become real ones; an outside object it would read inside

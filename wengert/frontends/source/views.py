@@ -1,6 +1,6 @@
 """Which expressions may return their operands' memory (the same array, a
 view of it, or a container holding it), for the aliasing analysis
-(``source_alias``): ``sources(e)`` names the variables the value of ``e`` may
+(``source.alias``): ``sources(e)`` names the variables the value of ``e`` may
 share memory with.
 
 Known to make new values: arithmetic, comparisons, ``.copy()`` and the
