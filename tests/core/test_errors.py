@@ -34,9 +34,9 @@ def test_integer_argument_outside_argnums_is_fine():
 
 def test_numpy_function_without_rule_names_it_and_the_line():
     def f(x):
-        return np.sum(np.histogram(x)[0])
+        return np.sum(np.histogram2d(x, x)[0])
 
-    with pytest.raises(errors.NoDerivativeRule, match=r"test_errors.py:\d+: np.histogram has no deriv"):
+    with pytest.raises(errors.NoDerivativeRule, match=r"test_errors.py:\d+: np.histogram2d has no deriv"):
         wg.grad(f)(np.array([3.0, 1.0]))
 
 
@@ -93,14 +93,14 @@ def assign_first(x):
     return np.sum(x * x)
 
 
-def test_in_place_assignment_on_traced_array_points_to_functional_update():
+def test_in_place_assignment_on_traced_array_is_an_update_of_the_value():
+    """``x[0] = 1.0`` on a traced array: x becomes the updated value in both engines (the
+    trace engine once refused it), and the caller's array is never written."""
     x = np.array([3.0, 2.0])
-    with pytest.raises(TypeError, match=r"wg.at\(x\)\[i\].set\(v\)"):
-        wg.grad(assign_first, engine="trace")(x)
-    np.testing.assert_array_equal(x, [3.0, 2.0])
-    # the source engine makes it a functional update: x[0] no longer matters
-    np.testing.assert_allclose(wg.grad(assign_first, engine="source")(x), [0.0, 4.0])
-    np.testing.assert_array_equal(x, [3.0, 2.0])
+    for engine in ("trace", "source"):
+        # x[0] no longer matters
+        np.testing.assert_allclose(wg.grad(assign_first, engine=engine)(x), [0.0, 4.0])
+        np.testing.assert_array_equal(x, [3.0, 2.0])
 
 
 def uses_try(x):

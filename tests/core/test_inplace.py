@@ -376,12 +376,23 @@ def check_grad_fd(f, args, engine, what=""):
     assert_close(got, want, rtol("program", *args, f(*args)), what=f"{what} gradient against FD")
 
 
+# writes the trace engine makes as NumPy does (issue 25): into a traced array, which becomes
+# the updated value (``inplace.assign``), and into an integer array, which truncates the
+# value (an integer part: a constant of the derivative)
+TRACE_WRITES = ("traced-item", "plain-item-int")
+
+
 @pytest.mark.parametrize("name, f, source_error", rc.WRITES, ids=[w[0] for w in rc.WRITES])
 def test_write_of_traced_value(name, f, source_error):
-    """The trace engine refuses with the user's line and the ways out; the
-    engine it names gives the derivative NumPy's semantics define (FD:
-    a value stored into an integer array is truncated, so it has none)."""
+    """The trace engine refuses a traced value written into a plain float array with the
+    user's line and the ways out; the engine it names gives the derivative NumPy's
+    semantics define (FD: a value stored into an integer array is truncated, so it has
+    none, which the trace engine gives too)."""
     x = np.array([0.3, -0.7, 1.1])
+    if name in TRACE_WRITES:
+        for engine in ("trace", "source", "auto"):
+            check_grad_fd(f, (x,), engine, name)
+        return
     for transform in (wg.grad(f, engine="trace"),
                       lambda x: wg.jvp(f, (x,), (np.ones(3),), engine="trace"),
                       lambda x: wg.vjp(f, x, engine="trace")):

@@ -209,3 +209,22 @@ def test_a_literal_accumulator_moves_into_branches(flag):
     assert not any(e.prim.name == "add_any" for e in low.program.eqns), str(low.program)
     args = [np.array([0.5, -1.0, 2.0]), np.bool_(flag)]
     np.testing.assert_array_equal(python_function(prog)(*args)[0], interpret(prog, *args)[0])
+
+
+def _last_then_rest(w):
+    """``np.linspace``'s shape: a 0-d read ``y[-1, ...]`` of an array the reverse sweep
+    then writes at the same place."""
+    return np.sum(np.linspace(w[1], w[2], 4) ** 2)
+
+
+def test_a_0d_read_with_an_ellipsis_is_a_view():
+    """``y[-1, ...]`` is a 0-d *view* of y in NumPy (``y[-1]`` would be a scalar): the
+    lowering once took it for a new value, the reverse sweep wrote ``y[-1, ...] = 0`` into
+    y, and the value read before became 0 (np.linspace's gradient in stop was wrong in the
+    source engine, issue 25)."""
+    w = np.array([0.7, -1.3, 0.45, 1.6])
+    for engine in ("source", "trace"):
+        g = wg.grad(_last_then_rest, engine=engine)(w)
+        t = np.random.default_rng(0).standard_normal(4)
+        assert_close(np.dot(g, t), fd_jvp(_last_then_rest, (w,), (t,)), 1e-6,
+                     what=f"{engine}: linspace's gradient against FD")

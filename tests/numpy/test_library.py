@@ -226,3 +226,43 @@ def test_wengert_imports_and_differentiates_without_scipy(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_scipy_rules_load_per_scipy_module(tmp_path):
+    """With SciPy imported, a NumPy ufunc the table has no ``CALLS`` entry for (``np.exp``,
+    looked up among the source engine's calls) loads no SciPy family, and a
+    ``scipy.special`` function loads that family alone, importing no other SciPy module
+    (issue 25: every family, and ``scipy.stats`` and ``scipy.linalg`` with them, loaded at
+    the first unknown ufunc: two to three seconds before the first gradient)."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""
+        import sys
+        import numpy as np
+        import scipy.special
+        import wengert as wg
+        from wengert.numpy import library
+
+        def plain(x):
+            return np.sum(np.exp(x) * x)
+
+        def special(x):
+            return np.sum(scipy.special.gammaln(x * x + 1.0))
+
+        x = np.array([0.5, 1.0, 2.0])
+        scipy_before = {m for m in sys.modules if m.startswith("scipy.")}
+        wg.grad(plain, engine="source")(x)
+        assert library.call_rule(np.nextafter) is None
+        assert not [m for m in sys.modules if m.startswith("wengert.scipy.")], sys.modules
+        g = wg.grad(special, engine="source")(x)
+        assert np.allclose(g, 2 * x * scipy.special.digamma(x * x + 1.0))
+        loaded = sorted(m for m in sys.modules if m.startswith("wengert.scipy."))
+        assert loaded == ["wengert.scipy.special"], loaded
+        new = {m.split(".")[1] for m in sys.modules if m.startswith("scipy.")
+               and m not in scipy_before and not m.split(".")[1].startswith("_")}
+        assert not new, new
+        print("ok")
+    """))
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, str(tmp_path / "prog.py")], env=env, cwd=str(tmp_path),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -5,7 +5,9 @@ into a function.
     backend="numba"    numba.codegen: the same code in numba's subset, numba.njit
 
 The stages meet here: a Program is lowered (``lower``) with the options of the backend's
-code writer, and the backend writes the lowered Program (``python_function``).
+code writer, and the backend writes the lowered Program (``python_function``). Both load
+when the first code is written, not when wengert is imported (``stage``: the one place the
+api imports them, by name), so a program that never generates code never loads them.
 
 ``Target`` carries the choice from the public API to ``api.compiled``:
 ``Target.compile(prog)`` gives the generated function. With numba, a
@@ -19,16 +21,13 @@ Layer: api.
 """
 from __future__ import annotations
 
+import importlib
 import warnings
 
-from ..backends.numba.codegen import NumbaUnsupported, NumbaWriter, numba_codegen, refuse
-from ..backends.numba.compiled import load_numba
-from ..backends.python.codegen import CodeWriter, codegen
 from ..core.errors import BackendError, NumbaFallbackWarning, user_function, where_defined
-from ..lower import lower
 from .fallback import Seen
 
-__all__ = ["BACKENDS", "Target", "target_of", "check_backend", "python_function"]
+__all__ = ["BACKENDS", "Target", "target_of", "check_backend", "python_function", "stage"]
 
 BACKENDS = ("python", "numba")
 
@@ -36,9 +35,23 @@ BACKENDS = ("python", "numba")
 _WARNED = Seen(4096)
 
 
+_STAGES = {}
+
+
+def stage(name):
+    """The module ``wengert.<name>`` of a stage after the transforms (``"lower"``,
+    ``"backends.python.codegen"``, ``"backends.numba.codegen"``,
+    ``"backends.numba.compiled"``), imported the first time code is written."""
+    module = _STAGES.get(name)
+    if module is None:
+        module = _STAGES[name] = importlib.import_module(f"..{name}", __package__)
+    return module
+
+
 def python_function(prog, name=None):
     """The Python backend's function of ``prog``: lowered for its writer, then written."""
-    return codegen(lower(prog, **CodeWriter.LOWERING), name)
+    writer = stage("backends.python.codegen")
+    return writer.codegen(stage("lower").lower(prog, **writer.CodeWriter.LOWERING), name)
 
 
 def check_backend(backend, engine, fallback=True):
@@ -53,7 +66,7 @@ def check_backend(backend, engine, fallback=True):
                 "backend='numba' compiles the code the source engine generates, and the trace "
                 "engine generates none; use engine='source' (or 'auto') with it, or leave "
                 "backend='python'")
-        load_numba()        # a missing numba is said now, not at the first call
+        stage("backends.numba.compiled").load_numba()     # a missing numba is said now
 
 
 def backend_options(backend, fallback):
@@ -78,10 +91,11 @@ class Target:
 
     def compile(self, prog):
         """The generated function of ``prog`` (already simplified)."""
+        numba = stage("backends.numba.codegen")
         try:
-            return numba_codegen(lower(prog, **NumbaWriter.LOWERING),
-                                 lambda construct: self.fall_back(construct, prog).fn)
-        except NumbaUnsupported as err:
+            return numba.numba_codegen(stage("lower").lower(prog, **numba.NumbaWriter.LOWERING),
+                                       lambda construct: self.fall_back(construct, prog).fn)
+        except numba.NumbaUnsupported as err:
             return self.fall_back(err.construct, prog)
 
     def fall_back(self, construct, prog):
@@ -89,7 +103,7 @@ class Target:
         the error of ``fallback=False``."""
         where = where_defined(self.fun) or "<unknown>"
         if not self.fallback:
-            raise refuse(construct, where)
+            raise stage("backends.numba.codegen").refuse(construct, where)
         user = user_function(self.fun)
         key = (where, getattr(user, "__qualname__", None))
         if _WARNED.add(key):

@@ -18,6 +18,7 @@ from ..core.primitive import Zero, zeros
 from ..numpy.math_twins import twin_of
 from ..primitives.arith import convert
 from ..primitives.casts import cast_exact
+from ..primitives.shape import zeros_like
 from ..core.pytree import flatten, unflatten
 from ..transforms.partial_eval import linearize_flat
 from .source import SourceTransformed, has_source
@@ -121,7 +122,8 @@ def cast_like(ct, x):
     source engine), the cast is an equation of the code."""
     av = aval_of(x)
     if isinstance(ct, Zero):
-        return zeros(av)            # 0.0 for a Python float
+        # 0.0 for a Python float; of a length known only at run time, shaped like x then
+        return zeros_like(x) if None in av.shape else zeros(av)
     dt = getattr(ct, "dtype", None)
     if dt is not None and dt != av.dtype and dt.kind not in "fc":
         ct = convert(ct, dtype=av.dtype)

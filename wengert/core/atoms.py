@@ -99,6 +99,8 @@ def aval_of(x):
         return Aval((), np.complex128, weak=True)
     if isinstance(x, (np.ndarray, np.generic)):
         return Aval(x.shape, x.dtype)
+    if t is list or t is tuple:             # an operand NumPy takes as an array: [3.0, 5.0]
+        return aval_of(np.asarray(x))
     fail = getattr(x, "fail", None)       # an unassigned variable of converted code
     if callable(fail):                      # says which, and where
         fail()

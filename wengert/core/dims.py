@@ -31,6 +31,7 @@ import numpy as np
 from . import context as _context
 from .context import current as _current_context
 from .ir import Aval
+from .errors import RuntimeLengthError
 
 __all__ = ["Dim", "Scalar", "symbolic", "plain_numbers", "plain_params", "symbolic_avals",
            "has_dims", "as_int", "in_params", "broadcast", "slice_length", "shape", "zeros",
@@ -333,6 +334,8 @@ def _plain(v):
 
 def zeros(shape, dtype):
     """``np.zeros``, remembered with its shape when that is symbolic."""
+    if None in shape:
+        raise RuntimeLengthError("an array of zeros")
     out = np.zeros(shape, dtype)
     if has_dims(shape):
         _context.remember(out, shape)

@@ -184,6 +184,20 @@ class NoDerivativeRule(WengertError, NotImplementedError):
     """
 
 
+class UndefinedDerivativeError(NoDerivativeRule):
+    """A derivative of a part of a result that is not a function of the input.
+
+    Cause: the columns a complete QR or a full SVD of a non-square matrix adds (a basis
+    LAPACK chooses), or eigenvectors of a repeated eigenvalue (any basis of their
+    eigenspace), reached by a cotangent that depends on that choice (reverse mode checks
+    it when the code runs).
+
+    Fix: use the well-defined part (``mode="reduced"``, ``full_matrices=False``, the
+    columns of distinct eigenvalues), or a function that does not depend on the choice
+    (the projector ``B @ B.T``, ``U @ np.diag(s) @ Vh``).
+    """
+
+
 class UnsupportedFunctionError(NoDerivativeRule):
     """A ``math`` function without a NumPy twin met a traced value.
 
@@ -305,6 +319,46 @@ class UnsupportedSyntax(WengertError, NotImplementedError):
     def __init__(self, message, filename=None, lineno=None, col=None, construct=None):
         super().__init__(message)
         self.filename, self.lineno, self.col, self.construct = filename, lineno, col, construct
+
+
+class WriteThroughCallError(InPlaceUpdateError, UnsupportedSyntax):
+    """A write into an argument that the source engine does not follow through a call.
+
+    Cause: a NumPy function that writes into its argument (``np.put``, ``np.copyto``,
+    ``np.fill_diagonal``, ``np.add.at``, ``out=``) on a value the source engine records
+    symbolically. It is an ``InPlaceUpdateError`` (a write it cannot make) and an
+    ``UnsupportedSyntax`` (a construct it does not take), so ``engine="auto"`` falls back
+    on the trace engine, which follows the write.
+
+    Fix: write the functional form the message names (``y[i] = v``,
+    ``y = np.where(mask, v, y)``, ``y = wg.at(y)[i].add(v)``), or use ``engine="trace"``
+    (``"auto"`` does so by itself).
+    """
+
+    def __init__(self, message, construct=None):
+        Exception.__init__(self, message)
+        self.filename = self.lineno = self.col = None
+        self.names, self.construct = (), construct
+
+
+class RuntimeLengthError(UnsupportedSyntax):
+    """A length known only at run time, needed while the source engine generates code.
+
+    Cause: a value selected by a mask computed from the data (``x[mask]``, ``np.nonzero``,
+    ``np.unique``, ``np.bincount``: a ``None`` in its shape) broadcast against a length it
+    may differ from, concatenated in reverse mode, or made into an array of that length.
+
+    Fix: keep the shape fixed (``np.where(mask, x, 0)`` in place of ``x[mask]``), or use
+    ``engine="trace"``, which knows every length (``engine="auto"`` falls back on it).
+    """
+
+    def __init__(self, what):
+        super().__init__(
+            f"{user_location()}: {what} of a value whose length is known only at run time "
+            "(it comes from a boolean mask, np.nonzero, np.unique or np.bincount of traced "
+            "values) is not supported by the source engine; use engine='trace' "
+            "(engine='auto' does so by itself), or keep the shape fixed with "
+            "np.where(mask, x, 0)", construct="run-time length")
 
 
 # the construct of the UnsupportedSyntax raised for a Jacobian (a batch) or a

@@ -29,7 +29,7 @@ import numpy as np
 from .primitive import TracerBase
 from .errors import InPlaceUpdateError, ShapeMismatchError, UnsupportedDtypeError, user_location
 
-__all__ = ["augmented", "distinct", "fresh", "link_views", "returns_new", "is_scalar",
+__all__ = ["augmented", "assign", "replace", "distinct", "fresh", "link_views", "returns_new", "is_scalar",
            "array_value", "array_result", "scalar_value", "scalar_result"]
 
 
@@ -220,6 +220,58 @@ def augmented(symbol, name, op):
         return _update(self, other, op, symbol)
     method.__name__ = f"__i{name}__"
     return method
+
+
+def assign(y, idx, v, index_set):
+    """``y[idx] = v`` on a traced array, as NumPy does it: ``y`` becomes
+    ``index_set(y, v, idx)`` (the functional update), which every name of it
+    sees; refused as ``y op= v`` is where a view would have to change too.
+    (``y[mask] += v`` is Python's ``t = y[mask]; t += v; y[mask] = t``.)"""
+    val = _concrete(y)
+    if val is not None and type(val) is not np.ndarray:
+        raise TypeError(f"{type(val).__name__!r} object does not support item assignment")
+    _check_writable(y, val, "`y[i] = v`", "write y = wg.at(y)[i].set(v) (a new array)")
+    r = index_set(y, v, idx)
+    if type(r) is not type(y) or r._trace is not y._trace:
+        raise InPlaceUpdateError(
+            f"{user_location()}: `y[i] = v` writes a value of an inner transformation into "
+            "an array of an outer one; write y = wg.at(y)[i].set(v) (a new array)")
+    y.become(r)
+
+
+def replace(y, new, what):
+    """``y`` becomes ``new``, a value of its own trace computed from it: what NumPy's
+    in-place functions (``np.put(y, ...)``, ``np.copyto(y, ...)``, ``out=y``) make of
+    ``y``, which every name of it sees; refused where a view would have to see it too."""
+    _check_writable(y, _concrete(y), what, "use the function's functional form")
+    if type(new) is not type(y) or new._trace is not y._trace:
+        raise InPlaceUpdateError(
+            f"{user_location()}: {what} writes a value of an inner transformation into an "
+            "array of an outer one; compute a new array instead")
+    y.become(new)
+
+
+def _check_writable(y, val, what, instead):
+    """Raise where the trace engine cannot write into ``y`` as NumPy would (its memory is
+    not followed, or a view of it or the array it views would have to change too);
+    ``what``: the write as the user wrote it, ``instead``: the way out."""
+    where = user_location()
+    if val is None or not hasattr(y, "become"):
+        raise InPlaceUpdateError(
+            f"{where}: {what} writes into a traced array whose memory wengert cannot follow "
+            "here (a value being recorded symbolically): other names or views of it would "
+            f"not see the change; {instead}")
+    if getattr(y, "_base", None) is not None:
+        raise InPlaceUpdateError(
+            f"{where}: {what} writes into a view of another traced array (a slice, .T, a "
+            "reshape): NumPy would change that array too, which the trace engine cannot "
+            "follow. Take the view with .copy(), or use engine='source'")
+    if _live_view(y):
+        raise InPlaceUpdateError(
+            f"{where}: {what} writes into a traced array while a view of it (a slice, .T, "
+            "a reshape) is still held: NumPy would change the view too, which the trace "
+            f"engine cannot follow. Copy the view (.copy()) where it is taken, or {instead}, "
+            "or use engine='source'")
 
 
 def _update(y, v, op, symbol):

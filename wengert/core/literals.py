@@ -29,7 +29,10 @@ def _numpy_names():
     """NumPy function -> its shortest public name (``np.abs``, not
     ``np.absolute``): how an impl that *is* a NumPy function is spelled."""
     found = {}
-    cands = [(n, getattr(np, n)) for n in dir(np) if isinstance(getattr(np, n, None), np.ufunc)]
+    # NumPy's own namespace, not ``dir(np)``: reading every name there would import the
+    # submodules NumPy loads lazily (``np.f2py``, ``np.testing``: a third of wengert's
+    # start-up)
+    cands = [(n, f) for n, f in vars(np).items() if isinstance(f, np.ufunc)]
     cands += [("where", np.where)]
     cands += [(f"linalg.{n}", getattr(np.linalg, n)) for n in np.linalg.__all__
               if callable(getattr(np.linalg, n)) and not isinstance(getattr(np.linalg, n), type)]

@@ -119,6 +119,19 @@ def unary_row(name, impl, jvp, float_out=True, **fields):
                               lower=elementwise_lower(impl), **fields))
 
 
+def constant_row(name, impl, abstract_eval, nargs=1, **fields):
+    """A row whose outputs carry no derivative (``differentiable=False``), registered:
+    predicates, counts, positions, orderings and integer parts of traced values. It has no
+    jvp rule and no transpose: every transform runs it on the primal values alone and its
+    outputs are constants of the derivative (``transforms/jvp.py``), so code that only
+    *inspects* the values it differentiates (``np.isnan``, ``np.nonzero``, ``(w > 0).all()``)
+    runs unchanged. This is the one way wengert lets a value flow through without a
+    derivative; a row that would be wrong as a constant (a value the result depends on
+    smoothly) must not be made with it."""
+    return register(Primitive(name, nargs=nargs, impl=impl, jvp=None, transpose=NOT_LINEAR,
+                              abstract_eval=abstract_eval, differentiable=False, **fields))
+
+
 def python_numbers_kept(ufunc):
     """``ufunc`` as an impl that gives two Python numbers a Python number, as
     Python's own ``**``, ``%`` and ``//`` do (``s ** 2`` of a Python float
@@ -261,7 +274,9 @@ class ElementwiseLower(Fresh):
         out = eqn.outputs[0].aval
         if eqn.params or len(eqn.outputs) != 1 or not out.shape:
             return ()
-        if math.prod(int.__int__(d) for d in out.shape) < self.SMALLEST:
+        # (a length known only at run time, None, is taken to be large)
+        if math.prod(self.SMALLEST if d is None else int.__int__(d) for d in out.shape) \
+                < self.SMALLEST:
             return ()
         if any(x.aval.dtype != out.dtype and not x.aval.weak for x in eqn.inputs):
             return ()

@@ -13,7 +13,7 @@ import numpy as np
 
 from .context import current as _current_context
 from .dims import broadcast, has_dims
-from .errors import ShapeMismatchError, user_location
+from .errors import RuntimeLengthError, ShapeMismatchError, user_location
 from .ir import Aval
 
 __all__ = ["promotes", "python_operator", "result_dtype", "shape_error", "broadcast_shapes",
@@ -59,6 +59,8 @@ def shape_error(message):
 
 
 def broadcast_shapes(*shapes, name="operation"):
+    if any(None in s for s in shapes):
+        return _runtime_broadcast(shapes, name)
     try:
         out = np.broadcast_shapes(*shapes)
     except ValueError:
@@ -66,6 +68,25 @@ def broadcast_shapes(*shapes, name="operation"):
             f"{user_location()}: {name}: operand shapes {' and '.join(map(str, shapes))} do not broadcast together; "
             "reshape or index the operands so that trailing dimensions agree or are 1") from None
     return broadcast(*shapes) if any(has_dims(s) for s in shapes) else out
+
+
+def _runtime_broadcast(shapes, name):
+    """Broadcasting with lengths known only at run time (``None``): such a length meets only
+    itself or 1 (two values selected by one mask have one length, which NumPy checks when
+    the code runs); against any other length which of the two broadcasts is not known."""
+    nd = max(len(s) for s in shapes)
+    runtime = set()
+    for s in shapes:
+        for j, d in enumerate(s):
+            if d is None:
+                runtime.add(nd - len(s) + j)
+    known = [tuple(1 if d is None else d for d in s) for s in shapes]
+    for s in known:
+        for j, d in enumerate(s):
+            if nd - len(s) + j in runtime and d != 1:
+                raise RuntimeLengthError(f"{name}: broadcasting a length of {d} against one")
+    out = broadcast_shapes(*known, name=name)
+    return tuple(None if j in runtime else d for j, d in enumerate(out))
 
 
 def elementwise_aval(name, float_out=False, out_dtype=None, python_scalars=False):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import threading
 
-from numpy import ndarray
+from numpy import asarray, ndarray
 
 from . import context as _context, dims as _dims
 from .constants import constant as _constant
@@ -181,7 +181,7 @@ def bind(prim, *args, **params):
     state = TRACE_STATE
     if prim.effect:
         state.effects += 1
-    traced = has_zero = False
+    traced = has_zero = sequences = False
     for a in args:
         if isinstance(a, TracerBase):
             if not a._trace.live:
@@ -192,6 +192,11 @@ def bind(prim, *args, **params):
             traced = True
         elif isinstance(a, Zero):
             has_zero = True
+        elif type(a) is list or type(a) is tuple:
+            sequences = True
+    if sequences and not prim.inline:
+        # a list or tuple operand is the array NumPy makes of it (np.digitize(x, [0, 1]))
+        args = tuple(asarray(a) if type(a) is list or type(a) is tuple else a for a in args)
     if has_zero:
         rule = prim.zero_rule
         if rule is ZERO_IF_ANY:

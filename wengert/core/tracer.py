@@ -67,13 +67,13 @@ FORWARDED = (
     "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__", "__imatmul__", "__imod__",
     "__ifloordiv__", "__getitem__", "__setitem__", "__len__", "__iter__", "__bool__",
     "__index__", "__int__", "__float__", "__complex__", "__array__", "__array_ufunc__",
-    "__array_function__")
+    "__array_function__", "__array_namespace__")
 
 
 _UNARY = frozenset({"__neg__", "__pos__", "__abs__", "__invert__", "__len__", "__iter__",
                     "__bool__", "__index__", "__int__", "__float__", "__complex__"})
 _BINARY = frozenset(n for n in FORWARDED if n not in _UNARY and n not in (
-    "__setitem__", "__array__", "__array_ufunc__", "__array_function__"))
+    "__setitem__", "__array__", "__array_ufunc__", "__array_function__", "__array_namespace__"))
 
 
 class Tracer(TracerBase):

@@ -14,12 +14,16 @@ from __future__ import annotations
 from . import (
     array_methods, library, complex as numpy_complex, functions as numpy_functions,
     linalg as numpy_linalg, lists as numpy_lists, elementary as numpy_math,
-    piecewise as numpy_piecewise, shapes as numpy_shapes, ufuncs as numpy_ufuncs)
+    editing as numpy_editing, parts as numpy_parts, piecewise as numpy_piecewise, positions as numpy_positions, predicates as numpy_predicates, shapes as numpy_shapes,
+    polynomials as numpy_polynomials, statistics as numpy_statistics, writes as numpy_writes,
+    ufuncs as numpy_ufuncs)
 
 __all__ = ["FAMILIES", "array_methods"]
 
 FAMILIES = (numpy_functions, numpy_ufuncs, numpy_shapes, numpy_math, numpy_linalg,
-            numpy_lists, numpy_complex, numpy_piecewise)
+            numpy_lists, numpy_complex, numpy_piecewise, numpy_predicates,
+            numpy_positions, numpy_statistics, numpy_parts,
+            numpy_polynomials, numpy_editing, numpy_writes)
 
 for _family in FAMILIES:
     library.add_family(_family)

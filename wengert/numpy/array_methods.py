@@ -20,7 +20,7 @@ import types
 
 import numpy as np
 
-from ..primitives import arith, index, linalg, ordering, shape, transcendental
+from ..primitives import arith, index, linalg, ordering, scatter, shape, transcendental
 from . import answers, arrayargs
 from ..core import inplace
 from . import functions as npf
@@ -30,6 +30,9 @@ from .callsite import raise_for_called_function, resolve
 from .math_twins import numpy_name
 from .arrayargs import NO_VALUE
 from .select import DESCENDING
+from .lists import as_array
+from .array_queries import QueryMethods
+from . import writes
 from . import library
 from .ufuncs import ufunc_call
 from ..core.errors import (PACKAGE_DIR, library_file, 
@@ -113,13 +116,22 @@ def _float_error(self, kind):
 
 
 
+_SEQUENCES = (list, tuple)
+
+
+def _operand(o):
+    """The other operand of an operator as NumPy takes it: a list or tuple is an array
+    (``x - [3.0, 5.0]``, ``x ** [1.0, 2.0]``), of traced values too (``lists.as_array``)."""
+    return as_array(o) if type(o) in _SEQUENCES else o
+
+
 def _sort_in_place():
     raise InPlaceUpdateError(f"{user_location()}: x.sort() sorts a traced array in place, "
                              "which would keep the old value's derivative; write "
                              "x = np.sort(x)")
 
 
-class ArrayMethods:
+class ArrayMethods(QueryMethods):
     """NumPy arrays' operators, protocols, methods and attributes on a traced value: each
     takes the tracer as ``self`` (``core.tracer.Tracer`` forwards to them)."""
 
@@ -153,33 +165,33 @@ class ArrayMethods:
         return (index.getitem(self, i) for i in range(self.aval.shape[0]))
 
     # --- operators
-    def __add__(self, o): return arith.add(self, o)
-    def __radd__(self, o): return arith.add(o, self)
-    def __sub__(self, o): return arith.sub(self, o)
-    def __rsub__(self, o): return arith.sub(o, self)
-    def __mul__(self, o): return arith.mul(self, o)
-    def __rmul__(self, o): return arith.mul(o, self)
-    def __truediv__(self, o): return arith.div(self, o)
-    def __rtruediv__(self, o): return arith.div(o, self)
-    def __pow__(self, o): return transcendental.pow(self, o)
-    def __rpow__(self, o): return transcendental.pow(o, self)
-    def __matmul__(self, o): return linalg.matmul(self, o)
-    def __rmatmul__(self, o): return linalg.matmul(o, self)
-    def __mod__(self, o): return ordering.remainder(self, o)
-    def __rmod__(self, o): return ordering.remainder(o, self)
-    def __floordiv__(self, o): return ordering.floor_divide(self, o)
-    def __rfloordiv__(self, o): return ordering.floor_divide(o, self)
+    def __add__(self, o): return arith.add(self, _operand(o))
+    def __radd__(self, o): return arith.add(_operand(o), self)
+    def __sub__(self, o): return arith.sub(self, _operand(o))
+    def __rsub__(self, o): return arith.sub(_operand(o), self)
+    def __mul__(self, o): return arith.mul(self, _operand(o))
+    def __rmul__(self, o): return arith.mul(_operand(o), self)
+    def __truediv__(self, o): return arith.div(self, _operand(o))
+    def __rtruediv__(self, o): return arith.div(_operand(o), self)
+    def __pow__(self, o): return transcendental.pow(self, _operand(o))
+    def __rpow__(self, o): return transcendental.pow(_operand(o), self)
+    def __matmul__(self, o): return linalg.matmul(self, _operand(o))
+    def __rmatmul__(self, o): return linalg.matmul(_operand(o), self)
+    def __mod__(self, o): return ordering.remainder(self, _operand(o))
+    def __rmod__(self, o): return ordering.remainder(_operand(o), self)
+    def __floordiv__(self, o): return ordering.floor_divide(self, _operand(o))
+    def __rfloordiv__(self, o): return ordering.floor_divide(_operand(o), self)
     def __neg__(self): return arith.neg(self)
     def __pos__(self): return inplace.scalar_result(inplace.fresh(self))  # as np.positive
     def __abs__(self): return ordering.abs(self)
-    def __lt__(self, o): return ordering.less(self, o)
-    def __le__(self, o): return ordering.less_equal(self, o)
-    def __gt__(self, o): return ordering.greater(self, o)
-    def __ge__(self, o): return ordering.greater_equal(self, o)
-    def __eq__(self, o): return ordering.equal(self, o)
-    def __ne__(self, o): return ordering.not_equal(self, o)
-    def __and__(self, o): return ordering.logical_and(self, o)
-    def __or__(self, o): return ordering.logical_or(self, o)
+    def __lt__(self, o): return ordering.less(self, _operand(o))
+    def __le__(self, o): return ordering.less_equal(self, _operand(o))
+    def __gt__(self, o): return ordering.greater(self, _operand(o))
+    def __ge__(self, o): return ordering.greater_equal(self, _operand(o))
+    def __eq__(self, o): return ordering.equal(self, _operand(o))
+    def __ne__(self, o): return ordering.not_equal(self, _operand(o))
+    def __and__(self, o): return ordering.logical_and(self, _operand(o))
+    def __or__(self, o): return ordering.logical_or(self, _operand(o))
     def __invert__(self): return ordering.logical_not(self)
 
     # ``y += v`` writes into y, as NumPy does (``inplace``)
@@ -196,10 +208,9 @@ class ArrayMethods:
         return index.getitem(self, idx)
 
     def __setitem__(self, idx, v):
-        raise InPlaceUpdateError(
-            f"{user_location()}: a traced array cannot be assigned to in place (x[i] = v); "
-            "write x = wg.at(x)[i].set(v), or use engine='source' (or 'auto'), which turns "
-            "subscripted assignment into a functional update")
+        # NumPy writes into x: the tracer becomes the updated value, which every name of it
+        # sees (``inplace.assign``; a write a view would have to see is refused)
+        inplace.assign(self, idx, _operand(v), scatter.index_set)
 
     # --- conversion to Python values: control flow is taken at the concrete
     # value; a float/array conversion would drop the derivative, so it raises
@@ -212,11 +223,15 @@ class ArrayMethods:
         return int(_concrete(self, "using a traced integer as an index"))
 
     def __int__(self):
-        if self.aval.dtype.kind in "iub":
+        # an integer part is piecewise constant: its derivative is zero wherever it has one,
+        # so int() of a float is a constant of the derivative, as np.trunc is
+        if self.aval.dtype.kind in "iubf":
             return int(_concrete(self, "int() of a traced value"))
         return _float_error(self, "int")
 
     def __float__(self):
+        if self.aval.dtype.kind in "iub":       # a count or a truth value carries no derivative
+            return float(_concrete(self, "float() of a traced value"))
         return _float_error(self, "float")
 
     def __complex__(self):
@@ -242,14 +257,21 @@ class ArrayMethods:
             "value on as it is: NumPy functions called on it are traced")
 
     # --- NumPy protocols
+    __array_namespace__ = QueryMethods.__array_namespace__
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        if method != "__call__":
-            raise NoDerivativeRule(f"{user_location()}: np.{ufunc.__name__}.{method} has no "
-                                   f"derivative rule; write it with np.{ufunc.__name__} and "
-                                   "reductions")
+        rule, name = library.ufunc_rule(ufunc), library.display_name(ufunc)
+        if method != "__call__":        # outer, reduce, accumulate, at
+            library.check_complex(ufunc, inputs)
+            return writes.ufunc_method(ufunc, method, lambda *ops, **kw: ufunc_call(
+                ufunc, rule, ops, kw, name), inputs, kwargs)
+        inputs = tuple(_operand(x) for x in inputs)
         library.check_complex(ufunc, inputs)
-        out = ufunc_call(ufunc, library.ufunc_rule(ufunc), inputs, kwargs,
-                         library.display_name(ufunc))
+        target = kwargs.pop("out", None)
+        if target is not None and not (isinstance(target, tuple) and target[0] is None):
+            # ``out=y``: y becomes the result (``writes.write_out``)
+            return writes.write_out(target, ufunc_call(ufunc, rule, inputs, kwargs, name), name)
+        out = ufunc_call(ufunc, rule, inputs, kwargs, name)
         # a ufunc's result is a new array, a NumPy scalar where it is 0-d
         out = inplace.distinct(out, inputs, True)
         return out if kwargs.get("out") is not None else inplace.scalar_result(out)
@@ -313,14 +335,6 @@ class ArrayMethods:
         return np.take(self, indices, axis, out, mode)
 
     if DESCENDING:              # ndarray's parameters in NumPy >= 2.5
-        def argsort(self, axis=-1, kind=None, order=None, *, stable=None, descending=None):
-            return np.argsort(self, axis, kind, order, stable=stable,
-                              descending=NO_VALUE if descending is None else descending)
-    else:
-        def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
-            return np.argsort(self, axis, kind, order, stable=stable)
-
-    if DESCENDING:              # ndarray's parameters in NumPy >= 2.5
         def sort(self, axis=-1, kind=None, order=None, *, stable=None, descending=None):
             _sort_in_place()
     else:
@@ -330,12 +344,6 @@ class ArrayMethods:
     def partition(self, kth, axis=-1, kind="introselect", order=None):
         raise InPlaceUpdateError(f"{user_location()}: x.partition() rearranges a traced array "
                                  "in place; write x = np.partition(x, kth)")
-
-    def argmax(self, axis=None, out=None, *, keepdims=False):
-        return npf.np_argmax(self, axis, out, keepdims=keepdims)
-
-    def argmin(self, axis=None, out=None, *, keepdims=False):
-        return npf.np_argmin(self, axis, out, keepdims=keepdims)
 
     def dot(self, other, out=None):
         return npf.np_dot(self, other, out)
@@ -381,9 +389,6 @@ class ArrayMethods:
 
     def copy(self, order="C"):
         return inplace.fresh(self)
-
-    def item(self, *args):
-        return _float_error(self, "item")
 
     def tolist(self):
         return _float_error(self, "tolist")

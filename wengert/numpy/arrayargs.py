@@ -149,6 +149,17 @@ def masked(a, where, fill):
     return selection.where(where, a, fill)
 
 
+def named_result(name, fields):
+    """A tuple class whose items are also read by name (NumPy's named results:
+    ``np.unique_counts(x).counts``), without ``_fields``: wengert's pytrees read it as
+    a plain tuple, so a function may return it whole."""
+    def getattr_(self, attr):
+        if attr in fields:
+            return self[fields.index(attr)]
+        raise AttributeError(f"{name} has no attribute {attr!r}; it has {', '.join(fields)}")
+    return type(name, (tuple,), {"__slots__": (), "__getattr__": getattr_})
+
+
 def check_order(order, fname, allowed=("C",)):
     if order not in allowed:
         refuse(fname, "order", f"order={order!r} depends on memory layout, which traced "

@@ -28,11 +28,12 @@ import numpy as np
 from ..core import dims as _dims
 from ..primitives.arith import add, convert, div, mul, sub
 from ..primitives.selection import where
-from ..primitives.ordering import abs, greater, isfinite, not_equal
+from ..primitives.ordering import abs, greater, isfinite, maximum, not_equal
 from ..primitives.transcendental import exp, log, pow, sqrt
 from ..primitives.reduce import mean, reduce_max, reduce_min, reduce_sum
 from ..primitives.shape import reshape, squeeze, transpose
 from ..primitives.decomp import svdvals
+from ..primitives.runtime_shapes import length
 from ..core.errors import NoDerivativeRule
 from ..core.ir import aval_of
 
@@ -152,10 +153,14 @@ def var(x, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         raise NoDerivativeRule("var: out= writes in place; use the returned value instead")
     shape = _dims.shape(x)
     axes = _axes(axis, len(shape))
-    count = math.prod([shape[a] for a in axes])
     dev = sub(x, mean(x, axis=axes, keepdims=True))
     total = reduce_sum(mul(dev, dev), axis=axes, keepdims=keepdims)
-    res = div(total, float(max(count - ddof, 0)))
+    if any(shape[a] is None for a in axes):     # a count read when the code runs (x[mask])
+        count = maximum(sub(length(x, axes), ddof), 0)
+        res = div(total, convert(count, dtype=aval_of(total).dtype))
+    else:
+        count = math.prod([shape[a] for a in axes])
+        res = div(total, float(max(count - ddof, 0)))
     return convert(res, dtype=np.dtype(dtype)) if dtype is not None else res
 
 

@@ -129,13 +129,16 @@ def _average(a, axis=None, weights=None, returned=False, *, keepdims=NO_VALUE):
         if wav.shape != av.shape:
             if axis is None:
                 raise TypeError("Axis must be specified when shapes of a and weights differ.")
-            if wav.ndim != 1 or not isinstance(axis, (int, np.integer)):
-                raise TypeError("1D weights expected when shapes of a and weights differ.")
-            if wav.shape[0] != av.shape[axis]:
-                raise ValueError("Length of weights not compatible with specified axis.")
-            shp = [1] * av.ndim
-            shp[axis % av.ndim] = wav.shape[0]
-            w = shape.reshape(w, tuple(shp))
+            # weights of the axes averaged over (one or several, in the order given)
+            axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+            axes = tuple(int(ax) % av.ndim for ax in axes)
+            if wav.shape != tuple(av.shape[ax] for ax in axes):
+                raise ValueError("Shape of weights must be consistent with shape of a along "
+                                 "specified axis.")
+            order = tuple(int(i) for i in np.argsort(axes))
+            if order != tuple(range(len(axes))):
+                w = shape.transpose(w, order)
+            w = shape.reshape(w, tuple(d if ax in axes else 1 for ax, d in enumerate(av.shape)))
         w = as_dtype(w, dt)
         scl = reduce.reduce_sum(w, axis=axis, keepdims=keep)
         avg = arith.div(reduce.reduce_sum(arith.mul(as_dtype(a, dt), w), axis=axis,

@@ -319,17 +319,11 @@ def _where(condition, x=None, y=None, /):
 
 def _nonzero(condition):
     """``np.where(cond)``: the indices where ``cond`` holds, integers that
-    carry no derivative. How many there are is the shape of the result, so
-    the condition's value must be known now (the trace engine records one
-    call); where code is generated for every call it is not."""
-    val = condition.concrete_value if isinstance(condition, TracerBase) else condition
-    if val is None:
-        raise NonDifferentiableInputError(
-            f"{user_location()}: np.where(cond) with one argument returns indices whose "
-            "number depends on the values of cond, which are only known when the generated "
-            "code runs, or differ between the examples of a batch (wg.vmap); use "
-            "np.where(cond, x, y) to select values, or (outside wg.vmap) engine='trace'")
-    return np.nonzero(val)
+    carry no derivative (``index.nonzero``: how many there are is read when
+    the code runs)."""
+    if aval_of(condition).dtype != np.bool_:
+        condition = ordering.not_equal(condition, 0)
+    return index.nonzero(condition)
 
 
 def np_clip(a, a_min=NO_VALUE, a_max=NO_VALUE, out=None, *, min=NO_VALUE, max=NO_VALUE,

@@ -25,8 +25,16 @@ operand reaches only the audited ones (``complex_ok``); any other raises
 ``UnsupportedDtypeError`` naming the function. The table is built once, at
 import (``numpy`` enters NumPy's families: this module imports no
 family, so a family may run user code through the recorder, whose tracers
-look their wrappers up here); SciPy's families are imported the first time a SciPy callable is
-looked up, so wengert itself needs NumPy only.
+look their wrappers up here).
+
+SciPy's families load lazily, each when a callable of *its* SciPy module is first looked up
+(``load_scipy_for``: the one place wengert imports them, by name, with
+``importlib.import_module``): a ``scipy.special`` function loads the ``scipy.special``
+family, which imports ``scipy.special`` only (the caller has imported it already), never
+``scipy.stats`` or ``scipy.linalg``. A callable that belongs to no SciPy module (a NumPy
+ufunc without a rule, ``np.exp`` looked up among the source engine's calls) loads nothing.
+So wengert itself needs NumPy only, and a program using one SciPy function pays for one
+family.
 
 Layer: numpy.
 """
@@ -43,11 +51,13 @@ from ..core.primitive import is_complex
 from ..core.errors import UnsupportedDtypeError
 
 __all__ = ["FUNCTIONS", "UFUNCS", "CALLS", "function_rule", "ufunc_rule", "call_rule",
-           "add_family", "display_name", "entries", "complex_ok", "check_complex", "complex_callables"]
+           "add_family", "load_scipy", "load_scipy_for", "scipy_module", "display_name", "entries", "complex_ok", "check_complex", "complex_callables"]
 
-# the families over SciPy: module names under wengert.primitives, imported
-# when a SciPy callable is first looked up (and only if SciPy is installed)
-_SCIPY_FAMILIES = ("linalg", "special", "stats", "multivariate")
+# the families over SciPy, by the SciPy module whose callables they hold: module names
+# under wengert.scipy, imported when a callable of that module is first looked up
+_SCIPY_FAMILIES = {"scipy.special": ("special",), "scipy.stats": ("stats", "multivariate"),
+                   "scipy.linalg": ("linalg",), "scipy.signal": ("linalg",),
+                   "scipy.optimize": ("optimize",)}
 
 FUNCTIONS: dict = {}
 UFUNCS: dict = {}
@@ -55,7 +65,7 @@ CALLS: dict = {}
 _NAMES: dict = {}
 _COMPLEX_OK: set = set()
 _scipy_lock = threading.Lock()
-_scipy_state = {"loaded": False}
+_scipy_loaded: set = set()          # the SciPy modules whose families are entered
 
 
 _RESOLVERS: list = []
@@ -76,31 +86,51 @@ def add_family(module):
 
 
 def load_scipy():
-    """Import SciPy's families (once); False when SciPy is not installed."""
-    if _scipy_state["loaded"]:
-        return True
-    with _scipy_lock:
-        if not _scipy_state["loaded"]:
-            try:
-                found = importlib.util.find_spec("scipy") is not None
-            except ImportError:         # an import hook that refuses it
-                found = False
-            if not found:
-                return False
-            for name in _SCIPY_FAMILIES:
-                add_family(importlib.import_module(f"..scipy.{name}", __package__))
-            _scipy_state["loaded"] = True
+    """Import every SciPy family (the coverage table lists them all); False when SciPy is
+    not installed."""
+    try:
+        found = importlib.util.find_spec("scipy") is not None
+    except ImportError:         # an import hook that refuses it
+        found = False
+    if not found:
+        return False
+    for module in _SCIPY_FAMILIES:
+        load_scipy_for(module)
     return True
 
 
-def _from_scipy(f):
+def load_scipy_for(module):
+    """Enter the families of the SciPy module ``module`` (``"scipy.stats"``) in the table,
+    once: the one place wengert imports a SciPy family."""
+    if module in _scipy_loaded:
+        return
+    with _scipy_lock:
+        if module not in _scipy_loaded:
+            for name in _SCIPY_FAMILIES[module]:
+                family = importlib.import_module(f"..scipy.{name}", __package__)
+                if family not in _families:
+                    _families.add(family)
+                    add_family(family)
+            _scipy_loaded.add(module)
+
+
+_families: set = set()
+
+
+def scipy_module(f):
+    """The SciPy module (a key of ``_SCIPY_FAMILIES``) whose callable ``f`` is, or None:
+    from its ``__module__`` (a bound method's object's), or, for a ufunc (which names no
+    module), whether ``scipy.special`` holds it, if the caller has imported it."""
     mod = getattr(f, "__module__", None) or getattr(getattr(f, "__self__", None), "__module__",
-                                                    None) or ""
-    if mod.split(".")[0] == "scipy" or type(f).__module__.split(".")[0] == "scipy":
-        return True
-    # a ufunc names no module (scipy.special.gammaln is a numpy.ufunc): one
-    # not in the table may be SciPy's once SciPy has been imported
-    return isinstance(f, np.ufunc) and "scipy" in sys.modules
+                                                    None) or type(f).__module__ or ""
+    if mod.startswith("scipy."):
+        top = ".".join(mod.split(".")[:2])
+        return top if top in _SCIPY_FAMILIES else None
+    if isinstance(f, np.ufunc):
+        special = sys.modules.get("scipy.special")
+        if special is not None and getattr(special, f.__name__, None) is f:
+            return "scipy.special"
+    return None
 
 
 def _lookup(table, f):
@@ -108,8 +138,11 @@ def _lookup(table, f):
         rule = table.get(f)
     except TypeError:           # an unhashable callable has no entry
         return None
-    if rule is None and not _scipy_state["loaded"] and _from_scipy(f) and load_scipy():
-        rule = table.get(f)
+    if rule is None:
+        module = scipy_module(f)
+        if module is not None and module not in _scipy_loaded:
+            load_scipy_for(module)
+            rule = table.get(f)
     return rule
 
 
@@ -126,7 +159,7 @@ def ufunc_rule(ufunc):
 def call_rule(f):
     """The wrapper the source engine calls in place of ``f``, or None."""
     rule = _lookup(CALLS, f)
-    if rule is None and _scipy_state["loaded"]:
+    if rule is None and _RESOLVERS:
         for resolve in _RESOLVERS:
             rule = resolve(f)
             if rule is not None:

@@ -88,7 +88,10 @@ def _uplo(a, UPLO, fname):
 
 
 def _eigh(a, UPLO="L"):
-    return EighResult(decomp.eigh(_uplo(a, UPLO, "np.linalg.eigh")))
+    # NumPy's own call with its UPLO, so the eigenvectors' signs are NumPy's (issue 25: the
+    # upper triangle read as the transpose's lower one gave the opposite signs)
+    _uplo(a, UPLO, "np.linalg.eigh")
+    return EighResult(decomp.eigh(a, UPLO.upper()))
 
 
 def _eigvalsh(a, UPLO="L"):

@@ -28,7 +28,7 @@ from ..core import dims as _dims
 from ..core.errors import NonDifferentiableInputError, user_location
 from ..core.ir import aval_of
 
-__all__ = ["FUNCTIONS"]
+__all__ = ["FUNCTIONS", "along_axis", "sort_along"]
 
 
 def _no_order(order, fname):
@@ -57,6 +57,17 @@ def _along_axis(arr, indices, axis):
             place[d] = -1
             idx.append(np.arange(size[d]).reshape(place))
     return getitem(arr, tuple(idx))
+
+
+def along_axis(arr, indices, axis):
+    """``np.take_along_axis(arr, indices, axis)`` (``axis`` in range or negative)."""
+    return _along_axis(arr, indices, axis % ndim(arr))
+
+
+def sort_along(a, axis):
+    """``np.sort(a, axis)``: ``a`` gathered at its stable ``argsort``."""
+    axis = axis % ndim(a)
+    return _along_axis(a, argsort(a, axis, "stable"), axis)
 
 
 def _int_indices(indices, fname):

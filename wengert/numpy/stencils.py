@@ -239,13 +239,39 @@ def _pad(array, pad_width, mode="constant", **kwargs):
     extra = set(kwargs) - allowed
     if extra:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {extra}")
-    if kwargs.get("reflect_type", "even") != "even":
-        refuse("np.pad", "reflect_type", "only reflect_type='even' is implemented")
+    odd = kwargs.get("reflect_type", "even")
+    if odd not in ("even", "odd"):
+        raise ValueError(f"reflect_type must be 'even' or 'odd', got {odd!r}")
     for ax, (lo, hi) in enumerate(widths):
         if lo or hi:
             n = _dims.shape(array)[ax]
-            array = along(array, ax, np.pad(np.arange(n), (lo, hi), mode=mode))
+            if odd == "odd":
+                array = _pad_odd(array, ax, int(n), lo, hi, mode)
+            else:
+                array = along(array, ax, np.pad(np.arange(n), (lo, hi), mode=mode))
     return array
+
+
+def _pad_odd(array, ax, n, lo, hi, mode):
+    """``reflect_type='odd'`` along ``ax``: each padded entry is ``2 * edge - mirrored``
+    (again and again where the padding is wider than the array), a linear map of the axis
+    which ``np.pad`` of the identity gives exactly (its entries are small integers). Each
+    output entry is the sum of its few terms, gathered: an entry outside them (a NaN) never
+    reaches it, as it would through a product with the whole map."""
+    dtype = aval_of(array).dtype
+    m = np.pad(np.eye(n), ((lo, hi), (0, 0)), mode=mode, reflect_type="odd")
+    terms = int((m != 0).sum(axis=1).max())
+    out = None
+    for t in range(terms):
+        # the t-th nonzero of each row (a row with fewer takes coefficient 0 of column 0)
+        cols = np.array([np.flatnonzero(row)[t] if np.count_nonzero(row) > t else 0
+                         for row in m])
+        coef = m[np.arange(len(m)), cols] * np.array([np.count_nonzero(row) > t for row in m])
+        shp = [1] * ndim(array)
+        shp[ax] = len(m)
+        term = arith.mul(along(array, ax, cols), coef.astype(dtype).reshape(shp))
+        out = term if out is None else arith.add(out, term)
+    return out
 
 
 FUNCTIONS = {np.diff: _diff, np.gradient: _gradient, np.pad: _pad}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..primitives import arith, linalg, ordering, transcendental
+from ..primitives import arith, linalg, ordering, reduce, shape, transcendental
 from .arrayargs import as_dtype, no_out, numpy_result, refuse
 from ..core.errors import NoDerivativeRule, no_rule_message, user_location
 from ..core.ir import aval_of
@@ -46,7 +46,25 @@ def _radians(x):
     return arith.mul(x, np.pi / 180.0)
 
 
+# --- NumPy 2's vector gufuncs: over the last axis (or the last two of the matrix) ----
+def _conj(x):
+    return arith.conj(x) if aval_of(x).dtype.kind == "c" else x
+
+
+def _vecdot(x1, x2):
+    return reduce.reduce_sum(arith.mul(_conj(x1), x2), axis=-1)
+
+
+def _matvec(x1, x2):
+    return reduce.reduce_sum(arith.mul(x1, shape.expand_dims(x2, -2)), axis=-1)
+
+
+def _vecmat(x1, x2):
+    return reduce.reduce_sum(arith.mul(shape.expand_dims(_conj(x1), -1), x2), axis=-2)
+
+
 UFUNCS = {
+    np.vecdot: _vecdot, np.matvec: _matvec, np.vecmat: _vecmat,
     np.add: arith.add, np.subtract: arith.sub, np.multiply: arith.mul,
     np.true_divide: arith.div, np.negative: arith.neg, np.positive: _identity,
     np.power: transcendental.pow, np.float_power: _float_power, np.exp: transcendental.exp, np.log: transcendental.log,
@@ -108,19 +126,22 @@ def ufunc_call(ufunc, fn, inputs, kwargs, fname=None):
     if dtype is None:
         out = fn(*inputs)
         return numpy_result(out) if ufunc in _OPERATOR_WRAPPED else out
-    out_dtype = _loop_dtype(ufunc, inputs, dtype, casting)
-    if out_dtype.kind in "fc":      # NumPy computes in the dtype: the operands are cast first
-        inputs = [as_dtype(x, out_dtype, "unsafe", fname) for x in inputs]
+    out_dtypes = _loop_dtype(ufunc, inputs, dtype, casting)
+    if out_dtypes[0].kind in "fc":  # NumPy computes in the dtype: the operands are cast first
+        inputs = [as_dtype(x, out_dtypes[0], "unsafe", fname) for x in inputs]
     out = numpy_result(fn(*inputs))
-    return out if aval_of(out).dtype == out_dtype else arith.convert(out, dtype=out_dtype)
+    outs = [o if aval_of(o).dtype == dt else arith.convert(o, dtype=dt)
+            for o, dt in zip(out if type(out) is tuple else (out,), out_dtypes)]
+    return tuple(outs) if type(out) is tuple else outs[0]
 
 
 def _loop_dtype(ufunc, inputs, dtype, casting):
-    """The result dtype of ``ufunc(*inputs, dtype=dtype, casting=casting)``,
-    as NumPy resolves it (on empty stand-ins of the operands): NumPy's own
-    TypeError where it has no such loop or may not cast."""
+    """The result dtypes (one per output) of ``ufunc(*inputs, dtype=dtype,
+    casting=casting)``, as NumPy resolves them (on empty stand-ins of the operands): NumPy's
+    own TypeError where it has no such loop or may not cast."""
     stand_ins = []
     for x in inputs:
         av = aval_of(x)
         stand_ins.append(av.python_type(0) if av.weak else np.empty(0, av.dtype))
-    return np.asarray(ufunc(*stand_ins, dtype=dtype, casting=casting)).dtype
+    out = ufunc(*stand_ins, dtype=dtype, casting=casting)
+    return [np.asarray(o).dtype for o in (out if type(out) is tuple else (out,))]

@@ -8,5 +8,6 @@ Layer: primitives.
 from ..core.primitive import PRIMITIVES  # noqa: F401  (the table, read by the tests)
 from . import (  # noqa: F401  (each family registers its rows)
     arith, bessel, casts, convolution, correlation, decomp, dft, eig, einsum,
-    elementwise, fanout, gather, host, index, linalg, lstsq, matfuncs, matrix,
-    ordering, reduce, scan, scatter, selection, shape, special, transcendental, triangular)
+    elementwise, fanout, gather, gauge, host, index, linalg, lstsq, matfuncs, matrix,
+    ordering, parts, positions, predicates, reduce, runtime_shapes, scan, scatter, selection, shape, special, transcendental,
+    triangular)

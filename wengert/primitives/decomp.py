@@ -51,6 +51,8 @@ from .reduce import pair_products, prod_others_impl, prod_others_lines, reduce_s
 from .index import getitem
 from .linalg import float_dtype, matmul_bind, matrix_transpose, shape_tuple, check_square
 from ..core.ir import Aval, aval_of
+from ..core.errors import user_location
+from .gauge import gauge_check, reverse_only, untied_gap_inverse
 
 __all__ = ["svd", "svdvals", "eigh", "eigvalsh", "adjugate", "matrix_rank", "sym_from_lower"]
 
@@ -136,18 +138,32 @@ def svd_jvp(primals, tangents, full_matrices):
     if n > k:
         dv = add(dv, div(sub(matmul_bind(matrix_transpose(a_dot), u1), matmul_bind(v1, matrix_transpose(dp))), s_j))
     ds = _diag_part(dp, k)
-    if full_matrices and m > k:     # the complement follows U, without turning in itself
+    # the complement follows U (V), without turning in itself; any turn is as good, so its
+    # use is checked in reverse mode (``gauge``)
+    if full_matrices and m > k:
         u2 = column_slice(u, k)
-        du = concatenate(du, neg(matmul_bind(u1, matmul_bind(matrix_transpose(du), u2))), axis=-1)
+        du2 = gauge_check(neg(matmul_bind(u1, matmul_bind(matrix_transpose(du), u2))), u2,
+                          what="the extra columns of U of np.linalg.svd(full_matrices=True)",
+                          where=user_location())
+        du = concatenate(du, du2, axis=-1)
     if full_matrices and n > k:
         v2 = matrix_transpose(row_slice(vh, k))
-        dv = concatenate(dv, neg(matmul_bind(v1, matmul_bind(matrix_transpose(dv), v2))), axis=-1)
+        dv2 = gauge_check(neg(matmul_bind(v1, matmul_bind(matrix_transpose(dv), v2))), v2,
+                          what="the extra rows of Vh of np.linalg.svd(full_matrices=True)",
+                          where=user_location())
+        dv = concatenate(dv, dv2, axis=-1)
     return (u, s, vh), (du, ds, matrix_transpose(dv))
+
+
+def _complement(primals, full_matrices):
+    m, n = shape_tuple(primals[0])[-2:]
+    return full_matrices and m != n
 
 
 svd_p = register(Primitive("svd", nargs=1, impl=svd_impl, jvp=svd_jvp, transpose=NOT_LINEAR,
                            abstract_eval=svd_aval, multiple_results=True,
-                           batch=BROADCASTING))
+                           batch=BROADCASTING,
+                           jvp_for_grad=reverse_only(svd_jvp, _complement)))
 
 
 def svd(a, full_matrices=False):
@@ -186,36 +202,53 @@ def svdvals(a):
 
 
 # --- eigh ----------------------------------------------------------------
-def eigh_impl(a):
-    w, v = np.linalg.eigh(a)
+def eigh_impl(a, uplo="L"):
+    w, v = np.linalg.eigh(a, UPLO=uplo)
     return w, v
 
 
-def eigh_aval(a):
+def eigh_aval(a, uplo="L"):
     batch, n = check_square("eigh", a)
     dt = float_dtype(a.dtype)
     return Aval(batch + (n,), dt), Aval(a.shape, dt)
 
 
-def eigh_jvp(primals, tangents):
+def sym_from(a, uplo):
+    """The symmetric matrix NumPy reads from ``a``'s ``uplo`` triangle."""
+    return sym_from_lower(a) if uplo == "L" else matrix_transpose(
+        sym_from_lower(matrix_transpose(a)))
+
+
+def eigh_jvp(primals, tangents, uplo="L"):
     a, = primals
     a_dot, = tangents
-    w, v = eigh(a)
+    w, v = eigh(a, uplo)
     if isinstance(a_dot, Zero):
         return (w, v), (Zero(aval_of(w)), Zero(aval_of(v)))
     n = shape_tuple(a)[-1]
-    vdv = matmul_bind(matrix_transpose(v), matmul_bind(sym_from_lower(a_dot), v))
-    return (w, v), (_diag_part(vdv, n), matmul_bind(v, mul(_gap_inverse(w, n), vdv)))
+    vdv = matmul_bind(matrix_transpose(v), matmul_bind(sym_from(a_dot, uplo), v))
+    # eigenvectors of a repeated eigenvalue are any basis of its eigenspace: they do not
+    # turn into each other (F = 0 there), and their use is checked in reverse (``gauge``)
+    dv = gauge_check(matmul_bind(v, mul(untied_gap_inverse(w, _eye(n, w)), vdv)), v, w,
+                     what="eigenvectors of a repeated eigenvalue (np.linalg.eigh)",
+                     where=user_location())
+    return (w, v), (_diag_part(vdv, n), dv)
+
+
+def _always(primals, **params):
+    return True         # a repeated eigenvalue is found only when the code runs
 
 
 eigh_p = register(Primitive("eigh", nargs=1, impl=eigh_impl, jvp=eigh_jvp, transpose=NOT_LINEAR,
                             abstract_eval=eigh_aval, multiple_results=True,
-                            batch=BROADCASTING))
+                            batch=BROADCASTING,
+                            jvp_for_grad=reverse_only(eigh_jvp, _always)))
 
 
-def eigh(a):
-    """``np.linalg.eigh(a)`` reading the lower triangle: ``(w, V)``."""
-    w, v = bind(eigh_p, a)
+def eigh(a, uplo="L"):
+    """``np.linalg.eigh(a, UPLO=uplo)``: ``(w, V)`` of the matrix its ``uplo`` triangle
+    holds (NumPy's own call, so the eigenvectors' signs are NumPy's)."""
+    w, v = bind(eigh_p, a, uplo=uplo) if uplo != "L" else bind(eigh_p, a)
     return w, v
 
 

@@ -22,12 +22,12 @@ from ..core import dims as _dims
 from ..core.primitive import (
     PRIMITIVES, ZERO_IF_ANY, Linear, Primitive, TracerBase, Zero, register, zeros as core_zeros)
 from ..core.trace import bind
-from ..core.rules import FRESH, EmitRule, LowerRule
-from ..core.shapes import result_dtype, shape_error
-from .shape import expand_dims, reshape, transpose
+from ..core.rules import FRESH, EmitRule, LowerRule, constant_row
+from ..core.shapes import broadcast_shapes, result_dtype, shape_error
+from .shape import broadcast_to, expand_dims, reshape, transpose
 from .batched import all_batched, batch_size, lane_index, spread
 from ..core.dims import has_dims, slice_length
-from ..core.errors import NonDifferentiableInputError
+from ..core.errors import NonDifferentiableInputError, RuntimeLengthError
 from ..core.ir import Aval, aval_of
 
 
@@ -47,6 +47,8 @@ def _concrete_index_part(p):
         av = aval_of(p)
         if val is None and av.dtype.kind in "iu":
             return p                       # a dynamic index: a counter, or an index array input
+        if val is None and av.dtype.kind == "b" and av.shape:
+            return nonzero(p)              # a mask known only at run time: its positions
         if val is None or av.dtype.kind not in "iub":
             raise NonDifferentiableInputError(
                 "an index computed from a differentiated value must be an integer or boolean "
@@ -64,7 +66,10 @@ def normalize_index(idx):
     out, dyn = [], []
     for p in idx:
         p = _concrete_index_part(p)
-        if isinstance(p, TracerBase):
+        if type(p) is tuple:                # a traced mask's positions, one array per axis
+            out.extend(DYN for _ in p)
+            dyn.extend(p)
+        elif isinstance(p, TracerBase):
             out.append(DYN)
             dyn.append(p)
         elif isinstance(p, slice) and any(isinstance(b, TracerBase)
@@ -108,16 +113,79 @@ def dummy_array(aval):
     return np.broadcast_to(np.zeros((), aval.dtype), aval.shape)
 
 
+# --- nonzero: the positions of the true entries, one index array per axis ----
+# a constant of the derivative (``constant_row``); how many positions there are depends on
+# the values, so where code is generated for every call their length is None: the code
+# reads it from the arrays ``np.nonzero`` makes when it runs
+def nonzero_impl(x):
+    return np.nonzero(x)
+
+
+def nonzero_aval(x):
+    return tuple(Aval((None,), np.intp) for _ in x.shape)
+
+
+class NonzeroEmit(EmitRule):
+    def statements(self, code, eqn, ins, py, outs, subs):
+        return [f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {code.np}.nonzero({ins[0]})"]
+
+
+nonzero_p = constant_row("nonzero", nonzero_impl, nonzero_aval, multiple_results=True,
+                         emit=NonzeroEmit(), complex_ok=True)
+
+
+def nonzero(x):
+    """``np.nonzero(x)``: a tuple of index arrays, one per axis of ``x``."""
+    return bind(nonzero_p, x)
+
+
 # --- getitem -----------------------------------------------------------
 def getitem_impl(x, *dyn, idx):
     return np.asarray(x)[fill_index(idx, dyn)]
 
 
 def getitem_aval(x, *dyn, idx):
+    if None in x.shape or any(None in d.shape for d in dyn):
+        return Aval(index_shape(x.shape, idx, [d.shape for d in dyn]), x.dtype)
     shape = dummy_array(x)[fill_index(idx, [np.zeros(d.shape, np.intp) for d in dyn])].shape
     if has_dims(x.shape):
         shape = _basic_shape(x.shape, idx, dyn) or shape
     return Aval(shape, x.dtype)
+
+
+def index_shape(shape, idx, dyn_shapes):
+    """The shape of ``x[idx]`` by NumPy's rule, for lengths known only at run time (None:
+    an index array from a traced mask, or an ``x`` of such a length): the index arrays
+    (and the ints among them) broadcast to one shape, which takes the place of the axes
+    they index where they are adjacent, else goes first; slices, None and the axes not
+    indexed keep their lengths."""
+    shapes = iter(dyn_shapes)
+    parts = [("array", next(shapes)) if p is DYN else
+             ("array", p.shape) if isinstance(p, np.ndarray) else
+             ("int", ()) if isinstance(p, (int, np.integer)) else ("basic", p) for p in idx]
+    parts = [("int", ()) if kind == "array" and s == () else (kind, s) for kind, s in parts]
+    used = sum(kind != "basic" or (p is not None and p is not Ellipsis) for kind, p in parts)
+    if any(kind == "basic" and p is Ellipsis for kind, p in parts):
+        k = next(i for i, (kind, p) in enumerate(parts) if kind == "basic" and p is Ellipsis)
+        parts[k:k + 1] = [("basic", slice(None))] * (len(shape) - used)
+    arrays = [s for kind, s in parts if kind == "array"]
+    advanced = [i for i, (kind, _) in enumerate(parts) if kind != "basic"] if arrays else []
+    together = advanced == list(range(advanced[0], advanced[-1] + 1)) if advanced else True
+    joined = broadcast_shapes(*arrays, name="indexing") if arrays else ()
+    out, axis = [], 0
+    for i, (kind, p) in enumerate(parts):
+        if kind == "basic" and p is None:
+            out.append(1)
+            continue
+        if kind == "basic":
+            n = shape[axis]
+            full = p.start is None and p.stop is None and p.step in (None, 1)
+            out.append(n if full else None if n is None else slice_length(n, p))
+        elif advanced and i == advanced[0] and together:
+            out.extend(joined)
+        axis += 1
+    out.extend(shape[axis:])
+    return tuple(out) if together else tuple(joined) + tuple(out)
 
 
 def _basic_shape(shape, idx, dyn):
@@ -244,11 +312,14 @@ class GetitemEmit(EmitRule):
 
 
 class GetitemLower(LowerRule):
-    """A scalar element or an index array's gather is a new value; a basic
-    slice is a view of the operand."""
+    """A scalar element (full integer indexing) or an index array's gather is a new value;
+    a basic slice is a view of the operand, and so is a 0-d result of one with an Ellipsis
+    (``y[-1, ...]``, which a later ``y[-1, ...] = 0`` would change: issue 25 found
+    ``np.linspace``'s gradient wrong in the source engine that way)."""
 
     def fresh(self, eqn):
-        return eqn.outputs[0].aval.shape == () or not basic_index(eqn)
+        return (eqn.outputs[0].aval.shape == () and getitem_scalar(eqn.params["idx"])) \
+            or not basic_index(eqn)
 
     def element(self, eqn):
         pos = element_positions(eqn, 1)
@@ -319,7 +390,8 @@ def concatenate_aval(*xs, axis):
     for x in xs[1:]:
         if len(x.shape) != len(first) or any(a != b for i, (a, b) in enumerate(zip(x.shape, first)) if i != axis):
             raise shape_error(f"concatenate: shapes {first} and {x.shape} differ off axis {axis}")
-    size = sum(x.shape[axis] for x in xs)
+    lengths = [x.shape[axis] for x in xs]
+    size = None if None in lengths else sum(lengths)
     return Aval(first[:axis] + (size,) + first[axis + 1:], result_dtype(*xs))
 
 
@@ -333,6 +405,8 @@ def concatenate_transpose(ct, *xs, axis):
     cts, start = [], 0
     for x in xs:
         n = _dims.shape(x)[axis]
+        if n is None:
+            raise RuntimeLengthError("concatenation, in reverse mode,")
         if isinstance(x, Linear):
             idx = (slice(None),) * axis + (slice(start, start + n),)
             cts.append(getitem(ct, idx))

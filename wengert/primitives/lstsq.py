@@ -34,6 +34,7 @@ from .linalg import float_dtype, matmul_bind, matrix_transpose, shape_tuple
 from .matrix import solve_bind
 from .decomp import column_slice, matrix_aval, row_slice, svdvals_jvp
 from ..core.errors import WengertError, user_location
+from .gauge import gauge_check, reverse_only
 from ..core.ir import Aval, aval_of
 
 __all__ = ["qr", "pinv", "lstsq", "RankDeficientError"]
@@ -88,16 +89,26 @@ def qr_jvp(primals, tangents, complete):
     dr = matmul_bind(upper_part, r1)
     dq = sub(b, matmul_bind(q1, upper_part))
     if complete and m > n:
+        # the extra columns are a basis LAPACK chooses: checked in reverse (``gauge``)
         q2 = column_slice(q, n)
-        dq = concatenate(dq, neg(matmul_bind(q1, matmul_bind(matrix_transpose(dq), q2))), axis=-1)
+        dq2 = gauge_check(neg(matmul_bind(q1, matmul_bind(matrix_transpose(dq), q2))), q2,
+                          what="the extra columns of np.linalg.qr(mode='complete')",
+                          where=user_location())
+        dq = concatenate(dq, dq2, axis=-1)
         zeros = np.zeros(shape_tuple(a)[:-2] + (m - n, n), _dtype_of(dr))
         dr = concatenate(dr, zeros, axis=-2)
     return (q, r), (dq, dr)
 
 
+def _extra_columns(primals, complete):
+    m, n = shape_tuple(primals[0])[-2:]
+    return complete and m > n
+
+
 qr_p = register(Primitive("qr", nargs=1, impl=qr_impl, jvp=qr_jvp, transpose=NOT_LINEAR,
                           abstract_eval=qr_aval, multiple_results=True,
-                          batch=BROADCASTING))
+                          batch=BROADCASTING,
+                          jvp_for_grad=reverse_only(qr_jvp, _extra_columns)))
 
 
 def qr(a, complete=False):

@@ -22,6 +22,7 @@ from .selection import where
 from .ordering import equal
 from .index import concatenate, getitem
 from .batched import shifted
+from .runtime_shapes import length, sum_like
 from .shape import (
     finish_reduction, kept_shape, normalize_axes, ones_like, reduce_aval, reduce_sum, reduce_sum_p_bind,
     reshape)
@@ -31,10 +32,12 @@ from ..core.ir import Aval, aval_of
 def mean(x, axis=None, keepdims=False):
     shape = _dims.shape(x)
     axes = normalize_axes(axis, len(shape))
-    count = math.prod([shape[a] for a in axes])
     total = reduce_sum(x, axes=axes, keepdims=keepdims)
     if aval_of(x).dtype.kind not in "fc":
         total = convert(total, dtype=np.float64)
+    if any(shape[a] is None for a in axes):     # how many there are, read when the code runs
+        return div(total, convert(length(x, axes), dtype=aval_of(total).dtype))
+    count = math.prod([shape[a] for a in axes])
     # a symbolic count stays one: the code divides by ``x.shape[0]``
     return div(total, count if type(count) is _dims.Dim else float(count))
 
@@ -47,6 +50,8 @@ def _extremum_tangent(x, out, x_dot, axes):
     counts are converted."""
     hit = equal(x, reshape(out, kept_shape(_dims.shape(x), axes)))
     count = convert(reduce_sum_p_bind(hit, axes), dtype=aval_of(x).dtype)
+    if None in aval_of(x).shape:        # summed over a length known only at run time
+        return div(sum_like(mul(x_dot, hit), x, axes), count)
     return div(reduce_sum_p_bind(mul(x_dot, hit), axes), count)
 
 

@@ -18,12 +18,14 @@ import math
 import numpy as np
 
 from ..core import dims as _dims
-from ..core.primitive import BROADCASTING, NOT_LINEAR, ZERO_IF_ANY, Primitive, Zero, register
+from ..core.primitive import (
+    BROADCASTING, PRIMITIVES, ZERO_IF_ANY, NOT_LINEAR, Primitive, Zero, register)
 from ..core.trace import bind, wrapper_of
 from ..core.dims import as_int
 from ..core.ir import Aval, aval_of
 from ..core.rules import EmitRule
 from ..core.shapes import shape_error
+from ..core.errors import RuntimeLengthError
 from ..core.pass_rules import Algebra, NumpyAxisCall, NumpyLike
 
 
@@ -97,10 +99,21 @@ def broadcast_to(x, shape):
 
 # --- reshape -----------------------------------------------------------
 def reshape_impl(x, shape):
-    return np.reshape(x, shape)
+    return np.reshape(x, _runtime_as_minus_one(shape))
+
+
+def _runtime_as_minus_one(shape):
+    """A shape with its length known only at run time (None) as NumPy's -1."""
+    return tuple(-1 if d is None else d for d in shape) if None in shape else shape
 
 
 def reshape_aval(x, shape):
+    if None in x.shape or None in shape:
+        # a length known only at run time goes to one axis, the others keep their count
+        known = [math.prod(d for d in s if d is not None) for s in (x.shape, shape)]
+        if x.shape.count(None) != 1 or shape.count(None) != 1 or known[0] != known[1]:
+            raise RuntimeLengthError(f"a reshape from {x.shape} to {shape}")
+        return Aval(shape, x.dtype)
     if math.prod(shape) != x.size:
         raise shape_error(f"reshape: cannot reshape {x.shape} ({x.size} elements) to {shape}")
     return Aval(shape, x.dtype)
@@ -127,7 +140,8 @@ class ReshapeEmit(EmitRule):
 
     def expression(self, code, eqn, ins, py):
         if set(eqn.params) == {"shape"}:
-            return code.reshape_call(ins[0], code.param(eqn.params["shape"]),
+            shape = _runtime_as_minus_one(eqn.params["shape"])
+            return code.reshape_call(ins[0], code.param(shape),
                                      eqn.inputs[0].aval.shape == (), py[0])
 
 
@@ -141,9 +155,11 @@ def reshape(x, shape):
     """``np.reshape`` with ``-1`` resolved at trace time."""
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    shape = tuple(as_int(d) for d in shape)
+    shape = tuple(None if d is None else as_int(d) for d in shape)
     old = tuple(_dims.shape(x))
-    if -1 in shape:
+    if None in old and -1 in shape:     # -1 stands for the length known only at run time
+        shape = tuple(None if d == -1 else d for d in shape)
+    elif -1 in shape:
         known = math.prod([d for d in shape if d != -1])
         size = math.prod(old)
         shape = tuple(size // known if d == -1 else d for d in shape)
@@ -280,11 +296,20 @@ def reduce_sum_impl(x, axes):
 
 
 def reduce_sum_jvp(primals, tangents, axes):
-    return reduce_sum_p_bind(primals[0], axes), reduce_sum_p_bind(tangents[0], axes)
+    x = primals[0]
+    if None in aval_of(x).shape and axes:
+        # a length known only at run time: the tangent's sum keeps x, whose shape its
+        # transpose broadcasts back to (``runtime_shapes``, found in the table: it builds
+        # on this module)
+        return (reduce_sum_p_bind(x, axes),
+                bind(PRIMITIVES["sum_like"], tangents[0], x, axes=axes, keep=()))
+    return reduce_sum_p_bind(x, axes), reduce_sum_p_bind(tangents[0], axes)
 
 
 def reduce_sum_transpose(ct, x, axes):
     shape = x.aval.shape
+    if None in shape:
+        raise RuntimeLengthError("a sum over an axis, in reverse mode,")
     if axes == tuple(range(len(axes))):      # leading axes: broadcasting restores them
         return (broadcast_to(ct, shape),)
     return (broadcast_to(reshape(ct, kept_shape(shape, axes)), shape),)

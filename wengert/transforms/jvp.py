@@ -30,6 +30,7 @@ from ..core import dims as _dims
 from ..primitives.arith import cast_float
 from ..primitives.casts import cast_exact
 from ..primitives.shape import broadcast_to
+from ..primitives.runtime_shapes import broadcast_like
 from ..core.tracer import Tracer
 from ..core.inplace import array_value, is_scalar, link_views, scalar_value
 from ..core.staging import stage
@@ -167,8 +168,8 @@ class JVPTrace(Trace):
                 return _linked(tuple(JVPTracer(self, o, _tangent_for(o, t))
                                      for o, t in zip(out, out_dot)), args)
             if type(out) is np.ndarray and out.dtype.kind in "fc" and \
-                    getattr(out_dot, "dtype", None) == out.dtype and \
-                    out_dot.shape == out.shape:                         # the common case, inline
+                    getattr(out_dot, "shape", None) == out.shape and \
+                    out_dot.dtype == out.dtype:                         # the common case, inline
                 res = JVPTracer(self, out, out_dot)
                 if out.base is not None:
                     link_views(res, args)
@@ -222,8 +223,11 @@ def _tangent_for(out, t):
     # and of ``out``'s shape: a rule may leave a tangent to broadcast (x % y
     # with y constant has tangent x_dot, of x's shape)
     shape = tuple(_dims.shape(t))
-    if shape != tuple(av.shape) and None not in av.shape and None not in shape:
-        t = broadcast_to(t, shape=av.shape)
+    if shape != tuple(av.shape):
+        if None in av.shape:        # a length known only at run time: out's, when it runs
+            return broadcast_like(t, out)
+        if None not in shape:
+            t = broadcast_to(t, shape=av.shape)
     return t
 
 

@@ -52,7 +52,7 @@ from ...core.ir import Aval
 from ...core.primitive import TracerBase
 from ...primitives.host import EnvRef, env_read, host_call, out_aval_of
 from .guards import guard, same_value
-from .kinds import IO_MODULES, RNG_TYPES, is_plain, is_vocabulary
+from .kinds import IO_MODULES, is_plain, is_rng, is_vocabulary
 
 __all__ = ["env_global", "env_cell", "static_object", "default_value", "EnvObject",
            "call_outside", "concrete", "materialize", "holds_outside_object"]
@@ -393,7 +393,7 @@ def call_outside(f, args, kwargs):
             "outside the function and pass what you need in, or use engine='trace'",
             construct="outside call returning an object") from None
     callee = f._ref if isinstance(f, EnvObject) else fixed
-    checked = not isinstance(owner, RNG_TYPES)
+    checked = not is_rng(owner)
     return host_call(callee, operands, spec, kw_spec, out, checked=checked)
 
 

@@ -9,7 +9,7 @@ predicates ``source.env`` classifies by, with no state and no recording.
   (``LIBRARY_ROOTS``): used while the code is generated, checked by identity;
 * an impure callable (``is_impure``): a random generator's method, ``print``,
   the functions of ``random``, ``time``, ``os``...: a call made at each call
-  of the generated code, never while it is generated. ``RNG_TYPES`` and
+  of the generated code, never while it is generated. ``is_rng`` and
   ``IO_MODULES`` name the generators (called on a copy, so no draw is
   consumed) and the modules whose calls do I/O (refused: their result's type
   cannot be found without making the call).
@@ -19,12 +19,12 @@ Layer: frontends.
 from __future__ import annotations
 
 import builtins
-import random
+import sys
 import types
 
 import numpy as np
 
-__all__ = ["is_plain", "is_vocabulary", "is_impure", "RNG_TYPES", "IO_MODULES"]
+__all__ = ["is_plain", "is_vocabulary", "is_impure", "is_rng", "IO_MODULES"]
 
 
 # --- what a value found outside is -------------------------------------------------
@@ -81,8 +81,20 @@ def is_vocabulary(v):
 
 
 # --- callables that act outside -------------------------------------------------------
-RNG_TYPES = (np.random.RandomState, np.random.Generator, np.random.BitGenerator,
-              np.random.SeedSequence, random.Random)
+def is_rng(owner):
+    """Whether ``owner`` is a random generator: NumPy's (``Generator``, ``RandomState``,
+    a bit generator, a ``SeedSequence``) or the ``random`` module's. Read from the modules
+    already imported: a generator exists only once its module is, and importing them here
+    would cost every ``import wengert`` a tenth of its time."""
+    np_random = sys.modules.get("numpy.random")
+    if np_random is not None and isinstance(owner, (
+            np_random.RandomState, np_random.Generator, np_random.BitGenerator,
+            np_random.SeedSequence)):
+        return True
+    stdlib = sys.modules.get("random")
+    return stdlib is not None and isinstance(owner, stdlib.Random)
+
+
 IMPURE_MODULES = frozenset({"random", "time", "os", "io", "sys", "datetime", "secrets", "uuid",
                              "numpy.random", "numpy.random.mtrand", "shutil", "socket",
                              # where os's and io's C functions say they live
@@ -101,7 +113,7 @@ def is_impure(f):
     if f is builtins.print or f is builtins.input or f is builtins.open:
         return True
     owner = getattr(f, "__self__", None)
-    if isinstance(owner, RNG_TYPES):
+    if is_rng(owner):
         return True
     if getattr(f, "__name__", None) == "rvs":
         return True

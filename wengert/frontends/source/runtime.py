@@ -21,7 +21,7 @@ from ...core import context, dims
 from ...core.dims import Dim
 from ...core.errors import ConcretizationError, UnsupportedSyntax, user_location
 from ...core.ir import aval_of
-from ...primitives import arith, casts, ordering, reduce as reduce_mod
+from ...primitives import arith, casts, ordering, reduce as reduce_mod, runtime_shapes
 from ...numpy import library
 from ...core.inplace import array_result, scalar_result
 from ...numpy.answers import array_answer, scalar_answer
@@ -72,6 +72,18 @@ def _int(x=0, *a):
     return builtins.int(x, *a)
 
 
+def _bool(x=False):
+    if is_traced(x):
+        # a truth value: a constant of the derivative, staged (the code decides it per call)
+        if aval_of(x).shape not in ((), (1,)):
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        out = x if aval_of(x).dtype == np.bool_ else ordering.not_equal(x, 0)
+        return casts.python_scalar(out, np.bool_) if aval_of(out).shape == () else out
+    dims.pin(x)
+    return builtins.bool(x)
+
+
 def _extremum(builtin, pair, reduce_fn):
     def fn(*args, **kw):
         if len(args) == 1 and is_traced(args[0]):
@@ -110,11 +122,14 @@ def _isinstance(x, cls):
 
 def _len(x):
     if is_traced(x) and aval_of(x).shape:
+        if aval_of(x).shape[0] is None:     # known only when the code runs (``x[mask]``)
+            return runtime_shapes.length(x, (0,))
         return aval_of(x).shape[0]          # a symbolic length stays one (``dims``)
     return builtins.len(x)
 
 
-_BUILTINS = {builtins.float: _float, builtins.int: _int, builtins.sum: _sum, builtins.len: _len,
+_BUILTINS = {builtins.float: _float, builtins.int: _int, builtins.bool: _bool, builtins.sum: _sum,
+             builtins.len: _len,
              builtins.min: _extremum(builtins.min, ordering.minimum, reduce_mod.reduce_min),
              builtins.max: _extremum(builtins.max, ordering.maximum, reduce_mod.reduce_max),
              builtins.isinstance: _isinstance}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import dis
 import inspect
+import linecache
 import textwrap
 import types
 
@@ -30,7 +31,7 @@ class Source:
             # the code object's own lines: ``inspect`` would follow a
             # decorator's ``__wrapped__`` to another function's source
             self.filename = inspect.getsourcefile(code) or "<unknown>"
-            lines, self.first = inspect.getsourcelines(code)
+            lines, self.first = _code_lines(code, self.filename)
         except (OSError, TypeError):
             raise UnsupportedSyntax(
                 f"the source of {qualname} is not available (defined interactively, or not a "
@@ -50,6 +51,19 @@ class Source:
             f"{self.filename}:{line}:{col}: {construct} is not supported by the source engine "
             f"(in {self.qualname}); {advice}. Or use engine='trace'",
             filename=self.filename, lineno=line, col=col, construct=construct)
+
+
+def _code_lines(code, filename):
+    """``inspect.getsourcelines(code)`` read from the file's lines directly: ``inspect``
+    first looks for the module that holds the code, through every module imported (a
+    tenth of a second on the first derivative of a program that has imported SciPy); the
+    lines are the same. A file the line cache cannot read (a module loaded from an archive)
+    takes ``inspect``'s way."""
+    lines = linecache.getlines(filename)
+    first = code.co_firstlineno
+    if not lines or first > len(lines):
+        return inspect.getsourcelines(code)
+    return inspect.getblock(lines[first - 1:]), first
 
 
 def _code_parameters(code):
