@@ -29,7 +29,9 @@ import warnings
 
 import numpy as np
 
-from ..core.errors import BatchedConditionError, LoopedBatchWarning, user_location
+from ..core.errors import (
+    BatchedConditionError, ConcretizationError, LoopedBatchWarning, WriteThroughCallError,
+    user_location)
 from ..core.primitive import TracerBase
 from ..core.pytree import flatten, unflatten, is_node, node_children, node_key
 from ..primitives.index import getitem, stack
@@ -120,8 +122,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, *, engine="auto", backend="
         trace = BatchTrace(size)
         try:
             outs, out_flags = batch_flat(flat, vals, flags, size, trace=trace)
-        except BatchedConditionError as err:
-            if err.trace is not trace or type(size) is not int:    # a symbolic Dim: no loop
+        except (ConcretizationError, WriteThroughCallError) as err:
+            # a value the batch cannot be one value of: a Python `if` on it (this batch's
+            # own), or a library call that needs it concrete (np.put, scimath's dtype); once
+            # per example instead (an error that is not the batch's comes back from there)
+            if (isinstance(err, BatchedConditionError) and err.trace is not trace
+                    or type(size) is not int):                  # a symbolic Dim: no loop
                 raise
             return _one_at_a_time(fun, args, kwargs, leaves, in_tree, axes, size, out_axes, err)
         o_axes = _out_axes(out_axes, out_tree[0], outs, out_flags)
@@ -255,10 +261,10 @@ def _one_at_a_time(fun, args, kwargs, leaves, in_tree, axes, size, out_axes, err
     ``if``/``while`` on a batched value (``err``), after one warning per function."""
     if _LOOPED.add(fallback_key(fun)):
         warnings.warn(
-            f"wengert: vmap of {getattr(fun, '__qualname__', fun)!r} (trace engine) met "
-            f"Python control flow on a batched value ({err}); running it once per example of "
-            "the batch instead. engine='source' (or 'auto') batches such an `if` or `while` "
-            "as one vectorised code", LoopedBatchWarning, stacklevel=3)
+            f"wengert: vmap of {getattr(fun, '__qualname__', fun)!r} (trace engine) needs "
+            f"a batched value as one concrete value ({err}); running it once per example of "
+            "the batch instead. engine='source' (or 'auto') batches an `if` or `while` on a "
+            "batched value as one vectorised code", LoopedBatchWarning, stacklevel=3)
     rows, out_tree = [], None
     for b in range(size):
         lane = [x if a is None else getitem(x, (slice(None),) * a + (b,))

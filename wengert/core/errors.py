@@ -162,7 +162,8 @@ class LoopedBatchWarning(UserWarning):
     """``wg.vmap`` ran a function once per example of the batch.
 
     Cause: with the trace engine, the function takes a Python ``if``/``while`` (or
-    ``int()``, ``bool()``) on a value that differs between examples, so no single
+    ``int()``, ``bool()``, or a call that needs the value itself: ``np.put``, a
+    ``np.lib.scimath`` function) on a value that differs between examples, so no single
     program serves the whole batch. The answer is right, but a loop over the batch.
 
     Fix: use the source engine (``engine="auto"``, the default, or ``"source"``): it

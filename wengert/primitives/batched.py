@@ -16,7 +16,9 @@ for every example. A rule keeps the batch axis first in what it returns:
 * ``product_batch``: ``mul``'s rule, an outer product per example one ``einsum``;
 * ``lane_index``: each example's position in the batch (``arange``), to gather or scatter
   each example's own elements; ``along``: a per-example flag shaped to select along a
-  batched value.
+  batched value;
+* ``value_shaped``: the rule of a row whose result's length depends on the values
+  (``nonzero``, ``unique``): a typed refusal, as each example may have its own length.
 
 Layer: primitives.
 """
@@ -25,14 +27,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import context, dims as _dims
-from ..core.errors import RAGGED_BATCH, UnsupportedSyntax
+from ..core.errors import RAGGED_BATCH, ShapeMismatchError, UnsupportedSyntax, user_location
 from ..core.ir import aval_of
 from ..core.primitive import PRIMITIVES
 from ..core.trace import bind
 from .shape import broadcast_to, reshape
 
 __all__ = ["batch_size", "spread", "all_batched", "lined_up", "stacked", "shift", "shifted",
-           "lane_index", "along", "product_batch"]
+           "lane_index", "along", "product_batch", "value_shaped"]
 
 
 def batch_size(vals, flags):
@@ -143,3 +145,18 @@ def product_batch(args, batched):
                 subs.append(("a" if batched[k] else "") + letter)
             return bind(PRIMITIVES["einsum"], *ops, spec=f"{subs[0]},{subs[1]}->aij")
     return bind(mul, *lined_up(args, batched))
+
+
+def value_shaped(what):
+    """The batch rule of a row whose result's length depends on its operands' values
+    (``what``: the user's spelling): each example of a batch may have another length, so
+    no batch of them has one shape. Refused, with what to write instead (JAX refuses too)."""
+    def rule(args, batched, **params):
+        raise ShapeMismatchError(
+            f"{user_location()}: {what} inside wg.vmap (or a batched Jacobian) gives a result "
+            "whose length depends on the values, which may differ between the examples of a "
+            "batch, so they have no common shape; keep the shape fixed: np.where(mask, x, 0) "
+            "in place of x[mask], a count (np.sum(mask)) in place of len(np.nonzero(mask)[0]), "
+            "np.bincount(x, minlength=n) and np.histogram with fixed bins")
+    rule.__name__ = "value_shaped_batch"
+    return rule

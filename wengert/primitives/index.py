@@ -25,7 +25,7 @@ from ..core.trace import bind
 from ..core.rules import FRESH, EmitRule, LowerRule, constant_row
 from ..core.shapes import broadcast_shapes, result_dtype, shape_error
 from .shape import broadcast_to, expand_dims, reshape, transpose
-from .batched import all_batched, batch_size, lane_index, spread
+from .batched import all_batched, batch_size, lane_index, spread, value_shaped
 from ..core.dims import has_dims, slice_length
 from ..core.errors import NonDifferentiableInputError, RuntimeLengthError
 from ..core.ir import Aval, aval_of
@@ -131,7 +131,8 @@ class NonzeroEmit(EmitRule):
 
 
 nonzero_p = constant_row("nonzero", nonzero_impl, nonzero_aval, multiple_results=True,
-                         emit=NonzeroEmit(), complex_ok=True)
+                         emit=NonzeroEmit(), complex_ok=True,
+                         batch=value_shaped("np.nonzero (np.where(cond), x[mask])"))
 
 
 def nonzero(x):

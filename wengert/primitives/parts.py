@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ir import Aval, aval_of
-from ..core.primitive import NOT_LINEAR, ZERO_IF_ANY, Primitive, Zero, register
+from ..core.primitive import BROADCASTING, NOT_LINEAR, ZERO_IF_ANY, Primitive, Zero, register
 from ..core.shapes import elementwise_aval
 from ..core.trace import bind, wrapper_of
 from .arith import div, mul, neg, sub
@@ -36,7 +36,7 @@ def fmod_jvp(primals, tangents):
 
 
 fmod_p = register(Primitive("fmod", nargs=2, impl=np.fmod, jvp=fmod_jvp, transpose=NOT_LINEAR,
-                            abstract_eval=elementwise_aval("fmod")))
+                            abstract_eval=elementwise_aval("fmod"), batch=BROADCASTING))
 fmod = wrapper_of(fmod_p)
 
 
@@ -53,7 +53,7 @@ def modf_jvp(primals, tangents):
 
 modf_p = register(Primitive("modf", nargs=1, impl=np.modf, jvp=modf_jvp, transpose=NOT_LINEAR,
                             abstract_eval=_parts_aval, multiple_results=True,
-                            numpy_scalar=True))
+                            numpy_scalar=True, batch=BROADCASTING))
 
 
 def modf(x):
@@ -73,7 +73,7 @@ def frexp_jvp(primals, tangents):
 
 frexp_p = register(Primitive("frexp", nargs=1, impl=np.frexp, jvp=frexp_jvp,
                              transpose=NOT_LINEAR, abstract_eval=frexp_aval,
-                             multiple_results=True, numpy_scalar=True))
+                             multiple_results=True, numpy_scalar=True, batch=BROADCASTING))
 
 
 def frexp(x):
@@ -98,5 +98,5 @@ def ldexp_transpose(ct, x, i):
 
 ldexp_p = register(Primitive("ldexp", nargs=2, impl=np.ldexp, jvp=ldexp_jvp,
                              transpose=ldexp_transpose, abstract_eval=ldexp_aval,
-                             zero_rule=ZERO_IF_ANY, numpy_scalar=True))
+                             zero_rule=ZERO_IF_ANY, numpy_scalar=True, batch=BROADCASTING))
 ldexp = wrapper_of(ldexp_p)

@@ -28,6 +28,7 @@ from ..core.ir import Aval, aval_of
 from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.rules import EmitRule, constant_row
 from ..core.trace import bind
+from .batched import batch_size, shift, spread
 
 __all__ = ["broadcast_like", "sum_like", "length", "has_runtime_length"]
 
@@ -67,10 +68,18 @@ class SumLikeEmit(EmitRule):
             return f"{code.np}.sum({ins[0]}, axis={code.param(eqn.params['axes'])})"
 
 
+def sum_like_batch(args, batched, axes, keep):
+    # ``like`` is read for its shape only: x itself, batched, is a value of x's shape
+    x, like = args
+    if not batched[0]:
+        x = broadcast_like(x, like, (0,))
+    return sum_like(x, like if batched[1] else x, shift(axes), shift(keep))
+
+
 sum_like_p = register(Primitive("sum_like", nargs=2, impl=sum_like_impl, jvp=sum_like_jvp,
                                 transpose=sum_like_transpose, abstract_eval=sum_like_aval,
                                 zero_rule=ZERO_IF_ANY, numpy_scalar=True, emit=SumLikeEmit(),
-                                complex_ok=True))
+                                complex_ok=True, batch=sum_like_batch))
 
 
 def sum_like(x, like, axes, keep=()):
@@ -116,10 +125,20 @@ class BroadcastLikeEmit(EmitRule):
         return f"{code.np}.broadcast_to({x}, {code.np}.shape({ins[1]}))"
 
 
+def broadcast_like_batch(args, batched, axes):
+    # to a batched ``like``: its batch axis is one more axis x lacks, unless x has it; a
+    # ``like`` shared by the batch has no value of the batched shape: once per example
+    x, like = args
+    if not batched[1]:
+        return NotImplemented
+    return broadcast_like(x, like, shift(axes) if batched[0] else (0,) + shift(axes))
+
+
 broadcast_like_p = register(Primitive(
     "broadcast_like", nargs=2, impl=broadcast_like_impl, jvp=broadcast_like_jvp,
     transpose=broadcast_like_transpose, abstract_eval=broadcast_like_aval,
-    zero_rule=ZERO_IF_ANY, emit=BroadcastLikeEmit(), complex_ok=True))
+    zero_rule=ZERO_IF_ANY, emit=BroadcastLikeEmit(), complex_ok=True,
+    batch=broadcast_like_batch))
 
 
 def broadcast_like(x, like, axes=None):
@@ -145,8 +164,13 @@ class LengthEmit(EmitRule):
         return " * ".join(parts) if parts else "1"
 
 
+def length_batch(args, batched, axes):
+    # every example of a batch has the same lengths: one count, spread over the batch
+    return spread(length(args[0], shift(axes)), batch_size(args, batched))
+
+
 length_p = constant_row("length", length_impl, length_aval, emit=LengthEmit(),
-                        complex_ok=True)
+                        complex_ok=True, batch=length_batch)
 
 
 def length(x, axes):
