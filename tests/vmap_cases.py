@@ -235,3 +235,9 @@ RNG_FOR_DRAWS = np.random.default_rng(0)
 def noisy(x):
     """A draw whose mean is the example (a call made when the code runs: ``host_call``)."""
     return RNG_FOR_DRAWS.normal(x, 1.0) + x
+
+
+def masked_sums(w, x):
+    """A value selected by a mask (a length known only at run time in the source engine)."""
+    m = x[x > 0]
+    return np.sum(w * m) + np.mean(m) * w + np.sum(w * m ** 2)

@@ -15,7 +15,7 @@ import wengert as wg
 
 import vmap_cases as V
 from batch_checks import stacked
-from checks import BATCH_RTOL_F64, assert_close
+from checks import BATCH_RTOL_F64, assert_close, fd_jacobian
 
 ENGINES = ["trace", "source"]
 RNG = np.random.default_rng(26)
@@ -250,3 +250,33 @@ def test_a_call_made_at_run_time_runs_once_per_example_in_order():
     again = np.random.default_rng(1)
     want = np.array([again.normal(x, 1.0) + x for x in xs])
     assert_close(got, want, 0.0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_values_of_a_run_time_length_under_a_batch(engine):
+    """``x[x > 0]`` with ``x`` shared by the batch and ``w`` batched: the batched function,
+    its per-example gradients in ``x`` (whose transpose broadcasts a batched cotangent to a
+    length known only at run time: ``broadcast_like`` with a shared ``like`` once fell back
+    to a refusal) and the gradient of the batch's sum, against loops over the batch."""
+    W, x = np.array([1.0, 2.0, -3.0]), np.array([0.5, -1.0, 2.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)         # no fallback to the trace engine
+        got = wg.vmap(V.masked_sums, in_axes=(0, None), engine=engine)(W, x)
+        grads = wg.vmap(wg.grad(V.masked_sums, argnums=1, engine=engine), in_axes=(0, None),
+                        engine=engine)(W, x)
+    assert_close(got, np.array([V.masked_sums(w, x) for w in W]), 1e-12)
+    want = np.array([wg.grad(V.masked_sums, argnums=1)(w, x) for w in W])
+    assert_close(grads, want, 1e-12)
+    fd = [fd_jacobian(lambda x, w=w: V.masked_sums(w, x), (x,))[0] for w in W]
+    assert_close(grads, np.array(fd), 1e-6)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_result_whose_length_depends_on_the_values_is_refused(engine):
+    """``np.nonzero``/``np.unique`` on a batch: each example may have another length, so
+    no batch of them has one shape: a typed error that says what to write instead."""
+    X = np.array([[1.0, 0.0, 2.0], [0.0, 0.0, 1.0]])
+    with pytest.raises(wg.ShapeMismatchError, match="examples of a batch"):
+        wg.vmap(lambda x: np.nonzero(x)[0], engine=engine)(X)
+    with pytest.raises(wg.ShapeMismatchError, match="np.where"):
+        wg.vmap(lambda x: np.sum(np.unique(x)), engine=engine)(X)

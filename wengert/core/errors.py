@@ -159,16 +159,12 @@ class NumbaFallbackWarning(UserWarning):
 
 
 class LoopedBatchWarning(UserWarning):
-    """``wg.vmap`` ran a function once per example of the batch.
+    """``wg.vmap`` ran a function once per example of the batch: right, but a loop.
 
-    Cause: with the trace engine, the function takes a Python ``if``/``while`` (or
-    ``int()``, ``bool()``, or a call that needs the value itself: ``np.put``, a
-    ``np.lib.scimath`` function) on a value that differs between examples, so no single
-    program serves the whole batch. The answer is right, but a loop over the batch.
+    Cause: with the trace engine, a Python ``if``/``while``, ``int()``, ``bool()`` or a
+    call that needs the value itself (``np.put``) met a value that differs between examples.
 
-    Fix: use the source engine (``engine="auto"``, the default, or ``"source"``): it
-    batches such an ``if`` as both branches joined by ``where`` and such a ``while``
-    as one loop until every example is done. Or write ``np.where`` yourself.
+    Fix: the source engine (``engine="auto"``) batches an ``if`` or ``while`` as one code.
     """
 
 
@@ -215,10 +211,11 @@ class ShapeMismatchError(WengertError, ValueError):
 
     Cause: operands that do not broadcast; a tangent or cotangent whose shape or
     structure differs from its primal's or output's; a loop carry that changes
-    shape; an in-place ``y op= v`` whose result would be larger than ``y``.
+    shape; an in-place ``y op= v`` whose result would be larger than ``y``; under
+    ``wg.vmap``, ``np.nonzero``/``np.unique``/``x[mask]`` (examples differ in length).
 
     Fix: give each tangent its primal's shape, each cotangent its output's, and
-    keep a loop carry's shape and dtype fixed. The message names both shapes.
+    keep a loop carry's shape and dtype fixed (``np.where(mask, x, 0)``, not ``x[mask]``).
     """
 
 
@@ -239,13 +236,11 @@ class ConcretizationError(WengertError, TypeError):
 class BatchedConditionError(ConcretizationError):
     """Python control flow on a batched value inside ``wg.vmap`` that cannot be batched.
 
-    Cause: an ``if``, ``while``, ``int()`` or ``bool()`` of the trace engine met a value
-    that differs between examples (each example may answer differently), where the
-    batch cannot be run one example at a time (its length is not known yet). ``trace``
-    is the batching trace the value belongs to.
+    Cause: an ``if``, ``while``, ``int()`` or ``bool()`` of the trace engine met a value that
+    differs between examples, where the batch's length is not known yet (so it cannot run
+    one example at a time). ``trace``: the batching trace of the value.
 
-    Fix: use the source engine (``engine="auto"`` or ``"source"``), which batches an
-    ``if``/``while`` on a batched value, or write the choice with ``np.where``.
+    Fix: the source engine (``engine="auto"``) batches it; or write it with ``np.where``.
     """
 
     def __init__(self, message, trace=None):

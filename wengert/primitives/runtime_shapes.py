@@ -28,7 +28,8 @@ from ..core.ir import Aval, aval_of
 from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.rules import EmitRule, constant_row
 from ..core.trace import bind
-from .batched import batch_size, shift, spread
+from .arith import add
+from .batched import batch_size, lane_index, shift, spread
 
 __all__ = ["broadcast_like", "sum_like", "length", "has_runtime_length"]
 
@@ -127,10 +128,11 @@ class BroadcastLikeEmit(EmitRule):
 
 def broadcast_like_batch(args, batched, axes):
     # to a batched ``like``: its batch axis is one more axis x lacks, unless x has it; a
-    # ``like`` shared by the batch has no value of the batched shape: once per example
+    # ``like`` shared by the batch is given the batch axis first (each example's position
+    # plus it: read for its shape only)
     x, like = args
     if not batched[1]:
-        return NotImplemented
+        like = add(lane_index(batch_size(args, batched), len(aval_of(like).shape)), like)
     return broadcast_like(x, like, shift(axes) if batched[0] else (0,) + shift(axes))
 
 
