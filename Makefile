@@ -67,7 +67,7 @@ bench-scaling: $(VENV)/.installed
 # per-example gradients and a batched Newton solve against NumPy by hand, JAX and PyTorch
 # (issue 26; JAX and PyTorch where installed)
 bench-vmap: $(VENV)/.installed
-	$(BIN)/python -m pip install -q -e ".[bench]"
+	$(BIN)/python -m pip install -q -e ".[bench,gradbench]"
 	$(BIN)/python -m bench.vmap_bench
 
 bench-gradbench: $(VENV)/.installed
