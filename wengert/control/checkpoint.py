@@ -30,6 +30,8 @@ from ..core.ir import aval_of, has_effect
 from .checkpoint_emit import CheckpointEmit, ThroughImplEmit
 from ..core.subprograms import batch_program, jvp_flat, jvp_program, vjp_flat
 from ..primitives.batched import batch_size, spread
+from ..core.subprograms import jvp_flat, jvp_program, vjp_flat
+from ..core.primitive import DENSE
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p"]
 
@@ -88,6 +90,9 @@ def checkpoint_batch(args, batched, body):
     size = batch_size(args, batched)
     prog, _ = batch_program(body, batched, size, force=[True] * len(body.outputs))
     return tuple(bind(checkpoint_p, *args, body=prog))
+def checkpoint_sparsity(an, ops, outs, body):
+    """The body's: a checkpoint changes how reverse mode stores, not what is computed."""
+    return tuple(an.run(body, ops))
 
 
 checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl,
@@ -95,6 +100,7 @@ checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl
                                   linearize_for_vjp=checkpoint_linearize_for_vjp,
                                   transpose=NOT_LINEAR, abstract_eval=checkpoint_aval,
                                   multiple_results=True, emit=CheckpointEmit(), complex_ok=True,
+                                  sparsity=checkpoint_sparsity,
                                   batch=checkpoint_batch))
 
 
@@ -152,4 +158,5 @@ checkpoint_lin_p = register(Primitive(
     jvp=BY_IMPL, transpose=checkpoint_lin_transpose,
     abstract_eval=checkpoint_lin_aval, multiple_results=True, emit=ThroughImplEmit(),
     complex_ok=True,
-                                      batch=checkpoint_lin_batch))
+    sparsity=DENSE,
+    batch=checkpoint_lin_batch))

@@ -52,6 +52,8 @@ from .checkpoint_emit import (
 from .schedules import ADVANCE, FREE, RESTORE, STORE, schedule_of
 from .batched_loops import sweep_batched
 from ..core.subprograms import jvp_flat, vjp_flat
+from ..core.primitive import DENSE
+from .for_loop import for_loop_sparsity
 
 __all__ = ["checkpointed_loop_p", "loop_forward_p", "loop_lin_p", "loop_reverse_p",
            "checkpointed_loop", "checkpointed"]
@@ -128,6 +130,9 @@ def checkpointed_loop_linearize_for_vjp(primals, tangents, **params):
 
 def checkpointed_loop_batch(args, batched, **params):
     return sweep_batched(checkpointed_loop_p, args, batched, params)
+def checkpointed_loop_sparsity(an, ops, outs, **params):
+    """The ``for_loop`` it runs as (the schedule only changes what reverse mode stores)."""
+    return for_loop_sparsity(an, ops, outs, **SweepParams.of(params).plain_loop().as_params())
 
 
 checkpointed_loop_p = register(Primitive(
@@ -136,7 +141,8 @@ checkpointed_loop_p = register(Primitive(
     linearize_for_vjp=checkpointed_loop_linearize_for_vjp, transpose=NOT_LINEAR,
     abstract_eval=checkpointed_loop_aval, multiple_results=True, emit=CheckpointedLoopEmit(),
     complex_ok=True,
-                                         batch=checkpointed_loop_batch))
+    sparsity=checkpointed_loop_sparsity,
+    batch=checkpointed_loop_batch))
 
 
 def checkpointed_loop(n, body, consts, carry, schedule):
@@ -183,7 +189,8 @@ loop_forward_p = register(Primitive(
     jvp=BY_IMPL, transpose=NOT_LINEAR,
     abstract_eval=loop_forward_aval, multiple_results=True, emit=LoopForwardEmit(),
     complex_ok=True,
-                                    batch=loop_forward_batch))
+    sparsity=DENSE,
+    batch=loop_forward_batch))
 
 
 # --- loop_lin ----------------------------------------------------------
@@ -269,7 +276,8 @@ loop_lin_p = register(Primitive(
     "loop_lin", nargs=None, impl=loop_lin_impl, jvp=BY_IMPL,
     transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True,
     emit=ThroughImplEmit(), complex_ok=True,
-                                batch=loop_lin_batch))
+    sparsity=DENSE,
+    batch=loop_lin_batch))
 
 
 # --- loop_reverse ------------------------------------------------------
@@ -312,7 +320,8 @@ loop_reverse_p = register(Primitive(
     jvp=BY_IMPL, transpose=NOT_LINEAR,
     abstract_eval=loop_reverse_aval, multiple_results=True, emit=LoopReverseEmit(),
     complex_ok=True,
-                                    batch=loop_reverse_batch))
+    sparsity=DENSE,
+    batch=loop_reverse_batch))
 
 
 # --- the loop marker of the source engine ------------------------------

@@ -323,6 +323,12 @@ def _on_its_examples(branch, pick, ops, b_ops, size):
     untaken = Program([Var(a) for a in prog.in_avals], [],
                       [Lit(zeros(a), a) for a in prog.out_avals], f"{branch.name}_untaken")
     return list(bind(cond_p, taken, *safe, branches=agreeing((untaken, prog))))
+def cond_sparsity(an, ops, outs, branches):
+    """The branch a known index picks; else every branch, joined: what holds on any path."""
+    index, ops = CondParams.split_operands(ops)
+    if index.known:
+        return tuple(an.run(branches[int(index.value)], ops))
+    return tuple(an.join_all(list(v)) for v in zip(*[an.run(b, ops) for b in branches]))
 
 
 cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
@@ -330,4 +336,5 @@ cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
                             abstract_eval=cond_aval, multiple_results=True,
                             simplify=cond_simplify, print=cond_print, emit=CondEmit(),
                             lower=CondLower(), complex_ok=True,
+                            sparsity=cond_sparsity,
                             batch=cond_batch))

@@ -63,6 +63,7 @@ from ..core.subprograms import jvp_flat
 from ..core.errors import NeedsReverse
 from ..primitives.batched import batch_size
 from .custom_batch import BatchedBwd, BatchedCall, BatchedFwd, BatchedRule
+from ..core.primitive import DENSE
 
 
 # --- custom_body: a body wengert cannot trace, run on plain values ------
@@ -122,7 +123,8 @@ custom_body_p = register(Primitive(
     jvp_for_grad=custom_body_jvp_for_grad, linearize_for_vjp=custom_body_linearize_for_vjp,
     transpose=NOT_LINEAR, abstract_eval=custom_body_aval, multiple_results=True,
     runtime=True, effect=True,
-                                   batch=PER_LANE))
+    sparsity=DENSE,
+    batch=PER_LANE))
 
 
 class Rule:
@@ -233,7 +235,8 @@ def custom_jvp_call_batch(args, batched, fun, rule):
 custom_jvp_call_p = register(Primitive(
     "custom_jvp_call", nargs=None, impl=custom_jvp_call_impl, jvp=custom_jvp_call_jvp,
     transpose=NOT_LINEAR, abstract_eval=custom_jvp_call_aval, inline=True,
-                                       batch=custom_jvp_call_batch))
+    sparsity=DENSE,
+    batch=custom_jvp_call_batch))
 
 
 def _converted_body(fun, convert):
@@ -382,7 +385,8 @@ custom_vjp_call_p = register(Primitive(
     "custom_vjp_call", nargs=None, impl=custom_vjp_call_impl, jvp=BY_IMPL,
     jvp_for_grad=needs_reverse, linearize_for_vjp=custom_vjp_call_linearize_for_vjp,
     transpose=NOT_LINEAR, abstract_eval=custom_vjp_call_aval, inline=True,
-                                       batch=custom_vjp_call_batch))
+    sparsity=DENSE,
+    batch=custom_vjp_call_batch))
 
 
 class custom_vjp:

@@ -25,6 +25,7 @@ from ..core.ir import Aval
 from ..core.trace import bind
 from ..primitives.batched import batch_size, spread
 from .custom_batch import BatchedLinBwd
+from ..core.primitive import DENSE
 
 __all__ = ["custom_lin_p", "Residuals"]
 
@@ -119,4 +120,5 @@ def custom_lin_batch(args, batched, bwd, res, out_avals, in_avals):
 custom_lin_p = register(Primitive(
     "custom_lin", nargs=None, impl=custom_lin_impl, jvp=custom_lin_jvp,
     transpose=custom_lin_transpose, abstract_eval=custom_lin_aval, multiple_results=True,
-                                  batch=custom_lin_batch))
+    sparsity=DENSE,
+    batch=custom_lin_batch))

@@ -209,6 +209,20 @@ def while_loop_batch(args, batched, **params):
     batch shares runs the batched body; a condition per example runs until every example
     is done, an example that is done keeping its carry."""
     return while_batched(WhileParams.of(params), args, batched, bind_while)
+def while_loop_sparsity(an, ops, outs, **params):
+    """The body run while the condition is known and holds, then to a fixed point (the
+    union over every trip count: ``Analysis.iterate``)."""
+    p = WhileParams.of(params)
+    consts, carry = p.split_operands(ops)
+
+    def more(carry):
+        return an.run(p.cond, p.join_operands(consts, carry))[0]
+
+    def step(i, carry):
+        return p.body_output_groups(an.run(p.body, p.join_operands(consts, carry)))
+    carry, count, rows, tail = an.iterate(step, carry, more=more)
+    ys = an.stacked(count, rows, tail, p.body_output_groups(p.body.out_avals)[1])
+    return tuple(p.join_outputs(carry, count, ys))
 
 
 while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl,
@@ -217,6 +231,7 @@ while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl
                                   multiple_results=True, dce=WHILE_RULES[0],
                                   simplify=WHILE_RULES[1], print=WHILE_RULES[2],
                                   emit=WhileEmit(), lower=WhileLower(), complex_ok=True,
+                                  sparsity=while_loop_sparsity,
                                   batch=while_loop_batch))
 
 

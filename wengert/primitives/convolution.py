@@ -29,6 +29,7 @@ from .linalg import shape_tuple
 from .shape import reshape
 from ..core.shapes import result_dtype, shape_error
 from ..core.ir import Aval
+from ..core.deps import MAX_POINTS, dense, nonzero_mask, relate_all
 
 __all__ = ["convolve"]
 
@@ -89,10 +90,30 @@ def convolve_batch(args, batched, mode="full"):
     m = shape_tuple(k)[0]
     pad = ((0, 0), (m - 1, m - 1) if mode == "full" else (0, 0))
     return correlate(x, reshape(getitem(k, _REVERSED), (1, m)), pad)
+def convolve_sparsity(an, ops, outs, mode="full"):
+    """``c[k]`` reads ``a[j]`` and ``v[t]`` where ``k = j + t`` (less ``m - 1`` in ``valid``
+    mode): a band as wide as the kernel's nonzeros, when it is a constant."""
+    a, v = ops
+    n, m = a.shape[0], v.shape[0]
+    length = outs[0].shape[0]
+    shift = 0 if mode == "full" else m - 1
+    relations = []
+    for op, j, t, mine in ((a, np.arange(n), np.nonzero(nonzero_mask(v))[0], 0),
+                           (v, np.nonzero(nonzero_mask(a))[0], np.arange(m), 1)):
+        if op.deps is None:
+            continue
+        if len(j) * len(t) > MAX_POINTS:
+            return dense((length,), a.deps, v.deps)
+        jj, tt = np.meshgrid(j, t, indexing="ij")
+        k = jj + tt - shift
+        ok = (k >= 0) & (k < length)
+        relations.append((op.deps, k[ok], (tt if mine else jj)[ok]))
+    return relate_all((length,), relations)
 
 
 convolve_p = register(Primitive("convolve", nargs=2, impl=convolve_impl, jvp=convolve_jvp,
                                 transpose=convolve_transpose, abstract_eval=convolve_aval,
                                 zero_rule=ZERO_IF_ANY,
+                                sparsity=convolve_sparsity,
                                 batch=convolve_batch))
 convolve = wrapper_of(convolve_p)

@@ -82,11 +82,15 @@ def gauge_check_transpose(ct, t, basis, *w, check, what, where):
 def gauge_check_batch(args, batched, **params):
     # stacks of matrices (and of eigenvalues): the batch is one more stack axis of each
     return bind(gauge_check_p, *all_batched(args, batched), **params)
+def gauge_check_sparsity(an, ops, outs, check, what, where):
+    """``t`` itself (the check reads the others, the value is ``t``'s)."""
+    return ops[0].deps
 
 
 gauge_check_p = register(Primitive(
     "gauge_check", nargs=None, impl=gauge_check_impl, jvp=gauge_check_jvp,
     transpose=gauge_check_transpose, abstract_eval=gauge_check_aval, zero_rule=ZERO_IF_ANY,
+    sparsity=gauge_check_sparsity,
     batch=gauge_check_batch))
 
 

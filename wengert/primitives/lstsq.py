@@ -36,6 +36,7 @@ from .decomp import column_slice, matrix_aval, row_slice, svdvals_jvp
 from ..core.errors import WengertError, user_location
 from .gauge import gauge_check, reverse_only
 from ..core.ir import Aval, aval_of
+from ..core.primitive import DENSE
 
 __all__ = ["qr", "pinv", "lstsq", "RankDeficientError"]
 
@@ -108,7 +109,8 @@ def _extra_columns(primals, complete):
 qr_p = register(Primitive("qr", nargs=1, impl=qr_impl, jvp=qr_jvp, transpose=NOT_LINEAR,
                           abstract_eval=qr_aval, multiple_results=True,
                           batch=BROADCASTING,
-                          jvp_for_grad=reverse_only(qr_jvp, _extra_columns)))
+                          jvp_for_grad=reverse_only(qr_jvp, _extra_columns),
+                          sparsity=DENSE))
 
 
 def qr(a, complete=False):
@@ -164,6 +166,7 @@ def pinv_batch(args, batched, rcond, rtol):
 
 pinv_p = register(Primitive("pinv", nargs=1, impl=pinv_impl, jvp=pinv_jvp, transpose=NOT_LINEAR,
                             abstract_eval=pinv_aval,
+                            sparsity=DENSE,
                             batch=pinv_batch))
 
 
@@ -227,6 +230,7 @@ def lstsq_jvp(primals, tangents, rcond):
 lstsq_p = register(Primitive("lstsq", nargs=2, impl=lstsq_impl, jvp=lstsq_jvp,
                              transpose=NOT_LINEAR, abstract_eval=lstsq_aval,
                              multiple_results=True,
+                             sparsity=DENSE,
                              batch=PER_LANE))
 
 
