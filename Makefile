@@ -2,7 +2,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-numba test-pythons fuzz bench bench-plots bench-scaling bench-gradbench bench-manual docs clean
+.PHONY: demo test test-numba test-pythons fuzz bench bench-plots bench-scaling bench-vmap bench-gradbench bench-manual docs clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -63,6 +63,12 @@ bench-plots: $(VENV)/.installed-docs
 bench-scaling: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e ".[bench]"
 	$(BIN)/python -m bench.scaling_bench
+
+# per-example gradients and a batched Newton solve against NumPy by hand, JAX and PyTorch
+# (issue 26; JAX and PyTorch where installed)
+bench-vmap: $(VENV)/.installed
+	$(BIN)/python -m pip install -q -e ".[bench,gradbench]"
+	$(BIN)/python -m bench.vmap_bench
 
 bench-gradbench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e ".[gradbench]"

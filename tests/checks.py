@@ -56,6 +56,11 @@ AD_VS_AD_RTOL_F32 = 1e-4
 # a function compiled by numba against the same Python: the same operations, but
 # reductions may add in another order
 COMPILED_RTOL_F64 = 1e-12
+# a batch computed as one (wg.vmap) against a loop over its examples: the same
+# operations, but a batched product or reduction may add in another order, and a
+# stack of matrices may take another LAPACK path than one matrix
+BATCH_RTOL_F64 = 1e-10
+BATCH_RTOL_F32 = 1e-4
 # Hessian (forward over reverse) against FD of the AD gradient
 HESSIAN_RTOL_F64 = 1e-6
 HESSIAN_RTOL_F32 = 5e-3
@@ -68,6 +73,7 @@ _TABLE = {
     "program": (PROGRAM_RTOL_F64, PROGRAM_RTOL_F32),
     "hessian": (HESSIAN_RTOL_F64, HESSIAN_RTOL_F32),
     "ad": (AD_VS_AD_RTOL_F64, AD_VS_AD_RTOL_F32),
+    "batch": (BATCH_RTOL_F64, BATCH_RTOL_F32),
 }
 
 

@@ -170,7 +170,7 @@ def run_page(path, cwd, root=ROOT, outputs=None):
         file.write_text(block.text)
         buf = io.StringIO()
         try:
-            code = compile(block.text, str(file), "exec")
+            code = compile(block.text, str(file), "exec", dont_inherit=True)  # no __future__ of this file
             with contextlib.redirect_stdout(buf):
                 exec(code, ns)
         except Exception as err:

@@ -8,7 +8,7 @@ import pytest
 
 import wengert as wg
 from wengert.core import subprograms
-from wengert.transforms.batching import batch_eval
+from wengert.transforms.batching import batch_eval, batch_flat, batch_program
 from wengert.transforms.jvp import jvp_flat, jvp_program
 from wengert.transforms.partial_eval import linearize_program
 from wengert.transforms.transpose import transpose_program
@@ -16,6 +16,7 @@ from wengert.transforms.vjp import vjp_flat
 
 TRANSFORMS = {"jvp_program": jvp_program, "linearize_program": linearize_program,
               "transpose_program": transpose_program, "batch_eval": batch_eval,
+              "batch_program": batch_program, "batch_flat": batch_flat,
               "jvp_flat": jvp_flat, "vjp_flat": vjp_flat}
 
 

@@ -7,7 +7,10 @@ differentiates (``wengert.primitives.library``), checked case by case
 * the jvp against central finite differences (float64);
 * reverse against forward mode by the dot-product test;
 * second order: the jvp of the jvp against finite differences of the jvp;
-* a library entry without a case fails ``test_every_entry_has_a_case``.
+* a library entry without a case fails ``test_every_entry_has_a_case``;
+* batched (``wg.vmap`` over three draws of the differentiated operands): the values and
+  dtypes of a loop over the batch, and the jvp of the batched function that of the loop
+  (``batch_checks``), in both engines.
 
 A ``complex=True`` case also runs on complex operands (complex128 for
 float64, complex64 for float32; real and imaginary parts drawn from the
@@ -27,6 +30,7 @@ from wengert.numpy import library
 import checks
 from cases import DIFF, F64, NONDIFF, ZERO_DERIV
 from fn_cases import ALL_CASES
+from batch_checks import assert_batched, assert_batched_jvp
 
 
 COMPLEX_OF = {np.dtype(np.float64): np.dtype(np.complex128),
@@ -157,3 +161,34 @@ def test_every_case_names_an_entry():
     names = {name for name, _, _ in library.entries()}
     unknown = sorted({c.name for c in ALL_CASES} - names)
     assert not unknown, f"cases name functions that are not in the library table: {unknown}"
+
+
+_BATCH = 3
+# results whose shape depends on the values (the indices np.where(cond) gives): each
+# example of a batch may have another, so vmap refuses them with a typed error
+VALUE_SHAPED = {"np.where[indices]", "np.nonzero", "np.flatnonzero", "np.argwhere", "np.extract",
+                "np.unique", "np.unique[forms]", "np.unique[picked]", "np.unique_all",
+                "np.unique_counts", "np.unique_inverse", "np.unique_values", "np.bincount",
+                "np.bincount[weights]"}
+
+
+@pytest.mark.parametrize("case, engine, dtype", _params())
+def test_vmap_matches_a_loop_over_the_batch(case, engine, dtype):
+    examples = [_draw(case, dtype, seed_offset=100 + b) for b in range(_BATCH)]
+    _, g = _split(case, examples[0])
+    diff = [i for i, a in enumerate(case.args) if a.diff]
+    if not diff:                    # nothing differentiated (np.bincount): batch every operand
+        g, diff = case.fun, list(range(len(case.args)))
+    args = [np.stack([np.asarray(e[i]) for e in examples]) for i in diff]
+    in_axes = [0] * len(args)
+    if case.test_id in VALUE_SHAPED:
+        with pytest.raises(wg.WengertError, match="examples of a batch"):
+            wg.vmap(g, engine=engine)(*args)
+        return
+    tol = max(case.rtol or 0.0, checks.rtol("batch", dtype))
+    assert_batched(g, args, in_axes, tol, engine=engine, what=f"{case.name}: vmap")
+    if case.mode == DIFF:
+        rng = np.random.default_rng(3)
+        tangents = [checks.random_like(a, rng) for a in args]
+        assert_batched_jvp(g, args, in_axes, list(range(len(args))), tangents, tol,
+                           engine=engine, what=f"{case.name}: jvp of vmap")

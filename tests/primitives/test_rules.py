@@ -11,7 +11,11 @@ runs each case of ``cases.SPECS[name]``; a failure names the case.
 * linear primitives: the dot-product test on the transpose rule;
 * a staged jvp (and vjp) of the primitive passes ``verify`` and computes the
   rule's values;
-* through the public wrapper: ``check_grads`` to order 2, both modes.
+* through the public wrapper: ``check_grads`` to order 2, both modes;
+* batching: every row has a batch rule (completeness), and on a batch of operands (all
+  batched, and each alone, the others shared by the batch) ``wg.vmap`` of the row gives
+  the values and dtypes of a loop over the batch, and the jvp of the batched row is the
+  loop of the examples' jvps (``batch_checks``).
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from wengert.transforms.vjp import vjp_program
 from cases import API, DIFF, NONDIFF, SPECS, STOPPED, ZERO_DERIV
 from checks import (assert_close, dot_product_check, fd_jvp, instantiate, is_f32, random_like,
                     rtol, upcast)
+from batch_checks import assert_batched, assert_batched_jvp
 
 ALL_NAMES = sorted(PRIMITIVES)
 
@@ -131,6 +136,10 @@ def test_completeness(name):
     assert callable(prim.impl), f"{name}: impl missing"
     assert prim.transpose is NOT_LINEAR or callable(prim.transpose), \
         f"{name}: transpose must be a rule or NOT_LINEAR, got {prim.transpose!r}"
+    assert prim.batch is not None, (
+        f"{name}: no batch rule: give the row's constructor batch= (a rule, BROADCASTING for "
+        "a row that maps over its operands' leading axes, PER_LANE for one that runs once "
+        "per example), so wg.vmap and Jacobians can batch it")
     if spec.mode == API:
         assert spec.reason, f"{name}: an API-tested primitive needs a reason"
         assert callable(prim.jvp) or prim.jvp is BY_IMPL
@@ -440,3 +449,54 @@ _NONDIFF_ON_FLOATS = [n for n in _names(NONDIFF)
 @by_name(_NONDIFF_ON_FLOATS)
 def test_nondifferentiable_output_has_zero_tangent(name):
     for_each_case(name, _check_zero_tangent)
+
+
+# --- batching: a batch of operands against a loop over it ----------------------------
+_BATCH = 3
+
+
+def _batch_patterns(ops):
+    """Which operands are batched: every array operand, then each alone."""
+    arrays = tuple(i for i, o in enumerate(ops) if isinstance(o, np.ndarray))
+    return [arrays] + ([(i,) for i in arrays] if len(arrays) > 1 else [])
+
+
+# rows whose result's length depends on the values (bincount: where no length is given):
+# each example of a batch may have its own, so the batch rule refuses with a typed error
+_VALUE_SHAPED = {"nonzero", "unique_positions", "bincount", "bincount_weights"}
+
+
+def _value_shaped(name, case):
+    return name in _VALUE_SHAPED and case.params.get("length", None) is None
+
+
+def _check_batch(name, prim, spec, case, ops):
+    examples = []
+    for b in range(_BATCH):
+        rng = np.random.default_rng(_seed(name, case.id, "example", b))
+        examples.append([a.draw(rng, case.dtype) for a in case.args])
+
+    def fn(*xs):
+        return bind(prim, *xs, **case.params)
+    fn.__name__ = name
+    tol = rtol("batch", case.dtype)
+    for pattern in _batch_patterns(ops):
+        args = [np.stack([e[i] for e in examples]) if i in pattern else o
+                for i, o in enumerate(ops)]
+        in_axes = [0 if i in pattern else None for i in range(len(ops))]
+        what = f"operands {pattern} batched"
+        if _value_shaped(name, case):
+            with pytest.raises(wengert.ShapeMismatchError, match="examples of a batch"):
+                wengert.vmap(fn, in_axes=tuple(in_axes))(*args)
+            continue
+        assert_batched(fn, args, in_axes, tol, what=what)
+        diff = case.diff_positions
+        if spec.mode_of(case) in (DIFF, ZERO_DERIV) and diff:
+            rng = np.random.default_rng(_seed(name, case.id, "batch-tangent", pattern))
+            tangents = [random_like(args[i], rng) for i in diff]
+            assert_batched_jvp(fn, args, in_axes, diff, tangents, tol, what=f"jvp, {what}")
+
+
+@by_name(_names(DIFF, ZERO_DERIV, NONDIFF))
+def test_batch_rule_matches_a_loop_over_the_batch(name):
+    for_each_case(name, _check_batch)

@@ -11,6 +11,7 @@ Layer: api.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 from ..core.errors import (
@@ -21,7 +22,7 @@ from ..core.errors import PytreeDepthError
 from ..core.pytree import MAX_DEPTH, TOO_DEEP_ADVICE, flatten, leaf_paths, path_text
 
 __all__ = ["check_function", "check_inputs", "check_aux_pair", "check_scalar_output",
-           "argnums_tuple"]
+           "argnums_tuple", "register_advice"]
 
 
 def _about(fun):
@@ -113,11 +114,26 @@ def _leaf_problem(x):
         shown = repr(x)
         shown = shown if len(shown) <= 40 else shown[:37] + "..."
         return (NonDifferentiableInputError, f"a {type(x).__name__} ({shown}), not an array or "
-                "a number", "pass floats or NumPy float arrays (or tuples, lists, dicts of them)")
+                "a number", "pass floats or NumPy float arrays (or tuples, lists, dicts of "
+                f"them){register_advice(type(x))}")
     if av.dtype.kind not in "fc":
         return (NonDifferentiableInputError, f"{av.short()}: integer and boolean values have no "
                 "derivative", "pass it as a float (np.asarray(x, float))")
     return None
+
+
+def register_advice(cls):
+    """How to make the class of an object that is not an array a pytree node (``wg.tree``):
+    its arrays are then leaves that transforms differentiate."""
+    name = getattr(cls, "__qualname__", cls.__name__)
+    if dataclasses.is_dataclass(cls):
+        fields = [f.name for f in dataclasses.fields(cls)]
+        how = (f"wg.tree.register_dataclass({name}, data_fields={fields!r}, meta_fields=[]) "
+               "(or decorate the class with @wg.tree.register_dataclass)")
+    else:
+        how = (f"wg.tree.register_node({name}, flatten, unflatten), with flatten(obj) -> "
+               "(children, static) and unflatten(static, children) -> obj")
+    return f"; to pass a {name} whose arrays are differentiated, register it: {how}"
 
 
 def check_aux_pair(out, fname, fun):

@@ -31,9 +31,11 @@ import collections
 import threading
 import types
 
+import numpy as np
+
 from ..core.ident import Ident
 
-__all__ = ["Codes", "codes_for", "SIZE", "clear"]
+__all__ = ["Codes", "codes_for", "SIZE", "clear", "fast_key"]
 
 SIZE = 256
 
@@ -115,3 +117,29 @@ def clear():
     """Forget every shared entry (objects made before keep theirs)."""
     with _LOCK:
         _TABLE.clear()
+
+
+def fast_key(args):
+    """(key, leaves) of a call whose arguments are floats, arrays and ints, or tuples
+    and lists of them (the common cases), or None; cheaper than flattening and
+    ``_signature``."""
+    sig, leaves, stack = [], [], [iter(args)]
+    while stack:
+        for a in stack[-1]:
+            t = type(a)
+            if t is np.ndarray:
+                sig.append((a.shape, a.dtype))
+            elif t is float or t is np.float64:
+                sig.append(t)
+            elif t is int:
+                sig.append(("int", a))
+            elif (t is tuple or t is list) and len(stack) < 8:
+                sig.append((t, len(a)))
+                stack.append(iter(a))
+                break
+            else:
+                return None
+            leaves.append(a)
+        else:
+            stack.pop()
+    return tuple(sig), leaves

@@ -25,6 +25,7 @@ from .jacobians import hessian, jacfwd, jacrev
 from .sparse import SparseDerivative, sparse_hessian, sparse_jacfwd, sparse_jacrev
 from .jit import jit
 from .transforms import grad, jvp, value_and_grad, vjp
+from .vmap import vmap
 from .checkpoint import checkpoint
 from .source import SourceTransformed
 from ..control import custom as custom_module
@@ -36,7 +37,7 @@ __all__ = ["rebuild", "MOVED", "TRANSFORMS"]
 
 # the public transforms a recipe names
 TRANSFORMS = {f.__name__: f for f in (grad, value_and_grad, jacfwd, jacrev, hessian, jit, jvp,
-                                      vjp, sparse_jacfwd, sparse_jacrev, sparse_hessian)}
+                                      vjp, vmap, sparse_jacfwd, sparse_jacrev, sparse_hessian)}
 
 
 def rebuild(name, fun, args, kwargs):

@@ -40,13 +40,15 @@ def _check_engine(engine):
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
 
 
-def source_transformed(fun, engine, transform, recipe, argnums, extra=0):
+def source_transformed(fun, engine, transform, recipe, argnums, extra=0, lanes=None):
     """The source engine's version of ``transform`` (a trace-engine transform
     of a function), or None for ``engine="trace"``. ``recipe`` is the public
     call that made it (how it pickles; its ``backend`` and ``fallback``
     options choose what compiles the code, ``api.backend``); its arguments at
     ``argnums`` are checked before any code is generated; ``extra``: trailing
-    call arguments that are not ``fun``'s (``SourceTransformed``)."""
+    call arguments that are not ``fun``'s (``SourceTransformed``); ``lanes``: the
+    batch axis of each argument leaf, where ``transform`` calls ``fun`` on one example
+    (``vmap``)."""
     if engine == "trace":
         return None
     name = recipe[0]
@@ -66,12 +68,13 @@ def source_transformed(fun, engine, transform, recipe, argnums, extra=0):
         inner_key = fun.codes.key
         key = None if inner_key is None else recipe_key(recipe, inner_key)
         return SourceTransformed(fun.fun, lambda g: transform(inner(g)), engine,
-                                 f"{name}_{fun.name}", recipe, both, key, target)
+                                 f"{name}_{fun.name}", recipe, both, key, target,
+                                 lanes=([lanes] if lanes else []) + fun.lanes)
     if engine == "auto" and not has_source(fun):
         return None
     # objects made by the same recipe share their code (``api.codes``)
     return SourceTransformed(fun, transform, engine, name, recipe, check, recipe_key(recipe),
-                             target, extra)
+                             target, extra, lanes=[lanes] if lanes else [])
 
 
 class _Partial:

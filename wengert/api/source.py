@@ -3,32 +3,26 @@
     Python function --source frontend--> Program --transform, staged--> Program
                     --simplify--> --python.codegen--> Python function (``.source``)
 
-A derivative is generated once per function, transform, argnums and *kind*
-of arguments (the ranks and dtypes of the array arguments, the values of the
-static ones: bools, strings, objects by identity), and shared by every
-derivative object made the same way (``api.codes``): valid for every path
-through the control flow, which stays structured in the generated code, and
-for every input shape and Python int. The lengths of the inputs are staged
-as symbolic ``Dim``s, so the code reads ``x.shape[0]`` where a length is
-needed; so are the Python int arguments (a trip count, a length), which the
-code takes as parameters and reads by name (``range(n)``). The comparisons
-made while staging (``x.shape[0] == 1`` when broadcasting, ``k < n``) are the
-code's guards, checked at a call with new sizes; a symbolic number used by
-its value (an item of a list, a function that is called, not converted) is
-pinned by a guard to that value (``dims.pin``). The code is trusted for new
-sizes only when staging it again at other sizes gives the same text and
-reads the same places outside the function: a size that lost its expression
-somewhere would show there as a changed number, and such code is used at
-the sizes it was made for only. The transform itself is the
-trace engine's, applied to the source Program and staged: so every API
-function has one implementation of its mathematics.
+A derivative is generated once per function, transform, argnums and *kind* of arguments (the
+ranks and dtypes of the array arguments, the values of the static ones: bools, strings,
+objects by identity), and shared by every derivative object made the same way (``api.codes``):
+valid for every path through the control flow, which stays structured in the generated code,
+and for every input shape and Python int. The lengths of the inputs are staged as symbolic
+``Dim``s, so the code reads ``x.shape[0]`` where a length is needed; so are the Python int
+arguments (a trip count, a length), which the code takes as parameters and reads by name
+(``range(n)``). The comparisons made while staging (``x.shape[0] == 1`` when broadcasting, ``k
+< n``) are the code's guards, checked at a call with new sizes; a symbolic number used by its
+value (an item of a list, a function that is called, not converted) is pinned by a guard to
+that value (``dims.pin``). The code is trusted for new sizes only when staging it again at
+other sizes gives the same text and reads the same places outside the function: a size that
+lost its expression somewhere would show there as a changed number, and such code is used at
+the sizes it was made for only. The transform itself is the trace engine's, applied to the
+source Program and staged: so every API function has one implementation of its mathematics.
 
-``engine="auto"`` tries this and falls back to the trace engine, with one
-warning naming the construct and its file:line, when the source cannot be
-transformed (``fallback``).
-
-Pickled, a ``SourceTransformed`` is its recipe (``transformed``): the
-receiving process generates its own code.
+``engine="auto"`` tries this and falls back to the trace engine, with one warning naming the
+construct and its file:line, when the source cannot be transformed (``fallback``). Pickled,
+a ``SourceTransformed`` is its recipe (``transformed``): the receiving process generates its
+own code.
 
 Layer: api.
 """
@@ -48,12 +42,14 @@ from ..frontends.source import guards as source_guards
 from ..frontends.trace import input_names
 from ..core.ir import Ident, aval_of
 from ..core.inplace import is_scalar
+from ..core.primitive import TracerBase
 from ..core.trace import eval_program, tracing
 from ..core.pytree import flatten, unflatten
 from ..core.staging import stage
 from .transformed import Transformed
+from .lanes import per_example
 from .compiled import Compiled, compile_program, same_code
-from .codes import codes_for
+from .codes import codes_for, fast_key
 from .fallback import both_reasons, has_source, traced_after_refusal, warn_fallback
 from ..transforms.simplify import simplify
 
@@ -123,8 +119,11 @@ class SourceTransformed(Transformed):
     before code is generated for them; ``recipe`` is how it pickles."""
 
     def __init__(self, fun, transform, engine, name, recipe, check, key=None, target=None,
-                 extra=0):
+                 extra=0, lanes=()):
         self._wrap(fun, recipe)
+        # vmap: ``lanes[j](args, kwargs)``, the batch axis of each argument leaf of the
+        # j-th vmap from the outside in; ``fun`` is staged on one example of them
+        self.lanes = list(lanes)
         self.target = target                # the backend (``api.backend``); None: Python
         # the last ``extra`` positional arguments of a call are not ``fun``'s: the
         # transformed function takes them after fun's (jvp's tangents, a pullback's
@@ -177,22 +176,6 @@ class SourceTransformed(Transformed):
         last = self.last
         return None if last is None else last.program
 
-    def _fast_key(self, args):
-        """The key of a call whose arguments are floats, arrays and ints (the
-        common case), or None; cheaper than flattening and ``_signature``."""
-        sig = []
-        for a in args:
-            t = type(a)
-            if t is float or t is np.float64:
-                sig.append(t)
-            elif t is np.ndarray:
-                sig.append((a.shape, a.dtype))
-            elif t is int:
-                sig.append(("int", a))
-            else:
-                return None
-        return tuple(sig)
-
     def __call__(self, *args, **kwargs):
         if NANS.on and self.fallback is None:
             return self._interpreted(args, kwargs)
@@ -212,32 +195,35 @@ class SourceTransformed(Transformed):
                     return finish(outs) if finish is not None else compiled.result(outs)
         if self.fallback is not None:
             return self._fall_back(args, kwargs)
-        fast = None if kwargs else self._fast_key(args)
+        fast = None if kwargs else fast_key(args)
         if fast is not None:
+            fast, fast_leaves = fast
             compiled = codes.fast.get(fast)
             if compiled is not None and compiled.valid():
                 if current_context() is not None:
                     source_guards.note(compiled.env_guards)
                 self._last = compiled
-                return compiled(list(args))
+                return compiled(fast_leaves)
         try:
             leaves, in_tree = _call_leaves(args, kwargs)
         except PytreeDepthError:
             self.check(args)        # the error that names the argument, if it is one
             raise
         static = [_is_static(x) for x in leaves]
+        if self.lanes and tracing() and any(isinstance(x, TracerBase) for x in leaves):
+            return self._on_tracers(args, kwargs, leaves, static, in_tree)
         key = (in_tree, _signature(leaves, static))
         compiled = codes.cache.get(key)
         if compiled is not None and not compiled.valid():
             compiled = None
         dyn = [x for x, s in zip(leaves, static) if _is_input(x, s)]
-        kind = (key[0], _signature(leaves, static, shapes=False)) + key[2:]
         if compiled is None:
+            kind = (key[0], _signature(leaves, static, shapes=False)) + key[2:]
             # code made at other sizes, whose guards hold at these
             sizes = dims.sizes_of(dyn)
             for check, generic in codes.generic.get(kind, ()):
                 if check(*sizes) and generic.valid():
-                    compiled = generic
+                    compiled = codes.cache[key] = generic     # and the fast table below
                     break
         if compiled is None:
             self.check(args)        # before any of the user's code runs
@@ -289,6 +275,21 @@ class SourceTransformed(Transformed):
         leaves, in_tree = _call_leaves(own, kwargs)
         static = [_is_static(x) for x in leaves]
         prog, _, _, out_tree = source_program(self.fun, own, kwargs)
+        inner = _program_function(prog, static, leaves, in_tree, out_tree, self.fun)
+        return self.transform(inner)(*args, **kwargs)
+
+    def _on_tracers(self, args, kwargs, leaves, static, in_tree):
+        """``vmap`` called on another transformation's values: the transform of the source
+        Program, whose custom-rule calls the outer one differentiates by their rules."""
+        avals = [aval_of(x) for x, s in zip(leaves, static) if not s]
+        a, kw, avals = per_example(self.lanes, args, kwargs or None, avals)
+        try:
+            prog, _, _, out_tree = source_program(self.fun, a, kw, avals)
+        except (UnsupportedSyntax, ConcretizationError) as err:
+            if self.engine != "auto":
+                raise
+            warn_fallback(self.fun, err, self.target)
+            return self.transform(self.fun)(*args, **kwargs)
         inner = _program_function(prog, static, leaves, in_tree, out_tree, self.fun)
         return self.transform(inner)(*args, **kwargs)
 
@@ -376,6 +377,8 @@ class SourceTransformed(Transformed):
             own = len(own_leaves)
         n_own = sum(inputs[:own])
         src_avals = [a for a, n in zip(avals[:n_own], ints[:n_own]) if n is None]
+        if self.lanes:
+            args, kwargs, src_avals = per_example(self.lanes, args, kwargs, src_avals)
         prog, _, _, out_tree = source_program(self.fun, args, kwargs, src_avals)
         inner = _program_function(prog, static[:own], leaves[:own],
                                   own_tree if self.extra else in_tree, out_tree, self.fun)
@@ -423,6 +426,8 @@ def source_inner(fun, args, engine, what):
     ``engine="auto"`` falls back to tracing."""
     if isinstance(fun, SourceTransformed) and fun.fallback is None:
         # jvp(grad(f)): f's source Program, the transforms composed
+        if fun.lanes:
+            args = per_example(fun.lanes, args, None, None)[0]
         inner = source_inner(fun.fun, args, engine, what)
         return None if inner is None else fun.transform(inner)
     if engine == "auto" and not has_source(fun):

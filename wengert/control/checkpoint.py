@@ -29,7 +29,8 @@ from ..core.errors import UnsupportedSyntax
 from ..core.ir import aval_of, has_effect
 from .checkpoint_emit import CheckpointEmit, ThroughImplEmit
 from .passes import inside_dce
-from ..core.subprograms import jvp_flat, jvp_program, vjp_flat
+from ..core.subprograms import batch_program, jvp_flat, jvp_program, vjp_flat
+from ..primitives.batched import batch_size, spread
 from ..core.primitive import DENSE
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p"]
@@ -84,6 +85,11 @@ def checkpoint_linearize_for_vjp(primals, tangents, body):
     return tuple(out), tuple(next(lin) if f else Zero(a) for f, a in zip(out_float, body.out_avals))
 
 
+def checkpoint_batch(args, batched, body):
+    """A batch of checkpointed regions: one region of the batched body."""
+    size = batch_size(args, batched)
+    prog, _ = batch_program(body, batched, size, force=[True] * len(body.outputs))
+    return tuple(bind(checkpoint_p, *args, body=prog))
 def checkpoint_sparsity(an, ops, outs, body):
     """The body's: a checkpoint changes how reverse mode stores, not what is computed."""
     return tuple(an.run(body, ops))
@@ -95,7 +101,7 @@ checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl
                                   transpose=NOT_LINEAR, abstract_eval=checkpoint_aval,
                                   multiple_results=True, emit=CheckpointEmit(),
                                   complex_ok=True, sparsity=checkpoint_sparsity,
-                                  dce=inside_dce))
+                                  dce=inside_dce, batch=checkpoint_batch))
 
 
 # --- checkpoint_lin ----------------------------------------------------
@@ -121,8 +127,34 @@ def checkpoint_lin_transpose(cts, *args, body, mask):
         [next(ct_it) if is_float(a) else Zero(a) for a in body.out_avals]))
 
 
+def checkpoint_lin_batch(args, batched, body, mask):
+    """A batch of checkpoints' linear parts: the batched body's, an operand batched where
+    it or its tangent is (a tangent has its operand's shape)."""
+    k = len(body.inputs)
+    size = batch_size(args, batched)
+    nz = iter(zip(args[k:], batched[k:]))
+    flags, tangents, b_tangents = list(batched[:k]), [], []
+    for j, m in enumerate(mask):
+        if m:
+            t, b = next(nz)
+            flags[j] = flags[j] or b
+            tangents.append(t)
+            b_tangents.append(b)
+    primals = [spread(a, size) if f and not b else a
+               for a, b, f in zip(args[:k], batched[:k], flags)]
+    tangents = iter(tangents)
+    b_tangents = iter(b_tangents)
+    ts = []
+    for j, m in enumerate(mask):
+        if m:
+            t, b = next(tangents), next(b_tangents)
+            ts.append(spread(t, size) if flags[j] and not b else t)
+    prog, _ = batch_program(body, flags, size, force=[True] * len(body.outputs))
+    return tuple(bind(checkpoint_lin_p, *primals, *ts, body=prog, mask=mask))
+
+
 checkpoint_lin_p = register(Primitive(
     "checkpoint_lin", nargs=None, impl=checkpoint_lin_impl,
     jvp=BY_IMPL, transpose=checkpoint_lin_transpose,
     abstract_eval=checkpoint_lin_aval, multiple_results=True, emit=ThroughImplEmit(),
-    complex_ok=True, sparsity=DENSE, dce=inside_dce))
+    complex_ok=True, sparsity=DENSE, dce=inside_dce, batch=checkpoint_lin_batch))

@@ -51,6 +51,7 @@ from ..primitives.fanout import add_any
 from .checkpoint_emit import (
     CheckpointedLoopEmit, LoopForwardEmit, LoopReverseEmit, ThroughImplEmit)
 from .schedules import ADVANCE, FREE, RESTORE, STORE, schedule_of
+from .batched_loops import sweep_batched
 from ..core.subprograms import jvp_flat, vjp_flat
 from ..core.primitive import DENSE
 from .for_loop import for_loop_sparsity
@@ -128,6 +129,8 @@ def checkpointed_loop_linearize_for_vjp(primals, tangents, **params):
                                    for c, m in zip(carry_out, m_carry))
 
 
+def checkpointed_loop_batch(args, batched, **params):
+    return sweep_batched(checkpointed_loop_p, args, batched, params)
 def checkpointed_loop_sparsity(an, ops, outs, **params):
     """The ``for_loop`` it runs as (the schedule only changes what reverse mode stores)."""
     return for_loop_sparsity(an, ops, outs, **SweepParams.of(params).plain_loop().as_params())
@@ -138,7 +141,8 @@ checkpointed_loop_p = register(Primitive(
     linearize=checkpointed_loop_linearize,
     linearize_for_vjp=checkpointed_loop_linearize_for_vjp, transpose=NOT_LINEAR,
     abstract_eval=checkpointed_loop_aval, multiple_results=True, emit=CheckpointedLoopEmit(),
-    complex_ok=True, sparsity=checkpointed_loop_sparsity, dce=inside_dce))
+    complex_ok=True, sparsity=checkpointed_loop_sparsity, dce=inside_dce,
+    batch=checkpointed_loop_batch))
 
 
 def checkpointed_loop(n, body, consts, carry, schedule):
@@ -176,11 +180,15 @@ def loop_forward_aval(*avals, **params):
                                         [Aval((rows,) + a.shape, a.dtype) for a in carry]))
 
 
+def loop_forward_batch(args, batched, **params):
+    return sweep_batched(loop_forward_p, args, batched, params, stored_out=True)
+
+
 loop_forward_p = register(Primitive(
     "loop_forward", nargs=None, impl=loop_forward_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
     abstract_eval=loop_forward_aval, multiple_results=True, emit=LoopForwardEmit(),
-    complex_ok=True, sparsity=DENSE, dce=inside_dce))
+    complex_ok=True, sparsity=DENSE, dce=inside_dce, batch=loop_forward_batch))
 
 
 # --- loop_lin ----------------------------------------------------------
@@ -258,10 +266,15 @@ def loop_lin_transpose(cts, *args, **params):
                               [None] * len(stored), out))
 
 
+def loop_lin_batch(args, batched, **params):
+    return sweep_batched(loop_lin_p, args, batched, params, stored_in=True)
+
+
 loop_lin_p = register(Primitive(
     "loop_lin", nargs=None, impl=loop_lin_impl, jvp=BY_IMPL,
     transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True,
-    emit=ThroughImplEmit(), complex_ok=True, sparsity=DENSE, dce=inside_dce))
+    emit=ThroughImplEmit(), complex_ok=True, sparsity=DENSE, dce=inside_dce,
+    batch=loop_lin_batch))
 
 
 # --- loop_reverse ------------------------------------------------------
@@ -295,11 +308,15 @@ def loop_reverse_aval(*avals, body_vjp, **params):
     return tuple(body_vjp.out_avals)
 
 
+def loop_reverse_batch(args, batched, **params):
+    return sweep_batched(loop_reverse_p, args, batched, params, stored_in=True)
+
+
 loop_reverse_p = register(Primitive(
     "loop_reverse", nargs=None, impl=loop_reverse_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
     abstract_eval=loop_reverse_aval, multiple_results=True, emit=LoopReverseEmit(),
-    complex_ok=True, sparsity=DENSE, dce=inside_dce))
+    complex_ok=True, sparsity=DENSE, dce=inside_dce, batch=loop_reverse_batch))
 
 
 # --- the loop marker of the source engine ------------------------------

@@ -8,7 +8,9 @@ Forward mode runs one cond of the jvp'd branches. Under linearize each
 branch is partially evaluated into a known branch (its primal work, also
 giving its residuals) and a linear one reading them: a primal cond, then a
 linear cond over the residuals; the linear cond's transpose is a cond of the
-transposed branches. Code: ``if``/``elif``/``else`` on ``int(index)``.
+transposed branches. On a batch (``wg.vmap``) with a batched index every branch runs and
+``where`` joins them, NaN-safe (``cond_batch``). Code: ``if``/``elif``/``else`` on
+``int(index)``.
 
 Layer: control.
 """
@@ -23,7 +25,14 @@ from ..core.rules import EmitRule, LowerRule, either
 from .common import agreeing, tangent_mask
 from .params import CondParams
 from .passes import inline_program, needed_inputs, same_literal
-from ..core.subprograms import jvp_program, linearize_program, transpose_program
+from ..core.subprograms import batch_program, jvp_program, linearize_program, transpose_program
+from ..core.errors import UnsupportedSyntax, user_location
+from ..core.ir import runs_at_call
+from ..primitives.batched import along, batch_size
+from ..primitives.index import getitem
+from ..primitives.ordering import equal, logical_not, logical_or
+from ..primitives.reduce import argmax, reduce_max
+from ..primitives.selection import where
 
 __all__ = ["cond_p", "cond"]
 
@@ -319,6 +328,60 @@ def _summed(a, y, out, eqns, sink):
     return s
 
 
+def cond_batch(args, batched, branches):
+    """A batch of conds. An index shared by the batch picks one branch, batched. A batched
+    index picks per example: every branch taken by some example runs on the whole batch
+    and ``where`` joins their outputs. NaN-safe, as reverse mode is, which runs the taken
+    branch only: a branch sees, in the examples that do not take it, the operands of one
+    that does (so it computes nothing there that the program itself would not), and a
+    branch no example takes does not run (a ``cond`` on whether any does: its outputs are
+    zeros). A branch with an effect (a random draw) would be made on every example:
+    refused."""
+    index, ops = CondParams.split_operands(args)
+    b_index, b_ops = CondParams.split_operands(batched)
+    size = batch_size(args, batched)
+    n_out = len(branches[0].outputs)
+    if not b_index or len(branches) == 1:
+        progs = tuple(batch_program(b, b_ops, size, force=[True] * n_out)[0] for b in branches)
+        return tuple(bind(cond_p, index if not b_index else 0, *ops, branches=agreeing(progs)))
+    if any(runs_at_call(b) for b in branches):
+        raise UnsupportedSyntax(
+            f"{user_location()}: an if whose test is batched (wg.vmap) has a branch that makes "
+            "a call with an effect (a random draw, I/O): both branches run on the batch, so it "
+            "would be made for every example; make the call before the if",
+            construct="effect in a batched branch")
+    picks = _picks(index, len(branches))
+    outs = [_on_its_examples(b, pick, ops, b_ops, size) for b, pick in zip(branches, picks)]
+    if aval_of(index).dtype.kind == "b":
+        return tuple(where(along(index, t), t, f) for f, t in zip(*outs))
+    res = outs[-1]
+    for pick, out in zip(picks[-2::-1], outs[-2::-1]):
+        res = [where(along(pick, o), o, r) for o, r in zip(out, res)]
+    return tuple(res)
+
+
+def _picks(index, n):
+    """Per branch, the examples that take it: ``index == k``, the last branch every other
+    one (as the code's ``else``); a boolean index takes branch 1 where it holds."""
+    if aval_of(index).dtype.kind == "b":
+        return [logical_not(index), index]
+    picks = [equal(index, k) for k in range(n - 1)]
+    rest = picks[0]
+    for p in picks[1:]:
+        rest = logical_or(rest, p)
+    return picks + [logical_not(rest)]
+
+
+def _on_its_examples(branch, pick, ops, b_ops, size):
+    """``branch`` on the batch, where the examples ``pick`` marks take it: a ``cond`` on
+    whether any does (else zeros), the others' operands those of one that does."""
+    taken = reduce_max(pick)
+    at = argmax(pick)
+    safe = [where(along(pick, o), o, getitem(o, at)) if b else o for o, b in zip(ops, b_ops)]
+    prog, _ = batch_program(branch, b_ops, size, force=[True] * len(branch.outputs))
+    untaken = Program([Var(a) for a in prog.in_avals], [],
+                      [Lit(zeros(a), a) for a in prog.out_avals], f"{branch.name}_untaken")
+    return list(bind(cond_p, taken, *safe, branches=agreeing((untaken, prog))))
 def cond_sparsity(an, ops, outs, branches):
     """The branch a known index picks; else every branch, joined: what holds on any path."""
     index, ops = CondParams.split_operands(ops)
@@ -332,4 +395,4 @@ cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
                             abstract_eval=cond_aval, multiple_results=True,
                             simplify=cond_simplify, print=cond_print, emit=CondEmit(),
                             lower=CondLower(), complex_ok=True, sparsity=cond_sparsity,
-                            dce=cond_dce))
+                            dce=cond_dce, batch=cond_batch))

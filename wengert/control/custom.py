@@ -52,7 +52,7 @@ import numpy as np
 
 from ..primitives import arith, index, reduce, shape
 from ..core.primitive import (
-    BY_IMPL, NOT_LINEAR, Primitive, TracerBase, Zero, instantiate, register)
+    BY_IMPL, NOT_LINEAR, PER_LANE, Primitive, TracerBase, Zero, instantiate, register)
 from ..core.trace import bind
 from .custom_lin import Residuals, as_tuple, custom_lin_p
 from .passes import inside_dce
@@ -62,6 +62,8 @@ from ..core.ir import aval_of
 from ..core.staging import stage
 from ..core.subprograms import jvp_flat
 from ..core.errors import NeedsReverse
+from ..primitives.batched import batch_size
+from .custom_batch import BatchedBwd, BatchedCall, BatchedFwd, BatchedRule
 from ..core.primitive import DENSE
 
 
@@ -121,7 +123,7 @@ custom_body_p = register(Primitive(
     "custom_body", nargs=None, impl=custom_body_impl, jvp=custom_body_jvp,
     jvp_for_grad=custom_body_jvp_for_grad, linearize_for_vjp=custom_body_linearize_for_vjp,
     transpose=NOT_LINEAR, abstract_eval=custom_body_aval, multiple_results=True,
-    runtime=True, effect=True, sparsity=DENSE, dce=inside_dce))
+    runtime=True, effect=True, sparsity=DENSE, dce=inside_dce, batch=PER_LANE))
 
 
 class Rule:
@@ -221,10 +223,18 @@ def custom_jvp_call_aval(*avals, fun, rule):
     return _body_aval(fun, avals)
 
 
+def custom_jvp_call_batch(args, batched, fun, rule):
+    """A batch of calls: one call of the function batched, whose rule is the rule
+    batched (``custom_batch``)."""
+    size = batch_size(args, batched)
+    return bind(custom_jvp_call_p, *args, fun=BatchedCall(fun, batched, size),
+                rule=BatchedRule(rule, batched, size))
+
+
 custom_jvp_call_p = register(Primitive(
     "custom_jvp_call", nargs=None, impl=custom_jvp_call_impl, jvp=custom_jvp_call_jvp,
     transpose=NOT_LINEAR, abstract_eval=custom_jvp_call_aval, inline=True, sparsity=DENSE,
-    dce=inside_dce))
+    dce=inside_dce, batch=custom_jvp_call_batch))
 
 
 def _converted_body(fun, convert):
@@ -362,11 +372,18 @@ def custom_vjp_call_aval(*avals, fun, fwd, bwd):
     return _body_aval(fun, avals)
 
 
+def custom_vjp_call_batch(args, batched, fun, fwd, bwd):
+    """A batch of calls: one call of the function batched, its fwd and bwd batched."""
+    size = batch_size(args, batched)
+    return bind(custom_vjp_call_p, *args, fun=BatchedCall(fun, batched, size),
+                fwd=BatchedFwd(fwd, batched, size), bwd=BatchedBwd(bwd, batched, size))
+
+
 custom_vjp_call_p = register(Primitive(
     "custom_vjp_call", nargs=None, impl=custom_vjp_call_impl, jvp=BY_IMPL,
     jvp_for_grad=needs_reverse, linearize_for_vjp=custom_vjp_call_linearize_for_vjp,
     transpose=NOT_LINEAR, abstract_eval=custom_vjp_call_aval, inline=True, sparsity=DENSE,
-    dce=inside_dce))
+    dce=inside_dce, batch=custom_vjp_call_batch))
 
 
 class custom_vjp:

@@ -22,6 +22,10 @@ from ..core.primitive import Primitive, TracerBase, Zero, register
 from .passes import inside_dce
 from ..core.errors import NoDerivativeRule, ShapeMismatchError
 from ..core.pytree import flatten, unflatten
+from ..core.ir import Aval
+from ..core.trace import bind
+from ..primitives.batched import batch_size, spread
+from .custom_batch import BatchedLinBwd
 from ..core.primitive import DENSE
 
 __all__ = ["custom_lin_p", "Residuals"]
@@ -102,7 +106,19 @@ def custom_lin_transpose(cts, *args, bwd, res, out_avals, in_avals):
     return (None,) * n_res + tuple(in_cts)
 
 
+def custom_lin_batch(args, batched, bwd, res, out_avals, in_avals):
+    """A batch of the linear maps: one of the batched bwd (``custom_batch``), every tangent
+    and output batched."""
+    n_res = len(args) - len(in_avals)
+    size = batch_size(args, batched)
+    ts = [t if b else spread(t, size) for t, b in zip(args[n_res:], batched[n_res:])]
+    return bind(custom_lin_p, *args[:n_res], *ts,
+                bwd=BatchedLinBwd(bwd, res, batched[:n_res], size), res=res,
+                out_avals=tuple(Aval((size,) + tuple(a.shape), a.dtype) for a in out_avals),
+                in_avals=tuple(Aval((size,) + tuple(a.shape), a.dtype) for a in in_avals))
+
+
 custom_lin_p = register(Primitive(
     "custom_lin", nargs=None, impl=custom_lin_impl, jvp=custom_lin_jvp,
     transpose=custom_lin_transpose, abstract_eval=custom_lin_aval, multiple_results=True,
-    sparsity=DENSE, dce=inside_dce))
+    sparsity=DENSE, dce=inside_dce, batch=custom_lin_batch))

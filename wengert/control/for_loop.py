@@ -12,7 +12,8 @@ is partially evaluated into a *known* body (primal work, emitting
 per-iteration residuals as extra ``ys``) and a *linear* body reading them as
 ``xs``; the linear loop's transpose runs backwards over the stacked
 residuals (cheap scalar ones are recomputed there from the stored carry
-instead: ``recompute_residuals``). Code: a ``for`` over ``range``, the
+instead: ``recompute_residuals``). On a batch, one loop of the batched body; a trip count
+per example runs the largest, masked (``batched_loops``). Code: a ``for`` over ``range``, the
 ``ys`` written row by row into arrays of ``n`` rows allocated once before it
 (the impl does the same, ``YsBuffer``), so a store-all reverse sweep holds
 its residuals once plus O(state).
@@ -33,7 +34,6 @@ from ..core.ir import Aval, Eqn, Lit, Program, Role, Var, aval_of, reached_vars
 from ..core.primitive import Linear, Primitive, Zero, instantiate, is_zero, register, zeros
 from ..core.trace import bind, eval_program
 from ..primitives.fanout import add_any
-from ..primitives.shape import broadcast_to, moveaxis
 from .loops import (
     LoopEmit, LoopLower, LoopTangents, carry_tangents, coherent_carries, jvp_body, loop_residuals,
     YsBuffer)
@@ -42,7 +42,8 @@ from .passes import FOR_RULES
 from .stage import stage_loop
 from .cond import cond_p
 from ..primitives.ordering import greater_p
-from ..core.subprograms import batch_eval, linearize_program, transpose_program
+from ..core.subprograms import linearize_program, transpose_program
+from .batched_loops import for_batched, for_masked
 
 __all__ = ["for_loop_p", "for_loop", "bind_for", "RAGGED_BATCH"]
 
@@ -206,51 +207,29 @@ def for_loop_transpose(cts, *args, **params):
 
 
 def for_loop_batch(args, batched, **params):
-    """A batch of loops as one loop over batched values: the body is batched
-    (carries always, consts and xs as given); xs and ys keep the loop axis
-    first inside the loop."""
+    """A batch of loops as one loop over batched values (``batched_loops``): a trip count
+    shared by the batch runs the batched body; each example's own trip count runs the
+    largest, masked (an example past its count keeps its carry)."""
     p = ForParams.of(params)
-    b_n, b_consts, _, b_xs = p.split_operands(batched)
-    if b_n:
-        return NotImplemented                    # a batch of trip counts
-    body = p.body
-    dynamic = any(d is None for a in body.in_avals + body.out_avals for d in a.shape)
+    b_n = p.split_operands(batched)[0]
+    xs_avals = [aval_of(x) for x in p.split_operands(args)[3]]
+    dynamic = any(d is None for a in p.body.in_avals + p.body.out_avals for d in a.shape)
     # stacked values of varying length are lists: they cannot take a batch axis
     # (a batched xs is (batch, loop, ...): varying lengths show after the loop axis)
-    xs_avals = [aval_of(x) for x in p.split_operands(args)[3]]
-    ragged = any(b and None in a.shape[2:] for b, a in zip(b_xs, xs_avals))
+    ragged = any(b and None in a.shape[2:] for b, a in zip(p.split_operands(batched)[3],
+                                                           xs_avals))
     try:
         if ragged:
             raise ValueError("ragged")
-        return _for_loop_batch(p, args, batched)
+        return (for_masked if b_n else for_batched)(p, args, batched, bind_for)
     except (TypeError, ValueError) as err:
         if not (dynamic or ragged):
             raise
         raise UnsupportedSyntax(
-            "a Jacobian of this order through a loop that stores values whose length changes "
-            "between iterations (a while loop, break or return inside another loop) is not "
-            "supported by the source engine; use engine='trace' (engine='auto' does so by "
-            "itself)", construct=RAGGED_BATCH) from err
-
-
-def _for_loop_batch(p, args, batched):
-    n, consts, carry, xs = p.split_operands(args)
-    _, b_consts, b_carry, b_xs = p.split_operands(batched)
-    size = next(_dims.shape(a)[0] for a, b in zip(args, batched) if b)
-    carry = [c if b else broadcast_to(c, (size,) + tuple(_dims.shape(c)))
-             for c, b in zip(carry, b_carry)]
-    xs = [moveaxis(x, 0, 1) if b else x for x, b in zip(xs, b_xs)]
-    flags = p.join_operands(False, b_consts, [True] * p.num_carry, b_xs)
-
-    def run(*ins):
-        return batch_eval(p.body, list(ins), size, flags)
-
-    avals = [Aval((size,) + a.shape, a.dtype) if f else a for a, f in zip(p.body.in_avals, flags)]
-    lead, c_av, k_av, x_av = p.operand_groups(avals)
-    body_b, _ = stage_loop(run, ForParams, lead=lead, consts=c_av, carry=k_av, xs=x_av,
-                           name=f"{p.body.name}_batched")
-    carry_out, ys = p.split_outputs(bind_for(n, consts, carry, xs, body_b, p.reverse, p.length))
-    return tuple(carry_out) + tuple(moveaxis(y, 1, 0) for y in ys)
+            "a Jacobian of this order (or wg.vmap) through a loop that stores values whose "
+            "length changes between iterations (a while loop, break or return inside another "
+            "loop) is not supported by the source engine; use engine='trace' (engine='auto' "
+            "does so by itself)", construct=RAGGED_BATCH) from err
 
 
 class ForEmit(LoopEmit):

@@ -9,7 +9,9 @@ The layout is ``WhileParams``'s (``params.py``). Forward mode runs one while
 loop of the jvp'd body (the condition reads primal values only). Under
 linearize the primal while loop records its trip count and per-iteration
 residuals, and the linear part is a ``for_loop`` over that count (which
-transposes as a ``for_loop`` does). Code: a ``while True`` that breaks on
+transposes as a ``for_loop`` does). On a batch whose condition is per example, the loop
+runs until every example is done, a done one frozen (``batched_loops``). Code: a
+``while True`` that breaks on
 the condition; the ``ys`` go to arrays that start at ``WHILE_ROWS`` rows,
 double when full and are cut to the count after the loop (``YsBuffer`` in
 the impl).
@@ -33,6 +35,7 @@ from .loops import (
 from .params import WhileParams, join, split
 from ..core.rules import either, stand_in_flags
 from .passes import WHILE_RULES
+from .batched_loops import while_batched
 from ..core.subprograms import linearize_program
 
 __all__ = ["while_loop_p", "while_loop", "bind_while"]
@@ -200,6 +203,11 @@ class WhileLower(LoopLower):
     PARAMS = WhileParams
 
 
+def while_loop_batch(args, batched, **params):
+    """A batch of while loops as one (``batched_loops.while_batched``): a condition the
+    batch shares runs the batched body; a condition per example runs until every example
+    is done, an example that is done keeping its carry."""
+    return while_batched(WhileParams.of(params), args, batched, bind_while)
 def while_loop_sparsity(an, ops, outs, **params):
     """The body run while the condition is known and holds, then to a fixed point (the
     union over every trip count: ``Analysis.iterate``)."""
@@ -222,7 +230,8 @@ while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl
                                   multiple_results=True, dce=WHILE_RULES[0],
                                   simplify=WHILE_RULES[1], print=WHILE_RULES[2],
                                   emit=WhileEmit(), lower=WhileLower(), complex_ok=True,
-                                  sparsity=while_loop_sparsity))
+                                  sparsity=while_loop_sparsity,
+                                  batch=while_loop_batch))
 
 
 def bind_while(consts, carry, cond, body):

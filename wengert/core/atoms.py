@@ -104,7 +104,9 @@ def aval_of(x):
     fail = getattr(x, "fail", None)       # an unassigned variable of converted code
     if callable(fail):                      # says which, and where
         fail()
-    raise TypeError(f"not an array value: {type(x).__name__}")
+    raise TypeError(f"not an array value: {type(x).__name__} (a class holding arrays is a "
+                    "pytree node once registered: wg.tree.register_dataclass or "
+                    "wg.tree.register_node)")
 
 
 class Role(enum.Enum):

@@ -16,10 +16,11 @@ import numpy as np
 
 __all__ = ["WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError",
-           "LeakedTracerError", "UnsupportedSyntax", "UnsupportedFunctionError",
+           "LeakedTracerError", "UnsupportedSyntax", "BatchedConditionError", "UnsupportedFunctionError",
            "InPlaceUpdateError", "UnsupportedDtypeError", "InvalidFunctionError",
            "OutputStructureError", "PytreeDepthError", "UnpicklableError",
-           "BackendError", "NumbaMissingError", "NumbaCompileError", "NumbaFallbackWarning"]
+           "BackendError", "NumbaMissingError", "NumbaCompileError", "NumbaFallbackWarning",
+           "LoopedBatchWarning"]
 
 
 class WengertError(Exception):
@@ -157,6 +158,16 @@ class NumbaFallbackWarning(UserWarning):
     """
 
 
+class LoopedBatchWarning(UserWarning):
+    """``wg.vmap`` ran a function once per example of the batch: right, but a loop.
+
+    Cause: with the trace engine, a Python ``if``/``while``, ``int()``, ``bool()`` or a
+    call that needs the value itself (``np.put``) met a value that differs between examples.
+
+    Fix: the source engine (``engine="auto"``) batches an ``if`` or ``while`` as one code.
+    """
+
+
 class NoDerivativeRule(WengertError, NotImplementedError):
     """A function without a derivative rule was called on a value being differentiated.
 
@@ -200,10 +211,11 @@ class ShapeMismatchError(WengertError, ValueError):
 
     Cause: operands that do not broadcast; a tangent or cotangent whose shape or
     structure differs from its primal's or output's; a loop carry that changes
-    shape; an in-place ``y op= v`` whose result would be larger than ``y``.
+    shape; an in-place ``y op= v`` whose result would be larger than ``y``; under
+    ``wg.vmap``, ``np.nonzero``/``np.unique``/``x[mask]`` (examples differ in length).
 
     Fix: give each tangent its primal's shape, each cotangent its output's, and
-    keep a loop carry's shape and dtype fixed. The message names both shapes.
+    keep a loop carry's shape and dtype fixed (``np.where(mask, x, 0)``, not ``x[mask]``).
     """
 
 
@@ -219,6 +231,21 @@ class ConcretizationError(WengertError, TypeError):
     source; write ``np.stack([a, b])`` instead of ``np.array([a, b])``; or use
     ``np.where`` instead of branching on a value inside a ``fori_loop`` body.
     """
+
+
+class BatchedConditionError(ConcretizationError):
+    """Python control flow on a batched value inside ``wg.vmap`` that cannot be batched.
+
+    Cause: an ``if``, ``while``, ``int()`` or ``bool()`` of the trace engine met a value that
+    differs between examples, where the batch's length is not known yet (so it cannot run
+    one example at a time). ``trace``: the batching trace of the value.
+
+    Fix: the source engine (``engine="auto"``) batches it; or write it with ``np.where``.
+    """
+
+    def __init__(self, message, trace=None):
+        super().__init__(message)
+        self.trace = trace
 
 
 class UnsupportedDtypeError(WengertError, TypeError):

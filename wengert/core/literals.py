@@ -55,13 +55,16 @@ def ufunc_call(eqn):
 def array_recipe(val, symbolic):
     """How the code makes the constant array ``val`` (of kind ``biuf``) where it runs:
     ``("zeros",)``; of a symbolic shape (``dims``) also ``("full", length)`` (a number
-    computed from lengths), ``("eye", rows, cols, k)`` or ``("fill", value)`` (one value
+    computed from lengths), ``("eye", rows, cols, k)``, ``("arange", n)`` (``np.arange(n)``
+    reshaped: each example's position in a batch) or ``("fill", value)`` (one value
     repeated); None: it is a named constant."""
+    recipe = recipe_of(val) if symbolic else None
+    if recipe is not None and recipe[0] == "arange":
+        return recipe
     if not val.any() and not (val.dtype.kind == "f" and np.signbit(val).any()):
         return ("zeros",)
     if not symbolic:
         return None
-    recipe = recipe_of(val)
     if recipe is not None and recipe[0] == "full" and val.dtype == np.float64:
         return recipe
     if recipe is not None and recipe[0] == "eye":

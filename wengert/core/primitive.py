@@ -23,10 +23,17 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
   symbolic ``Zero`` tangent (zero propagation), or ``ZERO_IF_ANY``: the row is linear in
   each operand separately (``mul``, ``matmul``, ``reduce_sum``), so a zero operand gives a
   zero of its result's aval;
-* ``batch(args, batched, **params)``  how a linear primitive runs on operands
-  carrying a leading batch axis (Jacobians in one pass), or ``BROADCASTING``: an
-  elementwise row, whose operands broadcast (``transforms/batching.py`` lines their axes
-  up); ``None`` falls back to a loop over the batch;
+* ``batch(args, batched, **params) -> outputs``  how the row runs on a batch of
+  examples at once (``wg.vmap``; Jacobians: many tangents in one pass): ``batched[k]``
+  says whether operand ``k`` carries a leading batch axis (the others are the same for
+  every example); every output it returns carries the batch axis first. Written with
+  primitive wrappers, run under the batch's own trace; ``NotImplemented`` for a case the
+  rule does not cover runs the row once per example. Or ``BROADCASTING``: the row maps
+  over its operands' leading axes, broadcasting them (every elementwise row, and a row on
+  stacks of matrices whose operands all have the same core rank), so the batched operands
+  get the output's rank and the row is applied once (``transforms/batching.py``); or
+  ``PER_LANE``: the row runs once per example (a call into the user's code), as a loop
+  over the batch. Every row gives one (``tests/primitives/test_rules.py``);
 * ``dce(eqn, used, dce) -> eqn``  the equation without the parts (loop
   carries, operands) that its ``used`` outputs (one flag each) do not need
   (``dce``: the pass, for the sub-Programs it prunes);
@@ -96,7 +103,7 @@ from .atoms import HasAval, TracerBase  # (the tracers' base, which rules test v
 from .errors import UnsupportedDtypeError, WengertError, user_location
 
 __all__ = ["Primitive", "PRIMITIVES", "register", "NOT_LINEAR", "BY_IMPL", "OPERAND_KIND",
-           "ZERO_IF_ANY", "BROADCASTING", "Zero", "Linear", "snapshot", "TracerBase",
+           "ZERO_IF_ANY", "BROADCASTING", "PER_LANE", "Zero", "Linear", "snapshot", "TracerBase",
            "raise_typed", "rule_error", "is_complex", "refuse_complex", "instantiate", "is_zero",
            "zeros_of", "is_float", "zeros", "ELEMENTWISE", "REDUCTION", "DENSE", "CONSTANT",
            "MOVES", "Moves", "moves"]
@@ -144,6 +151,8 @@ class _Marker:
 ZERO_IF_ANY = _Marker("ZERO_IF_ANY")
 # ``batch`` of an elementwise row: batched operands broadcast against the others
 BROADCASTING = _Marker("BROADCASTING")
+# ``batch`` of a row that runs once per example of a batch (a call into the user's code)
+PER_LANE = _Marker("PER_LANE")
 # the generic ``sparsity`` rules (``Primitive``'s docstring; ``transforms/sparsity.py``)
 ELEMENTWISE = _Marker("ELEMENTWISE")
 REDUCTION = _Marker("REDUCTION")

@@ -1,5 +1,7 @@
-"""Pytrees: tuples, lists, dicts (sorted keys) and None, nested; anything
-else is a leaf. ``flatten`` gives the leaves and a tree to rebuild from.
+"""Pytrees: tuples, lists, dicts (sorted keys), None, named tuples, ``OrderedDict`` (its
+own key order) and the classes registered as nodes (``register_node``,
+``register_dataclass``), nested; anything else is a leaf. ``flatten`` gives the leaves and
+a tree to rebuild from.
 
 Invariants:
 
@@ -7,9 +9,9 @@ Invariants:
   recursion, so its cost is linear in the number of nodes and its depth is
   not bounded by the interpreter's recursion limit;
 * a ``Tree`` compares and hashes by its *key*: the flat preorder list of its
-  nodes (kind and arity, a dict's keys), made once, on first use. It is the
-  cache key of a structure (``api.source``), so two trees are the same key
-  exactly when they rebuild the same structure;
+  nodes (kind and arity, a dict's keys, a node's class and its static data), made once, on
+  first use. It is the cache key of a structure (``api.source``), so two trees are the
+  same key exactly when they rebuild the same structure;
 * nesting is limited: a container sits at most ``MAX_DEPTH`` levels inside
   the outermost one given to ``flatten`` (the API flattens the tuple of the
   arguments, so an argument may nest ``MAX_DEPTH`` containers deep). A deeper
@@ -18,16 +20,53 @@ Invariants:
   and past a few hundred levels Python's recursion limit would fail there
   with a bare ``RecursionError``.
 
+The registry of node classes is ``core.pytree_nodes``.
+
 Layer: core.
 """
 from __future__ import annotations
 
+import collections
+
 from .errors import PytreeDepthError
+from .ident import Ident
+from .pytree_nodes import NODES, NodeType, register_dataclass, register_node, registered
 
 __all__ = ["flatten", "unflatten", "Tree", "MAX_DEPTH", "leaf_paths", "path_text",
-           "with_constants"]
+           "with_constants", "register_node", "register_dataclass", "is_node", "node_children",
+           "node_key", "NodeType", "registered"]
 
 MAX_DEPTH = 256
+
+
+class _Static:
+    """A registered node's static data as part of a structure key: itself where it is
+    hashable, else its identity (an unhashable value is then the same structure only as
+    the same object)."""
+
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value):
+        self.value = value
+        try:
+            hash(value)
+            self._key = value
+        except TypeError:
+            self._key = Ident(value)
+
+    def __eq__(self, other):
+        if type(other) is not _Static:
+            return False
+        try:
+            return bool(self._key == other._key)
+        except Exception:       # noqa: BLE001 -- values that do not compare: not the same
+            return False
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return repr(self.value)
 
 
 class Tree:
@@ -49,8 +88,7 @@ class Tree:
     def key(self):
         """The flat encoding: one entry per node, in preorder."""
         if self._key is None:
-            self._key = tuple((t.kind, t.meta if t.kind == "dict" else len(t.children))
-                              for t in self.nodes())
+            self._key = tuple((t.kind, _meta_key(t), len(t.children)) for t in self.nodes())
         return self._key
 
     @property
@@ -79,16 +117,34 @@ class Tree:
             elif t.kind == "none":
                 out.append("None")
             else:
-                opening, closing = {"tuple": "()", "list": "[]", "dict": "{}"}[t.kind]
+                opening, closing = _brackets(t)
                 out.append(opening)
                 stack.append(("text", closing))
                 for k in reversed(range(len(t.children))):
                     stack.append(("node", t.children[k]))
-                    if t.kind == "dict":
+                    if t.kind in ("dict", "ordereddict"):
                         stack.append(("text", f"{t.meta[k]!r}: "))
+                    elif t.kind == "namedtuple":
+                        stack.append(("text", f"{t.meta._fields[k]}="))
                     if k:
                         stack.append(("text", ", "))
         return "".join(out)
+
+
+def _meta_key(t):
+    if t.kind == "custom":
+        return (t.meta[0], _Static(t.meta[1]))
+    return t.meta
+
+
+def _brackets(t):
+    if t.kind == "namedtuple":
+        return f"{t.meta.__name__}(", ")"
+    if t.kind == "custom":
+        return f"{t.meta[0].__name__}(", ")"
+    if t.kind == "ordereddict":
+        return "OrderedDict({", "})"
+    return {"tuple": ("(", ")"), "list": ("[", "]"), "dict": ("{", "}")}[t.kind]
 
 
 _LEAF = Tree("leaf", None, ())
@@ -124,8 +180,25 @@ def with_constants(tree, constants):
 
 def _open(x):
     """(kind, meta, items) of a container, or None for a leaf or None."""
-    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+    t = type(x)
+    if t is tuple:
         return "tuple", None, x
+    if t is list:
+        return "list", None, x
+    if t is dict:
+        keys = tuple(sorted(x))
+        return "dict", keys, [x[k] for k in keys]
+    node = NODES.get(t)
+    if node is not None:
+        children, aux = node.flatten(x)
+        return "custom", (t, aux), list(children)
+    if isinstance(x, tuple):
+        if hasattr(x, "_fields"):
+            return "namedtuple", t, x
+        return "tuple", None, x
+    if t is collections.OrderedDict:
+        keys = tuple(x)
+        return "ordereddict", keys, [x[k] for k in keys]
     if isinstance(x, list):
         return "list", None, x
     if isinstance(x, dict):
@@ -134,11 +207,35 @@ def _open(x):
     return None
 
 
-def flatten(x):
-    """(leaves, tree) of ``x``; leaves in preorder, a dict's in key order."""
-    if type(x) is tuple:        # the common case, a tuple of arguments that are leaves
+def is_node(x):
+    """Whether ``x`` is a container (a tuple, list, dict, named tuple, ``OrderedDict`` or
+    an instance of a registered class), not a leaf; None is neither."""
+    return x is not None and _open(x) is not None
+
+
+def node_key(x):
+    """What tells ``x``'s own node apart (its kind, static data and number of children;
+    not its children's): None for a leaf or None."""
+    node = _open(x) if x is not None else None
+    if node is None:
+        return None
+    kind, meta, items = node
+    return kind, _meta_key(Tree(kind, meta, ())), len(items)
+
+
+def node_children(x):
+    """The children of a container ``x`` in ``flatten``'s order (``is_node``)."""
+    return list(_open(x)[2])
+
+
+def flatten(x, is_leaf=None):
+    """(leaves, tree) of ``x``; leaves in preorder, a dict's in key order. ``is_leaf(v)``
+    True makes ``v`` a leaf even where it is a container."""
+    if type(x) is tuple and is_leaf is None:
+        # the common case, a tuple of arguments that are leaves
+        nodes = NODES
         for item in x:
-            if item is None or isinstance(item, (tuple, list, dict)):
+            if item is None or isinstance(item, (tuple, list, dict)) or type(item) in nodes:
                 break
         else:
             return list(x), Tree("tuple", None, [_LEAF] * len(x))
@@ -152,7 +249,7 @@ def flatten(x):
             if item is None:
                 kids.append(_NONE)
                 continue
-            node = _open(item)
+            node = None if is_leaf is not None and is_leaf(item) else _open(item)
             if node is None:
                 leaves.append(item)
                 kids.append(_LEAF)
@@ -180,14 +277,23 @@ TOO_DEEP_ADVICE = (f"wengert walks pytrees up to MAX_DEPTH = {MAX_DEPTH} levels 
 
 
 def _step(kind, meta, k):
-    return repr(meta[k]) if kind == "dict" else str(k)
+    if kind in ("dict", "ordereddict"):
+        return repr(meta[k])
+    if kind == "namedtuple":
+        return "." + meta._fields[k]
+    if kind == "custom":
+        node = NODES.get(meta[0])
+        if node is not None and node.names is not None and k < len(node.names):
+            return "." + node.names[k]
+    return str(k)
 
 
 def path_text(steps):
-    """``[0]['a'][1]``; a long path written with its middle left out."""
+    """``[0]['a'][1].W``; a long path written with its middle left out."""
     if len(steps) > 12:
         steps = steps[:6] + [f"...{len(steps) - 12} more..."] + steps[-6:]
-    return "".join(f"[{s}]" for s in steps) or "the top level"
+    return "".join(s if s[:1] == "." and s[1:2] != "." else f"[{s}]"
+                   for s in steps) or "the top level"
 
 
 def leaf_paths(tree):
@@ -237,8 +343,19 @@ def unflatten(tree, leaves):
 
 
 def _build(tree, vals):
-    if tree.kind == "tuple":
+    kind = tree.kind
+    if kind == "tuple":
         return tuple(vals)
-    if tree.kind == "list":
+    if kind == "list":
         return vals
-    return dict(zip(tree.meta, vals))
+    if kind == "dict":
+        return dict(zip(tree.meta, vals))
+    if kind == "namedtuple":
+        return tree.meta(*vals)
+    if kind == "ordereddict":
+        return collections.OrderedDict(zip(tree.meta, vals))
+    cls, aux = tree.meta
+    node = NODES.get(cls)
+    if node is None:
+        raise ValueError(f"{cls.__qualname__} is no longer a registered pytree node")
+    return node.unflatten(aux, vals)

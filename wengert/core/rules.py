@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
-from .ir import Lit, Var
-from .primitive import NOT_LINEAR, Primitive, register
+from .ir import Eqn, Lit, Var
+from .primitive import BROADCASTING, NOT_LINEAR, Primitive, register
 from .shapes import elementwise_aval, python_operator
 
 
@@ -110,8 +110,9 @@ def float64_operand(x):
 # --- the rows of elementwise primitives --------------------------------
 def unary_row(name, impl, jvp, float_out=True, **fields):
     """A one-operand elementwise row, registered: NumPy's broadcasting shape rule, written in
-    place where its operand is dead (``elementwise_lower``); ``fields``: its other fields
-    (``complex_ok``, ``differentiable``...)."""
+    place where its operand is dead (``elementwise_lower``), batched as it is
+    (``BROADCASTING``); ``fields``: its other fields (``complex_ok``, ``differentiable``...)."""
+    fields.setdefault("batch", BROADCASTING)
     return register(Primitive(name, nargs=1, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
                               abstract_eval=elementwise_aval(name, float_out=float_out,
                                                              python_scalars=python_operator(impl)),

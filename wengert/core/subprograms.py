@@ -18,6 +18,11 @@ its contract, the implementations are the transforms' own functions, and
   linear inputs (``mask``) out;
 * ``batch_eval(prog, args, size, batched=None) -> list``: ``prog`` on operands carrying a
   leading batch axis;
+* ``batch_program(prog, flags, size, force=None) -> (Program, out_flags)``: ``prog``'s
+  batched version, its inputs marked by ``flags`` carrying a leading batch axis of length
+  ``size``, its outputs batched where ``out_flags`` says (those ``force`` marks always);
+* ``batch_flat(fn, vals, flags, size) -> (outs, out_flags)``: a function of a flat list of
+  values run on a batch (the custom rules' functions, batched);
 * ``jvp_flat(fn, primals, tangents, for_grad=False) -> (outs, out_tangents)`` and
   ``vjp_flat(fn, primals, mask=None) -> (outs, lin, pullback)``: the same of a function of a
   flat list of values.
@@ -27,10 +32,10 @@ Layer: core.
 from __future__ import annotations
 
 __all__ = ["provide", "jvp_program", "linearize_program", "transpose_program", "batch_eval",
-           "jvp_flat", "vjp_flat", "NAMES"]
+           "batch_program", "batch_flat", "jvp_flat", "vjp_flat", "NAMES"]
 
-NAMES = ("jvp_program", "linearize_program", "transpose_program", "batch_eval", "jvp_flat",
-         "vjp_flat")
+NAMES = ("jvp_program", "linearize_program", "transpose_program", "batch_eval",
+         "batch_program", "batch_flat", "jvp_flat", "vjp_flat")
 _GIVEN: dict = {}
 
 
@@ -62,6 +67,14 @@ def transpose_program(prog, mask=None):
 
 def batch_eval(prog, args, size, batched=None):
     return _GIVEN["batch_eval"](prog, args, size, batched)
+
+
+def batch_program(prog, flags, size, force=None):
+    return _GIVEN["batch_program"](prog, flags, size, force)
+
+
+def batch_flat(fn, vals, flags, size):
+    return _GIVEN["batch_flat"](fn, vals, flags, size)
 
 
 def jvp_flat(fn, primals, tangents, for_grad=False):

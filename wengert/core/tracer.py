@@ -112,3 +112,12 @@ class Tracer(TracerBase):
         """This value, not known to be a scalar where it has no concrete value
         (``inplace.array_result``)."""
         return self
+
+    def batched_error(self, what):
+        """Where this value has no concrete value because it is a batch of them (inside
+        ``wg.vmap``), the error to raise for ``what`` (``bool()``, ``int()``): each example
+        may answer differently; else None. A tracer over another asks it."""
+        inner = getattr(self, "primal", None)
+        if inner is None:
+            inner = getattr(self, "val", None)
+        return inner.batched_error(what) if isinstance(inner, Tracer) else None

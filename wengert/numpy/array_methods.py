@@ -84,6 +84,9 @@ def _stored_error(where):
 def _concrete(self, what):
     val = self.concrete_value
     if val is None:
+        batched = self.batched_error(what)
+        if batched is not None:
+            raise batched
         raise ConcretizationError(
             f"{user_location()}: {what} needs a concrete value, but this traced value is "
             "symbolic here: code is being generated for it (a trace-engine derivative "

@@ -50,6 +50,7 @@ from ..core.pass_rules import (
     Algebra, BinaryOperator, PartEmit, UnaryMinus, drops_identity, is_scalar_lit)
 from .fanout import dup
 from .safe import safe_div, safe_mul
+from .batched import product_batch
 from .shape import broadcast_to, sum_to_shape
 from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of
 
@@ -219,7 +220,7 @@ def odd_move_sign(prim, ins, plain, negated, out):
 mul_p = register(Primitive(
     "mul", nargs=2, impl=operator.mul, jvp=mul_jvp, transpose=mul_transpose,
     abstract_eval=elementwise_aval("mul", python_scalars=True), zero_rule=ZERO_IF_ANY,
-    batch=BROADCASTING, simplify=mul_simplify,
+    batch=product_batch, simplify=mul_simplify,
     algebra=Algebra(move_sign=odd_move_sign, scalar_literals="always", broadcasts=True),
     emit=BinaryOperator("*"), lower=ScaleLower(np.multiply, "*", operands=(0, 1)),
     complex_ok=True))

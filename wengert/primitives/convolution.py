@@ -25,6 +25,9 @@ from ..core.pass_rules import NumpyCall
 from ..core.primitive import ZERO_IF_ANY, Linear, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from .index import getitem
+from .correlation import correlate
+from .linalg import shape_tuple
+from .shape import reshape
 from ..core.shapes import result_dtype, shape_error
 from ..core.ir import Aval
 from ..core.deps import MAX_POINTS, dense, nonzero_mask, relate_all
@@ -75,6 +78,19 @@ def convolve_transpose(ct, a, v, mode="full"):
     return (back, None) if isinstance(a, Linear) else (None, back)
 
 
+def convolve_batch(args, batched, mode="full"):
+    """A batch of signals against one kernel (or, in full mode, which commutes, one signal
+    against a batch of kernels): one correlation with the kernel reversed, along the
+    batch's own axes (``correlation.correlate``, whose kernel has length 1 along the batch
+    axis). Two batches: NumPy has no batched convolution, so once per example."""
+    a, v = args
+    ba, bv = batched
+    if ba and bv or (bv and mode != "full"):
+        return NotImplemented
+    x, k = (a, v) if ba else (v, a)
+    m = shape_tuple(k)[0]
+    pad = ((0, 0), (m - 1, m - 1) if mode == "full" else (0, 0))
+    return correlate(x, reshape(getitem(k, _REVERSED), (1, m)), pad)
 def convolve_sparsity(an, ops, outs, mode="full"):
     """``c[k]`` reads ``a[j]`` and ``v[t]`` where ``k = j + t`` (less ``m - 1`` in ``valid``
     mode): a band as wide as the kernel's nonzeros, when it is a constant."""
@@ -99,5 +115,5 @@ def convolve_sparsity(an, ops, outs, mode="full"):
 convolve_p = register(Primitive("convolve", nargs=2, impl=convolve_impl, jvp=convolve_jvp,
                                 transpose=convolve_transpose, abstract_eval=convolve_aval,
                                 zero_rule=ZERO_IF_ANY, sparsity=convolve_sparsity,
-                                emit=NumpyCall("convolve")))
+                                emit=NumpyCall("convolve"), batch=convolve_batch))
 convolve = wrapper_of(convolve_p)

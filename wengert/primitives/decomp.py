@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.pass_rules import DefinedCall, NumpyCall
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.rules import EmitRule
 from ..core.shapes import shape_error
@@ -164,6 +164,7 @@ def _complement(primals, full_matrices):
 
 svd_p = register(Primitive("svd", nargs=1, impl=svd_impl, jvp=svd_jvp, transpose=NOT_LINEAR,
                            abstract_eval=svd_aval, multiple_results=True,
+                           batch=BROADCASTING,
                            jvp_for_grad=reverse_only(svd_jvp, _complement),
                            sparsity=DENSE, emit=NumpyCall("linalg.svd")))
 
@@ -197,7 +198,8 @@ def svdvals_jvp(primals, tangents):
 svdvals_p = register(Primitive("svdvals", nargs=1, impl=svdvals_impl, jvp=svdvals_jvp,
                                transpose=NOT_LINEAR, abstract_eval=svdvals_aval,
                                sparsity=DENSE,
-                               emit=NumpyCall("linalg.svd", fixed={"compute_uv": False})))
+                               emit=NumpyCall("linalg.svd", fixed={"compute_uv": False}),
+                               batch=BROADCASTING))
 
 
 def svdvals(a):
@@ -254,6 +256,7 @@ class EighEmit(NumpyCall):
 
 eigh_p = register(Primitive("eigh", nargs=1, impl=eigh_impl, jvp=eigh_jvp, transpose=NOT_LINEAR,
                             abstract_eval=eigh_aval, multiple_results=True,
+                            batch=BROADCASTING,
                             jvp_for_grad=reverse_only(eigh_jvp, _always),
                             sparsity=DENSE, emit=EighEmit("linalg.eigh")))
 
@@ -282,7 +285,8 @@ def eigvalsh_jvp(primals, tangents):
 
 eigvalsh_p = register(Primitive("eigvalsh", nargs=1, impl=np.linalg.eigvalsh, jvp=eigvalsh_jvp,
                                 transpose=NOT_LINEAR, abstract_eval=eigvalsh_aval,
-                                sparsity=DENSE))
+                                sparsity=DENSE,
+                                batch=BROADCASTING))
 
 
 def eigvalsh(a):
@@ -371,7 +375,8 @@ class AdjugateEmit(EmitRule):
 adjugate_p = register(Primitive("adjugate", nargs=1, impl=adjugate_impl, jvp=adjugate_jvp,
                                 transpose=NOT_LINEAR, abstract_eval=adjugate_aval,
                                 emit=AdjugateEmit(),
-                                sparsity=DENSE))
+                                sparsity=DENSE,
+                                batch=BROADCASTING))
 
 
 def adjugate(a):
@@ -394,7 +399,8 @@ def orientation_aval(u, vh):
 
 orientation_p = register(Primitive("orientation", nargs=2, impl=orientation_impl, jvp=None,
                                    transpose=NOT_LINEAR, abstract_eval=orientation_aval,
-                                   emit=DefinedCall(orientation_impl), differentiable=False))
+                                   emit=DefinedCall(orientation_impl), differentiable=False,
+                                   batch=BROADCASTING))
 
 
 # --- matrix_rank (an integer, no derivative) -----------------------------------
@@ -407,9 +413,20 @@ def matrix_rank_aval(a, tol, rtol, hermitian):
     return Aval(a.shape[:-2] if a.ndim >= 2 else (), np.dtype(np.int64))
 
 
+def matrix_rank_batch(args, batched, tol, rtol, hermitian):
+    """A stack of matrices is ranked matrix by matrix; a vector (rank 0 or 1) would be read
+    as a matrix once batched, and a ``tol`` per matrix would meet the batch axis: once per
+    example."""
+    a, = args
+    if np.ndim(a) < 3 or np.ndim(tol) or np.ndim(rtol):
+        return NotImplemented
+    return bind(matrix_rank_p, a, tol=tol, rtol=rtol, hermitian=hermitian)
+
+
 matrix_rank_p = register(Primitive("matrix_rank", nargs=1, impl=matrix_rank_impl, jvp=None,
                                    transpose=NOT_LINEAR, abstract_eval=matrix_rank_aval,
-                                   emit=DefinedCall(matrix_rank_impl), differentiable=False))
+                                   emit=DefinedCall(matrix_rank_impl), differentiable=False,
+                                   batch=matrix_rank_batch))
 
 
 def matrix_rank(a, tol=None, rtol=None, hermitian=False):

@@ -31,7 +31,7 @@ from .selection import where
 from .ordering import abs as abs_, equal
 from .arith import conj, imag, real
 from ..core.pass_rules import NumpyCall
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
 from .dft import complex_dtype
 from .linalg import matmul_bind, diagonal
@@ -94,7 +94,8 @@ def eig_jvp(primals, tangents):
 
 eig_p = register(Primitive("eig", nargs=1, impl=eig_impl, jvp=eig_jvp, transpose=NOT_LINEAR,
                            abstract_eval=_eig_avals, multiple_results=True, complex_ok=True,
-                           sparsity=DENSE, emit=NumpyCall("linalg.eig", cast=True)))
+                           sparsity=DENSE, emit=NumpyCall("linalg.eig", cast=True),
+                           batch=BROADCASTING))
 
 
 def eig(a):
@@ -122,7 +123,8 @@ def eigvals_jvp(primals, tangents):
 eigvals_p = register(Primitive("eigvals", nargs=1, impl=eigvals_impl, jvp=eigvals_jvp,
                                transpose=NOT_LINEAR, abstract_eval=eigvals_aval,
                                complex_ok=True, sparsity=DENSE,
-                               emit=NumpyCall("linalg.eigvals", cast=True)))
+                               emit=NumpyCall("linalg.eigvals", cast=True),
+                               batch=BROADCASTING))
 
 
 def eigvals(a):

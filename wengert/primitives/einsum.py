@@ -127,8 +127,7 @@ class EinsumEmit(EmitRule):
     def expression(self, code, eqn, ins, py):
         spec = eqn.params.get("spec")
         if set(eqn.params) == {"spec"} and isinstance(spec, str):
-            extra = [f"optimize={len(ins) > 2}"] if len(ins) > 2 else []
-            return f"{code.np}.einsum({', '.join([repr(spec)] + ins + extra)})"
+            return code.einsum_call(spec, ins)
 
 
 def einsum_sparsity(an, ops, outs, spec):

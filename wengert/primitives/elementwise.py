@@ -26,7 +26,7 @@ from .ordering import equal
 from .transcendental import sqrt
 from ..core.pass_rules import DefinedCall
 from .safe import safe_div
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from ..core.rules import unary_row
 from ..core.shapes import elementwise_aval
@@ -41,7 +41,8 @@ _LN10 = math.log(10.0)
 
 def _binary(name, impl, jvp):
     return register(Primitive(name, nargs=2, impl=impl, jvp=jvp, transpose=NOT_LINEAR,
-                              abstract_eval=elementwise_aval(name, float_out=True)))
+                              abstract_eval=elementwise_aval(name, float_out=True),
+                              batch=BROADCASTING))
 
 
 def _weighted(x_dot, wx, y_dot, wy, out):
@@ -123,7 +124,8 @@ def reciprocal_jvp(primals, tangents):
 # (reciprocal(2) is 0), which 1.0 / x would turn into floats
 reciprocal_p = register(Primitive("reciprocal", nargs=1, impl=np.reciprocal, jvp=reciprocal_jvp,
                                   transpose=NOT_LINEAR,
-                                  abstract_eval=elementwise_aval("reciprocal"), complex_ok=True))
+                                  abstract_eval=elementwise_aval("reciprocal"), complex_ok=True,
+                                  batch=BROADCASTING))
 reciprocal = wrapper_of(reciprocal_p)
 
 
@@ -180,11 +182,20 @@ def interp_segment_aval(xp, x):
     return Aval(x.shape, np.intp)
 
 
+def interp_segment_batch(args, batched):
+    """Sample points shared by the batch: one search of every example's points; each
+    example's own sample points: NumPy's ``searchsorted`` has no batched form, so once per
+    example (``NotImplemented``)."""
+    if batched[0]:
+        return NotImplemented
+    return interp_segment(*args)
+
+
 interp_segment_p = register(Primitive("interp_segment", nargs=2, impl=interp_segment_impl,
                                       jvp=None, transpose=NOT_LINEAR,
                                       abstract_eval=interp_segment_aval,
                                       emit=DefinedCall(interp_segment_impl),
-                                      differentiable=False))
+                                      differentiable=False, batch=interp_segment_batch))
 interp_segment = wrapper_of(interp_segment_p)
 
 
@@ -201,5 +212,5 @@ def interp_period_order_aval(xp, period):
 interp_period_order_p = register(Primitive(
     "interp_period_order", nargs=2, impl=interp_period_order_impl, jvp=None,
     transpose=NOT_LINEAR, abstract_eval=interp_period_order_aval,
-    emit=DefinedCall(interp_period_order_impl), differentiable=False))
+    emit=DefinedCall(interp_period_order_impl), differentiable=False, batch=BROADCASTING))
 interp_period_order = wrapper_of(interp_period_order_p)

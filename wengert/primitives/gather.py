@@ -16,6 +16,12 @@ import numpy as np
 from ..core.pass_rules import DefinedCall, NumpyCall
 from ..core.primitive import NOT_LINEAR, Primitive, register
 from ..core.trace import bind
+from .batched import batch_size, lane_index, lined_up, shifted
+from .index import getitem
+from .reduce import argmax
+from .shape import broadcast_to, reshape
+from ..core import dims as _dims
+from ..core.shapes import broadcast_shapes
 from ..core.ir import Aval
 
 
@@ -30,7 +36,8 @@ def argsort_impl(x, axis, kind):
 
 argsort_p = register(Primitive("argsort", nargs=1, impl=argsort_impl, jvp=None,
                                transpose=NOT_LINEAR, abstract_eval=_index_aval,
-                               emit=NumpyCall("argsort"), differentiable=False))
+                               emit=NumpyCall("argsort"), differentiable=False,
+                               batch=shifted("argsort", "axis")))
 
 
 def argsort(x, axis, kind=None):
@@ -56,7 +63,8 @@ partition_index_p = register(Primitive("partition_index", nargs=1, impl=partitio
                                        jvp=None, transpose=NOT_LINEAR,
                                        abstract_eval=_index_aval,
                                        emit=DefinedCall(partition_index_impl),
-                                       differentiable=False))
+                                       differentiable=False,
+                                       batch=shifted("partition_index", "axis")))
 
 
 def partition_index(x, kth, axis):
@@ -80,9 +88,22 @@ def piece_point_aval(x, cond):
 # that it is evaluated on its piece only. The result does not depend on the
 # stand-in (those places are discarded), so it carries no derivative: exactly
 # zero, and no 0 * inf from a function's derivative at a discarded place
+def piece_point_batch(args, batched):
+    """Each example's first entry where its ``cond`` holds: the operands broadcast to one
+    shape per example, flattened, and each example's entry gathered at its own position."""
+    x, cond = lined_up(args, batched)
+    size = batch_size(args, batched)
+    shape = (size,) + tuple(broadcast_shapes(*[_dims.shape(a)[1:] if b else _dims.shape(a)
+                                                for a, b in zip((x, cond), batched)]))
+    x, cond = (reshape(broadcast_to(a, shape), (size, -1)) for a in (x, cond))
+    at = argmax(cond, axis=1)
+    return getitem(x, (lane_index(size), at))
+
+
 piece_point_p = register(Primitive("piece_point", nargs=2, impl=piece_point_impl, jvp=None,
                                    transpose=NOT_LINEAR, abstract_eval=piece_point_aval,
-                                   emit=DefinedCall(piece_point_impl), differentiable=False))
+                                   emit=DefinedCall(piece_point_impl), differentiable=False,
+                                   batch=piece_point_batch))
 
 
 def piece_point(x, cond):

@@ -30,6 +30,7 @@ from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.rules import EmitRule
 from ..core.trace import bind
 from .arith import add, div, mul, sub
+from .batched import all_batched
 from .ordering import abs, less_equal
 from .reduce import reduce_max
 from .selection import where
@@ -79,6 +80,9 @@ def gauge_check_transpose(ct, t, basis, *w, check, what, where):
             None) + (None,) * len(w)
 
 
+def gauge_check_batch(args, batched, **params):
+    # stacks of matrices (and of eigenvalues): the batch is one more stack axis of each
+    return bind(gauge_check_p, *all_batched(args, batched), **params)
 def gauge_check_sparsity(an, ops, outs, check, what, where):
     """``t`` itself (the check reads the others, the value is ``t``'s)."""
     return ops[0].deps
@@ -100,7 +104,7 @@ class GaugeEmit(EmitRule):
 gauge_check_p = register(Primitive(
     "gauge_check", nargs=None, impl=gauge_check_impl, jvp=gauge_check_jvp,
     transpose=gauge_check_transpose, abstract_eval=gauge_check_aval, zero_rule=ZERO_IF_ANY,
-    sparsity=gauge_check_sparsity, emit=GaugeEmit()))
+    sparsity=gauge_check_sparsity, emit=GaugeEmit(), batch=gauge_check_batch))
 
 
 def gauge_check(t, basis, *w, check=False, what, where):

@@ -36,7 +36,7 @@ import operator
 
 import numpy as np
 
-from ..core.primitive import NOT_LINEAR, Primitive, TracerBase, Zero, register
+from ..core.primitive import NOT_LINEAR, PER_LANE, Primitive, TracerBase, Zero, register
 from ..core.trace import bind
 from ..core.rules import EmitRule
 from ..core.errors import NoDerivativeRule, WengertError, no_rule_message
@@ -131,7 +131,8 @@ class EnvReadEmit(EmitRule):
 
 env_read_p = register(Primitive(
     "env_read", nargs=0, impl=env_read_impl, abstract_eval=env_read_aval, jvp=env_read_jvp,
-    transpose=NOT_LINEAR, differentiable=False, runtime=True, emit=EnvReadEmit()))
+    transpose=NOT_LINEAR, differentiable=False, runtime=True, emit=EnvReadEmit(),
+                                batch=PER_LANE))
 
 
 def env_read(ref, aval):
@@ -228,7 +229,8 @@ host_call_p = register(Primitive(
     "host_call", nargs=None, impl=host_call_impl, abstract_eval=host_call_aval,
     jvp=host_call_jvp, transpose=NOT_LINEAR, multiple_results=True, runtime=True,
     effect=True, emit=HostCallEmit(),
-    sparsity=DENSE))
+    sparsity=DENSE,
+    batch=PER_LANE))
 
 
 def host_call(fn, operands, args, kwargs, out_aval, checked=True, where=None):
@@ -302,7 +304,7 @@ class EnvWriteEmit(EmitRule):
 env_write_p = register(Primitive(
     "env_write", nargs=None, impl=env_write_impl, abstract_eval=env_write_aval,
     jvp=env_write_jvp, transpose=NOT_LINEAR, multiple_results=True, runtime=True,
-    effect=True, emit=EnvWriteEmit(), sparsity=DENSE))
+    effect=True, emit=EnvWriteEmit(), sparsity=DENSE, batch=PER_LANE))
 
 
 def env_write(ref, value, op=None):

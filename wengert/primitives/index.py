@@ -24,7 +24,8 @@ from ..core.primitive import (
 from ..core.trace import bind
 from ..core.rules import FRESH, EmitRule, LowerRule, constant_row
 from ..core.shapes import broadcast_shapes, result_dtype, shape_error
-from .shape import broadcast_to, expand_dims
+from .shape import broadcast_to, expand_dims, reshape, transpose
+from .batched import all_batched, batch_size, lane_index, spread, value_shaped
 from ..core.dims import has_dims, slice_length
 from ..core.errors import NonDifferentiableInputError, RuntimeLengthError
 from ..core.ir import Aval, aval_of
@@ -131,7 +132,8 @@ class NonzeroEmit(EmitRule):
 
 
 nonzero_p = constant_row("nonzero", nonzero_impl, nonzero_aval, multiple_results=True,
-                         emit=NonzeroEmit(), complex_ok=True)
+                         emit=NonzeroEmit(), complex_ok=True,
+                         batch=value_shaped("np.nonzero (np.where(cond), x[mask])"))
 
 
 def nonzero(x):
@@ -221,10 +223,67 @@ def getitem_transpose(ct, x, *dyn, idx):
     return (bind(PRIMITIVES["index_add"], zeros, ct, *dyn, idx=idx),) + (None,) * len(dyn)
 
 
+def _expand_ellipsis(idx, nd):
+    """``idx`` with its Ellipsis written as the slices it stands for (``nd``: the rank of
+    the array indexed)."""
+    k = next((k for k, p in enumerate(idx) if p is Ellipsis), None)
+    if k is None:
+        return idx
+    used = sum(p is not None and p is not Ellipsis for p in idx)
+    return idx[:k] + (slice(None),) * (nd - used) + idx[k + 1:]
+
+
+def batched_index(idx, dyn, bdyn, lane_nd, size):
+    """(index, dynamic operands, perm): what reads each example's ``idx`` (with dynamic
+    operands ``dyn``, those ``bdyn`` marks batched) out of a batch whose examples have
+    ``lane_nd`` axes, and the transposition the result then needs (None: none).
+
+    A basic index (no index array, no batched position) is the same after the batch
+    axis. Otherwise the batch's own axis is indexed by each example's position
+    (``lane_index``) alongside the other index arrays, broadcast with them, so the
+    gathered block starts with the batch axis; where one example's block would sit after
+    leading sliced axes (NumPy places adjacent index arrays where they are), ``perm``
+    moves it back there."""
+    idx = _expand_ellipsis(idx, lane_nd)
+    it = iter(zip(dyn, bdyn))
+    entries = []            # per index entry: (static part or DYN, value, batched, lane rank)
+    for p in idx:
+        if p is DYN:
+            v, b = next(it)
+            entries.append((p, v, b, np.ndim(v) - b))
+        else:
+            entries.append((p, None, False, np.ndim(p) if isinstance(p, np.ndarray) else 0))
+    if not any(b or (p is DYN and r) or isinstance(p, np.ndarray) for p, _, b, r in entries):
+        return (slice(None),) + idx, list(dyn), None
+    # with index arrays, integers index as arrays too (NumPy): all of them form the block
+    adv = [k for k, (p, _, _, _) in enumerate(entries) if p is not None
+           and not isinstance(p, slice)]
+    rank = max(r for k, (_, _, _, r) in enumerate(entries) if k in adv)
+    lead = adv[0] if adv == list(range(adv[0], adv[-1] + 1)) else 0
+    new_dyn = [lane_index(size, rank)]
+    for p, v, b, r in entries:
+        if p is DYN:
+            if b and r < rank:
+                shp = tuple(_dims.shape(v))
+                v = reshape(v, shp[:1] + (1,) * (rank - r) + shp[1:])
+            new_dyn.append(v)
+    perm = None
+    if lead:
+        rest = (1 + rank + sum(1 for p in idx if p is None or isinstance(p, slice))
+                + lane_nd - sum(1 for p in idx if p is not None))
+        perm = ((0,) + tuple(range(1 + rank, 1 + rank + lead)) + tuple(range(1, 1 + rank))
+                + tuple(range(1 + rank + lead, rest)))
+    return (DYN,) + idx, new_dyn, perm
+
+
 def getitem_batch(args, batched, idx):
-    if has_index_arrays(idx) or Ellipsis in idx or any(batched[1:]):
-        return NotImplemented
-    return getitem(args[0], (slice(None),) + idx)
+    x, *dyn = args
+    size = batch_size(args, batched)
+    if not batched[0]:
+        x = spread(x, size)
+    new_idx, new_dyn, perm = batched_index(idx, dyn, batched[1:], np.ndim(x) - 1, size)
+    out = bind(getitem_p, x, *new_dyn, idx=new_idx)
+    return out if perm is None else transpose(out, perm)
 
 
 def getitem_scalar(idx):
@@ -361,9 +420,7 @@ def concatenate_transpose(ct, *xs, axis):
 
 
 def concatenate_batch(args, batched, axis):
-    b = next(_dims.shape(a)[0] for a, f in zip(args, batched) if f)
-    fixed = [a if f else broadcast_to(a, (b,) + tuple(_dims.shape(a))) for a, f in zip(args, batched)]
-    return concatenate(*fixed, axis=axis + 1)
+    return concatenate(*all_batched(args, batched), axis=axis + 1)
 
 
 class ConcatenateEmit(EmitRule):

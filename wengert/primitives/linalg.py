@@ -8,7 +8,7 @@ Contracts:
 * ``matmul_p`` is ``np.matmul`` (vectors included, broadcast batch dims); the
   wrapper ``matmul`` multiplies scalars with ``mul``. It is linear in each
   operand separately; its transpose reads a vector as a row or a column.
-* A batch rule (for Jacobians in one pass) exists for ``matmul_p``.
+* Its batch rule is one product of the batch (``matmul_batch``), never a loop.
 
 Layer: primitives.
 """
@@ -168,12 +168,34 @@ def _matmul_transpose_2d(ct, x, y, xs, ys):
 
 
 def matmul_batch(args, batched):
+    """A batch of products as one product of the batch (never a loop over it): a batch of
+    vectors or matrices against one matrix is one product with the batch's rows stacked
+    (``(B*n, k) @ (k, m)``), a matrix against a batch of vectors one product of the batch
+    transposed; two batches a stacked ``matmul`` (NumPy's own loop over the stack)."""
     x, y = args
     bx, by = batched
+    rx, ry = np.ndim(x) - bx, np.ndim(y) - by
+    if bx and not by and ry <= 2:
+        # (B, ..., k) @ (k, m) or (k,): the batch and x's other leading axes as rows
+        xs = shape_tuple(x)
+        if len(xs) == 2 or ry == 1:
+            return matmul_bind(x, y)
+        out = matmul_bind(reshape(x, (-1, xs[-1])), y)
+        return reshape(out, xs[:-1] + shape_tuple(out)[-1:])
+    if by and not bx and rx <= 2 and ry <= 2:
+        ys = shape_tuple(y)
+        if ry == 1:             # x @ y_b for each b: (B, k) @ x^T
+            return matmul_bind(y, matrix_transpose(x) if rx == 2 else x)
+        # x @ y_b, y_b (k, m): x against the batch's columns side by side
+        cols = reshape(transpose(y, (1, 0, 2)), (ys[1], -1))
+        out = matmul_bind(x, cols)
+        out = reshape(out, shape_tuple(out)[:-1] + (ys[0], ys[2]))
+        return transpose(out, (1, 0, 2)) if rx == 2 else out
+    if bx and by and rx == 1 and ry == 1:
+        return reduce_sum(mul(x, y), axis=-1)
     # vectors become a row / a column first, so a batch axis cannot be read
     # as a matrix axis; the result drops those unit axes again
-    vec_x = np.ndim(x) - bx == 1
-    vec_y = np.ndim(y) - by == 1
+    vec_x, vec_y = rx == 1, ry == 1
     if vec_x:
         xs = shape_tuple(x)
         x = reshape(x, xs[:-1] + (1,) + xs[-1:])

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.pass_rules import DefinedCall
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import BROADCASTING, NOT_LINEAR, PER_LANE, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.shapes import shape_error
 from .arith import add, mul, neg, sub
@@ -109,6 +109,7 @@ def _extra_columns(primals, complete):
 
 qr_p = register(Primitive("qr", nargs=1, impl=qr_impl, jvp=qr_jvp, transpose=NOT_LINEAR,
                           abstract_eval=qr_aval, multiple_results=True,
+                          batch=BROADCASTING,
                           jvp_for_grad=reverse_only(qr_jvp, _extra_columns),
                           sparsity=DENSE, emit=DefinedCall(qr_impl)))
 
@@ -156,9 +157,17 @@ def pinv_jvp(primals, tangents, rcond, rtol):
     return p, pinv_tangent(a, p, a_dot)
 
 
+def pinv_batch(args, batched, rcond, rtol):
+    """A stack is inverted matrix by matrix; a cutoff given per matrix would meet the
+    batch axis: once per example."""
+    if np.ndim(rcond) or np.ndim(rtol):
+        return NotImplemented
+    return bind(pinv_p, args[0], rcond=rcond, rtol=rtol)
+
+
 pinv_p = register(Primitive("pinv", nargs=1, impl=pinv_impl, jvp=pinv_jvp, transpose=NOT_LINEAR,
                             abstract_eval=pinv_aval, sparsity=DENSE,
-                            emit=DefinedCall(pinv_impl)))
+                            emit=DefinedCall(pinv_impl), batch=pinv_batch))
 
 
 def pinv(a, rcond=None, rtol=None):
@@ -233,7 +242,7 @@ def lstsq_jvp(primals, tangents, rcond):
 lstsq_p = register(Primitive("lstsq", nargs=2, impl=lstsq_impl, jvp=lstsq_jvp,
                              transpose=NOT_LINEAR, abstract_eval=lstsq_aval,
                              multiple_results=True, sparsity=DENSE,
-                             emit=DefinedCall(lstsq_numpy)))
+                             emit=DefinedCall(lstsq_numpy), batch=PER_LANE))
 
 
 def lstsq(a, b, rcond=None):

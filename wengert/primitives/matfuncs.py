@@ -30,7 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.pass_rules import DefinedCall
-from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
+from ..core.primitive import (
+    BROADCASTING, NOT_LINEAR, Linear, Primitive, Zero, instantiate, register)
 from ..core.trace import bind
 from ..core.shapes import broadcast_shapes, result_dtype, shape_error
 from .arith import add, sub
@@ -79,7 +80,8 @@ def expm_jvp(primals, tangents):
 expm_p = register(Primitive("expm", nargs=1, impl=expm_impl, jvp=expm_jvp,
                             transpose=NOT_LINEAR, abstract_eval=expm_aval,
                             sparsity=DENSE,
-                            emit=DefinedCall(expm_impl, (float_dtype, _float_result))))
+                            emit=DefinedCall(expm_impl, (float_dtype, _float_result)),
+                            batch=BROADCASTING))
 
 
 def expm(a):
@@ -217,7 +219,8 @@ sylvester_p = register(Primitive("sylvester", nargs=3, impl=sylvester_impl, jvp=
                                  transpose=sylvester_transpose, abstract_eval=sylvester_aval,
                                  zero_rule=sylvester_zero_rule,
                                  sparsity=DENSE,
-                                 emit=DefinedCall(sylvester_impl, (float_dtype,))))
+                                 emit=DefinedCall(sylvester_impl, (float_dtype,)),
+                                 batch=BROADCASTING))
 
 
 def sylvester(a, b, q):
@@ -261,7 +264,8 @@ def sqrtm_jvp(primals, tangents):
 sqrtm_p = register(Primitive("sqrtm", nargs=1, impl=sqrtm_impl, jvp=sqrtm_jvp,
                              transpose=NOT_LINEAR, abstract_eval=square_real_aval("sqrtm"),
                              sparsity=DENSE,
-                             emit=DefinedCall(sqrtm_root, (float_dtype, _float_result))))
+                             emit=DefinedCall(sqrtm_root, (float_dtype, _float_result)),
+                             batch=BROADCASTING))
 
 
 def sqrtm(a):

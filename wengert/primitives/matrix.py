@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
+from ..core.primitive import (
+    BROADCASTING, NOT_LINEAR, Linear, Primitive, Zero, instantiate, register)
 from ..core.trace import bind
 from ..core.shapes import result_dtype, shape_error
 from ..core.pass_rules import NumpyLike
@@ -101,7 +102,8 @@ def inv_jvp(primals, tangents):
 
 inv_p = register(Primitive("inv", nargs=1, impl=np.linalg.inv, jvp=inv_jvp,
                            transpose=NOT_LINEAR, abstract_eval=inv_aval, complex_ok=True,
-                           sparsity=DENSE))
+                           sparsity=DENSE,
+                           batch=BROADCASTING))
 
 
 def inv(a):
@@ -137,7 +139,8 @@ def det_jvp(primals, tangents):
 
 det_p = register(Primitive("det", nargs=1, impl=np.linalg.det, jvp=det_jvp,
                            transpose=NOT_LINEAR, abstract_eval=det_aval, complex_ok=True,
-                           sparsity=DENSE))
+                           sparsity=DENSE,
+                           batch=BROADCASTING))
 
 
 def det(a):
@@ -168,7 +171,8 @@ def slogdet_jvp(primals, tangents):
 slogdet_p = register(Primitive("slogdet", nargs=1, impl=slogdet_impl, jvp=slogdet_jvp,
                                transpose=NOT_LINEAR, abstract_eval=slogdet_aval,
                                multiple_results=True, emit=NumpyLike("linalg.slogdet"),
-                               sparsity=DENSE))
+                               sparsity=DENSE,
+                               batch=BROADCASTING))
 
 
 def slogdet(a):
@@ -202,7 +206,8 @@ def cholesky_jvp(primals, tangents):
 
 cholesky_p = register(Primitive("cholesky", nargs=1, impl=np.linalg.cholesky, jvp=cholesky_jvp,
                                 transpose=NOT_LINEAR, abstract_eval=cholesky_aval,
-                                sparsity=DENSE))
+                                sparsity=DENSE,
+                                batch=BROADCASTING))
 
 
 def cholesky(a, upper=False):

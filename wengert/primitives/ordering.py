@@ -20,7 +20,7 @@ import numpy as np
 from .arith import add, conj, div, mul, real, sub
 from .safe import safe_mul
 from .selection import where
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from ..core.rules import EmitRule, python_numbers_kept, unary_row
 from ..core.shapes import elementwise_aval, python_operator
@@ -66,7 +66,8 @@ class AbsEmit(EmitRule):
 abs_p = register(Primitive("abs", nargs=1, impl=operator.abs, jvp=abs_jvp, transpose=NOT_LINEAR,
                            abstract_eval=abs_aval, emit=AbsEmit(), numpy_scalar=True,
                            complex_ok=True,
-                           sparsity=ELEMENTWISE))
+                           sparsity=ELEMENTWISE,
+                           batch=BROADCASTING))
 abs = wrapper_of(abs_p)
 
 
@@ -95,7 +96,8 @@ class RoundEmit(EmitRule):
 
 round_p = register(Primitive("round", nargs=1, impl=round_impl, jvp=None, transpose=NOT_LINEAR,
                              abstract_eval=elementwise_aval("round"), emit=RoundEmit(),
-                             differentiable=False))
+                             differentiable=False,
+                             batch=BROADCASTING))
 round = wrapper_of(round_p)
 
 
@@ -145,7 +147,8 @@ def _pick_sparsity(ops, outs, first):
 
 maximum_p = register(Primitive("maximum", nargs=2, impl=np.maximum, jvp=maximum_jvp,
                                transpose=NOT_LINEAR, abstract_eval=elementwise_aval("maximum"),
-                               sparsity=maximum_sparsity))
+                               sparsity=maximum_sparsity,
+                               batch=BROADCASTING))
 maximum = wrapper_of(maximum_p)
 
 
@@ -164,7 +167,8 @@ def minimum_sparsity(an, ops, outs):
 
 minimum_p = register(Primitive("minimum", nargs=2, impl=np.minimum, jvp=minimum_jvp,
                                transpose=NOT_LINEAR, abstract_eval=elementwise_aval("minimum"),
-                               sparsity=minimum_sparsity))
+                               sparsity=minimum_sparsity,
+                               batch=BROADCASTING))
 minimum = wrapper_of(minimum_p)
 
 
@@ -182,7 +186,8 @@ def remainder_jvp(primals, tangents):
 remainder_p = register(Primitive("remainder", nargs=2, impl=python_numbers_kept(np.remainder),
                                  jvp=remainder_jvp, transpose=NOT_LINEAR,
                                  abstract_eval=elementwise_aval("remainder", python_scalars=True),
-                                 emit=PythonNumbersKept("remainder")))
+                                 emit=PythonNumbersKept("remainder"),
+                                 batch=BROADCASTING))
 remainder = wrapper_of(remainder_p)
 
 floor_divide_p = register(Primitive("floor_divide", nargs=2,
@@ -190,7 +195,8 @@ floor_divide_p = register(Primitive("floor_divide", nargs=2,
                                     transpose=NOT_LINEAR,
                                     abstract_eval=elementwise_aval("floor_divide",
                                                                    python_scalars=True),
-                                    emit=PythonNumbersKept("floor_divide"), differentiable=False))
+                                    emit=PythonNumbersKept("floor_divide"), differentiable=False,
+                                    batch=BROADCASTING))
 floor_divide = wrapper_of(floor_divide_p)
 
 
@@ -199,7 +205,8 @@ def _predicate(name, impl, nargs=2, **fields):
     prim = register(Primitive(name, nargs=nargs, impl=impl, jvp=None, transpose=NOT_LINEAR,
                               abstract_eval=elementwise_aval(name, out_dtype=np.bool_,
                                                              python_scalars=python_operator(impl)),
-                              differentiable=False, **fields))
+                              differentiable=False, **fields,
+                              batch=BROADCASTING))
     return prim, wrapper_of(prim)
 
 

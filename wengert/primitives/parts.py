@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ir import Aval, aval_of
-from ..core.primitive import NOT_LINEAR, ZERO_IF_ANY, Primitive, Zero, register
+from ..core.primitive import BROADCASTING, NOT_LINEAR, ZERO_IF_ANY, Primitive, Zero, register
 from ..core.shapes import elementwise_aval
 from ..core.trace import bind, wrapper_of
 from .arith import div, mul, neg, sub
@@ -37,7 +37,7 @@ def fmod_jvp(primals, tangents):
 
 
 fmod_p = register(Primitive("fmod", nargs=2, impl=np.fmod, jvp=fmod_jvp, transpose=NOT_LINEAR,
-                            abstract_eval=elementwise_aval("fmod")))
+                            abstract_eval=elementwise_aval("fmod"), batch=BROADCASTING))
 fmod = wrapper_of(fmod_p)
 
 
@@ -60,7 +60,8 @@ def first_part_sparsity(an, ops, outs):
 
 modf_p = register(Primitive("modf", nargs=1, impl=np.modf, jvp=modf_jvp, transpose=NOT_LINEAR,
                             abstract_eval=_parts_aval, multiple_results=True,
-                            numpy_scalar=True, sparsity=first_part_sparsity))
+                            numpy_scalar=True, sparsity=first_part_sparsity,
+                            batch=BROADCASTING))
 
 
 def modf(x):
@@ -81,7 +82,8 @@ def frexp_jvp(primals, tangents):
 frexp_p = register(Primitive("frexp", nargs=1, impl=np.frexp, jvp=frexp_jvp,
                              transpose=NOT_LINEAR, abstract_eval=frexp_aval,
                              multiple_results=True, numpy_scalar=True,
-                             sparsity=first_part_sparsity))
+                             sparsity=first_part_sparsity,
+                             batch=BROADCASTING))
 
 
 def frexp(x):
@@ -112,5 +114,6 @@ def ldexp_sparsity(an, ops, outs):
 ldexp_p = register(Primitive("ldexp", nargs=2, impl=np.ldexp, jvp=ldexp_jvp,
                              transpose=ldexp_transpose, abstract_eval=ldexp_aval,
                              zero_rule=ZERO_IF_ANY, numpy_scalar=True,
-                             sparsity=ldexp_sparsity))
+                             sparsity=ldexp_sparsity,
+                             batch=BROADCASTING))
 ldexp = wrapper_of(ldexp_p)

@@ -22,6 +22,7 @@ from ..core.rules import EmitRule, constant_row
 from ..core.trace import bind
 from ..core.deps import dense, relate
 from .arith import convert
+from .batched import value_shaped
 from .index import DYN, getitem_p
 
 __all__ = ["unique_positions", "searchsorted", "digitize", "bincount",
@@ -47,7 +48,8 @@ def unique_positions_aval(x, axis, equal_nan, sorted):
 
 unique_positions_p = constant_row("unique_positions", unique_positions_impl,
                                   unique_positions_aval, multiple_results=True,
-                                  complex_ok=True, emit=DefinedCall(unique_positions_impl))
+                                  complex_ok=True, emit=DefinedCall(unique_positions_impl),
+                                  batch=value_shaped("np.unique"))
 
 
 def unique_positions(x, axis=None, equal_nan=True, sorted=True):
@@ -68,8 +70,17 @@ def searchsorted_aval(a, v, side):
     return _positions_like(v)
 
 
+def searchsorted_batch(args, batched, side):
+    # a batch of values searched in one sorted array: one call; a batch of sorted arrays
+    # (np.searchsorted takes one 1-d array): once per example
+    if batched[0]:
+        return NotImplemented
+    return searchsorted(args[0], args[1], side)
+
+
 searchsorted_p = constant_row("searchsorted", searchsorted_impl, searchsorted_aval, nargs=2,
-                              numpy_scalar=True, emit=NumpyCall("searchsorted"))
+                              numpy_scalar=True, emit=NumpyCall("searchsorted"),
+                              batch=searchsorted_batch)
 
 
 def searchsorted(a, v, side="left"):
@@ -84,8 +95,15 @@ def digitize_aval(x, bins, right):
     return _positions_like(x)
 
 
+def digitize_batch(args, batched, right):
+    # as searchsorted's: one call for a batch of values, once per example for one of bins
+    if batched[1]:
+        return NotImplemented
+    return digitize(args[0], args[1], right)
+
+
 digitize_p = constant_row("digitize", digitize_impl, digitize_aval, nargs=2,
-                          numpy_scalar=True, emit=NumpyCall("digitize"))
+                          numpy_scalar=True, emit=NumpyCall("digitize"), batch=digitize_batch)
 
 
 def digitize(x, bins, right=False):
@@ -111,7 +129,21 @@ class BincountEmit(EmitRule):
                 f"minlength={code.param(eqn.params['minlength'])})")
 
 
-bincount_p = constant_row("bincount", bincount_impl, bincount_aval, emit=BincountEmit())
+def _bincount_batch(what):
+    # a length known now (histogram's bins): once per example, stacked; one known only
+    # from the values: each example may have its own, refused
+    ragged = value_shaped(what)
+
+    def rule(args, batched, minlength, length):
+        if length is None:
+            return ragged(args, batched)
+        return NotImplemented
+    rule.__name__ = "bincount_batch"
+    return rule
+
+
+bincount_p = constant_row("bincount", bincount_impl, bincount_aval, emit=BincountEmit(),
+                          batch=_bincount_batch("np.bincount without minlength"))
 
 
 def bincount(x, minlength=0, length=None):
@@ -156,7 +188,8 @@ def bincount_weights_sparsity(an, ops, outs, minlength, length):
 bincount_weights_p = register(Primitive(
     "bincount_weights", nargs=2, impl=bincount_weights_impl, jvp=bincount_weights_jvp,
     transpose=bincount_weights_transpose, abstract_eval=bincount_weights_aval,
-    zero_rule=ZERO_IF_ANY, sparsity=bincount_weights_sparsity, emit=BincountEmit()))
+    zero_rule=ZERO_IF_ANY, sparsity=bincount_weights_sparsity, emit=BincountEmit(),
+    batch=_bincount_batch("np.bincount(x, weights) without minlength")))
 
 
 def bincount_weights(w, x, minlength=0, length=None):

@@ -18,7 +18,9 @@ from ..core.ir import Aval
 from ..core.pass_rules import NumpyAxisCall
 from ..core.rules import EmitRule, constant_row
 from ..core.shapes import elementwise_aval
+from ..core.primitive import BROADCASTING
 from ..core.trace import bind, wrapper_of
+from .batched import shifted
 
 __all__ = ["isnan", "isinf", "signbit", "trunc", "isclose", "reduce_any", "reduce_all",
            "count_nonzero"]
@@ -26,7 +28,8 @@ __all__ = ["isnan", "isinf", "signbit", "trunc", "isclose", "reduce_any", "reduc
 
 # --- isnan, isinf, signbit: elementwise booleans ---------------------------
 def _elementwise_predicate(name, ufunc, **fields):
-    prim = constant_row(name, ufunc, elementwise_aval(name, out_dtype=np.bool_), **fields)
+    prim = constant_row(name, ufunc, elementwise_aval(name, out_dtype=np.bool_),
+                        batch=BROADCASTING, **fields)
     return prim, wrapper_of(prim)
 
 
@@ -37,7 +40,8 @@ signbit_p, signbit = _elementwise_predicate("signbit", np.signbit)
 
 
 # --- trunc: the integer part (zero derivative wherever it has one) ---------
-trunc_p = constant_row("trunc", np.trunc, elementwise_aval("trunc", float_out=True))
+trunc_p = constant_row("trunc", np.trunc, elementwise_aval("trunc", float_out=True),
+                       batch=BROADCASTING)
 trunc = wrapper_of(trunc_p)
 
 
@@ -61,7 +65,7 @@ def isclose_aval(a, b, rtol, atol, equal_nan):
 
 
 isclose_p = constant_row("isclose", isclose_impl, isclose_aval, nargs=2, emit=IscloseEmit(),
-                         numpy_scalar=True, complex_ok=True)
+                         numpy_scalar=True, complex_ok=True, batch=BROADCASTING)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -86,9 +90,11 @@ def reduce_all_impl(x, axes):
 
 
 reduce_any_p = constant_row("reduce_any", reduce_any_impl, any_aval, numpy_scalar=True,
-                            emit=NumpyAxisCall("any", "axes"), complex_ok=True)
+                            emit=NumpyAxisCall("any", "axes"), complex_ok=True,
+                            batch=shifted("reduce_any", "axes"))
 reduce_all_p = constant_row("reduce_all", reduce_all_impl, any_aval, numpy_scalar=True,
-                            emit=NumpyAxisCall("all", "axes"), complex_ok=True)
+                            emit=NumpyAxisCall("all", "axes"), complex_ok=True,
+                            batch=shifted("reduce_all", "axes"))
 
 
 def reduce_any(x, axes):
@@ -118,7 +124,8 @@ class CountEmit(EmitRule):
 
 
 count_nonzero_p = constant_row("count_nonzero", count_nonzero_impl, count_aval,
-                               numpy_scalar=True, emit=CountEmit(), complex_ok=True)
+                               numpy_scalar=True, emit=CountEmit(), complex_ok=True,
+                               batch=shifted("count_nonzero", "axes"))
 
 
 def count_nonzero(x, axes):

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..core import dims as _dims
-from ..core.primitive import ZERO_IF_ANY, NOT_LINEAR, Primitive, register
+from ..core.primitive import ZERO_IF_ANY, NOT_LINEAR, PRIMITIVES, Primitive, register
 from ..core.trace import bind
 from ..core.rules import EmitRule
 from ..core.pass_rules import NumpyAxisCall
@@ -21,6 +21,7 @@ from .arith import add, convert, div, mul, sub
 from .selection import where
 from .ordering import equal
 from .index import concatenate, getitem
+from .batched import shifted
 from .runtime_shapes import length, sum_like
 from .shape import (
     finish_reduction, kept_shape, normalize_axes, ones_like, reduce_aval, reduce_sum, reduce_sum_p_bind,
@@ -102,11 +103,13 @@ reduce_max_p = register(Primitive("reduce_max", nargs=1, impl=reduce_max_impl,
                                   jvp=reduce_max_jvp, transpose=NOT_LINEAR,
                                   abstract_eval=reduce_aval, numpy_scalar=True,
                                   emit=NumpyAxisCall("max", "axes"),
+                                  batch=shifted("reduce_max", "axes"),
                                   sparsity=reduce_max_sparsity))
 reduce_min_p = register(Primitive("reduce_min", nargs=1, impl=reduce_min_impl,
                                   jvp=reduce_min_jvp, transpose=NOT_LINEAR,
                                   abstract_eval=reduce_aval, numpy_scalar=True,
                                   emit=NumpyAxisCall("min", "axes"),
+                                  batch=shifted("reduce_min", "axes"),
                                   sparsity=reduce_min_sparsity))
 
 
@@ -147,6 +150,7 @@ reduce_prod_p = register(Primitive("reduce_prod", nargs=1, impl=reduce_prod_impl
                                    jvp=reduce_prod_jvp, transpose=NOT_LINEAR,
                                    abstract_eval=reduce_aval, numpy_scalar=True,
                                    emit=NumpyAxisCall("prod", "axes"), complex_ok=True,
+                                   batch=shifted("reduce_prod", "axes"),
                                    sparsity=REDUCTION))
 
 
@@ -296,6 +300,7 @@ prod_others_p = register(Primitive("prod_others", nargs=1, impl=prod_others_impl
                                    jvp=prod_others_jvp, transpose=NOT_LINEAR,
                                    abstract_eval=lambda x, axes: x, emit=ProdOthersEmit(),
                                    complex_ok=True,
+                                   batch=shifted("prod_others", "axes"),
                                    sparsity=prod_others_sparsity))
 
 
@@ -391,12 +396,27 @@ def arg_aval(x, axis):
     return Aval(shape, np.int64)
 
 
+def _arg_batch(name):
+    """The batch rule of argmax / argmin: over each example's axis, or over each example
+    whole (``axis=None``: its axes flattened into one)."""
+    def rule(args, batched, axis):
+        x, = args
+        if axis is None:
+            shp = tuple(_dims.shape(x))
+            x, axis = reshape(x, shp[:1] + (-1,)), 0
+        return bind(PRIMITIVES[name], x, axis=axis + 1)
+    rule.__name__ = f"{name}_batch"
+    return rule
+
+
 argmax_p = register(Primitive("argmax", nargs=1, impl=argmax_impl, jvp=None, transpose=NOT_LINEAR,
                               abstract_eval=arg_aval, differentiable=False, numpy_scalar=True,
-                              emit=NumpyAxisCall("argmax", "axis")))
+                              emit=NumpyAxisCall("argmax", "axis"),
+                              batch=_arg_batch("argmax")))
 argmin_p = register(Primitive("argmin", nargs=1, impl=argmin_impl, jvp=None, transpose=NOT_LINEAR,
                               abstract_eval=arg_aval, differentiable=False, numpy_scalar=True,
-                              emit=NumpyAxisCall("argmin", "axis")))
+                              emit=NumpyAxisCall("argmin", "axis"),
+                              batch=_arg_batch("argmin")))
 
 
 def argmax(x, axis=None):

@@ -28,6 +28,8 @@ from ..core.ir import Aval, aval_of
 from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.rules import EmitRule, constant_row
 from ..core.trace import bind
+from .arith import add
+from .batched import batch_size, lane_index, shift, spread
 from ..core.deps import dense, gather, ids, reduce_targets, relate
 
 __all__ = ["broadcast_like", "sum_like", "length", "has_runtime_length"]
@@ -73,6 +75,12 @@ class SumLikeEmit(EmitRule):
         return f"{code.np}.squeeze({text}, axis={code.param(drop)})" if drop else text
 
 
+def sum_like_batch(args, batched, axes, keep):
+    # ``like`` is read for its shape only: x itself, batched, is a value of x's shape
+    x, like = args
+    if not batched[0]:
+        x = broadcast_like(x, like, (0,))
+    return sum_like(x, like if batched[1] else x, shift(axes), shift(keep))
 def sum_like_sparsity(an, ops, outs, axes, keep):
     """A reduction over ``axes`` (the kept ones stay as 1s: the same elements in order)."""
     x, shape = ops[0], outs[0].shape
@@ -85,7 +93,8 @@ def sum_like_sparsity(an, ops, outs, axes, keep):
 sum_like_p = register(Primitive("sum_like", nargs=2, impl=sum_like_impl, jvp=sum_like_jvp,
                                 transpose=sum_like_transpose, abstract_eval=sum_like_aval,
                                 zero_rule=ZERO_IF_ANY, numpy_scalar=True, emit=SumLikeEmit(),
-                                complex_ok=True, sparsity=sum_like_sparsity))
+                                complex_ok=True, sparsity=sum_like_sparsity,
+                                batch=sum_like_batch))
 
 
 def sum_like(x, like, axes, keep=()):
@@ -131,6 +140,14 @@ class BroadcastLikeEmit(EmitRule):
         return f"{code.np}.broadcast_to({x}, {code.np}.shape({ins[1]}))"
 
 
+def broadcast_like_batch(args, batched, axes):
+    # to a batched ``like``: its batch axis is one more axis x lacks, unless x has it; a
+    # ``like`` shared by the batch is given the batch axis first (each example's position
+    # plus it: read for its shape only)
+    x, like = args
+    if not batched[1]:
+        like = add(lane_index(batch_size(args, batched), len(aval_of(like).shape)), like)
+    return broadcast_like(x, like, shift(axes) if batched[0] else (0,) + shift(axes))
 def broadcast_like_sparsity(an, ops, outs, axes):
     """Each element is the element of ``x`` broadcast to it (``like``'s value does not
     count); a shape known only at run time: dense."""
@@ -146,7 +163,8 @@ broadcast_like_p = register(Primitive(
     "broadcast_like", nargs=2, impl=broadcast_like_impl, jvp=broadcast_like_jvp,
     transpose=broadcast_like_transpose, abstract_eval=broadcast_like_aval,
     zero_rule=ZERO_IF_ANY, emit=BroadcastLikeEmit(), complex_ok=True,
-    sparsity=broadcast_like_sparsity))
+    sparsity=broadcast_like_sparsity,
+    batch=broadcast_like_batch))
 
 
 def broadcast_like(x, like, axes=None):
@@ -172,8 +190,13 @@ class LengthEmit(EmitRule):
         return " * ".join(parts) if parts else "1"
 
 
+def length_batch(args, batched, axes):
+    # every example of a batch has the same lengths: one count, spread over the batch
+    return spread(length(args[0], shift(axes)), batch_size(args, batched))
+
+
 length_p = constant_row("length", length_impl, length_aval, emit=LengthEmit(),
-                        complex_ok=True)
+                        complex_ok=True, batch=length_batch)
 
 
 def length(x, axes):

@@ -21,6 +21,7 @@ from .arith import add, mul
 from ..core.pass_rules import DefinedCall, NumpyCall
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, instantiate, register
 from ..core.trace import bind
+from .batched import shifted
 from .index import getitem
 from ..core.shapes import result_dtype, shape_error
 from .index import concatenate
@@ -182,7 +183,8 @@ def cumprod_sparsity(an, ops, outs, axis):
 
 cumprod_p = register(Primitive("cumprod", nargs=1, impl=cumprod_impl, jvp=cumprod_jvp,
                                transpose=NOT_LINEAR, abstract_eval=cumprod_aval,
-                               sparsity=cumprod_sparsity, emit=NumpyCall("cumprod")))
+                               sparsity=cumprod_sparsity, emit=NumpyCall("cumprod"),
+                               batch=shifted("cumprod", "axis")))
 
 
 def cumprod(x, axis):

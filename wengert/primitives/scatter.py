@@ -19,8 +19,11 @@ from ..core.primitive import Linear, Primitive, Zero, instantiate, register
 from ..core.rules import EmitRule, LowerRule
 from ..core.trace import bind
 from .arith import add_p
-from .index import (DYN, concatenate_p, dummy_array, element_positions, fill_index, float64_element,
+from .index import (DYN, concatenate_p, element_positions, fill_index, float64_element,
                     getitem_p, has_index_arrays, normalize_index)
+from .shape import broadcast_to, reshape, reshape_p, sum_to_shape, transpose
+from .batched import batch_size, spread
+from .index import batched_index
 from .shape import broadcast_to, reshape, reshape_p, sum_to_shape
 from ..core.primitive import moves
 from ..core.deps import broadcast_sel, dense, ids, relate_all
@@ -72,21 +75,24 @@ def _zero_pair(prim, x, v, dyn, idx):
 
 
 def _update_batch(prim, args, batched, idx):
-    """Batch rule of index_add / index_set with a basic index (ints, slices,
-    None): the batch axis goes in front of the index, and a batched ``v`` is
-    lined up with the indexed part's rank."""
-    if has_index_arrays(idx) or Ellipsis in idx or any(batched[2:]):
-        return NotImplemented
-    x, v = args[0], args[1]
-    size = _dims.shape(args[0] if batched[0] else args[1])[0]
+    """Batch rule of index_add / index_set: each example's update of its own array, as one
+    update of the batch (``index.batched_index``: the batch axis indexed alongside); the
+    value ``v`` laid out as the part of the batch it updates."""
+    x, v, *dyn = args
+    size = batch_size(args, batched)
     if not batched[0]:
-        x = broadcast_to(x, (size,) + tuple(_dims.shape(x)))
+        x = spread(x, size)
+    new_idx, new_dyn, perm = batched_index(idx, dyn, batched[2:], np.ndim(x) - 1, size)
+    part = getitem_p.abstract_eval(aval_of(x), *[aval_of(d) for d in new_dyn],
+                                   idx=new_idx).shape
     if batched[1]:
-        part = _dims.shape(dummy_array(aval_of(x))[(slice(None),) + idx])
-        v_rank = np.ndim(v) - 1
-        if v_rank < len(part) - 1:
-            v = reshape(v, (size,) + (1,) * (len(part) - 1 - v_rank) + tuple(_dims.shape(v)[1:]))
-    return bind(prim, x, v, idx=(slice(None),) + idx)
+        shp, need = tuple(_dims.shape(v)), len(part) - np.ndim(v)
+        if need > 0:            # v's own axes line up with the part's last ones
+            v = reshape(v, shp[:1] + (1,) * need + shp[1:])
+    if perm is not None:
+        lane_layout = tuple(part[p] for p in perm)
+        v = transpose(broadcast_to(v, lane_layout), tuple(np.argsort(perm).tolist()))
+    return bind(prim, x, v, *new_dyn, idx=new_idx)
 
 
 def index_add_zero_rule(x, v, *dyn, idx):

@@ -18,7 +18,8 @@ import math
 import numpy as np
 
 from ..core import dims as _dims
-from ..core.primitive import PRIMITIVES, ZERO_IF_ANY, NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import (
+    BROADCASTING, PRIMITIVES, ZERO_IF_ANY, NOT_LINEAR, Primitive, Zero, register)
 from ..core.trace import bind, wrapper_of
 from ..core.dims import as_int
 from ..core.ir import Aval, aval_of
@@ -382,10 +383,10 @@ def ones_like_jvp(primals, tangents):
 zeros_like_p = register(Primitive("zeros_like", nargs=1, impl=zeros_like_impl, jvp=zeros_like_jvp,
                                   transpose=NOT_LINEAR, abstract_eval=like_aval,
                                   emit=NumpyLike("zeros_like"), lower=FRESH, complex_ok=True,
-                                  sparsity=CONSTANT))
+                                  sparsity=CONSTANT, batch=BROADCASTING))
 zeros_like = _wrap(zeros_like_p)
 ones_like_p = register(Primitive("ones_like", nargs=1, impl=ones_like_impl, jvp=ones_like_jvp,
                                  transpose=NOT_LINEAR, abstract_eval=like_aval,
                                  emit=NumpyLike("ones_like"), lower=FRESH, complex_ok=True,
-                                 sparsity=CONSTANT))
+                                 sparsity=CONSTANT, batch=BROADCASTING))
 ones_like = _wrap(ones_like_p)

@@ -18,7 +18,7 @@ import numpy as np
 from .arith import add, div, mul, neg, sub
 from .safe import safe_div, safe_mul
 from .selection import where
-from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
+from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from .ordering import equal
 from ..core.rules import python_numbers_kept, unary_row
@@ -93,7 +93,8 @@ pow_p = register(Primitive("pow", nargs=2, impl=python_numbers_kept(np.power), j
                            transpose=NOT_LINEAR,
                            abstract_eval=elementwise_aval("pow", python_scalars=True),
                            simplify=drops_identity(right=1.0), emit=PowEmit("power"),
-                           complex_ok=True))
+                           complex_ok=True,
+                           batch=BROADCASTING))
 pow = _wrap(pow_p)
 
 
@@ -210,7 +211,8 @@ def arctan2_jvp(primals, tangents):
 
 arctan2_p = register(Primitive("arctan2", nargs=2, impl=np.arctan2, jvp=arctan2_jvp,
                                transpose=NOT_LINEAR,
-                               abstract_eval=elementwise_aval("arctan2", float_out=True)))
+                               abstract_eval=elementwise_aval("arctan2", float_out=True),
+                               batch=BROADCASTING))
 arctan2 = _wrap(arctan2_p)
 
 
@@ -219,18 +221,21 @@ def logaddexp_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = logaddexp(x, y)
-    # d log(e^x + e^y) = e^(x-out) dx + e^(y-out) dy: both weights lie in
-    # [0, 1], so the rule is stable where the naive form overflows
+    # d log(e^x + e^y) = w dx + (1 - w) dy with w = e^x / (e^x + e^y) = 1 / (1 + e^(y-x)),
+    # the logistic function of x - y: in [0, 1] (e^(y-x) overflows to inf, w to 0), and it
+    # does not read ``out``, so a derivative that needs no value computes no logaddexp
     if type(x_dot) is Zero:
-        return out, mul(y_dot, exp(sub(y, out)))
+        return out, div(y_dot, add(1.0, exp(sub(x, y))))
     if type(y_dot) is Zero:
-        return out, mul(x_dot, exp(sub(x, out)))
-    return out, add(mul(x_dot, exp(sub(x, out))), mul(y_dot, exp(sub(y, out))))
+        return out, div(x_dot, add(1.0, exp(sub(y, x))))
+    w = div(1.0, add(1.0, exp(sub(y, x))))
+    return out, add(mul(x_dot, w), mul(y_dot, sub(1.0, w)))
 
 
 logaddexp_p = register(Primitive("logaddexp", nargs=2, impl=np.logaddexp, jvp=logaddexp_jvp,
                                  transpose=NOT_LINEAR,
-                                 abstract_eval=elementwise_aval("logaddexp", float_out=True)))
+                                 abstract_eval=elementwise_aval("logaddexp", float_out=True),
+                                 batch=BROADCASTING))
 logaddexp = _wrap(logaddexp_p)
 
 

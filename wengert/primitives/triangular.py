@@ -32,7 +32,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.pass_rules import DefinedCall
-from ..core.primitive import NOT_LINEAR, Linear, Primitive, Zero, instantiate, register
+from ..core.primitive import (
+    BROADCASTING, NOT_LINEAR, PER_LANE, Linear, Primitive, Zero, instantiate, register)
 from ..core.trace import bind
 from ..core.shapes import result_dtype, shape_error
 from .arith import add, mul, neg
@@ -167,7 +168,7 @@ def lu_permutation_aval(piv, dtype):
 lu_permutation_p = register(Primitive(
     "lu_permutation", nargs=1, impl=lu_permutation_impl, jvp=None, transpose=NOT_LINEAR,
     abstract_eval=lu_permutation_aval, emit=DefinedCall(lu_permutation_impl),
-    differentiable=False))
+    differentiable=False, batch=BROADCASTING))
 
 
 def lu_permutation(piv, dtype):
@@ -216,7 +217,7 @@ def lu_factor_jvp(primals, tangents):
 lu_factor_p = register(Primitive(
     "lu_factor", nargs=1, impl=lu_factor_impl, jvp=lu_factor_jvp, transpose=NOT_LINEAR,
     abstract_eval=lu_factor_aval, multiple_results=True,
-    sparsity=DENSE, emit=DefinedCall(lu_factor_impl, (_scipy_linalg,))))
+    sparsity=DENSE, emit=DefinedCall(lu_factor_impl, (_scipy_linalg,)), batch=PER_LANE))
 
 
 def lu_factor(a):

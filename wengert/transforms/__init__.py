@@ -9,7 +9,7 @@ apply them to their bodies through ``core.subprograms``, given here.
 Layer: transforms.
 """
 from ..core import subprograms
-from .batching import batch_eval
+from .batching import batch_eval, batch_flat, batch_program
 from .jvp import jvp_flat, jvp_program
 from .partial_eval import linearize_program
 from .transpose import transpose_program
@@ -17,4 +17,5 @@ from .vjp import vjp_flat
 
 subprograms.provide(jvp_program=jvp_program, linearize_program=linearize_program,
                     transpose_program=transpose_program, batch_eval=batch_eval,
+                    batch_program=batch_program, batch_flat=batch_flat,
                     jvp_flat=jvp_flat, vjp_flat=vjp_flat)

@@ -160,6 +160,24 @@ class NumbaWriter(CodeWriter):
     def abs_call(self, x):
         return f"{self.np}.abs({x})"        # numba's abs takes numbers only
 
+    def einsum_call(self, spec, ins):
+        # numba has no einsum; a product that sums over nothing (an outer product per
+        # example, a batch's) is its operands reshaped to the result's axes and multiplied
+        # (numba's broadcasting loop), where each operand's axes come in the result's order
+        inputs, out = spec.split("->")
+        subs = inputs.split(",")
+        ordered = set("".join(subs)) == set(out) and len(set(out)) == len(out) and all(
+            len(set(s)) == len(s) and [out.index(c) for c in s] == sorted(out.index(c) for c in s)
+            for s in subs)
+        if not ordered:
+            raise NumbaUnsupported(f"np.einsum({spec!r}), a contraction (numba has no einsum)")
+        terms = []
+        for s, x in zip(subs, ins):
+            x = self.atom(x)
+            dims = [f"{x}.shape[{s.index(c)}]" if c in s else "1" for c in out]
+            terms.append(f"{self.np}.ascontiguousarray({x}).reshape(({', '.join(dims)},))")
+        return " * ".join(terms)
+
     def scalar(self, x):
         if isinstance(x, np.bool_):
             return repr(bool(x))            # numba has no np.bool (NumPy 2's name)
@@ -219,7 +237,9 @@ class NumbaWriter(CodeWriter):
         return f"{self.np}.{fn}({', '.join(ins)}, {target})"     # numba: out by position
 
     def axis_call(self, fn, x, axis, ndim, py=False):
-        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        # axis=None (argmax of the whole array) reduces every axis
+        axes = (tuple(range(ndim)) if axis is None else (axis,) if isinstance(axis, int)
+                else tuple(axis))
         if sorted(a % max(ndim, 1) for a in axes) == list(range(ndim)):
             return f"{self.np}.{fn}({x})"
         if len(axes) == 1 and fn in _AXIS_INT:

@@ -179,6 +179,8 @@ class Emitter(Namespace):
             return f"{self.np}.zeros({shape}{dtype})"
         if recipe[0] == "full":
             return f"{self.np}.full({shape}, {self.dim(recipe[1])})"
+        if recipe[0] == "arange":
+            return f"{self.np}.arange({self.dim(recipe[1])}).reshape({shape})"
         if recipe[0] == "eye":
             _, rows, cols, k = recipe
             return (f"{self.np}.eye({self.dim(rows)}, {self.dim(cols)}, {self.dim(k)}{dtype})"
@@ -282,6 +284,12 @@ class Emitter(Namespace):
         of the operands ``ins`` (``eqn``: the equation, for a writer whose
         spelling depends on its avals: ``numba.codegen``)."""
         return f"{self.np}.{fn}({', '.join(ins)})"
+
+    def einsum_call(self, spec, ins):
+        """``np.einsum(spec, *ins)`` (an explicit spec), NumPy's contraction order chosen
+        for three operands or more."""
+        extra = [f"optimize={len(ins) > 2}"] if len(ins) > 2 else []
+        return f"{self.np}.einsum({', '.join([repr(spec)] + list(ins) + extra)})"
 
     def ufunc_into(self, fn, ins, target):
         """``np.exp(t, out=t)``: the ufunc named ``fn`` of ``ins``, written into ``target``."""

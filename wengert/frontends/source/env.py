@@ -195,7 +195,9 @@ def outside_value(x):
         raise UnsupportedSyntax(
             f"{user_location()}: the function returns a {type(x).__name__} object holding values "
             "that depend on the differentiated input; the source engine returns arrays, numbers "
-            "and tuples, lists and dicts of them: return those values in a tuple or a dict",
+            "and tuples, lists and dicts of them: return those values in a tuple or a dict, "
+            "or make the class a pytree node (wg.tree.register_dataclass or "
+            "wg.tree.register_node)",
             construct="object holding traced values as a result")
     return x
 

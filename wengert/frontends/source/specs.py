@@ -15,7 +15,7 @@ import numpy as np
 from ...core.errors import UnsupportedSyntax
 from ...core.ir import Aval, aval_of
 from ...core.primitive import TracerBase, zeros
-from ...core.pytree import flatten, unflatten
+from ...core.pytree import flatten, registered, unflatten
 from ...core.shapes import broadcast_shapes, result_dtype
 from ...primitives import arith
 from ...primitives.shape import broadcast_to
@@ -33,21 +33,28 @@ def is_operand(v):
     return _traced(v) or isinstance(v, (np.ndarray, np.generic, float, int, complex, bool))
 
 
-def _tuple_tree(tree, kinds):
+# the containers a block carries as operands: tuples, named tuples and the classes
+# registered as pytree nodes (``wg.tree``), nested; lists and dicts too where a branch
+# carries them (``containers``), else they stay Python values
+_CARRIED = ("tuple", "namedtuple", "custom")
+
+
+def _tuple_tree(tree, kinds=_CARRIED):
     return tree.kind in ("leaf", "none") or (
         tree.kind in kinds and all(_tuple_tree(c, kinds) for c in tree.children))
 
 
 def operand_leaves(v, containers=False):
-    """The operand leaves of ``v`` (``[v]``, or the leaves of a tuple of
-    operands, nested; of lists and dicts too where ``containers``: a
-    branch's, whose two sides must give the same structure; a loop builds
-    its lists as Python), or None for a Python value. One of Python numbers
-    only (a shape) stays Python."""
+    """The operand leaves of ``v`` (``[v]``, or the leaves of a tuple, a named tuple or
+    an instance of a registered class, nested; of lists and dicts too where
+    ``containers``: a branch's, whose two sides must give the same structure; a loop
+    builds its lists as Python), or None for a Python value. One of Python numbers only
+    (a shape) stays Python."""
     if is_operand(v):
         return [v]
-    kinds = ("tuple", "list", "dict") if containers else ("tuple",)
-    if type(v) in (tuple, list, dict):
+    kinds = _CARRIED + ("list", "dict") if containers else _CARRIED
+    if type(v) in (list, dict) and containers or isinstance(v, tuple) or (
+            registered(type(v)) is not None):
         leaves, tree = flatten(v)
         if (leaves and _tuple_tree(tree, kinds) and all(is_operand(x) for x in leaves)
                 and not all(type(x) in (int, float, complex, bool) for x in leaves)):
