@@ -6,7 +6,7 @@ from . import primitives, numpy, control  # noqa: F401  (every layer registers i
 from .api.transforms import (
     grad, value_and_grad, jvp, vjp, linearize, linear_transpose, make_program)
 from .api.jacobians import jacfwd, jacrev, hessian
-from .api.loops import fori_loop
+from .api.loops import fori_loop, while_loop
 from .api.jit import jit
 from .control.custom import custom_jvp, custom_vjp
 from .control.checkpoint_loop import checkpointed
@@ -20,7 +20,7 @@ from .api import (  # noqa: F401  (api.pickling: how transformed functions pickl
     pickling as api_pickle)
 from . import testing
 
-__all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop",
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop", "while_loop",
            "jacrev", "hessian", "make_program", "jit", "custom_jvp", "custom_vjp", "checkpoint",
            "checkpointed", "at", "testing",
            "WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
