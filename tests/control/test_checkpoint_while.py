@@ -15,7 +15,7 @@ import pytest
 import wengert as wg
 from wengert.control.checkpoint_while import while_forward_p
 from wengert.control.schedules import CTZ
-from wengert.core.errors import UnsupportedSyntax
+from wengert.core.errors import ConcretizationError, UnsupportedSyntax
 from wengert.testing import check_grads
 
 from checks import eqns_named, fd_jvp
@@ -185,6 +185,21 @@ def test_forward_mode_and_second_order_through_a_checkpointed_while(engine):
         _close(wg.jacfwd(f, engine=engine)(x, 0.1, tol), wg.jacrev(f, engine=engine)(x, 0.1, tol),
                rtol=1e-10)
     check_grads(lambda x, h: f(x, h, _tol(5)), (x, 0.1), order=1)
+
+
+def test_second_order_through_a_checkpointed_while():
+    """The trace engine differentiates the sweeps by their impls on concrete
+    values: the Hessian equals store-all's. The source engine's code would
+    need the trip count while it is generated: a typed error, never a wrong
+    value."""
+    f, ref = euler_fn("ctz"), euler_fn(None)
+    x = X[:3]
+    for n in (0, 1, 5):
+        _close(wg.hessian(f, engine="trace")(x, 0.1, _tol(n)),
+               wg.hessian(ref, engine="trace")(x, 0.1, _tol(n)), rtol=1e-10)
+    check_grads(lambda x, h: f(x, h, _tol(5)), (x, 0.1), order=2)
+    with pytest.raises(ConcretizationError):
+        wg.hessian(f, engine="source")(x, 0.1, _tol(5))
 
 
 def test_binomial_is_refused_on_a_while_loop():
