@@ -235,3 +235,33 @@ def test_generated_code_runs_the_online_sweep():
     assert "while True:" in g.source
     names = {e.prim.name for e in g.program.eqns}
     assert {"while_forward", "loop_reverse"} <= names and "while_loop" not in names
+
+
+def _with_break(x, ck):
+    t = 0.0
+    while (wg.checkpointed(t < 10) if ck else t < 10):
+        x = x * 0.9 + 0.01 * np.sin(x)
+        t = t + 1.0
+        if np.sum(x) < 0.5:
+            break
+    return np.sum(x)
+
+
+def _compound(x, ck):
+    t = 0.0
+    while (wg.checkpointed(t < 10) if ck else t < 10) and np.sum(x) > 0.5:
+        x = x * 0.9 + 0.01 * np.sin(x)
+        t = t + 1.0
+    return np.sum(x)
+
+
+@pytest.mark.parametrize("fn", [_with_break, _compound], ids=["break", "and"])
+def test_a_marked_test_with_break_or_and_stays_checkpointed(fn):
+    """``break`` makes the test ``not brk and test``; ``wg.checkpointed(a)
+    and b`` is a test too: the marker wraps the whole test (once it did not:
+    a TypeError, 'not an array value: checkpointed')."""
+    x = np.array([1.0, 0.8])
+    prog = wg.make_program(lambda x: fn(x, True), x, engine="source")
+    assert [e.prim.name for e in prog.eqns].count("checkpointed_while") == 1
+    for x in (np.array([1.0, 0.8]), np.array([5.0, 5.0])):      # stops early; runs out
+        _close(wg.grad(fn, engine="source")(x, True), wg.grad(fn, engine="source")(x, False))
