@@ -1,6 +1,7 @@
 """Checkpointed loops: a ``fori_loop`` whose reverse sweep recomputes the
 states its schedule did not store (the region, ``wg.checkpoint``, is in
-``checkpoint``).
+``checkpoint``; the ``while`` loops, whose sweeps reuse ``loop_lin`` and
+``loop_reverse``, in ``checkpoint_while``).
 
     carry   = checkpointed_loop[body, schedule, num_consts, num_carry, length]
                                   (n, *consts, *carry)
