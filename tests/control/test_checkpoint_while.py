@@ -265,3 +265,44 @@ def test_a_marked_test_with_break_or_and_stays_checkpointed(fn):
     assert [e.prim.name for e in prog.eqns].count("checkpointed_while") == 1
     for x in (np.array([1.0, 0.8]), np.array([5.0, 5.0])):      # stops early; runs out
         _close(wg.grad(fn, engine="source")(x, True), wg.grad(fn, engine="source")(x, False))
+
+
+def _inner(x, ck):
+    def body(c):
+        t, y = c
+        return t + 1.0, y * 0.9 + 0.05 * np.sin(y)
+    return wg.while_loop(lambda c: c[0] < 5.5, body, (0.0, x), checkpoint=ck)[1]
+
+
+def _in_checkpointed_for(x, ck):
+    return np.sum(wg.fori_loop(4, lambda i, y: _inner(y, ck) + 0.1, x, checkpoint=ck))
+
+
+def _in_python_for(x, ck):
+    for i in range(3):
+        x = _inner(x, ck) * 1.1
+    return np.sum(x)
+
+
+def _in_checkpoint(x, ck):
+    return np.sum(wg.checkpoint(lambda y: _inner(y, ck))(x))
+
+
+def _test_reads_an_input(x, tol, ck):
+    return wg.while_loop(lambda c: c[0] < tol, lambda c: (c[0] + 1.0, c[1] * x), (0.0, 1.0),
+                         checkpoint=ck)[1]
+
+
+@pytest.mark.parametrize("engine", ["trace", "source"])
+@pytest.mark.parametrize("fn", [_in_checkpointed_for, _in_python_for, _in_checkpoint])
+def test_nested_checkpointed_while(fn, engine):
+    """A checkpointed while inside a checkpointed for loop, a Python loop and
+    a ``wg.checkpoint`` region: the store-all gradient."""
+    x = np.array([0.3, 0.7])
+    _close(wg.grad(fn, engine=engine)(x, "ctz"), wg.grad(fn, engine=engine)(x, None))
+
+
+@pytest.mark.parametrize("engine", ["trace", "source"])
+def test_an_input_only_the_test_reads_gets_a_zero_gradient(engine):
+    got = wg.grad(_test_reads_an_input, (0, 1), engine=engine)(2.0, 3.5, "ctz")
+    assert got == (32.0, 0.0)
