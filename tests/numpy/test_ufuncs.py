@@ -125,3 +125,84 @@ def test_ufunc_of_python_floats_is_numpys(ufunc, engine):
     out, _ = wg.jvp(f, args, tuple(1.0 for _ in args), engine=engine)
     assert _kind(out) == _kind(want), (_kind(out), _kind(want))
     assert_close(out, want, rtol("ref", want), what=ufunc.__name__)
+
+
+# --- a ufunc without a derivative rule --------------------------------------
+# scipy.special.struve has no rule. On values nothing differentiates (a weight computed
+# from data, a custom_vjp's backward rule) it is a call the code makes when it runs, in both
+# engines; a derivative through it raises NoDerivativeRule naming the user's line. Before,
+# the source engine refused it at staging: the custom_vjp pattern its own error message
+# recommends failed there.
+scipy_special = pytest.importorskip("scipy.special")
+STRUVE_LINE = {}
+
+
+def _weighted(x, y):
+    return np.sum(x * scipy_special.struve(0, y))    # STRUVE_LINE["weighted"]
+
+
+STRUVE_LINE["weighted"] = _weighted.__code__.co_firstlineno + 1
+
+
+def _struve0_plain(x):
+    return scipy_special.struve(0, x)
+
+
+_struve0 = wg.custom_vjp(_struve0_plain)
+STRUVE_LINE["primal"] = _struve0_plain.__code__.co_firstlineno + 1
+
+
+def _struve0_bwd(x, ct):
+    return (ct * (2 / np.pi - scipy_special.struve(1, x)),)   # d H0/dx = 2/pi - H1
+
+
+_struve0.defvjp(lambda x: (_struve0(x), x), _struve0_bwd)
+STRUVE_LINE["bwd"] = _struve0_bwd.__code__.co_firstlineno + 1
+
+
+def _struve_loss(x):
+    return np.sum(np.sin(x) * _struve0(x))
+
+
+@pytest.mark.parametrize("engine", ENGINES + ("auto",))
+def test_a_ufunc_without_rule_runs_on_values_not_differentiated(engine):
+    """grad with respect to x of sum(x * struve(0, y)) is struve(0, y), and its jvp the
+    matching product; with respect to y it is refused at the struve line."""
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(0.5, 2.0, 4), rng.uniform(0.5, 2.0, 4)
+    assert_close(wg.grad(_weighted, engine=engine)(x, y), scipy_special.struve(0, y),
+                 rtol("exact", np.float64))
+    t = rng.standard_normal(4)
+    _, tan = wg.jvp(lambda x: _weighted(x, y), (x,), (t,), engine=engine)
+    assert_close(tan, fd_jvp(lambda x: _weighted(x, y), (x,), (t,)), rtol("jvp", np.float64))
+    with pytest.raises(wg.NoDerivativeRule, match=rf"{os.path.basename(__file__)}:"
+                       rf"{STRUVE_LINE['weighted']}: scipy\.special\.struve has no derivative"):
+        wg.grad(_weighted, argnums=1, engine=engine)(x, y)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_custom_vjp_backward_rule_may_call_a_ufunc_without_rule(engine):
+    """The escape hatch the no-rule error recommends: the gradient matches finite
+    differences in both engines; a second derivative, which would differentiate the
+    backward rule's struve(1, x) or the primal's struve(0, x), raises at one of those lines
+    instead of returning zero there."""
+    rng = np.random.default_rng(1)
+    x = rng.uniform(0.5, 3.0, 5)
+    g = wg.grad(_struve_loss, engine=engine)(x)
+    for k in range(3):
+        t = rng.standard_normal(5)
+        assert_close(np.dot(g, t), fd_jvp(_struve_loss, (x,), (t,)), rtol("jvp", np.float64))
+    lines = f"({STRUVE_LINE['bwd']}|{STRUVE_LINE['primal']})"
+    with pytest.raises(wg.NoDerivativeRule, match=rf"{os.path.basename(__file__)}:{lines}: "
+                       r"scipy\.special\.struve has no derivative rule"):
+        wg.hessian(_struve_loss, engine=engine)(x)
+
+
+def test_a_ufunc_without_rule_is_called_by_the_generated_code_at_each_call():
+    """The call is in the code (not a value folded in at generation): new values of y
+    give new gradients from the same code."""
+    g = wg.grad(_weighted, engine="source")
+    x = np.ones(3)
+    for y in (np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0])):
+        assert_close(g(x, y), scipy_special.struve(0, y), rtol("exact", np.float64))
+    assert "struve(0, y)" in g.source

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..primitives import arith, linalg, ordering, reduce, shape, transcendental
+from ..primitives import arith, host, linalg, ordering, reduce, shape, transcendental
 from .arrayargs import as_dtype, no_out, numpy_result, refuse
 from ..core.errors import NoDerivativeRule, no_rule_message, user_location
-from ..core.ir import aval_of
+from ..core.atoms import TracerBase
+from ..core.ir import Aval, aval_of
+from ..core.shapes import broadcast_shapes
 
 __all__ = ["UFUNCS", "ufunc_call"]
 
@@ -104,7 +106,7 @@ def ufunc_call(ufunc, fn, inputs, kwargs, fname=None):
     in it) or refused (``out``, ``where``, a gufunc's ``axes``)."""
     fname = fname or f"np.{ufunc.__name__}"
     if fn is None:
-        raise NoDerivativeRule(no_rule_message(user_location(), fname))
+        return _without_rule(ufunc, inputs, kwargs, fname)
     if not kwargs:
         out = fn(*inputs)
         return numpy_result(out) if ufunc in _OPERATOR_WRAPPED else out
@@ -133,6 +135,33 @@ def ufunc_call(ufunc, fn, inputs, kwargs, fname=None):
     outs = [o if aval_of(o).dtype == dt else arith.convert(o, dtype=dt)
             for o, dt in zip(out if type(out) is tuple else (out,), out_dtypes)]
     return tuple(outs) if type(out) is tuple else outs[0]
+
+
+def _without_rule(ufunc, inputs, kwargs, fname):
+    """``ufunc(*inputs)`` for a ufunc without a derivative rule
+    (``scipy.special.struve``): a call the code makes when it runs, on values
+    nothing may differentiate (a ``custom_vjp``'s backward rule, a weight
+    computed from data). A derivative through it, if one is ever asked for,
+    raises ``NoDerivativeRule`` naming this line (``host_call``'s jvp)."""
+    where = user_location()
+    if kwargs or ufunc.nout != 1:
+        raise NoDerivativeRule(no_rule_message(where, fname))
+    stand_ins, operands, spec = [], [], []
+    for x in inputs:
+        if isinstance(x, TracerBase):
+            spec.append(("op", len(operands)))
+            operands.append(x)
+        else:
+            spec.append(("const", x))
+        av = aval_of(x)
+        stand_ins.append(av.python_type(1) if av.weak else np.ones(1, av.dtype))
+    with np.errstate(all="ignore"):
+        dtype = np.asarray(ufunc(*stand_ins)).dtype
+    if dtype.kind not in "biufc":
+        raise NoDerivativeRule(no_rule_message(where, fname))
+    shape = broadcast_shapes(*[aval_of(x).shape for x in inputs], name=fname)
+    return host.host_call(ufunc, operands, spec, (), Aval(shape, dtype, False),
+                          checked=False, where=(where, fname))
 
 
 def _loop_dtype(ufunc, inputs, dtype, casting):

@@ -34,7 +34,7 @@ import numpy as np
 from ..core.primitive import NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
 from ..core.rules import EmitRule
-from ..core.errors import NoDerivativeRule, WengertError
+from ..core.errors import NoDerivativeRule, WengertError, no_rule_message
 from ..core.ir import Aval, Ident, aval_of
 
 __all__ = ["EnvRef", "env_read", "host_call", "check_value", "out_aval_of", "HostCallError"]
@@ -156,7 +156,7 @@ def check_value(out, aval):
     return out
 
 
-def host_call_impl(*ops, fn, args, kwargs, outs, checked):
+def host_call_impl(*ops, fn, args, kwargs, outs, checked, where=None):
     callee = fn.resolve() if isinstance(fn, EnvRef) else fn
     a, kw = _call_args(ops, args, kwargs)
     out = callee(*a, **kw)
@@ -165,17 +165,19 @@ def host_call_impl(*ops, fn, args, kwargs, outs, checked):
     return (check_value(out, outs[0]) if checked else out,)
 
 
-def host_call_aval(*avals, fn, args, kwargs, outs, checked):
+def host_call_aval(*avals, fn, args, kwargs, outs, checked, where=None):
     return tuple(outs)
 
 
-def host_call_jvp(primals, tangents, fn, args, kwargs, outs, checked):
+def host_call_jvp(primals, tangents, fn, args, kwargs, outs, checked, where=None):
     # reached only when an operand carries a tangent. A call without float
     # results (print) needs no derivative; otherwise the call has no rule
     if not any(a.dtype.kind in "fc" for a in outs):
         out = bind(host_call_p, *primals, fn=fn, args=args, kwargs=kwargs, outs=outs,
-                   checked=checked)
+                   checked=checked, where=where)
         return out, tuple(Zero(a) for a in outs)
+    if where is not None:       # a library function without a rule, staged at the user's line
+        raise NoDerivativeRule(no_rule_message(*where))
     raise NoDerivativeRule(
         f"{fn!r} is called outside NumPy (at run time) on a value that depends on a "
         "differentiated input, and has no derivative rule: compute it from values you do not "
@@ -221,14 +223,16 @@ host_call_p = register(Primitive(
     effect=True, emit=HostCallEmit()))
 
 
-def host_call(fn, operands, args, kwargs, out_aval, checked=True):
+def host_call(fn, operands, args, kwargs, out_aval, checked=True, where=None):
     """Call ``fn`` (a callable, or an ``EnvRef`` to one) when the code runs,
     with ``args``/``kwargs`` specs over ``operands`` (see ``_call_args``);
     ``out_aval`` is its result's (None: it returns nothing). ``checked``: the
-    result's shape and dtype are checked at run time."""
+    result's shape and dtype are checked at run time. ``where``: for a
+    library function without a derivative rule, ``(user line, its name)``,
+    which the error names if a derivative through the call is asked for."""
     outs = () if out_aval is None else (out_aval,)
     res = bind(host_call_p, *operands, fn=fn, args=tuple(args), kwargs=tuple(kwargs),
-               outs=outs, checked=checked)
+               outs=outs, checked=checked, where=where)
     return res[0] if outs else None
 
 
