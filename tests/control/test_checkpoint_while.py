@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import wengert as wg
+from wengert.api.backend import python_function
 from wengert.control.checkpoint_while import while_forward_p
 from wengert.control.schedules import CTZ
 from wengert.core.errors import ConcretizationError, UnsupportedSyntax
@@ -306,3 +307,12 @@ def test_nested_checkpointed_while(fn, engine):
 def test_an_input_only_the_test_reads_gets_a_zero_gradient(engine):
     got = wg.grad(_test_reads_an_input, (0, 1), engine=engine)(2.0, 3.5, "ctz")
     assert got == (32.0, 0.0)
+
+
+def test_the_primal_code_is_a_plain_while():
+    """Where nothing is differentiated, the row's code is the ``while`` loop
+    (``CheckpointedWhileEmit``), computing the loop's value."""
+    prog = wg.make_program(euler_stmt, X, 0.1, _tol(7), engine="source")
+    fn = python_function(prog)
+    assert fn(X, 0.1, _tol(7))[0] == euler_stmt_plain(X, 0.1, _tol(7))
+    assert "while True:" in fn.source and "online" not in fn.source
