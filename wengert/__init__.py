@@ -6,6 +6,8 @@ from . import primitives, numpy, control  # noqa: F401  (every layer registers i
 from .api.transforms import (
     grad, value_and_grad, jvp, vjp, linearize, linear_transpose, make_program)
 from .api.jacobians import jacfwd, jacrev, hessian
+from .api.sparsity import jacobian_sparsity, hessian_sparsity
+from .api.sparse import sparse_jacfwd, sparse_jacrev, sparse_hessian
 from .api.loops import fori_loop, while_loop
 from .api.jit import jit
 from .control.custom import custom_jvp, custom_vjp
@@ -22,7 +24,8 @@ from . import testing
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop", "while_loop",
            "jacrev", "hessian", "make_program", "jit", "custom_jvp", "custom_vjp", "checkpoint",
-           "checkpointed", "at", "testing",
+           "checkpointed", "at", "testing", "jacobian_sparsity", "hessian_sparsity",
+           "sparse_jacfwd", "sparse_jacrev", "sparse_hessian",
            "WengertError", "NonScalarOutputError", "NonDifferentiableInputError",
            "NoDerivativeRule", "ShapeMismatchError", "ConcretizationError", "UnsupportedSyntax",
            "BackendError", "NumbaMissingError", "NumbaCompileError", "NumbaFallbackWarning"]

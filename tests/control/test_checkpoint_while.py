@@ -316,3 +316,22 @@ def test_the_primal_code_is_a_plain_while():
     fn = python_function(prog)
     assert fn(X, 0.1, _tol(7))[0] == euler_stmt_plain(X, 0.1, _tol(7))
     assert "while True:" in fn.source and "online" not in fn.source
+
+
+def _neighbours(x, ck):
+    def body(c):
+        t, y = c
+        return t + 1.0, y + 0.1 * np.sin(np.roll(y, 1) * y)
+    return wg.while_loop(lambda c: c[0] < 2.5, body, (0.0, x), checkpoint=ck)[1]
+
+
+@pytest.mark.parametrize("engine", ["trace", "source"])
+def test_sparsity_is_the_plain_while_loops(engine):
+    """The row's sparsity rule is ``while_loop``'s: the checkpointed loop's
+    pattern is the store-all loop's (each step couples a neighbour: three
+    steps reach three)."""
+    x = np.linspace(0.1, 0.9, 6)
+    got = wg.jacobian_sparsity(lambda x: _neighbours(x, "ctz"), x, engine=engine).toarray()
+    want = wg.jacobian_sparsity(lambda x: _neighbours(x, None), x, engine=engine).toarray()
+    np.testing.assert_array_equal(got, want)
+    assert got.sum() == 6 * 4 and not got.all()

@@ -44,15 +44,18 @@ class Codes:
     same for flat float/array/int calls: a cheaper key), ``generic`` (kind of
     arguments -> [(guard check, compiled)]: code that holds wherever its
     guards do), ``floats`` ((number of args, compiled) for all-float calls),
-    and ``generations``: how many times code was generated for it. Shared by
+    ``plans`` (a sparse derivative's patterns and colorings by kind of
+    arguments: ``api.sparse``), and ``generations``: how many times code was
+    generated for it. Shared by
     threads: a lookup and an insertion are single dict operations, and two
     threads that miss at once each generate the same code."""
 
-    __slots__ = ("key", "cache", "fast", "generic", "floats", "generations", "__weakref__")
+    __slots__ = ("key", "cache", "fast", "generic", "floats", "plans", "generations",
+                 "__weakref__")
 
     def __init__(self, key):
         self.key = key
-        self.cache, self.fast, self.generic = {}, {}, {}
+        self.cache, self.fast, self.generic, self.plans = {}, {}, {}, {}
         self.floats = None
         self.generations = 0
 

@@ -22,6 +22,7 @@ import sys
 
 from . import checkpoint as checkpoint_module
 from .jacobians import hessian, jacfwd, jacrev
+from .sparse import SparseDerivative, sparse_hessian, sparse_jacfwd, sparse_jacrev
 from .jit import jit
 from .transforms import grad, jvp, value_and_grad, vjp
 from .checkpoint import checkpoint
@@ -35,7 +36,7 @@ __all__ = ["rebuild", "MOVED", "TRANSFORMS"]
 
 # the public transforms a recipe names
 TRANSFORMS = {f.__name__: f for f in (grad, value_and_grad, jacfwd, jacrev, hessian, jit, jvp,
-                                      vjp)}
+                                      vjp, sparse_jacfwd, sparse_jacrev, sparse_hessian)}
 
 
 def rebuild(name, fun, args, kwargs):
@@ -47,7 +48,7 @@ def reduce_transformed(obj):
     return by_name(obj) or (rebuild, obj._wg_recipe)
 
 
-for _cls in (TraceTransformed, SourceTransformed):
+for _cls in (TraceTransformed, SourceTransformed, SparseDerivative):
     copyreg.pickle(_cls, reduce_transformed)
 for _cls in (custom_jvp, custom_vjp, checkpoint):
     copyreg.pickle(_cls, reduce_decorated)

@@ -29,6 +29,7 @@ from ..core.errors import UnsupportedSyntax
 from ..core.ir import aval_of, has_effect
 from .checkpoint_emit import CheckpointEmit, ThroughImplEmit
 from ..core.subprograms import jvp_flat, jvp_program, vjp_flat
+from ..core.primitive import DENSE
 
 __all__ = ["checkpoint_p", "checkpoint_lin_p"]
 
@@ -82,11 +83,17 @@ def checkpoint_linearize_for_vjp(primals, tangents, body):
     return tuple(out), tuple(next(lin) if f else Zero(a) for f, a in zip(out_float, body.out_avals))
 
 
+def checkpoint_sparsity(an, ops, outs, body):
+    """The body's: a checkpoint changes how reverse mode stores, not what is computed."""
+    return tuple(an.run(body, ops))
+
+
 checkpoint_p = register(Primitive("checkpoint", nargs=None, impl=checkpoint_impl,
                                   jvp=checkpoint_jvp, linearize=BY_IMPL,
                                   linearize_for_vjp=checkpoint_linearize_for_vjp,
                                   transpose=NOT_LINEAR, abstract_eval=checkpoint_aval,
-                                  multiple_results=True, emit=CheckpointEmit(), complex_ok=True))
+                                  multiple_results=True, emit=CheckpointEmit(), complex_ok=True,
+                                  sparsity=checkpoint_sparsity))
 
 
 # --- checkpoint_lin ----------------------------------------------------
@@ -116,4 +123,5 @@ checkpoint_lin_p = register(Primitive(
     "checkpoint_lin", nargs=None, impl=checkpoint_lin_impl,
     jvp=BY_IMPL, transpose=checkpoint_lin_transpose,
     abstract_eval=checkpoint_lin_aval, multiple_results=True, emit=ThroughImplEmit(),
-    complex_ok=True))
+    complex_ok=True,
+    sparsity=DENSE))

@@ -52,6 +52,8 @@ from .checkpoint_emit import (
     CheckpointedLoopEmit, LoopForwardEmit, LoopReverseEmit, ThroughImplEmit)
 from .schedules import ADVANCE, FREE, RESTORE, STORE, schedule_of
 from ..core.subprograms import jvp_flat, vjp_flat
+from ..core.primitive import DENSE
+from .for_loop import for_loop_sparsity
 
 __all__ = ["checkpointed_loop_p", "loop_forward_p", "loop_lin_p", "loop_reverse_p",
            "checkpointed_loop", "checkpointed"]
@@ -126,12 +128,18 @@ def checkpointed_loop_linearize_for_vjp(primals, tangents, **params):
                                    for c, m in zip(carry_out, m_carry))
 
 
+def checkpointed_loop_sparsity(an, ops, outs, **params):
+    """The ``for_loop`` it runs as (the schedule only changes what reverse mode stores)."""
+    return for_loop_sparsity(an, ops, outs, **SweepParams.of(params).plain_loop().as_params())
+
+
 checkpointed_loop_p = register(Primitive(
     "checkpointed_loop", nargs=None, impl=checkpointed_loop_impl, jvp=checkpointed_loop_jvp,
     linearize=checkpointed_loop_linearize,
     linearize_for_vjp=checkpointed_loop_linearize_for_vjp, transpose=NOT_LINEAR,
     abstract_eval=checkpointed_loop_aval, multiple_results=True, emit=CheckpointedLoopEmit(),
-    complex_ok=True))
+    complex_ok=True,
+    sparsity=checkpointed_loop_sparsity))
 
 
 def checkpointed_loop(n, body, consts, carry, schedule):
@@ -173,7 +181,8 @@ loop_forward_p = register(Primitive(
     "loop_forward", nargs=None, impl=loop_forward_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
     abstract_eval=loop_forward_aval, multiple_results=True, emit=LoopForwardEmit(),
-    complex_ok=True))
+    complex_ok=True,
+    sparsity=DENSE))
 
 
 # --- loop_lin ----------------------------------------------------------
@@ -254,7 +263,8 @@ def loop_lin_transpose(cts, *args, **params):
 loop_lin_p = register(Primitive(
     "loop_lin", nargs=None, impl=loop_lin_impl, jvp=BY_IMPL,
     transpose=loop_lin_transpose, abstract_eval=loop_lin_aval, multiple_results=True,
-    emit=ThroughImplEmit(), complex_ok=True))
+    emit=ThroughImplEmit(), complex_ok=True,
+    sparsity=DENSE))
 
 
 # --- loop_reverse ------------------------------------------------------
@@ -292,7 +302,8 @@ loop_reverse_p = register(Primitive(
     "loop_reverse", nargs=None, impl=loop_reverse_impl,
     jvp=BY_IMPL, transpose=NOT_LINEAR,
     abstract_eval=loop_reverse_aval, multiple_results=True, emit=LoopReverseEmit(),
-    complex_ok=True))
+    complex_ok=True,
+    sparsity=DENSE))
 
 
 # --- the loop marker of the source engine ------------------------------

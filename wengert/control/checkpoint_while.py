@@ -32,7 +32,8 @@ import numpy as np
 
 from ..core.errors import UnsupportedSyntax
 from ..core.ir import Aval, Eqn, Var, aval_of
-from ..core.primitive import BY_IMPL, NOT_LINEAR, Primitive, Zero, instantiate, is_float, register
+from ..core.primitive import (
+    BY_IMPL, DENSE, NOT_LINEAR, Primitive, Zero, instantiate, is_float, register)
 from ..core.trace import bind, eval_program
 from ..core.rules import EmitRule
 from .checkpoint import refuse_effects
@@ -41,7 +42,8 @@ from .common import with_inputs
 from .loops import coherent_carries
 from .params import SweepParams, WhileParams, join, split
 from .schedules import ADVANCE, CTZ, STORE, schedule_of
-from .while_loop import WhileEmit, while_loop_jvp, while_loop_linearize, while_loop_p
+from .while_loop import (
+    WhileEmit, while_loop_jvp, while_loop_linearize, while_loop_p, while_loop_sparsity)
 
 __all__ = ["checkpointed_while_p", "while_forward_p", "checkpointed_while", "online_schedule"]
 
@@ -147,12 +149,19 @@ def _while_eqn(eqn, p):
                _plain(p).as_params())
 
 
+def checkpointed_while_sparsity(an, ops, outs, **params):
+    """The ``while_loop`` it runs as (the schedule only changes what reverse
+    mode stores), without its count."""
+    p = WhileParams.of(params)
+    return _drop_count(p, while_loop_sparsity(an, ops, outs, **_plain(p).as_params()))
+
+
 checkpointed_while_p = register(Primitive(
     "checkpointed_while", nargs=None, impl=checkpointed_while_impl, jvp=checkpointed_while_jvp,
     linearize=checkpointed_while_linearize,
     linearize_for_vjp=checkpointed_while_linearize_for_vjp, transpose=NOT_LINEAR,
     abstract_eval=checkpointed_while_aval, multiple_results=True, emit=CheckpointedWhileEmit(),
-    complex_ok=True))
+    complex_ok=True, sparsity=checkpointed_while_sparsity))
 
 
 def checkpointed_while(cond, body, consts, carry, schedule="ctz"):
@@ -243,4 +252,4 @@ def _tuple(names):
 while_forward_p = register(Primitive(
     "while_forward", nargs=None, impl=while_forward_impl, jvp=BY_IMPL, transpose=NOT_LINEAR,
     abstract_eval=while_forward_aval, multiple_results=True, emit=WhileForwardEmit(),
-    complex_ok=True))
+    complex_ok=True, sparsity=DENSE))

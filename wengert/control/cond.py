@@ -260,8 +260,17 @@ def _summed(a, y, out, eqns, sink):
     return s
 
 
+def cond_sparsity(an, ops, outs, branches):
+    """The branch a known index picks; else every branch, joined: what holds on any path."""
+    index, ops = CondParams.split_operands(ops)
+    if index.known:
+        return tuple(an.run(branches[int(index.value)], ops))
+    return tuple(an.join_all(list(v)) for v in zip(*[an.run(b, ops) for b in branches]))
+
+
 cond_p = register(Primitive("cond", nargs=None, impl=cond_impl, jvp=cond_jvp,
                             linearize=cond_linearize, transpose=cond_transpose,
                             abstract_eval=cond_aval, multiple_results=True,
                             simplify=cond_simplify, print=cond_print, emit=CondEmit(),
-                            lower=CondLower(), complex_ok=True))
+                            lower=CondLower(), complex_ok=True,
+                            sparsity=cond_sparsity))

@@ -61,6 +61,7 @@ from ..core.ir import aval_of
 from ..core.staging import stage
 from ..core.subprograms import jvp_flat
 from ..core.errors import NeedsReverse
+from ..core.primitive import DENSE
 
 
 # --- custom_body: a body wengert cannot trace, run on plain values ------
@@ -119,7 +120,8 @@ custom_body_p = register(Primitive(
     "custom_body", nargs=None, impl=custom_body_impl, jvp=custom_body_jvp,
     jvp_for_grad=custom_body_jvp_for_grad, linearize_for_vjp=custom_body_linearize_for_vjp,
     transpose=NOT_LINEAR, abstract_eval=custom_body_aval, multiple_results=True,
-    runtime=True, effect=True))
+    runtime=True, effect=True,
+    sparsity=DENSE))
 
 
 class Rule:
@@ -221,7 +223,8 @@ def custom_jvp_call_aval(*avals, fun, rule):
 
 custom_jvp_call_p = register(Primitive(
     "custom_jvp_call", nargs=None, impl=custom_jvp_call_impl, jvp=custom_jvp_call_jvp,
-    transpose=NOT_LINEAR, abstract_eval=custom_jvp_call_aval, inline=True))
+    transpose=NOT_LINEAR, abstract_eval=custom_jvp_call_aval, inline=True,
+    sparsity=DENSE))
 
 
 def _converted_body(fun, convert):
@@ -362,7 +365,8 @@ def custom_vjp_call_aval(*avals, fun, fwd, bwd):
 custom_vjp_call_p = register(Primitive(
     "custom_vjp_call", nargs=None, impl=custom_vjp_call_impl, jvp=BY_IMPL,
     jvp_for_grad=needs_reverse, linearize_for_vjp=custom_vjp_call_linearize_for_vjp,
-    transpose=NOT_LINEAR, abstract_eval=custom_vjp_call_aval, inline=True))
+    transpose=NOT_LINEAR, abstract_eval=custom_vjp_call_aval, inline=True,
+    sparsity=DENSE))
 
 
 class custom_vjp:

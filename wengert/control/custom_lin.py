@@ -21,6 +21,7 @@ from ..core import dims as _dims
 from ..core.primitive import Primitive, TracerBase, Zero, register
 from ..core.errors import NoDerivativeRule, ShapeMismatchError
 from ..core.pytree import flatten, unflatten
+from ..core.primitive import DENSE
 
 __all__ = ["custom_lin_p", "Residuals"]
 
@@ -102,4 +103,5 @@ def custom_lin_transpose(cts, *args, bwd, res, out_avals, in_avals):
 
 custom_lin_p = register(Primitive(
     "custom_lin", nargs=None, impl=custom_lin_impl, jvp=custom_lin_jvp,
-    transpose=custom_lin_transpose, abstract_eval=custom_lin_aval, multiple_results=True))
+    transpose=custom_lin_transpose, abstract_eval=custom_lin_aval, multiple_results=True,
+    sparsity=DENSE))

@@ -354,12 +354,30 @@ class ForLower(LoopLower):
         return for_loop_promote(eqn, carried)
 
 
+def for_loop_sparsity(an, ops, outs, **params):
+    """The body run on the analysis' values, an iteration at a time while the trip count is
+    known, then to a fixed point (``Analysis.iterate``); ``ys`` stack the iterations."""
+    p = ForParams.of(params)
+    n, consts, carry, xs = p.split_operands(ops)
+    counter = p.body.inputs[0]
+    steady = not xs and not any(counter in e.inputs for e in p.body.eqns)
+
+    def step(i, carry):
+        x_i = [an.row(x, i) for x in xs]
+        return p.body_output_groups(an.run(p.body, p.join_operands(i, consts, carry, x_i)))
+    carry, count, rows, tail = an.iterate(step, carry, trips=n, reverse=p.reverse,
+                                          steady=steady)
+    ys = an.stacked(count, rows, tail, p.body_output_groups(p.body.out_avals)[1])
+    return tuple(p.join_outputs(carry, ys))
+
+
 for_loop_p = register(Primitive("for_loop", nargs=None, impl=for_loop_impl, jvp=for_loop_jvp,
                                 linearize=for_loop_linearize, transpose=for_loop_transpose,
                                 abstract_eval=for_loop_aval, multiple_results=True,
                                 batch=for_loop_batch, dce=FOR_RULES[0], simplify=FOR_RULES[1],
                                 print=FOR_RULES[2], emit=ForEmit(), lower=ForLower(),
-                                complex_ok=True))
+                                complex_ok=True,
+                                sparsity=for_loop_sparsity))
 
 
 def for_loop_promote(eqn, carried):

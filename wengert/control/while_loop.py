@@ -201,12 +201,29 @@ class WhileLower(LoopLower):
     PARAMS = WhileParams
 
 
+def while_loop_sparsity(an, ops, outs, **params):
+    """The body run while the condition is known and holds, then to a fixed point (the
+    union over every trip count: ``Analysis.iterate``)."""
+    p = WhileParams.of(params)
+    consts, carry = p.split_operands(ops)
+
+    def more(carry):
+        return an.run(p.cond, p.join_operands(consts, carry))[0]
+
+    def step(i, carry):
+        return p.body_output_groups(an.run(p.body, p.join_operands(consts, carry)))
+    carry, count, rows, tail = an.iterate(step, carry, more=more)
+    ys = an.stacked(count, rows, tail, p.body_output_groups(p.body.out_avals)[1])
+    return tuple(p.join_outputs(carry, count, ys))
+
+
 while_loop_p = register(Primitive("while_loop", nargs=None, impl=while_loop_impl,
                                   jvp=while_loop_jvp, linearize=while_loop_linearize,
                                   transpose=NOT_LINEAR, abstract_eval=while_loop_aval,
                                   multiple_results=True, dce=WHILE_RULES[0],
                                   simplify=WHILE_RULES[1], print=WHILE_RULES[2],
-                                  emit=WhileEmit(), lower=WhileLower(), complex_ok=True))
+                                  emit=WhileEmit(), lower=WhileLower(), complex_ok=True,
+                                  sparsity=while_loop_sparsity))
 
 
 def bind_while(consts, carry, cond, body):

@@ -49,6 +49,21 @@ A primitive is declared once (see STYLE.md section 2) with these fields:
   in-place form overwrites (``x[i] += v``), how a sum into an accumulator
   moves into it, and, for control flow, how ownership of arrays passes
   through its sub-Programs;
+* ``sparsity(an, ops, outs, **params)``  which independent variables each element of its
+  results depends on, for ``transforms/sparsity.py``: given its operands as ``Abstract``
+  values (``deps.py``: shape, the value where known, the index sets ``Deps`` where it depends
+  on one) and its results' avals, one ``Deps`` per result (None: it depends on none), or one
+  ``Abstract`` per result where the rule computes the values too (control flow runs its
+  sub-Programs with ``an.run``; ``an.local``: every value is known). Or a generic rule:
+  ``ELEMENTWISE`` (each element depends on the elements its operands broadcast to it, not
+  where another operand of a product, a ``ZERO_IF_ANY`` row, is a constant 0: the default
+  of a row whose shape rule is elementwise), ``REDUCTION`` (along the ``axes``
+  param), ``MOVES`` / ``moves(*k)`` (the impl run on the positions of the operands ``k``,
+  by default all, says which element each result element is: reshape, getitem), ``DENSE``
+  (each element depends on everything the operands do: always sound; linear algebra),
+  ``CONSTANT`` (nothing: ``zeros_like``; the default of a row with ``differentiable=False``).
+  The rule must hold for every value an unknown operand may take; ``tests/primitives/
+  test_sparsity_rules.py`` checks every row has one;
 * ``complex_ok``  its rules were audited for complex operands and results
   (JAX's conventions: complex tangents, the linear transpose without
   conjugation); complex values on any other primitive raise
@@ -83,7 +98,8 @@ from .errors import UnsupportedDtypeError, WengertError, user_location
 __all__ = ["Primitive", "PRIMITIVES", "register", "NOT_LINEAR", "BY_IMPL", "OPERAND_KIND",
            "ZERO_IF_ANY", "BROADCASTING", "Zero", "Linear", "snapshot", "TracerBase",
            "raise_typed", "rule_error", "is_complex", "refuse_complex", "instantiate", "is_zero",
-           "zeros_of", "is_float", "zeros"]
+           "zeros_of", "is_float", "zeros", "ELEMENTWISE", "REDUCTION", "DENSE", "CONSTANT",
+           "MOVES", "Moves", "moves"]
 
 PRIMITIVES: dict[str, "Primitive"] = {}
 
@@ -128,6 +144,33 @@ class _Marker:
 ZERO_IF_ANY = _Marker("ZERO_IF_ANY")
 # ``batch`` of an elementwise row: batched operands broadcast against the others
 BROADCASTING = _Marker("BROADCASTING")
+# the generic ``sparsity`` rules (``Primitive``'s docstring; ``transforms/sparsity.py``)
+ELEMENTWISE = _Marker("ELEMENTWISE")
+REDUCTION = _Marker("REDUCTION")
+DENSE = _Marker("DENSE")
+CONSTANT = _Marker("CONSTANT")
+
+
+class Moves:
+    """``sparsity`` of a row that moves elements: its impl, run on the flat positions of the
+    operands ``data`` (None: all; the others are indices, passed as they are), gives the
+    position each result element comes from."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data=None):
+        self.data = data
+
+    def __repr__(self):
+        return "MOVES" if self.data is None else f"moves{self.data}"
+
+
+MOVES = Moves()
+
+
+def moves(*data):
+    """The ``Moves`` rule of a row whose operands ``data`` are moved, the others indices."""
+    return Moves(data)
 
 
 class Primitive:
@@ -137,14 +180,14 @@ class Primitive:
                  "zero_rule", "batch", "multiple_results", "inline", "differentiable",
                  "linearize", "linearize_for_vjp", "jvp_for_grad", "runtime", "effect",
                  "complex_ok", "dce", "simplify", "algebra", "print", "emit", "lower",
-                 "numpy_scalar", "_frozen")
+                 "numpy_scalar", "sparsity", "_frozen")
 
     def __init__(self, name, *, nargs, impl, abstract_eval, jvp, transpose,
                  zero_rule=None, batch=None, multiple_results=False, inline=False,
                  differentiable=True, linearize=None, linearize_for_vjp=None,
                  jvp_for_grad=None, runtime=False, effect=False, complex_ok=False,
                  dce=None, simplify=None, algebra=None, print=None, emit=None, lower=None,
-                 numpy_scalar=None):
+                 numpy_scalar=None, sparsity=None):
         self.name = name
         self.nargs = nargs                  # None: variadic
         self.impl = impl
@@ -176,6 +219,11 @@ class Primitive:
         # a ufunc's 0-d result is a NumPy scalar (``elementwise_aval`` marks its rule)
         self.numpy_scalar = (getattr(abstract_eval, "ufunc", False) if numpy_scalar is None
                              else numpy_scalar)
+        # which inputs its results depend on (see above): by default, from its shape rule
+        if sparsity is None:
+            sparsity = (ELEMENTWISE if getattr(abstract_eval, "elementwise", False)
+                        else None if differentiable else CONSTANT)
+        self.sparsity = sparsity
         self._frozen = False
 
     def __setattr__(self, name, value):

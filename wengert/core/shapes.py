@@ -126,4 +126,5 @@ def elementwise_aval(name, float_out=False, out_dtype=None, python_scalars=False
         return Aval(shape, dtype, weak=weak)
     abstract_eval.__name__ = f"{name}_abstract_eval"
     abstract_eval.ufunc = True      # a 0-d result is a NumPy scalar (``Primitive.numpy_scalar``)
+    abstract_eval.elementwise = True    # its rows' default ``sparsity`` is ``ELEMENTWISE``
     return promotes(abstract_eval)

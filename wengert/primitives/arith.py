@@ -56,6 +56,7 @@ from ..core.pass_rules import Algebra, BinaryOperator, UnaryMinus, drops_identit
 from .fanout import dup
 from .shape import broadcast_to, sum_to_shape
 from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of
+from ..core.primitive import ELEMENTWISE
 
 
 
@@ -294,7 +295,8 @@ def real_transpose(ct, x):
 
 real_p = register(Primitive("real", nargs=1, impl=real_impl, jvp=real_jvp,
                             transpose=real_transpose, abstract_eval=_part_aval,
-                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True))
+                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True,
+                            sparsity=ELEMENTWISE))
 real = wrapper_of(real_p)
 
 
@@ -318,7 +320,8 @@ def imag_transpose(ct, x):
 
 imag_p = register(Primitive("imag", nargs=1, impl=imag_impl, jvp=imag_jvp,
                             transpose=imag_transpose, abstract_eval=_part_aval,
-                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True))
+                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True,
+                            sparsity=ELEMENTWISE))
 imag = wrapper_of(imag_p)
 
 
@@ -344,7 +347,8 @@ def _same_aval(x):
 
 conj_p = register(Primitive("conj", nargs=1, impl=conj_impl, jvp=conj_jvp,
                             transpose=conj_transpose, abstract_eval=_same_aval,
-                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True))
+                            zero_rule=ZERO_IF_ANY, batch=BROADCASTING, complex_ok=True,
+                            sparsity=ELEMENTWISE))
 conj = wrapper_of(conj_p)
 
 
@@ -414,7 +418,8 @@ class ConvertEmit(EmitRule):
 convert_p = register(Primitive("convert", nargs=1, impl=convert_impl, jvp=convert_jvp,
                                transpose=convert_transpose, abstract_eval=convert_aval,
                                batch=convert_batch, numpy_scalar=OPERAND_KIND,
-                               zero_rule=ZERO_IF_ANY, emit=ConvertEmit(), complex_ok=True))
+                               zero_rule=ZERO_IF_ANY, emit=ConvertEmit(), complex_ok=True,
+                               sparsity=ELEMENTWISE))
 convert = wrapper_of(convert_p)
 
 

@@ -26,6 +26,7 @@ from ..core.trace import wrapper_of
 from .index import getitem
 from ..core.shapes import result_dtype, shape_error
 from ..core.ir import Aval
+from ..core.deps import MAX_POINTS, dense, nonzero_mask, relate_all
 
 __all__ = ["convolve"]
 
@@ -73,7 +74,29 @@ def convolve_transpose(ct, a, v, mode="full"):
     return (back, None) if isinstance(a, Linear) else (None, back)
 
 
+def convolve_sparsity(an, ops, outs, mode="full"):
+    """``c[k]`` reads ``a[j]`` and ``v[t]`` where ``k = j + t`` (less ``m - 1`` in ``valid``
+    mode): a band as wide as the kernel's nonzeros, when it is a constant."""
+    a, v = ops
+    n, m = a.shape[0], v.shape[0]
+    length = outs[0].shape[0]
+    shift = 0 if mode == "full" else m - 1
+    relations = []
+    for op, j, t, mine in ((a, np.arange(n), np.nonzero(nonzero_mask(v))[0], 0),
+                           (v, np.nonzero(nonzero_mask(a))[0], np.arange(m), 1)):
+        if op.deps is None:
+            continue
+        if len(j) * len(t) > MAX_POINTS:
+            return dense((length,), a.deps, v.deps)
+        jj, tt = np.meshgrid(j, t, indexing="ij")
+        k = jj + tt - shift
+        ok = (k >= 0) & (k < length)
+        relations.append((op.deps, k[ok], (tt if mine else jj)[ok]))
+    return relate_all((length,), relations)
+
+
 convolve_p = register(Primitive("convolve", nargs=2, impl=convolve_impl, jvp=convolve_jvp,
                                 transpose=convolve_transpose, abstract_eval=convolve_aval,
-                                zero_rule=ZERO_IF_ANY))
+                                zero_rule=ZERO_IF_ANY,
+                                sparsity=convolve_sparsity))
 convolve = wrapper_of(convolve_p)

@@ -40,6 +40,7 @@ from .index import getitem
 from .linalg import shape_tuple
 from .triangular import real_only
 from ..core.ir import Aval, aval_of
+from ..core.deps import MAX_POINTS, dense, ids, nonzero_mask, relate_all
 
 
 def _padded(x, pad):
@@ -142,9 +143,34 @@ def correlate_batch(args, batched, pad):
     return correlate(x, k, ((0, 0),) + tuple(pad))
 
 
+def correlate_sparsity(an, ops, outs, pad):
+    """``out[n]`` reads ``xp[n + j]`` and ``k[j]`` for each kernel position ``j`` (a constant
+    kernel's nonzeros only; none in the padding)."""
+    x, k = ops
+    shape = outs[0].shape
+    if math.prod(k.shape) * math.prod(shape) > MAX_POINTS:
+        return dense(shape, x.deps, k.deps)
+    index = ids(x.shape)
+    crop = tuple(slice(max(0, -lo), n - max(0, -hi)) for n, (lo, hi) in zip(x.shape, pad))
+    xp = np.pad(index[crop], [(max(0, lo), max(0, hi)) for lo, hi in pad], constant_values=-1)
+    x_nz, k_nz = nonzero_mask(x).reshape(-1), nonzero_mask(k)
+    out, relations = ids(shape), []
+    for j in np.ndindex(k.shape):
+        window = xp[tuple(slice(a, a + n) for a, n in zip(j, shape))]
+        inside = window >= 0
+        if x.deps is not None and k_nz[j]:
+            relations.append((x.deps, out[inside], window[inside]))
+        if k.deps is not None:
+            hit = inside & x_nz[np.where(inside, window, 0)]
+            at = np.ravel_multi_index(j, k.shape)
+            relations.append((k.deps, out[hit], np.full(int(hit.sum()), at)))
+    return relate_all(shape, relations)
+
+
 correlate_p = register(Primitive("correlate", nargs=2, impl=correlate_impl, jvp=correlate_jvp,
                                  transpose=correlate_transpose, abstract_eval=correlate_aval,
-                                 batch=correlate_batch, zero_rule=ZERO_IF_ANY))
+                                 batch=correlate_batch, zero_rule=ZERO_IF_ANY,
+                                 sparsity=correlate_sparsity))
 
 
 def correlate(x, k, pad):

@@ -51,6 +51,7 @@ from .reduce import pair_products, prod_others_impl, prod_others_lines, reduce_s
 from .index import getitem
 from .linalg import float_dtype, matmul_bind, matrix_transpose, shape_tuple, check_square
 from ..core.ir import Aval, aval_of
+from ..core.primitive import DENSE
 from ..core.errors import user_location
 from .gauge import gauge_check, reverse_only, untied_gap_inverse
 
@@ -162,7 +163,8 @@ def _complement(primals, full_matrices):
 
 svd_p = register(Primitive("svd", nargs=1, impl=svd_impl, jvp=svd_jvp, transpose=NOT_LINEAR,
                            abstract_eval=svd_aval, multiple_results=True,
-                           jvp_for_grad=reverse_only(svd_jvp, _complement)))
+                           jvp_for_grad=reverse_only(svd_jvp, _complement),
+                           sparsity=DENSE))
 
 
 def svd(a, full_matrices=False):
@@ -192,7 +194,8 @@ def svdvals_jvp(primals, tangents):
 
 
 svdvals_p = register(Primitive("svdvals", nargs=1, impl=svdvals_impl, jvp=svdvals_jvp,
-                               transpose=NOT_LINEAR, abstract_eval=svdvals_aval))
+                               transpose=NOT_LINEAR, abstract_eval=svdvals_aval,
+                               sparsity=DENSE))
 
 
 def svdvals(a):
@@ -239,7 +242,8 @@ def _always(primals, **params):
 
 eigh_p = register(Primitive("eigh", nargs=1, impl=eigh_impl, jvp=eigh_jvp, transpose=NOT_LINEAR,
                             abstract_eval=eigh_aval, multiple_results=True,
-                            jvp_for_grad=reverse_only(eigh_jvp, _always)))
+                            jvp_for_grad=reverse_only(eigh_jvp, _always),
+                            sparsity=DENSE))
 
 
 def eigh(a, uplo="L"):
@@ -265,7 +269,8 @@ def eigvalsh_jvp(primals, tangents):
 
 
 eigvalsh_p = register(Primitive("eigvalsh", nargs=1, impl=np.linalg.eigvalsh, jvp=eigvalsh_jvp,
-                                transpose=NOT_LINEAR, abstract_eval=eigvalsh_aval))
+                                transpose=NOT_LINEAR, abstract_eval=eigvalsh_aval,
+                                sparsity=DENSE))
 
 
 def eigvalsh(a):
@@ -353,7 +358,8 @@ class AdjugateEmit(EmitRule):
 
 adjugate_p = register(Primitive("adjugate", nargs=1, impl=adjugate_impl, jvp=adjugate_jvp,
                                 transpose=NOT_LINEAR, abstract_eval=adjugate_aval,
-                                emit=AdjugateEmit()))
+                                emit=AdjugateEmit(),
+                                sparsity=DENSE))
 
 
 def adjugate(a):

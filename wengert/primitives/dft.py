@@ -39,6 +39,7 @@ from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.trace import wrapper_of
 from ..core.shapes import shape_error
 from ..core.ir import Aval, aval_of
+from ..core.deps import across
 
 __all__ = ["dft_p", "rfft_p", "irfft_p", "dft", "complex_dtype"]
 
@@ -79,9 +80,17 @@ def dft_batch(args, batched, axis, inverse, norm):
     return dft(args[0], axis + 1, inverse, norm)
 
 
+def dft_sparsity(an, ops, outs, axis, **params):
+    """Each output depends on the whole line of the input along ``axis`` (the transforms
+    of ``rfft`` and ``irfft`` too, whose lines change length)."""
+    x = ops[0]
+    return across(x.deps, x.shape, outs[0].shape, (axis,))
+
+
 dft_p = register(Primitive("dft", nargs=1, impl=dft_impl, jvp=dft_jvp, transpose=dft_transpose,
                            abstract_eval=dft_aval, batch=dft_batch, complex_ok=True,
-                           zero_rule=ZERO_IF_ANY))
+                           zero_rule=ZERO_IF_ANY,
+                           sparsity=dft_sparsity))
 
 
 _dft = wrapper_of(dft_p)
@@ -122,7 +131,8 @@ def rfft_batch(args, batched, axis, norm):
 
 rfft_p = register(Primitive("rfft", nargs=1, impl=rfft_impl, jvp=rfft_jvp,
                             transpose=rfft_transpose, abstract_eval=rfft_aval, batch=rfft_batch,
-                            complex_ok=True, zero_rule=ZERO_IF_ANY))
+                            complex_ok=True, zero_rule=ZERO_IF_ANY,
+                            sparsity=dft_sparsity))
 
 
 _rfft_bind = wrapper_of(rfft_p)
@@ -170,7 +180,8 @@ def irfft_batch(args, batched, axis, n, norm):
 
 irfft_p = register(Primitive("irfft", nargs=1, impl=irfft_impl, jvp=irfft_jvp,
                              transpose=irfft_transpose, abstract_eval=irfft_aval,
-                             batch=irfft_batch, complex_ok=True, zero_rule=ZERO_IF_ANY))
+                             batch=irfft_batch, complex_ok=True, zero_rule=ZERO_IF_ANY,
+                             sparsity=dft_sparsity))
 
 
 _irfft_bind = wrapper_of(irfft_p)

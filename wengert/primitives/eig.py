@@ -39,6 +39,7 @@ from .reduce import reduce_max, reduce_sum
 from ..core.shapes import shape_error
 from .shape import reshape
 from ..core.ir import Aval, aval_of
+from ..core.primitive import DENSE
 
 __all__ = ["eig", "eigvals"]
 
@@ -91,7 +92,8 @@ def eig_jvp(primals, tangents):
 
 
 eig_p = register(Primitive("eig", nargs=1, impl=eig_impl, jvp=eig_jvp, transpose=NOT_LINEAR,
-                           abstract_eval=_eig_avals, multiple_results=True, complex_ok=True))
+                           abstract_eval=_eig_avals, multiple_results=True, complex_ok=True,
+                           sparsity=DENSE))
 
 
 def eig(a):
@@ -118,7 +120,8 @@ def eigvals_jvp(primals, tangents):
 
 eigvals_p = register(Primitive("eigvals", nargs=1, impl=eigvals_impl, jvp=eigvals_jvp,
                                transpose=NOT_LINEAR, abstract_eval=eigvals_aval,
-                               complex_ok=True))
+                               complex_ok=True,
+                               sparsity=DENSE))
 
 
 def eigvals(a):

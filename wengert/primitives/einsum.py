@@ -29,6 +29,7 @@ from .shape import broadcast_to, reshape
 from .linalg import refuse_out, shape_tuple
 from ..core.errors import NoDerivativeRule
 from ..core.ir import Aval, aval_of
+from ..core.contraction import contract
 
 __all__ = ["einsum_p", "einsum"]
 
@@ -130,10 +131,17 @@ class EinsumEmit(EmitRule):
             return f"{code.np}.einsum({', '.join([repr(spec)] + ins + extra)})"
 
 
+def einsum_sparsity(an, ops, outs, spec):
+    """An output element reads the operand elements of its terms, where the other factors
+    may be nonzero (``contraction.contract``)."""
+    return contract(spec, ops, outs[0].shape)
+
+
 einsum_p = register(Primitive("einsum", nargs=None, impl=einsum_impl, jvp=einsum_jvp,
                               transpose=einsum_transpose, abstract_eval=einsum_aval,
                               batch=einsum_batch, zero_rule=ZERO_IF_ANY, emit=EinsumEmit(),
-                              complex_ok=True))
+                              complex_ok=True,
+                              sparsity=einsum_sparsity))
 
 
 def einsum(*operands, out=None, optimize=False):

@@ -23,6 +23,7 @@ from ..core.shapes import promotes, result_dtype, shape_error
 from ..core.pass_rules import Algebra, BinaryOperator, drops_identity
 from .shape import broadcast_to
 from ..core.ir import Aval, Eqn, Var
+from ..core.primitive import ELEMENTWISE
 
 __all__ = ["dup_p", "dup", "add_any_p", "add_any"]
 
@@ -73,10 +74,16 @@ def dup_batch(args, batched):
     return dup(args[0])
 
 
+def dup_sparsity(an, ops, outs):
+    """Each copy depends on what the operand does."""
+    return (ops[0].deps,) * len(outs)
+
+
 dup_p = register(Primitive("dup", nargs=1, impl=dup_impl, jvp=dup_jvp, transpose=dup_transpose,
                            abstract_eval=dup_aval, multiple_results=True,
                            zero_rule=dup_zero_rule, simplify=dup_simplify, emit=DupEmit(),
-                           batch=dup_batch, complex_ok=True))
+                           batch=dup_batch, complex_ok=True,
+                           sparsity=dup_sparsity))
 dup = _wrap(dup_p)
 
 
@@ -172,5 +179,6 @@ add_any_p = register(Primitive("add_any", nargs=2, impl=operator.add, jvp=add_an
                                simplify=drops_identity(left=0.0, right=0.0),
                                algebra=Algebra(move_sign=add_any_move_sign, scalar_literals="copies"),
                                emit=BinaryOperator("+"), batch=add_any_batch, lower=AddAnyLower(),
-                               complex_ok=True))
+                               complex_ok=True,
+                               sparsity=ELEMENTWISE))
 add_any = _wrap(add_any_p)

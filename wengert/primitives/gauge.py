@@ -78,9 +78,15 @@ def gauge_check_transpose(ct, t, basis, *w, check, what, where):
             None) + (None,) * len(w)
 
 
+def gauge_check_sparsity(an, ops, outs, check, what, where):
+    """``t`` itself (the check reads the others, the value is ``t``'s)."""
+    return ops[0].deps
+
+
 gauge_check_p = register(Primitive(
     "gauge_check", nargs=None, impl=gauge_check_impl, jvp=gauge_check_jvp,
-    transpose=gauge_check_transpose, abstract_eval=gauge_check_aval, zero_rule=ZERO_IF_ANY))
+    transpose=gauge_check_transpose, abstract_eval=gauge_check_aval, zero_rule=ZERO_IF_ANY,
+    sparsity=gauge_check_sparsity))
 
 
 def gauge_check(t, basis, *w, check=False, what, where):

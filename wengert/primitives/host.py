@@ -36,6 +36,7 @@ from ..core.trace import bind
 from ..core.rules import EmitRule
 from ..core.errors import NoDerivativeRule, WengertError, no_rule_message
 from ..core.ir import Aval, Ident, aval_of
+from ..core.primitive import DENSE
 
 __all__ = ["EnvRef", "env_read", "host_call", "check_value", "out_aval_of", "HostCallError"]
 
@@ -220,7 +221,8 @@ class HostCallEmit(EmitRule):
 host_call_p = register(Primitive(
     "host_call", nargs=None, impl=host_call_impl, abstract_eval=host_call_aval,
     jvp=host_call_jvp, transpose=NOT_LINEAR, multiple_results=True, runtime=True,
-    effect=True, emit=HostCallEmit()))
+    effect=True, emit=HostCallEmit(),
+    sparsity=DENSE))
 
 
 def host_call(fn, operands, args, kwargs, out_aval, checked=True, where=None):

@@ -28,6 +28,7 @@ from .shape import broadcast_to, expand_dims
 from ..core.dims import has_dims, slice_length
 from ..core.errors import NonDifferentiableInputError, RuntimeLengthError
 from ..core.ir import Aval, aval_of
+from ..core.primitive import MOVES, moves
 
 
 class _Dynamic:
@@ -272,7 +273,8 @@ getitem_p = register(Primitive("getitem", nargs=None, impl=getitem_impl, jvp=get
                                transpose=getitem_transpose, abstract_eval=getitem_aval,
                                batch=getitem_batch,
                                numpy_scalar=getitem_scalar, zero_rule=ZERO_IF_ANY,
-                               emit=GetitemEmit(), lower=GetitemLower(), complex_ok=True))
+                               emit=GetitemEmit(), lower=GetitemLower(), complex_ok=True,
+                               sparsity=moves(0)))
 
 
 def float64_element(eqn, first):
@@ -374,7 +376,8 @@ class ConcatenateEmit(EmitRule):
 concatenate_p = register(Primitive("concatenate", nargs=None, impl=concatenate_impl,
                                    jvp=concatenate_jvp, transpose=concatenate_transpose,
                                    abstract_eval=concatenate_aval, batch=concatenate_batch,
-                                   emit=ConcatenateEmit(), lower=FRESH, complex_ok=True))
+                                   emit=ConcatenateEmit(), lower=FRESH, complex_ok=True,
+                                   sparsity=MOVES))
 
 
 def concatenate(*xs, axis=0):

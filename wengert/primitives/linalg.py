@@ -31,6 +31,8 @@ from .index import getitem
 from .scatter import index_add
 from ..core.errors import NoDerivativeRule, ShapeMismatchError
 from ..core.ir import Aval, aval_of
+from ..core.deps import UNKNOWN, Abstract, broadcast_sel, dense
+from ..core.contraction import contract
 
 def shape_tuple(x):
     return tuple(_dims.shape(x))      # Linear markers and Zeros answer np.shape too
@@ -182,10 +184,33 @@ def matmul_batch(args, batched):
     return reshape(out, os[:-2] + (() if vec_x else os[-2:-1]) + (() if vec_y else os[-1:]))
 
 
+def matmul_sparsity(an, ops, outs):
+    """A contraction (``contraction.contract``): ``out[..., i, k]`` reads row ``i`` of ``a`` where
+    ``b``'s column ``k`` may be nonzero, and column ``k`` of ``b`` where ``a``'s row ``i`` may
+    (a constant's zeros are zeros); a 1-D operand is a row or a column, the stacks broadcast."""
+    a, b = ops
+    shape = outs[0].shape
+    if not (a.known_shape and b.known_shape):
+        return dense(shape, a.deps, b.deps)
+    sa = a.shape if len(a.shape) > 1 else (1,) + a.shape
+    sb = b.shape if len(b.shape) > 1 else b.shape + (1,)
+    batch = tuple(np.broadcast_shapes(sa[:-2], sb[:-2]))
+    views, sources = [], []
+    for op, own in ((a, sa), (b, sb)):
+        full = batch + own[-2:]
+        value = np.broadcast_to(np.reshape(op.value, own), full) if op.known else UNKNOWN
+        views.append(Abstract(Aval(full, op.dtype), value, op.deps))
+        sources.append(broadcast_sel(own, full))
+    stack = "".join(chr(ord("a") + k) for k in range(len(batch)))
+    return contract(f"{stack}xy,{stack}yz->{stack}xz", views, shape, sources,
+                    batch + (sa[-2], sb[-1]))
+
+
 matmul_p = register(Primitive("matmul", nargs=2, impl=np.matmul, jvp=matmul_jvp,
                               transpose=matmul_transpose, abstract_eval=matmul_aval,
                               batch=matmul_batch, numpy_scalar=True, zero_rule=ZERO_IF_ANY,
-                              complex_ok=True))
+                              complex_ok=True,
+                              sparsity=matmul_sparsity))
 
 
 def matmul_bind(x, y):

@@ -36,6 +36,7 @@ from .decomp import column_slice, matrix_aval, row_slice, svdvals_jvp
 from ..core.errors import WengertError, user_location
 from .gauge import gauge_check, reverse_only
 from ..core.ir import Aval, aval_of
+from ..core.primitive import DENSE
 
 __all__ = ["qr", "pinv", "lstsq", "RankDeficientError"]
 
@@ -107,7 +108,8 @@ def _extra_columns(primals, complete):
 
 qr_p = register(Primitive("qr", nargs=1, impl=qr_impl, jvp=qr_jvp, transpose=NOT_LINEAR,
                           abstract_eval=qr_aval, multiple_results=True,
-                          jvp_for_grad=reverse_only(qr_jvp, _extra_columns)))
+                          jvp_for_grad=reverse_only(qr_jvp, _extra_columns),
+                          sparsity=DENSE))
 
 
 def qr(a, complete=False):
@@ -154,7 +156,8 @@ def pinv_jvp(primals, tangents, rcond, rtol):
 
 
 pinv_p = register(Primitive("pinv", nargs=1, impl=pinv_impl, jvp=pinv_jvp, transpose=NOT_LINEAR,
-                            abstract_eval=pinv_aval))
+                            abstract_eval=pinv_aval,
+                            sparsity=DENSE))
 
 
 def pinv(a, rcond=None, rtol=None):
@@ -216,7 +219,8 @@ def lstsq_jvp(primals, tangents, rcond):
 
 lstsq_p = register(Primitive("lstsq", nargs=2, impl=lstsq_impl, jvp=lstsq_jvp,
                              transpose=NOT_LINEAR, abstract_eval=lstsq_aval,
-                             multiple_results=True))
+                             multiple_results=True,
+                             sparsity=DENSE))
 
 
 def lstsq(a, b, rcond=None):

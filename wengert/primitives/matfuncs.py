@@ -40,6 +40,7 @@ from .linalg import float_dtype, matmul_bind, matrix_transpose, pad_batched, sha
 from .triangular import real_only
 from ..core.errors import UnsupportedDtypeError, user_location
 from ..core.ir import Aval, aval_of
+from ..core.primitive import DENSE
 
 
 def _float_result(x, a):
@@ -75,7 +76,8 @@ def expm_jvp(primals, tangents):
 
 
 expm_p = register(Primitive("expm", nargs=1, impl=expm_impl, jvp=expm_jvp,
-                            transpose=NOT_LINEAR, abstract_eval=expm_aval))
+                            transpose=NOT_LINEAR, abstract_eval=expm_aval,
+                            sparsity=DENSE))
 
 
 def expm(a):
@@ -155,7 +157,8 @@ def expm_frechet_batch(args, batched):
 expm_frechet_p = register(Primitive(
     "expm_frechet", nargs=2, impl=expm_frechet_impl, jvp=expm_frechet_jvp,
     transpose=expm_frechet_transpose, abstract_eval=expm_frechet_aval,
-    zero_rule=expm_frechet_zero_rule, batch=expm_frechet_batch))
+    zero_rule=expm_frechet_zero_rule, batch=expm_frechet_batch,
+    sparsity=DENSE))
 
 
 def expm_frechet(a, e):
@@ -210,7 +213,8 @@ def sylvester_zero_rule(a, b, q):
 
 sylvester_p = register(Primitive("sylvester", nargs=3, impl=sylvester_impl, jvp=sylvester_jvp,
                                  transpose=sylvester_transpose, abstract_eval=sylvester_aval,
-                                 zero_rule=sylvester_zero_rule))
+                                 zero_rule=sylvester_zero_rule,
+                                 sparsity=DENSE))
 
 
 def sylvester(a, b, q):
@@ -243,7 +247,8 @@ def sqrtm_jvp(primals, tangents):
 
 
 sqrtm_p = register(Primitive("sqrtm", nargs=1, impl=sqrtm_impl, jvp=sqrtm_jvp,
-                             transpose=NOT_LINEAR, abstract_eval=square_real_aval("sqrtm")))
+                             transpose=NOT_LINEAR, abstract_eval=square_real_aval("sqrtm"),
+                             sparsity=DENSE))
 
 
 def sqrtm(a):

@@ -30,6 +30,7 @@ from . import linalg
 from .linalg import batch_shape, float_dtype, matmul_bind, matrix_transpose, pad_batched, shape_tuple, check_square
 from .decomp import adjugate, sym_from_lower
 from ..core.ir import Aval, aval_of
+from ..core.primitive import DENSE
 
 
 # --- solve -------------------------------------------------------------
@@ -68,7 +69,8 @@ def solve_batch(args, batched):
 
 solve_p = register(Primitive("solve", nargs=2, impl=np.linalg.solve, jvp=solve_jvp,
                              transpose=solve_transpose, abstract_eval=solve_aval,
-                             zero_rule=solve_zero_rule, batch=solve_batch, complex_ok=True))
+                             zero_rule=solve_zero_rule, batch=solve_batch, complex_ok=True,
+                             sparsity=DENSE))
 
 
 def solve_bind(a, b):
@@ -98,7 +100,8 @@ def inv_jvp(primals, tangents):
 
 
 inv_p = register(Primitive("inv", nargs=1, impl=np.linalg.inv, jvp=inv_jvp,
-                           transpose=NOT_LINEAR, abstract_eval=inv_aval, complex_ok=True))
+                           transpose=NOT_LINEAR, abstract_eval=inv_aval, complex_ok=True,
+                           sparsity=DENSE))
 
 
 def inv(a):
@@ -133,7 +136,8 @@ def det_jvp(primals, tangents):
 
 
 det_p = register(Primitive("det", nargs=1, impl=np.linalg.det, jvp=det_jvp,
-                           transpose=NOT_LINEAR, abstract_eval=det_aval, complex_ok=True))
+                           transpose=NOT_LINEAR, abstract_eval=det_aval, complex_ok=True,
+                           sparsity=DENSE))
 
 
 def det(a):
@@ -163,7 +167,8 @@ def slogdet_jvp(primals, tangents):
 
 slogdet_p = register(Primitive("slogdet", nargs=1, impl=slogdet_impl, jvp=slogdet_jvp,
                                transpose=NOT_LINEAR, abstract_eval=slogdet_aval,
-                               multiple_results=True, emit=NumpyLike("linalg.slogdet")))
+                               multiple_results=True, emit=NumpyLike("linalg.slogdet"),
+                               sparsity=DENSE))
 
 
 def slogdet(a):
@@ -196,7 +201,8 @@ def cholesky_jvp(primals, tangents):
 
 
 cholesky_p = register(Primitive("cholesky", nargs=1, impl=np.linalg.cholesky, jvp=cholesky_jvp,
-                                transpose=NOT_LINEAR, abstract_eval=cholesky_aval))
+                                transpose=NOT_LINEAR, abstract_eval=cholesky_aval,
+                                sparsity=DENSE))
 
 
 def cholesky(a, upper=False):

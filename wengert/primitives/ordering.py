@@ -25,6 +25,8 @@ from ..core.rules import EmitRule, python_numbers_kept, unary_row
 from ..core.shapes import elementwise_aval, python_operator
 from ..core.pass_rules import BinaryOperator, PythonNumbersKept
 from ..core.ir import Aval, aval_of
+from ..core.primitive import ELEMENTWISE
+from ..core.deps import elementwise
 
 
 # --- abs, sign ---------------------------------------------------------
@@ -61,7 +63,8 @@ class AbsEmit(EmitRule):
 
 abs_p = register(Primitive("abs", nargs=1, impl=operator.abs, jvp=abs_jvp, transpose=NOT_LINEAR,
                            abstract_eval=abs_aval, emit=AbsEmit(), numpy_scalar=True,
-                           complex_ok=True))
+                           complex_ok=True,
+                           sparsity=ELEMENTWISE))
 abs = wrapper_of(abs_p)
 
 
@@ -119,8 +122,27 @@ def maximum_jvp(primals, tangents):
     return out, add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
 
 
+def maximum_sparsity(an, ops, outs):
+    """Elementwise; where both operands are known (a local analysis), the larger one (both
+    at a tie or a NaN, where the jvp splits or propagates)."""
+    return _pick_sparsity(ops, outs, np.greater)
+
+
+def _pick_sparsity(ops, outs, first):
+    x, y = ops
+    keep = None
+    if x.known and y.known:
+        a, b = np.asarray(x.value), np.asarray(y.value)
+        with np.errstate(invalid="ignore"):
+            ax, bx = first(a, b), first(b, a)
+        tie = ~ax & ~bx
+        keep = [ax | tie, bx | tie]
+    return elementwise(outs[0].shape, ops, keep)
+
+
 maximum_p = register(Primitive("maximum", nargs=2, impl=np.maximum, jvp=maximum_jvp,
-                               transpose=NOT_LINEAR, abstract_eval=elementwise_aval("maximum")))
+                               transpose=NOT_LINEAR, abstract_eval=elementwise_aval("maximum"),
+                               sparsity=maximum_sparsity))
 maximum = wrapper_of(maximum_p)
 
 
@@ -132,8 +154,14 @@ def minimum_jvp(primals, tangents):
     return out, add(mul(x_dot, pick_x), mul(y_dot, sub(1.0, pick_x)))
 
 
+def minimum_sparsity(an, ops, outs):
+    """Elementwise; where both are known, the smaller one (see ``maximum_sparsity``)."""
+    return _pick_sparsity(ops, outs, np.less)
+
+
 minimum_p = register(Primitive("minimum", nargs=2, impl=np.minimum, jvp=minimum_jvp,
-                               transpose=NOT_LINEAR, abstract_eval=elementwise_aval("minimum")))
+                               transpose=NOT_LINEAR, abstract_eval=elementwise_aval("minimum"),
+                               sparsity=minimum_sparsity))
 minimum = wrapper_of(minimum_p)
 
 

@@ -21,6 +21,7 @@ from ..core.trace import bind, wrapper_of
 from .arith import div, mul, neg, sub
 from .predicates import trunc
 from .shape import sum_to_shape
+from ..core.deps import elementwise
 
 __all__ = ["fmod", "modf", "frexp", "ldexp"]
 
@@ -51,9 +52,15 @@ def modf_jvp(primals, tangents):
     return (frac, whole), (tangents[0], Zero(aval_of(whole)))
 
 
+def first_part_sparsity(an, ops, outs):
+    """The fraction (mantissa) follows its element; the whole part (exponent) is constant
+    almost everywhere: it depends on nothing."""
+    return elementwise(outs[0].shape, ops), None
+
+
 modf_p = register(Primitive("modf", nargs=1, impl=np.modf, jvp=modf_jvp, transpose=NOT_LINEAR,
                             abstract_eval=_parts_aval, multiple_results=True,
-                            numpy_scalar=True))
+                            numpy_scalar=True, sparsity=first_part_sparsity))
 
 
 def modf(x):
@@ -73,7 +80,8 @@ def frexp_jvp(primals, tangents):
 
 frexp_p = register(Primitive("frexp", nargs=1, impl=np.frexp, jvp=frexp_jvp,
                              transpose=NOT_LINEAR, abstract_eval=frexp_aval,
-                             multiple_results=True, numpy_scalar=True))
+                             multiple_results=True, numpy_scalar=True,
+                             sparsity=first_part_sparsity))
 
 
 def frexp(x):
@@ -96,7 +104,13 @@ def ldexp_transpose(ct, x, i):
     return sum_to_shape(ldexp(ct, i), x.aval.shape), None
 
 
+def ldexp_sparsity(an, ops, outs):
+    """Elementwise; an exponent of 0 still passes the mantissa (not a product's zero)."""
+    return elementwise(outs[0].shape, ops)
+
+
 ldexp_p = register(Primitive("ldexp", nargs=2, impl=np.ldexp, jvp=ldexp_jvp,
                              transpose=ldexp_transpose, abstract_eval=ldexp_aval,
-                             zero_rule=ZERO_IF_ANY, numpy_scalar=True))
+                             zero_rule=ZERO_IF_ANY, numpy_scalar=True,
+                             sparsity=ldexp_sparsity))
 ldexp = wrapper_of(ldexp_p)

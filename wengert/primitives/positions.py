@@ -19,6 +19,7 @@ from ..core.ir import Aval, aval_of
 from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.rules import EmitRule, constant_row
 from ..core.trace import bind
+from ..core.deps import dense, relate
 from .arith import convert
 from .index import DYN, getitem_p
 
@@ -131,10 +132,20 @@ def bincount_weights_transpose(ct, w, x, minlength, length):
     return (ct_w if w.aval.dtype == np.float64 else convert(ct_w, dtype=w.aval.dtype)), None
 
 
+def bincount_weights_sparsity(an, ops, outs, minlength, length):
+    """Bin ``b`` depends on the weights whose position names it (known bins), else on all."""
+    w, x = ops
+    shape = outs[0].shape
+    if not x.known or None in shape:
+        return dense(shape, w.deps)
+    bins = np.asarray(x.value, np.int64).reshape(-1)
+    return relate(shape, w.deps, bins, np.arange(len(bins)))
+
+
 bincount_weights_p = register(Primitive(
     "bincount_weights", nargs=2, impl=bincount_weights_impl, jvp=bincount_weights_jvp,
     transpose=bincount_weights_transpose, abstract_eval=bincount_weights_aval,
-    zero_rule=ZERO_IF_ANY))
+    zero_rule=ZERO_IF_ANY, sparsity=bincount_weights_sparsity))
 
 
 def bincount_weights(w, x, minlength=0, length=None):

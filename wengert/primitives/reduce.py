@@ -26,6 +26,8 @@ from .shape import (
     finish_reduction, kept_shape, normalize_axes, ones_like, reduce_aval, reduce_sum, reduce_sum_p_bind,
     reshape)
 from ..core.ir import Aval, aval_of
+from ..core.primitive import REDUCTION
+from ..core.deps import across, dense, reduce_targets, relate, running
 
 
 def mean(x, axis=None, keepdims=False):
@@ -72,14 +74,40 @@ def reduce_min_impl(x, axes):
     return np.min(x, axis=axes)
 
 
+def reduce_max_sparsity(an, ops, outs, axes):
+    """The reduction's elements; where the operand is known (a local analysis), only those
+    that attain the extremum (every one at a tie: the jvp shares among them)."""
+    return _extremum_sparsity(ops[0], axes, np.max)
+
+
+def reduce_min_sparsity(an, ops, outs, axes):
+    """See ``reduce_max_sparsity``."""
+    return _extremum_sparsity(ops[0], axes, np.min)
+
+
+def _extremum_sparsity(x, axes, extremum):
+    if not x.known_shape:
+        return dense(tuple(d for k, d in enumerate(x.shape) if k not in axes), x.deps)
+    targets, shape = reduce_targets(x.shape, axes)
+    if x.known:
+        v = np.asarray(x.value)
+        best = extremum(v, axis=axes, keepdims=True)
+        hit = ((v == best) | np.isnan(best)).reshape(-1)      # a NaN extremum: nan everywhere
+        targets = np.where(hit, targets, -1)
+    keep = np.nonzero(targets >= 0)[0]
+    return relate(shape, x.deps, targets[keep], keep)
+
+
 reduce_max_p = register(Primitive("reduce_max", nargs=1, impl=reduce_max_impl,
                                   jvp=reduce_max_jvp, transpose=NOT_LINEAR,
                                   abstract_eval=reduce_aval, numpy_scalar=True,
-                                  emit=NumpyAxisCall("max", "axes")))
+                                  emit=NumpyAxisCall("max", "axes"),
+                                  sparsity=reduce_max_sparsity))
 reduce_min_p = register(Primitive("reduce_min", nargs=1, impl=reduce_min_impl,
                                   jvp=reduce_min_jvp, transpose=NOT_LINEAR,
                                   abstract_eval=reduce_aval, numpy_scalar=True,
-                                  emit=NumpyAxisCall("min", "axes")))
+                                  emit=NumpyAxisCall("min", "axes"),
+                                  sparsity=reduce_min_sparsity))
 
 
 def _reduce_max_bind(x, axes):
@@ -118,7 +146,8 @@ def reduce_prod_jvp(primals, tangents, axes):
 reduce_prod_p = register(Primitive("reduce_prod", nargs=1, impl=reduce_prod_impl,
                                    jvp=reduce_prod_jvp, transpose=NOT_LINEAR,
                                    abstract_eval=reduce_aval, numpy_scalar=True,
-                                   emit=NumpyAxisCall("prod", "axes"), complex_ok=True))
+                                   emit=NumpyAxisCall("prod", "axes"), complex_ok=True,
+                                   sparsity=REDUCTION))
 
 
 def _reduce_prod_bind(x, axes):
@@ -257,10 +286,17 @@ class ProdOthersEmit(EmitRule):
                 or prod_others_lines(code, code.atom(ins[0]), ndim, axes, outs[0]))
 
 
+def prod_others_sparsity(an, ops, outs, axes):
+    """Each entry depends on every entry of its slice along ``axes``."""
+    x = ops[0]
+    return across(x.deps, x.shape, x.shape, axes)
+
+
 prod_others_p = register(Primitive("prod_others", nargs=1, impl=prod_others_impl,
                                    jvp=prod_others_jvp, transpose=NOT_LINEAR,
                                    abstract_eval=lambda x, axes: x, emit=ProdOthersEmit(),
-                                   complex_ok=True))
+                                   complex_ok=True,
+                                   sparsity=prod_others_sparsity))
 
 
 def prod_others(x, axes):
@@ -321,10 +357,17 @@ class CumsumEmit(EmitRule):
         return f"{code.np}.cumsum({code.atom(ins[0])}[{flip}], axis={code.param(axis)})[{flip}]"
 
 
+def cumsum_sparsity(an, ops, outs, axis, reverse):
+    """A running sum: each entry depends on those before it along ``axis`` (after it if
+    ``reverse``), and on itself."""
+    return running(ops[0], axis, reverse)
+
+
 cumsum_p = register(Primitive("cumsum", nargs=1, impl=cumsum_impl, jvp=cumsum_jvp,
                               transpose=cumsum_transpose, abstract_eval=cumsum_aval,
                               batch=cumsum_batch, zero_rule=ZERO_IF_ANY, emit=CumsumEmit(),
-                              complex_ok=True))
+                              complex_ok=True,
+                              sparsity=cumsum_sparsity))
 
 
 def cumsum(x, axis=None, reverse=False):

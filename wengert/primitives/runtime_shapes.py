@@ -28,6 +28,7 @@ from ..core.ir import Aval, aval_of
 from ..core.primitive import ZERO_IF_ANY, Primitive, register
 from ..core.rules import EmitRule, constant_row
 from ..core.trace import bind
+from ..core.deps import dense, gather, ids, reduce_targets, relate
 
 __all__ = ["broadcast_like", "sum_like", "length", "has_runtime_length"]
 
@@ -67,10 +68,19 @@ class SumLikeEmit(EmitRule):
             return f"{code.np}.sum({ins[0]}, axis={code.param(eqn.params['axes'])})"
 
 
+def sum_like_sparsity(an, ops, outs, axes, keep):
+    """A reduction over ``axes`` (the kept ones stay as 1s: the same elements in order)."""
+    x, shape = ops[0], outs[0].shape
+    if not x.known_shape or None in shape:
+        return dense(shape, x.deps)
+    targets, _ = reduce_targets(x.shape, axes)
+    return relate(shape, x.deps, targets, np.arange(len(targets)))
+
+
 sum_like_p = register(Primitive("sum_like", nargs=2, impl=sum_like_impl, jvp=sum_like_jvp,
                                 transpose=sum_like_transpose, abstract_eval=sum_like_aval,
                                 zero_rule=ZERO_IF_ANY, numpy_scalar=True, emit=SumLikeEmit(),
-                                complex_ok=True))
+                                complex_ok=True, sparsity=sum_like_sparsity))
 
 
 def sum_like(x, like, axes, keep=()):
@@ -116,10 +126,22 @@ class BroadcastLikeEmit(EmitRule):
         return f"{code.np}.broadcast_to({x}, {code.np}.shape({ins[1]}))"
 
 
+def broadcast_like_sparsity(an, ops, outs, axes):
+    """Each element is the element of ``x`` broadcast to it (``like``'s value does not
+    count); a shape known only at run time: dense."""
+    x, shape = ops[0], outs[0].shape
+    if not x.known_shape or None in shape:
+        return dense(shape, x.deps)
+    pos = ids(x.shape)
+    return gather(shape, x.deps, np.broadcast_to(np.expand_dims(pos, axes) if axes else pos,
+                                                 shape).reshape(-1))
+
+
 broadcast_like_p = register(Primitive(
     "broadcast_like", nargs=2, impl=broadcast_like_impl, jvp=broadcast_like_jvp,
     transpose=broadcast_like_transpose, abstract_eval=broadcast_like_aval,
-    zero_rule=ZERO_IF_ANY, emit=BroadcastLikeEmit(), complex_ok=True))
+    zero_rule=ZERO_IF_ANY, emit=BroadcastLikeEmit(), complex_ok=True,
+    sparsity=broadcast_like_sparsity))
 
 
 def broadcast_like(x, like, axes=None):

@@ -25,6 +25,7 @@ from ..core.shapes import result_dtype, shape_error
 from .index import concatenate
 from .shape import broadcast_to, ones_like, zeros_like
 from ..core.ir import Aval, aval_of
+from ..core.deps import running, union
 
 
 def _take(x, axis, part):
@@ -137,9 +138,16 @@ def linrec_batch(args, batched, axis, reverse):
     return linrec(a, b, axis + 1, reverse)
 
 
+def linrec_sparsity(an, ops, outs, axis, reverse):
+    """``h[i]`` depends on ``a`` and ``b`` up to ``i`` (from ``i`` on if ``reverse``)."""
+    a, b = ops
+    return union(running(a, axis, reverse), running(b, axis, reverse))
+
+
 linrec_p = register(Primitive("linrec", nargs=2, impl=linrec_impl, jvp=linrec_jvp,
                               transpose=linrec_transpose, abstract_eval=linrec_aval,
-                              zero_rule=linrec_zero_rule, batch=linrec_batch))
+                              zero_rule=linrec_zero_rule, batch=linrec_batch,
+                              sparsity=linrec_sparsity))
 
 
 def linrec(a, b, axis, reverse=False):
@@ -164,8 +172,14 @@ def cumprod_jvp(primals, tangents, axis):
     return y, linrec(x, mul(tangents[0], _shift_in(y, axis, ones_like)), axis)
 
 
+def cumprod_sparsity(an, ops, outs, axis):
+    """A running product: each entry depends on those before it and itself."""
+    return running(ops[0], axis)
+
+
 cumprod_p = register(Primitive("cumprod", nargs=1, impl=cumprod_impl, jvp=cumprod_jvp,
-                               transpose=NOT_LINEAR, abstract_eval=cumprod_aval))
+                               transpose=NOT_LINEAR, abstract_eval=cumprod_aval,
+                               sparsity=cumprod_sparsity))
 
 
 def cumprod(x, axis):

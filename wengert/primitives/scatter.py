@@ -22,6 +22,8 @@ from .arith import add_p
 from .index import (DYN, concatenate_p, dummy_array, element_positions, fill_index, float64_element,
                     getitem_p, has_index_arrays, normalize_index)
 from .shape import broadcast_to, reshape, reshape_p, sum_to_shape
+from ..core.primitive import moves
+from ..core.deps import broadcast_sel, dense, ids, relate_all
 
 __all__ = ["index_add", "index_add_p", "index_set", "index_set_p", "IndexUpdater"]
 
@@ -332,16 +334,32 @@ class UpdateLower(LowerRule):
         return new + [Eqn(eqn.prim, [t, *eqn.inputs[1:]], [out], eqn.params)]
 
 
+def index_add_sparsity(an, ops, outs, idx):
+    """Each entry depends on ``x``'s, and on the entries of ``v`` added there: ``v``
+    broadcasts to ``x[idx]``, whose positions are ``getitem``'s on ``x``'s. An index known
+    only at run time may add anywhere."""
+    x, v, *dyn = ops
+    shape = outs[0].shape
+    if not (x.known_shape and v.known_shape) or not all(d.known for d in dyn):
+        return dense(shape, x.deps, v.deps)
+    targets = np.asarray(getitem_p.impl(ids(x.shape), *[d.value for d in dyn], idx=idx))
+    every = np.arange(int(np.prod(x.shape)))
+    return relate_all(shape, [(x.deps, every, every),
+                              (v.deps, targets, broadcast_sel(v.shape, targets.shape))])
+
+
 index_add_p = register(Primitive("index_add", nargs=None, impl=index_add_impl, jvp=index_add_jvp,
                                  transpose=index_add_transpose, abstract_eval=index_add_aval,
                                  batch=index_add_batch, zero_rule=index_add_zero_rule,
                                  emit=FunctionalUpdateEmit(accumulate=True),
-                                 lower=UpdateLower("+=", absorbs=True), complex_ok=True))
+                                 lower=UpdateLower("+=", absorbs=True), complex_ok=True,
+                                 sparsity=index_add_sparsity))
 index_set_p = register(Primitive("index_set", nargs=None, impl=index_set_impl, jvp=index_set_jvp,
                                  transpose=index_set_transpose, abstract_eval=index_add_aval,
                                  batch=index_set_batch, zero_rule=index_set_zero_rule,
                                  emit=FunctionalUpdateEmit(accumulate=False),
-                                 lower=UpdateLower("=", absorbs=False), complex_ok=True))
+                                 lower=UpdateLower("=", absorbs=False), complex_ok=True,
+                                 sparsity=moves(0, 1)))
 
 
 class IndexUpdater:

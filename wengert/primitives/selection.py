@@ -15,6 +15,7 @@ from ..core.trace import wrapper_of
 from ..core.shapes import broadcast_shapes, promotes, result_dtype
 
 from ..core.ir import Aval, aval_of
+from ..core.deps import elementwise
 
 __all__ = ["where", "where_p"]
 
@@ -45,7 +46,18 @@ def where_zero_rule(c, x, y):
     return where(c, instantiate(x), instantiate(y))
 
 
+def where_sparsity(an, ops, outs):
+    """Elementwise in both sides; where the condition is known, the side it picks."""
+    c, x, y = ops
+    keep = None
+    if c.known:
+        cond = np.asarray(c.value, bool)
+        keep = [None, cond, ~cond]
+    return elementwise(outs[0].shape, ops, keep)
+
+
 where_p = register(Primitive("where", nargs=3, impl=np.where, jvp=where_jvp,
                              transpose=where_transpose, abstract_eval=where_aval,
-                             zero_rule=where_zero_rule, batch=BROADCASTING, complex_ok=True))
+                             zero_rule=where_zero_rule, batch=BROADCASTING, complex_ok=True,
+                             sparsity=where_sparsity))
 where = wrapper_of(where_p)

@@ -26,6 +26,7 @@ from ..core.rules import EmitRule
 from ..core.shapes import shape_error
 from ..core.errors import RuntimeLengthError
 from ..core.pass_rules import Algebra, NumpyAxisCall, NumpyLike
+from ..core.primitive import CONSTANT, MOVES, REDUCTION
 
 
 _wrap = wrapper_of
@@ -86,7 +87,8 @@ broadcast_to_p = register(Primitive("broadcast_to", nargs=1, impl=broadcast_to_i
                                     jvp=broadcast_to_jvp, transpose=broadcast_to_transpose,
                                     abstract_eval=broadcast_to_aval, batch=broadcast_to_batch,
                                     zero_rule=ZERO_IF_ANY, algebra=Algebra(expands=True),
-                                    emit=BroadcastToEmit(), complex_ok=True))
+                                    emit=BroadcastToEmit(), complex_ok=True,
+                                    sparsity=MOVES))
 
 
 def broadcast_to(x, shape):
@@ -147,7 +149,8 @@ class ReshapeEmit(EmitRule):
 reshape_p = register(Primitive("reshape", nargs=1, impl=reshape_impl, jvp=reshape_jvp,
                                transpose=reshape_transpose, abstract_eval=reshape_aval,
                                batch=reshape_batch, zero_rule=ZERO_IF_ANY, emit=ReshapeEmit(),
-                               complex_ok=True))
+                               complex_ok=True,
+                               sparsity=MOVES))
 
 
 def reshape(x, shape):
@@ -199,7 +202,8 @@ class TransposeEmit(EmitRule):
 transpose_p = register(Primitive("transpose", nargs=1, impl=transpose_impl, jvp=transpose_jvp,
                                  transpose=transpose_transpose, abstract_eval=transpose_aval,
                                  batch=transpose_batch, zero_rule=ZERO_IF_ANY,
-                                 emit=TransposeEmit(), complex_ok=True))
+                                 emit=TransposeEmit(), complex_ok=True,
+                                 sparsity=MOVES))
 
 
 def transpose(x, perm=None):
@@ -342,7 +346,8 @@ reduce_sum_p = register(Primitive("reduce_sum", nargs=1, impl=reduce_sum_impl, j
                                   transpose=reduce_sum_transpose, abstract_eval=reduce_sum_aval,
                                   numpy_scalar=True, zero_rule=ZERO_IF_ANY,
                                   emit=ReduceSumEmit("sum", "axes"),
-                                  batch=_reduce_batch(reduce_sum_p_bind), complex_ok=True))
+                                  batch=_reduce_batch(reduce_sum_p_bind), complex_ok=True,
+                                  sparsity=REDUCTION))
 
 
 def reduce_sum(x, axes=None, axis=None, keepdims=False):
@@ -376,9 +381,11 @@ def ones_like_jvp(primals, tangents):
 
 zeros_like_p = register(Primitive("zeros_like", nargs=1, impl=zeros_like_impl, jvp=zeros_like_jvp,
                                   transpose=NOT_LINEAR, abstract_eval=like_aval,
-                                  emit=NumpyLike("zeros_like"), complex_ok=True))
+                                  emit=NumpyLike("zeros_like"), complex_ok=True,
+                                  sparsity=CONSTANT))
 zeros_like = _wrap(zeros_like_p)
 ones_like_p = register(Primitive("ones_like", nargs=1, impl=ones_like_impl, jvp=ones_like_jvp,
                                  transpose=NOT_LINEAR, abstract_eval=like_aval,
-                                 emit=NumpyLike("ones_like"), complex_ok=True))
+                                 emit=NumpyLike("ones_like"), complex_ok=True,
+                                 sparsity=CONSTANT))
 ones_like = _wrap(ones_like_p)

@@ -81,6 +81,7 @@ def _loop_aval(name, impl):
                 dtype = cache[key] = np.asarray(impl(*stand_ins, **params)).dtype
         return Aval(shape, dtype)
     abstract_eval.__name__ = f"{name}_abstract_eval"
+    abstract_eval.elementwise = True    # its rows' default ``sparsity`` is ``ELEMENTWISE``
     return abstract_eval
 
 

@@ -39,6 +39,7 @@ from .shape import reshape, sum_to_shape
 from .linalg import batch_shape, float_dtype, matmul_bind, matrix_transpose, pad_batched, shape_tuple, check_square
 from ..core.errors import UnsupportedDtypeError, user_location
 from ..core.ir import Aval, aval_of
+from ..core.primitive import DENSE
 
 
 def _scipy_linalg():
@@ -125,7 +126,8 @@ def solve_triangular_batch(args, batched, lower, trans, unit_diagonal):
 solve_triangular_p = register(Primitive(
     "solve_triangular", nargs=2, impl=solve_triangular_impl, jvp=solve_triangular_jvp,
     transpose=solve_triangular_transpose, abstract_eval=solve_triangular_aval,
-    zero_rule=solve_triangular_zero_rule, batch=solve_triangular_batch))
+    zero_rule=solve_triangular_zero_rule, batch=solve_triangular_batch,
+    sparsity=DENSE))
 
 
 def _solve_tri(a, b, lower, trans, unit_diagonal):
@@ -210,7 +212,8 @@ def lu_factor_jvp(primals, tangents):
 
 lu_factor_p = register(Primitive(
     "lu_factor", nargs=1, impl=lu_factor_impl, jvp=lu_factor_jvp, transpose=NOT_LINEAR,
-    abstract_eval=lu_factor_aval, multiple_results=True))
+    abstract_eval=lu_factor_aval, multiple_results=True,
+    sparsity=DENSE))
 
 
 def lu_factor(a):
