@@ -20,9 +20,18 @@ Every gradient must equal the store-all gradient (rtol 1e-12), else the
 benchmark raises. Targets: CTZ's memory at most 2% of store-all's, and
 binomial with 20 snapshots at most 3x store-all's time (a miss is marked *).
 
+The ``while`` case: the same step as a ``while`` loop on a float clock,
+``while t < 1``, whose trip count (WHILE_STEPS, default 2000) the loop finds
+only when it ends: under the source engine the statement ``while
+wg.checkpointed(t < T):`` against the plain ``while``; under the trace
+engine ``wg.while_loop(..., checkpoint="ctz")`` against
+``checkpoint=None``. Its table gives the same columns; target: the
+checkpointed gradient's peak memory at most 1.5 MB (2000 steps on 1000
+floats; a miss is marked *).
+
 Run from the repository root: ``python -m bench.checkpoint_bench``
 (``--steps 10000`` for a quick run; store-all at 100000 steps holds about
-2.4 GB).
+2.4 GB; ``--case while`` for the ``while`` table alone).
 """
 from __future__ import annotations
 
@@ -34,13 +43,14 @@ import tracemalloc
 import numpy as np
 
 import wengert as wg
-from wengert.control.schedules import count, schedule_of
+from wengert.control.schedules import CTZ, count, schedule_of
 
 SCHEDULES = [("store-all", None, None), ("ctz", "ctz", None), ("binomial s=20", "binomial", 20),
              ("binomial s=100", "binomial", 100)]
 GRAD_RTOL = 1e-12
 MEMORY_TARGET = 0.02        # ctz memory / store-all memory, at most
 TIME_TARGET = 3.0           # binomial(20) time / store-all time, at most
+WHILE_MB_TARGET = 1.5       # the checkpointed while loop's peak memory (MB), at most
 
 
 def make_loss(checkpoint, snapshots):
@@ -72,12 +82,90 @@ def measure(grad_fn, args):
     return g, time.perf_counter() - start, peak / 1e6
 
 
+def while_statement(x, h, T):
+    t = 0.0
+    while t < T:
+        x = x + h * (np.sin(x) - x * x * x)
+        t = t + h
+    return np.sum(x)
+
+
+def while_statement_ckpt(x, h, T):
+    t = 0.0
+    while wg.checkpointed(t < T):
+        x = x + h * (np.sin(x) - x * x * x)
+        t = t + h
+    return np.sum(x)
+
+
+def make_while_loss(checkpoint):
+    def loss(x, h, T):
+        def step(c):
+            t, y = c
+            return t + h, y + h * (np.sin(y) - y * y * y)
+        return np.sum(wg.while_loop(lambda c: c[0] < T, step, (0.0, x), checkpoint=checkpoint)[1])
+    return loss
+
+
+def while_table(n, size, engine):
+    """The ``while`` case: rows of (label, held, recomputed, MB, seconds)."""
+    x0 = np.linspace(-1.0, 1.0, size)
+    args = (x0, 1.0 / n, 1.0 - 0.5 / n)        # n steps of h = 1/n until t reaches 1
+    if engine == "source":
+        fns = [("store-all (while)", while_statement),
+               ("ctz (while wg.checkpointed)", while_statement_ckpt)]
+    else:
+        fns = [("store-all (wg.while_loop)", make_while_loss(None)),
+               ("ctz (wg.while_loop)", make_while_loss("ctz"))]
+    print(f"\nwhile loop: the same step until t reaches 1, {n} steps of a {size}-float state; "
+          f"grad by the {engine} engine\n")
+    rows, ref = [], None
+    for label, fn in fns:
+        g, seconds, mb = measure(wg.grad(fn, engine=engine), args)
+        if ref is None:
+            ref = g
+        else:
+            np.testing.assert_allclose(g, ref, rtol=GRAD_RTOL, atol=0,
+                                       err_msg=f"{label}: gradient differs from store-all's")
+        if label.startswith("store-all"):
+            rows.append((label, n, 0, mb, seconds))
+        else:
+            c = count(CTZ(), n)
+            rows.append((label, c.max_held, c.recomputed, mb, seconds))
+    return rows
+
+
+def print_table(rows, miss_m=lambda label, ratio, mb: "", miss_t=lambda label, ratio: ""):
+    base_mb, base_s = rows[0][3], rows[0][4]
+    print("| schedule | states held | recomputed steps | peak memory (MB) | memory / store-all "
+          "| grad time (s) | time / store-all |")
+    print("|---|---|---|---|---|---|---|")
+    for label, stored, recomputed, mb, seconds in rows:
+        mem_ratio, time_ratio = mb / base_mb, seconds / base_s
+        print(f"| {label} | {stored} | {recomputed} | {mb:.2f}{miss_m(label, mem_ratio, mb)} "
+              f"| {100 * mem_ratio:.2f}% | {seconds:.3f} | {time_ratio:.2f}x"
+              f"{miss_t(label, time_ratio)} |")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=100_000)
+    ap.add_argument("--while-steps", type=int, default=2000)
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--engine", default="source", choices=("source", "trace"))
+    ap.add_argument("--case", default="both", choices=("for", "while", "both"))
     opts = ap.parse_args(argv)
+    if opts.case != "while":
+        for_case(opts)
+    if opts.case != "for":
+        rows = while_table(opts.while_steps, opts.size, opts.engine)
+        print_table(rows, miss_m=lambda label, ratio, mb: "*" if label.startswith("ctz")
+                    and mb > WHILE_MB_TARGET else "")
+        print(f"\ntarget: the checkpointed while loop's peak memory <= {WHILE_MB_TARGET} MB "
+              "(* marks a miss)")
+
+
+def for_case(opts):
     n = opts.steps
     x0 = np.linspace(-1.0, 1.0, opts.size)
     args = (x0, 1.0 / n, n)
@@ -103,16 +191,10 @@ def main(argv=None):
             stored, recomputed = c.max_held, c.recomputed
         rows.append((label, stored, recomputed, mb, seconds))
         del g
-    base_mb, base_s = rows[0][3], rows[0][4]
-    print("| schedule | states held | recomputed steps | peak memory (MB) | memory / store-all "
-          "| grad time (s) | time / store-all |")
-    print("|---|---|---|---|---|---|---|")
-    for label, stored, recomputed, mb, seconds in rows:
-        mem_ratio, time_ratio = mb / base_mb, seconds / base_s
-        miss_m = "*" if label == "ctz" and mem_ratio > MEMORY_TARGET else ""
-        miss_t = "*" if label == "binomial s=20" and time_ratio > TIME_TARGET else ""
-        print(f"| {label} | {stored} | {recomputed} | {mb:.1f} | {100 * mem_ratio:.2f}%{miss_m} "
-              f"| {seconds:.2f} | {time_ratio:.2f}x{miss_t} |")
+    print_table(rows, miss_m=lambda label, ratio, mb: "*" if label == "ctz"
+                and ratio > MEMORY_TARGET else "",
+                miss_t=lambda label, ratio: "*" if label == "binomial s=20"
+                and ratio > TIME_TARGET else "")
     print(f"\ntargets: ctz memory <= {100 * MEMORY_TARGET:.0f}% of store-all's; binomial s=20 "
           f"time <= {TIME_TARGET:.0f}x store-all's (* marks a miss)")
 

@@ -919,6 +919,9 @@ SPECS["env_write"] = PrimSpec(API, reason=(
 for _name in ("checkpoint", "checkpoint_lin", "checkpointed_loop", "loop_forward", "loop_lin",
               "loop_reverse"):
     SPECS[_name] = PrimSpec(API, reason=_CHECKPOINTING)
+for _name in ("checkpointed_while", "while_forward"):
+    SPECS[_name] = PrimSpec(API, reason=_CHECKPOINTING.replace(
+        "control/test_checkpoint.py", "control/test_checkpoint_while.py"))
 
 # x = 2 (k + u), u in (0.2, 0.8), and y near 2: x / y stays away from the jumps
 SPECS["remainder"] = PrimSpec(

@@ -8,7 +8,7 @@ from .api.transforms import (
 from .api.jacobians import jacfwd, jacrev, hessian
 from .api.sparsity import jacobian_sparsity, hessian_sparsity
 from .api.sparse import sparse_jacfwd, sparse_jacrev, sparse_hessian
-from .api.loops import fori_loop
+from .api.loops import fori_loop, while_loop
 from .api.jit import jit
 from .control.custom import custom_jvp, custom_vjp
 from .control.checkpoint_loop import checkpointed
@@ -27,7 +27,7 @@ from .api import (  # noqa: F401  (api.pickling: how transformed functions pickl
     pickling as api_pickle)
 from . import testing
 
-__all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop",
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop", "while_loop",
            "jacrev", "hessian", "make_program", "jit", "custom_jvp", "custom_vjp", "checkpoint",
            "checkpointed", "at", "testing", "stop_gradient", "explain", "debug_nans", "vmap",
            "tree", "jacobian_sparsity", "hessian_sparsity", "sparse_jacfwd", "sparse_jacrev",

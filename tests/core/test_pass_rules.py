@@ -158,7 +158,8 @@ def test_every_control_row_has_a_dce_rule(name):
 
 @pytest.mark.parametrize("name", ["cond", "for_loop", "while_loop", "checkpoint",
                                   "checkpointed_loop", "loop_forward", "loop_reverse",
-                                  "checkpoint_lin", "loop_lin", "host_call"])
+                                  "checkpoint_lin", "loop_lin", "host_call",
+                                  "checkpointed_while", "while_forward"])
 def test_rows_the_code_generator_cannot_spell_write_their_statements(name):
     """A primitive holding sub-Programs (or a call made at run time) has an
     ``emit`` rule that writes its statements: the code generator has no

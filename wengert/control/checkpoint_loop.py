@@ -1,6 +1,7 @@
 """Checkpointed loops: a ``fori_loop`` whose reverse sweep recomputes the
 states its schedule did not store (the region, ``wg.checkpoint``, is in
-``checkpoint``).
+``checkpoint``; the ``while`` loops, whose sweeps reuse ``loop_lin`` and
+``loop_reverse``, in ``checkpoint_while``).
 
     carry   = checkpointed_loop[body, schedule, num_consts, num_carry, length]
                                   (n, *consts, *carry)
@@ -321,22 +322,27 @@ loop_reverse_p = register(Primitive(
 
 # --- the loop marker of the source engine ------------------------------
 class checkpointed:
-    """Marks a ``for`` loop for checkpointing: ``for i in wg.checkpointed(range(n)):``.
+    """Marks a loop for checkpointing: ``for i in wg.checkpointed(range(n)):`` or
+    ``while wg.checkpointed(test):``.
 
-    The source engine turns the loop into one ``checkpointed_loop``, whose reverse
-    sweep stores a few states and recomputes the others. Iterated by Python (the
-    trace engine, or a loop on no traced value) it is just its range.
+    The source engine turns the loop into one ``checkpointed_loop`` (a ``for``)
+    or ``checkpointed_while`` (a ``while``), whose reverse sweep stores a few
+    states and recomputes the others. A ``while`` loop's trip count is known
+    only when it ends: its states are chosen online, as the steps come
+    (``"ctz"`` only). Run by Python (the trace engine, or a loop on no traced
+    value) it is just its range, or its test's truth.
 
     Args:
-        iterable: a ``range``.
+        iterable: a ``range``, or the test of a ``while`` loop.
         schedule: ``"ctz"`` (at most ``floor(log2 n) + 1`` states, O(log n)
             recomputations per step) or ``"binomial"`` (Revolve: ``snapshots``
-            states, the fewest recomputations).
+            states, the fewest recomputations; ``for`` loops only).
         snapshots: the states ``"binomial"`` stores (default ``floor(log2 n) + 1``).
 
     Raises:
         ValueError: no schedule, or an unknown one.
-        UnsupportedSyntax: a ``break`` in the loop, or a loop over another iterable.
+        UnsupportedSyntax: a ``break`` in a ``for`` loop, a loop over another
+            iterable, or ``"binomial"`` on a ``while`` loop.
 
     Example:
         >>> import numpy as np, wengert as wg
@@ -359,6 +365,10 @@ class checkpointed:
 
     def __len__(self):
         return len(self.iterable)
+
+    def __bool__(self):
+        # ``while wg.checkpointed(test):`` run by Python
+        return bool(self.iterable)
 
     def __repr__(self):
         return f"checkpointed({self.iterable!r}, schedule={self.schedule!r})"

@@ -21,6 +21,7 @@ from ...primitives import arith, index as index_mod, ordering
 from ... import control
 from ...control.params import ForParams, WhileParams
 from ...control.checkpoint_loop import checkpointed, checkpointed_loop
+from ...control.checkpoint_while import checkpointed_while, online_schedule
 from .env import EnvObject
 from .blocks import Block, Undefined, as_kinds, assemble
 from .specs import coerce_to, join_spec, spec_of, widens, zeros_of
@@ -292,6 +293,11 @@ def _for_with_break(n, item_of, xs, lead, body, state, names, brk, where, counte
 def while_stmt(cond_fn, body_fn, state, names, lineno):
     where = lineno
     first = probe(cond_fn, *state)
+    schedule = None
+    if isinstance(first, checkpointed):
+        # while wg.checkpointed(test, ...): a checkpointed_while, if structured
+        schedule = online_schedule(first.schedule, f"{where}: ")
+        cond_fn, first = _test_of(cond_fn), first.iterable
     if not is_traced(first) and not any_traced(state):
         # steps run as Python while the test is a Python value; where a step
         # makes it traced (``diff = abs(new - old)``), the rest of the loop
@@ -301,11 +307,11 @@ def while_stmt(cond_fn, body_fn, state, names, lineno):
             state = body_fn(*state)
             c = probe(cond_fn, *state)
             if is_traced(c):
-                return _structured_while(cond_fn, body_fn, state, names, where)
+                return _structured_while(cond_fn, body_fn, state, names, where, schedule)
         return state
 
     try:
-        return _structured_while(cond_fn, body_fn, state, names, where)
+        return _structured_while(cond_fn, body_fn, state, names, where, schedule)
     except NEEDS_CONCRETE:
         if is_traced(first):
             raise
@@ -318,7 +324,15 @@ def while_stmt(cond_fn, body_fn, state, names, lineno):
         return state
 
 
-def _structured_while(cond_fn, body_fn, state, names, where):
+def _test_of(cond_fn):
+    """The test of ``while wg.checkpointed(test)``, without its marker."""
+    def test(*st):
+        c = cond_fn(*st)
+        return c.iterable if isinstance(c, checkpointed) else c
+    return test
+
+
+def _structured_while(cond_fn, body_fn, state, names, where, schedule=None):
     def run_block(st):
         return Block(body_fn, [], st, names, "while_body", where=where,
                      loop=WhileParams)
@@ -329,7 +343,10 @@ def _structured_while(cond_fn, body_fn, state, names, where):
     cc, bc = cblock.consts, block.consts
     cprog = _with_inputs(cblock.prog, len(cc), [aval_of(c) for c in bc], after=True)
     bprog = _with_inputs(block.prog, len(bc), [aval_of(c) for c in cc], after=False)
-    res = control.while_loop(cprog, bprog, cc + bc, block.operands)
+    if schedule is None:
+        res = control.while_loop(cprog, bprog, cc + bc, block.operands)
+    else:
+        res = checkpointed_while(cprog, bprog, cc + bc, block.operands, schedule)
     return _after_loop(names, state, block, res)
 
 

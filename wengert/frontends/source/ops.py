@@ -23,6 +23,7 @@ from ...core.errors import (
 from ...core.ir import Program, Var, aval_of
 from ...primitives import arith, index as index_mod, ordering, scatter, selection
 from ... import control
+from ...control.checkpoint_loop import checkpointed
 from ...numpy import lists as numpy_lists
 from ...core.primitive import TracerBase
 from ...core.inplace import array_value, is_scalar, needs_cast
@@ -122,14 +123,42 @@ def _branch(test, if_true, if_false, what):
     return out
 
 
+def _unmarked(thunk, marks):
+    """``thunk`` giving the test of ``wg.checkpointed(test)`` in place of the
+    marker, which goes to ``marks``."""
+    def run():
+        v = thunk()
+        if isinstance(v, checkpointed):
+            marks.append(v)
+            return v.iterable
+        return v
+    return run
+
+
 def and_(*thunks):
+    """``a and b``. A loop's test ``wg.checkpointed(a) and b`` (or a
+    ``while`` with ``break``: ``not brk and test``) stays marked: the marker
+    wraps the whole test."""
+    marks = []
+    out = _and(*[_unmarked(th, marks) for th in thunks])
+    return checkpointed(out, marks[0].schedule) if marks else out
+
+
+def or_(*thunks):
+    """``a or b``, marked as ``and_``'s is."""
+    marks = []
+    out = _or(*[_unmarked(th, marks) for th in thunks])
+    return checkpointed(out, marks[0].schedule) if marks else out
+
+
+def _and(*thunks):
     val = True
     for k, th in enumerate(thunks):
         v = th()
         if is_traced(v):
             if k + 1 < len(thunks) and _with_effects(thunks[k + 1:]):
                 # ``a and b``: b (and its draws) only where a holds
-                return _branch(v, lambda: and_(*thunks[k + 1:]), lambda: v, "'and'")
+                return _branch(v, lambda: _and(*thunks[k + 1:]), lambda: v, "'and'")
             rest = _all_evaluated(thunks[k + 1:], "'and'")
             out = v
             for r in rest:
@@ -141,13 +170,13 @@ def and_(*thunks):
     return val
 
 
-def or_(*thunks):
+def _or(*thunks):
     val = False
     for k, th in enumerate(thunks):
         v = th()
         if is_traced(v):
             if k + 1 < len(thunks) and _with_effects(thunks[k + 1:]):
-                return _branch(v, lambda: v, lambda: or_(*thunks[k + 1:]), "'or'")
+                return _branch(v, lambda: v, lambda: _or(*thunks[k + 1:]), "'or'")
             out = v
             for r in _all_evaluated(thunks[k + 1:], "'or'"):
                 out = ordering.logical_or(out, r)
