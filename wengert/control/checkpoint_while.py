@@ -33,11 +33,12 @@ import numpy as np
 from ..core.errors import UnsupportedSyntax
 from ..core.ir import Aval, Eqn, Var, aval_of
 from ..core.primitive import (
-    BY_IMPL, DENSE, NOT_LINEAR, Primitive, Zero, instantiate, is_float, register)
+    BY_IMPL, DENSE, NOT_LINEAR, Primitive, Zero, instantiate, is_float, register, PER_LANE)
 from ..core.trace import bind, eval_program
 from ..core.rules import EmitRule
 from .checkpoint import refuse_effects
 from .checkpoint_loop import loop_lin_p
+from .passes import inside_dce
 from .common import with_inputs
 from .loops import coherent_carries
 from .params import SweepParams, WhileParams, join, split
@@ -161,7 +162,7 @@ checkpointed_while_p = register(Primitive(
     linearize=checkpointed_while_linearize,
     linearize_for_vjp=checkpointed_while_linearize_for_vjp, transpose=NOT_LINEAR,
     abstract_eval=checkpointed_while_aval, multiple_results=True, emit=CheckpointedWhileEmit(),
-    complex_ok=True, sparsity=checkpointed_while_sparsity))
+    complex_ok=True, sparsity=checkpointed_while_sparsity, dce=inside_dce, batch=PER_LANE))
 
 
 def checkpointed_while(cond, body, consts, carry, schedule="ctz"):
@@ -252,4 +253,4 @@ def _tuple(names):
 while_forward_p = register(Primitive(
     "while_forward", nargs=None, impl=while_forward_impl, jvp=BY_IMPL, transpose=NOT_LINEAR,
     abstract_eval=while_forward_aval, multiple_results=True, emit=WhileForwardEmit(),
-    complex_ok=True, sparsity=DENSE))
+    complex_ok=True, sparsity=DENSE, dce=inside_dce, batch=PER_LANE))
