@@ -226,13 +226,14 @@ def test_plain_python_runs_the_marker_as_its_test():
 def test_generated_code_runs_the_online_sweep():
     """The source engine's code: the forward sweep takes ``ctz.online()``'s
     actions inside a ``while True`` (no trip count asked for in advance);
-    the reverse sweep is ``loop_reverse``'s over the count it found; no
+    the reverse sweep is ``loop_reverse``'s over the count it found (its schedule a
+    function defined in the code, ``ctz_reverse``); no
     store-all ``while_loop`` is left."""
     prog = wg.make_program(euler_stmt, X, 0.1, _tol(5), engine="source")
     assert "checkpointed_while[" in str(prog) and "schedule=ctz" in str(prog)
     g = wg.grad(euler_stmt, engine="source")
     g(X, 0.1, _tol(5))
-    assert "ctz.online()" in g.source and "ctz.reverse(" in g.source
+    assert "ctz.online()" in g.source and "ctz_reverse(" in g.source
     assert "while True:" in g.source
     names = {e.prim.name for e in g.program.eqns}
     assert {"while_forward", "loop_reverse"} <= names and "while_loop" not in names

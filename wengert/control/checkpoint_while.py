@@ -222,7 +222,7 @@ class WhileForwardEmit(EmitRule):
                           f"{schedule!r} (wengert.control.schedules)")
         store, kind, k, pos, acts = (code.fresh("stored"), code.fresh("action"),
                                      code.fresh("k"), code.fresh("p"), code.fresh("actions"))
-        lines = [code.comment(body.prog) + f": the online forward sweep of {schedule!r}"]
+        lines = [f"# the online forward sweep of {schedule!r}"]
         lines += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o]
         lines += code.assign(carry_in, carry) + code.assign(out_last, carry_in)
         lines += [f"{store} = {{}}", f"{count} = 0", f"{acts} = {sched}.online()",
@@ -234,7 +234,7 @@ class WhileForwardEmit(EmitRule):
                             f"elif {kind} == {STORE}:",
                             code.INDENT + f"{store}[{k}] = {_tuple(carry_in)}",
                             "else:", code.INDENT + f"del {store}[{k}]"])
-        step += code.assign(out_last, carry_in) + [code.comment(body.prog)] + body.lines
+        step += code.assign(out_last, carry_in) + ["# the step"] + body.lines
         step += code.assign(carry_in, body.outputs) + [f"{count} += 1"]
         lines += code.suite(step)
         lines += code.assign(out_carry, carry_in)
