@@ -280,3 +280,28 @@ def test_a_result_whose_length_depends_on_the_values_is_refused(engine):
         wg.vmap(lambda x: np.nonzero(x)[0], engine=engine)(X)
     with pytest.raises(wg.ShapeMismatchError, match="np.where"):
         wg.vmap(lambda x: np.sum(np.unique(x)), engine=engine)(X)
+
+
+class _Recorder:
+    def __init__(self):
+        self.last = None
+
+
+_REC = _Recorder()
+
+
+def _records(x):
+    _REC.last = x
+    return np.sum(x ** 2)
+
+
+def test_an_object_written_under_vmap_of_grad_holds_plain_values_after():
+    """The trace engine's vmap of grad of a function that stores its argument on a global
+    object: afterwards the object holds the batch's values (a NumPy array, one example per
+    row), never a tracer of the finished transform (it once held a BatchTracer: the
+    settling of written objects did not reach through grad to the function's globals)."""
+    X = np.arange(6.0).reshape(3, 2)
+    g = wg.vmap(wg.grad(_records, engine="trace"), engine="trace")(X)
+    np.testing.assert_array_equal(g, 2 * X)
+    assert type(_REC.last) is np.ndarray
+    np.testing.assert_array_equal(_REC.last, X)

@@ -94,6 +94,9 @@ def settle_objects(fun, args, kwargs):
     functions, k = [fun], 0
     while k < len(functions) and k < 32:
         code = getattr(functions[k], "__code__", None)
+        inner = getattr(functions[k], "__wrapped__", None)
+        if code is None and inner is not None and all(inner is not g for g in functions):
+            functions.append(inner)     # a transformed function (vmap of grad of f): f's
         if code is not None:
             glb = getattr(functions[k], "__globals__", {})
             named = [glb[n] for n in code.co_names if n in glb]
@@ -112,10 +115,20 @@ def settle_objects(fun, args, kwargs):
                                                           types.FunctionType)):
             continue
         for name, v in list(held.items()):
-            if isinstance(v, TracerBase) and hasattr(v, "primal"):
-                while isinstance(v, TracerBase) and hasattr(v, "primal") and not v._trace.live:
-                    v = v.primal
-                held[name] = v
+            if isinstance(v, TracerBase):
+                held[name] = _settled(v)
+
+
+def _settled(v):
+    """What a tracer of a finished transform stands for outside it: a jvp's primal, a
+    batch's values (one per example along the leading axis, as ``vmap`` returns them),
+    down to a value that is not a tracer or whose transform is still running."""
+    while isinstance(v, TracerBase) and not v._trace.live:
+        inner = getattr(v, "primal", getattr(v, "val", v))
+        if inner is v:
+            break
+        v = inner
+    return v
 
 
 def _has_contents(cell):
