@@ -32,6 +32,7 @@ Layer: primitives.
 from __future__ import annotations
 
 import builtins
+import sys
 import operator
 
 import numpy as np
@@ -39,6 +40,7 @@ import numpy as np
 from ..core.primitive import NOT_LINEAR, PER_LANE, Primitive, TracerBase, Zero, register
 from ..core.trace import bind
 from ..core.rules import EmitRule
+from ..core.pass_rules import scipy_module
 from ..core.errors import NoDerivativeRule, WengertError, no_rule_message
 from ..core.ir import Aval, Ident, aval_of
 from ..core.primitive import DENSE
@@ -193,6 +195,15 @@ def host_call_jvp(primals, tangents, fn, args, kwargs, outs, checked, where=None
         "mu + sigma * rng.standard_normal(shape)), or give it a rule with wg.custom_jvp")
 
 
+def _special_ufunc(fn):
+    """Whether ``fn`` is a ufunc of ``scipy.special`` (SciPy is imported already where
+    the user's code called one)."""
+    if not isinstance(fn, np.ufunc):
+        return False
+    special = sys.modules.get("scipy.special")
+    return special is not None and getattr(special, fn.__name__, None) is fn
+
+
 class HostCallEmit(EmitRule):
     def statements(self, code, eqn, ins, py, outs, subs):
         """A call made when the code runs: 0 or 1 result."""
@@ -211,6 +222,8 @@ class HostCallEmit(EmitRule):
             callee = "print"
         elif getattr(np.random, getattr(fn, "__name__", ""), None) is fn:
             callee = f"{code.np}.random.{fn.__name__}"
+        elif _special_ufunc(fn):     # a SciPy function without a rule: spelled as the user did
+            callee = f"{scipy_module(code)}.special.{fn.__name__}"
         else:
             callee = code.bind(getattr(fn, "__name__", "host_fn"), fn,
                                f"{getattr(fn, '__qualname__', repr(fn))}, called at each call")
