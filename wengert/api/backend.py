@@ -48,10 +48,14 @@ def stage(name):
     return module
 
 
-def python_function(prog, name=None):
-    """The Python backend's function of ``prog``: lowered for its writer, then written."""
+def python_function(prog, name=None, like=None):
+    """The Python backend's function of ``prog``: lowered for its writer, then written;
+    ``like``: the position of an input of another array library (Dask, CuPy), whose
+    code holds no Python floats standing in for its 0-d arrays (``x.item()`` reads a
+    value) and makes its arrays like that input."""
     writer = stage("backends.python.codegen")
-    return writer.codegen(stage("lower").lower(prog, **writer.CodeWriter.LOWERING), name)
+    options = dict(writer.CodeWriter.LOWERING, **({} if like is None else {"floats": False}))
+    return writer.codegen(stage("lower").lower(prog, **options), name, like=like)
 
 
 def check_backend(backend, engine, fallback=True):

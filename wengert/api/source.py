@@ -41,6 +41,7 @@ from ..frontends import source as source_frontend
 from ..frontends.source import guards as source_guards
 from ..frontends.trace import input_names
 from ..core.ir import Ident, aval_of
+from ..core.atoms import is_duck_array
 from ..core.inplace import is_scalar
 from ..core.primitive import TracerBase
 from ..core.trace import eval_program, tracing
@@ -75,7 +76,8 @@ def _signature(leaves, static, shapes=True):
             # a 0-d array and a NumPy scalar get code of their own: ``x += 1``
             # writes into the one and rebinds the other (``source.make_program``)
             key.append((a.shape if shapes else a.ndim, a.dtype.str, a.weak,
-                        not a.shape and not is_scalar(x)))
+                        not a.shape and not is_scalar(x))
+                       + ((type(x),) if is_duck_array(x) else ()))    # Dask, CuPy: own code
     return tuple(key)
 
 
@@ -303,9 +305,11 @@ class SourceTransformed(Transformed):
         avals, sizes = [aval_of(x) for x in dyn], dims.sizes_of(dyn)
         # staged from avals: the arrays themselves are left out of what the code
         # keeps (it lives in the shared table, after this call's arrays are gone)
-        shell = [np.empty((0,) * x.ndim, x.dtype) if type(x) is np.ndarray else x
-                 for x in leaves]
-        build = functools.partial(self._stage, bool(kwargs), shell, static, in_tree)
+        shell = [np.empty((0,) * x.ndim, x.dtype) if type(x) is np.ndarray or is_duck_array(x)
+                 else x for x in leaves]
+        # on another library's arrays (Dask, CuPy): code that makes its arrays like the first
+        like = next((k for k, x in enumerate(dyn) if is_duck_array(x)), None)
+        build = functools.partial(self._stage, bool(kwargs), shell, static, in_tree, like=like)
         ints = any(type(n) is int for n in sizes)
         symbolic = generic and (ints or any(a.shape for a in avals))
         try:
@@ -356,14 +360,15 @@ class SourceTransformed(Transformed):
             return None
         return check if same_code(compiled.fn, again.fn) else None
 
-    def _stage(self, kwargs, leaves, static, in_tree, avals, ints):
+    def _stage(self, kwargs, leaves, static, in_tree, avals, ints, like=None):
         """The compiled code of a call of ``leaves`` (its arrays may be empty
         stand-ins: only their kind is read; ``kwargs``: whether the last leaf
         group is keyword arguments), staged at
         ``avals`` (one per input) with its int inputs at ``ints`` (one per
         input: a Dim, an int, or None for an array or float input). The
         source Program takes the int inputs as Python values; the derived
-        Program takes them as inputs, and its code reads them by name."""
+        Program takes them as inputs, and its code reads them by name. ``like``: the
+        position of an input of another array library (``Compiled``)."""
         inputs = [_is_input(x, s) for x, s in zip(leaves, static)]
         values = iter(ints)
         staged = [(next(values) if i else None) for i in inputs]
@@ -399,7 +404,7 @@ class SourceTransformed(Transformed):
         in_names = [next(names, "") if v is None else given[k]
                     for k, (i, v) in enumerate(zip(inputs, staged)) if i]
         der = stage(derived, avals, name=f"{prog.name}_{self.name}", in_names=in_names)
-        return Compiled(der, result_tree[0], target=self.target)
+        return Compiled(der, result_tree[0], target=self.target, like=like)
 
 
 def _is_input(leaf, static):

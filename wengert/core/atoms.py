@@ -15,8 +15,9 @@ import math
 import numpy as np
 
 from .context import current as _current_context
+from .errors import ConcretizationError, user_location
 
-__all__ = ["Aval", "aval_of", "Role", "label", "derive", "cotangent_label", "Var", "Lit", "HasAval",
+__all__ = ["Aval", "aval_of", "is_duck_array", "Role", "label", "derive", "cotangent_label", "Var", "Lit", "HasAval",
            "TracerBase"]
 
 
@@ -101,12 +102,46 @@ def aval_of(x):
         return Aval(x.shape, x.dtype)
     if t is list or t is tuple:             # an operand NumPy takes as an array: [3.0, 5.0]
         return aval_of(np.asarray(x))
+    if is_duck_array(x):                    # Dask, CuPy: NumPy's protocols, its own type
+        return Aval(_known_shape(x), x.dtype)
     fail = getattr(x, "fail", None)       # an unassigned variable of converted code
     if callable(fail):                      # says which, and where
         fail()
     raise TypeError(f"not an array value: {type(x).__name__} (a class holding arrays is a "
                     "pytree node once registered: wg.tree.register_dataclass or "
                     "wg.tree.register_node)")
+
+
+def is_duck_array(x):
+    """Whether ``x`` is an array of another library that implements NumPy's
+    protocols (``__array_function__``, or the Array API's
+    ``__array_namespace__``) with a ``shape`` and a NumPy ``dtype``: a Dask or
+    CuPy array. The code wengert runs on it calls NumPy's functions, which
+    hand it to its own library, so it keeps its type (lazy for Dask)."""
+    t = type(x)
+    if t is np.ndarray or isinstance(x, (np.ndarray, np.generic, TracerBase)):
+        return False
+    if not (hasattr(t, "__array_function__") or hasattr(t, "__array_namespace__")):
+        return False
+    return isinstance(getattr(x, "dtype", None), np.dtype) and hasattr(x, "shape")
+
+
+def _known_shape(x):
+    if isinstance(getattr(x, "_meta", None), TracerBase):
+        # a Dask array made from a traced value (``dask_x.dot(w)``: Dask's own method
+        # took ``w`` as an array of its chunks): its derivative would be lost
+        raise ConcretizationError(
+            f"{user_location()}: a traced value was taken into an array of "
+            f"{type(x).__module__.split('.')[0]} (a method of that library's array called "
+            "with it, as dask_x.dot(w)); its derivative would be lost. Call NumPy's "
+            "function instead (np.dot(x, w), x @ w), which differentiates on both arrays")
+    shape = tuple(x.shape)
+    if any(not isinstance(d, (int, np.integer)) for d in shape):   # Dask's nan lengths
+        raise TypeError(
+            f"an array of type {type(x).__name__} of unknown shape {shape} (a Dask array "
+            "whose chunk sizes are unknown, after a boolean mask or an unknown-length read): "
+            "call its compute_chunk_sizes() first, then differentiate")
+    return tuple(int(d) for d in shape)
 
 
 class Role(enum.Enum):

@@ -42,7 +42,8 @@ def has_runtime_length(x):
 
 # --- sum_like ----------------------------------------------------------------------
 def sum_like_impl(x, like, axes, keep):
-    out = np.add.reduce(x, axis=axes, keepdims=bool(keep))
+    out = (np.add.reduce(x, axis=axes, keepdims=bool(keep)) if isinstance(x, np.ndarray)
+           else np.sum(x, axis=axes, keepdims=bool(keep)))     # Dask, CuPy: their own sum
     if keep and len(keep) < len(axes):
         out = np.squeeze(out, axis=tuple(a for a in axes if a not in keep))
     return out

@@ -48,6 +48,7 @@ from ..core.shapes import elementwise_aval
 from .fanout import add_any
 from .shape import sum_to_shape
 from ..core.ir import Eqn, Lit, aval_of
+from ..core.atoms import is_duck_array
 
 __all__ = ["safe_mul_p", "safe_mul", "safe_div_p", "safe_div", "has_nan", "zero_where"]
 
@@ -67,7 +68,7 @@ def zero_where(r, g, f=None):
     type (a Python number, a NumPy scalar or an array)."""
     zero = np.equal(g, 0) if f is None else np.logical_or(np.equal(g, 0), np.equal(f, 0))
     out = np.where(zero, np.zeros((), np.result_type(r)), r)
-    if isinstance(r, np.ndarray):
+    if isinstance(r, np.ndarray) or is_duck_array(r):
         return out
     return type(r)(out[()]) if type(r) in (float, complex) else out[()]
 
@@ -147,6 +148,8 @@ class SafeEmit(EmitRule):
         test = self.test(code, eqn, ins, t)
         if test is None:
             return []
+        if code.lazy:       # another library's arrays: no value read, the select always
+            return [f"{t} = {self.fixed(code, ins, t)}"]
         if eqn.outputs[0].aval.shape == ():
             g, f = ins          # a zero of t's type: the zero guard times 0.0
             zero = f"{g} * 0.0 if not {g} else {f} * 0.0" if self.both else f"{g} * 0.0"
@@ -204,6 +207,8 @@ class SafeLower(ElementwiseLower):
         return tuple(p for p in super().update(eqn) if p == free or (p == 1 and not self.emit.both))
 
     def inplace(self, code, eqn, ins, py, outs, p):
+        if code.lazy:
+            return self.emit.statements(code, eqn, ins, py, outs, {})
         found = self.emit.number_test(eqn, ins)
         lines = super().inplace(code, eqn, ins, py, outs, p)
         if found is None or found[0] == p:
@@ -220,7 +225,10 @@ _MUL_EMIT, _DIV_EMIT = SafeEmit("*", both=True), SafeEmit("/", both=False)
 # --- safe_mul ------------------------------------------------------------
 def _suspect(t, g, f, both):
     """Whether ``t`` (``g * f`` or ``g / f``) may hold a nan that a zero guard
-    made: as ``SafeEmit.check`` tests it."""
+    made: as ``SafeEmit.check`` tests it. On another library's arrays (a Dask
+    array is computed only later) it may, without a look."""
+    if is_duck_array(t) or is_duck_array(g) or is_duck_array(f):
+        return True
     if np.ndim(t) == 0:
         return t != t
     if np.ndim(f) == 0:

@@ -78,6 +78,12 @@ class BroadcastToEmit(EmitRule):
             return None
         shape = eqn.params["shape"]
         text = code.shape(shape)
+        if code.lazy and not eqn.inputs[0].aval.shape:
+            # on another library's arrays (``Emitter.like``): a number fills an array of
+            # that library; its 0-d array is broadcast (a fill reads no value of it)
+            if py[0]:
+                return f"{code.np}.full({text}, {ins[0]}{code.made()})"
+            return f"{code.np}.broadcast_to({ins[0]}, {text}).copy()"
         if not eqn.inputs[0].aval.shape and not _dims.has_dims(shape) \
                 and math.prod(shape) <= _SMALL_FILL:
             return f"{code.np}.full({text}, {ins[0]})"
@@ -292,7 +298,7 @@ def finish_reduction(out, shape, axes, keepdims):
 
 # --- reduce_sum (the transpose of broadcast_to) ---------------------------------------------------
 def reduce_sum_impl(x, axes):
-    if getattr(x, "dtype", None) is not None and x.dtype.kind in "fc":
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "fc":
         return np.add.reduce(x, axis=axes)      # skips np.sum's Python-level dispatch
     if getattr(x, "dtype", None) == np.bool_ and len(axes) == x.ndim:
         return np.int64(np.count_nonzero(x))    # the same count, without int64 adds

@@ -126,10 +126,12 @@ class GeneratedFunction:
         return f"<GeneratedFunction {self.fn.__name__} from {self.filename}>"
 
 
-def codegen(low, name=None):
+def codegen(low, name=None, like=None):
     """Generate, compile and load the Python function of the lowered Program ``low``
-    (``lower.lower(prog, **CodeWriter.LOWERING)``)."""
-    source, namespace, fname, _ = generate_source(low, name)
+    (``lower.lower(prog, **CodeWriter.LOWERING)``); ``like``: the position of an
+    input of another array library (Dask, CuPy) whose type the arrays the code
+    makes take (``Emitter.like``), or None for NumPy's."""
+    source, namespace, fname, _ = generate_source(low, name, like=like)
     filename = f"<wengert-generated-{next(_FILE_NUMBERS)}>"
     # registered before exec, so even an error while loading shows its line;
     # mtime None: linecache.checkcache leaves the entry alone
@@ -160,7 +162,7 @@ class _Block:
         self.outer = outer
 
 
-def generate_source(low, name=None, writer=None):
+def generate_source(low, name=None, writer=None, like=None):
     """(source, namespace, function name, passed) of the lowered ``low``: the text only;
     ``writer``: the ``CodeWriter`` class that spells it (a subclass writes
     the subset another compiler accepts: ``numba.codegen``); ``passed``: the
@@ -196,6 +198,7 @@ def generate_source(low, name=None, writer=None):
                 var_of.setdefault(em.ident(n), v)
             if em.inputs is None:
                 em.inputs = stack[0].inputs     # symbolic lengths read their shapes
+                em.like = None if like is None else em.inputs[like]
         elif kind == "eqn":
             block = stack[-1]
             subs, block.subs = block.subs, []

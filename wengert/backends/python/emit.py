@@ -51,6 +51,21 @@ class Emitter(Namespace):
         # scalars (``lower.facts.python_floats``): a row spells its operands
         # and results accordingly (``x.item(i)`` for an element read)
         self.floats = frozenset()
+        # the name of an input of another array library (Dask, CuPy) when the
+        # code runs on one: the arrays the code makes are made ``like=`` it,
+        # and no value is read to decide what to compute (``lazy``)
+        self.like = None
+
+    @property
+    def lazy(self):
+        """Whether the code runs on arrays of another library (a Dask array's
+        values exist only when computed): no test of a value in the code."""
+        return self.like is not None
+
+    def made(self):
+        """The ``like=`` argument of a call that makes a new array (``np.zeros``,
+        ``np.full``...): of the inputs' library, "" for NumPy's."""
+        return "" if self.like is None else f", like={self.like}"
 
     def dim(self, d):
         """A length: for a symbolic one (``dims``), a name given once at the
@@ -176,18 +191,19 @@ class Emitter(Namespace):
             return None
         dtype = "" if val.dtype == np.float64 else f", {self.dtype(val.dtype)}"
         if recipe[0] == "zeros":
-            return f"{self.np}.zeros({shape}{dtype})"
+            return f"{self.np}.zeros({shape}{dtype}{self.made()})"
         if recipe[0] == "full":
-            return f"{self.np}.full({shape}, {self.dim(recipe[1])})"
+            return f"{self.np}.full({shape}, {self.dim(recipe[1])}{self.made()})"
         if recipe[0] == "arange":
-            return f"{self.np}.arange({self.dim(recipe[1])}).reshape({shape})"
+            return f"{self.np}.arange({self.dim(recipe[1])}{self.made()}).reshape({shape})"
         if recipe[0] == "eye":
             _, rows, cols, k = recipe
-            return (f"{self.np}.eye({self.dim(rows)}, {self.dim(cols)}, {self.dim(k)}{dtype})"
+            return (f"{self.np}.eye({self.dim(rows)}, {self.dim(cols)}, {self.dim(k)}{dtype}"
+                    f"{self.made()})"
                     f".reshape({shape})")
         first = recipe[1]
         fill = self.scalar(float(first) if val.dtype == np.float64 else first)
-        return f"{self.np}.full({shape}, {fill})"     # a NumPy scalar fill keeps its dtype
+        return f"{self.np}.full({shape}, {fill}{self.made()})"   # a NumPy scalar fill keeps its dtype
 
 
     def small_array(self, a):

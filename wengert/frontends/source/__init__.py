@@ -41,6 +41,7 @@ from ...core.primitive import TracerBase as _TracerBase
 from . import runtime as source_runtime
 from .env import materialize, outside_value, static_object
 from ...core.ir import aval_of
+from ...core.atoms import is_duck_array
 from ...core.pytree import flatten, unflatten, with_constants
 from ...core.inplace import is_scalar
 from ...core.staging import locating, stage
@@ -69,12 +70,14 @@ def is_static(leaf):
         return False
     if isinstance(leaf, (bool, int)):
         return True
-    return not isinstance(leaf, (float, complex, _np.ndarray, _np.generic))
+    return not (isinstance(leaf, (float, complex, _np.ndarray, _np.generic))
+                or is_duck_array(leaf))
 
 
 def _is_value(leaf):
     """A leaf the code computes: an array, a number, a traced value."""
-    return isinstance(leaf, (_TracerBase, _np.ndarray, _np.generic, bool, int, float, complex))
+    return (isinstance(leaf, (_TracerBase, _np.ndarray, _np.generic, bool, int, float, complex))
+            or is_duck_array(leaf))
 
 
 def result_leaves(out):
