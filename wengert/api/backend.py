@@ -48,14 +48,15 @@ def stage(name):
     return module
 
 
-def python_function(prog, name=None, like=None):
+def python_function(prog, name=None, like=None, lazy=False):
     """The Python backend's function of ``prog``: lowered for its writer, then written;
     ``like``: the position of an input of another array library (Dask, CuPy), whose
     code holds no Python floats standing in for its 0-d arrays (``x.item()`` reads a
-    value) and makes its arrays like that input."""
+    value) and makes its arrays like that input (``lazy``: a library that computes
+    only when asked, Dask: no branch on a value)."""
     writer = stage("backends.python.codegen")
     options = dict(writer.CodeWriter.LOWERING, **({} if like is None else {"floats": False}))
-    return writer.codegen(stage("lower").lower(prog, **options), name, like=like)
+    return writer.codegen(stage("lower").lower(prog, **options), name, like=like, lazy=lazy)
 
 
 def check_backend(backend, engine, fallback=True):

@@ -26,13 +26,13 @@ from .backend import python_function
 __all__ = ["Compiled", "compile_program", "holds_tracers", "same_code", "scalar_type"]
 
 
-def compile_program(prog, target=None, like=None):
+def compile_program(prog, target=None, like=None, lazy=False):
     """The generated function of a Program: Python, or the ``target``
     backend's (``api.backend.Target``); on another library's arrays (``like``:
     the position of such an input) Python's, which calls NumPy's functions on
     them and so theirs (numba compiles NumPy's arrays only)."""
     if like is not None:
-        return python_function(prog, like=like)
+        return python_function(prog, like=like, lazy=lazy)
     return python_function(prog) if target is None else target.compile(prog)
 
 
@@ -49,7 +49,7 @@ class Compiled:
     """One specialisation: the derived Program, its generated function, and
     how to rebuild the result's structure."""
 
-    def __init__(self, prog, out_tree, shapes=None, target=None, like=None):
+    def __init__(self, prog, out_tree, shapes=None, target=None, like=None, lazy=False):
         # replayed into an outer transformation: the Program simplified as a
         # Program (every equation's operands fit its rule); the code is made
         # from it simplified as code, where NumPy's broadcasting may stand in
@@ -61,7 +61,7 @@ class Compiled:
         # a Program that closes over an outer transformation's values is only
         # ever replayed into that transformation, never turned into code
         self.fn = None if holds_tracers(prog) else compile_program(simplify(prog, copies=True),
-                                                                   target, like)
+                                                                   target, like, lazy)
         self.run = None if self.fn is None else self.fn.fn      # the plain function
         # what it read from outside the function must be as it was (``source.env``)
         self.env_guards, self.env_check = [], None

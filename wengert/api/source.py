@@ -309,7 +309,9 @@ class SourceTransformed(Transformed):
                  else x for x in leaves]
         # on another library's arrays (Dask, CuPy): code that makes its arrays like the first
         like = next((k for k, x in enumerate(dyn) if is_duck_array(x)), None)
-        build = functools.partial(self._stage, bool(kwargs), shell, static, in_tree, like=like)
+        lazy = like is not None and hasattr(dyn[like], "__dask_graph__")
+        build = functools.partial(self._stage, bool(kwargs), shell, static, in_tree, like=like,
+                                  lazy=lazy)
         ints = any(type(n) is int for n in sizes)
         symbolic = generic and (ints or any(a.shape for a in avals))
         try:
@@ -360,7 +362,7 @@ class SourceTransformed(Transformed):
             return None
         return check if same_code(compiled.fn, again.fn) else None
 
-    def _stage(self, kwargs, leaves, static, in_tree, avals, ints, like=None):
+    def _stage(self, kwargs, leaves, static, in_tree, avals, ints, like=None, lazy=False):
         """The compiled code of a call of ``leaves`` (its arrays may be empty
         stand-ins: only their kind is read; ``kwargs``: whether the last leaf
         group is keyword arguments), staged at
@@ -368,7 +370,8 @@ class SourceTransformed(Transformed):
         input: a Dim, an int, or None for an array or float input). The
         source Program takes the int inputs as Python values; the derived
         Program takes them as inputs, and its code reads them by name. ``like``: the
-        position of an input of another array library (``Compiled``)."""
+        position of an input of another array library, ``lazy`` if it is Dask's
+        (``Compiled``)."""
         inputs = [_is_input(x, s) for x, s in zip(leaves, static)]
         values = iter(ints)
         staged = [(next(values) if i else None) for i in inputs]
@@ -404,7 +407,7 @@ class SourceTransformed(Transformed):
         in_names = [next(names, "") if v is None else given[k]
                     for k, (i, v) in enumerate(zip(inputs, staged)) if i]
         der = stage(derived, avals, name=f"{prog.name}_{self.name}", in_names=in_names)
-        return Compiled(der, result_tree[0], target=self.target, like=like)
+        return Compiled(der, result_tree[0], target=self.target, like=like, lazy=lazy)
 
 
 def _is_input(leaf, static):

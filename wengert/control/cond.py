@@ -144,6 +144,8 @@ class CondEmit(EmitRule):
         branches = subs["branches"]
         if len(branches) == 1:
             return code.inline(branches[0], ops, outs)
+        if getattr(code, "lazy", False) and not py[0]:
+            code.refuse_lazy(eqn, "an if (or a choice of branch)")
         if len(branches) == 2 and eqn.inputs[0].aval.dtype.kind == "b":
             # a boolean test: the true branch (1) first, as the user wrote it
             return (["if " + index + ":"] + code.suite(code.inline(branches[1], ops, outs))

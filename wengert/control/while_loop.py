@@ -131,6 +131,8 @@ class WhileEmit(LoopEmit):
         indexed by a Python int. The body may read the condition's values
         (``prepare``)."""
         p = WhileParams.of(eqn.params)
+        if getattr(code, "lazy", False) and not p.cond.outputs[0].aval.weak:
+            code.refuse_lazy(eqn, "a while loop's test")
         cond, body = subs["cond"], subs["body"]
         consts, carry = p.split_operands(ins)
         consts_in, carry_in = p.split_body_inputs(body.inputs)

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .atoms import Aval, Lit, Role, Var, aval_of, derive, label
+from .atoms import Aval, Lit, Role, Var, aval_of, derive, is_duck_array, label
 from .ident import Ident
 from .printing import format_program
 
-__all__ = ["Aval", "Var", "Role", "label", "derive", "Lit", "Eqn", "Program", "verify", "aval_of",
+__all__ = ["Aval", "Var", "Role", "label", "derive", "Lit", "Eqn", "Program", "verify", "aval_of", "is_duck_array",
            "ProgramError", "Ident",
            "sub_programs", "programs_in", "acts", "has_effect", "runs_at_call", "atom_key", "eqn_key", "dce",
            "reached_vars"]

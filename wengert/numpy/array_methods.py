@@ -83,6 +83,11 @@ def _stored_error(where):
 
 def _concrete(self, what):
     val = self.concrete_value
+    if hasattr(val, "__dask_graph__"):      # a Dask array: known at .compute() only
+        raise ConcretizationError(
+            f"{user_location()}: {what} needs the value of a Dask array, which is computed "
+            "only at .compute(): the derivative cannot stay lazy. Write the choice with "
+            "np.where, or compute the input first and differentiate on its NumPy array")
     if val is None:
         batched = self.batched_error(what)
         if batched is not None:

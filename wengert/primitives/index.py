@@ -28,7 +28,7 @@ from .shape import broadcast_to, expand_dims, reshape, transpose
 from .batched import all_batched, batch_size, lane_index, spread, value_shaped
 from ..core.dims import has_dims, slice_length
 from ..core.errors import NonDifferentiableInputError, RuntimeLengthError
-from ..core.ir import Aval, aval_of
+from ..core.ir import Aval, aval_of, is_duck_array
 from ..core.primitive import MOVES, moves
 
 
@@ -143,7 +143,7 @@ def nonzero(x):
 
 # --- getitem -----------------------------------------------------------
 def getitem_impl(x, *dyn, idx):
-    return np.asarray(x)[fill_index(idx, dyn)]
+    return (x if is_duck_array(x) else np.asarray(x))[fill_index(idx, dyn)]
 
 
 def getitem_aval(x, *dyn, idx):

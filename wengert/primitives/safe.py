@@ -148,7 +148,7 @@ class SafeEmit(EmitRule):
         test = self.test(code, eqn, ins, t)
         if test is None:
             return []
-        if code.lazy:       # another library's arrays: no value read, the select always
+        if code.foreign:       # another library's arrays: no value read, the select always
             return [f"{t} = {self.fixed(code, ins, t)}"]
         if eqn.outputs[0].aval.shape == ():
             g, f = ins          # a zero of t's type: the zero guard times 0.0
@@ -207,7 +207,7 @@ class SafeLower(ElementwiseLower):
         return tuple(p for p in super().update(eqn) if p == free or (p == 1 and not self.emit.both))
 
     def inplace(self, code, eqn, ins, py, outs, p):
-        if code.lazy:
+        if code.foreign:
             return self.emit.statements(code, eqn, ins, py, outs, {})
         found = self.emit.number_test(eqn, ins)
         lines = super().inplace(code, eqn, ins, py, outs, p)

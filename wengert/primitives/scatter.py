@@ -26,6 +26,7 @@ from .batched import batch_size, spread
 from .index import batched_index
 from .shape import broadcast_to, reshape, reshape_p, sum_to_shape
 from ..core.primitive import moves
+from ..core.atoms import is_duck_array
 from ..core.deps import broadcast_sel, dense, ids, relate_all
 
 __all__ = ["index_add", "index_add_p", "index_set", "index_set_p", "IndexUpdater"]
@@ -35,7 +36,12 @@ __all__ = ["index_add", "index_add_p", "index_set", "index_set_p", "IndexUpdater
 def _into(x, v):
     """A copy of ``x`` to update with ``v``, and ``v`` as it is stored:
     the update keeps ``x``'s dtype, as NumPy's ``x[i] = v`` and ``x[i] += v``
-    do (a float32 array stays float32, an integer one stores integers)."""
+    do (a float32 array stays float32, an integer one stores integers). On
+    another library's arrays (Dask, CuPy) the copy is of that library, its own."""
+    duck = v if is_duck_array(v) else x if is_duck_array(x) else None
+    if duck is not None:
+        out = np.asarray(x, like=duck).copy()
+        return out, v if np.can_cast(v.dtype, out.dtype, "same_kind") else v.astype(out.dtype)
     out = np.array(x, copy=True)
     v = np.asarray(v)
     return out, v if np.can_cast(v.dtype, out.dtype, "same_kind") else v.astype(out.dtype)

@@ -78,7 +78,7 @@ class BroadcastToEmit(EmitRule):
             return None
         shape = eqn.params["shape"]
         text = code.shape(shape)
-        if code.lazy and not eqn.inputs[0].aval.shape:
+        if code.foreign and not eqn.inputs[0].aval.shape:
             # on another library's arrays (``Emitter.like``): a number fills an array of
             # that library; its 0-d array is broadcast (a fill reads no value of it)
             if py[0]:

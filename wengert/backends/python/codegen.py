@@ -126,12 +126,13 @@ class GeneratedFunction:
         return f"<GeneratedFunction {self.fn.__name__} from {self.filename}>"
 
 
-def codegen(low, name=None, like=None):
+def codegen(low, name=None, like=None, lazy=False):
     """Generate, compile and load the Python function of the lowered Program ``low``
     (``lower.lower(prog, **CodeWriter.LOWERING)``); ``like``: the position of an
     input of another array library (Dask, CuPy) whose type the arrays the code
-    makes take (``Emitter.like``), or None for NumPy's."""
-    source, namespace, fname, _ = generate_source(low, name, like=like)
+    makes take (``Emitter.like``), or None for NumPy's; ``lazy``: that library
+    computes only when asked (Dask)."""
+    source, namespace, fname, _ = generate_source(low, name, like=like, lazy=lazy)
     filename = f"<wengert-generated-{next(_FILE_NUMBERS)}>"
     # registered before exec, so even an error while loading shows its line;
     # mtime None: linecache.checkcache leaves the entry alone
@@ -162,7 +163,7 @@ class _Block:
         self.outer = outer
 
 
-def generate_source(low, name=None, writer=None, like=None):
+def generate_source(low, name=None, writer=None, like=None, lazy=False):
     """(source, namespace, function name, passed) of the lowered ``low``: the text only;
     ``writer``: the ``CodeWriter`` class that spells it (a subclass writes
     the subset another compiler accepts: ``numba.codegen``); ``passed``: the
@@ -198,7 +199,7 @@ def generate_source(low, name=None, writer=None, like=None):
                 var_of.setdefault(em.ident(n), v)
             if em.inputs is None:
                 em.inputs = stack[0].inputs     # symbolic lengths read their shapes
-                em.like = None if like is None else em.inputs[like]
+                em.like, em.lazy = None if like is None else em.inputs[like], lazy
         elif kind == "eqn":
             block = stack[-1]
             subs, block.subs = block.subs, []

@@ -27,6 +27,7 @@ import numpy as np
 from ...core.dims import Dim, Scalar, has_dims
 from ...core.lengths import linear_form, render
 from ...core.ir import Ident
+from ...core.errors import ConcretizationError
 from ...core.literals import NUMPY_NAMES, PY_SCALARS, array_recipe, ufunc_call
 from ...core.primitive import TracerBase
 from ...primitives.index import DYN
@@ -53,14 +54,27 @@ class Emitter(Namespace):
         self.floats = frozenset()
         # the name of an input of another array library (Dask, CuPy) when the
         # code runs on one: the arrays the code makes are made ``like=`` it,
-        # and no value is read to decide what to compute (``lazy``)
+        # and no value is read to decide what to compute (``foreign``); ``lazy``:
+        # that library computes only when asked (Dask): no branch on a value
         self.like = None
+        self.lazy = False
 
     @property
-    def lazy(self):
-        """Whether the code runs on arrays of another library (a Dask array's
-        values exist only when computed): no test of a value in the code."""
+    def foreign(self):
+        """Whether the code runs on arrays of another library: no test of a
+        value in the code (a Dask array's exist only when computed, a GPU's
+        would be copied back)."""
         return self.like is not None
+
+    def refuse_lazy(self, eqn, what):
+        """Raise, when the code runs on a lazy library's arrays (Dask), for ``what``
+        (a branch, a loop's test) whose choice needs a value of one: the user's line."""
+        where = "<unknown>" if eqn.where is None else f"{eqn.where[0]}:{eqn.where[1]}"
+        raise ConcretizationError(
+            f"{where}: {what} depends on the value of an array of another library "
+            f"(a Dask array is computed only at .compute()); the derivative cannot stay "
+            "lazy. Write the choice with np.where, or compute the input first and "
+            "differentiate on its NumPy array")
 
     def made(self):
         """The ``like=`` argument of a call that makes a new array (``np.zeros``,

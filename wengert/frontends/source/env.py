@@ -48,7 +48,7 @@ import numpy as np
 
 from ...core import dims
 from ...core.errors import UnsupportedSyntax, user_location
-from ...core.ir import Aval
+from ...core.ir import Aval, is_duck_array
 from ...core.primitive import TracerBase
 from ...primitives.host import EnvRef, env_read, host_call, out_aval_of
 from .guards import guard, same_value
@@ -84,7 +84,7 @@ def classify(value, ref):
         # place is the method's ``__self__``
         guard(ref, "type", type(value))
         return EnvObject(ref, value, receiver=classify(value.__self__, ref.attr("__self__")))
-    if type(value) is np.ndarray:
+    if type(value) is np.ndarray or is_duck_array(value):    # Dask, CuPy: read as NumPy's
         if value.dtype.kind in "biuc":
             # integers and booleans index (a mask's count of True sets a
             # shape), complex values are computed on by NumPy only (wengert
@@ -98,7 +98,7 @@ def classify(value, ref):
                 f"{ref!r} is an array of dtype {value.dtype}, which the source engine cannot "
                 "read: pass it as an argument, or use engine='trace'",
                 construct="non-numeric global array")
-        guard(ref, "array", (value.shape, value.dtype))
+        guard(ref, "array", (value.shape, value.dtype, type(value)))
         return env_read(ref, Aval(value.shape, value.dtype))
     guard(ref, "type", type(value))
     return EnvObject(ref, value)

@@ -94,8 +94,8 @@ _TESTS = {
 def _guard_test(kind, e, expected, ns):
     """The test of one guard on ``x`` (what was found there now)."""
     if kind == "array":
-        ns[e + "s"], ns[e + "d"] = expected
-        return f"_type(x) is _ndarray and x.shape == {e}s and x.dtype == {e}d"
+        ns[e + "s"], ns[e + "d"], ns[e + "k"] = expected       # (shape, dtype, array type)
+        return f"_type(x) is {e}k and x.shape == {e}s and x.dtype == {e}d"
     if kind != "eq":
         return _TESTS[kind].format(e=e)
     ns[e + "t"] = type(expected)
