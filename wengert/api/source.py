@@ -40,9 +40,8 @@ from ..core.errors import ConcretizationError, PytreeDepthError, UnsupportedSynt
 from ..frontends import source as source_frontend
 from ..frontends.source import guards as source_guards
 from ..frontends.trace import input_names
-from ..core.ir import Ident, aval_of
+from ..core.ir import aval_of
 from ..core.atoms import is_duck_array
-from ..core.inplace import is_scalar
 from ..core.primitive import TracerBase
 from ..core.trace import eval_program, tracing
 from ..core.pytree import flatten, unflatten
@@ -51,34 +50,13 @@ from .transformed import Transformed
 from .lanes import per_example
 from .compiled import Compiled, compile_program, same_code
 from .codes import codes_for, fast_key
+from .keys import call_leaves, is_input, signature, staged_at
 from .fallback import both_reasons, has_source, traced_after_refusal, warn_fallback
 from ..transforms.simplify import simplify
 
 __all__ = ["SourceTransformed", "source_program", "source_inner", "generated"]
 
 
-def _signature(leaves, static, shapes=True):
-    """The cache key of one call: avals of the inputs (their ranks only when
-    not ``shapes``), values of the rest."""
-    key = []
-    for x, s in zip(leaves, static):
-        if s:
-            # a number or string by value; any other object by identity: the
-            # code reads that object's attributes at each call, so an equal but
-            # distinct object (a dataclass) must get code of its own
-            plain = type(x) in (int, bool, str, bytes, type(None)) or isinstance(x, np.generic)
-            if type(x) is int and not shapes:
-                key.append(("int",))        # an int input: its value is a size
-                continue
-            key.append(("static", type(x), x if plain else Ident(x)))
-        else:
-            a = aval_of(x)
-            # a 0-d array and a NumPy scalar get code of their own: ``x += 1``
-            # writes into the one and rebinds the other (``source.make_program``)
-            key.append((a.shape if shapes else a.ndim, a.dtype.str, a.weak,
-                        not a.shape and not is_scalar(x))
-                       + ((type(x),) if is_duck_array(x) else ()))    # Dask, CuPy: own code
-    return tuple(key)
 
 
 _is_static = source_frontend.is_static
@@ -90,19 +68,12 @@ def source_program(fun, args, kwargs=None, avals=None):
     return source_frontend.make_program(fun, args, avals=avals, kwargs=kwargs)
 
 
-def _call_leaves(args, kwargs):
-    """The leaves and tree of a call's arguments: its keyword arguments are
-    inputs like the positional ones (an array passed by keyword is read at
-    each call, never baked into the code)."""
-    return flatten((tuple(args), kwargs) if kwargs else tuple(args))
-
-
 def _program_function(prog, static, leaves, in_tree, out_tree, fun):
     """``prog`` as a Python function of the original arguments (traced values
     in, traced values out), for the trace engine's transforms to act on;
     errors about it name ``fun``, the user's function it was made from."""
     def inner(*args, **kwargs):
-        arg_leaves, _ = _call_leaves(args, kwargs)
+        arg_leaves, _ = call_leaves(args, kwargs)
         dyn = [x for x, s in zip(arg_leaves, static) if not s]
         return unflatten(out_tree, eval_program(prog, dyn))
     # running it twice has no effect outside it (it replays a Program), so a
@@ -207,20 +178,20 @@ class SourceTransformed(Transformed):
                 self._last = compiled
                 return compiled(fast_leaves)
         try:
-            leaves, in_tree = _call_leaves(args, kwargs)
+            leaves, in_tree = call_leaves(args, kwargs)
         except PytreeDepthError:
             self.check(args)        # the error that names the argument, if it is one
             raise
         static = [_is_static(x) for x in leaves]
         if self.lanes and tracing() and any(isinstance(x, TracerBase) for x in leaves):
             return self._on_tracers(args, kwargs, leaves, static, in_tree)
-        key = (in_tree, _signature(leaves, static))
+        key = (in_tree, signature(leaves, static))
         compiled = codes.cache.get(key)
         if compiled is not None and not compiled.valid():
             compiled = None
-        dyn = [x for x, s in zip(leaves, static) if _is_input(x, s)]
+        dyn = [x for x, s in zip(leaves, static) if is_input(x, s)]
         if compiled is None:
-            kind = (key[0], _signature(leaves, static, shapes=False)) + key[2:]
+            kind = (key[0], signature(leaves, static, shapes=False)) + key[2:]
             # code made at other sizes, whose guards hold at these
             sizes = dims.sizes_of(dyn)
             for check, generic in codes.generic.get(kind, ()):
@@ -274,7 +245,7 @@ class SourceTransformed(Transformed):
         interpreter, whose every value is checked (``core.debug``)."""
         self.check(args)
         own = tuple(args)[:len(args) - self.extra] if self.extra else tuple(args)
-        leaves, in_tree = _call_leaves(own, kwargs)
+        leaves, in_tree = call_leaves(own, kwargs)
         static = [_is_static(x) for x in leaves]
         prog, _, _, out_tree = source_program(self.fun, own, kwargs)
         inner = _program_function(prog, static, leaves, in_tree, out_tree, self.fun)
@@ -301,7 +272,7 @@ class SourceTransformed(Transformed):
         context of its own (``context.StagingContext``), which collects the
         guards, the constants of symbolic shape and the checks of what the
         code read from outside the function."""
-        dyn = [x for x, s in zip(leaves, static) if _is_input(x, s)]
+        dyn = [x for x, s in zip(leaves, static) if is_input(x, s)]
         avals, sizes = [aval_of(x) for x in dyn], dims.sizes_of(dyn)
         # staged from avals: the arrays themselves are left out of what the code
         # keeps (it lives in the shared table, after this call's arrays are gone)
@@ -316,7 +287,7 @@ class SourceTransformed(Transformed):
         symbolic = generic and (ints or any(a.shape for a in avals))
         try:
             with StagingContext(symbolic) as ctx:
-                compiled = build(*_staged_at(avals, sizes, symbolic))
+                compiled = build(*staged_at(avals, sizes, symbolic))
         except Exception:       # noqa: BLE001 -- an int used where a Dim is not accepted
             if not (symbolic and ints):
                 raise
@@ -325,13 +296,13 @@ class SourceTransformed(Transformed):
             with StagingContext(symbolic) as ctx:
                 dims.pin(*[dims.int_input(k, n) for k, n in enumerate(sizes)
                            if type(n) is int])
-                compiled = build(*_staged_at(avals, sizes, symbolic, ints=False))
+                compiled = build(*staged_at(avals, sizes, symbolic, ints=False))
         check = None
         if symbolic:
             check = self._holds_elsewhere(compiled, ctx, avals, sizes, build)
         if check is not None:
             compiled.shapes = sizes
-            compiled.respecialize = lambda dyn: build(*_staged_at(
+            compiled.respecialize = lambda dyn: build(*staged_at(
                 [aval_of(x) for x in dyn], dims.sizes_of(dyn), False))(dyn)
         compiled.env_guards = list(ctx.outside.values())
         compiled.env_check = source_guards.guard_function(compiled.env_guards)
@@ -355,7 +326,7 @@ class SourceTransformed(Transformed):
             return None
         try:
             with StagingContext(symbolic=True) as again_ctx:
-                again = build(*_staged_at(avals, other, True))
+                again = build(*staged_at(avals, other, True))
         except Exception:   # noqa: BLE001 -- the code does not generalise; it is still right here
             return None
         if again_ctx.outside.keys() != ctx.outside.keys():
@@ -372,7 +343,7 @@ class SourceTransformed(Transformed):
         Program takes them as inputs, and its code reads them by name. ``like``: the
         position of an input of another array library, ``lazy`` if it is Dask's
         (``Compiled``)."""
-        inputs = [_is_input(x, s) for x, s in zip(leaves, static)]
+        inputs = [is_input(x, s) for x, s in zip(leaves, static)]
         values = iter(ints)
         staged = [(next(values) if i else None) for i in inputs]
         leaves = [x if v is None else v for x, v in zip(leaves, staged)]
@@ -381,7 +352,7 @@ class SourceTransformed(Transformed):
         own = len(leaves)           # fun's own leaves come first (``extra``)
         if self.extra:
             args = tuple(args)[:len(args) - self.extra]
-            own_leaves, own_tree = _call_leaves(args, kwargs)
+            own_leaves, own_tree = call_leaves(args, kwargs)
             own = len(own_leaves)
         n_own = sum(inputs[:own])
         src_avals = [a for a, n in zip(avals[:n_own], ints[:n_own]) if n is None]
@@ -408,24 +379,6 @@ class SourceTransformed(Transformed):
                     for k, (i, v) in enumerate(zip(inputs, staged)) if i]
         der = stage(derived, avals, name=f"{prog.name}_{self.name}", in_names=in_names)
         return Compiled(der, result_tree[0], target=self.target, like=like, lazy=lazy)
-
-
-def _is_input(leaf, static):
-    """Whether a leaf is an input of the generated code: an array or float,
-    or a Python int (a trip count or a length: staged as a ``Dim`` where the
-    code allows, so a new value reuses the code)."""
-    return not static or type(leaf) is int
-
-
-def _staged_at(avals, sizes, symbolic, ints=True):
-    """(avals, int values) to stage at, one per input: symbolic lengths and
-    int inputs when ``symbolic`` (the ints plain when not ``ints``), at
-    ``sizes`` (``dims.sizes_of``)."""
-    if symbolic:
-        avals = dims.symbolic_avals(avals, sizes)
-    values = [None if type(n) is not int else dims.int_input(k, n) if symbolic and ints else n
-              for k, n in enumerate(sizes)]
-    return avals, values
 
 
 def source_inner(fun, args, engine, what):
