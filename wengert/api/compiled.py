@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core.dims import sizes_of
 from ..core.ir import Lit, sub_programs
+from ..core.atoms import as_library
 from ..core.primitive import TracerBase
 from ..core.trace import eval_program
 from ..core.pytree import unflatten
@@ -55,6 +56,7 @@ class Compiled:
         # from it simplified as code, where NumPy's broadcasting may stand in
         # for an explicit broadcast (``simplify(copies=True)``)
         self.program = simplify(prog)
+        self.like = like        # the position of an input of another library (Dask, CuPy)
         self.shapes = shapes    # the input sizes it was staged at (``dims.sizes_of``), when
                                 # its code holds for others too (symbolic sizes)
         self.respecialize = None    # dyn -> outputs, staged at dyn's own shapes
@@ -96,6 +98,8 @@ class Compiled:
                 return self.respecialize(dyn)
             outs = tuple(eval_program(self.program, dyn))
             return outs[0] if self.single else self.result(outs, cast=False)
+        if self.like is not None:       # another library's code: its arrays out (``as_library``)
+            return self.result(tuple(as_library(o, dyn[self.like]) for o in self.run(*dyn)))
         return self.result(self.run(*dyn))
 
     def result(self, outs, cast=True):

@@ -18,6 +18,7 @@ from ..core.errors import NoDerivativeRule
 from .checks import argnums_tuple, check_aux_pair, check_function, check_inputs
 from ..frontends.trace import flat_function
 from ..core.ir import Lit, aval_of, sub_programs
+from ..core.atoms import as_library
 from ..core.primitive import TracerBase, Zero, zeros
 from ..numpy.library import call_rule
 from ..numpy.math_twins import twin_of
@@ -150,11 +151,11 @@ def cast_like(ct, x):
     av = aval_of(x)
     if isinstance(ct, Zero):
         # 0.0 for a Python float; of a length known only at run time, shaped like x then
-        return zeros_like(x) if None in av.shape else zeros(av)
+        return zeros_like(x) if None in av.shape else as_library(zeros(av), x)
     dt = getattr(ct, "dtype", None)
     if dt is not None and dt != av.dtype and dt.kind not in "fc":
         ct = convert(ct, dtype=av.dtype)
-    return cast_exact(ct, av)
+    return as_library(cast_exact(ct, av), x)     # a Dask input's is a Dask array
 
 
 # the advice for a value that is not to be differentiated, where every

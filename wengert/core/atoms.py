@@ -17,7 +17,7 @@ import numpy as np
 from .context import current as _current_context
 from .errors import ConcretizationError, user_location
 
-__all__ = ["Aval", "aval_of", "is_duck_array", "Role", "label", "derive", "cotangent_label", "Var", "Lit", "HasAval",
+__all__ = ["Aval", "aval_of", "is_duck_array", "as_library", "Role", "label", "derive", "cotangent_label", "Var", "Lit", "HasAval",
            "TracerBase"]
 
 
@@ -124,6 +124,20 @@ def is_duck_array(x):
     if not (hasattr(t, "__array_function__") or hasattr(t, "__array_namespace__")):
         return False
     return isinstance(getattr(x, "dtype", None), np.dtype) and hasattr(x, "shape")
+
+
+def as_library(x, like):
+    """``x`` (a NumPy array or scalar) as an array of the library of ``like`` where
+    that is another one (a derivative that reads no value of a Dask input, the
+    gradient of a linear function, is still a Dask array, chunked as the input
+    where it has its shape); anything else as it is."""
+    if not is_duck_array(like) or not isinstance(x, (np.ndarray, np.generic)):
+        return x
+    out = np.asarray(x, like=like)
+    chunks = getattr(like, "chunks", None)
+    if chunks is not None and out.shape == tuple(like.shape) and hasattr(out, "rechunk"):
+        out = out.rechunk(chunks)
+    return out
 
 
 def _known_shape(x):

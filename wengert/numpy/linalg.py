@@ -354,4 +354,5 @@ FUNCTIONS = {
     np.linalg.diagonal: _la_diagonal, np.linalg.tensordot: _la_tensordot,
     np.linalg.cross: _cross, np.linalg.tensorsolve: _tensorsolve,
     np.linalg.tensorinv: _tensorinv,
+    np.matrix_transpose: _matrix_transpose,     # the Array API's, in NumPy's namespace too
 }

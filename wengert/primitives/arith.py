@@ -52,7 +52,7 @@ from .fanout import dup
 from .safe import safe_div, safe_mul
 from .batched import product_batch
 from .shape import broadcast_to, sum_to_shape
-from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of
+from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of, is_duck_array
 
 
 
@@ -358,7 +358,7 @@ conj = wrapper_of(conj_p)
 # returns), which NumPy's promotion treats as weakly typed (NEP 50): it
 # yields to an array's dtype, where a NumPy float64 would not
 def convert_impl(x, dtype, weak=False):
-    out = np.asarray(x).astype(dtype)
+    out = (x if is_duck_array(x) else np.asarray(x)).astype(dtype)   # Dask's stays lazy
     # a 0-d result is a NumPy scalar, as NumPy's own operations give (not a
     # 0-d array, which a user would see as array(0.5))
     return out.item() if weak else out[()]
@@ -400,9 +400,9 @@ class ConvertEmit(EmitRule):
         params = eqn.params
         if set(params) == {"dtype"}:
             dt = np.dtype(params["dtype"])
-            if eqn.outputs[0].aval.shape == () and dt.kind in "fiub" and dt.isnative:
+            if not eqn.outputs[0].aval.shape and dt.kind in "fiub" and dt.isnative and not code.foreign:
                 return f"{code.np}.{dt.name}({ins[0]})"     # a NumPy scalar, as NumPy gives
-            return f"{code.np}.asarray({ins[0]}).astype({code.dtype(dt)})"
+            return f"{code.np}.asarray({ins[0]}{code.made()}).astype({code.dtype(dt)})"
         if params == {"dtype": np.dtype(np.float64), "weak": True}:
             return f"float({ins[0]})"           # a Python float, as math functions return
 

@@ -22,7 +22,7 @@ from ..core.primitive import (
     BROADCASTING, PRIMITIVES, ZERO_IF_ANY, NOT_LINEAR, Primitive, Zero, register)
 from ..core.trace import bind, wrapper_of
 from ..core.dims import as_int
-from ..core.ir import Aval, aval_of
+from ..core.ir import Aval, aval_of, is_duck_array
 from ..core.rules import FRESH, EmitRule
 from ..core.shapes import shape_error
 from ..core.errors import RuntimeLengthError
@@ -38,7 +38,7 @@ _SMALL_FILL = 4096      # up to this size a scalar is broadcast by filling a new
 
 
 def broadcast_to_impl(x, shape):
-    if np.ndim(x) == 0 and math.prod(shape) <= _SMALL_FILL:
+    if np.ndim(x) == 0 and math.prod(shape) <= _SMALL_FILL and not is_duck_array(x):
         # a small fill is cheaper than np.broadcast_to's Python-level checks
         return np.full(shape, x, dtype=np.result_type(x))
     return np.broadcast_to(x, shape)
@@ -300,7 +300,7 @@ def finish_reduction(out, shape, axes, keepdims):
 def reduce_sum_impl(x, axes):
     if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "fc":
         return np.add.reduce(x, axis=axes)      # skips np.sum's Python-level dispatch
-    if getattr(x, "dtype", None) == np.bool_ and len(axes) == x.ndim:
+    if getattr(x, "dtype", None) == np.bool_ and len(axes) == x.ndim and not is_duck_array(x):
         return np.int64(np.count_nonzero(x))    # the same count, without int64 adds
     return np.sum(x, axis=axes)
 
@@ -345,6 +345,8 @@ class ReduceSumEmit(NumpyAxisCall):
         x = eqn.inputs[0].aval
         if x.dtype == np.bool_ and set(eqn.params) == {"axes"} \
                 and len(eqn.params["axes"]) == len(x.shape):
+            if code.foreign:    # another library's count: its 0-d array
+                return f"{code.np}.count_nonzero({ins[0]})"
             return f"{code.np}.int64({code.np}.count_nonzero({ins[0]}))"
         return super().expression(code, eqn, ins, py)
 

@@ -159,7 +159,9 @@ def _is_user_function(f):
     if not isinstance(f, types.FunctionType):
         return False
     mod = getattr(f, "__module__", "") or ""
-    if mod.split(".")[0] in ("numpy", "wengert", "scipy", "builtins", "math", "functools"):
+    # (array_api_compat.array_namespace(x): called, it gives a tracer's namespace, NumPy's)
+    if mod.split(".")[0] in ("numpy", "wengert", "scipy", "builtins", "math", "functools",
+                             "array_api_compat"):
         return False
     if getattr(f, "__wg_source__", None) is not None:
         return False
