@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from .context import current as _current_context
-from .errors import ConcretizationError, user_location
+from .errors import ConcretizationError, ShapeMismatchError, user_location
 
 __all__ = ["Aval", "aval_of", "is_duck_array", "as_library", "Role", "label", "derive", "cotangent_label", "Var", "Lit", "HasAval",
            "TracerBase"]
@@ -151,8 +151,8 @@ def _known_shape(x):
             "function instead (np.dot(x, w), x @ w), which differentiates on both arrays")
     shape = tuple(x.shape)
     if any(not isinstance(d, (int, np.integer)) for d in shape):   # Dask's nan lengths
-        raise TypeError(
-            f"an array of type {type(x).__name__} of unknown shape {shape} (a Dask array "
+        raise ShapeMismatchError(
+            f"{user_location()}: an array of type {type(x).__name__} of unknown shape {shape} (a Dask array "
             "whose chunk sizes are unknown, after a boolean mask or an unknown-length read): "
             "call its compute_chunk_sizes() first, then differentiate")
     return tuple(int(d) for d in shape)

@@ -404,7 +404,7 @@ class ConvertEmit(EmitRule):
                 return f"{code.np}.{dt.name}({ins[0]})"     # a NumPy scalar, as NumPy gives
             return f"{code.np}.asarray({ins[0]}{code.made()}).astype({code.dtype(dt)})"
         if params == {"dtype": np.dtype(np.float64), "weak": True}:
-            return f"float({ins[0]})"           # a Python float, as math functions return
+            return code.refuse_lazy(eqn, "float()") if code.lazy else f"float({ins[0]})"
 
     def python_floats(self, eqn, kinds):
         """A float64 stand-in rounds to a float scalar as an ``np.float64``

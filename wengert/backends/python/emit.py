@@ -72,9 +72,9 @@ class Emitter(Namespace):
         where = "<unknown>" if eqn.where is None else f"{eqn.where[0]}:{eqn.where[1]}"
         raise ConcretizationError(
             f"{where}: {what} depends on the value of an array of another library "
-            f"(a Dask array is computed only at .compute()); the derivative cannot stay "
-            "lazy. Write the choice with np.where, or compute the input first and "
-            "differentiate on its NumPy array")
+            "(a Dask array is computed only at .compute()); the derivative cannot stay "
+            "lazy. Write it with array functions (a choice with np.where), or compute the "
+            "input first and differentiate on its NumPy array")
 
     def made(self):
         """The ``like=`` argument of a call that makes a new array (``np.zeros``,
