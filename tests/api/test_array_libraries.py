@@ -109,6 +109,28 @@ def test_vjp_and_jvp_on_dask_are_lazy_and_equal_numpys(loss, engine):
     np.testing.assert_allclose(t.compute(), np.sum(0.5 * X * want_pb(1.0)[0]), rtol=1e-10)
 
 
+def _field(x):
+    return np.sin(x) * np.sum(x ** 2)
+
+
+def _energy(x):
+    return np.sum(np.sin(x) * x ** 3)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("how", ["jacfwd", "jacrev", "hessian"])
+def test_jacobians_and_hessians_of_dask_inputs_are_lazy_dask_arrays(how, engine):
+    """jacfwd's seed, an identity (``np.eye``, which Dask makes without ``like=``), is
+    converted to the input's library."""
+    x = np.linspace(0.1, 1.0, 6)
+    fun = _energy if how == "hessian" else _field
+    probe = Probe(x, 3)
+    got = getattr(wg, how)(fun, engine=engine)(probe.array)
+    assert isinstance(got, da.Array) and probe.count == 0
+    np.testing.assert_allclose(got.compute(), getattr(wg, how)(fun, engine=engine)(x),
+                               rtol=1e-12, atol=1e-14)
+
+
 def _root_times_first(x):
     return np.sum(np.sqrt(x) * x[0])
 

@@ -212,9 +212,10 @@ class Emitter(Namespace):
             return f"{self.np}.arange({self.dim(recipe[1])}{self.made()}).reshape({shape})"
         if recipe[0] == "eye":
             _, rows, cols, k = recipe
-            return (f"{self.np}.eye({self.dim(rows)}, {self.dim(cols)}, {self.dim(k)}{dtype}"
-                    f"{self.made()})"
-                    f".reshape({shape})")
+            eye = f"{self.np}.eye({self.dim(rows)}, {self.dim(cols)}, {self.dim(k)}{dtype})"
+            if self.like is not None:       # (Dask's eye takes no like=: NumPy's, converted)
+                eye = f"{self.np}.asarray({eye}{self.made()})"
+            return f"{eye}.reshape({shape})"
         first = recipe[1]
         fill = self.scalar(float(first) if val.dtype == np.float64 else first)
         return f"{self.np}.full({shape}, {fill}{self.made()})"   # a NumPy scalar fill keeps its dtype
