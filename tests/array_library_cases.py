@@ -53,8 +53,8 @@ def call(ns, name, x):
 
 
 def doc_list(text, heading):
-    """The names listed under the line ``heading`` of a docs page (a paragraph of
-    backquoted names), in order."""
-    start = text.index(heading) + len(heading)
-    end = text.find("\n\n", text.find("`", start))
+    """The names listed in the paragraph of a docs page that opens with ``heading``,
+    after its ``): ``, backquoted, in order."""
+    start = text.index("): `", text.index(heading)) + 3
+    end = text.find("\n\n", start)
     return re.findall(r"`([a-z_0-9]+)`", text[start:end if end >= 0 else None])

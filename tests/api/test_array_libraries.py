@@ -21,6 +21,7 @@ import wengert as wg
 from wengert.core.errors import ConcretizationError, ShapeMismatchError
 
 from array_library_cases import NAMES, call, doc_list
+from strict_arrays import Strict
 
 da = pytest.importorskip("dask.array", reason="Dask is not installed (pip install wengert[dask])")
 
@@ -265,6 +266,28 @@ def test_array_api_code_checks_against_finite_differences(engine):
     np.testing.assert_allclose(wg.grad(loss, engine=engine)(x0),
                                wg.grad(lambda x: np.mean(np.log(1.0 + np.exp(-(x @ x.T)))),
                                        engine="trace")(x0))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda f: f.__name__)
+def test_no_input_is_forced_to_numpy(loss, engine):
+    """On ``Strict`` arrays (``tests/strict_arrays.py``: NumPy's protocols, refusing conversion
+    to NumPy and NumPy operands, as CuPy does), grad, vjp and jvp run in the input's library:
+    every array either engine makes meets the inputs as one of theirs (once: the trace
+    engine's seeds and the source engine's fills were NumPy's)."""
+    w, X, y = _data()
+    sw, sX, sy = Strict(w), Strict(X), Strict(y)
+    g = wg.grad(loss, argnums=(0, 1), engine=engine)(sw, sX, sy)
+    want = wg.grad(loss, argnums=(0, 1), engine=engine)(w, X, y)
+    assert all(isinstance(a, Strict) for a in g)
+    for a, b in zip(g, want):
+        np.testing.assert_allclose(a.get(), b, rtol=1e-12, atol=1e-14)
+    _, pullback = wg.vjp(lambda X: loss(sw, X, sy), sX, engine=engine)
+    ct, = pullback(1.0)
+    _, t = wg.jvp(lambda X: loss(sw, X, sy), (sX,), (Strict(0.5 * X),), engine=engine)
+    np.testing.assert_allclose(ct.get(), want[1], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(t.get()), np.sum(0.5 * X * want[1]), rtol=1e-10)
+    assert sX.get().tobytes() == X.tobytes()        # the caller's array untouched
 
 
 def _cupy():

@@ -17,7 +17,7 @@ import numpy as np
 from .context import current as _current_context
 from .errors import ConcretizationError, ShapeMismatchError, user_location
 
-__all__ = ["Aval", "aval_of", "is_duck_array", "as_library", "Role", "label", "derive", "cotangent_label", "Var", "Lit", "HasAval",
+__all__ = ["Aval", "aval_of", "is_duck_array", "as_library", "same_library", "Role", "label", "derive", "cotangent_label", "Var", "Lit", "HasAval",
            "TracerBase"]
 
 
@@ -138,6 +138,22 @@ def as_library(x, like):
     if chunks is not None and out.shape == tuple(like.shape) and hasattr(out, "rechunk"):
         out = out.rechunk(chunks)
     return out
+
+
+def same_library(args):
+    """``args`` of one operation, where one is an array of another library (a Dask or
+    CuPy array), with its NumPy arrays made arrays of that library: a value the trace
+    engine made itself (a seed, a cotangent of ones) meets the input's arrays as CuPy
+    takes them (it refuses NumPy's) and as Dask chunks them. Else ``args`` itself."""
+    like = None
+    for a in args:
+        t = type(a)
+        if t is not np.ndarray and t is not float and t is not int and is_duck_array(a):
+            like = a
+            break
+    if like is None:
+        return args
+    return [np.asarray(a, like=like) if type(a) is np.ndarray and a.ndim else a for a in args]
 
 
 def _known_shape(x):

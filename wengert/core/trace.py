@@ -22,7 +22,7 @@ from numpy import asarray, ndarray
 from . import context as _context, debug as _debug, dims as _dims
 from .constants import constant as _constant
 from .ir import Lit, Role, programs_in, runs_at_call
-from .atoms import TracerBase
+from .atoms import TracerBase, same_library
 from .errors import LeakedTracerError, UnsupportedDtypeError, user_location
 from .primitive import ZERO_IF_ANY, Zero, instantiate, is_complex, raise_typed, zeros_of
 
@@ -104,7 +104,7 @@ class EvalTrace(Trace):
                 if a.dtype.kind == "c" if type(a) is ndarray else is_complex(a):
                     raise UnsupportedDtypeError.complex_operand(prim.name)
         try:
-            out = prim.impl(*_dims.plain_numbers(args), **params)
+            out = prim.impl(*_dims.plain_numbers(same_library(args)), **params)
         except ValueError as err:
             raise_typed(prim, args, params, err)
         if _debug.NANS.on:
