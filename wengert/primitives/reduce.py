@@ -26,7 +26,7 @@ from .runtime_shapes import length, sum_like
 from .shape import (
     finish_reduction, kept_shape, normalize_axes, ones_like, reduce_aval, reduce_sum, reduce_sum_p_bind,
     reshape)
-from ..core.ir import Aval, aval_of
+from ..core.ir import Aval, aval_of, is_duck_array
 from ..core.primitive import REDUCTION
 from ..core.deps import across, dense, reduce_targets, relate, running
 
@@ -170,7 +170,7 @@ def reduce_prod(x, axis=None, keepdims=False):
 def prod_others_impl(x, axes):
     with np.errstate(all="ignore"):
         total = np.prod(x, axis=axes, keepdims=True)
-        if (np.all(x) and np.all(np.isfinite(total))
+        if (not is_duck_array(x) and np.all(x) and np.all(np.isfinite(total))
                 and np.all(np.abs(total) >= np.finfo(x.dtype).tiny)):
             return total / x        # no zero, no overflow or underflow: the common case
     # else running products from both ends (no division), the reduced axes
@@ -180,7 +180,8 @@ def prod_others_impl(x, axes):
     flat = moved.reshape(moved.shape[:x.ndim - len(axes)] + (-1,))
     if flat.shape[-1] == 0:
         return x.copy()
-    ones = np.ones(flat.shape[:-1] + (1,), x.dtype)
+    # (of another library's arrays, Dask's or CuPy's: its own ones, no value tested above)
+    ones = np.ones_like(flat[..., :1]) if is_duck_array(x) else np.ones(flat.shape[:-1] + (1,), x.dtype)
     left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
     right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
     return np.moveaxis((left * right).reshape(moved.shape), last, axes)
@@ -267,6 +268,9 @@ def prod_others_lines(code, x, ndim, axes, out):
               f"{right} = {np_}.cumprod({np_}.concatenate([{ones}, {flat}[..., :0:-1]], "
               "axis=-1), axis=-1)[..., ::-1]",
               f"{out} = {both}"]
+    if code.foreign:    # another library's arrays: no value tested, its own ones
+        other[-4] = f"{ones} = {np_}.ones_like({flat}[..., :1])"
+        return other
     test = (f"{np_}.all({x}) and {np_}.all({np_}.isfinite({total})) "
             f"and {np_}.all({np_}.abs({total}) >= {np_}.finfo({x}.dtype).tiny)")
     return [f"with {np_}.errstate(all='ignore'):",
