@@ -225,6 +225,10 @@ def matrix_transpose_(x):
     return np.linalg.matrix_transpose(x)
 
 
+def array_api_matrix_transpose(x):
+    return np.matrix_transpose(x)       # the Array API's, in NumPy's namespace
+
+
 def la_matmul(x, y):
     return np.linalg.matmul(x, y)
 
@@ -430,6 +434,7 @@ CASES = [
            id="vec_first"),
     # NumPy 2's array-API functions
     FnCase("np.linalg.matrix_transpose", matrix_transpose_, (real((2, 3, 4)),)),
+    FnCase("np.matrix_transpose", array_api_matrix_transpose, (real((2, 3, 4)),)),
     FnCase("np.linalg.matmul", la_matmul, (real((2, 3, 4)), real((4, 2)))),
     FnCase("np.linalg.outer", la_outer, (real((3,)), real((4,)))),
     FnCase("np.linalg.vecdot", vecdot_, (real((2, 3)), real((3,)))),
