@@ -13,6 +13,7 @@ array of unknown shape raise typed errors naming the line; the functions listed 
 value: EnvObject``. CuPy: the same on a GPU, skipped (named) where CuPy or a GPU is missing.
 """
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -182,6 +183,18 @@ def test_a_choice_on_a_dask_value_raises_naming_the_line(fun, line, engine):
     assert f"{os.path.basename(__file__)}:{lineno}" in str(err.value)
     if fun is not _floaty:      # (float() of a traced value is refused on NumPy's too)
         assert wg.grad(fun, engine=engine)(np.linspace(0.1, 1.0, 8)).shape == (8,)
+
+
+def test_auto_does_not_fall_back_to_tracing_for_a_choice_on_a_dask_value():
+    """The source engine's refusal is the error (tracing cannot stay lazy either), with no
+    fallback warning; NumPy's arrays keep the source engine's code after it."""
+    g = wg.grad(_branchy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ConcretizationError, match="an if"):
+            g(da.from_array(np.linspace(0.1, 1.0, 8), chunks=4))
+        g(np.linspace(0.1, 1.0, 8))
+    assert "def _branchy_grad" in g.source
 
 
 def test_a_dask_method_given_a_traced_value_raises_instead_of_a_zero_gradient():

@@ -204,7 +204,10 @@ class SourceTransformed(Transformed):
                 compiled, check = self._build(args, kwargs, leaves, static, in_tree,
                                               generic=not tracing())
             except (UnsupportedSyntax, ConcretizationError) as err:
-                if self.engine != "auto":
+                # a choice on a Dask value: tracing cannot make it lazily either (the
+                # function keeps its source code for NumPy's arrays)
+                if self.engine != "auto" or (isinstance(err, ConcretizationError) and any(
+                        hasattr(x, "__dask_graph__") for x in leaves)):
                     raise
                 warn_fallback(self.fun, err, self.target)
                 self.fallback = self.transform(self.fun)
