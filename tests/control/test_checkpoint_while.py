@@ -224,17 +224,26 @@ def test_plain_python_runs_the_marker_as_its_test():
 
 
 def test_generated_code_runs_the_online_sweep():
-    """The source engine's code: the forward sweep takes ``ctz.online()``'s
+    """The source engine's code: the forward sweep takes ``ctz_online()``'s
     actions inside a ``while True`` (no trip count asked for in advance);
     the reverse sweep is ``loop_reverse``'s over the count it found (its schedule a
     function defined in the code, ``ctz_reverse``); no
-    store-all ``while_loop`` is left."""
+    store-all ``while_loop`` is left. Both schedules are functions the code defines: run
+    with NumPy alone bound, it gives the gradient (once the forward sweep read the
+    ``CTZ`` object, bound in the header as ``ctz``: wengert's own)."""
     prog = wg.make_program(euler_stmt, X, 0.1, _tol(5), engine="source")
     assert "checkpointed_while[" in str(prog) and "schedule=ctz" in str(prog)
     g = wg.grad(euler_stmt, engine="source")
     g(X, 0.1, _tol(5))
-    assert "ctz.online()" in g.source and "ctz_reverse(" in g.source
+    assert "ctz_online()" in g.source and "ctz_reverse(" in g.source
+    header = g.source.split("\ndef ")[0].splitlines()[1:]
+    assert "def ctz_online():" in g.source and header == ["#   np = numpy"], header
     assert "while True:" in g.source
+    namespace = {"np": np}
+    exec(g.source, namespace)
+    fname = [line for line in g.source.splitlines() if line.startswith("def ")][-1]
+    got = namespace[fname[4:fname.index("(")]](X, 0.1, _tol(5))
+    _close(got, g(X, 0.1, _tol(5)))
     names = {e.prim.name for e in g.program.eqns}
     assert {"while_forward", "loop_reverse"} <= names and "while_loop" not in names
 

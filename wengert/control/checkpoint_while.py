@@ -42,7 +42,7 @@ from .passes import inside_dce
 from .common import with_inputs
 from .loops import coherent_carries
 from .params import SweepParams, WhileParams, join, split
-from .schedules import ADVANCE, CTZ, STORE, schedule_of
+from .schedules import ADVANCE, CTZ, STORE, ctz_online, schedule_of
 from .while_loop import (
     WhileEmit, while_loop_jvp, while_loop_linearize, while_loop_p, while_loop_sparsity)
 
@@ -210,22 +210,25 @@ def while_forward_aval(*avals, **params):
 class WhileForwardEmit(EmitRule):
     def statements(self, code, eqn, ins, py, outs, subs):
         """The forward sweep: a ``while True`` that breaks on the test, then
-        takes the online schedule's actions of the step (a generator bound
-        in the namespace's schedule object) and runs the step inlined."""
+        takes the online schedule's actions of the step (``ctz_online``, a
+        generator defined in the code) and runs the step inlined."""
         p = WhileParams.of(eqn.params)
         cond, body = subs["cond"], subs["body"]
         consts, carry = p.split_operands(ins)
         consts_in, carry_in = p.split_body_inputs(body.inputs)
         out_carry, (count,), out_last, out_stored = split(outs, p.num_carry, 1, p.num_carry)
         schedule = p.extra["schedule"]
-        sched = code.bind(("ctz", "ctz_schedule"), schedule,
-                          f"{schedule!r} (wengert.control.schedules)")
+        if type(schedule) is CTZ:       # defined in the code: Python alone
+            online = f"{code.define(ctz_online)}()"
+        else:                           # a subclass of the user's: the object
+            online = code.bind(("ctz", "ctz_schedule"), schedule,
+                               f"{schedule!r} (the same at every call)") + ".online()"
         store, kind, k, pos, acts = (code.fresh("stored"), code.fresh("action"),
                                      code.fresh("k"), code.fresh("p"), code.fresh("actions"))
         lines = [f"# the online forward sweep of {schedule!r}"]
         lines += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o]
         lines += code.assign(carry_in, carry) + code.assign(out_last, carry_in)
-        lines += [f"{store} = {{}}", f"{count} = 0", f"{acts} = {sched}.online()",
+        lines += [f"{store} = {{}}", f"{count} = 0", f"{acts} = {online}",
                   "while True:"]
         step = code.inline(cond, consts + carry_in, [])
         step += [f"if not {cond.outputs[0]}:", code.INDENT + "break"]
