@@ -192,15 +192,29 @@ def test_second_order_through_a_checkpointed_while():
     """The trace engine differentiates the sweeps by their impls on concrete
     values: the Hessian equals store-all's. The source engine's code would
     need the trip count while it is generated: a typed error, never a wrong
-    value."""
+    value, naming the user's loop and what to do (once: the impl's ``bool()`` on
+    a symbolic test, naming no loop and advising ``engine='source'``, the engine
+    that failed)."""
     f, ref = euler_fn("ctz"), euler_fn(None)
     x = X[:3]
     for n in (0, 1, 5):
         _close(wg.hessian(f, engine="trace")(x, 0.1, _tol(n)),
                wg.hessian(ref, engine="trace")(x, 0.1, _tol(n)), rtol=1e-10)
     check_grads(lambda x, h: f(x, h, _tol(5)), (x, 0.1), order=2)
-    with pytest.raises(ConcretizationError):
+    with pytest.raises(ConcretizationError, match=r"test_checkpoint_while\.py:58: a second "
+                       r"derivative through a checkpointed while loop.*engine='trace'"):
         wg.hessian(f, engine="source")(x, 0.1, _tol(5))
+    # the statement form: the error names the ``while`` line
+    line = euler_stmt.__code__.co_firstlineno + 2
+    with pytest.raises(ConcretizationError, match=rf"test_checkpoint_while\.py:{line}: "):
+        wg.hessian(euler_stmt, engine="source")(x, 0.1, _tol(5))
+    # the trace engine's Hessian of the statement, against differences of its gradient
+    hess = wg.hessian(euler_stmt, engine="trace")(x, 0.1, _tol(5))
+    for k in range(3):
+        e = np.eye(3)[k]
+        want = fd_jvp(lambda y: wg.grad(euler_stmt, engine="trace")(y, 0.1, _tol(5)),
+                      (x,), (e,))
+        np.testing.assert_allclose(hess[:, k], want, rtol=1e-6, atol=1e-8)
 
 
 def test_binomial_is_refused_on_a_while_loop():

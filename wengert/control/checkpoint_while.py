@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import UnsupportedSyntax
+from ..core.errors import ConcretizationError, UnsupportedSyntax
 from ..core.ir import Aval, Eqn, Var, aval_of
 from ..core.primitive import (
-    BY_IMPL, DENSE, NOT_LINEAR, Primitive, Zero, instantiate, is_float, register, PER_LANE)
-from ..core.trace import bind, eval_program
+    BY_IMPL, DENSE, NOT_LINEAR, Primitive, TracerBase, Zero, instantiate, is_float, register,
+    PER_LANE)
+from ..core.trace import TRACE_STATE, bind, eval_program
 from ..core.rules import EmitRule
 from .checkpoint import refuse_effects
 from .checkpoint_loop import loop_lin_p
@@ -179,6 +180,8 @@ def checkpointed_while(cond, body, consts, carry, schedule="ctz"):
 # --- while_forward -----------------------------------------------------
 def while_forward_impl(*args, **params):
     p = WhileParams.of(params)
+    if any(isinstance(a, TracerBase) and a.concrete_value is None for a in args):
+        _refuse_symbolic()
     consts, state = p.split_operands(args)
     state, last, stored, k = tuple(state), tuple(state), {}, 0
     actions = p.extra["schedule"].online()
@@ -199,6 +202,20 @@ def while_forward_impl(*args, **params):
     stacked = [np.stack([r[m] for r in rows]) if rows else np.zeros((0,) + a.shape, a.dtype)
                for m, a in enumerate(avals)]
     return tuple(join(state, [np.int64(k)], last, stacked))
+
+
+def _refuse_symbolic():
+    """A higher-order derivative reaching the forward sweep where the code is generated
+    (``hessian(f, engine="source")``): the impl's loop would test a symbolic value, and
+    the derivative of the reverse sweep unrolls it over a count known only at run time."""
+    where = TRACE_STATE.where
+    at = f"{where[0]}:{where[1]}: " if where else ""
+    raise ConcretizationError(
+        f"{at}a second derivative through a checkpointed while loop "
+        "(`while wg.checkpointed(...)`) where wengert generates code: its trip count is "
+        "known only when the loop runs, and the derivative of its reverse sweep unrolls "
+        "the loop step by step. Use engine='trace' for this derivative (the loop runs on "
+        "concrete values), or a plain `while` loop (which stores every step)")
 
 
 def while_forward_aval(*avals, **params):
