@@ -114,15 +114,17 @@ def binding(name, what, source, namespace):
     raise AssertionError(f"the header binds {name} = {what}: neither a module nor a constant")
 
 
-def payload(model, write):
+def payload(model, write, keep=None):
     """(items, refused): each derivative program (``functions``, ``VARIANTS``) of
     the corpus, written by ``write(prog)`` -> ``(source, namespace, extra, kept)``
     (``extra``: the arguments after the Program's inputs, or None: the writer refuses the
     program; ``kept``: the code returns its results and the buffers it keeps, numba's),
     with its inputs and the values ``python_function`` gives here; ``refused``: the ids
-    ``write`` refused."""
+    ``write`` refused; ``keep(id)``: the functions to take (default all)."""
     items, refused = [], []
     for pid, fn, args, engine in functions(model):
+        if keep is not None and not keep(pid):
+            continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
@@ -198,8 +200,15 @@ for item in items:
         ns[name] = importlib.import_module(what) if kind == "module" else what
     try:
         exec(compile(item["source"], "<" + item["id"] + ">", "exec"), ns)
+        if item["jit"]:         # numba's text: every function it defines compiled
+            import numba
+            for name in re.findall(r"^def (\w+)\(", item["source"], re.M):
+                ns[name] = numba.njit(ns[name])
         fname = re.findall(r"^def (\w+)\(", item["source"], re.M)[-1]
-        got = ns[fname](*item["inputs"])
+        inputs = item["inputs"]
+        if item["jit"]:         # as wengert calls numba's code: 0-d arrays as scalars
+            inputs = [a[()] if type(a) is np.ndarray and a.ndim == 0 else a for a in inputs]
+        got = ns[fname](*inputs)
         if item["scratch"]:
             got = got[0]            # numba's code: (results, the buffers it keeps)
         assert len(got) == len(item["want"]), "number of results"
@@ -223,11 +232,12 @@ sys.exit(1 if failures or loaded else 0)
 BLOCKED = ["wengert", "model", "cases", "source_cases", "fn_cases", "golden_listings"]
 
 
-def run_fresh(items, folder, rtol=0.0):
+def run_fresh(items, folder, rtol=0.0, jit=False):
     """Run ``items`` (``payload``'s) in a new ``python -I`` process where wengert cannot be
-    imported; each result equal to the one computed here (``rtol`` 0), or close to it."""
+    imported; each result equal to the one computed here (``rtol`` 0), or close to it;
+    ``jit``: each function the text defines is ``numba.njit``-ed there first."""
     for item in items:
-        item["rtol"] = rtol
+        item["rtol"], item["jit"] = rtol, jit
     data = folder / "programs.pickle"
     data.write_bytes(pickle.dumps(items))     # loaded there with wengert's import refused
     script = folder / "runner.py"

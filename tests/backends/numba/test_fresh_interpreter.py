@@ -56,3 +56,13 @@ def test_every_numba_code_runs_in_a_fresh_interpreter(tmp_path):
     assert len(items) > 1200, (len(items), len(refused))
     assert "reuse_" in "".join(i["source"] for i in items)
     F.run_fresh(items, tmp_path, rtol=1e-10)
+
+
+def test_the_golden_programs_numba_code_compiles_without_wengert(tmp_path):
+    """The texts of ``docs/generated-code-numba.md``'s programs (their primal, jvp and
+    vjp), each function they define ``numba.njit``-ed in the fresh process: numba
+    compiles them as written, and they give the Python backend's values."""
+    model, _ = F.GL.load_model(str(tmp_path))
+    items, refused = F.payload(model, numba_text, keep=lambda pid: pid.startswith("golden-"))
+    assert len(items) >= 20 and any("def reuse_" in i["source"] for i in items), refused
+    F.run_fresh(items, tmp_path, rtol=1e-10, jit=True)
