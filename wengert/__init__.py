@@ -14,7 +14,7 @@ from .control.custom import custom_jvp, custom_vjp
 from .control.checkpoint_loop import checkpointed
 from .api.checkpoint import checkpoint
 from .api.explain import explain
-from .api.debug import debug_nans
+from .api.debug import debug_nans, nan_safe
 from .api.vmap import vmap
 from .api import tree
 from .primitives.scatter import IndexUpdater as at
@@ -29,7 +29,8 @@ from . import testing
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "linearize", "linear_transpose", "jacfwd", "fori_loop", "while_loop",
            "jacrev", "hessian", "make_program", "jit", "custom_jvp", "custom_vjp", "checkpoint",
-           "checkpointed", "at", "testing", "stop_gradient", "explain", "debug_nans", "vmap",
+           "checkpointed", "at", "testing", "stop_gradient", "explain", "debug_nans", "nan_safe",
+           "vmap",
            "tree", "jacobian_sparsity", "hessian_sparsity", "sparse_jacfwd", "sparse_jacrev",
            "sparse_hessian",
            "WengertError", "NonScalarOutputError", "NonDifferentiableInputError",

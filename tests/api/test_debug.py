@@ -2,7 +2,9 @@
 option, raises ``FloatingPointError`` at the first nan produced in the value,
 a tangent or a cotangent, naming the user's line whose value or derivative
 produced it, in both engines; off, nothing is checked and the source engine
-runs its generated code again.
+runs its generated code again. ``wg.nan_safe`` (on by default) keeps exact
+zeros through singular functions' rules; off, the plain products (and nan at
+a masked singular point) are generated, each setting with its own code.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ def _quiet_and_off():
         warnings.simplefilter("ignore", RuntimeWarning)
         yield
     assert not NANS.on, "a test left debug_nans on"
+    assert NANS.safe, "a test left nan_safe off"
 
 
 def _line(fn, text):
@@ -129,8 +132,74 @@ def test_the_source_engine_runs_its_code_again_when_off():
         g(x)
     assert g.generations == 0           # checked: interpreted, no code made
     g(x)
-    assert g.generations == 1 and "np.isnan(" in g.source
+    assert g.generations == 1 and ".sum()) != " in g.source
 
 
 def test_it_is_public():
-    assert "debug_nans" in wg.__all__
+    assert "debug_nans" in wg.__all__ and "nan_safe" in wg.__all__
+
+
+# --- wg.nan_safe: the guarded products, on by default -------------------------------
+
+def sqrt_sum(x):
+    return np.sum(np.sqrt(x))
+
+
+def tril_sqrt(x):
+    return np.sum(np.tril(np.sqrt((x[:, None] - x[None, :]) ** 2), -1))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_nan_safe_on_by_default_off_gives_the_plain_products_nan(engine):
+    """Off, the masked diagonal's 0 * inf is nan again (JAX's answer); on
+    (the default, and again after the block) the one-sided [1, -1]."""
+    x = np.array([1.5, -0.7])
+    g = wg.grad(tril_sqrt, engine=engine)
+    assert wg.nan_safe.enabled()
+    np.testing.assert_array_equal(g(x), [1.0, -1.0])
+    with wg.nan_safe(False):
+        assert not wg.nan_safe.enabled()
+        assert np.all(np.isnan(g(x)))
+        assert np.all(np.isnan(wg.grad(tril_sqrt, engine=engine)(x)))
+        # forward mode: a zero tangent at sqrt's singular point
+        _, t = wg.jvp(sqrt_sum, (np.array([0.0, 4.0]),), (np.array([0.0, 1.0]),),
+                      engine=engine)
+        assert np.isnan(t)
+    assert wg.nan_safe.enabled()
+    np.testing.assert_array_equal(g(x), [1.0, -1.0])
+    _, t = wg.jvp(sqrt_sum, (np.array([0.0, 4.0]),), (np.array([0.0, 1.0]),), engine=engine)
+    assert t == 0.25
+
+
+def test_nan_safe_off_generates_the_plain_product_rule():
+    """The Program holds safe_mul/safe_div on, mul/div off; each setting keeps
+    its own generated code (neither is run under the other)."""
+    x = np.array([1.5, -0.7])
+    on = wg.make_program(wg.grad(tril_sqrt), x)
+    with wg.nan_safe(False):
+        off = wg.make_program(wg.grad(tril_sqrt), x)
+    assert "safe_div" in str(on) and "safe_" not in str(off), str(off)
+    g = wg.grad(tril_sqrt, engine="source")
+    g(x)
+    assert ".sum()) != " in g.source
+    with wg.nan_safe(False):
+        g(x)
+        assert ".sum()) != " not in g.source and "np.where" not in g.source, g.source
+    assert g.generations == 1               # the shared table of the setting that is on
+    g(x)
+    assert ".sum()) != " in g.source
+
+
+def test_nan_safe_the_context_restores_and_the_option_holds():
+    with wg.nan_safe(False):
+        with wg.nan_safe():
+            assert wg.nan_safe.enabled()
+        assert not wg.nan_safe.enabled()
+    assert wg.nan_safe.enabled()
+    wg.nan_safe(False)
+    try:
+        assert not wg.nan_safe.enabled()
+        assert np.isnan(wg.grad(masked, engine="trace")(np.array([0.0, 4.0]))[0])
+    finally:
+        wg.nan_safe(True)
+    assert wg.nan_safe.enabled()

@@ -11,6 +11,7 @@ engine, or a raw error, or nan (``test_*`` docstrings say which).
 """
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -340,6 +341,66 @@ def test_an_exception_only_the_values_decide_is_refused_naming_the_line():
                                                    r"whether cholesky raises LinAlgError"):
         wg.grad(cholesky_or_identity, engine="source")(X)
     check(cholesky_or_identity, X, engines=("trace", "auto"))
+
+
+RS = np.random.RandomState(0)
+OPTS = {"a": 0.5}
+
+
+def draw_under_key_lookup(x):
+    s = np.sum(x ** 2)
+    for i in range(2):
+        try:
+            s = s + OPTS["a"] * RS.randn() + OPTS["a"] * x[i]
+        except KeyError:
+            s = s + x[i] ** 3
+        finally:
+            s = s + 0.7
+    try:
+        s = s + float(np.sum(RS.randn(2))) * OPTS["missing"]
+    except KeyError:
+        s = s + np.mean(x)
+    return s
+
+
+def draw_of_traced_scale_under_value_error(x):
+    try:
+        s = np.sum(x) + RS.normal(0.0, np.abs(x[0]))
+    except ValueError:
+        s = np.sum(x)
+    return s
+
+
+def clock_under_key_error(x):
+    try:
+        s = np.sum(x) + 0.0 * time.time()
+    except KeyError:
+        s = np.sum(x)
+    return s
+
+
+def test_a_key_error_around_a_random_draw_is_decided_while_staging():
+    """Once refused ("whether host_call raises Exception depends on the values"):
+    a draw of NumPy's generator with fixed arguments cannot raise KeyError, so the
+    except clause is taken exactly when the dict lookup (decided while staging)
+    fails; the draws do not change the gradient."""
+    want = 2.0 * X + np.array([0.5, 0.5, 0.0]) + 1.0 / 3.0
+    for engine in ENGINES:
+        assert_close(wg.grad(draw_under_key_lookup, engine=engine)(X), want, 1e-12)
+    g = wg.grad(draw_under_key_lookup, engine="source")
+    g(X)
+    assert "randn(" in g.source
+
+
+def test_a_draw_of_traced_parameters_or_a_user_call_is_still_refused():
+    """A draw whose scale is traced may raise ValueError when the code runs (a
+    negative scale), any other call made at run time (the clock, I/O, a C method)
+    anything: refused, with the reason and the line."""
+    with pytest.raises(wg.UnsupportedSyntax, match=r"try: whether host_call raises ValueError"):
+        wg.grad(draw_of_traced_scale_under_value_error, engine="source")(X)
+    with pytest.raises(wg.UnsupportedSyntax, match=r"try: whether host_call raises Exception"):
+        wg.grad(clock_under_key_error, engine="source")(X)
+    check(clock_under_key_error, X, engines=("trace", "auto"))
 
 
 def nan_for_negative(x):

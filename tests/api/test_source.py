@@ -151,7 +151,6 @@ UNSUPPORTED = [
     (C.uses_for_else, "for-else", "for "),
     (C.uses_while_else, "while-else", "while "),
     (C.uses_decorated_def, "decorated nested function", "def inner"),
-    (C.uses_lambda_continued, "a lambda inside an expression that spans several lines", "lambda"),
 ]
 UNSUPPORTED_IDS = [fn.__name__.removeprefix("uses_").replace("<lambda>", "lambda_continued")
                    for fn, _, _ in UNSUPPORTED]
@@ -190,12 +189,13 @@ def test_auto_engine_falls_back_with_one_warning(fn, construct, token):
 # constructs the source engine once refused (issue 25): try/except (the body
 # staged, the handler taken where the plain call takes it), a raise under a
 # condition on Python values, global and nonlocal, an attribute of an object
-# the function made
+# the function made, a lambda on a later line of a statement
 SUPPORTED_NOW = [C.uses_try, C.uses_raise, C.uses_global, C.uses_nonlocal,
-                 C.uses_attribute_store]
+                 C.uses_attribute_store, C.uses_lambda_continued]
 
 
-@pytest.mark.parametrize("fn", SUPPORTED_NOW, ids=lambda fn: fn.__name__)
+@pytest.mark.parametrize("fn", SUPPORTED_NOW,
+                         ids=lambda fn: fn.__name__.replace("<lambda>", "lambda_continued"))
 def test_once_refused_constructs_run_in_the_source_engine(fn):
     x = 0.4
     want = fd_jvp(fn, (x,), (1.0,))

@@ -305,3 +305,48 @@ def test_an_object_written_under_vmap_of_grad_holds_plain_values_after():
     np.testing.assert_array_equal(g, 2 * X)
     assert type(_REC.last) is np.ndarray
     np.testing.assert_array_equal(_REC.last, X)
+
+
+class _Model:
+    def __init__(self):
+        self.nfev, self.cache, self.total = 0, None, 0.0
+
+    def loss(self, x):
+        self.nfev += 1
+        self.cache = x * 2.0
+        self.total += np.sum(x)
+        return np.sum(x ** 2) + np.sum(self.cache)
+
+
+_VMAPPED = {
+    "vmap": lambda m, e: wg.vmap(m.loss, engine=e),
+    "vmap_grad": lambda m, e: wg.vmap(wg.grad(m.loss, engine=e), engine=e),
+    "grad_vmap": lambda m, e: wg.grad(lambda x: np.sum(wg.vmap(m.loss, engine=e)(x)), engine=e),
+}
+
+
+@pytest.mark.parametrize("how", sorted(_VMAPPED))
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_attribute_written_under_vmap_holds_the_batch_in_both_engines(engine, how):
+    """Issue 25: the engines once differed on ``self.cache = x`` under vmap (the trace
+    engine stored the batch, the source engine's code wrote each example in turn, so the
+    last one stayed; and vmap of grad of a method left a BatchTracer on its object). Both
+    now make one write per call of the vmapped function, of the batch: the examples'
+    values along the first axis, as vmap returns its outputs; ``+=`` of a counter happens
+    once, ``+=`` of a batched value adds the batch."""
+    X = np.arange(6.0).reshape(3, 2)
+    m = _Model()
+    _VMAPPED[how](m, engine)(X)
+    assert m.nfev == 1
+    assert type(m.cache) is np.ndarray and type(m.total) is np.ndarray
+    np.testing.assert_array_equal(m.cache, 2.0 * X)
+    np.testing.assert_array_equal(m.total, X.sum(axis=1))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_attribute_written_under_vmap_of_vmap_holds_both_batch_axes(engine):
+    X = np.arange(12.0).reshape(2, 3, 2)
+    m = _Model()
+    wg.vmap(wg.vmap(m.loss, engine=engine), engine=engine)(X)
+    assert m.nfev == 1
+    np.testing.assert_array_equal(m.cache, 2.0 * X)

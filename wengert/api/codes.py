@@ -19,6 +19,11 @@ entry is used only while the checks recorded when its code was generated
 pass (``Compiled.valid``), so a rebound global or a reassigned ``__code__``
 makes the code be generated again, whichever object calls it.
 
+While ``wg.nan_safe`` is off, a transform uses a second ``Codes``
+(``unsafe_codes``), under its key with ``"nan_safe off"`` in front: the
+generated code differs (plain products) and neither setting's code is
+ever run under the other.
+
 A recipe whose options cannot be a key (an unhashable value) gets a
 ``Codes`` of its own. Holding the function keeps it (and what it closes
 over) alive while its entry is among the last ``SIZE`` used.
@@ -35,7 +40,7 @@ import numpy as np
 
 from ..core.ident import Ident
 
-__all__ = ["Codes", "codes_for", "SIZE", "clear", "fast_key"]
+__all__ = ["Codes", "codes_for", "SIZE", "clear", "fast_key", "unsafe_codes"]
 
 SIZE = 256
 
@@ -111,6 +116,19 @@ def codes_for(key):
         else:
             _TABLE.move_to_end(key)
         return codes
+
+
+def unsafe_codes(transformed):
+    """The ``Codes`` a source-engine transform (``transformed.codes``: its
+    code while ``wg.nan_safe`` is on, the default) uses while it is off:
+    code of its own, generated with the plain products, shared like the
+    other by the objects of the same recipe."""
+    codes = transformed.__dict__.get("nan_unsafe_codes")
+    if codes is None:
+        key = transformed.codes.key
+        codes = codes_for(None if key is None else ("nan_safe off", key))
+        transformed.nan_unsafe_codes = codes
+    return codes
 
 
 def clear():

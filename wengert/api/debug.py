@@ -1,4 +1,6 @@
-"""``wg.debug_nans``: raise at the first nan, naming the user's line.
+"""``wg.debug_nans``: raise at the first nan, naming the user's line;
+``wg.nan_safe``: whether an exact zero derivative stays zero through a
+singular function's rule (on by default).
 
     with wg.debug_nans():          # a context: on inside, as before after
         g = wg.grad(loss)(w)
@@ -14,13 +16,23 @@ the ``file:line`` of the user's code whose value or derivative produced it
 interpreter instead of its generated code, which has no checks: slower, and
 meant for finding a nan, not for production runs.
 
+    with wg.nan_safe(False):       # plain products in the derivative rules
+        g = wg.grad(loss)(w)
+
+``wg.nan_safe`` is on by default: the rules of singular functions (``sqrt``
+and ``log`` at 0, ``/`` by 0, ...) guard their products so that an exactly
+zero tangent or cotangent gives exactly zero, not ``0 * inf = nan``
+(``primitives.safe``). Off, they multiply plainly: a few per cent faster on
+code made of many small operations, and nan where a masked branch is
+singular. Each setting has its own generated code (``api.codes``).
+
 Layer: api.
 """
 from __future__ import annotations
 
 from ..core.debug import NANS
 
-__all__ = ["debug_nans"]
+__all__ = ["debug_nans", "nan_safe"]
 
 
 class debug_nans:
@@ -80,3 +92,66 @@ class debug_nans:
     def enabled():
         """Whether the checks are on now."""
         return NANS.on
+
+
+class nan_safe:
+    """Keep exact zeros exact in derivatives (``enable=True``, the
+    default) or multiply plainly (False). Called alone it is an option
+    that holds until changed; used in a ``with`` statement, the setting
+    before it comes back at the end of the block.
+
+    On, the derivative rules of singular functions (``sqrt``, ``log``,
+    ``x ** p``, ``/``, ``arcsin``, ``arctanh``, ...) give exactly 0 where
+    the tangent or cotangent is exactly 0, even where their local
+    derivative is infinite: a branch ``np.where`` did not select, or an
+    element ``np.tril`` masked out, contributes 0 instead of nan. Each such
+    product costs a check of its result for nan. Off, the products are
+    plain ``*`` and ``/`` (NumPy's arithmetic: ``0 * inf`` is nan, as in
+    JAX and PyTorch). The setting is read when a derivative is generated
+    or traced; each setting keeps its own generated code.
+
+    Args:
+        enable: True (the default) to keep exact zeros, False for plain
+            products.
+
+    Returns:
+        The setting, usable as a context manager; ``nan_safe.enabled()``
+        says whether it is on now.
+
+    Raises:
+        Nothing itself; derivatives taken while it is off may hold nan
+        where the guarded ones are finite.
+
+    Example:
+        >>> import numpy as np
+        >>> import wengert as wg
+        >>> def f(x):
+        ...     return np.sum(np.where(x > 0, np.sqrt(x), 0.0))
+        >>> print(wg.grad(f)(np.array([0.0, 4.0])))
+        [0.   0.25]
+        >>> with wg.nan_safe(False):
+        ...     print(wg.grad(f)(np.array([0.0, 4.0])))
+        [ nan 0.25]
+        >>> wg.nan_safe.enabled()
+        True
+    """
+
+    __slots__ = ("_before",)
+
+    def __init__(self, enable=True):
+        with NANS.lock:
+            self._before = NANS.safe
+            NANS.safe = bool(enable)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        with NANS.lock:
+            NANS.safe = self._before
+        return False
+
+    @staticmethod
+    def enabled():
+        """Whether exact zeros are kept now."""
+        return NANS.safe

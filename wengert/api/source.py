@@ -49,7 +49,7 @@ from ..core.staging import stage
 from .transformed import Transformed
 from .lanes import per_example
 from .compiled import Compiled, compile_program, same_code
-from .codes import codes_for, fast_key
+from .codes import codes_for, fast_key, unsafe_codes
 from .keys import call_leaves, is_input, signature, staged_at
 from .fallback import both_reasons, has_source, traced_after_refusal, warn_fallback
 from ..transforms.simplify import simplify
@@ -152,7 +152,7 @@ class SourceTransformed(Transformed):
     def __call__(self, *args, **kwargs):
         if NANS.on and self.fallback is None:
             return self._interpreted(args, kwargs)
-        codes = self.codes
+        codes = self.codes if NANS.safe else unsafe_codes(self)
         floats = codes.floats
         if floats is not None and not kwargs and len(args) == floats[0]:
             for a in args:

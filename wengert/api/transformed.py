@@ -93,6 +93,8 @@ def settle_objects(fun, args, kwargs):
     # the objects the function names, and those the functions it names name
     functions, k = [fun], 0
     while k < len(functions) and k < 32:
+        if isinstance(functions[k], types.MethodType):
+            seen.append(functions[k].__self__)      # vmap of grad of a method: its object
         code = getattr(functions[k], "__code__", None)
         inner = getattr(functions[k], "__wrapped__", None)
         if code is None and inner is not None and all(inner is not g for g in functions):

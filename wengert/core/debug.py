@@ -15,7 +15,12 @@ While the switch is on (``NANS.on``, set by ``api/debug.py``):
   ``FloatingPointError`` naming that line, the primitive, and whether it was
   the value or its derivative that went nan.
 
-Off, it costs one attribute read per applied primitive. The generated code
+Off, it costs one attribute read per applied primitive.
+
+The same switch object holds ``NANS.safe`` (``wg.nan_safe``, on by default):
+whether the derivative rules of singular functions write their products
+with ``primitives.safe``'s guarded ``safe_mul``/``safe_div`` (an exact zero
+tangent or cotangent gives zero, never nan) or with plain ``*`` and ``/``. The generated code
 of the source engine has no checks: while the switch is on, the source
 engine runs its Programs through the interpreter instead (``api/source.py``).
 
@@ -39,6 +44,8 @@ class _Switch:
 
     def __init__(self):
         self.on = False
+        # ``wg.nan_safe``: derivatives keep exact zeros (``primitives.safe``)
+        self.safe = True
         self.lock = threading.Lock()
 
 

@@ -314,10 +314,18 @@ class EnvWriteEmit(EmitRule):
         return [f"{place} {p['op'] or ''}= {val}"]
 
 
+def env_write_batch(vals, flags, ref, op, value):
+    """Under ``vmap``: one write, of the whole batch (the examples' values along
+    the leading axis, as ``vmap`` returns its outputs), as the plain function
+    called once on the batch makes one; the trace engine stores the same
+    (``api.transformed.settle_objects``)."""
+    return bind(env_write_p, *vals, ref=ref, op=op, value=value)
+
+
 env_write_p = register(Primitive(
     "env_write", nargs=None, impl=env_write_impl, abstract_eval=env_write_aval,
     jvp=env_write_jvp, transpose=NOT_LINEAR, multiple_results=True, runtime=True,
-    effect=True, emit=EnvWriteEmit(), sparsity=DENSE, batch=PER_LANE))
+    effect=True, emit=EnvWriteEmit(), sparsity=DENSE, batch=env_write_batch))
 
 
 def env_write(ref, value, op=None):

@@ -111,20 +111,20 @@ def complex_abs_jvp(x, x_dot):
 
 
 # --- maximum, minimum --------------------------------------------------
-def _pick_weights(first, tie, dtype):
-    """1 where ``first`` holds, 1/2 at ties, else 0, in the operands' dtype."""
-    one, half, zero = (np.asarray(v, dtype) for v in (1.0, 0.5, 0.0))
-    return where(first, one, where(tie, half, zero))
+def _picked(first, tie, x_dot, y_dot):
+    """``x_dot`` where ``first`` holds, the mean of both at ties, else ``y_dot``:
+    selected, never multiplied by a 0/1 weight, so the side not picked
+    contributes nothing, an infinite or nan tangent too (``0 * inf`` is nan)."""
+    half = mul(add(x_dot, y_dot), 0.5)
+    return where(first, x_dot, where(tie, half, y_dot))
 
 
 def maximum_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = maximum(x, y)
-    # ties split the derivative evenly, so max(x, x) has derivative 1; the side
-    # not picked contributes exactly 0, an infinite tangent too (``safe``)
-    pick_x = _pick_weights(greater(x, y), equal(x, y), aval_of(out).dtype)
-    return out, add(safe_mul(x_dot, pick_x), safe_mul(y_dot, sub(1.0, pick_x)))
+    # ties split the derivative evenly, so max(x, x) has derivative 1
+    return out, _picked(greater(x, y), equal(x, y), x_dot, y_dot)
 
 
 def maximum_sparsity(an, ops, outs):
@@ -156,8 +156,7 @@ def minimum_jvp(primals, tangents):
     x, y = primals
     x_dot, y_dot = tangents
     out = minimum(x, y)
-    pick_x = _pick_weights(less(x, y), equal(x, y), aval_of(out).dtype)
-    return out, add(safe_mul(x_dot, pick_x), safe_mul(y_dot, sub(1.0, pick_x)))
+    return out, _picked(less(x, y), equal(x, y), x_dot, y_dot)
 
 
 def minimum_sparsity(an, ops, outs):

@@ -47,14 +47,15 @@ def mean(x, axis=None, keepdims=False):
 # --- reduce_max, reduce_min --------------------------------------------
 def _extremum_tangent(x, out, x_dot, axes):
     """The tangent of a max or min ``out`` of ``x``: the mean of the tangents at the places
-    that attain it, so ties share the derivative evenly. The places stay booleans (a tangent
-    times a boolean is the tangent's dtype): no array of x's size is made for them, only the
-    counts are converted."""
+    that attain it, so ties share the derivative evenly. The tangents there are selected,
+    not multiplied by a 0/1 mask: an inf or nan tangent at a place that does not attain
+    the extremum (sqrt's at 0) is not read (``0 * inf`` would be nan)."""
     hit = equal(x, reshape(out, kept_shape(_dims.shape(x), axes)))
     count = convert(reduce_sum_p_bind(hit, axes), dtype=aval_of(x).dtype)
+    picked = where(hit, x_dot, np.zeros((), aval_of(x_dot).dtype))
     if None in aval_of(x).shape:        # summed over a length known only at run time
-        return div(sum_like(mul(x_dot, hit), x, axes), count)
-    return div(reduce_sum_p_bind(mul(x_dot, hit), axes), count)
+        return div(sum_like(picked, x, axes), count)
+    return div(reduce_sum_p_bind(picked, axes), count)
 
 
 def reduce_max_jvp(primals, tangents, axes):

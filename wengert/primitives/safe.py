@@ -22,7 +22,12 @@ be the zero one); ``safe_div`` is linear in its numerator, the guard. Where
 no guard is zero they are ``*`` and ``/`` exactly, inf and nan included (a
 derivative that is infinite stays so).
 
-The cost is one sum of the result (its nan check, ``np.isnan(r.sum())``),
+``wg.nan_safe(False)`` (``core.debug.NANS.safe``) turns the guard off:
+``safe_mul`` and ``safe_div`` then bind the plain ``mul`` and ``div``.
+
+The cost is one sum of the result (its nan check, ``(s := r.sum()) != s``
+in the Python backend's code, ``np.isnan(r.sum())`` in numba's; ``has_nan``
+in the impl, a Python sum of a small array's items),
 and a select where a nan is found; ``simplify`` writes the plain operator
 where an operand is a literal that makes the check needless (``1.0 / x``,
 ``g / 2.0``). ``lower`` writes a quotient into the divisor's buffer where
@@ -42,6 +47,7 @@ from ..core import dims as _dims
 from ..core.primitive import (BROADCASTING, ELEMENTWISE, PRIMITIVES, ZERO_IF_ANY, Linear, Primitive,
                               Zero, register)
 from ..core.trace import bind
+from ..core.debug import NANS
 from ..core.dims import Dim, Scalar
 from ..core.rules import ElementwiseLower, EmitRule, float64_operand
 from ..core.shapes import elementwise_aval
@@ -56,11 +62,18 @@ __all__ = ["safe_mul_p", "safe_mul", "safe_div_p", "safe_div", "has_nan", "zero_
 def has_nan(r):
     """Whether ``r`` (a number or an array) may hold a nan: its sum is nan
     (a sum of infinities of both signs is too: the select that follows
-    changes nothing there)."""
+    changes nothing there). A small NumPy array is summed by Python, a
+    fifth of NumPy's call on a few items."""
     if type(r) is float or type(r) is complex:
         return r != r
-    s = np.sum(r)
+    if type(r) is np.ndarray and r.size <= _SMALL:
+        s = sum(r.ravel().tolist())
+    else:
+        s = r.sum() if isinstance(r, np.ndarray) else np.sum(r)
     return bool(s != s)
+
+
+_SMALL = 32     # up to this many items, Python's sum is cheaper than NumPy's call
 
 
 def zero_where(r, g, f=None):
@@ -168,7 +181,13 @@ class SafeEmit(EmitRule):
             zero = f"(not {g} or not {f})" if self.both else f"not {g}"
             return f"{t} != {t} and {zero}"
         found = self.number_test(eqn, ins)
-        return found[1] if found is not None else f"{code.np}.isnan({t}.sum())"
+        if found is not None:
+            return found[1]
+        if code.LOWERING["floats"]:     # the Python backend (numba's types its own numbers)
+            # the sum compared with itself: a third cheaper than np.isnan of it
+            s = code.fresh("s")
+            return f"({s} := {t}.sum()) != {s}"
+        return f"{code.np}.isnan({t}.sum())"
 
     def number_test(self, eqn, ins):
         """(position, test) of the number operand whose value alone says
@@ -271,8 +290,9 @@ safe_mul_p = register(Primitive(
 
 def safe_mul(g, f):
     """``g * f``, exactly 0 where either is; the plain product where an
-    operand is a finite nonzero number (which cannot meet an inf as a zero)."""
-    if _nonzero_number(g) or _nonzero_number(f):
+    operand is a finite nonzero number (which cannot meet an inf as a zero),
+    or everywhere while ``wg.nan_safe`` is off (``NANS.safe``)."""
+    if not NANS.safe or _nonzero_number(g) or _nonzero_number(f):
         return bind(PRIMITIVES["mul"], g, f)
     return bind(safe_mul_p, g, f)
 
@@ -327,8 +347,10 @@ safe_div_p = register(Primitive(
 
 def safe_div(g, f):
     """``g / f``, exactly 0 where ``g`` is; the plain quotient where ``g``
-    or ``f`` is a finite nonzero number (``1.0 / x``, ``t / n``)."""
-    if _nonzero_number(f) or (_nonzero_number(g) and not _maybe_python_number(f)):
+    or ``f`` is a finite nonzero number (``1.0 / x``, ``t / n``), or
+    everywhere while ``wg.nan_safe`` is off."""
+    if (not NANS.safe or _nonzero_number(f)
+            or (_nonzero_number(g) and not _maybe_python_number(f))):
         return bind(PRIMITIVES["div"], g, f)
     return bind(safe_div_p, g, f)
 

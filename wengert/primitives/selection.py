@@ -12,6 +12,7 @@ import numpy as np
 from .arith import sum_to
 from ..core.primitive import BROADCASTING, Linear, Primitive, Zero, instantiate, register
 from ..core.trace import wrapper_of
+from ..core.pass_rules import Algebra
 from ..core.shapes import broadcast_shapes, promotes, result_dtype
 
 from ..core.ir import Aval, aval_of
@@ -59,5 +60,6 @@ def where_sparsity(an, ops, outs):
 where_p = register(Primitive("where", nargs=3, impl=np.where, jvp=where_jvp,
                              transpose=where_transpose, abstract_eval=where_aval,
                              zero_rule=where_zero_rule, batch=BROADCASTING, complex_ok=True,
+                             algebra=Algebra(broadcasts=True),
                              sparsity=where_sparsity))
 where = wrapper_of(where_p)

@@ -38,6 +38,7 @@ from ..core.trace import bind
 from ..core.shapes import result_dtype, shape_error
 from .arith import add, mul, neg
 from .shape import reshape, sum_to_shape
+from .selection import where
 from .linalg import batch_shape, float_dtype, matmul_bind, matrix_transpose, pad_batched, shape_tuple, check_square
 from ..core.errors import UnsupportedDtypeError, user_location
 from ..core.ir import Aval, aval_of
@@ -102,7 +103,10 @@ def solve_triangular_jvp(primals, tangents, lower, trans, unit_diagonal):
         return x, _solve_tri(a, b_dot, lower, trans, unit_diagonal)
     # op(T) x = b  =>  op(T) dx = db - op(dT) x, dT the read triangle of da
     n = shape_tuple(a)[-1]
-    t_dot = mul(a_dot, triangle_mask(n, aval_of(x).dtype, lower, strict=unit_diagonal))
+    # the read triangle selected, not multiplied by a 0/1 mask: an inf or nan
+    # tangent in the triangle the solve never reads stays out (0 * inf is nan)
+    t_dot = where(triangle_mask(n, bool, lower, strict=unit_diagonal), a_dot,
+                  np.zeros((), aval_of(a_dot).dtype))
     rhs = neg(matmul_bind(matrix_transpose(t_dot) if trans else t_dot, x))
     if not isinstance(b_dot, Zero):
         rhs = add(b_dot, rhs)

@@ -243,17 +243,19 @@ def _unexpanded(ins, out, expanded):
     float32 array would give float32): the row's broadcasting makes the same
     array. One operand at most, checked against
     the other as it now is, or nothing would give the result its shape."""
-    if len(ins) != 2:
+    if len(ins) not in (2, 3):
         return ins
     new = list(ins)
-    for k in (0, 1):
-        x, other = new[k], new[1 - k]
+    for k in range(len(ins)):
+        x = new[k]
         if isinstance(x, Lit) or x not in expanded:
             continue
         src = expanded[x]
-        if src.aval.dtype == x.aval.dtype == out.dtype \
-                and other.aval.dtype in (out.dtype, np.dtype(bool)) \
-                and tuple(other.aval.shape) == tuple(out.shape):
+        # another operand (a select's mask, for ``where``) gives the result its shape
+        if src.aval.dtype == x.aval.dtype == out.dtype and any(
+                other.aval.dtype in (out.dtype, np.dtype(bool))
+                and tuple(other.aval.shape) == tuple(out.shape)
+                for j, other in enumerate(new) if j != k):
             new[k] = src
             break
     return new

@@ -32,7 +32,6 @@ UNSUPPORTED = [
     (C.uses_for_else, "for-else", "for "),
     (C.uses_while_else, "while-else", "while "),
     (C.uses_decorated_def, "decorated nested function", "def inner"),
-    (C.uses_lambda_continued, "a lambda inside an expression that spans several lines", "lambda"),
 ]
 UNSUPPORTED_IDS = [fn.__name__.removeprefix("uses_").replace("<lambda>", "lambda_continued")
                    for fn, _, _ in UNSUPPORTED]

@@ -1,7 +1,10 @@
 """Converted functions (``wengert/frontends/source/converted.py``): the
 rewritten code is compiled once per code object, in caches that stay
 bounded; code objects compare equal without their file, yet each file's
-function runs its own conversion, whose traceback names that file.
+function runs its own conversion, whose traceback names that file. A lambda
+whose own lines do not parse alone (on a later line of a statement, on a line
+that leaves a call or a ``try`` open) is found in the whole file (once refused:
+"a lambda inside an expression that spans several lines").
 """
 from __future__ import annotations
 
@@ -48,3 +51,54 @@ def _module_from_source(text):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+X2 = np.array([1.0, 2.0])
+
+
+def lambda_on_a_try_line():
+    out = None
+    try: out = wg.grad(lambda x: np.sum(x ** 2), engine="source")(X2)  # noqa: E701
+    except KeyError: pass  # noqa: E701
+    return out
+
+
+def lambda_on_a_call_s_second_line():
+    return wg.grad(
+        lambda x: np.sum(np.sin(x)), engine="source")(X2)
+
+
+def lambda_in_a_list_of_several_lines():
+    return [wg.grad(lambda x: np.sum(x ** 3), engine="source")(X2),
+            wg.grad(lambda x: np.sum(x ** 4),
+                    engine="source")(X2)]
+
+
+def lambda_whose_body_continues():
+    f = (lambda x:
+         np.sum(x * 5.0))
+    return wg.grad(f, engine="source")(X2)
+
+
+def test_a_lambda_inside_a_statement_of_several_lines_is_converted():
+    np.testing.assert_allclose(lambda_on_a_try_line(), 2.0 * X2)
+    np.testing.assert_allclose(lambda_on_a_call_s_second_line(), np.cos(X2))
+    third, fourth = lambda_in_a_list_of_several_lines()
+    np.testing.assert_allclose(third, 3.0 * X2 ** 2)
+    np.testing.assert_allclose(fourth, 4.0 * X2 ** 3)
+    np.testing.assert_allclose(lambda_whose_body_continues(), [5.0, 5.0])
+
+
+def test_a_refusal_inside_such_a_lambda_names_its_file_line():
+    """Positions come from the whole file: an error names the lambda's own line."""
+    with pytest.raises(wg.UnsupportedSyntax) as info:
+        wg.grad(
+            lambda x: {1, 2} and np.sum(x), engine="source")(X2)
+    err = info.value
+    assert err.lineno == _this_line() - 2 and err.filename == __file__
+    assert "set" in str(err)
+
+
+def _this_line():
+    import inspect
+    return inspect.currentframe().f_back.f_lineno

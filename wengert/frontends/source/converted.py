@@ -44,9 +44,12 @@ def _convert(code, filename, qualname):
         module = ast.parse(src.text)
     except SyntaxError:
         # inspect gives a lambda's lines from its own line, which may continue
-        # an expression begun above (a lambda passed on a call's second line)
-        raise src.error(ast.Pass(lineno=1, col_offset=0), "a lambda inside an expression that "
-                        "spans several lines", "define the function with def") from None
+        # an expression begun above (a lambda passed on a call's second line):
+        # the lambda is found in the whole file, by its line and parameters
+        module = src.whole_file() if code.co_name == "<lambda>" else None
+        if module is None:
+            raise src.error(ast.Pass(lineno=1, col_offset=0), "a function whose lines do not "
+                            "parse alone", "define the function with def") from None
     tree = module.body[0]
     if isinstance(tree, ast.Expr) and isinstance(tree.value, ast.Lambda):
         raise src.error(tree, "a lambda defined on the same line as other code",

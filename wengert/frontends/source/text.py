@@ -1,6 +1,7 @@
 """Where a function's source is, as text and positions: the lines of its own
 code object (``inspect`` would follow a decorator's ``__wrapped__`` to another
-function), the lambda that compiled to it where a line holds several, and
+function; for a lambda inside a statement of several lines, the whole file's),
+the lambda that compiled to it where a line holds several, and
 positions for the converted tree (tracebacks point at the user's lines).
 Errors name file:line:column (``Source.error``).
 
@@ -39,6 +40,19 @@ class Source:
                 "in a file, or use engine='trace'", construct="unavailable source") from None
         self.text = textwrap.dedent("".join(lines))
         self.indent = len(lines[0]) - len(lines[0].lstrip())
+
+    def whole_file(self):
+        """The whole file's module, for a lambda whose own lines do not parse
+        alone (they continue a statement begun above, or leave one open:
+        ``try: print(wg.grad(lambda x: ...)(x))``, a lambda on a call's second
+        line); positions are then the file's own. None where the file does
+        not parse either."""
+        try:
+            module = ast.parse("".join(linecache.getlines(self.filename)))
+        except (SyntaxError, ValueError):
+            return None
+        self.text, self.first, self.indent = None, 1, 0
+        return module
 
     def where(self, node):
         line = getattr(node, "lineno", None)

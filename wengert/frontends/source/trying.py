@@ -12,8 +12,11 @@ uses the trace engine, which runs the path the values take):
 
 * the body staged without raising, but an operation in it may raise at run
   time what a handler catches (``np.linalg.cholesky``'s ``LinAlgError`` on a
-  matrix that is not positive definite, a call made at run time, an index
-  that is a traced value): ``done``;
+  matrix that is not positive definite, a call made at run time into the
+  user's objects, an index that is a traced value): ``done``. A random draw
+  of NumPy's generators raises nothing with arguments fixed while staging
+  (``ValueError`` with traced ones), a ufunc called at run time nothing:
+  ``except KeyError:`` around ``rs.randn()`` is decided while staging;
 * the exception was raised by wengert while staging a traced value, not by
   the user's code or by Python on plain values: ``caught``, which the
   converter puts first in every handler (a wengert error, such as
@@ -46,6 +49,7 @@ from ...core.errors import PACKAGE_DIR, UnsupportedSyntax, WengertError
 from ...core.ir import Var, sub_programs
 from ...core.staging import StagingTrace
 from ...core.trace import TRACE_STATE
+from ...primitives.host import EnvRef
 from .written import top_trace
 
 __all__ = ["try_start", "done", "caught", "raising", "runtime_raises"]
@@ -66,7 +70,8 @@ def runtime_raises(eqn):
     prim = eqn.prim
     found = set()
     if prim.effect and prim.name != "env_write":
-        found.add(Exception)        # a call made at run time: anything
+        # a call made at run time: anything, but for the calls known to raise less
+        found |= _host_raises(eqn) if prim.name == "host_call" else {Exception}
     module = getattr(prim.impl, "__module__", "") or ""
     if module in _LINALG:
         found.add(np.linalg.LinAlgError)
@@ -80,6 +85,29 @@ def runtime_raises(eqn):
         for e in sub.eqns:
             found |= runtime_raises(e)
     return found
+
+
+def _host_raises(eqn):
+    """What a call made at run time may raise: a NumPy or SciPy ufunc nothing
+    (its arithmetic gives nan or inf; ``np.seterr`` is read below); a random
+    draw of a NumPy ``RandomState`` or ``Generator`` (``rs.randn(3)``,
+    ``np.random.normal``) nothing with arguments fixed when the code was
+    generated, ``ValueError`` with traced ones (a negative scale); any other
+    call (the user's objects, I/O) anything."""
+    fn = eqn.params.get("fn")
+    if isinstance(fn, EnvRef):
+        try:
+            fn = fn.resolve()
+        except Exception:           # gone now: it may be anything when the code runs
+            return {Exception}
+    if isinstance(fn, np.ufunc):
+        return set()
+    if isinstance(getattr(fn, "__self__", None), _GENERATORS):
+        return {ValueError} if any(isinstance(x, Var) for x in eqn.inputs) else set()
+    return {Exception}
+
+
+_GENERATORS = (np.random.RandomState, np.random.Generator)
 
 
 def try_start():
