@@ -79,13 +79,16 @@ def child(name, fn_name, with_python):
 
 
 def run_child(name, fn_name, folder, timeout, with_python):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(folder, "numba"),
-               WENGERT_CACHE_DIR=os.path.join(folder, "wengert"))
+               WENGERT_CACHE_DIR=os.path.join(folder, "wengert"),
+               PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     cmd = [sys.executable, "-m", "bench.numba_compile_bench", "--child", name, fn_name]
     if with_python:
         cmd.append("--with-python")
     try:
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                              cwd=root)
     except subprocess.TimeoutExpired:
         return {"timeout": True}
     for line in done.stdout.splitlines():
