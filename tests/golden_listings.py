@@ -167,19 +167,23 @@ def statements(text):
     return sum(1 for n in ast.walk(fn) if isinstance(n, ast.stmt)) - 1
 
 
-def main():
-    """Print, for each listing, the statements written by hand and generated, and
-    whether the code is the listing's (``python tests/golden_listings.py``)."""
+def main(backends=("python", "numba")):
+    """Print, for each listing of each backend's page, the statements written by hand and
+    generated, and whether the code is the listing's (``python tests/golden_listings.py
+    [python|numba]``; both pages by default)."""
     import tempfile
     with tempfile.TemporaryDirectory() as folder:
         module, path = load_model(folder)
-        _, found = listings()
-        print(f"{'program':<18}{'listing':<10}{'listed':>8}{'generated':>11}  same code")
-        for (name, kind), want in found.items():
-            got = generate(module, path, name, kind)
-            print(f"{name:<18}{kind:<10}{statements(want):>8}{statements(got):>11}  "
-                  f"{'yes' if same_code(want, got) is None else 'NO'}")
+        print(f"{'backend':<9}{'program':<18}{'listing':<10}{'by hand':>8}{'generated':>11}"
+              "  same code")
+        for backend in backends:
+            for (name, kind), want in listings(backend)[1].items():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")     # numba's fallback of ``stiff``
+                    got = generate(module, path, name, kind, backend=backend)
+                print(f"{backend:<9}{name:<18}{kind:<10}{statements(want):>8}"
+                      f"{statements(got):>11}  {'yes' if same_code(want, got) is None else 'NO'}")
 
 
 if __name__ == "__main__":
-    main()
+    main(tuple(sys.argv[1:]) or ("python", "numba"))

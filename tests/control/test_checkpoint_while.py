@@ -192,15 +192,29 @@ def test_second_order_through_a_checkpointed_while():
     """The trace engine differentiates the sweeps by their impls on concrete
     values: the Hessian equals store-all's. The source engine's code would
     need the trip count while it is generated: a typed error, never a wrong
-    value."""
+    value, naming the user's loop and what to do (once: the impl's ``bool()`` on
+    a symbolic test, naming no loop and advising ``engine='source'``, the engine
+    that failed)."""
     f, ref = euler_fn("ctz"), euler_fn(None)
     x = X[:3]
     for n in (0, 1, 5):
         _close(wg.hessian(f, engine="trace")(x, 0.1, _tol(n)),
                wg.hessian(ref, engine="trace")(x, 0.1, _tol(n)), rtol=1e-10)
     check_grads(lambda x, h: f(x, h, _tol(5)), (x, 0.1), order=2)
-    with pytest.raises(ConcretizationError):
+    with pytest.raises(ConcretizationError, match=r"test_checkpoint_while\.py:58: a second "
+                       r"derivative through a checkpointed while loop.*engine='trace'"):
         wg.hessian(f, engine="source")(x, 0.1, _tol(5))
+    # the statement form: the error names the ``while`` line
+    line = euler_stmt.__code__.co_firstlineno + 2
+    with pytest.raises(ConcretizationError, match=rf"test_checkpoint_while\.py:{line}: "):
+        wg.hessian(euler_stmt, engine="source")(x, 0.1, _tol(5))
+    # the trace engine's Hessian of the statement, against differences of its gradient
+    hess = wg.hessian(euler_stmt, engine="trace")(x, 0.1, _tol(5))
+    for k in range(3):
+        e = np.eye(3)[k]
+        want = fd_jvp(lambda y: wg.grad(euler_stmt, engine="trace")(y, 0.1, _tol(5)),
+                      (x,), (e,))
+        np.testing.assert_allclose(hess[:, k], want, rtol=1e-6, atol=1e-8)
 
 
 def test_binomial_is_refused_on_a_while_loop():
@@ -224,17 +238,26 @@ def test_plain_python_runs_the_marker_as_its_test():
 
 
 def test_generated_code_runs_the_online_sweep():
-    """The source engine's code: the forward sweep takes ``ctz.online()``'s
+    """The source engine's code: the forward sweep takes ``ctz_online()``'s
     actions inside a ``while True`` (no trip count asked for in advance);
     the reverse sweep is ``loop_reverse``'s over the count it found (its schedule a
     function defined in the code, ``ctz_reverse``); no
-    store-all ``while_loop`` is left."""
+    store-all ``while_loop`` is left. Both schedules are functions the code defines: run
+    with NumPy alone bound, it gives the gradient (once the forward sweep read the
+    ``CTZ`` object, bound in the header as ``ctz``: wengert's own)."""
     prog = wg.make_program(euler_stmt, X, 0.1, _tol(5), engine="source")
     assert "checkpointed_while[" in str(prog) and "schedule=ctz" in str(prog)
     g = wg.grad(euler_stmt, engine="source")
     g(X, 0.1, _tol(5))
-    assert "ctz.online()" in g.source and "ctz_reverse(" in g.source
+    assert "ctz_online()" in g.source and "ctz_reverse(" in g.source
+    header = g.source.split("\ndef ")[0].splitlines()[1:]
+    assert "def ctz_online():" in g.source and header == ["#   np = numpy"], header
     assert "while True:" in g.source
+    namespace = {"np": np}
+    exec(g.source, namespace)
+    fname = [line for line in g.source.splitlines() if line.startswith("def ")][-1]
+    got = namespace[fname[4:fname.index("(")]](X, 0.1, _tol(5))
+    _close(got, g(X, 0.1, _tol(5)))
     names = {e.prim.name for e in g.program.eqns}
     assert {"while_forward", "loop_reverse"} <= names and "while_loop" not in names
 

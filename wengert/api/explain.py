@@ -6,7 +6,8 @@ Returns (and prints) an ``Explanation``:
   function's control flow and names, where it reads the function);
 * ``code``: the gradient's generated code (``wg.grad(fun, argnums).source``), each block
   of its reverse sweep under a comment naming the line of ``fun`` it differentiates;
-  ``line_map`` reads those comments back: ``{line of code: (file, line of fun)}``;
+  ``line_map``: ``{line of code: (file, line of fun)}``, those comments read back and
+  each line of the forward sweep (which no comment heads) the line it computes;
 * ``checks``: for each differentiated argument, the gradient against a central finite
   difference along a random direction (seeded: the same at every call), ``Check``;
 * ``unused``: the inputs (arguments, or leaves of a pytree argument) that no output
@@ -230,7 +231,9 @@ def explain(fun, *args, argnums=0, out=None):
         code = None
     prog = make_program(fun, *args)
     files = {getattr(getattr(fun, "__code__", None), "co_filename", "")}
-    lines = line_map(code, files) if code is not None else {}
+    generated = getattr(getattr(g, "last", None), "fn", None)
+    lines = (getattr(generated, "line_map", None) or line_map(code, files)
+             if code is not None else {})
     arg_names = _arg_names(fun, args)
     rng = np.random.default_rng(0)
     g_parts = (gradient,) if isinstance(argnums, int) else gradient

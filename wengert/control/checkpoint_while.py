@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.errors import UnsupportedSyntax
+from ..core.errors import ConcretizationError, UnsupportedSyntax
 from ..core.ir import Aval, Eqn, Var, aval_of
 from ..core.primitive import (
-    BY_IMPL, DENSE, NOT_LINEAR, Primitive, Zero, instantiate, is_float, register, PER_LANE)
-from ..core.trace import bind, eval_program
+    BY_IMPL, DENSE, NOT_LINEAR, Primitive, TracerBase, Zero, instantiate, is_float, register,
+    PER_LANE)
+from ..core.trace import TRACE_STATE, bind, eval_program
 from ..core.rules import EmitRule
 from .checkpoint import refuse_effects
 from .checkpoint_loop import loop_lin_p
@@ -42,7 +43,7 @@ from .passes import inside_dce
 from .common import with_inputs
 from .loops import coherent_carries
 from .params import SweepParams, WhileParams, join, split
-from .schedules import ADVANCE, CTZ, STORE, schedule_of
+from .schedules import ADVANCE, CTZ, STORE, ctz_online, schedule_of
 from .while_loop import (
     WhileEmit, while_loop_jvp, while_loop_linearize, while_loop_p, while_loop_sparsity)
 
@@ -179,6 +180,8 @@ def checkpointed_while(cond, body, consts, carry, schedule="ctz"):
 # --- while_forward -----------------------------------------------------
 def while_forward_impl(*args, **params):
     p = WhileParams.of(params)
+    if any(isinstance(a, TracerBase) and a.concrete_value is None for a in args):
+        _refuse_symbolic()
     consts, state = p.split_operands(args)
     state, last, stored, k = tuple(state), tuple(state), {}, 0
     actions = p.extra["schedule"].online()
@@ -201,6 +204,20 @@ def while_forward_impl(*args, **params):
     return tuple(join(state, [np.int64(k)], last, stacked))
 
 
+def _refuse_symbolic():
+    """A higher-order derivative reaching the forward sweep where the code is generated
+    (``hessian(f, engine="source")``): the impl's loop would test a symbolic value, and
+    the derivative of the reverse sweep unrolls it over a count known only at run time."""
+    where = TRACE_STATE.where
+    at = f"{where[0]}:{where[1]}: " if where else ""
+    raise ConcretizationError(
+        f"{at}a second derivative through a checkpointed while loop "
+        "(`while wg.checkpointed(...)`) where wengert generates code: its trip count is "
+        "known only when the loop runs, and the derivative of its reverse sweep unrolls "
+        "the loop step by step. Use engine='trace' for this derivative (the loop runs on "
+        "concrete values), or a plain `while` loop (which stores every step)")
+
+
 def while_forward_aval(*avals, **params):
     carry = _no_counter(WhileParams.of(params)).carry_avals
     return tuple(join(carry, [Aval((), np.int64)], carry,
@@ -210,22 +227,25 @@ def while_forward_aval(*avals, **params):
 class WhileForwardEmit(EmitRule):
     def statements(self, code, eqn, ins, py, outs, subs):
         """The forward sweep: a ``while True`` that breaks on the test, then
-        takes the online schedule's actions of the step (a generator bound
-        in the namespace's schedule object) and runs the step inlined."""
+        takes the online schedule's actions of the step (``ctz_online``, a
+        generator defined in the code) and runs the step inlined."""
         p = WhileParams.of(eqn.params)
         cond, body = subs["cond"], subs["body"]
         consts, carry = p.split_operands(ins)
         consts_in, carry_in = p.split_body_inputs(body.inputs)
         out_carry, (count,), out_last, out_stored = split(outs, p.num_carry, 1, p.num_carry)
         schedule = p.extra["schedule"]
-        sched = code.bind(("ctz", "ctz_schedule"), schedule,
-                          f"{schedule!r} (wengert.control.schedules)")
+        if type(schedule) is CTZ:       # defined in the code: Python alone
+            online = f"{code.define(ctz_online)}()"
+        else:                           # a subclass of the user's: the object
+            online = code.bind(("ctz", "ctz_schedule"), schedule,
+                               f"{schedule!r} (the same at every call)") + ".online()"
         store, kind, k, pos, acts = (code.fresh("stored"), code.fresh("action"),
                                      code.fresh("k"), code.fresh("p"), code.fresh("actions"))
         lines = [f"# the online forward sweep of {schedule!r}"]
         lines += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o]
         lines += code.assign(carry_in, carry) + code.assign(out_last, carry_in)
-        lines += [f"{store} = {{}}", f"{count} = 0", f"{acts} = {sched}.online()",
+        lines += [f"{store} = {{}}", f"{count} = 0", f"{acts} = {online}",
                   "while True:"]
         step = code.inline(cond, consts + carry_in, [])
         step += [f"if not {cond.outputs[0]}:", code.INDENT + "break"]

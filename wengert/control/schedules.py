@@ -48,7 +48,7 @@ import math
 
 __all__ = ["ADVANCE", "STORE", "RESTORE", "FREE", "REVERSE", "ACTION_NAMES", "CTZ", "Binomial",
            "schedule_of", "count", "Counts", "binomial_optimum", "ctz_recomputations",
-           "ctz_forward", "ctz_stored", "ctz_reverse", "binomial_actions", "binomial_forward",
+           "ctz_online", "ctz_forward", "ctz_stored", "ctz_reverse", "binomial_actions", "binomial_forward",
            "binomial_stored", "binomial_reverse", "SWEEP_FUNCTIONS", "SWEEP_HELPERS"]
 
 ADVANCE, STORE, RESTORE, FREE, REVERSE = range(5)
@@ -69,22 +69,8 @@ class CTZ:
         return "ctz"
 
     def online(self):
-        """The forward sweep's actions for an unbounded loop: the actions of
-        step k depend on k only. Even positions are stored; entering an even
-        position k drops the ``ctz(k) - 1`` latest stored states, which are
-        not prefixes of k (they are evicted only once step k is known to
-        run, so the last step's prefixes survive)."""
-        stored = []
-        k = 0
-        while True:
-            if k and k % 2 == 0:
-                for _ in range(_ctz(k) - 1):
-                    yield FREE, stored.pop()
-            if k % 2 == 0:
-                stored.append(k)
-                yield STORE, k
-            yield ADVANCE, k
-            k += 1
+        """The forward sweep's actions for an unbounded loop (``ctz_online``)."""
+        return ctz_online()
 
     def forward(self, n):
         return ctz_forward(n)
@@ -99,6 +85,25 @@ class CTZ:
 # The sweeps of CTZ written with nothing but Python (the actions as their numbers):
 # generated code defines these functions and loops over them, so it runs without
 # wengert (``control/checkpoint_emit.py``); the schedule objects call them too.
+def ctz_online():
+    """The forward sweep's actions for an unbounded loop: the actions of step k depend on
+    k only. Even positions are stored (1); entering an even position k frees (3) the
+    ``ctz(k) - 1`` latest stored states, which are not prefixes of k (they are evicted
+    only once step k is known to run, so the last step's prefixes survive); each step
+    is advanced (0)."""
+    stored = []
+    k = 0
+    while True:
+        if k and k % 2 == 0:
+            for _ in range((k & -k).bit_length() - 2):
+                yield 3, stored.pop()
+        if k % 2 == 0:
+            stored.append(k)
+            yield 1, k
+        yield 0, k
+        k += 1
+
+
 def ctz_forward(n):
     """``online()`` up to the advance of step n - 1: even positions stored (1), the
     ``ctz(k) - 1`` latest freed (3) on entering an even position k, each step

@@ -22,6 +22,8 @@ Layer: primitives.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..core.errors import NeedsReverse, UndefinedDerivativeError
@@ -36,10 +38,11 @@ from .reduce import reduce_max
 from .selection import where
 from .shape import expand_dims
 
-__all__ = ["gauge_check", "reverse_only", "untied_gap_inverse"]
+__all__ = ["gauge_check", "reverse_only", "untied_gap_inverse", "basis_turning", "basis_turned",
+           "undefined_derivative"]
 
 
-def _turning(ct, basis, w):
+def basis_turning(ct, basis, w):
     """The largest entry of ``skew(B^T C)`` on the pairs that may turn, and the scale to
     compare it with."""
     g = np.swapaxes(basis, -1, -2).conj() @ ct
@@ -51,16 +54,33 @@ def _turning(ct, basis, w):
     return np.max(np.abs(skew), initial=0.0), np.max(np.abs(ct), initial=0.0)
 
 
+def basis_turned(ct, basis, w=None):
+    """Whether the cotangent ``ct`` turns the columns ``basis`` among themselves (those
+    of tied eigenvalues ``w``) by more than rounding: its derivative is not defined."""
+    ct = np.asarray(ct)
+    turning, scale = basis_turning(ct, np.asarray(basis), None if w is None else np.asarray(w))
+    return turning > np.sqrt(np.finfo(ct.dtype).eps) * max(scale, 1e-300)
+
+
+def undefined_derivative(message):
+    """The error of a derivative that depends on a chosen basis: wengert's
+    ``UndefinedDerivativeError`` where wengert runs the code, else (the generated text run
+    without wengert) ``NotImplementedError``, its base."""
+    errors = sys.modules.get("wengert.core.errors")
+    return (errors.UndefinedDerivativeError if errors else NotImplementedError)(message)
+
+
+def _message(what, where):
+    return (f"{where}: the derivative of {what} is not defined: those columns are a basis "
+            "that the decomposition chooses (any rotation of them is as good), and the "
+            "function differentiated depends on that choice. Use only the well-defined "
+            "part (mode='reduced', full_matrices=False), or a function that does not "
+            "depend on the choice (a projector B @ B.T)")
+
+
 def gauge_check_impl(t, basis, *w, check, what, where):
-    if check:
-        turning, scale = _turning(np.asarray(t), np.asarray(basis), np.asarray(w[0]) if w else None)
-        if turning > np.sqrt(np.finfo(np.asarray(t).dtype).eps) * max(scale, 1e-300):
-            raise UndefinedDerivativeError(
-                f"{where}: the derivative of {what} is not defined: those columns are a basis "
-                "that the decomposition chooses (any rotation of them is as good), and the "
-                "function differentiated depends on that choice. Use only the well-defined "
-                "part (mode='reduced', full_matrices=False), or a function that does not "
-                "depend on the choice (a projector B @ B.T)")
+    if check and basis_turned(t, basis, *w):
+        raise UndefinedDerivativeError(_message(what, where))
     return t
 
 
@@ -90,12 +110,21 @@ def gauge_check_sparsity(an, ops, outs, check, what, where):
 
 class GaugeEmit(EmitRule):
     """Forward (``check=False``) the operand itself: no statement once coalesced. The
-    check of a reverse sweep raises wengert's ``UndefinedDerivativeError`` naming the
-    user's call: that one stays the impl's call, bound in the header (the one row whose
-    code needs wengert where it runs, as a check that the derivative is defined)."""
+    check of a reverse sweep: ``basis_turned`` and ``undefined_derivative``, defined in
+    the generated text (NumPy alone), raise the error naming the user's call."""
 
     def expression(self, code, eqn, ins, py):
         return None if eqn.params["check"] else ins[0]
+
+    def statements(self, code, eqn, ins, py, outs, subs):
+        if not eqn.params["check"]:
+            return None
+        turned, error = code.define(basis_turned, (basis_turning,)), \
+            code.define(undefined_derivative)
+        message = _message(eqn.params["what"], eqn.params["where"])
+        return [f"if {turned}({', '.join(ins)}):",
+                f"{code.INDENT}raise {error}({message!r})",
+                f"{outs[0]} = {ins[0]}"]
 
     def python_scalars(self, eqn, py_ins, run):
         return [py_ins[0]]

@@ -13,232 +13,26 @@ stand-in holding those values --
 execs the text and calls the function: the results must be the ones computed here, and
 the process must end with no ``wengert`` module loaded.
 
-One row's code needs wengert where it runs, and its codes are counted, not run there:
-``gauge_check`` in a reverse sweep, the check that a function does not depend on the
-basis a decomposition chooses, which raises wengert's ``UndefinedDerivativeError``.
+The check, in a reverse sweep, that a function does not depend on the basis a
+decomposition chooses (``gauge_check``) is NumPy defined in the text too
+(``basis_turned``): where wengert is absent its error is ``NotImplementedError``.
 
 Before, 33 rows (``np.fft``'s, ``np.linalg.eig``'s, ``scipy.linalg.expm``'s...) and a
 checkpointed loop's schedule were the header's ``name = PRIMITIVES['...'].impl`` and
-``ctz = ctz (wengert...)``: wengert's own objects.
+``ctz = ctz (wengert...)``: wengert's own objects; until issue 27's last part, 33 reverse
+sweeps of decompositions bound ``PRIMITIVES['gauge_check'].impl``. The corpus and the
+runner are ``fresh_checks.py``'s (numba's text runs there too).
 """
 from __future__ import annotations
 
-import importlib
-import os
-import pickle
-import re
-import subprocess
-import sys
-import types
-import warnings
-
-import numpy as np
-import pytest
-
-import wengert as wg
-from wengert import demo
-from wengert.api.backend import python_function
-from wengert.backends.interpret import interpret
-from wengert.core.ir import Aval
-from wengert.core.pytree import flatten
-from wengert.transforms.jvp import jvp_program
-from wengert.transforms.simplify import simplify
-from wengert.transforms.vjp import vjp_program
-
-import golden_listings as GL
-import source_cases as C
-from cases import CORPUS, F64
-from codegen_checks import random_inputs, rng_for
-from fn_cases import ALL_CASES
-from source_corpus import CASES
-
-VARIANTS = {
-    "primal": lambda p: p,
-    "jvp": lambda p: simplify(jvp_program(p), copies=True),
-    "vjp": lambda p: simplify(vjp_program(p), copies=True),
-}
-
-# what a header may bind, and how the new process gets it
-_HEADER = re.compile(r"^#   (\w+) = (.*)$")
-_MODULES = ("numpy", "scipy", "math")
-
-
-def _functions(model):
-    """(id, function, arguments, engine) of every derivative case."""
-    out = []
-    for name in sorted(CORPUS):
-        case = CORPUS[name]
-        for engine in ("trace", "source"):
-            out.append((f"corpus-{name}-{engine}", case.fn, tuple(case.args), engine))
-    for case in CASES:
-        static = case.args[len(case.nums):]
-        fn = C.with_static(case.fn, *static) if static else case.fn
-        out.append((f"source-{case.id}", fn, case.dyn(case.fresh()), "source"))
-    out += [("demo-seed000", demo.seed000, (2.0, 3.0), "source"),
-            ("demo-damped", demo.damped, (0.7, 4), "source")]
-    for c in ALL_CASES:
-        if "source" in c.engines:
-            rng = np.random.default_rng(1000 + c.seed)
-            args = [a.draw(rng, F64) for a in c.args]
-            diff = [k for k, a in enumerate(c.args) if a.diff]
-            out.append((f"fn-{c.test_id}", _of_differentiated(c.fun, args, diff),
-                        tuple(args[k] for k in diff), "source"))
-    for name in sorted(GL.CALLS):
-        out.append((f"golden-{name}", getattr(model, name), GL.arguments(name), "source"))
-    return out
-
-
-def _of_differentiated(fun, args, diff):
-    """``fun`` as a function of the operands at ``diff``, the others fixed (as
-    ``numpy/test_functions.py`` calls it)."""
-    def g(*xs):
-        full = list(args)
-        for k, x in zip(diff, xs):
-            full[k] = x
-        return fun(*full)
-    return g
-
-
-def _binding(name, what, source, namespace):
-    """How the new process gets a name the header lists: ("module", name) or
-    ("value", object); anything else is a failure of the code's promise."""
-    module = re.fullmatch(r"(numpy|module ([\w.]+))", what)
-    if module:
-        path = "numpy" if module.group(1) == "numpy" else module.group(2)
-        if path.split(".")[0] in _MODULES:
-            return ("module", path)
-        # a user module whose globals the code reads: a stand-in with their values
-        real = importlib.import_module(path)
-        code = re.sub(r"#.*", "", source)        # (a heading names a file: cases.py:12)
-        attrs = set(re.findall(rf"\b{name}\.(\w+)", code))
-        return ("value", types.SimpleNamespace(**{a: getattr(real, a) for a in attrs}))
-    if what.startswith("constant ") or what.startswith("argument "):
-        return ("value", namespace[name])        # an array, a user's object (its value)
-    if what.startswith("closure cell of "):
-        # the user's closure variable, read at each call: a stand-in cell
-        return ("value", types.SimpleNamespace(cell_contents=namespace[name].cell_contents))
-    if what == _CHECK:
-        raise _RunsWengertsCheck(name)
-    raise AssertionError(f"the header binds {name} = {what}: neither a module nor a constant")
-
-
-# The one row whose code needs wengert where it runs: the check, in a reverse sweep,
-# that a decomposition's chosen basis (a complete QR, a full SVD, repeated
-# eigenvalues) is not what the function depends on; it raises wengert's
-# UndefinedDerivativeError, a class only wengert has (``primitives/gauge.py``).
-_CHECK = "PRIMITIVES['gauge_check'].impl"
-
-
-class _RunsWengertsCheck(Exception):
-    pass
-
-
-def _payload(model):
-    items, checked = [], []
-    for pid, fn, args, engine in _functions(model):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                base = wg.make_program(fn, *args, engine=engine)
-            except wg.WengertError:
-                continue            # a case that checks a refusal: no program to write
-        leaves = [x for x in flatten(tuple(args))[0]
-                  if not (engine == "source" and type(x) in (int, bool))]
-        leaves = [x for x in leaves if not isinstance(x, (str, type(None)))]
-        for variant, make in VARIANTS.items():
-            try:
-                prog = make(base)
-            except wg.WengertError:
-                continue            # no derivative of this kind (an integer output...)
-            if len(leaves) > len(prog.in_avals):
-                continue
-            inputs = list(leaves) + random_inputs(_known(base, variant, leaves, prog),
-                                                  rng_for(pid, variant, "fresh"))
-            gen = python_function(prog)
-            got = gen(*inputs)
-            bindings = {}
-            try:
-                for line in gen.source.splitlines()[1:]:
-                    m = _HEADER.match(line)
-                    if m:
-                        bindings[m.group(1)] = _binding(m.group(1), m.group(2), gen.source,
-                                                        gen.namespace)
-            except _RunsWengertsCheck:
-                checked.append(f"{pid}-{variant}")
-                continue
-            items.append({"id": f"{pid}-{variant}", "source": gen.source,
-                          "bindings": bindings, "inputs": inputs, "want": list(got)})
-    return items, checked
-
-
-def _known(base, variant, leaves, prog):
-    """The avals of ``prog``'s inputs after ``leaves`` (tangents, cotangents), each
-    length known only at run time (``None``: ``x[mask]``, ``np.unique``) taken from the
-    value it stands beside: the input's (a tangent) or the primal output's (a cotangent)."""
-    extra = prog.in_avals[len(leaves):]
-    if not any(None in a.shape for a in extra):
-        return extra
-    like = list(interpret(base, *leaves)) if variant == "vjp" else list(leaves)
-    return [Aval(np.shape(v), a.dtype, a.weak) if None in a.shape else a
-            for a, v in zip(extra, like)]
-
-
-_RUNNER = r'''
-import importlib, importlib.abc, pickle, re, sys
-import numpy as np
-
-class Refuse(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in BLOCKED:
-            raise ImportError(f"the generated code imported {name}")
-        return None
-
-BLOCKED = set(sys.argv[2].split(","))
-sys.meta_path.insert(0, Refuse())
-for name in list(sys.modules):
-    assert name.split(".")[0] not in BLOCKED, name
-with open(sys.argv[1], "rb") as f:
-    items = pickle.load(f)
-failures = []
-for item in items:
-    ns = {}
-    for name, (kind, what) in item["bindings"].items():
-        ns[name] = importlib.import_module(what) if kind == "module" else what
-    try:
-        exec(compile(item["source"], "<" + item["id"] + ">", "exec"), ns)
-        fname = re.findall(r"^def (\w+)\(", item["source"], re.M)[-1]
-        got = ns[fname](*item["inputs"])
-        assert len(got) == len(item["want"]), "number of results"
-        for g, w in zip(got, item["want"]):
-            assert np.shape(g) == np.shape(w), ("shape", np.shape(g), np.shape(w))
-            assert np.asarray(g).dtype == np.asarray(w).dtype, ("dtype", np.asarray(g).dtype)
-            np.testing.assert_array_equal(g, w)
-    except Exception as err:
-        failures.append(item["id"] + ": " + type(err).__name__ + ": " + str(err)[:300])
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
-print(len(items), "ran;", len(failures), "failed;", "loaded:", loaded)
-for line in failures:
-    print(line)
-sys.exit(1 if failures or loaded else 0)
-'''
+import fresh_checks as F
 
 
 def test_every_derivative_code_runs_in_a_fresh_interpreter(tmp_path):
-    model, _ = GL.load_model(str(tmp_path))
-    items, checked = _payload(model)
+    model, _ = F.GL.load_model(str(tmp_path))
+    items, refused = F.payload(model, F.python_text)
+    assert not refused
     assert len(items) > 1500, len(items)
-    # the reverse sweeps that check a decomposition's chosen basis (``_CHECK``): only
-    # functions of linalg's, and few
-    assert all(c.startswith("fn-") and c.endswith("-vjp") for c in checked), checked
-    assert len(checked) < 40, checked
-    data = tmp_path / "programs.pickle"
-    data.write_bytes(pickle.dumps(items))     # loaded there with wengert's import refused
-    script = tmp_path / "runner.py"
-    script.write_text(_RUNNER)
-    blocked = ["wengert", "model", "cases", "source_cases", "fn_cases", "golden_listings"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    done = subprocess.run([sys.executable, "-I", str(script), str(data), ",".join(blocked)],
-                          capture_output=True, text=True, env=env, cwd=str(tmp_path),
-                          timeout=900)
-    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    assert done.stdout.startswith(f"{len(items)} ran; 0 failed; loaded: []"), done.stdout
+    # the decompositions' reverse sweeps check the chosen basis, in NumPy (no wengert)
+    assert sum("def basis_turned(" in i["source"] for i in items) >= 5
+    F.run_fresh(items, tmp_path)

@@ -49,11 +49,11 @@ from ...core.errors import BackendError, NumbaCompileError
 from ...core.ir import Ident, Lit, aval_of
 from ...core.shapes import result_dtype
 from . import matmul as numbamatmul
-from .rewrite import rewrite_text
+from .rewrite import rewritten
 from .scatter import add_at_lines
 from ..python.codegen import CodeWriter, generate_source
-from .compiled import HELPERS, NumbaFunction, load_numba, numba_helper
-from .scratch import REUSE_HELPERS, reusable, with_scratch
+from .compiled import HELPERS, NumbaFunction, numba_helper
+from .standalone import finish, njit_text
 
 __all__ = ["numba_codegen", "numba_source", "NumbaUnsupported", "NumbaWriter", "refuse"]
 
@@ -260,7 +260,7 @@ def _fits(x, dt):
 def _othershelper(fn):
     """A numba function: ``fn`` (``_OTHERS``) over the last axis of a
     C-contiguous 2-D array, each row apart (same shape out)."""
-    return numba_helper(f"others {fn}", lambda: _njit_text(_OTHERS[fn], f"{fn}_last_axis"))
+    return numba_helper(f"others {fn}", lambda: njit_text(_OTHERS[fn], f"{fn}_last_axis"))
 
 
 # functions of the entries of a row, one value per entry (the rows of a 2-D
@@ -312,16 +312,10 @@ def _typable(value):
 
 # reductions numba has over every axis only, spelled over some axes by a helper
 # (``_LAST_AXIS``, below: fn -> its result dtype in the helper's text)
-def _njit_text(text, name):
-    namespace = {"np": np}
-    exec(text, namespace)
-    return load_numba().njit(namespace[name])
-
-
 def _last_axishelper(fn):
     """A numba function: NumPy's ``fn`` over the last axis of a C-contiguous
     array (``x.fn(axis=-1)``), a loop over the other items."""
-    return numba_helper(f"last axis {fn}", lambda: _njit_text(
+    return numba_helper(f"last axis {fn}", lambda: njit_text(
         _LAST_AXIS_TEXT.format(fn=fn, dtype=_LAST_AXIS[fn]), f"{fn}_last_axis"))
 
 
@@ -373,7 +367,7 @@ def numba_source(low, name=None):
     --backend numba``); a construct with no spelling raises ``NumbaUnsupported``."""
     source, namespace, fname, _ = generate_source(low, name, writer=NumbaWriter)
     _check_names(namespace, source.splitlines())
-    return _reuse_scratch(source, namespace, fname)[0]
+    return finish(rewritten(source, namespace), namespace, fname)[0]
 
 
 def numba_codegen(low, on_error, name=None):
@@ -384,7 +378,7 @@ def numba_codegen(low, on_error, name=None):
     source, namespace, fname, passed = generate_source(low, name, writer=NumbaWriter)
     _check_length(source)
     _check_names(namespace, source.splitlines())
-    source, scratch = _reuse_scratch(source, namespace, fname)
+    source, scratch = finish(rewritten(source, namespace), namespace, fname)
     return NumbaFunction(source, prog, namespace, fname, on_error, passed, scratch)
 
 
@@ -405,32 +399,6 @@ def _check_length(source):
             f"the generated code has {n} lines, more than {limit} ({MAX_LINES_ENV}): "
             "numba's compile time grows faster than the code's length, to minutes at this "
             f"size; set {MAX_LINES_ENV} higher to compile it anyway")
-
-
-def _reuse_scratch(source, namespace, fname):
-    """(source, scratch) of the code reusing the buffers it never returns
-    (``scratch``): the text, its helpers bound in ``namespace`` and named in
-    its header, and the (dtype, ndim) of each buffer."""
-    np_name = next((k for k, v in namespace.items() if v is np), None)
-    source = rewrite_text(source, np_name) if np_name else source     # errstate, except
-    allocs = reusable(source, fname, np_name) if np_name else []
-    if not allocs:
-        return source, ()
-    source, helpers, param = with_scratch(source, fname, allocs, namespace, np_name)
-    notes = []
-    for name, kind in helpers.items():
-        namespace[name] = numba_helper(f"reuse_{kind}",
-                                 lambda kind=kind: load_numba().njit(REUSE_HELPERS[kind]))
-        what = "np.empty of a buffer that doubles" if kind == "rows" else f"np.{kind}"
-        notes.append(f"#   {name} = wengert's {what}, reusing a buffer of an earlier call")
-    notes.append(f"#   {param} = the buffers of an earlier call, reused where their shapes "
-                 "match, passed at each call")
-    lines = source.splitlines()
-    if not lines[0].endswith(":"):
-        lines[0] += "; names bound outside it:"
-    at = next(k for k, line in enumerate(lines) if line.startswith("def "))
-    return "\n".join(lines[:at] + notes + lines[at:]) + "\n", \
-        tuple((a.dtype, a.ndim) for a in allocs)
 
 
 def refuse(construct, where):

@@ -145,10 +145,16 @@ def _module(source, namespace, fname, digest, path, numba, fresh=False):
         if path is not None:
             module.__file__ = path
         exec(compile(source, path or f"<wengert-numba-{digest}>", "exec"), module.__dict__)
+        # the helpers the text defines (``standalone``) are the ones compiled once a process
+        module.__dict__.update((k, v) for k, v in namespace.items() if _is_helper(v))
         sys.modules[module.__name__] = module
         found = _MODULES[digest] = (module.__dict__, numba.njit(
             cache=path is not None, error_model="numpy", boundscheck=True)(module.__dict__[fname]))
         return found
+
+
+def _is_helper(value):
+    return any(value is h for h in tuple(HELPERS.values()))
 
 
 class NumbaFunction:

@@ -14,7 +14,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["rewrite_text"]
+import numpy as np
+
+__all__ = ["rewrite_text", "rewritten"]
+
+
+def rewritten(source, namespace):
+    """``rewrite_text`` of the generated ``source``, whose names are bound in
+    ``namespace`` (NumPy's among them, or nothing to rewrite)."""
+    np_name = next((k for k, v in namespace.items() if v is np), None)
+    return source if np_name is None else rewrite_text(source, np_name)
 
 
 def rewrite_text(source, np_name, indent="    "):

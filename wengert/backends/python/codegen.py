@@ -91,7 +91,7 @@ from ...core.printing import Namer, reverse_sweep_start, walk
 from ...core.where import files_of, heading, line_map, statement
 from .coalesce import coalesce
 from .emit import PY_SCALARS, CodegenError, Emitter
-from .headings import drop_empty_headings, heading_kinds
+from .headings import drop_empty_headings, heading_kinds, mark, unmark
 from .names import named_write, names_of
 
 __all__ = ["codegen", "generate_source", "GeneratedFunction", "CodegenError", "CodeWriter"]
@@ -108,11 +108,11 @@ class GeneratedFunction:
     differentiates (``core.where.line_map``: a traceback's line in ``filename``
     names the user's line it came from)."""
 
-    __slots__ = ("fn", "source", "program", "namespace", "filename")
+    __slots__ = ("fn", "source", "program", "namespace", "filename", "located")
 
-    def __init__(self, fn, source, program, namespace, filename):
+    def __init__(self, fn, source, program, namespace, filename, located=None):
         self.fn, self.source, self.program = fn, source, program
-        self.namespace, self.filename = namespace, filename
+        self.namespace, self.filename, self.located = namespace, filename, located or {}
 
     def __call__(self, *args):
         return self.fn(*args)
@@ -120,7 +120,7 @@ class GeneratedFunction:
     @property
     def line_map(self):
         """{line of ``source``: (file, line)} of the user's code (``core.where``)."""
-        return line_map(self.source, files_of(self.program))
+        return {**self.located, **line_map(self.source, files_of(self.program))}
 
     def __repr__(self):
         return f"<GeneratedFunction {self.fn.__name__} from {self.filename}>"
@@ -129,14 +129,15 @@ class GeneratedFunction:
 def codegen(low, name=None):
     """Generate, compile and load the Python function of the lowered Program ``low``
     (``lower.lower(prog, **CodeWriter.LOWERING)``)."""
-    source, namespace, fname, _ = generate_source(low, name)
+    located = {}
+    source, namespace, fname, _ = generate_source(low, name, located=located)
     filename = f"<wengert-generated-{next(_FILE_NUMBERS)}>"
     # registered before exec, so even an error while loading shows its line;
     # mtime None: linecache.checkcache leaves the entry alone
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     code = compile(source, filename, "exec")
     exec(code, namespace)
-    return GeneratedFunction(namespace[fname], source, low.source, namespace, filename)
+    return GeneratedFunction(namespace[fname], source, low.source, namespace, filename, located)
 
 
 class _Block:
@@ -160,8 +161,10 @@ class _Block:
         self.outer = outer
 
 
-def generate_source(low, name=None, writer=None):
-    """(source, namespace, function name, passed) of the lowered ``low``: the text only;
+def generate_source(low, name=None, writer=None, located=None):
+    """(source, namespace, function name, passed) of the lowered ``low``: the text only
+    (``located``, a dict: filled with {line: the user's (file, line)} of each statement
+    no heading comment covers, ``headings.mark``);
     ``writer``: the ``CodeWriter`` class that spells it (a subclass writes
     the subset another compiler accepts: ``numba.codegen``); ``passed``: the
     writer's extra parameters, after the Program's inputs (name -> what
@@ -181,6 +184,7 @@ def generate_source(low, name=None, writer=None):
     headings = heading_kinds(prog, start)
     stack, files = [], set()
     var_of = {}                         # identifier -> a Var it names (``coalesce``)
+    wheres = []                         # the user lines the statements are marked with
     for kind, item, uses, defs in walk(prog, Namer()):
         if kind == "program":
             if stack:       # the code of the equation the parent writes next
@@ -231,6 +235,8 @@ def generate_source(low, name=None, writer=None):
                     # Python's arithmetic, where a NumPy scalar is wanted
                     lhs, rhs = lines[-1].split(" = ", 1)
                     lines[-1] = f"{lhs} = {_numpy_scalar(em, item.outputs[0], rhs)}"
+            if head_kind is None and item.where is not None:
+                lines = mark(lines, item.where, wheres)
             block.lines += lines
         else:
             block = stack.pop()
@@ -257,7 +263,9 @@ def generate_source(low, name=None, writer=None):
                for line in text.rstrip("\n").splitlines() + ["", ""]]
     lines = header + defined + [f"def {fname}({', '.join(block.inputs + list(em.passed))}):"]
     lines += em.indent(block.lines + [f"return ({outs})"])
-    source = coalesce("\n".join(lines) + "\n", fname, names_of(var_of))
+    source, found = unmark(coalesce("\n".join(lines) + "\n", fname, names_of(var_of)), wheres)
+    if located is not None:
+        located.update(found)
     return source, em.namespace, fname, em.passed
 
 

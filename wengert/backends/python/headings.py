@@ -1,15 +1,23 @@
 """The comments of generated code that head each block with the user's line it computes
 (``core.where``): which kind each of a Program's top-level equations gets, and the
-headings left with nothing under them.
+headings left with nothing under them; and the user's line of each statement no heading
+covers (a forward sweep, a primal), kept beside the text (``mark``, ``unmark``).
 
 Layer: backends.
 """
 from __future__ import annotations
 
+import re
+
 from ...core.ir import Role, sub_programs
 from ...core.where import HEADING
 
-__all__ = ["heading_kinds", "drop_empty_headings"]
+__all__ = ["heading_kinds", "drop_empty_headings", "mark", "unmark"]
+
+# a statement's user line while the code is written: a trailing ``#@k`` (``wheres[k]``)
+_MARK = re.compile(r"  #@(\d+)$")
+# lines that compute nothing (and that ``coalesce`` reads by their text): never marked
+_BARE = re.compile(r"^\s*($|#|(else|elif|try|except|finally)\b)")
 
 
 def heading_kinds(prog, start):
@@ -48,3 +56,23 @@ def drop_empty_headings(lines):
                 continue
         keep.append(line)
     lines[:] = keep
+
+
+def mark(lines, where, wheres):
+    """``lines`` (an equation's code, no heading over it) with each statement not marked
+    yet ending in ``#@k``, ``wheres[k]`` its user line ``where``."""
+    k = len(wheres)
+    wheres.append(where)
+    return [line if _BARE.match(line) or _MARK.search(line) else f"{line}  #@{k}"
+            for line in lines]
+
+
+def unmark(source, wheres):
+    """(``source`` without the marks, {its line (from 1): (file, line)})."""
+    lines, found = source.splitlines(), {}
+    for n, line in enumerate(lines):
+        m = _MARK.search(line)
+        if m:
+            lines[n] = line[:m.start()]
+            found[n + 1] = wheres[int(m.group(1))]
+    return "\n".join(lines) + "\n", found

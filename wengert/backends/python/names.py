@@ -144,7 +144,7 @@ class Namespace:
             # a constant the functions read: (name, value)
             text = (f"{name} = {f[1]!r}\n" if isinstance(f, tuple)
                     else textwrap.dedent(inspect.getsource(f)))
-            for module in ("math", "scipy"):
+            for module in ("math", "scipy", "sys"):
                 if re.search(rf"\b{module}\.", text) and module not in self.namespace:
                     self.namespace[module] = importlib.import_module(module)
                     self.header.append(f"#   {module} = module {module}")
