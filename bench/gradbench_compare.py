@@ -12,7 +12,7 @@ function -- the objective and each derivative -- is timed for
                   under ``wengert.jit``): "n/a" while wengert has no numba backend; "(py)"
                   marks a function that wengert ran on the Python backend instead (its
                   warning is in the notes); its compile time (first call less best) is in
-                  the notes
+                  the notes and in its own column, ``nb compile``
   jax, torch      ``bench/gradbench/peers_jax.py`` and ``peers_torch.py``, for the evals that
                   GradBench's own JAX and PyTorch tools implement, with the same strategies
   manual          GradBench's C++ ``manual`` tool (derivatives by hand), not run here: the
@@ -411,7 +411,7 @@ def fmt_ratio(r):
 
 
 COLUMNS = (("eval", 8, "<"), ("function", 9, "<"), ("source", 10, ">"), ("trace", 10, ">"),
-           (NUMBA_TOOL, 15, ">"), ("jax", 10, ">"), ("torch", 10, ">"), (MANUAL, 10, ">"),
+           (NUMBA_TOOL, 15, ">"), ("nb compile", 10, ">"), ("jax", 10, ">"), ("torch", 10, ">"), (MANUAL, 10, ">"),
            ("wg/jax", 7, ">"), ("wg/torch", 8, ">"), ("wg/manual", 9, ">"), ("d/obj", 6, ">"))
 
 
@@ -423,11 +423,20 @@ def is_objective(row):
     return row["eval"] not in NO_OBJECTIVE and row["function"] == EVALS[row["eval"]][0]
 
 
+def compile_text(cell):
+    """The numba cell's compile time: its first call less its best ("-" if not timed)."""
+    if cell.time_ns is None or cell.first_ns is None:
+        return "-"
+    return fmt_time(max(cell.first_ns - cell.time_ns, 0))
+
+
 def row_values(row, objective_ns):
     cells = row["cells"]
     wg = wengert_ns(cells)
     d_obj = None if is_objective(row) else ratio(wg, objective_ns)
-    return [row["eval"], row["function"]] + [cell_text(cells[t], t) for t in TOOLS + (MANUAL,)] + [
+    texts = [cell_text(cells[t], t) for t in TOOLS + (MANUAL,)]
+    texts.insert(TOOLS.index(NUMBA_TOOL) + 1, compile_text(cells[NUMBA_TOOL]))
+    return [row["eval"], row["function"]] + texts + [
         fmt_ratio(ratio(wg, cells["jax"].time_ns)), fmt_ratio(ratio(wg, cells["torch"].time_ns)),
         fmt_ratio(ratio(wg, cells[MANUAL].time_ns)), fmt_ratio(d_obj)]
 

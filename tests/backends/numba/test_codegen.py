@@ -155,9 +155,10 @@ def test_fallback_warns_once_and_gives_the_python_backends_values():
 def test_numba_typing_errors_fall_back_too():
     """A construct numba's typing refuses at the first call (not known up
     front): the same one warning, the Python backend's values."""
-    # det's gradient: np.linalg.inv under np.errstate, in a try statement
+    # det's gradient: np.linalg.inv in a try statement, axis reductions as methods
+    # (its np.errstate block numba refused is its body now: rewrite.py)
     a = np.eye(3) + 0.1
-    with pytest.raises(wg.NumbaCompileError, match="numba: .*errstate") as err:
+    with pytest.raises(wg.NumbaCompileError, match="numba: ") as err:
         wg.grad(det_of, engine="source", backend="numba", fallback=False)(a)
     assert "test_codegen.py" in str(err.value)
     with warnings.catch_warnings(record=True) as seen:

@@ -22,6 +22,7 @@ import pytest
 
 import fresh_checks as F
 from wengert.backends.numba.codegen import NumbaUnsupported, NumbaWriter, numba_source
+from wengert.backends.numba.rewrite import rewritten
 from wengert.backends.numba.standalone import finish
 from wengert.backends.python.codegen import generate_source
 from wengert.lower import lower
@@ -41,7 +42,7 @@ def numba_text(prog):
     except NumbaUnsupported:
         return None, None, None, False
     source, namespace, fname, passed = generate_source(low, None, writer=NumbaWriter)
-    source, scratch = finish(source, namespace, fname)
+    source, scratch = finish(rewritten(source, namespace), namespace, fname)
     assert source == shown
     extra = [get() for get in passed.values()]
     extra = [a[()] if type(a) is np.ndarray and a.ndim == 0 else a for a in extra]

@@ -13,7 +13,7 @@ spells the few things numba's subset lacks differently:
 * dtypes as NumPy attributes (``np.float32``), not ``np.dtype('float32')``;
 * a reduction over every axis without ``axis`` (``np.sum(x)``), over one
   axis with an int (``np.sum(x, axis=1)``, where numba has that form);
-* ``np.add.at`` at one index array as a loop; ``np.matmul`` as ``@`` on
+* ``np.add.at`` as a loop (``scatter``); ``np.matmul`` as ``@`` on
   operands of at most 2 dimensions, else as a loop over the batch
   (``numba.matmul``);
   ``np.abs`` for Python's ``abs``; a reshape of a number as ``np.full``, of
@@ -45,11 +45,12 @@ import os
 
 import numpy as np
 
-from ...core.dims import plain_numbers
 from ...core.errors import BackendError, NumbaCompileError
 from ...core.ir import Ident, Lit, aval_of
 from ...core.shapes import result_dtype
 from . import matmul as numbamatmul
+from .rewrite import rewritten
+from .scatter import add_at_lines
 from ..python.codegen import CodeWriter, generate_source
 from .compiled import HELPERS, NumbaFunction, numba_helper
 from .standalone import finish, njit_text
@@ -140,15 +141,7 @@ class NumbaWriter(CodeWriter):
         raise NumbaUnsupported(f"the dtype {dt}")
 
     def add_at(self, target, where, value, rows):
-        # the lengths compared as the numbers they stand for (comparing Dims
-        # would add guards): equal where the Program was staged, so wherever
-        # its code is reused (``api.source``: only where staging gives the same)
-        if rows is None or list(plain_numbers(list(rows[0]))) != list(plain_numbers(list(rows[1]))):
-            raise NumbaUnsupported(f"np.add.at({target}, {where}, ...), a scatter-add at "
-                                   "positions other than one index array")
-        k, idx = self.fresh("k"), self.fresh("where")
-        return [f"{idx} = {where}", f"for {k} in range({idx}.shape[0]):",
-                f"{self.INDENT}{target}[{idx}[{k}]] += {value}[{k}]"]
+        return add_at_lines(self, target, where, value, rows)      # numba has no ufunc.at
 
     def reshape_call(self, x, shape, scalar, py=False):
         # numba reshapes contiguous arrays only (a copy where NumPy gives a view:
@@ -374,7 +367,7 @@ def numba_source(low, name=None):
     --backend numba``); a construct with no spelling raises ``NumbaUnsupported``."""
     source, namespace, fname, _ = generate_source(low, name, writer=NumbaWriter)
     _check_names(namespace, source.splitlines())
-    return finish(source, namespace, fname)[0]
+    return finish(rewritten(source, namespace), namespace, fname)[0]
 
 
 def numba_codegen(low, on_error, name=None):
@@ -385,7 +378,7 @@ def numba_codegen(low, on_error, name=None):
     source, namespace, fname, passed = generate_source(low, name, writer=NumbaWriter)
     _check_length(source)
     _check_names(namespace, source.splitlines())
-    source, scratch = finish(source, namespace, fname)
+    source, scratch = finish(rewritten(source, namespace), namespace, fname)
     return NumbaFunction(source, prog, namespace, fname, on_error, passed, scratch)
 
 

@@ -131,12 +131,13 @@ _MODULES = {}           # digest -> (namespace, dispatcher): one compilation per
 _MODULES_LOCK = threading.Lock()
 
 
-def _module(source, namespace, fname, digest, path, numba):
+def _module(source, namespace, fname, digest, path, numba, fresh=False):
     """(namespace, dispatcher) of the code: a module registered in
     ``sys.modules`` (numba finds the module of a function it loads from its
-    disk cache by name), shared by every function of the same digest."""
+    disk cache by name), shared by every function of the same digest
+    (``fresh``: a new one, replacing the one shared)."""
     with _MODULES_LOCK:
-        found = _MODULES.get(digest)
+        found = None if fresh else _MODULES.get(digest)
         if found is not None:
             return found
         module = types.ModuleType(f"wengert_numba_{digest}")
@@ -175,7 +176,7 @@ class NumbaFunction:
 
     __slots__ = ("fn", "source", "program", "namespace", "filename", "dispatcher",
                  "compile_seconds", "cached", "on_error", "_run", "_numba", "_passed",
-                 "_scratch", "_pool", "__weakref__")
+                 "_scratch", "_pool", "_rebuild", "__weakref__")
 
     def __init__(self, source, program, namespace, fname, on_error, passed=None, scratch=()):
         numba = load_numba()
@@ -188,6 +189,8 @@ class NumbaFunction:
         self.cached = path is not None
         self.filename = path or f"<wengert-numba-{digest}>"
         self.namespace, self.dispatcher = _module(source, namespace, fname, digest, path, numba)
+        self._rebuild = lambda: _module(source, namespace, fname, digest, path, numba,
+                                        fresh=True)
         self.compile_seconds = 0.0
         self._run = self._first
         run = self
@@ -230,7 +233,10 @@ class NumbaFunction:
 
     def _first(self, *args):
         """The first call: compile for these argument types (timed), then
-        run, checking that the results have the Program's dtypes."""
+        run, checking that the results have the Program's dtypes. A compile
+        that something interrupts (a signal's exception, a timeout raised by
+        a handler) leaves the next call to compile again, with a new
+        dispatcher (``_again``)."""
         errors = self._numba.core.errors
         full = self._with_passed(args)
         try:
@@ -242,14 +248,26 @@ class NumbaFunction:
                                         category=errors.NumbaWarning)
                 self.dispatcher.compile(sig)
             self.compile_seconds += time.perf_counter() - start
-        except (errors.NumbaError, ValueError) as err:
+        except (errors.NumbaError, ValueError, RuntimeError) as err:
+            # RuntimeError: numba's state broken by an earlier interrupted compile (an
+            # interrupt llvmlite swallowed leaves "no compiled object yet")
             return self._refused(_first_line(err, self.source), args)
+        except BaseException:
+            self._run = self._again
+            raise
         outs = self._results(self.dispatcher(*full))
         wrong = _dtype_mismatch(outs, self.program)
         if wrong is not None:
             return self._refused(wrong, args)
         self._run = self._call
         return outs
+
+    def _again(self, *args):
+        """The call after an interrupted compile: a new dispatcher (the
+        interrupted one may hold half-made state), compiled again."""
+        self.namespace, self.dispatcher = self._rebuild()
+        self._run = self._first
+        return self._first(*args)
 
     def _call(self, *args):
         try:
