@@ -203,3 +203,12 @@ def test_nan_safe_the_context_restores_and_the_option_holds():
     finally:
         wg.nan_safe(True)
     assert wg.nan_safe.enabled()
+
+
+@pytest.mark.parametrize("bad", ["off", 0, None])
+def test_nan_safe_refuses_a_setting_that_is_not_a_bool(bad):
+    """``wg.nan_safe("off")`` once read as on (a truthy string): a setting that is not a
+    bool is a TypeError naming it, and the setting before stays."""
+    with pytest.raises(TypeError, match="True or False"):
+        wg.nan_safe(bad)
+    assert wg.nan_safe.enabled() is True

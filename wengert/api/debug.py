@@ -30,6 +30,8 @@ Layer: api.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..core.debug import NANS
 
 __all__ = ["debug_nans", "nan_safe"]
@@ -76,6 +78,9 @@ class debug_nans:
     __slots__ = ("_before",)
 
     def __init__(self, enable=True):
+        if not isinstance(enable, (bool, np.bool_)):
+            raise TypeError(f"wg.nan_safe takes True or False, not {enable!r}: "
+                            "wg.nan_safe(False) writes plain products")
         with NANS.lock:
             self._before = NANS.on
             NANS.on = bool(enable)
@@ -119,8 +124,9 @@ class nan_safe:
         says whether it is on now.
 
     Raises:
-        Nothing itself; derivatives taken while it is off may hold nan
-        where the guarded ones are finite.
+        TypeError: ``enable`` is not a bool (``wg.nan_safe("off")`` would
+            otherwise read as on). Derivatives taken while it is off may
+            hold nan where the guarded ones are finite.
 
     Example:
         >>> import numpy as np
@@ -139,6 +145,9 @@ class nan_safe:
     __slots__ = ("_before",)
 
     def __init__(self, enable=True):
+        if not isinstance(enable, (bool, np.bool_)):
+            raise TypeError(f"wg.nan_safe takes True or False, not {enable!r}: "
+                            "wg.nan_safe(False) writes plain products")
         with NANS.lock:
             self._before = NANS.safe
             NANS.safe = bool(enable)
