@@ -206,9 +206,10 @@ def test_nan_safe_the_context_restores_and_the_option_holds():
 
 
 @pytest.mark.parametrize("bad", ["off", 0, None])
-def test_nan_safe_refuses_a_setting_that_is_not_a_bool(bad):
+@pytest.mark.parametrize("setting, default", [("nan_safe", True), ("debug_nans", False)])
+def test_settings_refuse_a_value_that_is_not_a_bool(setting, default, bad):
     """``wg.nan_safe("off")`` once read as on (a truthy string): a setting that is not a
-    bool is a TypeError naming it, and the setting before stays."""
-    with pytest.raises(TypeError, match="True or False"):
-        wg.nan_safe(bad)
-    assert wg.nan_safe.enabled() is True
+    bool is a TypeError naming the setting, and the setting before stays."""
+    with pytest.raises(TypeError, match=f"wg.{setting} takes True or False"):
+        getattr(wg, setting)(bad)
+    assert getattr(wg, setting).enabled() is default

@@ -37,7 +37,30 @@ from ..core.debug import NANS
 __all__ = ["debug_nans", "nan_safe"]
 
 
-class debug_nans:
+class _Setting:
+    """A setting of ``NANS`` (its attribute ``field``) given as an option or,
+    in a ``with`` statement, for the block only."""
+
+    __slots__ = ("_before",)
+    field = ""
+
+    def __init__(self, enable=True):
+        if not isinstance(enable, (bool, np.bool_)):
+            raise TypeError(f"wg.{type(self).__name__} takes True or False, not {enable!r}")
+        with NANS.lock:
+            self._before = getattr(NANS, self.field)
+            setattr(NANS, self.field, bool(enable))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        with NANS.lock:
+            setattr(NANS, self.field, self._before)
+        return False
+
+
+class debug_nans(_Setting):
     """Turn nan checking on (``enable=True``) or off. Called alone it is an
     option that holds until changed; used in a ``with`` statement, the
     setting before it comes back at the end of the block.
@@ -59,6 +82,7 @@ class debug_nans:
         FloatingPointError: (from a transform run while it is on) at the
             first nan computed, naming the user's ``file:line`` whose value or
             derivative produced it.
+        TypeError: ``enable`` is not a bool.
 
     Example:
         >>> import numpy as np
@@ -75,23 +99,8 @@ class debug_nans:
         False
     """
 
-    __slots__ = ("_before",)
-
-    def __init__(self, enable=True):
-        if not isinstance(enable, (bool, np.bool_)):
-            raise TypeError(f"wg.nan_safe takes True or False, not {enable!r}: "
-                            "wg.nan_safe(False) writes plain products")
-        with NANS.lock:
-            self._before = NANS.on
-            NANS.on = bool(enable)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        with NANS.lock:
-            NANS.on = self._before
-        return False
+    __slots__ = ()
+    field = "on"
 
     @staticmethod
     def enabled():
@@ -99,7 +108,7 @@ class debug_nans:
         return NANS.on
 
 
-class nan_safe:
+class nan_safe(_Setting):
     """Keep exact zeros exact in derivatives (``enable=True``, the
     default) or multiply plainly (False). Called alone it is an option
     that holds until changed; used in a ``with`` statement, the setting
@@ -142,23 +151,8 @@ class nan_safe:
         True
     """
 
-    __slots__ = ("_before",)
-
-    def __init__(self, enable=True):
-        if not isinstance(enable, (bool, np.bool_)):
-            raise TypeError(f"wg.nan_safe takes True or False, not {enable!r}: "
-                            "wg.nan_safe(False) writes plain products")
-        with NANS.lock:
-            self._before = NANS.safe
-            NANS.safe = bool(enable)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        with NANS.lock:
-            NANS.safe = self._before
-        return False
+    __slots__ = ()
+    field = "safe"
 
     @staticmethod
     def enabled():
