@@ -99,10 +99,23 @@ broadcast_to_p = register(Primitive("broadcast_to", nargs=1, impl=broadcast_to_i
 
 
 def broadcast_to(x, shape):
+    if None in tuple(shape):
+        return _broadcast_runtime(x, tuple(shape))
     shape = tuple(as_int(d) for d in shape)
     if tuple(_dims.shape(x)) == shape:
         return x
     return bind(broadcast_to_p, x, shape=shape)
+
+
+def _broadcast_runtime(x, shape):
+    """To a shape holding a run-time length (None): ``x`` with the leading length-1
+    axes the shape adds and every other axis its own (a batch's lane axis given to a
+    masked value); any other broadcast needs a length only the run knows."""
+    have = tuple(_dims.shape(x))
+    k = len(shape) - len(have)
+    if k >= 0 and all(d == 1 for d in shape[:k]) and shape[k:] == have:
+        return expand_dims(x, tuple(range(k))) if k else x
+    raise RuntimeLengthError(f"a broadcast from {have} to {shape}")
 
 
 # --- reshape -----------------------------------------------------------
