@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ir import Aval, Lit, Program, Var, acts, aval_of, runs_at_call, sub_programs
+from ..core.ir import Aval, Lit, Program, Var, acts, aval_of, is_duck_array, runs_at_call, sub_programs
 from ..primitives.arith import convert
 from ..core.primitive import Zero, instantiate
 from ..core.trace import eval_program
@@ -61,7 +61,8 @@ class YsBuffer:
         data = self.data
         if data is None:            # the shape from the first value: avals may be symbolic
             rows = WHILE_ROWS if self.rows is None else self.rows
-            data = self.data = np.empty((rows,) + np.shape(y), self.aval.dtype)
+            data = self.data = np.empty((rows,) + np.shape(y), self.aval.dtype,
+                                        **({"like": y} if is_duck_array(y) else {}))
         elif i == len(data):        # a while loop's buffer (or list) is full
             if isinstance(data, list):
                 data.append(y)

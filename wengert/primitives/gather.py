@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import libraries
+from ..core.atoms import is_duck_array
 from ..core.pass_rules import DefinedCall, NumpyCall
 from ..core.primitive import NOT_LINEAR, Primitive, register
 from ..core.trace import bind
@@ -31,12 +33,25 @@ def _index_aval(x, **params):
 
 # --- argsort -------------------------------------------------------------
 def argsort_impl(x, axis, kind):
+    if is_duck_array(x):                # Dask has no argsort: ``core.libraries``
+        return libraries.argsort(x, axis, kind)
     return np.argsort(x, axis=axis, kind=kind)
+
+
+class ArgsortEmit(NumpyCall):
+    """``np.argsort(x, axis=0, kind='stable')``; on another library's arrays (the code's
+    ``foreign``), ``core.libraries.argsort``, which runs on Dask's too."""
+
+    def expression(self, code, eqn, ins, py):
+        if not code.foreign:
+            return super().expression(code, eqn, ins, py)
+        helper = code.bind("library_argsort", libraries.argsort, "core.libraries.argsort")
+        return f"{helper}({ins[0]}, {eqn.params['axis']!r}, {eqn.params['kind']!r})"
 
 
 argsort_p = register(Primitive("argsort", nargs=1, impl=argsort_impl, jvp=None,
                                transpose=NOT_LINEAR, abstract_eval=_index_aval,
-                               emit=NumpyCall("argsort"), differentiable=False,
+                               emit=ArgsortEmit("argsort"), differentiable=False,
                                batch=shifted("argsort", "axis")))
 
 

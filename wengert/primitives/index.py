@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import dims as _dims
-from ..core.primitive import (
-    PRIMITIVES, ZERO_IF_ANY, Linear, Primitive, TracerBase, Zero, register, zeros as core_zeros)
+from ..core import dims as _dims, libraries
+from ..core.primitive import (MOVES, PRIMITIVES, ZERO_IF_ANY, Linear, Primitive, TracerBase, Zero,
+                              moves, register, zeros as core_zeros)
 from ..core.trace import bind
 from ..core.rules import FRESH, EmitRule, LowerRule, constant_row
 from ..core.shapes import broadcast_shapes, result_dtype, shape_error
@@ -29,7 +29,6 @@ from .batched import all_batched, batch_size, lane_index, spread, value_shaped
 from ..core.dims import has_dims, slice_length
 from ..core.errors import NonDifferentiableInputError, RuntimeLengthError
 from ..core.ir import Aval, aval_of, is_duck_array
-from ..core.primitive import MOVES, moves
 
 
 class _Dynamic:
@@ -70,8 +69,8 @@ def normalize_index(idx):
         if type(p) is tuple:                # a traced mask's positions, one array per axis
             out.extend(DYN for _ in p)
             dyn.extend(p)
-        elif isinstance(p, TracerBase):
-            out.append(DYN)
+        elif isinstance(p, TracerBase) or is_duck_array(p) and p.dtype.kind in "iu":
+            out.append(DYN)                 # (a Dask index array: a value of its own call)
             dyn.append(p)
         elif isinstance(p, slice) and any(isinstance(b, TracerBase)
                                           for b in (p.start, p.stop, p.step)):
@@ -103,7 +102,7 @@ def fill_index(idx, dyn):
 
 
 def _position(v):
-    return np.asarray(v) if np.ndim(v) else int(v)
+    return (v if is_duck_array(v) else np.asarray(v)) if np.ndim(v) else int(v)
 
 
 def has_index_arrays(idx):
@@ -143,7 +142,8 @@ def nonzero(x):
 
 # --- getitem -----------------------------------------------------------
 def getitem_impl(x, *dyn, idx):
-    return (x if is_duck_array(x) else np.asarray(x))[fill_index(idx, dyn)]
+    idx = fill_index(idx, dyn)
+    return libraries.getitem(x, idx) if libraries.foreign(x, idx) else np.asarray(x)[idx]
 
 
 def getitem_aval(x, *dyn, idx):
@@ -304,7 +304,7 @@ class GetitemEmit(EmitRule):
             if sub is not None:
                 if eqn.outputs[0] in code.floats:        # a stand-in (``python_floats``)
                     return f"{code.atom(ins[0])}.item({sub})"
-                return f"{code.atom(ins[0])}[{sub}]"
+                return code.gather(code.atom(ins[0]), sub, eqn)
 
     def python_floats(self, eqn, kinds):
         """An element of a float64 array read as a Python float (``x.item(i)``,

@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from ..core import dims as _dims
+from ..core import dims as _dims, libraries
 from ..core.lengths import linear_form
 from ..core.ir import Aval, Eqn, Lit, Var, aval_of
 from ..core.primitive import Linear, Primitive, Zero, instantiate, register
@@ -50,7 +50,9 @@ def _into(x, v):
 def index_add_impl(x, v, *dyn, idx):
     out, v = _into(x, v)
     idx = fill_index(idx, dyn)
-    if has_index_arrays(idx):
+    if has_index_arrays(idx) and (libraries.foreign(out, idx) or is_duck_array(v)):
+        out = libraries.add_at(out, idx, v)     # Dask's: a new array (no np.add.at there)
+    elif has_index_arrays(idx):
         np.add.at(out, idx, v)        # an index array may repeat a position: accumulate
     else:
         out[idx] += v                 # a basic index meets each position once; np.add.at is ~5x slower

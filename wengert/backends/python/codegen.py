@@ -402,7 +402,7 @@ class CodeWriter(Emitter):
             dtype = "" if aval.dtype == "float64" else f", {self.dtype(aval.dtype)}"
             shape = "(" + ", ".join([rows] + [self.dim(d) for d in aval.shape]) + \
                 ("," if aval.shape == () else "") + ")"
-            before.append(f"{acc} = {self.np}.empty({shape}{dtype})")
+            before.append(f"{acc} = {self.np}.empty({shape}{dtype}{self.made()})")
             step.append(f"{acc}[{index}] = {y}")
             arrays.append(acc)
         if grows and arrays:

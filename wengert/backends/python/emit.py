@@ -24,6 +24,7 @@ import re
 
 import numpy as np
 
+from ...core import libraries
 from ...core.dims import Dim, Scalar, has_dims
 from ...core.lengths import linear_form, render
 from ...core.ir import Ident
@@ -292,8 +293,24 @@ class Emitter(Namespace):
         """``np.add.at(target, where, value)``: ``value`` added at the
         positions ``where``, a repeated one as often as it occurs; ``rows``:
         for ``where`` one 1-D index array, (the shape of one row per index,
-        ``value``'s shape), else None."""
+        ``value``'s shape), else None. On another library's arrays
+        (``foreign``), ``core.libraries.add_at``, which Dask runs lazily too: a
+        new array, bound to ``target``."""
+        if self.foreign:
+            helper = self.bind("library_add_at", libraries.add_at, "core.libraries.add_at")
+            return [f"{target} = {helper}({target}, {where}, {value})"]
         return [f"{self.np}.add.at({target}, {where}, {value})"]
+
+    def gather(self, x, sub, eqn):
+        """``x[sub]``, the subscript of the getitem ``eqn``; on another library's arrays
+        (``foreign``) an index with index arrays is ``core.libraries.getitem``'s (Dask
+        indexes with one at most; CuPy with its own arrays)."""
+        idx, dyn = eqn.params["idx"], eqn.inputs[1:]
+        if self.foreign and (any(isinstance(p, np.ndarray) and p.ndim for p in idx)
+                             or any(d.aval.shape for d in dyn)):
+            helper = self.bind("library_getitem", libraries.getitem, "core.libraries.getitem")
+            return f"{helper}({x}, ({sub},))"
+        return f"{x}[{sub}]"
 
     def reshape_call(self, x, shape, scalar, py=False):
         """``x.reshape(shape)``: the array method is C, ``np.reshape`` a Python

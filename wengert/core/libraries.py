@@ -1,0 +1,178 @@
+"""The array operations NumPy's protocols do not carry to every array library, done in a
+form each library runs: a gather at index arrays (``getitem``), a scatter-add (``add_at``,
+``np.add.at``) and an ``argsort``, on arrays of another library (``atoms.is_duck_array``).
+
+NumPy's arrays never come here (the callers keep NumPy's own code). A library that takes
+NumPy's index arrays as its own (CuPy, through ``like=``) gets them as its arrays and runs
+the NumPy function itself. Dask, whose arrays are task graphs, runs none of the three as
+NumPy spells them: no ``argsort``, no index of two index arrays or more ("nd fancy
+indexing"), no ``np.add.at``. For Dask, then:
+
+- ``argsort`` along an axis is NumPy's on each block, the axis rechunked into one chunk first
+  (a block then holds whole rows along it);
+- a gather or a scatter-add in the pattern of ``take_along_axis`` (what a sort's derivative
+  and its transpose are: one index array on ``axis``, the other axes indexed by their
+  positions) is NumPy's on each block, likewise;
+- a gather Dask indexes itself (at most one index array, of one dimension) is Dask's;
+- any other gather or scatter-add is one task of the graph (``dask.delayed``): still lazy,
+  computed only at ``.compute()``, but on the whole array at once, in one worker's memory.
+
+Layer: core.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .atoms import is_duck_array
+
+__all__ = ["library_index", "foreign", "getitem", "add_at", "argsort"]
+
+
+def _is_dask(x):
+    return type(x).__module__.split(".")[0] == "dask"
+
+
+def library_index(idx, like):
+    """``idx`` (a tuple of ints, slices, None, Ellipsis and index arrays) with its NumPy index
+    arrays as arrays of the library of ``like`` (CuPy refuses NumPy's as operands); Dask's
+    takes NumPy's as they are."""
+    if _is_dask(like):
+        return idx
+    return tuple(np.asarray(p, like=like) if type(p) is np.ndarray and p.ndim else p
+                 for p in idx)
+
+
+def _arrays(idx):
+    return [p for p in idx if type(p) is np.ndarray and p.ndim or is_duck_array(p)]
+
+
+def _along_axis(idx, ndim):
+    """The axis of ``idx`` when it is ``take_along_axis``'s pattern on an array of ``ndim``
+    axes (``numpy.select``'s ``along_axis``): one index array of ``ndim`` axes there, every
+    other axis ``d`` indexed by ``arange(n).reshape(1, .., n, .., 1)``; else None."""
+    if len(idx) != ndim or ndim == 0:
+        return None
+    axis = None
+    for d, p in enumerate(idx):
+        shape = getattr(p, "shape", None)
+        if shape is None or len(shape) != ndim:
+            return None
+        positions = type(p) is np.ndarray and all(n == 1 for k, n in enumerate(shape) if k != d) \
+            and np.array_equal(p.reshape(-1), np.arange(shape[d]))
+        if not positions:
+            if axis is not None:
+                return None
+            axis = d
+    return axis
+
+
+def _along_blocks(x, others, axis):
+    """``x`` and the arrays ``others`` (Dask or NumPy, ``x``'s lengths but on ``axis``) as Dask
+    arrays chunked alike, ``axis`` in one chunk."""
+    import dask.array as da
+    x = x.rechunk({axis: -1})
+    chunks = tuple(-1 if d == axis else c for d, c in enumerate(x.chunks))
+    return x, [(o if _is_dask(o) else da.from_array(np.asarray(o))).rechunk(chunks)
+               for o in others]
+
+
+def _positions(shape, index, axis):
+    return tuple(index if d == axis else
+                 np.arange(n).reshape([-1 if k == d else 1 for k in range(len(shape))])
+                 for d, n in enumerate(shape))
+
+
+def _gathered(block, index, axis):
+    return block[_positions(index.shape, index, axis)]
+
+
+def _added(block, index, v, axis):
+    out = block.copy()
+    np.add.at(out, _positions(index.shape, index, axis), v)
+    return out
+
+
+def _getitem_numpy(x, idx):
+    return np.asarray(x)[idx]
+
+
+def _add_at_numpy(out, idx, v):
+    out = np.array(out, copy=True)
+    np.add.at(out, idx, v)
+    return out
+
+
+def _one_task(fn, like, shape, dtype, *args):
+    """``fn(*args)`` as one task of a Dask graph (Dask arrays among ``args`` computed as its
+    inputs, when the graph is), a Dask array of ``shape`` chunked as ``like`` where it has
+    that shape."""
+    import dask
+    import dask.array as da
+    out = da.from_delayed(dask.delayed(fn, pure=True)(*args), shape, dtype)
+    return out.rechunk(like.chunks) if tuple(like.shape) == tuple(shape) else out
+
+
+def _shape_of(x, idx):
+    dummy = np.broadcast_to(np.zeros((), x.dtype), tuple(x.shape))
+    return dummy[tuple(np.zeros(p.shape, np.intp) if is_duck_array(p) else p for p in idx)].shape
+
+
+def foreign(x, idx):
+    """Whether ``x`` or a part of the index ``idx`` is an array of another library (an index
+    array from ``argsort`` of a Dask array gathers a NumPy constant)."""
+    return is_duck_array(x) or any(is_duck_array(p) for p in
+                                   (idx if type(idx) is tuple else (idx,)))
+
+
+def _library_of(arrays):
+    return next(a for a in arrays if is_duck_array(a))
+
+
+def getitem(x, idx):
+    """``x[idx]`` where ``x`` or an index array of ``idx`` is an array of another library:
+    an array of that library."""
+    idx = idx if type(idx) is tuple else (idx,)
+    like = _library_of((x,) + idx)
+    if not _is_dask(like):
+        return np.asarray(x, like=like)[library_index(idx, like)]
+    x = _as_dask(x)
+    arrays = _arrays(idx)
+    if len(arrays) <= 1 and all(np.ndim(p) <= 1 for p in arrays):
+        return x[idx]                                   # Dask's own indexing
+    axis = _along_axis(idx, x.ndim)
+    if axis is not None:
+        x, (index,) = _along_blocks(x, [idx[axis]], axis)
+        return x.map_blocks(_gathered, index, axis=axis, dtype=x.dtype, chunks=index.chunks)
+    return _one_task(_getitem_numpy, x, _shape_of(x, idx), x.dtype, x, idx)
+
+
+def add_at(out, idx, v):
+    """``np.add.at(out, idx, v)`` where ``out``, ``v`` or an index array of ``idx`` is an
+    array of another library: ``out`` itself, added to, or a new array of that library (Dask's:
+    a new one always, NumPy's ``out`` made one first)."""
+    idx = idx if type(idx) is tuple else (idx,)
+    like = _library_of((out, v) + idx)
+    if not _is_dask(like):
+        out, v = (a if is_duck_array(a) or not np.ndim(a) else np.asarray(a, like=like)
+                  for a in (out, v))
+        np.add.at(out, library_index(idx, like), v)
+        return out
+    axis = _along_axis(idx, np.ndim(out))
+    if axis is not None and np.shape(v) == tuple(idx[axis].shape):
+        base, (index, value) = _along_blocks(_as_dask(out), [idx[axis], v], axis)
+        return base.map_blocks(_added, index, value, axis=axis, dtype=base.dtype)
+    return _one_task(_add_at_numpy, _as_dask(out), tuple(np.shape(out)), out.dtype, out, idx, v)
+
+
+def _as_dask(x):
+    import dask.array as da
+    return x if _is_dask(x) else da.from_array(np.asarray(x))
+
+
+def argsort(x, axis, kind=None):
+    """``np.argsort(x, axis, kind)`` for ``x`` an array of another library (``axis`` in
+    range)."""
+    if not _is_dask(x):
+        return np.argsort(x, axis=axis, kind=kind)
+    x = x.rechunk({axis: -1})
+    return x.map_blocks(np.argsort, axis=axis, kind=kind, dtype=np.intp)
