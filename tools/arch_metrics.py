@@ -35,7 +35,7 @@ import sys
 from collections import defaultdict
 
 # Modules whose absence the package tolerates: importing them inside a function is allowed.
-OPTIONAL = ("scipy", "numba", "matplotlib", "hypothesis", "graphviz")
+OPTIONAL = ("scipy", "numba", "matplotlib", "hypothesis", "graphviz", "dask")
 
 # The layers, top to bottom: a module's layer is the first folder of its path inside the package
 # (docs/architecture.md says what each holds). A module may import its own layer and the ones

@@ -56,7 +56,8 @@ class Compiled:
         # from it simplified as code, where NumPy's broadcasting may stand in
         # for an explicit broadcast (``simplify(copies=True)``)
         self.program = simplify(prog)
-        self.like = like        # the position of an input of another library (Dask, CuPy)
+        self.like = like        # the position of an input of another library (Dask, CuPy), or
+                                # the place outside the function (``host.EnvRef``) of one
         self.shapes = shapes    # the input sizes it was staged at (``dims.sizes_of``), when
                                 # its code holds for others too (symbolic sizes)
         self.respecialize = None    # dyn -> outputs, staged at dyn's own shapes
@@ -98,7 +99,7 @@ class Compiled:
                 return self.respecialize(dyn)
             outs = tuple(eval_program(self.program, dyn))
             return outs[0] if self.single else self.result(outs, cast=False)
-        if self.like is not None:       # another library's code: its arrays out (``as_library``)
+        if type(self.like) is int:      # another library's code: its arrays out (``as_library``)
             return self.result(tuple(as_library(o, dyn[self.like]) for o in self.run(*dyn)))
         return self.result(self.run(*dyn))
 

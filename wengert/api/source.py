@@ -381,7 +381,22 @@ class SourceTransformed(Transformed):
         in_names = [next(names, "") if v is None else given[k]
                     for k, (i, v) in enumerate(zip(inputs, staged)) if i]
         der = stage(derived, avals, name=f"{prog.name}_{self.name}", in_names=in_names)
+        if like is None:
+            like, lazy = outside_library()
         return Compiled(der, result_tree[0], target=self.target, like=like, lazy=lazy)
+
+
+def outside_library():
+    """(place, lazy) of an array of another library (Dask, CuPy) the code in generation reads
+    from outside the function (a global, a closure cell: ``source.env``'s guard of its type),
+    else (None, False): its code is that library's too (a NumPy array ``np.add.at`` adds into,
+    an ``out=`` of NumPy's, would compute a Dask array, and CuPy's refuses them), read there
+    at each call, never folded in as a constant (its type is a guard of the code)."""
+    ctx = current_context()
+    for ref, kind, expected in (() if ctx is None else ctx.outside.values()):
+        if kind == "array" and not issubclass(expected[2], np.ndarray):
+            return ref, hasattr(expected[2], "__dask_graph__")
+    return None, False
 
 
 def source_inner(fun, args, engine, what):

@@ -8,8 +8,8 @@ the NumPy function itself. Dask, whose arrays are task graphs, runs none of the 
 NumPy spells them: no ``argsort``, no index of two index arrays or more ("nd fancy
 indexing"), no ``np.add.at``. For Dask, then:
 
-- ``argsort`` along an axis is NumPy's on each block, the axis rechunked into one chunk first
-  (a block then holds whole rows along it);
+- ``argsort`` (and ``np.partition``'s positions: ``along``) along an axis is NumPy's on each
+  block, the axis rechunked into one chunk first (a block then holds whole rows along it);
 - a gather or a scatter-add in the pattern of ``take_along_axis`` (what a sort's derivative
   and its transpose are: one index array on ``axis``, the other axes indexed by their
   positions) is NumPy's on each block, likewise;
@@ -25,7 +25,7 @@ import numpy as np
 
 from .atoms import is_duck_array
 
-__all__ = ["library_index", "foreign", "getitem", "add_at", "argsort"]
+__all__ = ["library_index", "foreign", "getitem", "add_at", "along", "argsort"]
 
 
 def _is_dask(x):
@@ -43,6 +43,7 @@ def library_index(idx, like):
 
 
 def _arrays(idx):
+    """The index arrays of ``idx``: NumPy's of one axis or more, another library's of any."""
     return [p for p in idx if type(p) is np.ndarray and p.ndim or is_duck_array(p)]
 
 
@@ -157,6 +158,10 @@ def add_at(out, idx, v):
                   for a in (out, v))
         np.add.at(out, library_index(idx, like), v)
         return out
+    if not _arrays(idx):                                # Dask's own: x[1:3, i] += v
+        out = _as_dask(out)
+        out[idx] += v
+        return out
     axis = _along_axis(idx, np.ndim(out))
     if axis is not None and np.shape(v) == tuple(idx[axis].shape):
         base, (index, value) = _along_blocks(_as_dask(out), [idx[axis], v], axis)
@@ -169,10 +174,17 @@ def _as_dask(x):
     return x if _is_dask(x) else da.from_array(np.asarray(x))
 
 
+def along(fn, x, axis, **params):
+    """``fn(x, axis=axis, **params)``, an integer array of ``x``'s shape computed along
+    ``axis`` alone (``np.argsort``, ``primitives.gather.partition_index_impl``),
+    for ``x`` an array of
+    another library: on Dask, ``fn`` of each block, ``axis`` rechunked into one chunk."""
+    if not _is_dask(x):
+        return fn(x, axis=axis, **params)
+    return x.rechunk({axis: -1}).map_blocks(fn, axis=axis, **params, dtype=np.intp)
+
+
 def argsort(x, axis, kind=None):
     """``np.argsort(x, axis, kind)`` for ``x`` an array of another library (``axis`` in
     range)."""
-    if not _is_dask(x):
-        return np.argsort(x, axis=axis, kind=kind)
-    x = x.rechunk({axis: -1})
-    return x.map_blocks(np.argsort, axis=axis, kind=kind, dtype=np.intp)
+    return along(np.argsort, x, axis, kind=kind)

@@ -61,6 +61,32 @@ def argsort(x, axis, kind=None):
 
 
 # --- partition_index -----------------------------------------------------
+def partition_index(x, kth, axis):
+    """The gather positions that give ``np.partition(x, kth, axis)``."""
+    kth = int(kth) if np.ndim(kth) == 0 else tuple(int(k) for k in np.ravel(kth))
+    return bind(partition_index_p, x, kth=kth, axis=int(axis))
+
+
+def partition_index_run(x, kth, axis):
+    """The row's impl: ``partition_index_impl``, which on Dask runs per block."""
+    if is_duck_array(x):            # Dask has no partition: ``core.libraries.along``
+        return libraries.along(partition_index_impl, x, axis, kth=kth)
+    return partition_index_impl(x, kth, axis)
+
+
+class PartitionEmit(DefinedCall):
+    """``partition_index_impl(x, axis=1, kth=2)`` (defined in the generated file); on another
+    library's arrays (``foreign``), through ``core.libraries.along``."""
+
+    def expression(self, code, eqn, ins, py):
+        if not code.foreign:
+            return super().expression(code, eqn, ins, py)
+        helper = code.bind("library_along", libraries.along, "core.libraries.along")
+        fn = code.bind("partition_index_impl", partition_index_impl,
+                       "primitives.gather.partition_index_impl")
+        return f"{helper}({fn}, {ins[0]}, {eqn.params['axis']!r}, kth={eqn.params['kth']!r})"
+
+
 def partition_index_impl(x, kth, axis):
     # where each entry of np.partition's own result comes from. np.argpartition
     # may arrange the entries differently (NumPy's SIMD paths differ), so the
@@ -74,18 +100,12 @@ def partition_index_impl(x, kth, axis):
     return out
 
 
-partition_index_p = register(Primitive("partition_index", nargs=1, impl=partition_index_impl,
+partition_index_p = register(Primitive("partition_index", nargs=1, impl=partition_index_run,
                                        jvp=None, transpose=NOT_LINEAR,
                                        abstract_eval=_index_aval,
-                                       emit=DefinedCall(partition_index_impl),
+                                       emit=PartitionEmit(partition_index_impl),
                                        differentiable=False,
                                        batch=shifted("partition_index", "axis")))
-
-
-def partition_index(x, kth, axis):
-    """The gather positions that give ``np.partition(x, kth, axis)``."""
-    kth = int(kth) if np.ndim(kth) == 0 else tuple(int(k) for k in np.ravel(kth))
-    return bind(partition_index_p, x, kth=kth, axis=int(axis))
 
 
 # --- piece_point -----------------------------------------------------------

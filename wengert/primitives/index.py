@@ -102,7 +102,7 @@ def fill_index(idx, dyn):
 
 
 def _position(v):
-    return (v if is_duck_array(v) else np.asarray(v)) if np.ndim(v) else int(v)
+    return v if is_duck_array(v) else np.asarray(v) if np.ndim(v) else int(v)
 
 
 def has_index_arrays(idx):

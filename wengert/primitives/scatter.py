@@ -50,7 +50,8 @@ def _into(x, v):
 def index_add_impl(x, v, *dyn, idx):
     out, v = _into(x, v)
     idx = fill_index(idx, dyn)
-    if has_index_arrays(idx) and (libraries.foreign(out, idx) or is_duck_array(v)):
+    if (libraries.foreign(out, idx) or is_duck_array(v)) and (
+            has_index_arrays(idx) or libraries.foreign(None, idx)):
         out = libraries.add_at(out, idx, v)     # Dask's: a new array (no np.add.at there)
     elif has_index_arrays(idx):
         np.add.at(out, idx, v)        # an index array may repeat a position: accumulate
@@ -198,7 +199,7 @@ class FunctionalUpdateEmit(EmitRule):
         else:                                       # a literal making a new array
             lines = [f"{out} = {ins[0]}"]
         arrays = any(isinstance(p, np.ndarray) for p in idx) or any(d.aval.shape for d in dyn)
-        if self.accumulate and arrays:
+        if self.accumulate and (arrays or code.foreign and dyn):    # (Dask: a 0-d index)
             where = f"{code.np}.s_[{sub}]" if any(isinstance(p, slice) for p in idx) \
                 else (sub if len(idx) == 1 else f"({sub})")
             one = len(idx) == 1 and (getattr(idx[0], "ndim", None) == 1 or (

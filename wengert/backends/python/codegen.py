@@ -204,7 +204,7 @@ def generate_source(low, name=None, writer=None, located=None, like=None, lazy=F
                 var_of.setdefault(em.ident(n), v)
             if em.inputs is None:
                 em.inputs = stack[0].inputs     # symbolic lengths read their shapes
-                em.like, em.lazy = None if like is None else em.inputs[like], lazy
+                em.library(like, lazy)
         elif kind == "eqn":
             block = stack[-1]
             subs, block.subs = block.subs, []

@@ -60,6 +60,14 @@ class Emitter(Namespace):
         self.like = None
         self.lazy = False
 
+    def library(self, like, lazy):
+        """Code on arrays of another library: ``like`` the position of an input of it, or the
+        place outside the function (``host.EnvRef``) of one (``api.source.outside_library``),
+        read there; ``lazy``: Dask's."""
+        if like is not None:
+            self.like = self.inputs[like] if type(like) is int else self.outside(like)
+        self.lazy = lazy
+
     @property
     def foreign(self):
         """Whether the code runs on arrays of another library: no test of a
@@ -196,6 +204,10 @@ class Emitter(Namespace):
             text = self._made(val, self.shape(aval.shape if symbolic else val.shape), symbolic)
             if text is not None:
                 return text
+        if self.foreign and isinstance(val, np.ndarray) and val.ndim:
+            # another library's code: a NumPy constant as one of its arrays (CuPy refuses
+            # NumPy operands), ``.copy()`` free: the code never writes into a constant
+            return f"{self.np}.asarray({self.const(val)}{self.made()})"
         return self.const(val)
 
     def _made(self, val, shape, symbolic):
@@ -309,7 +321,7 @@ class Emitter(Namespace):
         if self.foreign and (any(isinstance(p, np.ndarray) and p.ndim for p in idx)
                              or any(d.aval.shape for d in dyn)):
             helper = self.bind("library_getitem", libraries.getitem, "core.libraries.getitem")
-            return f"{helper}({x}, ({sub},))"
+            return f"{helper}({x}, {self.np}.s_[{sub}])"
         return f"{x}[{sub}]"
 
     def reshape_call(self, x, shape, scalar, py=False):
