@@ -69,12 +69,14 @@ def _along_axis(idx, ndim):
 
 def _along_blocks(x, others, axis):
     """``x`` and the arrays ``others`` (Dask or NumPy, ``x``'s lengths but on ``axis``) as Dask
-    arrays chunked alike, ``axis`` in one chunk."""
+    arrays chunked alike, ``axis`` in one chunk, the other axes as the first Dask array of
+    ``others`` has them (a sort's positions: a scatter-add's fresh zeros are one chunk), else
+    as ``x`` has them."""
     import dask.array as da
-    x = x.rechunk({axis: -1})
-    chunks = tuple(-1 if d == axis else c for d, c in enumerate(x.chunks))
-    return x, [(o if _is_dask(o) else da.from_array(np.asarray(o))).rechunk(chunks)
-               for o in others]
+    like = next((o for o in others if _is_dask(o)), x)
+    chunks = tuple(-1 if d == axis else c for d, c in enumerate(like.chunks))
+    return x.rechunk(chunks), [(o if _is_dask(o) else da.from_array(np.asarray(o))).rechunk(
+        chunks) for o in others]
 
 
 def _positions(shape, index, axis):
