@@ -143,6 +143,23 @@ def test_a_dask_sort_derivative_runs_per_block(engine):
                  rtol=1e-12)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_dask_gather_gradient_adds_per_chunk_of_rows(engine):
+    """The gradient of ``x[rows]`` (an embedding lookup: repeated rows) adds each chunk of
+    rows in a task of its own, not the whole array in one."""
+    x = np.random.default_rng(10).normal(size=(40, 3))
+    rows = np.random.default_rng(11).integers(-40, 40, size=60)
+    xd = da.from_array(x, chunks=(10, 3))
+
+    def loss(v):
+        return np.sum(np.tanh(v[rows]) * np.arange(3.0))
+    g = wg.grad(loss, engine=engine)(xd)
+    tasks = [k for k in dict(g.__dask_graph__()) if str(k[0] if isinstance(k, tuple) else k)
+             .startswith("_add_at_numpy")]
+    assert g.numblocks[0] >= 4 and 1 < len(tasks) <= g.numblocks[0]
+    assert_close(g.compute(), wg.grad(loss, engine=engine)(x), rtol=1e-12)
+
+
 def _closure(a):
     def loss(w):
         return np.sum(np.sort(a * w, axis=0) * RANKS) + np.sum(a[IDX] @ w)

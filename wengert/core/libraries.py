@@ -14,6 +14,8 @@ indexing"), no ``np.add.at``. For Dask, then:
   and its transpose are: one index array on ``axis``, the other axes indexed by their
   positions) is NumPy's on each block, likewise;
 - a gather Dask indexes itself (at most one index array, of one dimension) is Dask's;
+- a scatter-add at rows (``np.add.at(out, rows, v)``, the transpose of ``x[rows]``) is one
+  task per chunk of ``out``'s rows, adding the rows of ``v`` that fall in it;
 - any other gather or scatter-add is one task of the graph (``dask.delayed``): still lazy,
   computed only at ``.compute()``, but on the whole array at once, in one worker's memory.
 
@@ -164,11 +166,39 @@ def add_at(out, idx, v):
         out = _as_dask(out)
         out[idx] += v
         return out
+    rows = idx[0]
+    if type(rows) is np.ndarray and rows.ndim == 1 and rows.dtype.kind in "iu" \
+            and all(p == slice(None) for p in idx[1:]) \
+            and np.shape(v) == rows.shape + tuple(np.shape(out))[1:]:
+        return _add_rows(_as_dask(out), rows, v)
     axis = _along_axis(idx, np.ndim(out))
     if axis is not None and np.shape(v) == tuple(idx[axis].shape):
         base, (index, value) = _along_blocks(_as_dask(out), [idx[axis], v], axis)
         return base.map_blocks(_added, index, value, axis=axis, dtype=base.dtype)
     return _one_task(_add_at_numpy, _as_dask(out), tuple(np.shape(out)), out.dtype, out, idx, v)
+
+
+def _add_rows(out, rows, v):
+    """``np.add.at(out, rows, v)`` for ``rows`` a NumPy index of ``out``'s first axis (the
+    transpose of ``x[rows]``): each chunk of ``out``'s rows, one task, adds the rows of ``v``
+    whose position falls in it (picked by Dask's own indexing); a chunk none falls in is
+    ``out``'s as it is. An ``out`` of one chunk (the zeros a transpose adds into) is chunked
+    as ``v``'s rows first."""
+    import dask
+    import dask.array as da
+    rows = np.where(rows < 0, rows + out.shape[0], rows)
+    if out.numblocks[0] == 1 and _is_dask(v):       # fresh zeros, one chunk: as v's rows
+        out = out.rechunk({0: max(v.chunks[0])})
+    parts, start = [], 0
+    for n in out.chunks[0]:
+        block = out[start:start + n]
+        hit = np.nonzero((rows >= start) & (rows < start + n))[0]
+        if hit.size:
+            task = dask.delayed(_add_at_numpy, pure=True)(block, (rows[hit] - start,), v[hit])
+            block = da.from_delayed(task, block.shape, out.dtype)
+        parts.append(block)
+        start += n
+    return da.concatenate(parts, axis=0).rechunk(out.chunks)
 
 
 def _as_dask(x):
