@@ -12,8 +12,10 @@ Checked, in both engines: the derivative is an array of the input's library, laz
 holding the whole array); the caller's arrays are untouched. What came back wrong before:
 ``np.sort`` of a Dask array raised ``NotImplementedError: Don't yet support nd fancy
 indexing``; the gradient of ``x[idx]`` a ``TypeError`` from ``np.add.at``; a ``for`` over a
-Dask array's rows and ``fori_loop`` computed every block (NumPy buffers); a sort of a closure
-Dask array raised ``NotImplementedError: The out parameter is not fully supported``.
+Dask array's rows and ``fori_loop`` computed every block (NumPy buffers), and so did
+``np.cumprod`` and ``np.linalg.qr`` (NumPy code of wengert's own: now one task of the graph);
+a sort of a closure Dask array raised ``NotImplementedError: The out parameter is not fully
+supported``.
 """
 import numpy as np
 import pytest
@@ -80,12 +82,24 @@ def argmax_read(x):
 FUNS = (sorted_rows, medians, partitioned, gathered, scattered, row_loop, fori, argmax_read)
 
 
+def products(x):
+    return np.sum(np.cumprod(x, axis=0) ** 2)       # a linear recurrence: NumPy code of its own
+
+
+def triangular(x):
+    return np.sum(np.linalg.qr(x[:3] + 2.0 * np.eye(3))[1] ** 2)
+
+
+# rows whose impl is NumPy code of wengert's own (``DefinedCall``): one task of Dask's graph
+TASKS = (products, triangular)
+
+
 def _x():
     return np.random.default_rng(5).uniform(0.1, 0.9, size=(6, 3))
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("fun", FUNS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fun", FUNS + TASKS, ids=lambda f: f.__name__)
 def test_dask_derivative_is_lazy_and_equals_numpys(fun, engine):
     x = _x()
     probe = Probe(x, (2, 2))

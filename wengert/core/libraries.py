@@ -17,7 +17,9 @@ indexing"), no ``np.add.at``. For Dask, then:
 - a scatter-add at rows (``np.add.at(out, rows, v)``, the transpose of ``x[rows]``) is one
   task per chunk of ``out``'s rows, adding the rows of ``v`` that fall in it;
 - any other gather or scatter-add is one task of the graph (``dask.delayed``): still lazy,
-  computed only at ``.compute()``, but on the whole array at once, in one worker's memory.
+  computed only at ``.compute()``, but on the whole array at once, in one worker's memory;
+  so is a row whose impl is NumPy code of wengert's own (``pass_rules.DefinedCall``: a
+  linear recurrence, ``erf``, a matrix function), which would compute a Dask array (``task``).
 
 Layer: core.
 """
@@ -25,9 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .atoms import is_duck_array
+from .atoms import aval_of, is_duck_array
 
-__all__ = ["library_index", "foreign", "getitem", "add_at", "along", "argsort"]
+__all__ = ["library_index", "foreign", "getitem", "add_at", "along", "argsort", "task", "row_task",
+           "lazy"]
 
 
 def _is_dask(x):
@@ -220,3 +223,30 @@ def argsort(x, axis, kind=None):
     """``np.argsort(x, axis, kind)`` for ``x`` an array of another library (``axis`` in
     range)."""
     return along(np.argsort, x, axis, kind=kind)
+
+
+def task(fn, avals, multiple, *args, **params):
+    """``fn(*args, **params)``, NumPy code of wengert's own (a ``DefinedCall`` row's impl,
+    which would compute a Dask array it is given), as one task of a Dask graph: Dask arrays
+    of ``avals`` (``(shape, dtype)`` pairs, one per result; ``multiple``: a tuple of them)."""
+    import dask
+    import dask.array as da
+    out = dask.delayed(fn, pure=True, nout=len(avals) if multiple else None)(*args, **params)
+    if not multiple:
+        return da.from_delayed(out, *avals[0])
+    return tuple(da.from_delayed(o, shape, dtype) for o, (shape, dtype) in zip(out, avals))
+
+
+def row_task(prim, args, params):
+    """The row ``prim`` of the operands ``args`` (a Dask array among them), its impl NumPy
+    code of its own (``DefinedCall.own_numpy``), as one task (``task``): the trace engine's
+    path, as the generated code's."""
+    avals = prim.abstract_eval(*[aval_of(a) for a in args], **params)
+    avals = avals if prim.multiple_results else (avals,)
+    return task(prim.impl, [(a.shape, a.dtype) for a in avals], prim.multiple_results,
+                *args, **params)
+
+
+def lazy(args):
+    """Whether an array of ``args`` is Dask's (computed only when asked)."""
+    return any(_is_dask(a) for a in args)

@@ -19,7 +19,7 @@ import threading
 
 from numpy import asarray, ndarray
 
-from . import context as _context, debug as _debug, dims as _dims
+from . import context as _context, debug as _debug, dims as _dims, libraries as _libraries
 from .constants import constant as _constant
 from .ir import Lit, Role, programs_in, runs_at_call
 from .atoms import TracerBase, same_library
@@ -103,8 +103,12 @@ class EvalTrace(Trace):
             for a in args:
                 if a.dtype.kind == "c" if type(a) is ndarray else is_complex(a):
                     raise UnsupportedDtypeError.complex_operand(prim.name)
+        call = same_library(args)
         try:
-            out = prim.impl(*_dims.plain_numbers(same_library(args)), **params)
+            if call is not args and getattr(prim.emit, "own_numpy", False) \
+                    and _libraries.lazy(call):  # NumPy code of its own on Dask's: one task
+                return _libraries.row_task(prim, call, params)
+            out = prim.impl(*_dims.plain_numbers(call), **params)
         except ValueError as err:
             raise_typed(prim, args, params, err)
         if _debug.NANS.on:

@@ -78,6 +78,8 @@ class PartitionEmit(DefinedCall):
     """``partition_index_impl(x, axis=1, kth=2)`` (defined in the generated file); on another
     library's arrays (``foreign``), through ``core.libraries.along``."""
 
+    own_numpy = False   # runs per block on Dask's (``along``), not as one task
+
     def expression(self, code, eqn, ins, py):
         if not code.foreign:
             return super().expression(code, eqn, ins, py)
