@@ -90,8 +90,13 @@ def triangular(x):
     return np.sum(np.linalg.qr(x[:3] + 2.0 * np.eye(3))[1] ** 2)
 
 
-# rows whose impl is NumPy code of wengert's own (``DefinedCall``): one task of Dask's graph
-TASKS = (products, triangular)
+def determinant(x):
+    return np.linalg.det(x[:3] + 2.0 * np.eye(3)) ** 2    # a function of NumPy's Dask lacks
+
+
+# rows whose impl is NumPy code of wengert's own (``DefinedCall``, the adjugate's choice) or a
+# function of NumPy's Dask lacks (which Dask computes): one task of Dask's graph
+TASKS = (products, triangular, determinant)
 
 
 def _x():
@@ -172,6 +177,20 @@ def test_a_dask_gather_gradient_adds_per_chunk_of_rows(engine):
              .startswith("_add_at_numpy")]
     assert g.numblocks[0] >= 4 and 1 < len(tasks) <= g.numblocks[0]
     assert_close(g.compute(), wg.grad(loss, engine=engine)(x), rtol=1e-12)
+
+
+def _unique_sum(x):
+    return np.sum(np.unique(x) ** 2)        # the line named
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_length_known_from_dask_values_raises_naming_the_line(engine):
+    """``np.unique`` of a Dask array has a length known only when computed: a typed error
+    naming the user's line (once a raw TypeError from Dask's unique or an int() of None)."""
+    x = da.from_array(_x(), chunks=(2, 2))
+    with pytest.raises(wg.ConcretizationError, match="length of") as err:
+        wg.grad(_unique_sum, engine=engine)(x)
+    assert f"test_array_library_loops.py:{_unique_sum.__code__.co_firstlineno + 1}" in str(err.value)
 
 
 def _closure(a):

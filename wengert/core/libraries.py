@@ -25,12 +25,15 @@ Layer: core.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .atoms import aval_of, is_duck_array
+from .errors import ConcretizationError, user_location
 
 __all__ = ["library_index", "foreign", "getitem", "add_at", "along", "argsort", "task", "row_task",
-           "lazy"]
+           "own_numpy", "dask_lacks", "lazy"]
 
 
 def _is_dask(x):
@@ -243,8 +246,41 @@ def row_task(prim, args, params):
     path, as the generated code's."""
     avals = prim.abstract_eval(*[aval_of(a) for a in args], **params)
     avals = avals if prim.multiple_results else (avals,)
+    if any(d is None for a in avals for d in a.shape):
+        raise ConcretizationError(
+            f"{user_location()}: the length of {prim.name}'s result is known only from the "
+            "values of a Dask array (computed only at .compute()); the derivative cannot stay "
+            "lazy. Compute the input first and differentiate on its NumPy array")
     return task(prim.impl, [(a.shape, a.dtype) for a in avals], prim.multiple_results,
                 *args, **params)
+
+
+def own_numpy(prim):
+    """Whether the row ``prim`` computes a Dask array it is given (so runs as one task on one,
+    ``row_task``): its emit rule says its impl is NumPy code of wengert's own
+    (``pass_rules.DefinedCall``), or its impl is a function of NumPy's that Dask lacks
+    (``np.linalg.det``: Dask computes the array and calls NumPy's) or of SciPy's (not a ufunc)."""
+    return getattr(prim.emit, "own_numpy", False) or dask_lacks(prim.impl)
+
+
+@functools.lru_cache(maxsize=None)
+def dask_lacks(fn):
+    """Whether ``fn``, a function of NumPy's or SciPy's, has no Dask counterpart of its name
+    in ``dask.array`` (where Dask's ``__array_function__`` looks for one); False for anything
+    else, and for ufuncs, which Dask applies per block."""
+    module = getattr(fn, "__module__", None) or ""
+    top = module.split(".")[0]
+    if top not in ("numpy", "scipy") or isinstance(fn, np.ufunc):
+        return False
+    if top == "scipy":
+        return True
+    import dask.array
+    place = dask.array
+    for part in module.split(".")[1:] + [getattr(fn, "__name__", "")]:
+        place = getattr(place, part, None)
+        if place is None:
+            return True
+    return False
 
 
 def lazy(args):

@@ -14,7 +14,6 @@ import importlib
 
 import numpy as np
 
-from . import libraries
 from .ir import Lit
 from .rules import EmitRule, float64_operand
 
@@ -276,8 +275,8 @@ class DefinedCall(EmitRule):
     (``code.define``, its text taken from wengert's source) and called there with the
     row's params by keyword; so the code runs with NumPy (and SciPy) alone. The row's
     impl calls the same function. On a lazy library's arrays (Dask's: ``code.lazy``), whose
-    values that NumPy code would compute, the call is one task of the graph
-    (``libraries.task``), as the trace engine runs the row's impl there (``own_numpy``)."""
+    values that NumPy code would compute, the call is one task of the graph (``code.task``),
+    as the trace engine runs the row's impl there (``own_numpy``)."""
 
     own_numpy = True    # the impl is NumPy code: one task on Dask's (``core.trace``)
 
@@ -288,11 +287,7 @@ class DefinedCall(EmitRule):
         name = code.define(self.fn, self.deps)
         args = list(ins) + [f"{k}={code.param(v)}" for k, v in sorted(eqn.params.items())]
         if self.own_numpy and code.lazy:
-            helper = code.bind("library_task", libraries.task, "core.libraries.task")
-            avals = "".join(f"({code.shape(o.aval.shape)}, {code.dtype(o.aval.dtype)}), "
-                            for o in eqn.outputs)
-            multiple = eqn.prim.multiple_results
-            return f"{helper}({name}, ({avals}), {multiple}, {', '.join(args)})"
+            return code.task(name, eqn, args)
         return f"{name}({', '.join(args)})"
 
 

@@ -105,9 +105,8 @@ class EvalTrace(Trace):
                     raise UnsupportedDtypeError.complex_operand(prim.name)
         call = same_library(args)
         try:
-            if call is not args and getattr(prim.emit, "own_numpy", False) \
-                    and _libraries.lazy(call):  # NumPy code of its own on Dask's: one task
-                return _libraries.row_task(prim, call, params)
+            if call is not args and _libraries.lazy(call) and _libraries.own_numpy(prim):
+                return _libraries.row_task(prim, call, params)  # (Dask's: one task)
             out = prim.impl(*_dims.plain_numbers(call), **params)
         except ValueError as err:
             raise_typed(prim, args, params, err)

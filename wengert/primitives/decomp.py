@@ -341,9 +341,14 @@ def adjugate_jvp(primals, tangents):
 class AdjugateEmit(EmitRule):
     """The impl's two ways, as statements: ``det(A) inv(A)`` for a
     well-conditioned matrix, else from the SVD (the product of the other
-    singular values, ``prod_others``, with the orientation's sign)."""
+    singular values, ``prod_others``, with the orientation's sign). The choice reads the
+    values: on Dask's arrays the impl is one task of the graph (``own_numpy``)."""
+
+    own_numpy = True
 
     def statements(self, code, eqn, ins, py, outs, subs):
+        if code.lazy:
+            return [f"{outs[0]} = {code.task(code.impl(eqn.prim), eqn, list(ins))}"]
         a = eqn.inputs[0]
         if eqn.params or py[0]:
             return None

@@ -313,6 +313,18 @@ class Emitter(Namespace):
             return [f"{target} = {helper}({target}, {where}, {value})"]
         return [f"{self.np}.add.at({target}, {where}, {value})"]
 
+    def task(self, fn, eqn, args):
+        """``fn(*args)`` (texts: a NumPy function of wengert's own, the row ``eqn``'s impl, and
+        its arguments) as one task of a Dask graph (``core.libraries.task``), for code on
+        Dask's arrays (``lazy``); refused (``refuse_lazy``) where a result's length is known
+        only from the values."""
+        if any(d is None for o in eqn.outputs for d in o.aval.shape):
+            self.refuse_lazy(eqn, f"the length of {eqn.prim.name}'s result")
+        helper = self.bind("library_task", libraries.task, "core.libraries.task")
+        avals = "".join(f"({self.shape(o.aval.shape)}, {self.dtype(o.aval.dtype)}), "
+                        for o in eqn.outputs)
+        return f"{helper}({fn}, ({avals}), {eqn.prim.multiple_results}, {', '.join(args)})"
+
     def gather(self, x, sub, eqn):
         """``x[sub]``, the subscript of the getitem ``eqn``; on another library's arrays
         (``foreign``) an index with index arrays is ``core.libraries.getitem``'s (Dask
@@ -380,6 +392,8 @@ class Emitter(Namespace):
                 f"equation {prim.name} is an inline primitive (a custom rule), which staging "
                 "runs through and never records; a Program holding one was built by hand")
         rule = prim.emit
+        if self.lazy and libraries.own_numpy(prim):     # would compute Dask's: one task
+            return self.task(self.impl(prim), eqn, ins + self.params(params))
         text = rule.expression(self, eqn, ins, py) if rule is not None else None
         if text is not None:
             return text
