@@ -96,7 +96,12 @@ def determinant(x):
 
 # rows whose impl is NumPy code of wengert's own (``DefinedCall``, the adjugate's choice) or a
 # function of NumPy's Dask lacks (which Dask computes): one task of Dask's graph
-TASKS = (products, triangular, determinant)
+def solved(x):
+    a = x[:3] + 2.0 * np.eye(3)
+    return np.sum(np.linalg.inv(a) ** 2) + np.sum(np.linalg.solve(a, x[3]))  # Dask's: square chunks
+
+
+TASKS = (products, triangular, determinant, solved)
 
 
 def _x():

@@ -266,14 +266,15 @@ def own_numpy(prim):
 @functools.lru_cache(maxsize=None)
 def dask_lacks(fn):
     """Whether ``fn``, a function of NumPy's or SciPy's, has no Dask counterpart of its name
-    in ``dask.array`` (where Dask's ``__array_function__`` looks for one); False for anything
-    else, and for ufuncs, which Dask applies per block."""
+    in ``dask.array`` (where Dask's ``__array_function__`` looks for one) that takes any
+    chunks; False for anything else, and for ufuncs, which Dask applies per block. A matrix
+    function of ``np.linalg`` counts as lacking: Dask's need chunks of their own."""
     module = getattr(fn, "__module__", None) or ""
     top = module.split(".")[0]
     if top not in ("numpy", "scipy") or isinstance(fn, np.ufunc):
         return False
-    if top == "scipy":
-        return True
+    if top == "scipy" or module == "numpy.linalg":
+        return True     # (Dask's linalg needs its own chunks: square blocks, tall-and-skinny)
     import dask.array
     place = dask.array
     for part in module.split(".")[1:] + [getattr(fn, "__name__", "")]:
