@@ -1,6 +1,6 @@
 """``Strict``: an array of a stand-in library that implements NumPy's protocols the way CuPy
 does (``__array_function__``, ``__array_ufunc__``, ``like=``) and refuses what CuPy refuses:
-conversion to a NumPy array (``np.asarray(x)``, ``np.array(x)``), and NumPy arrays (of one
+conversion to a NumPy array (``np.asarray(x)``, ``np.array(x)``; it has no ``__array_interface__``), and NumPy arrays (of one
 element or more) as operands of its functions. Computed by NumPy underneath, on the CPU, so
 the tests that derivatives never force an input to NumPy run without a GPU
 (``tests/api/test_array_libraries.py``).
@@ -67,6 +67,10 @@ class Strict:
 
     # --- methods and indexing, computed by NumPy and wrapped --------------------------------
     def __getattr__(self, name):
+        if name.startswith("__array_") or name == "__buffer__":
+            # NumPy's conversion protocols (``__array_interface__``, ``__array_struct__``):
+            # CuPy has none of them (forwarded, they let NumPy convert a Strict silently)
+            raise AttributeError(name)
         attr = getattr(self.a, name)
         if not callable(attr):
             return _wrap(attr)
