@@ -61,7 +61,7 @@ class YsBuffer:
         data = self.data
         if data is None:            # the shape from the first value: avals may be symbolic
             rows = WHILE_ROWS if self.rows is None else self.rows
-            data = self.data = np.empty((rows,) + np.shape(y), self.aval.dtype,
+            data = self.data = np.empty((rows,) + np.shape(y), dtype=self.aval.dtype,
                                         **({"like": y} if is_duck_array(y) else {}))
         elif i == len(data):        # a while loop's buffer (or list) is full
             if isinstance(data, list):

@@ -26,6 +26,7 @@ import weakref
 
 import numpy as np
 
+from .atoms import is_duck_array
 from .primitive import TracerBase
 from .errors import InPlaceUpdateError, ShapeMismatchError, UnsupportedDtypeError, user_location
 
@@ -228,7 +229,7 @@ def assign(y, idx, v, index_set):
     sees; refused as ``y op= v`` is where a view would have to change too.
     (``y[mask] += v`` is Python's ``t = y[mask]; t += v; y[mask] = t``.)"""
     val = _concrete(y)
-    if val is not None and type(val) is not np.ndarray:
+    if val is not None and type(val) is not np.ndarray and not is_duck_array(val):
         raise TypeError(f"{type(val).__name__!r} object does not support item assignment")
     _check_writable(y, val, "`y[i] = v`", "write y = wg.at(y)[i].set(v) (a new array)")
     r = index_set(y, v, idx)

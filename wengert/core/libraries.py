@@ -32,7 +32,7 @@ import numpy as np
 from .atoms import aval_of, is_duck_array
 from .errors import ConcretizationError, user_location
 
-__all__ = ["library_index", "foreign", "getitem", "add_at", "along", "argsort", "task", "row_task",
+__all__ = ["library_index", "foreign", "getitem", "add_at", "along", "argsort", "set_at", "task", "row_task",
            "own_numpy", "dask_lacks", "lazy"]
 
 
@@ -182,6 +182,32 @@ def add_at(out, idx, v):
         base, (index, value) = _along_blocks(_as_dask(out), [idx[axis], v], axis)
         return base.map_blocks(_added, index, value, axis=axis, dtype=base.dtype)
     return _one_task(_add_at_numpy, _as_dask(out), tuple(np.shape(out)), out.dtype, out, idx, v)
+
+
+def _set_at_numpy(out, idx, v):
+    out = np.array(out, copy=True)
+    out[idx] = v
+    return out
+
+
+def set_at(out, idx, v):
+    """``out[idx] = v`` where ``out``, ``v`` or an index of ``idx`` is an array of another
+    library: ``out`` itself, set, or a new array of that library (at a Dask array's position,
+    an ``argmax``, where Dask stores at none: one task)."""
+    idx = idx if type(idx) is tuple else (idx,)
+    like = _library_of((out, v) + idx)
+    if not _is_dask(like):
+        out = out if is_duck_array(out) else np.asarray(out, like=like)
+        out[library_index(idx, like)] = v
+        return out
+    if not any(is_duck_array(p) for p in idx):
+        stored = _as_dask(out).copy()
+        try:
+            stored[idx] = v                             # Dask's own: x[i] = v, x[rows] = v
+            return stored
+        except NotImplementedError:                     # (two index arrays: not Dask's)
+            pass
+    return _one_task(_set_at_numpy, _as_dask(out), tuple(np.shape(out)), out.dtype, out, idx, v)
 
 
 def _add_rows(out, rows, v):

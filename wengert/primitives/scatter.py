@@ -41,6 +41,7 @@ def _into(x, v):
     duck = v if is_duck_array(v) else x if is_duck_array(x) else None
     if duck is not None:
         out = np.asarray(x, like=duck).copy()
+        v = v if hasattr(v, "dtype") else np.asarray(v, like=duck)     # (a Python float)
         return out, v if np.can_cast(v.dtype, out.dtype, "same_kind") else v.astype(out.dtype)
     out = np.array(x, copy=True)
     v = np.asarray(v)
@@ -120,7 +121,10 @@ def index_add(x, v, idx):
 # --- index_set (functional x[idx] = v) ---------------------------------
 def index_set_impl(x, v, *dyn, idx):
     out, v = _into(x, v)
-    out[fill_index(idx, dyn)] = v
+    idx = fill_index(idx, dyn)
+    if libraries.foreign(out, idx) and (has_index_arrays(idx) or libraries.foreign(None, idx)):
+        return libraries.set_at(out, idx, v)        # (a Dask position, CuPy's index arrays)
+    out[idx] = v
     return out
 
 
@@ -212,6 +216,9 @@ class FunctionalUpdateEmit(EmitRule):
             # a Python float added to the element as a Python float (NumPy's
             # sum of the two, and a tenth faster than ``+=``)
             lines.append(f"{target}[{sub}] = {target}.item({sub}) + {value}")
+        elif not self.accumulate and code.foreign and (dyn or arrays):   # (Dask: a 0-d index)
+            helper = code.bind("library_set_at", libraries.set_at, "core.libraries.set_at")
+            lines.append(f"{target} = {helper}({target}, {code.np}.s_[{sub}], {value})")
         else:
             lines.append(f"{target}[{sub}] {'+=' if self.accumulate else '='} {value}")
         return lines + then

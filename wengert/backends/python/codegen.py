@@ -399,7 +399,7 @@ class CodeWriter(Emitter):
                 before.append(f"{acc} = []" if grows else f"{acc} = [None] * {count}")
                 step.append(f"{acc}.append({y})" if grows else f"{acc}[{index}] = {y}")
                 continue
-            dtype = "" if aval.dtype == "float64" else f", {self.dtype(aval.dtype)}"
+            dtype = "" if aval.dtype == "float64" else f", {self.dtype_argument(aval.dtype)}"
             shape = "(" + ", ".join([rows] + [self.dim(d) for d in aval.shape]) + \
                 ("," if aval.shape == () else "") + ")"
             before.append(f"{acc} = {self.np}.empty({shape}{dtype}{self.made()})")

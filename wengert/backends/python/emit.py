@@ -145,6 +145,12 @@ class Emitter(Namespace):
                 pass
         return self.const(dt)
 
+    def dtype_argument(self, dt):
+        """``dt`` as the dtype argument of a call that makes an array (``np.zeros(shape,
+        dt)``): by keyword in another library's code (Dask's ``np.zeros(shape, dt, like=x)``
+        drops a dtype given by position: a float64 array)."""
+        return f"dtype={self.dtype(dt)}" if self.foreign else self.dtype(dt)
+
     def _float(self, x):
         if math.isnan(x):
             return f"{self.np}.nan"
@@ -216,7 +222,7 @@ class Emitter(Namespace):
         recipe = array_recipe(val, symbolic)
         if recipe is None:
             return None
-        dtype = "" if val.dtype == np.float64 else f", {self.dtype(val.dtype)}"
+        dtype = "" if val.dtype == np.float64 else f", {self.dtype_argument(val.dtype)}"
         if recipe[0] == "zeros":
             return f"{self.np}.zeros({shape}{dtype}{self.made()})"
         if recipe[0] == "full":
