@@ -12,8 +12,6 @@ y`` at ``x = y = 0`` had a nan tangent in ``x`` in both engines' forward mode
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -22,13 +20,7 @@ from checks import assert_close, fd_jvp
 
 ENGINES = ("source", "trace")
 
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    # the residuals themselves are infinite there (1 / (2 sqrt(0)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
+pytestmark = pytest.mark.usefixtures("quiet_singular")
 
 
 def masked_cbrt(s, v):

@@ -57,8 +57,8 @@ from ..core.ir import Eqn, Lit, aval_of
 from ..core.atoms import is_duck_array
 
 __all__ = ["safe_mul_p", "safe_mul", "safe_div_p", "safe_div", "has_nan", "zero_where",
-           "mul_rules", "div_rules", "SafeLower", "MUL_EMIT", "DIV_EMIT", "plain", "nonzero_number",
-           "maybe_python_number"]
+           "mul_rules", "div_rules", "quotient_zero_rule", "SafeLower", "MUL_EMIT", "DIV_EMIT",
+           "plain", "nonzero_number", "maybe_python_number"]
 
 
 def has_nan(r):
@@ -347,17 +347,21 @@ safe_div_jvp, safe_div_transpose = div_rules(lambda g, f: safe_div(g, f),
                                               lambda g, f: safe_mul(g, f))
 
 
-def safe_div_zero_rule(g, f):
-    out = safe_div_p.abstract_eval(aval_of(g), aval_of(f))
-    if isinstance(g, Zero):
-        return Zero(out)
-    raise AssertionError("safe_div's divisor is never a tangent")     # pragma: no cover
+def quotient_zero_rule(name):
+    """The ``zero_rule`` of the guarded quotient row ``name``: a zero
+    numerator gives a zero (its divisor is never a tangent)."""
+    def zero_rule(g, f):
+        out = PRIMITIVES[name].abstract_eval(aval_of(g), aval_of(f))
+        if isinstance(g, Zero):
+            return Zero(out)
+        raise AssertionError(f"{name}'s divisor is never a tangent")     # pragma: no cover
+    return zero_rule
 
 
 safe_div_p = register(Primitive(
     "safe_div", nargs=2, impl=safe_div_impl, jvp=safe_div_jvp, transpose=safe_div_transpose,
     abstract_eval=elementwise_aval("safe_div", float_out=True, python_scalars=True),
-    zero_rule=safe_div_zero_rule, batch=BROADCASTING, simplify=plain("div"),
+    zero_rule=quotient_zero_rule("safe_div"), batch=BROADCASTING, simplify=plain("div"),
     emit=DIV_EMIT, lower=SafeLower(np.divide, "/", DIV_EMIT), complex_ok=True, sparsity=ELEMENTWISE))
 
 

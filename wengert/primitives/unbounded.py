@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.primitive import (BROADCASTING, ELEMENTWISE, PRIMITIVES, ZERO_IF_ANY, Primitive, Zero,
-                              register)
+from ..core.primitive import BROADCASTING, ELEMENTWISE, PRIMITIVES, ZERO_IF_ANY, Primitive, register
 from ..core.trace import TRACE_STATE, bind
 from ..core.debug import NANS
 from ..core.shapes import elementwise_aval
-from ..core.ir import aval_of
 from .safe import (DIV_EMIT, MUL_EMIT, SafeLower, div_rules, maybe_python_number, mul_rules,
-                   nonzero_number, plain, safe_div_impl, safe_mul, safe_mul_impl)
+                   nonzero_number, plain, quotient_zero_rule, safe_div_impl, safe_mul,
+                   safe_mul_impl)
 
 __all__ = ["unbounded_mul_p", "unbounded_mul", "unbounded_div_p", "unbounded_div",
            "derivative_mul"]
@@ -70,18 +69,11 @@ unbounded_div_jvp, unbounded_div_transpose = div_rules(lambda g, f: unbounded_di
                                                        lambda g, f: unbounded_mul(g, f))
 
 
-def unbounded_div_zero_rule(g, f):
-    out = unbounded_div_p.abstract_eval(aval_of(g), aval_of(f))
-    if isinstance(g, Zero):
-        return Zero(out)
-    raise AssertionError("unbounded_div's divisor is never a tangent")   # pragma: no cover
-
-
 unbounded_div_p = register(Primitive(
     "unbounded_div", nargs=2, impl=safe_div_impl, jvp=unbounded_div_jvp,
     transpose=unbounded_div_transpose,
     abstract_eval=elementwise_aval("unbounded_div", float_out=True, python_scalars=True),
-    zero_rule=unbounded_div_zero_rule, batch=BROADCASTING, simplify=plain("div"),
+    zero_rule=quotient_zero_rule("unbounded_div"), batch=BROADCASTING, simplify=plain("div"),
     emit=DIV_EMIT, lower=SafeLower(np.divide, "/", DIV_EMIT), complex_ok=True,
     sparsity=ELEMENTWISE))
 
