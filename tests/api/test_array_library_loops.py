@@ -255,6 +255,25 @@ def test_a_length_known_from_dask_values_raises_naming_the_line(engine):
     assert f"test_array_library_loops.py:{_unique_sum.__code__.co_firstlineno + 1}" in str(err.value)
 
 
+def _graph_size(engine, fun, rows):
+    x = np.random.default_rng(12).normal(size=(rows, 6))
+    g = wg.grad(fun, engine=engine)(da.from_array(x, chunks=(4, 3)))
+    return len(dict(g.__dask_graph__()))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_graph_of_a_sort_or_a_gather_gradient_grows_linearly_with_the_chunks(engine):
+    """The tasks grow by the same number per chunk added (the sort's blocks, the scatter's
+    task per chunk of rows): the graph's size is linear in the chunks, as issue 30 asks."""
+    rows = np.array([0, 3, 3, 7, 1, 6, 2])
+
+    def loss(v):
+        k = v.shape[0]
+        return np.sum(np.sort(v, axis=1) * np.arange(6.0)) + np.sum(v[(rows * k) // 8] ** 2)
+    n32, n64, n128 = (_graph_size(engine, loss, k) for k in (32, 64, 128))
+    assert 1.5 < (n128 - n64) / (n64 - n32) < 2.5     # a slope per chunk, not a square
+
+
 def _closure(a):
     def loss(w):
         return np.sum(np.sort(a * w, axis=0) * RANKS) + np.sum(a[IDX] @ w)
