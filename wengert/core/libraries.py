@@ -1,6 +1,8 @@
 """The array operations NumPy's protocols do not carry to every array library, done in a
 form each library runs: a gather at index arrays (``getitem``), a scatter-add (``add_at``,
-``np.add.at``) and an ``argsort``, on arrays of another library (``atoms.is_duck_array``).
+``np.add.at``), a store (``set_at``) and an ``argsort``, on arrays of another library
+(``atoms.is_duck_array``); and which rows would compute a Dask array (``own_numpy``), run as
+one task of its graph instead (``task``).
 
 NumPy's arrays never come here (the callers keep NumPy's own code). A library that takes
 NumPy's index arrays as its own (CuPy, through ``like=``) gets them as its arrays and runs
@@ -32,8 +34,8 @@ import numpy as np
 from .atoms import aval_of, is_duck_array
 from .errors import ConcretizationError, user_location
 
-__all__ = ["library_index", "foreign", "getitem", "add_at", "along", "argsort", "set_at", "task", "row_task",
-           "own_numpy", "dask_lacks", "lazy"]
+__all__ = ["library_index", "foreign", "getitem", "add_at", "set_at", "along", "argsort", "task",
+           "row_task", "own_numpy", "dask_lacks", "lazy"]
 
 
 def _is_dask(x):
@@ -55,10 +57,18 @@ def _arrays(idx):
     return [p for p in idx if type(p) is np.ndarray and p.ndim or is_duck_array(p)]
 
 
-def _along_axis(idx, ndim):
-    """The axis of ``idx`` when it is ``take_along_axis``'s pattern on an array of ``ndim``
-    axes (``numpy.select``'s ``along_axis``): one index array of ``ndim`` axes there, every
-    other axis ``d`` indexed by ``arange(n).reshape(1, .., n, .., 1)``; else None."""
+def _along_axis(idx, shape):
+    """The axis of ``idx`` when it is ``take_along_axis``'s pattern on an array of ``shape``
+    (``numpy.select``'s ``along_axis``): one index array of its lengths but on that axis, every
+    other axis ``d`` indexed by ``arange(n).reshape(1, .., n, .., 1)``; else None (an index
+    array that broadcasts along another axis too: the general path)."""
+    axis = _pattern_axis(idx, len(shape))
+    if axis is None or any(n != shape[d] for d, n in enumerate(idx[axis].shape) if d != axis):
+        return None
+    return axis
+
+
+def _pattern_axis(idx, ndim):
     if len(idx) != ndim or ndim == 0:
         return None
     axis = None
@@ -150,7 +160,7 @@ def getitem(x, idx):
     arrays = _arrays(idx)
     if len(arrays) <= 1 and all(np.ndim(p) <= 1 for p in arrays):
         return x[idx]                                   # Dask's own indexing
-    axis = _along_axis(idx, x.ndim)
+    axis = _along_axis(idx, tuple(x.shape))
     if axis is not None:
         x, (index,) = _along_blocks(x, [idx[axis]], axis)
         return x.map_blocks(_gathered, index, axis=axis, dtype=x.dtype, chunks=index.chunks)
@@ -177,7 +187,7 @@ def add_at(out, idx, v):
             and all(p == slice(None) for p in idx[1:]) \
             and np.shape(v) == rows.shape + tuple(np.shape(out))[1:]:
         return _add_rows(_as_dask(out), rows, v)
-    axis = _along_axis(idx, np.ndim(out))
+    axis = _along_axis(idx, tuple(np.shape(out)))
     if axis is not None and np.shape(v) == tuple(idx[axis].shape):
         base, (index, value) = _along_blocks(_as_dask(out), [idx[axis], v], axis)
         return base.map_blocks(_added, index, value, axis=axis, dtype=base.dtype)
