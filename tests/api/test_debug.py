@@ -216,3 +216,44 @@ def test_settings_refuse_a_value_that_is_not_a_bool(setting, default, bad):
     with pytest.raises(TypeError, match=f"wg.{setting} takes True or False"):
         getattr(wg, setting)(bad)
     assert getattr(wg, setting).enabled() is default
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_block_in_one_thread_leaves_the_others_alone(engine):
+    """``with wg.nan_safe(False)`` / ``with wg.debug_nans()`` held open in one
+    thread: another thread's gradient of the masked ``tril(sqrt)`` is still
+    ``[1, -1]`` and raises nothing; the option form (no ``with``) holds in every
+    thread until it is changed back. (Once a process-wide switch: a block in
+    one thread gave the other thread nan, or its FloatingPointError.)"""
+    import threading
+    x = np.array([1.5, -0.7])
+    for setting in (lambda: wg.nan_safe(False), lambda: wg.debug_nans()):
+        inside, done, got = threading.Event(), threading.Event(), []
+
+        def hold(setting=setting):
+            with setting():
+                inside.set()
+                done.wait(30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        inside.wait(30)
+        try:
+            worker = threading.Thread(target=lambda: got.append(
+                wg.grad(tril_sqrt, engine=engine)(x)))
+            worker.start()
+            worker.join(60)
+        finally:
+            done.set()
+            holder.join(30)
+        assert len(got) == 1, "the other thread's gradient raised"
+        np.testing.assert_array_equal(got[0], [1.0, -1.0])
+    wg.nan_safe(False)
+    try:
+        other = []
+        worker = threading.Thread(target=lambda: other.append(wg.grad(tril_sqrt, engine=engine)(x)))
+        worker.start()
+        worker.join(60)
+        assert np.all(np.isnan(other[0])), other
+    finally:
+        wg.nan_safe(True)
