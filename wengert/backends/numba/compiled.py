@@ -32,10 +32,8 @@ import warnings
 import numpy as np
 
 from ...core.errors import NumbaMissingError
-from ...core.ir import sub_programs
 
-__all__ = ["NumbaFunction", "load_numba", "cache_dir", "numba_helper", "bounds_checked", "HELPERS",
-           "NUMBA_INSTALL"]
+__all__ = ["NumbaFunction", "load_numba", "cache_dir", "numba_helper", "HELPERS", "NUMBA_INSTALL"]
 
 NUMBA_INSTALL = "pip install 'wengert[numba]' (or: pip install numba)"
 
@@ -80,10 +78,10 @@ def _code_stamp():
 _CODE_STAMP = _code_stamp()
 
 
-def _digest(source, namespace, checked=True):
-    """A hash of the text, the values of the names it reads, whether numba checks its
-    indices (``bounds_checked``), and wengert's helpers' code (``_CODE_STAMP``)."""
-    h = hashlib.sha256(source.encode() + (b"" if checked else b"\n# unchecked"))
+def _digest(source, namespace):
+    """A hash of the text, the values of the names it reads, and wengert's
+    helpers' code (``_CODE_STAMP``)."""
+    h = hashlib.sha256(source.encode())
     for name in sorted(namespace):
         value = namespace[name]
         h.update(name.encode())
@@ -133,7 +131,7 @@ _MODULES = {}           # digest -> (namespace, dispatcher): one compilation per
 _MODULES_LOCK = threading.Lock()
 
 
-def _module(source, namespace, fname, digest, path, numba, fresh=False, checked=True):
+def _module(source, namespace, fname, digest, path, numba, fresh=False):
     """(namespace, dispatcher) of the code: a module registered in
     ``sys.modules`` (numba finds the module of a function it loads from its
     disk cache by name), shared by every function of the same digest
@@ -151,8 +149,7 @@ def _module(source, namespace, fname, digest, path, numba, fresh=False, checked=
         module.__dict__.update((k, v) for k, v in namespace.items() if _is_helper(v))
         sys.modules[module.__name__] = module
         found = _MODULES[digest] = (module.__dict__, numba.njit(
-            cache=path is not None, error_model="numpy", boundscheck=checked)(
-                module.__dict__[fname]))
+            cache=path is not None, error_model="numpy", boundscheck=True)(module.__dict__[fname]))
         return found
 
 
@@ -175,10 +172,9 @@ class NumbaFunction:
     name -> the function giving the value at each call, after the caller's
     arguments. ``scratch``: the (dtype, ndim) of each buffer the code takes
     back from an earlier call (``scratch.with_scratch``: its last parameter,
-    and its second result), a tuple of them kept in a pool between calls.
-    ``checked``: whether numba checks the code's indices (``bounds_checked``)."""
+    and its second result), a tuple of them kept in a pool between calls."""
 
-    __slots__ = ("fn", "source", "program", "namespace", "filename", "dispatcher", "checked",
+    __slots__ = ("fn", "source", "program", "namespace", "filename", "dispatcher",
                  "compile_seconds", "cached", "on_error", "_run", "_numba", "_passed",
                  "_scratch", "_pool", "_rebuild", "__weakref__")
 
@@ -188,15 +184,13 @@ class NumbaFunction:
         self._passed = tuple((passed or {}).values())
         self._scratch, self._pool = tuple(scratch), []
         self.source, self.program, self.on_error = source, program, on_error
-        checked = self.checked = bounds_checked(program)
-        digest = _digest(source, namespace, checked)
+        digest = _digest(source, namespace)
         path = _source_file(source, digest)
         self.cached = path is not None
         self.filename = path or f"<wengert-numba-{digest}>"
-        self.namespace, self.dispatcher = _module(source, namespace, fname, digest, path, numba,
-                                                  checked=checked)
+        self.namespace, self.dispatcher = _module(source, namespace, fname, digest, path, numba)
         self._rebuild = lambda: _module(source, namespace, fname, digest, path, numba,
-                                        fresh=True, checked=checked)
+                                        fresh=True)
         self.compile_seconds = 0.0
         self._run = self._first
         run = self
@@ -284,24 +278,6 @@ class NumbaFunction:
     def _refused(self, construct, args):
         self._run = self.on_error(construct)
         return self._run(*args)
-
-
-def bounds_checked(program):
-    """Whether numba must check the indices of ``program``'s code (``boundscheck``):
-    when a row (in it or in a sub-Program) indexes at a position, not by slices only
-    (its ``idx`` param holds an integer, an index array's or a mask's place: numba
-    without the check reads another element where NumPy raises ``IndexError``, a
-    wrong derivative with no error). Slices clamp as NumPy's do, and the code's own
-    loops index within the lengths it allocated; a check on every access costs
-    whole-array code twice its time (GradBench's ode gradient: 2.0x)."""
-    for eqn in program.eqns:
-        idx = eqn.params.get("idx")
-        if idx is not None and any(not (isinstance(i, slice) or i is None or i is Ellipsis)
-                                   for i in (idx if isinstance(idx, tuple) else (idx,))):
-            return True
-        if any(bounds_checked(p) for p in sub_programs(eqn)):
-            return True
-    return False
 
 
 def _first_line(err, source):
