@@ -100,7 +100,9 @@ def adjugate_jvp(primals, tangents):
 class AdjugateEmit(EmitRule):
     """The impl's two ways, as statements: ``det(A) inv(A)`` for a
     well-conditioned matrix, else from the SVD (the product of the other
-    singular values, ``prod_others``, with the orientation's sign)."""
+    singular values, ``prod_others``, with the orientation's sign). For numba
+    (a writer of no Python floats), in its subset: matrix by matrix over the
+    batch, no ``None`` for the singular case, the products a loop (``numba_lines``)."""
 
     def statements(self, code, eqn, ins, py, outs, subs):
         a = eqn.inputs[0]
@@ -108,6 +110,8 @@ class AdjugateEmit(EmitRule):
             return None
         np_, out, ndim = code.np, outs[0], len(a.aval.shape)
         dtype = eqn.outputs[0].aval.dtype
+        if not code.LOWERING["floats"]:
+            return self.numba_lines(code, ins[0], out, dtype)
         a64, a_inv, u, s, vh, pi = (code.fresh(n) for n in ("a64", "a_inv", "u", "s", "vh",
                                                              "pi"))
         cast = "" if dtype == np.float64 else f".astype({code.dtype(dtype)}, copy=False)"
@@ -129,6 +133,39 @@ class AdjugateEmit(EmitRule):
                 f"        {out} = ({np_}.linalg.det({a64})[..., None, None] * {a_inv}){cast}",
                 "    else:",
                 *code.indent(svd, 2)]
+
+
+    @staticmethod
+    def numba_lines(code, a, out, dtype):
+        """The statements in numba's subset: each matrix of the batch (of a C-contiguous
+        float64 copy) as the impl's two ways, the singular case a flag."""
+        np_ = code.np
+        a64, adj, m, inv, ok, u, s, vh, pi, b, i = (code.fresh(n) for n in (
+            "a64", "adj", "m", "a_inv", "ok", "u", "s", "vh", "pi", "b", "i"))
+        cast = "" if dtype == np.float64 else f".astype({code.dtype(dtype)})"
+        cond = f"{np_}.abs({m}).sum(axis=0).max() * {np_}.abs({inv}).sum(axis=0).max() < 1e4"
+        return [f"{a64} = {np_}.ascontiguousarray({a}).astype({np_}.float64)",
+                f"{adj} = {np_}.empty_like({a64})",
+                f"for {b} in range({a64}.size // ({a64}.shape[-1] * {a64}.shape[-1])):",
+                f"    {m} = {a64}.reshape((-1, {a64}.shape[-1], {a64}.shape[-1]))[{b}]",
+                f"    {inv}, {ok} = {m}, True",
+                "    try:",
+                f"        {inv} = {np_}.linalg.inv({m})",
+                f"    except {np_}.linalg.LinAlgError:     # exactly singular",
+                f"        {ok} = False",
+                f"    if {ok} and {cond}:",
+                f"        {inv} = {np_}.linalg.det({m}) * {inv}",
+                "    else:",
+                f"        {u}, {s}, {vh} = {np_}.linalg.svd({m})",
+                f"        {pi} = {np_}.empty_like({s})",
+                f"        for {i} in range({s}.shape[0]):",
+                f"            {pi}[{i}] = {np_}.prod({s}[:{i}]) * {np_}.prod({s}[{i} + 1:])",
+                f"        {pi} = {pi} * ({np_}.sign({np_}.linalg.det({u})) "
+                f"* {np_}.sign({np_}.linalg.det({vh})))",
+                f"        {inv} = {np_}.ascontiguousarray({vh}.T) @ "
+                f"({pi}.reshape((-1, 1)) * {np_}.ascontiguousarray({u}.T))",
+                f"    {adj}.reshape((-1, {a64}.shape[-1], {a64}.shape[-1]))[{b}] = {inv}",
+                f"{out} = {adj}{cast}"]
 
 
 adjugate_p = register(Primitive("adjugate", nargs=1, impl=adjugate_impl, jvp=adjugate_jvp,
