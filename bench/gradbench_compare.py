@@ -78,6 +78,8 @@ import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+import wengert as wg  # noqa: E402
+
 from bench.numba_support import (backend_problem, fell_back, numba_version,  # noqa: E402
                                   wengert_warnings)
 
@@ -576,6 +578,10 @@ def parse_args(argv):
     parser.add_argument("--manual", metavar="FILE",
                         help="GradBench's C++ manual tool's figures, from "
                              "python -m bench.gradbench_manual CHECKOUT --json FILE")
+    parser.add_argument("--nan-safe", choices=("on", "off"), default="on",
+                        help="wengert's wg.nan_safe setting (on, the default: exact zeros kept "
+                             "through singular derivatives; off: plain products, to measure "
+                             "what the guard costs)")
     opts = parser.parse_args(argv)
     opts.evals = [e for e in opts.evals.split(",") if e]
     unknown = [e for e in opts.evals if e not in EVALS]
@@ -603,6 +609,7 @@ def header(peers, cpu, problem):
 
 def main(argv=None):
     opts = parse_args(sys.argv[1:] if argv is None else argv)
+    wg.nan_safe(opts.nan_safe == "on")
     signal.signal(signal.SIGALRM, _alarm)
     cpu = pin_one_cpu()
     peers = load_peers()

@@ -37,6 +37,7 @@ from wengert.demo import seed000  # noqa: F401  (in the corpus)
 
 from wengert.primitives import (
     arith, einsum, fanout, index, linalg, matrix, ordering, reduce, safe, scatter, selection,
+    unbounded,
     shape, stop, transcendental)
 from wengert.numpy import composite
 from wengert.primitives.index import normalize_index
@@ -527,6 +528,11 @@ SPECS.update({
                          linear_in=EACH),
     "safe_div": PrimSpec(DIFF, binary_cases(real, away), np.true_divide, safe.safe_div,
                          linear_in=((0,),)),
+    # the same products where the local derivative may be infinite (``test_unbounded.py``)
+    "unbounded_mul": PrimSpec(DIFF, binary_cases(real, real), np.multiply,
+                              unbounded.unbounded_mul, linear_in=EACH),
+    "unbounded_div": PrimSpec(DIFF, binary_cases(real, away), np.true_divide,
+                              unbounded.unbounded_div, linear_in=((0,),)),
     "pow": PrimSpec(
         DIFF,
         binary_cases(pos, lambda s: real(s, -1.5, 1.5))

@@ -924,13 +924,25 @@ def _check_float32(f, x, v, draw_seed, mod, grads, report, source):
     keep their dtypes, the value is the plain call's, and the derivatives are
     the float64 ones to float32 accuracy. (The value's dtype may differ: where
     branches return float32 on one path and float64 on another, a traced if
-    returns their join, float64.)"""
+    returns their join, float64.)
+
+    The plain float32 call is itself known only to its distance from the
+    float64 one (its rounding, amplified by the program): an engine whose
+    join computes a stretch in float64 may land anywhere within that distance
+    of it (seed 1810: 4e-6 from the float32 call, 1.2e-5 from the float64 one),
+    and where the two plain calls differ by more than float32's accuracy the
+    float32 program took another branch: its derivatives are another
+    function's, not comparable with the float64 ones (seed 9294: 6.34 against
+    1.44), and are not compared."""
     v32 = v.astype(np.float32)
     try:
         with np.errstate(over="raise", invalid="raise", divide="raise"):
             plain = _run(lambda: f(x, v32.copy()), draw_seed, mod)
+            plain64 = _run(lambda: f(x, v.copy()), draw_seed, mod)
     except (ZeroDivisionError, FloatingPointError, OverflowError):
         return
+    gap = abs(float(plain) - float(plain64))
+    same_path = gap <= 1e-3 * max(1.0, abs(float(plain64)))
     kinds = {}
     for engine, (gx64, gv64, _) in grads.items():
         vg = wg.value_and_grad(f, argnums=(0, 1), engine=engine)
@@ -942,7 +954,11 @@ def _check_float32(f, x, v, draw_seed, mod, grads, report, source):
         report.checks += 1
         _check_dtype(report, f"{engine}: d/dv of a float32 v", gv, np.float32)
         kinds[engine] = _kind(gx)
-        _close(value, plain, 1e-6, 1e-6, f"{engine}, float32: value", source)
+        _close(value, plain, 1e-6, 1e-6 + (2 * gap if same_path else 0.0),
+               f"{engine}, float32: value", source)
+        if not same_path:
+            report.skipped_fd += 1
+            continue
         scale = max(1.0, abs(gx64), float(np.max(np.abs(gv64))))
         _close(gx, gx64, 0.0, 2e-3 * scale, f"{engine}, float32: d/dx against float64", source)
         _close(gv, gv64, 0.0, 2e-3 * scale, f"{engine}, float32: d/dv against float64", source)

@@ -50,7 +50,8 @@ def nan_in_cotangent(x):
 
 def nan_in_tangent(x):
     a = x[0]
-    return np.sqrt(a) * 0.0 + x[1]
+    # inf - inf: (sqrt(a) * 0.0 once, whose tangent is now 0: unbounded.py)
+    return np.sqrt(a) - np.sqrt(2.0 * a) + x[1]
 
 
 def masked(x):
@@ -172,13 +173,15 @@ def test_nan_safe_on_by_default_off_gives_the_plain_products_nan(engine):
 
 
 def test_nan_safe_off_generates_the_plain_product_rule():
-    """The Program holds safe_mul/safe_div on, mul/div off; each setting keeps
-    its own generated code (neither is run under the other)."""
+    """The Program holds the guarded products on (sqrt's: ``unbounded_div``),
+    mul/div off; each setting keeps its own generated code (neither is run
+    under the other)."""
     x = np.array([1.5, -0.7])
     on = wg.make_program(wg.grad(tril_sqrt), x)
     with wg.nan_safe(False):
         off = wg.make_program(wg.grad(tril_sqrt), x)
-    assert "safe_div" in str(on) and "safe_" not in str(off), str(off)
+    assert "unbounded_div" in str(on), str(on)
+    assert "safe_" not in str(off) and "unbounded_" not in str(off), str(off)
     g = wg.grad(tril_sqrt, engine="source")
     g(x)
     assert ".sum()) != " in g.source
@@ -213,3 +216,44 @@ def test_settings_refuse_a_value_that_is_not_a_bool(setting, default, bad):
     with pytest.raises(TypeError, match=f"wg.{setting} takes True or False"):
         getattr(wg, setting)(bad)
     assert getattr(wg, setting).enabled() is default
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_block_in_one_thread_leaves_the_others_alone(engine):
+    """``with wg.nan_safe(False)`` / ``with wg.debug_nans()`` held open in one
+    thread: another thread's gradient of the masked ``tril(sqrt)`` is still
+    ``[1, -1]`` and raises nothing; the option form (no ``with``) holds in every
+    thread until it is changed back. (Once a process-wide switch: a block in
+    one thread gave the other thread nan, or its FloatingPointError.)"""
+    import threading
+    x = np.array([1.5, -0.7])
+    for setting in (lambda: wg.nan_safe(False), lambda: wg.debug_nans()):
+        inside, done, got = threading.Event(), threading.Event(), []
+
+        def hold(setting=setting):
+            with setting():
+                inside.set()
+                done.wait(30)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        inside.wait(30)
+        try:
+            worker = threading.Thread(target=lambda: got.append(
+                wg.grad(tril_sqrt, engine=engine)(x)))
+            worker.start()
+            worker.join(60)
+        finally:
+            done.set()
+            holder.join(30)
+        assert len(got) == 1, "the other thread's gradient raised"
+        np.testing.assert_array_equal(got[0], [1.0, -1.0])
+    wg.nan_safe(False)
+    try:
+        other = []
+        worker = threading.Thread(target=lambda: other.append(wg.grad(tril_sqrt, engine=engine)(x)))
+        worker.start()
+        worker.join(60)
+        assert np.all(np.isnan(other[0])), other
+    finally:
+        wg.nan_safe(True)

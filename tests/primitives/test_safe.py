@@ -10,8 +10,6 @@ the masked diagonal); ``np.where(x > 0, np.sqrt(x), 0.0)`` at 0 had nan.
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -21,13 +19,7 @@ from checks import assert_close, fd_jvp
 
 ENGINES = ("source", "trace")
 
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    # the derivative's residuals themselves are inf there (1 / (2 sqrt(0)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
+pytestmark = pytest.mark.usefixtures("quiet_singular")
 
 
 # --- the rows' values --------------------------------------------------------------------

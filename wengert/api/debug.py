@@ -38,31 +38,38 @@ __all__ = ["debug_nans", "nan_safe"]
 
 
 class _Setting:
-    """A setting of ``NANS`` (its attribute ``field``) given as an option or,
-    in a ``with`` statement, for the block only."""
+    """A setting of ``NANS`` (its field ``field``) given as an option, for the
+    process, or, in a ``with`` statement, for the block only, in the block's
+    context (its thread): entering the block gives the process its value
+    back and sets the context's (``core.debug``)."""
 
-    __slots__ = ("_before",)
+    __slots__ = ("_before", "_enable", "_token")
     field = ""
 
     def __init__(self, enable=True):
         if not isinstance(enable, (bool, np.bool_)):
             raise TypeError(f"wg.{type(self).__name__} takes True or False, not {enable!r}")
+        self._enable, self._token = bool(enable), None
         with NANS.lock:
-            self._before = getattr(NANS, self.field)
-            setattr(NANS, self.field, bool(enable))
+            self._before = NANS.process[self.field]
+            NANS.process[self.field] = self._enable
 
     def __enter__(self):
+        with NANS.lock:
+            if NANS.process[self.field] == self._enable:
+                NANS.process[self.field] = self._before
+        self._token = NANS.local[self.field].set(self._enable)
         return self
 
     def __exit__(self, *exc):
-        with NANS.lock:
-            setattr(NANS, self.field, self._before)
+        NANS.local[self.field].reset(self._token)
         return False
 
 
 class debug_nans(_Setting):
     """Turn nan checking on (``enable=True``) or off. Called alone it is an
-    option that holds until changed; used in a ``with`` statement, the
+    option that holds until changed, in every thread; used in a ``with``
+    statement, it holds in the block's thread (its context) only, and the
     setting before it comes back at the end of the block.
 
     While it is on, every value wengert computes (the function's values,
@@ -111,8 +118,9 @@ class debug_nans(_Setting):
 class nan_safe(_Setting):
     """Keep exact zeros exact in derivatives (``enable=True``, the
     default) or multiply plainly (False). Called alone it is an option
-    that holds until changed; used in a ``with`` statement, the setting
-    before it comes back at the end of the block.
+    that holds until changed, in every thread; used in a ``with``
+    statement, it holds in the block's thread (its context) only, and the
+    setting before it comes back at the end of the block.
 
     On, the derivative rules of singular functions (``sqrt``, ``log``,
     ``x ** p``, ``/``, ``arcsin``, ``arctanh``, ...) give exactly 0 where

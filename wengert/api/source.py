@@ -13,10 +13,10 @@ arguments (a trip count, a length), which the code takes as parameters and reads
 (``range(n)``). The comparisons made while staging (``x.shape[0] == 1`` when broadcasting, ``k
 < n``) are the code's guards, checked at a call with new sizes; a symbolic number used by its
 value (an item of a list, a function that is called, not converted) is pinned by a guard to
-that value (``dims.pin``). The code is trusted for new sizes only when staging it again at
-other sizes gives the same text and reads the same places outside the function: a size that
-lost its expression somewhere would show there as a changed number, and such code is used at
-the sizes it was made for only. The transform itself is the trace engine's, applied to the
+that value (``dims.pin``). The code is trusted for new sizes only once staging it at a
+second set of sizes its guards accept (the first call there) gave the same text and read the
+same places outside the function: a size that lost its expression somewhere would show there
+as a changed number, and such code is used at the sizes it was made for only. The transform itself is the trace engine's, applied to the
 source Program and staged: so every API function has one implementation of its mathematics.
 
 ``engine="auto"`` tries this and falls back to the trace engine, with one warning naming the
@@ -190,14 +190,18 @@ class SourceTransformed(Transformed):
         if compiled is not None and not compiled.valid():
             compiled = None
         dyn = [x for x, s in zip(leaves, static) if is_input(x, s)]
+        pending = None
         if compiled is None:
             kind = (key[0], signature(leaves, static, shapes=False)) + key[2:]
-            # code made at other sizes, whose guards hold at these
+            # code made at other sizes, whose guards hold at these: used once code
+            # staged at a second size came out the same (``_build``)
             sizes = dims.sizes_of(dyn)
             for check, generic in codes.generic.get(kind, ()):
                 if check(*sizes) and generic.valid():
-                    compiled = codes.cache[key] = generic     # and the fast table below
-                    break
+                    if generic.verified:
+                        compiled = codes.cache[key] = generic     # and the fast table below
+                        break
+                    pending = pending or generic
         if compiled is None:
             self.check(args)        # before any of the user's code runs
             try:
@@ -213,8 +217,15 @@ class SourceTransformed(Transformed):
                 self.fallback = self.transform(self.fun)
                 self.refusal = err
                 return self._fall_back(args, kwargs)
-            codes.generations += 1
-            if compiled.fn is not None:
+            if pending is not None and compiled.fn is not None:
+                compiled = self._verify(codes, kind, pending, compiled)
+            if compiled is pending:         # the same code: nothing new was made
+                codes.cache[key] = compiled
+                if fast is not None:
+                    codes.fast[fast] = compiled
+            else:
+                codes.generations += 1
+            if compiled is not pending and compiled.fn is not None:
                 # a Program closing over an outer transformation's values has no
                 # code and is built for this call only; code made from outside
                 # values that changed is replaced
@@ -301,9 +312,11 @@ class SourceTransformed(Transformed):
                            if type(n) is int])
                 compiled = build(*staged_at(avals, sizes, symbolic, ints=False))
         check = None
-        if symbolic:
-            check = self._holds_elsewhere(compiled, ctx, avals, sizes, build)
-        if check is not None:
+        if symbolic and compiled.fn is not None:
+            # trusted at other sizes once staged there the same (``_verify``)
+            check = guard_function(ctx.guards, len(avals))
+            compiled.verified = False
+            compiled.outside = frozenset(ctx.outside.keys())
             compiled.shapes = sizes
             compiled.respecialize = lambda dyn: build(*staged_at(
                 [aval_of(x) for x in dyn], dims.sizes_of(dyn), False))(dyn)
@@ -312,29 +325,22 @@ class SourceTransformed(Transformed):
         return compiled, check
 
     @staticmethod
-    def _holds_elsewhere(compiled, ctx, avals, sizes, build):
-        """The guard check of code staged with symbolic sizes, or None when
-        it holds at its own sizes only: staged again with every length and
-        int input n >= 1 made n + 1 (which keeps the guards' answers unless
-        they name it; a length of 1, which broadcasts, then answers them
-        otherwise, so its code is its own), the code must come out the same
-        and read the same places outside the function (an outside list
-        indexed by an int input reads another item at another value)."""
-        if compiled.fn is None:
-            return None
-        check = guard_function(ctx.guards, len(avals))
-        other = [(n + 1 if n >= 1 else n) if type(n) is int else
-                 tuple(d + 1 if d >= 1 else d for d in n) for n in sizes]
-        if other == list(sizes) or not check(*other):
-            return None
-        try:
-            with StagingContext(symbolic=True) as again_ctx:
-                again = build(*staged_at(avals, other, True))
-        except Exception:   # noqa: BLE001 -- the code does not generalise; it is still right here
-            return None
-        if again_ctx.outside.keys() != ctx.outside.keys():
-            return None
-        return check if same_code(compiled.fn, again.fn) else None
+    def _verify(codes, kind, pending, compiled):
+        """``pending`` (code staged with symbolic sizes, whose guards hold at
+        this call's sizes, not yet used at any but its own) if ``compiled``,
+        staged now at these sizes, came out the same: the same text and the
+        same places read outside the function. A size that lost its
+        expression somewhere shows there as a changed number (an outside list
+        indexed by an int input reads another item); such code holds at the
+        sizes it was made for only, and is no longer offered at others. Done
+        at the first call at other sizes rather than at the first call (by a
+        second staging), which the first call's start-up then does not pay."""
+        if (getattr(compiled, "outside", None) == pending.outside
+                and same_code(pending.fn, compiled.fn)):
+            pending.verified = True
+            return pending
+        codes.generic[kind] = [(c, g) for c, g in codes.generic.get(kind, ()) if g is not pending]
+        return compiled
 
     def _stage(self, kwargs, leaves, static, in_tree, avals, ints, like=None, lazy=False):
         """The compiled code of a call of ``leaves`` (its arrays may be empty

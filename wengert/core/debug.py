@@ -17,6 +17,11 @@ While the switch is on (``NANS.on``, set by ``api/debug.py``):
 
 Off, it costs one attribute read per applied primitive.
 
+Each setting has a process-wide value (an option: ``wg.debug_nans()``
+called alone) and, inside a ``with`` block, a value of the block's context
+only (``contextvars``: its thread, its asyncio task), so a block in one
+thread never changes what another thread computes.
+
 The same switch object holds ``NANS.safe`` (``wg.nan_safe``, on by default):
 whether the derivative rules of singular functions write their products
 with ``primitives.safe``'s guarded ``safe_mul``/``safe_div`` (an exact zero
@@ -28,6 +33,7 @@ Layer: core.
 """
 from __future__ import annotations
 
+import contextvars
 import threading
 
 import numpy as np
@@ -39,14 +45,26 @@ __all__ = ["NANS", "WHERE", "at", "check", "located", "has_nan"]
 
 
 class _Switch:
-    """On for the whole process while any ``debug_nans`` holds it (a count:
-    nested and overlapping uses restore what was there)."""
+    """The settings: ``on`` (``wg.debug_nans``) and ``safe`` (``wg.nan_safe``:
+    derivatives keep exact zeros, ``primitives.safe``). Each reads the value
+    of the current context (``local[field]``, set by a ``with`` block) if it
+    has one, else the process-wide one (``process[field]``, an option)."""
 
     def __init__(self):
-        self.on = False
-        # ``wg.nan_safe``: derivatives keep exact zeros (``primitives.safe``)
-        self.safe = True
+        self.process = {"on": False, "safe": True}
+        self.local = {field: contextvars.ContextVar(f"wengert_{field}", default=None)
+                      for field in self.process}
         self.lock = threading.Lock()
+
+    @property
+    def on(self):
+        value = self.local["on"].get()
+        return self.process["on"] if value is None else value
+
+    @property
+    def safe(self):
+        value = self.local["safe"].get()
+        return self.process["safe"] if value is None else value
 
 
 NANS = _Switch()

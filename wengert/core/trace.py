@@ -128,6 +128,14 @@ class _TraceState(threading.local):
         # and whether a recorder finds it itself, in the user's frames (the source frontend)
         self.where = None
         self.locate = False
+        # ``wild``: the derivatives the rule now running is given may be infinite
+        # where the function is finite (they came through a local derivative that
+        # is: ``primitives.safe.unbounded_mul``), so its products with primal
+        # factors guard their zeros; ``unbounded``: how many such local
+        # derivatives have been applied (a transform compares it before and
+        # after a rule to mark what the rule gave as wild)
+        self.wild = False
+        self.unbounded = 0
 
 
 TRACE_STATE = _TraceState()

@@ -1,7 +1,7 @@
-"""Elementwise arithmetic: add, sub, neg, mul, div, convert, the complex parts real, imag,
-conj (conventions below); ``cast_float``, a derivative cast to its value's float dtype.
-Elsewhere: casts at the user's boundary (``casts``), ``where`` (``selection``), piecewise
-functions (``ordering``), exp, log, sin, pow... (``transcendental``).
+"""Elementwise arithmetic: add, sub, neg, mul (its derivative products: ``unbounded``), div,
+convert, the complex parts real, imag, conj (conventions below); ``cast_float``, a derivative
+cast to its value's float dtype. Elsewhere: casts at the user's boundary (``casts``), ``where``
+(``selection``), piecewise functions (``ordering``), exp, log, sin, pow (``transcendental``).
 
 The arithmetic and comparison impls are Python's operators: on arrays they are NumPy's
 ufuncs, and on two Python numbers they keep Python's semantics, as the user's own ``x *
@@ -50,6 +50,7 @@ from ..core.pass_rules import (
     Algebra, BinaryOperator, PartEmit, UnaryMinus, drops_identity, is_scalar_lit)
 from .fanout import dup
 from .safe import safe_div, safe_mul
+from .unbounded import derivative_mul as dmul
 from .batched import product_batch
 from .shape import broadcast_to, sum_to_shape
 from ..core.ir import Aval, Eqn, Lit, Role, Var, aval_of, is_duck_array
@@ -116,9 +117,8 @@ def sub_jvp(primals, tangents):
 
 def sub_transpose(ct, x, y):
     ct_x, ct_y = dup(ct)
-    # summed to ``y``'s shape, then negated: the sign goes on the smaller
-    # array (``x - a`` with a scalar ``a``: one sum and a scalar's sign, not a
-    # negated copy of ``ct`` summed)
+    # summed to ``y``'s shape, then negated: the sign goes on the smaller array (``x - a``
+    # with a scalar ``a``: one sum and a scalar's sign, not a negated copy of ``ct`` summed)
     return (sum_to(ct_x, x) if isinstance(x, Linear) else None,
             neg(sum_to(ct_y, y)) if isinstance(y, Linear) else None)
 
@@ -168,20 +168,20 @@ def mul_jvp(primals, tangents):
     x_dot, y_dot = tangents
     # a constant operand (zero tangent) is the common case: one term, no add
     if type(x_dot) is Zero:
-        return mul(x, y), mul(x, y_dot)
+        return mul(x, y), dmul(x, y_dot)
     if type(y_dot) is Zero:
-        return mul(x, y), mul(x_dot, y)
+        return mul(x, y), dmul(x_dot, y)
     if x is y and x_dot is y_dot:
         # x * x: one product with 2x, instead of x_dot x + x x_dot
-        return mul(x, y), mul(x_dot, add(x, x))
-    return mul(x, y), add(mul(x_dot, y), mul(x, y_dot))
+        return mul(x, y), dmul(x_dot, add(x, x))
+    return mul(x, y), add(dmul(x_dot, y), dmul(x, y_dot))
 
 
 def mul_transpose(ct, x, y):
     assert isinstance(x, Linear) != isinstance(y, Linear), "mul is linear in one operand"
     if isinstance(x, Linear):
-        return sum_to(mul(ct, y), x), None
-    return None, sum_to(mul(x, ct), y)
+        return sum_to(dmul(ct, y), x), None
+    return None, sum_to(dmul(x, ct), y)
 
 
 def mul_simplify(eqn, ins, copies):

@@ -26,6 +26,7 @@ from .ordering import equal
 from .transcendental import sqrt
 from ..core.pass_rules import DefinedCall
 from .safe import safe_div
+from .unbounded import unbounded_div
 from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
 from ..core.rules import unary_row
@@ -86,7 +87,7 @@ arcsinh = wrapper_of(arcsinh_p)
 def arccosh_jvp(primals, tangents):
     x, = primals
     # 1 / sqrt(x^2 - 1) = 1 / (sqrt(x - 1) sqrt(x + 1)): exact near 1, no overflow
-    return arccosh(x), safe_div(tangents[0], mul(sqrt(sub(x, 1.0)), sqrt(add(x, 1.0))))
+    return arccosh(x), unbounded_div(tangents[0], mul(sqrt(sub(x, 1.0)), sqrt(add(x, 1.0))))
 
 
 arccosh_p = unary_row("arccosh", np.arccosh, arccosh_jvp)
@@ -107,7 +108,7 @@ arctanh = wrapper_of(arctanh_p)
 def cbrt_jvp(primals, tangents):
     out = cbrt(primals[0])
     # d x^(1/3) = dx / (3 x^(2/3)), for either sign of x
-    return out, safe_div(tangents[0], mul(3.0, mul(out, out)))
+    return out, unbounded_div(tangents[0], mul(3.0, mul(out, out)))
 
 
 cbrt_p = unary_row("cbrt", np.cbrt, cbrt_jvp)

@@ -56,7 +56,9 @@ from .shape import sum_to_shape
 from ..core.ir import Eqn, Lit, aval_of
 from ..core.atoms import is_duck_array
 
-__all__ = ["safe_mul_p", "safe_mul", "safe_div_p", "safe_div", "has_nan", "zero_where"]
+__all__ = ["safe_mul_p", "safe_mul", "safe_div_p", "safe_div", "has_nan", "zero_where",
+           "mul_rules", "div_rules", "quotient_zero_rule", "SafeLower", "MUL_EMIT", "DIV_EMIT",
+           "plain", "nonzero_number", "maybe_python_number"]
 
 
 def has_nan(r):
@@ -86,7 +88,7 @@ def zero_where(r, g, f=None):
     return type(r)(out[()]) if type(r) in (float, complex) else out[()]
 
 
-def _nonzero_number(x):
+def nonzero_number(x):
     """A number known while staging to be finite and nonzero; a length or a
     number computed from lengths (``dims``: ``1.0 / n``) counts as one
     without being compared (a comparison would pin it to its value here)."""
@@ -113,7 +115,7 @@ def _finite_lit(x, nonzero=False):
     return bool(np.isfinite(v).all() and (not nonzero or (v != 0).all()))
 
 
-def _plain(name):
+def plain(name):
     """``simplify``: the plain row where the check cannot find anything: a
     guard that is a nonzero literal (never 0), or a finite factor (``0 *
     c``, ``0 / c`` are 0 already; a divisor must not be zero)."""
@@ -238,7 +240,7 @@ class SafeLower(ElementwiseLower):
                 + [f"    {line}" for line in lines])
 
 
-_MUL_EMIT, _DIV_EMIT = SafeEmit("*", both=True), SafeEmit("/", both=False)
+MUL_EMIT, DIV_EMIT = SafeEmit("*", both=True), SafeEmit("/", both=False)
 
 
 # --- safe_mul ------------------------------------------------------------
@@ -262,37 +264,44 @@ def safe_mul_impl(g, f):
     return zero_where(t, g, f) if _suspect(t, g, f, True) else t
 
 
-def safe_mul_jvp(primals, tangents):
-    g, f = primals
-    g_dot, f_dot = tangents
-    out = safe_mul(g, f)
-    terms = [safe_mul(g_dot, f) if type(g_dot) is not Zero else None,
-             safe_mul(g, f_dot) if type(f_dot) is not Zero else None]
-    terms = [t for t in terms if t is not None]
-    if not terms:
-        return out, Zero(aval_of(out))
-    return out, terms[0] if len(terms) == 1 else add_any(*terms)
+def mul_rules(product):
+    """The jvp and transpose of a guarded product whose derivatives are
+    ``product`` (``safe_mul`` or, for a local derivative that may be
+    infinite, ``unbounded_mul``: every derivative of one may be too)."""
+    def jvp(primals, tangents):
+        g, f = primals
+        g_dot, f_dot = tangents
+        out = product(g, f)
+        terms = [product(g_dot, f) if type(g_dot) is not Zero else None,
+                 product(g, f_dot) if type(f_dot) is not Zero else None]
+        terms = [t for t in terms if t is not None]
+        if not terms:
+            return out, Zero(aval_of(out))
+        return out, terms[0] if len(terms) == 1 else add_any(*terms)
+
+    def transpose(ct, g, f):
+        assert isinstance(g, Linear) != isinstance(f, Linear), "a product linear in one operand"
+        if isinstance(g, Linear):
+            return _sum_to(product(ct, f), g), None
+        return None, _sum_to(product(g, ct), f)
+    return jvp, transpose
 
 
-def safe_mul_transpose(ct, g, f):
-    assert isinstance(g, Linear) != isinstance(f, Linear), "safe_mul is linear in one operand"
-    if isinstance(g, Linear):
-        return _sum_to(safe_mul(ct, f), g), None
-    return None, _sum_to(safe_mul(g, ct), f)
+safe_mul_jvp, safe_mul_transpose = mul_rules(lambda g, f: safe_mul(g, f))
 
 
 safe_mul_p = register(Primitive(
     "safe_mul", nargs=2, impl=safe_mul_impl, jvp=safe_mul_jvp, transpose=safe_mul_transpose,
     abstract_eval=elementwise_aval("safe_mul", python_scalars=True), zero_rule=ZERO_IF_ANY,
-    batch=BROADCASTING, simplify=_plain("mul"), emit=_MUL_EMIT,
-    lower=SafeLower(np.multiply, "*", _MUL_EMIT), complex_ok=True, sparsity=ELEMENTWISE))
+    batch=BROADCASTING, simplify=plain("mul"), emit=MUL_EMIT,
+    lower=SafeLower(np.multiply, "*", MUL_EMIT), complex_ok=True, sparsity=ELEMENTWISE))
 
 
 def safe_mul(g, f):
     """``g * f``, exactly 0 where either is; the plain product where an
     operand is a finite nonzero number (which cannot meet an inf as a zero),
     or everywhere while ``wg.nan_safe`` is off (``NANS.safe``)."""
-    if not NANS.safe or _nonzero_number(g) or _nonzero_number(f):
+    if not NANS.safe or nonzero_number(g) or nonzero_number(f):
         return bind(PRIMITIVES["mul"], g, f)
     return bind(safe_mul_p, g, f)
 
@@ -305,57 +314,68 @@ def safe_div_impl(g, f):
     return zero_where(t, g) if _suspect(t, g, f, False) else t
 
 
-def safe_div_jvp(primals, tangents):
-    g, f = primals
-    g_dot, f_dot = tangents
-    out = safe_div(g, f)
-    # d(g/f) = dg/f - (g/f) df/f: each term guarded by the tangent it carries,
-    # and the second by g too (through out); ``sub`` and ``neg`` are rows of
-    # ``arith``, which builds on this module: looked up
-    terms = []
-    if type(g_dot) is not Zero:
-        terms.append(safe_div(g_dot, f))
-    if type(f_dot) is not Zero:
-        term = safe_mul(f_dot, safe_div(out, f))
-        if terms:
-            return out, bind(PRIMITIVES["sub"], terms[0], term)
-        return out, bind(PRIMITIVES["neg"], term)
-    if not terms:
-        return out, Zero(aval_of(out))
-    return out, terms[0]
+def div_rules(quotient, product):
+    """The jvp and transpose of a guarded quotient (``safe_div``, or
+    ``unbounded_div`` with ``unbounded_mul``)."""
+    def jvp(primals, tangents):
+        g, f = primals
+        g_dot, f_dot = tangents
+        out = quotient(g, f)
+        # d(g/f) = dg/f - (g/f) df/f: each term guarded by the tangent it carries,
+        # and the second by g too (through out); ``sub`` and ``neg`` are rows of
+        # ``arith``, which builds on this module: looked up
+        terms = []
+        if type(g_dot) is not Zero:
+            terms.append(quotient(g_dot, f))
+        if type(f_dot) is not Zero:
+            term = product(f_dot, quotient(out, f))
+            if terms:
+                return out, bind(PRIMITIVES["sub"], terms[0], term)
+            return out, bind(PRIMITIVES["neg"], term)
+        if not terms:
+            return out, Zero(aval_of(out))
+        return out, terms[0]
+
+    def transpose(ct, g, f):
+        assert isinstance(g, Linear) and not isinstance(f, Linear), \
+            "a quotient is linear in its numerator only"
+        return _sum_to(quotient(ct, f), g), None
+    return jvp, transpose
 
 
-def safe_div_transpose(ct, g, f):
-    assert isinstance(g, Linear) and not isinstance(f, Linear), \
-        "safe_div is linear in its numerator only"
-    return _sum_to(safe_div(ct, f), g), None
+safe_div_jvp, safe_div_transpose = div_rules(lambda g, f: safe_div(g, f),
+                                              lambda g, f: safe_mul(g, f))
 
 
-def safe_div_zero_rule(g, f):
-    out = safe_div_p.abstract_eval(aval_of(g), aval_of(f))
-    if isinstance(g, Zero):
-        return Zero(out)
-    raise AssertionError("safe_div's divisor is never a tangent")     # pragma: no cover
+def quotient_zero_rule(name):
+    """The ``zero_rule`` of the guarded quotient row ``name``: a zero
+    numerator gives a zero (its divisor is never a tangent)."""
+    def zero_rule(g, f):
+        out = PRIMITIVES[name].abstract_eval(aval_of(g), aval_of(f))
+        if isinstance(g, Zero):
+            return Zero(out)
+        raise AssertionError(f"{name}'s divisor is never a tangent")     # pragma: no cover
+    return zero_rule
 
 
 safe_div_p = register(Primitive(
     "safe_div", nargs=2, impl=safe_div_impl, jvp=safe_div_jvp, transpose=safe_div_transpose,
     abstract_eval=elementwise_aval("safe_div", float_out=True, python_scalars=True),
-    zero_rule=safe_div_zero_rule, batch=BROADCASTING, simplify=_plain("div"),
-    emit=_DIV_EMIT, lower=SafeLower(np.divide, "/", _DIV_EMIT), complex_ok=True, sparsity=ELEMENTWISE))
+    zero_rule=quotient_zero_rule("safe_div"), batch=BROADCASTING, simplify=plain("div"),
+    emit=DIV_EMIT, lower=SafeLower(np.divide, "/", DIV_EMIT), complex_ok=True, sparsity=ELEMENTWISE))
 
 
 def safe_div(g, f):
     """``g / f``, exactly 0 where ``g`` is; the plain quotient where ``g``
     or ``f`` is a finite nonzero number (``1.0 / x``, ``t / n``), or
     everywhere while ``wg.nan_safe`` is off."""
-    if (not NANS.safe or _nonzero_number(f)
-            or (_nonzero_number(g) and not _maybe_python_number(f))):
+    if (not NANS.safe or nonzero_number(f)
+            or (nonzero_number(g) and not maybe_python_number(f))):
         return bind(PRIMITIVES["div"], g, f)
     return bind(safe_div_p, g, f)
 
 
-def _maybe_python_number(x):
+def maybe_python_number(x):
     """A Python number or a value that may be one where the code runs (a
     weakly typed scalar): Python's ``/`` raises on its zero."""
     if isinstance(x, (int, float, complex)):

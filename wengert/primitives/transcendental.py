@@ -17,6 +17,7 @@ import numpy as np
 
 from .arith import add, div, mul, neg, sub
 from .safe import safe_div, safe_mul
+from .unbounded import unbounded_div, unbounded_mul
 from .selection import where
 from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import wrapper_of
@@ -40,11 +41,12 @@ def pow_jvp(primals, tangents):
         dx = None
     elif isinstance(y, (int, float)):
         # y x^(y-1) is finite for finite x where y >= 1; below, it is infinite
-        # at x = 0, where a zero tangent must stay zero (``safe``)
-        times = mul if y >= 1 else safe_mul
+        # at x = 0, where a zero tangent must stay zero (``safe``), and where
+        # x ** y is finite (0 < y < 1) a wild derivative (``unbounded``)
+        times = mul if y >= 1 else unbounded_mul if y > 0 else safe_mul
         dx = None if y == 0 else times(x_dot, mul(y, pow(x, y - 1)))
     else:
-        dx = safe_mul(x_dot, where(equal(y, 0), 0.0, mul(y, pow(x, sub(y, 1)))))
+        dx = unbounded_mul(x_dot, where(equal(y, 0), 0.0, mul(y, pow(x, sub(y, 1)))))
     # the y_dot term needs log(x); it is only formed when y carries a tangent,
     # so integer and constant exponents of negative bases stay finite. At
     # x = 0 it is 0 (x^y log x -> 0 as x -> 0, y > 0), not 0 * -inf. A
@@ -138,7 +140,7 @@ expm1 = _wrap(expm1_p)
 
 def sqrt_jvp(primals, tangents):
     out = sqrt(primals[0])
-    return out, safe_div(tangents[0], mul(2.0, out))
+    return out, unbounded_div(tangents[0], mul(2.0, out))
 
 
 sqrt_p = unary_row("sqrt", np.sqrt, sqrt_jvp, complex_ok=True)
@@ -176,7 +178,7 @@ tan = _wrap(tan_p)
 # --- arcsin, arccos, arctan, arctan2 ------------------------------------
 def arcsin_jvp(primals, tangents):
     x, = primals
-    return arcsin(x), safe_div(tangents[0], sqrt(sub(1.0, mul(x, x))))
+    return arcsin(x), unbounded_div(tangents[0], sqrt(sub(1.0, mul(x, x))))
 
 
 arcsin_p = unary_row("arcsin", np.arcsin, arcsin_jvp)
@@ -185,7 +187,7 @@ arcsin = _wrap(arcsin_p)
 
 def arccos_jvp(primals, tangents):
     x, = primals
-    return arccos(x), neg(safe_div(tangents[0], sqrt(sub(1.0, mul(x, x)))))
+    return arccos(x), neg(unbounded_div(tangents[0], sqrt(sub(1.0, mul(x, x)))))
 
 
 arccos_p = unary_row("arccos", np.arccos, arccos_jvp)

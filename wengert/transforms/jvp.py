@@ -41,12 +41,16 @@ __all__ = ["JVPTrace", "JVPTracer", "jvp_flat", "jvp_program"]
 class JVPTracer(Tracer):
     # ``_base``/``_views``: the tracer this one is a view of, weak references to
     # its own views (``inplace.link_views``), set only where there are any
-    __slots__ = ("primal", "tangent", "_aval", "_base", "_views", "__weakref__")
+    # ``wild``: the tangent may be infinite where the value is finite (it came
+    # through ``primitives.unbounded``); a tracer made while a rule runs on wild
+    # tangents (a loop body's carries) starts wild
+    __slots__ = ("primal", "tangent", "wild", "_aval", "_base", "_views", "__weakref__")
 
-    def __init__(self, trace, primal, tangent):
+    def __init__(self, trace, primal, tangent, wild=None):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
+        self.wild = TRACE_STATE.wild if wild is None else wild
         self._aval = None
 
     @property
@@ -70,26 +74,27 @@ class JVPTracer(Tracer):
     def become(self, new):
         """Turn into ``new``, a value of the same trace (``y += v``: ``inplace``)."""
         self.primal, self.tangent, self._aval = new.primal, new.tangent, new._aval
+        self.wild = new.wild
 
     def clone(self):
         """Another tracer of the same value (a copy: ``inplace.fresh``)."""
-        return JVPTracer(self._trace, self.primal, self.tangent)
+        return JVPTracer(self._trace, self.primal, self.tangent, self.wild)
 
     def numpy_scalar(self):
         return is_scalar(self.primal)
 
     def as_array(self):
         primal = array_value(self.primal)
-        return self if primal is self.primal else JVPTracer(self._trace, primal, self.tangent)
+        return self if primal is self.primal else JVPTracer(self._trace, primal, self.tangent, self.wild)
 
     def as_scalar(self):
         primal = scalar_value(self.primal)
-        return self if primal is self.primal else JVPTracer(self._trace, primal, self.tangent)
+        return self if primal is self.primal else JVPTracer(self._trace, primal, self.tangent, self.wild)
 
     def as_maybe_array(self):
         p = self.primal
         primal = p.as_maybe_array() if isinstance(p, Tracer) else p
-        return self if primal is p else JVPTracer(self._trace, primal, self.tangent)
+        return self if primal is p else JVPTracer(self._trace, primal, self.tangent, self.wild)
 
 
 class JVPTrace(Trace):
@@ -111,7 +116,7 @@ class JVPTrace(Trace):
         """``x`` with a zero tangent (``Trace.drop_tangent``): the equation it
         enters then runs as its primal only."""
         if type(x) is JVPTracer and x._trace is self and not isinstance(x.tangent, Zero):
-            return JVPTracer(self, x.primal, Zero.like(x.primal))
+            return JVPTracer(self, x.primal, Zero.like(x.primal), False)
         return x
 
     def rule_of(self, prim):
@@ -121,13 +126,14 @@ class JVPTrace(Trace):
         return prim.jvp
 
     def process(self, prim, args, params):
-        primals, tangents, own, live = [], [], False, False
+        primals, tangents, own, live, wild = [], [], False, False, False
         for a in args:
             if type(a) is JVPTracer and a._trace is self:
                 primals.append(a.primal)
                 tangents.append(a.tangent)
                 own = True
-                live = live or not isinstance(a.tangent, Zero)
+                if not isinstance(a.tangent, Zero):
+                    live, wild = True, wild or a.wild
             else:
                 primals.append(a)
                 tangents.append(None)
@@ -159,24 +165,29 @@ class JVPTrace(Trace):
         refuse_complex(prim, primals)   # a rule not audited for complex values
         tangents = [Zero.like(p) if t is None else t for p, t in zip(primals, tangents)]
         state.current = self.rules_trace
+        outer_wild, count = state.wild, state.unbounded
+        state.wild = wild
         try:
             try:
                 out, out_dot = rule(primals, tangents, **params)
             except ValueError as e:
                 raise_shape_error(prim, primals, e)
+            # what a wild tangent or an unbounded local derivative gave is wild
+            wild = wild or state.unbounded != count
             if prim.multiple_results or (prim.inline and isinstance(out, (tuple, list))):
-                return _linked(tuple(JVPTracer(self, o, _tangent_for(o, t))
+                return _linked(tuple(JVPTracer(self, o, _tangent_for(o, t), wild)
                                      for o, t in zip(out, out_dot)), args)
             if type(out) is np.ndarray and out.dtype.kind in "fc" and \
                     getattr(out_dot, "shape", None) == out.shape and \
                     out_dot.dtype == out.dtype:                         # the common case, inline
-                res = JVPTracer(self, out, out_dot)
+                res = JVPTracer(self, out, out_dot, wild)
                 if out.base is not None:
                     link_views(res, args)
                 return res
-            return _linked(JVPTracer(self, out, _tangent_for(out, out_dot)), args)
+            return _linked(JVPTracer(self, out, _tangent_for(out, out_dot), wild), args)
         finally:
             state.current = prev
+            state.wild = outer_wild
 
     def _primal_only(self, prim, primals, params, args):
         """No tangent flows in (or none out): the primal alone, zero tangents."""

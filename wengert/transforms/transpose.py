@@ -19,14 +19,17 @@ from __future__ import annotations
 
 from ..core import debug
 from ..core.atoms import cotangent_label
-from ..core.ir import Lit, Role, derive
+from ..core.ir import Lit, Role, derive, sub_programs
 from ..core.primitive import Linear, TracerBase, Zero
 from ..core.trace import TRACE_STATE, bind, tracing
 from ..primitives.arith import cast_float
 from ..primitives.fanout import add_any
+from ..primitives.unbounded import unbounded_div_p, unbounded_mul_p
 from ..core.staging import defining, stage
 
 __all__ = ["backward_pass", "transpose_program"]
+
+UNBOUNDED = (unbounded_mul_p, unbounded_div_p)
 
 
 def backward_pass(prog, cts_out, mask=None, nonlinear_args=()):
@@ -74,6 +77,10 @@ def _backward(prog, cts_out, mask, nonlinear_args, naming):
             values.update((v, o) for v, o in zip(eqn.outputs, outs))
 
     ct_env = {}
+    # the variables whose cotangents may be infinite where the function is
+    # finite (``primitives.unbounded``): all of them when the cotangents given
+    # are (a loop body's, transposed by a rule that runs on wild ones)
+    wild = {v for v in prog.outputs if type(v) is not Lit} if TRACE_STATE.wild else set()
 
     def accumulate(v, ct):
         if ct is None or type(ct) is Zero:
@@ -96,9 +103,9 @@ def _backward(prog, cts_out, mask, nonlinear_args, naming):
             if debug.NANS.on:
                 # the cotangents it gives, and their sums, are the line's work
                 with debug.at(eqn, Role.COTANGENT):
-                    _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values)
+                    _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values, wild)
             else:
-                _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values)
+                _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values, wild)
     finally:
         state.where = outer
 
@@ -109,10 +116,12 @@ def _backward(prog, cts_out, mask, nonlinear_args, naming):
     return out
 
 
-def _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values):
+def _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values, wild):
     """Transpose one linear equation: the cotangent of its output (``ct_env``) to
     cotangents of its linear operands (``accumulate``); an output with no cotangent
-    has nothing to pass on."""
+    has nothing to pass on. The operands' cotangents are ``wild`` where the
+    output's is, or where the rule applied an unbounded local derivative (one of
+    ``primitives.unbounded``'s rows, itself or in a loop's body)."""
     prim = eqn.prim
     if prim.multiple_results:
         cts = [ct_env.pop(v, None) for v in eqn.outputs]
@@ -132,10 +141,26 @@ def _transpose_eqn(eqn, ct_env, accumulate, naming, every, linear, values):
     args = [x.val if type(x) is Lit else
             Linear(x.aval) if every or x in linear else values[x]
             for x in eqn.inputs]
-    in_cts = prim.transpose(ct, *args, **eqn.params)
+    state = TRACE_STATE
+    outer, count = state.wild, state.unbounded
+    state.wild = any(v in wild for v in eqn.outputs) or any(map(_unbounded, sub_programs(eqn)))
+    try:
+        in_cts = prim.transpose(ct, *args, **eqn.params)
+        is_wild = state.wild or state.unbounded != count
+    finally:
+        state.wild = outer
     for x, a, c in zip(eqn.inputs, args, in_cts):
         if type(a) is Linear:
             accumulate(x, c)
+            if is_wild:
+                wild.add(x)
+
+
+def _unbounded(prog):
+    """Whether ``prog`` applies an unbounded local derivative (a row of
+    ``primitives.unbounded``), itself or in a Program inside it: a loop body's
+    carries then come around wild."""
+    return any(e.prim in UNBOUNDED or any(map(_unbounded, sub_programs(e))) for e in prog.eqns)
 
 
 def transpose_program(prog, mask=None):
