@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from cases import DIFF, F64, NONDIFF, Arg, PrimSpec, real, variants
-from wengert.primitives import decomp, lstsq, reduce
+from wengert.primitives import adjugate, decomp, lstsq, reduce
 from wengert.core.trace import bind
 
 
@@ -159,7 +159,7 @@ def ref_orientation(u, vh):
 
 
 def call_orientation(u, vh):
-    return bind(decomp.orientation_p, u, vh)
+    return bind(adjugate.orientation_p, u, vh)
 
 
 def orthogonal_pair(n, batch=()):
@@ -238,7 +238,7 @@ SPECS = {
         # condition ~1e5: the SVD path of the impl on an invertible matrix
         + variants("illcond_3x3", [spread(3, 3, lo=1e-4)], dtypes=(F64,))
         + variants("batch_2x4x4", [spread(4, 4, (2,))], dtypes=(F64,)),
-        ref_adjugate, decomp.adjugate),
+        ref_adjugate, adjugate.adjugate),
     "orientation": PrimSpec(
         NONDIFF,
         variants("3x3", [orthogonal_pair(3), orthogonal_pair(3)])

@@ -514,7 +514,7 @@ def test_rule_evaluating_a_real_only_primitive_on_complex_values_refuses():
     primitive not audited for complex values on complex ones: the
     adjugate's real-valued impl dropped the imaginary part, and grad of det
     gave 4.14 where the derivative is 4.14+1.52j. Every such primitive refuses."""
-    from wengert.primitives.decomp import adjugate
+    from wengert.primitives.adjugate import adjugate
     z = np.array([[1.0 + 1j, 0.5], [0.2, 2.0 - 0.5j]])
     with pytest.raises(errors.UnsupportedDtypeError, match="adjugate"):
         adjugate(z)

@@ -50,8 +50,14 @@ def constant(ctx, prim, args, params):
             if has_dims(a.shape) and isinstance(o, np.ndarray):
                 ctx.remember(o, a.shape)
     elif has_dims(res.shape) and isinstance(out, np.ndarray):
-        fill = args[0] if prim.name == "broadcast_to" and isinstance(args[0], Scalar) else None
-        ctx.remember(out, res.shape, None if fill is None else ("full", fill))
+        if prim.name == "broadcast_to" and isinstance(args[0], Scalar):
+            recipe = ("full", args[0])
+        elif prim.name == "broadcast_to" and isinstance(args[0], np.ndarray) \
+                and ctx.recipe_of(args[0]) is not None:
+            recipe = ("broadcast", args[0])     # of a constant the code makes
+        else:
+            recipe = _broadcast_recipe(ctx, out, res.shape)
+        ctx.remember(out, res.shape, recipe)
     return out
 
 
@@ -76,3 +82,40 @@ def _symbolic_number(name, args, out):
     if aval.dtype == np.int64:
         return Dim(int(out), expr) if aval.weak else None
     return Scalar(float(out), expr, aval)
+
+
+def _broadcast_recipe(ctx, out, shape):
+    """``("broadcast", src)`` when the constant ``out`` (of symbolic ``shape``) is
+    ``src`` repeated along its symbolic axes (a jacrev seed along a batch of
+    columns: ``eye(2)[:, :, None]`` at ``(2, 2, p)``), ``src`` being ``out`` cut to
+    one item along each; None when it varies along every one. Bit for bit:
+    a signed zero or a NaN is not another value's repeat. A ``src`` that is a
+    multiple of the identity along two symbolic axes is remembered as one
+    (``_eye_recipe``)."""
+    src, src_shape = out, list(shape)
+    for k, d in enumerate(shape):
+        if type(d) is Dim and src.shape[k] > 1:
+            first = src[(slice(None),) * k + (slice(0, 1),)]
+            if np.broadcast_to(first, src.shape).tobytes() == src.tobytes():
+                src, src_shape[k] = first, 1
+    if src is out:
+        return None
+    src = np.ascontiguousarray(src)
+    if has_dims(src_shape):
+        ctx.remember(src, tuple(src_shape), _eye_recipe(src, src_shape))
+    return ("broadcast", src)
+
+
+def _eye_recipe(src, shape):
+    """``("eye", rows, cols, 0, scale)`` when ``src`` (of symbolic ``shape``) is
+    ``scale`` times the identity along its two axes of length above 1, both
+    symbolic; else None."""
+    axes = [k for k, n in enumerate(src.shape) if n > 1]
+    if len(axes) != 2 or src.dtype.kind != "f" or not all(type(shape[k]) is Dim for k in axes):
+        return None
+    m = src.reshape([src.shape[k] for k in axes])
+    scale = m.flat[0]
+    if not np.isfinite(scale) or scale == 0 or \
+            (scale * np.eye(*m.shape, dtype=m.dtype)).tobytes() != m.tobytes():
+        return None
+    return ("eye", shape[axes[0]], shape[axes[1]], 0, float(scale))

@@ -85,9 +85,16 @@ class StagingContext:
     def remember(self, value, shape, recipe=None):
         """Remember ``value``'s symbolic ``shape``; ``recipe`` says how the
         code makes a constant that is not one value repeated:
-        ``("eye", rows, cols, k)`` is ``np.eye(rows, cols, k)`` reshaped to
-        ``shape``, ``("full", fill)`` is ``np.full(shape, fill)``."""
-        self.shaped[Ident(value)] = (shape, recipe)
+        ``("eye", rows, cols, k[, scale])`` is ``np.eye(rows, cols, k)`` reshaped to
+        ``shape``, ``("full", fill)`` is ``np.full(shape, fill)``. The same
+        array remembered again at the same shape with no recipe (a row that
+        hands its operand back: ``dup``) keeps the recipe it had."""
+        key = Ident(value)
+        if recipe is None:
+            known = self.shaped.get(key)
+            if known is not None and known[0] == shape:
+                return
+        self.shaped[key] = (shape, recipe)
 
     def shape_of(self, value):
         entry = self.shaped.get(Ident(value))

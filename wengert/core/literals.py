@@ -55,9 +55,10 @@ def ufunc_call(eqn):
 def array_recipe(val, symbolic):
     """How the code makes the constant array ``val`` (of kind ``biuf``) where it runs:
     ``("zeros",)``; of a symbolic shape (``dims``) also ``("full", length)`` (a number
-    computed from lengths), ``("eye", rows, cols, k)``, ``("arange", n)`` (``np.arange(n)``
-    reshaped: each example's position in a batch) or ``("fill", value)`` (one value
-    repeated); None: it is a named constant."""
+    computed from lengths), ``("eye", rows, cols, k[, scale])``, ``("arange", n)`` (``np.arange(n)``
+    reshaped: each example's position in a batch), ``("fill", value)`` (one value
+    repeated) or ``("broadcast", src)`` (``np.broadcast_to`` of the constant ``src``: a
+    read-only view, which the code does not own); None: it is a named constant."""
     recipe = recipe_of(val) if symbolic else None
     if recipe is not None and recipe[0] == "arange":
         return recipe
@@ -72,7 +73,7 @@ def array_recipe(val, symbolic):
     first = val.flat[0]
     if not first.dtype.isnative or first.dtype == np.longdouble or np.isnan(first) \
             or not (val == first).all():
-        return None
+        return recipe if recipe is not None and recipe[0] == "broadcast" else None
     return ("fill", first)
 
 
@@ -82,4 +83,5 @@ def allocates(val, aval=None):
     if not isinstance(val, np.ndarray) or val.ndim == 0 or val.dtype.kind not in "biuf":
         return False
     symbolic = aval is not None and has_dims(aval.shape) and None not in aval.shape
-    return array_recipe(val, symbolic) is not None
+    recipe = array_recipe(val, symbolic)
+    return recipe is not None and recipe[0] != "broadcast"     # a read-only view

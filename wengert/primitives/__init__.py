@@ -7,7 +7,7 @@ Layer: primitives.
 """
 from ..core.primitive import PRIMITIVES  # noqa: F401  (the table, read by the tests)
 from . import (  # noqa: F401  (each family registers its rows)
-    arith, bessel, casts, convolution, correlation, decomp, dft, eig, einsum,
+    adjugate, arith, bessel, casts, convolution, correlation, decomp, dft, eig, einsum,
     elementwise, fanout, gather, gauge, host, index, linalg, lstsq, matfuncs, matrix,
     ordering, parts, positions, predicates, reduce, runtime_shapes, safe, scan, scatter,
     selection, shape, special, stop, transcendental, triangular)

@@ -1,6 +1,6 @@
 """Decompositions by orthogonal matrices: svd, svdvals, eigh, eigvalsh;
-the adjugate (``det``'s derivative) and matrix_rank, which use the SVD.
-(qr, pinv and lstsq live in ``lstsq.py``.)
+matrix_rank, which uses the SVD. (qr, pinv and lstsq live in ``lstsq.py``; the
+adjugate, ``det``'s derivative from the SVD, in ``adjugate.py``.)
 
 Contracts (real matrices; every primitive acts on the last two axes and
 accepts leading batch axes, as NumPy does):
@@ -20,16 +20,6 @@ accepts leading batch axes, as NumPy does):
   triangle*, so the derivative is that of NumPy's function in every
   direction, not only the symmetric ones (``UPLO='U'`` is the wrapper's
   transpose). Eigenvectors need distinct eigenvalues.
-* ``adjugate_p`` is ``det(A) inv(A)`` for well-conditioned matrices (two LU
-  factorisations), and ``adj(A) = det(U V^T) V adj(S) U^T`` from the SVD
-  ``A = U S V^T`` otherwise, finite at singular matrices. Its jvp
-  is exact there too: ``A + dA = U (S + E) V^T`` with ``E = U^T dA V`` and
-  ``U``, ``V`` held fixed, so ``d adj(A) = det(U V^T) V d adj(S)[E] U^T``,
-  where ``d adj(S)[E]`` is ``sum_(k != i) P_ik E_kk`` on the diagonal and
-  ``-P_ij E_ij`` off it, ``P_ik`` the product of the singular values other
-  than ``s_i`` and ``s_k``. No difference of singular values is divided by.
-  (A third derivative of ``det`` differentiates ``U`` and ``V`` themselves,
-  so it needs distinct singular values.)
 * ``matrix_rank_p`` is an integer computed when the code runs; it has no
   derivative.
 
@@ -42,13 +32,12 @@ import numpy as np
 from ..core.pass_rules import DefinedCall, NumpyCall
 from ..core.primitive import BROADCASTING, NOT_LINEAR, Primitive, Zero, register
 from ..core.trace import bind
-from ..core.rules import EmitRule
 from ..core.shapes import shape_error
 from .arith import add, div, mul, neg, sub
 from .selection import where
 from .index import concatenate
-from .shape import expand_dims, reshape
-from .reduce import pair_products, prod_others_impl, prod_others_lines, reduce_sum
+from .shape import expand_dims
+from .reduce import reduce_sum
 from .index import getitem
 from .linalg import float_dtype, matmul_bind, matrix_transpose, shape_tuple, check_square
 from ..core.ir import Aval, aval_of
@@ -56,20 +45,22 @@ from ..core.primitive import DENSE
 from ..core.errors import user_location
 from .gauge import gauge_check, reverse_only, untied_gap_inverse
 
-__all__ = ["svd", "svdvals", "eigh", "eigvalsh", "adjugate", "matrix_rank", "sym_from_lower"]
+__all__ = ["svd", "svdvals", "eigh", "eigvalsh", "matrix_rank", "sym_from_lower", "identity_like",
+           "diagonal_part"]
 
 
 def _dtype_of(x):
     return aval_of(x).dtype
 
 
-def _eye(k, x):
+def identity_like(k, x):
+    """The k x k identity in the float dtype of ``x``."""
     return np.eye(k, dtype=float_dtype(_dtype_of(x)))
 
 
-def _diag_part(m, k):
+def diagonal_part(m, k):
     """The diagonal of a (batch of) k x k matrix, as the last axis."""
-    return reduce_sum(mul(m, _eye(k, m)), axis=-1)
+    return reduce_sum(mul(m, identity_like(k, m)), axis=-1)
 
 
 def column_slice(x, start, stop=None):
@@ -98,7 +89,7 @@ def sym_from_lower(a):
 
 def _gap_inverse(w, k):
     """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it."""
-    eye = _eye(k, w)
+    eye = identity_like(k, w)
     gap = sub(expand_dims(w, -2), expand_dims(w, -1))
     return div(1.0 - eye, add(gap, eye))
 
@@ -128,7 +119,7 @@ def svd_jvp(primals, tangents, full_matrices):
     v1 = matrix_transpose(row_slice(vh, 0, k) if full_matrices and n > k else vh)
     dp = matmul_bind(matrix_transpose(u1), matmul_bind(a_dot, v1))           # U^T dA V, k x k
     s_j, s_i = expand_dims(s, -2), expand_dims(s, -1)
-    eye = _eye(k, s)
+    eye = identity_like(k, s)
     # F_ij = 1 / (s_j^2 - s_i^2) off the diagonal
     f = div(1.0 - eye, add(mul(sub(s_j, s_i), add(s_j, s_i)), eye))
     dps = mul(dp, s_j)                                     # dP S
@@ -139,7 +130,7 @@ def svd_jvp(primals, tangents, full_matrices):
         du = add(du, div(sub(matmul_bind(a_dot, v1), matmul_bind(u1, dp)), s_j))
     if n > k:
         dv = add(dv, div(sub(matmul_bind(matrix_transpose(a_dot), u1), matmul_bind(v1, matrix_transpose(dp))), s_j))
-    ds = _diag_part(dp, k)
+    ds = diagonal_part(dp, k)
     # the complement follows U (V), without turning in itself; any turn is as good, so its
     # use is checked in reverse mode (``gauge``)
     if full_matrices and m > k:
@@ -234,10 +225,10 @@ def eigh_jvp(primals, tangents, uplo="L"):
     vdv = matmul_bind(matrix_transpose(v), matmul_bind(sym_from(a_dot, uplo), v))
     # eigenvectors of a repeated eigenvalue are any basis of its eigenspace: they do not
     # turn into each other (F = 0 there), and their use is checked in reverse (``gauge``)
-    dv = gauge_check(matmul_bind(v, mul(untied_gap_inverse(w, _eye(n, w)), vdv)), v, w,
+    dv = gauge_check(matmul_bind(v, mul(untied_gap_inverse(w, identity_like(n, w)), vdv)), v, w,
                      what="eigenvectors of a repeated eigenvalue (np.linalg.eigh)",
                      where=user_location())
-    return (w, v), (_diag_part(vdv, n), dv)
+    return (w, v), (diagonal_part(vdv, n), dv)
 
 
 def _always(primals, **params):
@@ -291,121 +282,6 @@ eigvalsh_p = register(Primitive("eigvalsh", nargs=1, impl=np.linalg.eigvalsh, jv
 
 def eigvalsh(a):
     return bind(eigvalsh_p, a)
-
-
-# --- adjugate ----------------------------------------------------------------
-def adjugate_impl(a):
-    # computed in float64 (a float32 det(A) inv(A) would lose cond(A) * 6e-8):
-    # well conditioned, det(A) inv(A), two LU factorisations; otherwise (and at
-    # singular matrices, where that is 0 * inf) from the SVD
-    dtype = float_dtype(a.dtype)
-    a = np.asarray(a, np.float64)
-    with np.errstate(all="ignore"):
-        try:
-            a_inv = np.linalg.inv(a)
-        except np.linalg.LinAlgError:       # exactly singular (LAPACK saw a zero pivot)
-            a_inv = None
-        if a_inv is not None:
-            cond_1 = np.abs(a).sum(-2).max(-1) * np.abs(a_inv).sum(-2).max(-1)
-            if np.all(cond_1 < 1e4):
-                return (np.linalg.det(a)[..., None, None] * a_inv).astype(dtype, copy=False)
-    u, s, vh = np.linalg.svd(a)
-    pi = prod_others_impl(s, (s.ndim - 1,)) * orientation_impl(u, vh)[..., None]
-    adj = np.swapaxes(vh, -1, -2) @ (pi[..., :, None] * np.swapaxes(u, -1, -2))
-    return adj.astype(dtype, copy=False)
-
-
-def adjugate_aval(a):
-    check_square("adjugate", a)
-    return Aval(a.shape, float_dtype(a.dtype))
-
-
-def adjugate_jvp(primals, tangents):
-    a, = primals
-    a_dot, = tangents
-    adj = adjugate(a)
-    if isinstance(a_dot, Zero):
-        return adj, Zero(aval_of(adj))
-    n = shape_tuple(a)[-1]
-    u, s, vh = svd(a, False)
-    e = matmul_bind(matrix_transpose(u), matmul_bind(a_dot, matrix_transpose(vh)))
-    pair = pair_products(s)
-    # d adj(S)[E]: sum_(k != i) P_ik E_kk on the diagonal, -P_ij E_ij off it
-    on_diag = reshape(matmul_bind(pair, expand_dims(_diag_part(e, n), -1)), shape_tuple(s) + (1,))
-    inner = sub(mul(on_diag, _eye(n, s)), mul(pair, e))
-    d_adj = matmul_bind(matrix_transpose(vh), matmul_bind(inner, matrix_transpose(u)))
-    sign = expand_dims(expand_dims(bind(orientation_p, u, vh), -1), -1)
-    return adj, mul(sign, d_adj)
-
-
-class AdjugateEmit(EmitRule):
-    """The impl's two ways, as statements: ``det(A) inv(A)`` for a
-    well-conditioned matrix, else from the SVD (the product of the other
-    singular values, ``prod_others``, with the orientation's sign). The choice reads the
-    values: on Dask's arrays the impl is one task of the graph (``own_numpy``)."""
-
-    own_numpy = True
-
-    def statements(self, code, eqn, ins, py, outs, subs):
-        if code.lazy:
-            return [f"{outs[0]} = {code.task(code.impl(eqn.prim), eqn, list(ins))}"]
-        a = eqn.inputs[0]
-        if eqn.params or py[0]:
-            return None
-        np_, out, ndim = code.np, outs[0], len(a.aval.shape)
-        dtype = eqn.outputs[0].aval.dtype
-        a64, a_inv, u, s, vh, pi = (code.fresh(n) for n in ("a64", "a_inv", "u", "s", "vh",
-                                                             "pi"))
-        cast = "" if dtype == np.float64 else f".astype({code.dtype(dtype)}, copy=False)"
-        svd = [f"{u}, {s}, {vh} = {np_}.linalg.svd({a64})",
-               *prod_others_lines(code, s, ndim - 1, (ndim - 2,), pi),
-               f"{pi} = {pi} * ({np_}.sign({np_}.linalg.det({u})) "
-               f"* {np_}.sign({np_}.linalg.det({vh})))[..., None]",
-               f"{out} = ({np_}.swapaxes({vh}, -1, -2) @ ({pi}[..., :, None] "
-               f"* {np_}.swapaxes({u}, -1, -2))){cast}"]
-        cond = (f"{np_}.all({np_}.abs({a64}).sum(-2).max(-1) "
-                f"* {np_}.abs({a_inv}).sum(-2).max(-1) < 1e4)")
-        return [f"{a64} = {np_}.asarray({ins[0]}, {np_}.float64)",
-                f"with {np_}.errstate(all='ignore'):",
-                "    try:",
-                f"        {a_inv} = {np_}.linalg.inv({a64})",
-                f"    except {np_}.linalg.LinAlgError:     # exactly singular",
-                f"        {a_inv} = None",
-                f"    if {a_inv} is not None and {cond}:",
-                f"        {out} = ({np_}.linalg.det({a64})[..., None, None] * {a_inv}){cast}",
-                "    else:",
-                *code.indent(svd, 2)]
-
-
-adjugate_p = register(Primitive("adjugate", nargs=1, impl=adjugate_impl, jvp=adjugate_jvp,
-                                transpose=NOT_LINEAR, abstract_eval=adjugate_aval,
-                                emit=AdjugateEmit(),
-                                sparsity=DENSE,
-                                batch=BROADCASTING))
-
-
-def adjugate(a):
-    """``adj(A)``, the transposed cofactor matrix (``det(A) inv(A)`` where
-    ``A`` is invertible)."""
-    return bind(adjugate_p, a)
-
-
-# --- orientation (a sign, no derivative) -----------------------------------------
-def orientation_impl(u, vh):
-    """det(U V^T) = +-1 for orthogonal U, V: the sign a product of singular
-    values lacks. It changes only where a singular value crosses zero, so it
-    carries no derivative."""
-    return np.sign(np.linalg.det(u)) * np.sign(np.linalg.det(vh))
-
-
-def orientation_aval(u, vh):
-    return Aval(u.shape[:-2], float_dtype(u.dtype))
-
-
-orientation_p = register(Primitive("orientation", nargs=2, impl=orientation_impl, jvp=None,
-                                   transpose=NOT_LINEAR, abstract_eval=orientation_aval,
-                                   emit=DefinedCall(orientation_impl), differentiable=False,
-                                   batch=BROADCASTING))
 
 
 # --- matrix_rank (an integer, no derivative) -----------------------------------

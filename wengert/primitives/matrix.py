@@ -29,7 +29,8 @@ from .shape import reshape, sum_to_shape
 from .reduce import reduce_sum
 from . import linalg
 from .linalg import batch_shape, float_dtype, matmul_bind, matrix_transpose, pad_batched, shape_tuple, check_square
-from .decomp import adjugate, sym_from_lower
+from .adjugate import adjugate
+from .decomp import sym_from_lower
 from ..core.ir import Aval, aval_of
 from ..core.primitive import DENSE
 

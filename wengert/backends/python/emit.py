@@ -27,7 +27,7 @@ import numpy as np
 from ...core import libraries
 from ...core.dims import Dim, Scalar, has_dims
 from ...core.lengths import linear_form, render
-from ...core.ir import Ident
+from ...core.ir import Ident, aval_of
 from ...core.errors import ConcretizationError
 from ...core.literals import NUMPY_NAMES, PY_SCALARS, array_recipe, ufunc_call
 from ...core.primitive import TracerBase
@@ -230,11 +230,17 @@ class Emitter(Namespace):
         if recipe[0] == "arange":
             return f"{self.np}.arange({self.dim(recipe[1])}{self.made()}).reshape({shape})"
         if recipe[0] == "eye":
-            _, rows, cols, k = recipe
+            rows, cols, k = recipe[1:4]
             eye = f"{self.np}.eye({self.dim(rows)}, {self.dim(cols)}, {self.dim(k)}{dtype})"
             if self.like is not None:       # (Dask's eye takes no like=: NumPy's, converted)
                 eye = f"{self.np}.asarray({eye}{self.made()})"
+            scale = recipe[4] if len(recipe) > 4 else 1.0     # a multiple of the identity
+            if scale != 1.0:
+                return f"({eye}.reshape({shape}) * {self.scalar(scale)})"
             return f"{eye}.reshape({shape})"
+        if recipe[0] == "broadcast":
+            src = recipe[1]
+            return f"{self.np}.broadcast_to({self.literal(src, aval_of(src))}, {shape})"
         first = recipe[1]
         fill = self.scalar(float(first) if val.dtype == np.float64 else first)
         return f"{self.np}.full({shape}, {fill}{self.made()})"   # a NumPy scalar fill keeps its dtype

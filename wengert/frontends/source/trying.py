@@ -57,7 +57,8 @@ __all__ = ["try_start", "done", "caught", "raising", "runtime_raises"]
 # the rows' families whose work raises ``LinAlgError`` on some values (a
 # singular or indefinite matrix, no convergence): by where their impl lives
 _LINALG = ("numpy.linalg", "scipy.linalg", "wengert.primitives.linalg",
-           "wengert.primitives.decomp", "wengert.primitives.lstsq", "wengert.primitives.eig",
+           "wengert.primitives.decomp", "wengert.primitives.adjugate", "wengert.primitives.lstsq",
+           "wengert.primitives.eig",
            "wengert.primitives.matfuncs", "wengert.primitives.triangular",
            "wengert.primitives.matrix")
 # rows that read at positions given as operands (an IndexError out of range)
