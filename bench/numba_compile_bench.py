@@ -70,12 +70,27 @@ def child(name, fn_name, with_python):
         out["numba"] = best_time(function.run, args)
     except Exception as exc:     # a table entry, not the end of the bench
         out["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+    out["cache"] = cache_counts()
     if with_python:
         py = module.functions(engine="source")[fn_name]
         py_args = py.prepare(inp)
         py.run(*py_args)
         out["python"] = best_time(py.run, py_args)
     print("RESULT " + json.dumps(out))
+
+
+def cache_counts():
+    """(compiled, loaded): how many of numba's compilations in this process
+    ran the compiler (a miss of its disk cache) and how many loaded one
+    from the cache, over every dispatcher alive."""
+    import gc
+    try:
+        from numba.core.dispatcher import Dispatcher
+    except ImportError:
+        return [0, 0]
+    live = [o for o in gc.get_objects() if isinstance(o, Dispatcher)]
+    return [sum(sum(d.stats.cache_misses.values()) for d in live),
+            sum(sum(d.stats.cache_hits.values()) for d in live)]
 
 
 def run_child(name, fn_name, folder, timeout, with_python):
