@@ -43,6 +43,8 @@ from __future__ import annotations
 
 import linecache
 
+import sys
+
 import numpy as np
 
 from ...core.errors import PACKAGE_DIR, UnsupportedSyntax, WengertError
@@ -103,12 +105,16 @@ def _host_raises(eqn):
             return {Exception}
     if isinstance(fn, np.ufunc):
         return set()
-    if isinstance(getattr(fn, "__self__", None), _GENERATORS):
+    if _is_generator(getattr(fn, "__self__", None)):
         return {ValueError} if any(isinstance(x, Var) for x in eqn.inputs) else set()
     return {Exception}
 
 
-_GENERATORS = (np.random.RandomState, np.random.Generator)
+def _is_generator(obj):
+    """A NumPy random generator (looked up where one can exist: numpy.random
+    is imported once a generator was made, and wengert's import leaves it out)."""
+    random = sys.modules.get("numpy.random")
+    return random is not None and isinstance(obj, (random.RandomState, random.Generator))
 
 
 def try_start():
