@@ -71,3 +71,17 @@ def doc_list(text, heading):
     start = text.index("): `", text.index(heading)) + 3
     end = text.find("\n\n", start)
     return re.findall(r"`([a-z_0-9]+)`", text[start:end if end >= 0 else None])
+
+
+class Probe:
+    """A Dask array of ``a`` whose blocks are counted as they are computed
+    (a test of laziness: the count stays 0 until ``.compute()``)."""
+
+    def __init__(self, a, chunks):
+        import dask.array as da     # only the Dask tests make one
+        self.count = 0
+        self.array = da.from_array(a, chunks=chunks).map_blocks(self._block, dtype=a.dtype)
+
+    def _block(self, b):
+        self.count += b.size > 0        # (Dask calls it on an empty block for its metadata)
+        return b

@@ -21,7 +21,7 @@ import pytest
 import wengert as wg
 from wengert.core.errors import ConcretizationError, ShapeMismatchError
 
-from array_library_cases import NAMES, NUMPY_ONLY, call, doc_list
+from array_library_cases import NAMES, NUMPY_ONLY, Probe, call, doc_list
 from strict_arrays import Strict
 
 da = pytest.importorskip("dask.array", reason="Dask is not installed (pip install wengert[dask])")
@@ -60,18 +60,6 @@ def scaled(w, X, y):
 
 
 LOSSES = (logistic, sums, chosen, sliced, methods, logsumexp, scaled)
-
-
-class Probe:
-    """A Dask array of ``a`` whose blocks are counted as they are computed."""
-
-    def __init__(self, a, chunks):
-        self.count = 0
-        self.array = da.from_array(a, chunks=chunks).map_blocks(self._block, dtype=a.dtype)
-
-    def _block(self, b):
-        self.count += b.size > 0        # (Dask calls it on an empty block for its metadata)
-        return b
 
 
 def _data(n=40, d=5):

@@ -22,7 +22,7 @@ import pytest
 
 import wengert as wg
 
-from array_library_cases import NAMES, NUMPY_ONLY, call
+from array_library_cases import NAMES, NUMPY_ONLY, Probe, call
 from checks import assert_close, fd_jvp
 from strict_arrays import Strict
 
@@ -31,18 +31,6 @@ da = pytest.importorskip("dask.array", reason="Dask is not installed (pip instal
 ENGINES = ("source", "trace")
 IDX = np.array([0, 2, 2, 1, 5, 0])
 RANKS = np.arange(6.0)[:, None]
-
-
-class Probe:
-    """A Dask array of ``a`` whose blocks are counted as they are computed."""
-
-    def __init__(self, a, chunks):
-        self.count = 0
-        self.array = da.from_array(a, chunks=chunks).map_blocks(self._block, dtype=a.dtype)
-
-    def _block(self, b):
-        self.count += b.size > 0        # (Dask calls it on an empty block for its metadata)
-        return b
 
 
 def sorted_rows(x):
