@@ -111,7 +111,13 @@ def solved(x):
     return np.sum(np.linalg.inv(a) ** 2) + np.sum(np.linalg.solve(a, x[3]))  # Dask's: square chunks
 
 
-TASKS = (products, triangular, determinant, solved)
+def correlated(x):
+    # np.convolve and np.correlate: NumPy's functions Dask lacks (once: 6 blocks computed
+    # while the derivative was made, in both engines)
+    return np.sum(np.sin(np.correlate(x[0], x[1], "full"))) + np.sum(np.convolve(x[2], x[3]) ** 2)
+
+
+TASKS = (products, triangular, determinant, solved, correlated)
 
 
 def _x():

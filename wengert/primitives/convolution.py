@@ -38,10 +38,6 @@ _REVERSED = (slice(None, None, -1),)
 
 
 # --- convolve ----------------------------------------------------------
-def convolve_impl(a, v, mode="full"):
-    return np.convolve(a, v, mode)
-
-
 def convolve_aval(a, v, mode="full"):
     if a.ndim != 1 or v.ndim != 1 or not a.shape[0] or not v.shape[0]:
         raise shape_error(f"convolve: operands must be non-empty 1-D arrays, got shapes "
@@ -112,7 +108,8 @@ def convolve_sparsity(an, ops, outs, mode="full"):
     return relate_all((length,), relations)
 
 
-convolve_p = register(Primitive("convolve", nargs=2, impl=convolve_impl, jvp=convolve_jvp,
+# impl: NumPy's own function (Dask has none: a Dask operand runs as one task, core.libraries)
+convolve_p = register(Primitive("convolve", nargs=2, impl=np.convolve, jvp=convolve_jvp,
                                 transpose=convolve_transpose, abstract_eval=convolve_aval,
                                 zero_rule=ZERO_IF_ANY, sparsity=convolve_sparsity,
                                 emit=NumpyCall("convolve"), batch=convolve_batch))
