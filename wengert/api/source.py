@@ -16,8 +16,9 @@ value (an item of a list, a function that is called, not converted) is pinned by
 that value (``dims.pin``). The code is trusted for new sizes only once staging it at a
 second set of sizes its guards accept (the first call there) gave the same text and read the
 same places outside the function: a size that lost its expression somewhere would show there
-as a changed number, and such code is used at the sizes it was made for only. The transform itself is the trace engine's, applied to the
-source Program and staged: so every API function has one implementation of its mathematics.
+as a changed number, and such code is used at the sizes it was made for only. The transform
+itself is the trace engine's, applied to the source Program and staged: so every API function
+has one implementation of its mathematics.
 
 ``engine="auto"`` tries this and falls back to the trace engine, with one warning naming the
 construct and its file:line, when the source cannot be transformed (``fallback``). Pickled,

@@ -133,7 +133,7 @@ class _TraceState(threading.local):
         self.locate = False
         # ``wild``: the derivatives the rule now running is given may be infinite
         # where the function is finite (they came through a local derivative that
-        # is: ``primitives.safe.unbounded_mul``), so its products with primal
+        # is: ``primitives.unbounded``), so its products with primal
         # factors guard their zeros; ``unbounded``: how many such local
         # derivatives have been applied (a transform compares it before and
         # after a rule to mark what the rule gave as wild)
