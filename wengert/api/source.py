@@ -218,7 +218,9 @@ class SourceTransformed(Transformed):
                 self.fallback = self.transform(self.fun)
                 self.refusal = err
                 return self._fall_back(args, kwargs)
-            if pending is not None and compiled.fn is not None:
+            if pending is not None and check is not None:
+                # (code staged at fixed sizes, for an outer transformation's
+                # values, says nothing of the pending code: it is not compared)
                 compiled = self._verify(codes, kind, pending, compiled)
             if compiled is pending:         # the same code: nothing new was made
                 codes.cache[key] = compiled
