@@ -126,6 +126,8 @@ def _wrap(x):
         return Strict(np.asarray(x))
     if type(x) is tuple:
         return tuple(_wrap(e) for e in x)
+    if isinstance(x, tuple):            # a named tuple (np.linalg.qr's, eigh's): CuPy's arrays
+        return type(x)(*(_wrap(e) for e in x))
     if type(x) is list:
         return [_wrap(e) for e in x]
     return x

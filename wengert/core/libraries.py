@@ -23,6 +23,12 @@ indexing"), no ``np.add.at``. For Dask, then:
   so is a row whose impl is NumPy code of wengert's own (``pass_rules.DefinedCall``: a
   linear recurrence, ``erf``, a matrix function), which would compute a Dask array (``task``).
 
+On a library that computes at once (CuPy), such NumPy code runs as it is where it was written
+for any library (``DefinedCall.any_library``: only functions that hand the arrays to their
+own library, no ``np.asarray``); code that would copy the arrays to NumPy (``numpy_only``: the
+rest of wengert's own, SciPy's functions other than ufuncs) is refused with a typed error
+naming the user's line (``refuse_numpy_only``), never run on a copy.
+
 Layer: core.
 """
 from __future__ import annotations
@@ -32,10 +38,10 @@ import functools
 import numpy as np
 
 from .atoms import aval_of, is_duck_array
-from .errors import ConcretizationError, user_location
+from .errors import ConcretizationError, NoDerivativeRule, user_location
 
 __all__ = ["library_index", "foreign", "getitem", "add_at", "set_at", "along", "argsort", "task",
-           "row_task", "own_numpy", "dask_lacks", "lazy"]
+           "row_task", "own_numpy", "numpy_only", "refuse_numpy_only", "dask_lacks", "lazy"]
 
 
 def _is_dask(x):
@@ -297,6 +303,32 @@ def own_numpy(prim):
     (``pass_rules.DefinedCall``), or its impl is a function of NumPy's that Dask lacks
     (``np.linalg.det``: Dask computes the array and calls NumPy's) or of SciPy's (not a ufunc)."""
     return getattr(prim.emit, "own_numpy", False) or dask_lacks(prim.impl)
+
+
+def numpy_only(prim):
+    """Whether the row ``prim``'s impl would copy an array of another library (CuPy's) to
+    NumPy: NumPy code of wengert's own not written for any library (its emit rule's
+    ``any_library`` false), or a SciPy function that is not a ufunc (SciPy converts its
+    operands with ``np.asarray``)."""
+    rule = prim.emit
+    if getattr(rule, "own_numpy", False):
+        return not getattr(rule, "any_library", False)
+    module = getattr(prim.impl, "__module__", None) or ""
+    return module.split(".")[0] == "scipy" and not isinstance(prim.impl, np.ufunc)
+
+
+def refuse_numpy_only(prim, x, where):
+    """Raise for the row ``prim`` (``numpy_only``) on an array of another library that
+    computes at once (CuPy): ``x``, or None where only its code is at hand; at the user's
+    line ``where``."""
+    what = ("an array of another library" if x is None
+            else f"the {type(x).__module__.split('.')[0]} array")
+    raise NoDerivativeRule(
+        f"{where}: the derivative needs {prim.name}, which wengert computes with NumPy "
+        f"(or SciPy) code that would copy {what} to NumPy; the derivative "
+        "never converts another library's arrays. Differentiate on NumPy arrays here "
+        "(the array's .get() on CuPy), or write this step with NumPy functions your "
+        "library implements")
 
 
 @functools.lru_cache(maxsize=None)

@@ -280,8 +280,10 @@ class DefinedCall(EmitRule):
 
     own_numpy = True    # the impl is NumPy code: one task on Dask's (``core.trace``)
 
-    def __init__(self, fn, deps=()):
-        self.fn, self.deps = fn, tuple(deps)
+    def __init__(self, fn, deps=(), any_library=False):
+        # ``any_library``: ``fn`` hands its arrays to their own library's functions (no
+        # ``np.asarray``), so it runs on CuPy's as on NumPy's (``libraries.numpy_only``)
+        self.fn, self.deps, self.any_library = fn, tuple(deps), any_library
 
     def expression(self, code, eqn, ins, py):
         name = code.define(self.fn, self.deps)

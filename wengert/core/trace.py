@@ -22,7 +22,7 @@ from numpy import asarray, ndarray
 from . import context as _context, debug as _debug, dims as _dims, libraries as _libraries
 from .constants import constant as _constant
 from .ir import Lit, Role, programs_in, runs_at_call
-from .atoms import TracerBase, same_library
+from .atoms import TracerBase, is_duck_array, same_library
 from .errors import LeakedTracerError, UnsupportedDtypeError, user_location
 from .primitive import ZERO_IF_ANY, Zero, instantiate, is_complex, raise_typed, zeros_of
 
@@ -107,6 +107,9 @@ class EvalTrace(Trace):
         try:
             if call is not args and _libraries.lazy(call) and _libraries.own_numpy(prim):
                 return _libraries.row_task(prim, call, params)  # (Dask's: one task)
+            if call is not args and _libraries.numpy_only(prim):    # (CuPy's: refused)
+                _libraries.refuse_numpy_only(prim, next(a for a in call if is_duck_array(a)),
+                                             user_location())
             out = prim.impl(*_dims.plain_numbers(call), **params)
         except ValueError as err:
             raise_typed(prim, args, params, err)

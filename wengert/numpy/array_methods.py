@@ -25,7 +25,7 @@ from . import answers, arrayargs
 from ..core import inplace
 from . import functions as npf
 from . import complex as npc
-from ..core.tracer import provide_face
+from ..core.tracer import TracerBase, provide_face
 from .callsite import raise_for_called_function, resolve
 from .math_twins import numpy_name
 from .arrayargs import NO_VALUE
@@ -38,6 +38,16 @@ from .ufuncs import ufunc_call
 from ..core.errors import (PACKAGE_DIR, library_file, 
     ConcretizationError, InPlaceUpdateError, NoDerivativeRule, UnsupportedFunctionError,
     no_rule_message, user_location)
+
+
+def _holds_tracer(x):
+    """Whether ``x`` (a call's arguments: tuples, lists and dicts of them) holds a traced
+    value."""
+    if isinstance(x, TracerBase):
+        return True
+    if type(x) in (tuple, list):
+        return any(_holds_tracer(e) for e in x)
+    return type(x) is dict and any(_holds_tracer(e) for e in x.values())
 
 
 # ``a[i] = v``; ``a[i:j] = v`` is STORE_SLICE from Python 3.12 on
@@ -282,6 +292,11 @@ class ArrayMethods(QueryMethods):
         return out if kwargs.get("out") is not None else inplace.scalar_result(out)
 
     def __array_function__(self, func, types, args, kwargs):
+        if not _holds_tracer((args, kwargs)):
+            # only ``like=`` named a traced value (``np.eye(n, like=x)``): NumPy's array, a
+            # constant, which becomes one of the input's library where it meets its arrays
+            # (``atoms.same_library``; the generated code's ``np.asarray(c, like=x)``)
+            return func(*args, **kwargs)
         fn = library.function_rule(func)
         if fn is None:
             raise NoDerivativeRule(no_rule_message(user_location(), library.display_name(func)))

@@ -48,7 +48,7 @@ def orientation_aval(u, vh):
 
 orientation_p = register(Primitive("orientation", nargs=2, impl=orientation_impl, jvp=None,
                                    transpose=NOT_LINEAR, abstract_eval=orientation_aval,
-                                   emit=DefinedCall(orientation_impl), differentiable=False,
+                                   emit=DefinedCall(orientation_impl, any_library=True), differentiable=False,
                                    batch=BROADCASTING))
 
 
@@ -58,7 +58,8 @@ def adjugate_impl(a):
     # well conditioned, det(A) inv(A), two LU factorisations; otherwise (and at
     # singular matrices, where that is 0 * inf) from the SVD
     dtype = float_dtype(a.dtype)
-    a = np.asarray(a, np.float64)
+    # (another library's array, CuPy's, stays one: ``any_library``)
+    a = a.astype(np.float64, copy=False) if hasattr(a, "astype") else np.asarray(a, np.float64)
     with np.errstate(all="ignore"):
         try:
             a_inv = np.linalg.inv(a)
@@ -107,6 +108,7 @@ class AdjugateEmit(EmitRule):
     (``own_numpy``)."""
 
     own_numpy = True
+    any_library = True      # (``libraries.numpy_only``: CuPy's array stays one)
 
     def statements(self, code, eqn, ins, py, outs, subs):
         if code.lazy:
@@ -129,7 +131,9 @@ class AdjugateEmit(EmitRule):
                f"* {np_}.swapaxes({u}, -1, -2))){cast}"]
         cond = (f"{np_}.all({np_}.abs({a64}).sum(-2).max(-1) "
                 f"* {np_}.abs({a_inv}).sum(-2).max(-1) < 1e4)")
-        return [f"{a64} = {np_}.asarray({ins[0]}, {np_}.float64)",
+        to64 = (f"{ins[0]}.astype({np_}.float64, copy=False)" if code.foreign
+                else f"{np_}.asarray({ins[0]}, {np_}.float64)")
+        return [f"{a64} = {to64}",
                 f"with {np_}.errstate(all='ignore'):",
                 "    try:",
                 f"        {a_inv} = {np_}.linalg.inv({a64})",

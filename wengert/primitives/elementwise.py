@@ -195,7 +195,7 @@ def interp_segment_batch(args, batched):
 interp_segment_p = register(Primitive("interp_segment", nargs=2, impl=interp_segment_impl,
                                       jvp=None, transpose=NOT_LINEAR,
                                       abstract_eval=interp_segment_aval,
-                                      emit=DefinedCall(interp_segment_impl),
+                                      emit=DefinedCall(interp_segment_impl, any_library=True),
                                       differentiable=False, batch=interp_segment_batch))
 interp_segment = wrapper_of(interp_segment_p)
 
@@ -213,5 +213,5 @@ def interp_period_order_aval(xp, period):
 interp_period_order_p = register(Primitive(
     "interp_period_order", nargs=2, impl=interp_period_order_impl, jvp=None,
     transpose=NOT_LINEAR, abstract_eval=interp_period_order_aval,
-    emit=DefinedCall(interp_period_order_impl), differentiable=False, batch=BROADCASTING))
+    emit=DefinedCall(interp_period_order_impl, any_library=True), differentiable=False, batch=BROADCASTING))
 interp_period_order = wrapper_of(interp_period_order_p)

@@ -112,7 +112,8 @@ partition_index_p = register(Primitive("partition_index", nargs=1, impl=partitio
 
 # --- piece_point -----------------------------------------------------------
 def piece_point_impl(x, cond):
-    x, cond = np.broadcast_arrays(np.asarray(x), np.asarray(cond))
+    # (another library's arrays, CuPy's, kept: ``DefinedCall.any_library``)
+    x, cond = np.broadcast_arrays(*(v if hasattr(v, "shape") else np.asarray(v) for v in (x, cond)))
     return x.reshape(-1)[np.argmax(cond.reshape(-1))]
 
 
@@ -139,7 +140,7 @@ def piece_point_batch(args, batched):
 
 piece_point_p = register(Primitive("piece_point", nargs=2, impl=piece_point_impl, jvp=None,
                                    transpose=NOT_LINEAR, abstract_eval=piece_point_aval,
-                                   emit=DefinedCall(piece_point_impl), differentiable=False,
+                                   emit=DefinedCall(piece_point_impl, any_library=True), differentiable=False,
                                    batch=piece_point_batch))
 
 

@@ -111,7 +111,7 @@ qr_p = register(Primitive("qr", nargs=1, impl=qr_impl, jvp=qr_jvp, transpose=NOT
                           abstract_eval=qr_aval, multiple_results=True,
                           batch=BROADCASTING,
                           jvp_for_grad=reverse_only(qr_jvp, _extra_columns),
-                          sparsity=DENSE, emit=DefinedCall(qr_impl)))
+                          sparsity=DENSE, emit=DefinedCall(qr_impl, any_library=True)))
 
 
 def qr(a, complete=False):
@@ -167,7 +167,7 @@ def pinv_batch(args, batched, rcond, rtol):
 
 pinv_p = register(Primitive("pinv", nargs=1, impl=pinv_impl, jvp=pinv_jvp, transpose=NOT_LINEAR,
                             abstract_eval=pinv_aval, sparsity=DENSE,
-                            emit=DefinedCall(pinv_impl), batch=pinv_batch))
+                            emit=DefinedCall(pinv_impl, any_library=True), batch=pinv_batch))
 
 
 def pinv(a, rcond=None, rtol=None):
@@ -242,7 +242,7 @@ def lstsq_jvp(primals, tangents, rcond):
 lstsq_p = register(Primitive("lstsq", nargs=2, impl=lstsq_impl, jvp=lstsq_jvp,
                              transpose=NOT_LINEAR, abstract_eval=lstsq_aval,
                              multiple_results=True, sparsity=DENSE,
-                             emit=DefinedCall(lstsq_numpy), batch=PER_LANE))
+                             emit=DefinedCall(lstsq_numpy, any_library=True), batch=PER_LANE))
 
 
 def lstsq(a, b, rcond=None):

@@ -52,7 +52,7 @@ _BLOCK = 32     # places a block scans one by one; longer axes go by blocks
 
 def _scan_steps(a, b):
     """The recurrence along axis 0, one vectorised step per place."""
-    h = np.array(b, dtype=np.result_type(a, b), copy=True)
+    h = b.astype(np.result_type(a, b))      # (a copy; CuPy's array stays one)
     for i in range(1, h.shape[0]):
         h[i] += a[i] * h[i - 1]
     return h
@@ -76,9 +76,9 @@ def _scan_blocks(a, b, block=_BLOCK):
         # (n, ...) -> (block, m, ...): place within the block first, so
         # each step reads contiguous memory; padding after the end
         # (coefficient 1, input 0) changes nothing before it
-        full = np.full((m * block,) + rest, fill, x.dtype)
+        full = np.full((m * block,) + rest, fill, x.dtype, like=x)
         full[:n] = x
-        return np.ascontiguousarray(np.swapaxes(full.reshape((m, block) + rest), 0, 1))
+        return np.ascontiguousarray(np.swapaxes(full.reshape((m, block) + rest), 0, 1), like=x)
 
     blocks_a = blocks(a, 1)
     h = _scan_steps(blocks_a, blocks(b, 0))
@@ -89,7 +89,8 @@ def _scan_blocks(a, b, block=_BLOCK):
 
 
 def linrec_impl(a, b, axis, reverse):
-    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    # (another library's arrays, CuPy's, kept: ``DefinedCall.any_library``)
+    a, b = np.broadcast_arrays(*(v if hasattr(v, "shape") else np.asarray(v) for v in (a, b)))
     a, b = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0)
     if reverse:
         a, b = a[::-1], b[::-1]
@@ -101,7 +102,7 @@ def linrec_impl(a, b, axis, reverse):
         h = _scan_steps(a, b)
     if reverse:
         h = h[::-1]
-    return np.ascontiguousarray(np.moveaxis(h, 0, axis))
+    return np.ascontiguousarray(np.moveaxis(h, 0, axis), like=h)
 
 
 def linrec_aval(a, b, axis, reverse):
@@ -151,7 +152,8 @@ linrec_p = register(Primitive("linrec", nargs=2, impl=linrec_impl, jvp=linrec_jv
                               transpose=linrec_transpose, abstract_eval=linrec_aval,
                               zero_rule=linrec_zero_rule, batch=linrec_batch,
                               sparsity=linrec_sparsity,
-                              emit=DefinedCall(linrec_impl, (("_BLOCK", _BLOCK), _scan_steps, _scan_blocks))))
+                              emit=DefinedCall(linrec_impl, (("_BLOCK", _BLOCK), _scan_steps, _scan_blocks),
+                                               any_library=True)))
 
 
 def linrec(a, b, axis, reverse=False):

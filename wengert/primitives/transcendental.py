@@ -273,6 +273,10 @@ tanh = _wrap(tanh_p)
 # NumPy has no erf; math.erf, elementwise, computes it (in float64, then
 # cast to a float32 operand's dtype)
 def erf_impl(x):
+    if hasattr(x, "shape") and not isinstance(x, (np.ndarray, np.generic)):
+        # another library's array (CuPy's): SciPy's erf, a ufunc it takes as its own
+        import scipy.special
+        return scipy.special.erf(x)
     a = np.asarray(x)
     dtype = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
     return np.asarray(np.frompyfunc(math.erf, 1, 1)(a), dtype=dtype)[()]
@@ -284,7 +288,7 @@ def erf_jvp(primals, tangents):
     return erf(x), mul(tangents[0], mul(2.0 / math.sqrt(math.pi), exp(neg(mul(x, x)))))
 
 
-erf_p = unary_row("erf", erf_impl, erf_jvp, emit=DefinedCall(erf_impl))
+erf_p = unary_row("erf", erf_impl, erf_jvp, emit=DefinedCall(erf_impl, any_library=True))
 erf = _wrap(erf_p)
 
 

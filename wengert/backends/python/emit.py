@@ -406,6 +406,9 @@ class Emitter(Namespace):
         rule = prim.emit
         if self.lazy and libraries.own_numpy(prim):     # would compute Dask's: one task
             return self.task(self.impl(prim), eqn, ins + self.params(params))
+        if self.foreign and not self.lazy and libraries.numpy_only(prim):
+            where = "<unknown>" if eqn.where is None else f"{eqn.where[0]}:{eqn.where[1]}"
+            libraries.refuse_numpy_only(prim, None, where)
         text = rule.expression(self, eqn, ins, py) if rule is not None else None
         if text is not None:
             return text
