@@ -46,16 +46,10 @@ from source_corpus import CASES, CASE_IDS, SCALAR_IDS
 pytestmark = pytest.mark.numba
 
 
-# corpus cases whose code numba cannot compile (each says why in its warning)
-_RAGGED = "length varies from one iteration to the next"
-FALLS_BACK = {
-    # an outer loop storing an inner loop's values, whose trip count varies: a
-    # ragged stack, which the Python code keeps as a list of arrays
-    "break-inner-same-trips": _RAGGED, "break-inner-ragged": _RAGGED,
-    "return-in-nested-first-row": _RAGGED, "return-in-nested-second-row": _RAGGED,
-    "return-in-nested-late": _RAGGED,
-    "while-in-for-same-trips": _RAGGED, "while-in-for-ragged": _RAGGED,
-}
+# corpus cases whose code numba cannot compile (each says why in its warning): none now.
+# (Values whose length varies from one iteration to the next, an inner loop's stored by an
+# outer one, were refused; they are a list of arrays: ``test_ragged_stacks_are_lists_of_arrays``.)
+FALLS_BACK = {}
 
 
 # --- the corpus ------------------------------------------------------------------
@@ -525,3 +519,22 @@ def test_prod_gradient_compiles_at_zeros_and_over_axes(x):
     with np.errstate(all="ignore"):
         want = wg.grad(prods, engine="source")(x)
     assert_close(got, want, rtol("exact", want), what="prod grad")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in (
+    "break-inner-ragged", "while-in-for-ragged", "return-in-nested-late")], ids=lambda c: c.id)
+def test_ragged_stacks_are_lists_of_arrays(case):
+    """An outer loop storing an inner loop's values, whose trip count varies, keeps them in
+    a list of arrays numba types (made of empty arrays of their type, never of Nones): it
+    compiles (``fallback=False``) and equals the Python backend, grad and jvp."""
+    args = case.fresh()
+    g = wg.grad(case.fn, case.argnums, engine="source", backend="numba", fallback=False)
+    assert_close(g(*args), wg.grad(case.fn, case.argnums, engine="source")(*case.fresh()),
+                 rtol("exact"))
+    assert "for _ in range(" in g.source and "[None]" not in g.source
+    dyn = case.dyn(args)
+    part = closure(case.fn, args[len(case.nums):])
+    t = np.cos(np.arange(np.size(dyn[0]))).reshape(np.shape(dyn[0]))
+    got = wg.jvp(part, dyn, (t,), engine="source", backend="numba", fallback=False)[1]
+    want = wg.jvp(part, dyn, (t,), engine="source")[1]
+    assert_close(got, want, rtol("exact"))

@@ -5,11 +5,13 @@
 The code is ``python.codegen``'s, written by a ``CodeWriter`` subclass that
 spells the few things numba's subset lacks differently:
 
-* a loop's stored per-iteration values are always typed arrays,
+* a loop's stored per-iteration values are typed arrays,
   ``np.empty((n, *shape), dtype)`` of the value's aval (bools as
-  ``np.bool_``), never Python lists (``[None] * n`` holds objects; numba
+  ``np.bool_``), never Python lists of Nones (``[None] * n`` holds objects; numba
   types a list by its items, and ``None`` has no array type); a ``while``
-  loop's arrays double when full, as in the Python code;
+  loop's arrays double when full, as in the Python code. Values whose length varies
+  from one iteration to the next (an inner loop's, stored by an outer one) are a list
+  of C-contiguous arrays, made of empty arrays of their type;
 * dtypes as NumPy attributes (``np.float32``), not ``np.dtype('float32')``;
 * a reduction over every axis without ``axis`` (``np.sum(x)``), over one
   axis with an int (``np.sum(x, axis=1)``, where numba has that form);
@@ -28,8 +30,7 @@ numba's compile time grows with the constants it freezes (a jacrev seed of
 (2, 2, 31843) took numba over 100 s).
 
 What has no spelling at all is refused before numba sees it
-(``NumbaUnsupported``, naming the construct): stored values whose length
-varies from one iteration to the next, and names the code reads that
+(``NumbaUnsupported``, naming the construct): names the code reads that
 numba cannot type (a primitive's impl called by name, a SciPy module, the
 user's objects). The rest numba's typing decides when the function is
 first called; an error of it is reported the same way (``NumbaFunction``).
@@ -128,10 +129,18 @@ class NumbaWriter(CodeWriter):
                                "function numba does not compile)")
 
     def kept_as_list(self, aval, vid, grows=False, made=False):
-        if any(d is None for d in aval.shape):
-            raise NumbaUnsupported("a loop storing values whose length varies from one "
-                                   "iteration to the next")
-        return False                # a typed array, even for scalars read back one by one
+        # values whose length varies: a list of arrays (one type: the aval's dtype and
+        # dimensions, C-contiguous); the rest a typed array, even scalars read back one by one
+        return any(d is None for d in aval.shape)
+
+    def new_list(self, aval, count):
+        """numba types a list by its items: made of empty arrays of the values' type (a
+        comprehension, also where it starts empty), never of Nones."""
+        empty = f"{self.np}.empty({(0,) * len(aval.shape)}, {self.dtype(aval.dtype)})"
+        return f"[{empty} for _ in range({0 if count is None else count})]"
+
+    def list_item(self, y):
+        return f"{self.np}.ascontiguousarray({y})"      # (a view's layout is another type)
 
     def dtype(self, dt):
         dt = np.dtype(dt)
