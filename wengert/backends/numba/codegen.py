@@ -53,7 +53,7 @@ from . import matmul as numbamatmul
 from .rewrite import rewritten
 from .scatter import add_at_lines
 from ..python.codegen import CodeWriter, generate_source
-from .compiled import HELPERS, NumbaFunction, numba_helper
+from .compiled import HELPERS, NumbaFunction, load_numba, numba_helper
 from .standalone import finish, njit_text
 
 __all__ = ["numba_codegen", "numba_source", "NumbaUnsupported", "NumbaWriter", "refuse"]
@@ -124,9 +124,14 @@ class NumbaWriter(CodeWriter):
             return self._pass(ref.param_key, (label, f"cell_{label}"), ref.resolve, repr(ref))
         return super().outside(ref)
 
-    def define(self, fn, deps=()):
-        raise NumbaUnsupported(f"{fn.__name__}, wengert's NumPy code of a row (a Python "
-                               "function numba does not compile)")
+    def define(self, fn, deps=(), twin=None):
+        if twin is None:
+            raise NumbaUnsupported(f"{fn.__name__}, wengert's NumPy code of a row (a Python "
+                                   "function numba does not compile)")
+        # the row's twin in numba's subset, compiled once a process (``numba_helper``)
+        found = numba_helper(f"twin {twin.__module__}.{twin.__name__}",
+                             lambda: load_numba().njit(twin))
+        return self.bind(twin.__name__, found, f"wengert's numba {fn.__name__}")
 
     def kept_as_list(self, aval, vid, grows=False, made=False):
         # values whose length varies: a list of arrays (one type: the aval's dtype and
@@ -184,6 +189,23 @@ class NumbaWriter(CodeWriter):
         if isinstance(x, np.bool_):
             return repr(bool(x))            # numba has no np.bool (NumPy 2's name)
         return super().scalar(x)
+
+    def expression(self, eqn, ins, py):
+        shape = eqn.inputs[0].aval.shape if eqn.inputs else ()
+        if eqn.prim.name == "cumprod" and len(shape) == 1:
+            return f"{self.np}.cumprod({ins[0]})"       # numba's cumprod takes no axis
+        if eqn.prim.name == "cumprod" and len(shape) > 1 and eqn.outputs[0].aval.dtype.kind in "fc":
+            # numba's cumprod takes no axis: the axis moved last, the rows one by one
+            x, axis = self.atom(ins[0]), eqn.params["axis"] % len(shape)
+            order = [k for k in range(len(shape)) if k != axis] + [axis]
+            perm = "" if order == sorted(order) else f".transpose({tuple(order)})"
+            back = "" if not perm else f".transpose({tuple(int(k) for k in np.argsort(order))})"
+            rows = " * ".join(f"{x}.shape[{k}]" for k in order[:-1])
+            helper = self.bind("cumprod_last_axis", _othershelper("cumprod"),
+                               "wengert's numba cumprod over the last axis")
+            return (f"{helper}({self.np}.ascontiguousarray({x}{perm}).reshape(({rows}, "
+                    f"{x}.shape[{axis}]))).reshape({x}{perm}.shape){back}")
+        return super().expression(eqn, ins, py)
 
     def numpy_call(self, fn, ins, eqn=None):
         spelling = _SPELLINGS.get(fn)
@@ -275,7 +297,14 @@ def _othershelper(fn):
 # functions of the entries of a row, one value per entry (the rows of a 2-D
 # array), as numba text; what NumPy's statements compute, without
 # ``np.errstate`` (numba neither warns nor raises on floating-point errors)
-_OTHERS = {"prod_others": """
+_OTHERS = {"cumprod": """
+def cumprod_last_axis(x):
+    # each row's running product
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = np.cumprod(x[i])
+    return out
+""", "prod_others": """
 def prod_others_last_axis(x):
     # each entry's product of the others in its row: the row's product
     # divided by it where nothing in x is 0, inf or nan and no product is
