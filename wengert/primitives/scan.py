@@ -209,9 +209,20 @@ def cumprod_sparsity(an, ops, outs, axis):
     return running(ops[0], axis)
 
 
+class CumprodEmit(NumpyCall):
+    """``np.cumprod(x, axis=1)``, as the writer spells a running function
+    (``running_call``: numba's cumprod takes no axis)."""
+
+    def expression(self, code, eqn, ins, py):
+        aval = eqn.inputs[0].aval
+        if py[0] or not aval.shape or set(eqn.params) != {"axis"}:
+            return super().expression(code, eqn, ins, py)
+        return code.running_call("cumprod", ins[0], eqn.params["axis"], aval)
+
+
 cumprod_p = register(Primitive("cumprod", nargs=1, impl=cumprod_impl, jvp=cumprod_jvp,
                                transpose=NOT_LINEAR, abstract_eval=cumprod_aval,
-                               sparsity=cumprod_sparsity, emit=NumpyCall("cumprod"),
+                               sparsity=cumprod_sparsity, emit=CumprodEmit("cumprod"),
                                batch=shifted("cumprod", "axis")))
 
 

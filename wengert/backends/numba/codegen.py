@@ -54,7 +54,8 @@ from .rewrite import rewritten
 from .scatter import add_at_lines
 from ..python.codegen import CodeWriter, generate_source
 from .compiled import HELPERS, NumbaFunction, load_numba, numba_helper
-from .standalone import finish, njit_text
+from .rowwise import LAST_AXIS, ROW_TEXTS, last_axis_helper, others_helper
+from .standalone import finish
 
 __all__ = ["numba_codegen", "numba_source", "NumbaUnsupported", "NumbaWriter", "refuse"]
 
@@ -190,23 +191,6 @@ class NumbaWriter(CodeWriter):
             return repr(bool(x))            # numba has no np.bool (NumPy 2's name)
         return super().scalar(x)
 
-    def expression(self, eqn, ins, py):
-        shape = eqn.inputs[0].aval.shape if eqn.inputs else ()
-        if eqn.prim.name == "cumprod" and len(shape) == 1:
-            return f"{self.np}.cumprod({ins[0]})"       # numba's cumprod takes no axis
-        if eqn.prim.name == "cumprod" and len(shape) > 1 and eqn.outputs[0].aval.dtype.kind in "fc":
-            # numba's cumprod takes no axis: the axis moved last, the rows one by one
-            x, axis = self.atom(ins[0]), eqn.params["axis"] % len(shape)
-            order = [k for k in range(len(shape)) if k != axis] + [axis]
-            perm = "" if order == sorted(order) else f".transpose({tuple(order)})"
-            back = "" if not perm else f".transpose({tuple(int(k) for k in np.argsort(order))})"
-            rows = " * ".join(f"{x}.shape[{k}]" for k in order[:-1])
-            helper = self.bind("cumprod_last_axis", _othershelper("cumprod"),
-                               "wengert's numba cumprod over the last axis")
-            return (f"{helper}({self.np}.ascontiguousarray({x}{perm}).reshape(({rows}, "
-                    f"{x}.shape[{axis}]))).reshape({x}{perm}.shape){back}")
-        return super().expression(eqn, ins, py)
-
     def numpy_call(self, fn, ins, eqn=None):
         spelling = _SPELLINGS.get(fn)
         if spelling is not None and eqn is not None:
@@ -247,7 +231,7 @@ class NumbaWriter(CodeWriter):
         kept = [a for a in range(ndim) if a not in reduced]
         order = kept + reduced
         moved = self.fresh("moved")
-        helper = self.bind(f"{fn}_last_axis", _othershelper(fn),
+        helper = self.bind(f"{fn}_last_axis", others_helper(fn),
                            f"wengert's numba {fn} over the last axis")
         size = " * ".join(f"{x}.shape[{a}]" for a in kept) or "1"
         length = " * ".join(f"{x}.shape[{a}]" for a in reduced)
@@ -268,7 +252,7 @@ class NumbaWriter(CodeWriter):
             return f"{self.np}.{fn}({x})"
         if len(axes) == 1 and fn in _AXIS_INT:
             return f"{self.np}.{fn}({x}, axis={int(axes[0])})"
-        if fn in _LAST_AXIS and not py:
+        if fn in LAST_AXIS and not py:
             # the reduced axes moved last and made one, then a loop over the rest
             reduced = sorted(a % ndim for a in axes)
             kept = [a for a in range(ndim) if a not in reduced]
@@ -276,10 +260,26 @@ class NumbaWriter(CodeWriter):
             shape = ", ".join([f"{x}.shape[{a}]" for a in kept] + ["-1"])
             moved = x if kept + reduced == list(range(ndim)) else \
                 f"{x}.transpose({tuple(kept + reduced)})"
-            helper = self.bind(f"{fn}_last_axis", _last_axishelper(fn),
+            helper = self.bind(f"{fn}_last_axis", last_axis_helper(fn),
                                f"wengert's numba {fn} over the last axis")
             return f"{helper}({self.np}.ascontiguousarray({moved}).reshape(({shape})))"
         return f"{self.np}.{fn}({x}, axis={self.param(axis)})"
+
+    def running_call(self, fn, x, axis, aval):
+        if len(aval.shape) == 1:
+            return f"{self.np}.{fn}({x})"       # numba's takes no axis
+        if fn not in ROW_TEXTS or aval.dtype.kind not in "fc":
+            return super().running_call(fn, x, axis, aval)
+        # the axis moved last, the rows one by one (a helper)
+        x, axis = self.atom(x), axis % len(aval.shape)
+        order = [k for k in range(len(aval.shape)) if k != axis] + [axis]
+        perm = "" if order == sorted(order) else f".transpose({tuple(order)})"
+        back = "" if not perm else f".transpose({tuple(int(k) for k in np.argsort(order))})"
+        rows = " * ".join(f"{x}.shape[{k}]" for k in order[:-1])
+        helper = self.bind(f"{fn}_last_axis", others_helper(fn),
+                           f"wengert's numba {fn} over the last axis")
+        return (f"{helper}({self.np}.ascontiguousarray({x}{perm}).reshape(({rows}, "
+                f"{x}.shape[{axis}]))).reshape({x}{perm}.shape){back}")
 
 
 def _fits(x, dt):
@@ -288,52 +288,6 @@ def _fits(x, dt):
     return isinstance(x, Lit) and np.iinfo(dt).min <= x.val <= np.iinfo(dt).max
 
 
-def _othershelper(fn):
-    """A numba function: ``fn`` (``_OTHERS``) over the last axis of a
-    C-contiguous 2-D array, each row apart (same shape out)."""
-    return numba_helper(f"others {fn}", lambda: njit_text(_OTHERS[fn], f"{fn}_last_axis"))
-
-
-# functions of the entries of a row, one value per entry (the rows of a 2-D
-# array), as numba text; what NumPy's statements compute, without
-# ``np.errstate`` (numba neither warns nor raises on floating-point errors)
-_OTHERS = {"cumprod": """
-def cumprod_last_axis(x):
-    # each row's running product
-    out = np.empty_like(x)
-    for i in range(x.shape[0]):
-        out[i] = np.cumprod(x[i])
-    return out
-""", "prod_others": """
-def prod_others_last_axis(x):
-    # each entry's product of the others in its row: the row's product
-    # divided by it where nothing in x is 0, inf or nan and no product is
-    # subnormal (as ``prod_others_impl`` decides: over the whole of x), else
-    # the running products from both ends multiplied (no division)
-    rows, n = x.shape
-    out = np.empty_like(x)
-    total = np.empty(rows, x.dtype)
-    tiny = np.finfo(x.dtype).tiny
-    divide = True
-    for i in range(rows):
-        total[i] = x[i].prod()
-        if not (np.all(x[i] != 0) and np.isfinite(total[i]) and np.abs(total[i]) >= tiny):
-            divide = False
-    for i in range(rows):
-        if divide:
-            for j in range(n):
-                out[i, j] = total[i] / x[i, j]
-        else:
-            left = x.dtype.type(1)
-            for j in range(n):
-                out[i, j] = left
-                left = left * x[i, j]
-            right = x.dtype.type(1)
-            for j in range(n - 1, -1, -1):
-                out[i, j] = out[i, j] * right
-                right = right * x[i, j]
-    return out
-"""}
 
 
 def _typable(value):
@@ -346,28 +300,6 @@ def _typable(value):
     if isinstance(value, (bool, int, float, complex, np.generic)):
         return True
     return isinstance(value, type) and issubclass(value, np.generic)
-
-
-# reductions numba has over every axis only, spelled over some axes by a helper
-# (``_LAST_AXIS``, below: fn -> its result dtype in the helper's text)
-def _last_axishelper(fn):
-    """A numba function: NumPy's ``fn`` over the last axis of a C-contiguous
-    array (``x.fn(axis=-1)``), a loop over the other items."""
-    return numba_helper(f"last axis {fn}", lambda: njit_text(
-        _LAST_AXIS_TEXT.format(fn=fn, dtype=_LAST_AXIS[fn]), f"{fn}_last_axis"))
-
-
-# the helpers' text, and each reduction's result dtype
-_LAST_AXIS_TEXT = """
-def {fn}_last_axis(x):
-    rows = x.reshape((-1, x.shape[-1]))
-    out = np.empty(rows.shape[0], {dtype})
-    for i in range(rows.shape[0]):
-        out[i] = rows[i].{fn}()
-    return out.reshape(x.shape[:-1])
-"""
-_LAST_AXIS = {"min": "x.dtype", "max": "x.dtype", "prod": "x.dtype",
-              "argmin": "np.int64", "argmax": "np.int64"}
 
 
 def _passable(value):
