@@ -8,7 +8,9 @@ Once: ``make fuzz`` seed 7286, ``np.cbrt(np.maximum(v * s, 0.0))`` with ``v``
 masked to exact zeros, had gradient nan in ``s`` from the trace engine (an
 infinite cotangent times ``v = 0`` in ``mul``'s transpose); and ``np.sqrt(x) *
 y`` at ``x = y = 0`` had a nan tangent in ``x`` in both engines' forward mode
-(reverse gave 0).
+(reverse gave 0); a wild tangent carried around a loop the source engine stages into a
+product that comes before ``sqrt`` in the body gave nan in forward mode (the body's
+carries started tame), 0 in reverse mode and in the trace engine.
 """
 from __future__ import annotations
 
@@ -122,3 +124,33 @@ def test_without_an_unbounded_slope_the_products_stay_plain(transform):
     got = g(x, y)
     assert ":=" not in g.source and "where" not in g.source, g.source
     assert_close(got, make(smooth, engine="trace")(x, y), 1e-12, what="source against trace")
+
+
+def carried_into_a_product(x, y, n):
+    # the tangent of t is infinite after the first step (sqrt at 0); the next step
+    # multiplies it by y = 0 before sqrt runs again
+    t = x
+    u = x * 0.0
+    for i in range(n):
+        u = y * t
+        t = np.sqrt(x)
+    return u
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_wild_tangent_carried_around_a_loop_meets_a_zero_factor(engine):
+    """u = y sqrt(x) is 0 along y = 0 for every x: its derivative there is (0, 0), and
+    forward mode (the body's tangents wild from its first step) says so as reverse does."""
+    x, y = np.float64(0.0), np.float64(0.0)
+    grad = wg.grad(carried_into_a_product, (0, 1), engine=engine)(x, y, 3)
+    assert grad == (0.0, 0.0)
+    for tangent in ((1.0, 0.0), (0.0, 1.0), (2.0, -3.0)):
+        dot = wg.jvp(lambda x, y: carried_into_a_product(x, y, 3), (x, y), tangent,
+                     engine=engine)[1]
+        assert dot == 0.0, (tangent, dot)
+    # away from the singular point, the loop's forward mode against finite differences
+    x1, y1 = np.float64(0.7), np.float64(0.4)
+    dot = wg.jvp(lambda x, y: carried_into_a_product(x, y, 3), (x1, y1), (1.0, -0.5),
+                 engine=engine)[1]
+    assert_close(dot, fd_jvp(lambda x, y: carried_into_a_product(x, y, 3), (x1, y1),
+                             (1.0, -0.5)), 1e-7)

@@ -12,7 +12,7 @@ import numpy as np
 from ..core.ir import Aval, Lit, Program, Var, acts, aval_of, is_duck_array, runs_at_call, sub_programs
 from ..primitives.arith import convert
 from ..core.primitive import Zero, instantiate
-from ..core.trace import eval_program
+from ..core.trace import TRACE_STATE, eval_program
 from ..core.rules import EmitRule, LowerRule, either, stand_in_flags
 from .common import is_float_aval, numpy_outputs, tangent_mask, unused
 from .params import ForParams, join, split
@@ -109,7 +109,20 @@ def jvp_body(p, tans, name):
     carry + t_carry, xs + t_xs) -> (carry + t_carry, ys + t_ys), a tangent
     for the float carries only."""
     body = p.body
+    state = TRACE_STATE
+    count = state.unbounded
     jb = jvp_program(body, tans.mask)
+    if state.unbounded != count and not state.wild:
+        # the body applied a derivative that may be infinite where the function is finite
+        # (``primitives.unbounded``): a tangent may come around the loop wild, into a product
+        # that comes before its singular function in the body. The body again, its
+        # tangents wild from the start (their products the guarded ones); a program
+        # transform, so nothing of the first one runs
+        state.wild = True
+        try:
+            jb = jvp_program(body, tans.mask)
+        finally:
+            state.wild = False
     n_in, n_out = len(body.inputs), len(body.outputs)
     lead, consts, carry, xs = p.operand_groups(jb.inputs[:n_in])
     t_consts, t_carry, t_xs = split(jb.inputs[n_in:], len(tans.nz_consts), len(tans.nz_carry))

@@ -21,10 +21,12 @@ guarded ``safe_mul`` while the derivatives given to the rule are wild
 from the tracers and cotangents they know to be wild) and the plain ``mul``
 otherwise, so code with no such function pays nothing.
 
-Not covered: a wild derivative through ``dot``/``matmul``/``einsum`` (a sum of
-products, one of which is ``inf * 0``), and a wild tangent carried around a
-loop into a product that comes before its singular function in the body
-(forward mode: the body's carries start tame).
+A loop body that applies one is transformed with its derivatives wild from the first
+step: its cotangents (``transforms.transpose``), and its tangents, which may come around
+the loop wild into a product that comes before the singular function in the body
+(``control.loops.jvp_body``, which jvps such a body again). Not covered: a wild
+derivative through ``dot``/``matmul``/``einsum`` (a sum of products, one of which is
+``inf * 0``).
 
 Layer: primitives.
 """
