@@ -14,7 +14,10 @@ Under ``backend="numba"`` (``numba`` mark): loops whose temporaries are hoisted 
 shape: shifted slices, a reverse sweep's slice updates; nested loops; rows stored for the
 reverse sweep) and loops whose temporaries escape (carried, the result of the last step,
 a list of them) agree with the Python backend in grad, jvp and vjp, the caller's arrays
-untouched, and the gradient's code holds the buffers (its text read).
+untouched, and the gradient's code holds the buffers (its text read). A statement of the
+function's top level is written into a buffer made just before it, which the scratch keeps
+between calls only where it reaches no result: a returned product of matrices (``np.dot``
+into its buffer) is never kept.
 """
 from __future__ import annotations
 
@@ -202,9 +205,6 @@ KEPT = {
                 t = x * 2.0{M}
                 acc += t
         return (acc,)""",
-    "top-level": """
-        t = x * 2.0{M}
-        return (t,)""",
     "not-a-ufunc": """
         acc = np.zeros((n,))
         for i in range(3):
@@ -246,6 +246,18 @@ def test_the_buffer_goes_before_the_outermost_loop_and_the_mark_is_stripped():
     at = next(k for k, line in enumerate(lines) if "buf_t = " in line)
     assert lines[at + 1].strip().startswith("for i in range"), got
     assert "t = np.negative(x, buf_t)" in got
+
+
+def test_a_top_level_temporary_is_written_into_a_buffer_made_just_before_it():
+    # once a call: the scratch keeps it between calls where it reaches no result
+    got = _check("""
+        t = x * 2.0{M}
+        xx = np.outer(x, t)
+        u = xx @ xx{M2}
+        return (t, u)""".replace("{M2}", "  #~fresh np.empty((n, n), np.float64)"))
+    assert "buf_t = np.empty((max(n, 0),), np.float64)\n    t = np.multiply(x, 2.0, buf_t)" \
+        in got, got
+    assert "u = np.dot(xx, xx, buf_u)" in got, got
 
 
 def test_two_buffers_never_share_a_name_with_the_code():
@@ -374,3 +386,25 @@ def test_the_last_steps_temporary_is_the_result_not_a_buffer():
     assert_close(first, want, 1e-14)         # the second call wrote nothing into the first's
     assert_close(second, last_step(x * 2.0, 4), 1e-14)
     assert not np.shares_memory(first, second)
+
+
+def layer(w, x):
+    h = np.tanh(x @ w)
+    return np.sum(h * h)
+
+
+@pytest.mark.numba
+def test_a_returned_product_of_matrices_is_never_a_kept_buffer():
+    # ct_w = x.T @ (...) is written into a buffer (np.dot's out) that the result is:
+    # the next call must not write into the first call's result
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(4)
+    w, x = rng.random((3, 4)), rng.random((5, 3))
+    g = wg.grad(layer, engine="source", backend="numba")
+    first = g(w, x)
+    keep = first.copy()
+    second = g(w * 2.0, x)
+    assert "np.dot(" in g.source and "scratch" in g.source, g.source
+    np.testing.assert_array_equal(first, keep)
+    assert not np.shares_memory(first, second)
+    assert_close(second, wg.grad(layer, engine="source")(w * 2.0, x), 1e-13)

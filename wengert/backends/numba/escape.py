@@ -14,8 +14,9 @@ view, at any depth):
 
 * a plain, tuple or chained assignment, a ``for`` target, a subscript,
   slice or attribute (``x[i]``, ``x[1:]``, ``x.T``), a call not known to
-  make a new array (``x.reshape``, ``np.ascontiguousarray``, a ufunc given
-  ``out``, ``max(a, b)``) pass on everything their operands may be or hold;
+  make a new array (``x.reshape``, ``np.ascontiguousarray``, ``max(a, b)``)
+  pass on everything their operands may be or hold; a ufunc (or ``np.dot``)
+  given ``out`` by position gives what ``out`` may be or hold;
 * a tuple or list display holds its items; arithmetic (``a * b``) makes a
   new array, or joins containers (``l + [b]``): it holds what they hold;
 * a value stored *into* a subscript or attribute (``out[i] = v``,
@@ -44,7 +45,7 @@ import numpy as np
 __all__ = ["escaping", "aliases", "Unmodelled", "numpy_attr"]
 
 # NumPy functions whose result is a new array (or scalar) sharing no memory
-# with, and holding none of, their operands, called without ``out``; every
+# with, and holding none of, their operands, called without ``out`` (``_OUT_AT``); every
 # ufunc is too, given no more operands than its inputs
 _FRESH_NUMPY = frozenset({
     "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
@@ -54,6 +55,8 @@ _FRESH_NUMPY = frozenset({
     "searchsorted", "tile", "repeat", "diff", "trace", "kron", "cross", "nonzero", "isclose",
     "allclose", "array_equal", "count_nonzero", "shape", "ndim", "size",
 })
+# those of them that take ``out`` by position, after this many operands
+_OUT_AT = {"dot": 2, "outer": 2}
 _FRESH_BUILTINS = frozenset({"int", "float", "bool", "complex", "len", "range", "abs", "round",
                              "isinstance"})
 # methods of arrays whose result is new and that store nothing in the object
@@ -252,9 +255,16 @@ class _Escapes:
         func = call.func
         plain = not any(isinstance(a, ast.Starred) for a in call.args)
         attr = numpy_attr(func, self.np)
+        if attr is not None and plain and not call.keywords:
+            # written into ``out`` (a ufunc's, np.dot's, by position): the result is it
+            fn = getattr(np, attr, None)
+            nin = fn.nin if isinstance(fn, np.ufunc) and fn.nout == 1 else _OUT_AT.get(attr)
+            if nin is not None and len(call.args) == nin + 1:
+                return self._reach(call.args[-1])
         if attr is not None and plain and not any(kw.arg in ("out", "copy") for kw in call.keywords):
             fn = getattr(np, attr, None)
-            if attr in _FRESH_NUMPY or (isinstance(fn, np.ufunc) and len(call.args) <= fn.nin):
+            if (attr in _FRESH_NUMPY and len(call.args) <= _OUT_AT.get(attr, len(call.args))) \
+                    or (isinstance(fn, np.ufunc) and len(call.args) <= fn.nin):
                 return set(), set()
         if isinstance(func, ast.Name) and func.id in _FRESH_BUILTINS \
                 and func.id not in self.assigned:

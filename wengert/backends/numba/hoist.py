@@ -11,22 +11,27 @@ floats, 20 such arrays a step) spent half its time in the kernel so, 1.9x
 the Python backend's time. Written into a buffer allocated once before the
 loop (``k1 = np.multiply(x, v1, buf_k1)``), the step allocates nothing.
 
-Which statements: the code writer marks each statement of a row whose
-result is a new floating-point array of fixed shape (``lower.fresh``: never
-a view; its shape and dtype known, every operand of that dtype or a Python
-number), with the allocation it stands for (``  #~fresh
-np.empty((x_shape0,), np.float64)``, ``fresh_mark``); ``t = a.copy()`` of a
-name whose only statement is marked takes its mark. ``loop_buffers`` strips
-every mark, and rewrites a marked statement ``t = <expr>`` into the same
-values written into a buffer ``buf = np.empty(shape, dtype)`` put before the
-outermost loop holding it, where all of these hold:
+Which statements: the code writer marks each statement of a row of one
+result, a floating-point array of fixed shape (its shape and dtype known,
+every operand of that dtype or a Python number), with the allocation it
+stands for (``  #~fresh np.empty((x_shape0,), np.float64)``, ``fresh_mark``);
+``t = a.copy()`` of a name whose only statement is marked takes its mark.
+``loop_buffers`` strips every mark, and rewrites a marked statement ``t =
+<expr>`` into the same values written into a buffer ``buf = np.empty(shape,
+dtype)`` put before the outermost loop holding it, where all of these hold:
 
-* it is a statement of a loop's body (not nested in an ``if`` of it), the
-  expression a ufunc of its operands (``a <op> b``, ``-a``, ``np.exp(a)``:
-  ``t = np.multiply(a, b, buf)``), a copy (``t = np.positive(a, buf)``) or a
-  concatenation of names (``t = buf; np.positive(a, t[0:a.shape[0]]); ...``); the text
-  decides, so a mark on any other statement changes nothing;
-* every name that may be or hold its value (``escape.aliases``: views,
+* it is a statement of a loop's body (not nested in an ``if`` of it), or of
+  the function's top level (run once a call: the buffer is then the
+  scratch's to keep between calls where it reaches no result, ``scratch``;
+  GradBench's gmm and kmeans make arrays of 51 and 80 MB there, whose pages
+  NumPy asks to be huge and numba faults in 4 kB at a time);
+* its expression makes a new array by NumPy's rules, whatever the row: a
+  ufunc of its operands (``a <op> b``, ``-a``, ``np.exp(a)``: ``t =
+  np.multiply(a, b, buf)``), a product of matrices (``np.dot(a, b, buf)``), a
+  copy (``t = np.positive(a, buf)``) or a concatenation of names (``t = buf;
+  np.positive(a, t[0:a.shape[0]]); ...``); a mark on any other statement
+  changes nothing;
+* in a loop, every name that may be or hold its value (``escape.aliases``: views,
   renames, tuples, a ufunc written into it) appears only in that loop's body,
   and first, in each step, as the whole target of an assignment of the body
   (not in an ``if``) whose value does not read it: a value from one step is
@@ -68,8 +73,7 @@ def fresh_mark(code, eqn):
     """The trailing comment of the statement ``code`` writes for ``eqn``
     where it makes a new floating-point array of fixed shape with an
     elementwise ufunc (module docstring), else ""."""
-    lower = eqn.prim.lower
-    if lower is None or not lower.fresh(eqn) or len(eqn.outputs) != 1:
+    if len(eqn.outputs) != 1:
         return ""
     aval = eqn.outputs[0].aval
     if not aval.shape or any(d is None for d in aval.shape) or aval.dtype.kind not in "fc":
@@ -140,9 +144,9 @@ class _Rewrite:
         def walk(stmts, top, loop):
             for k, s in enumerate(stmts):
                 at = k if top is None else top
-                if loop is not None and s.lineno in self.marks and s.lineno == s.end_lineno \
-                        and isinstance(s, ast.Assign) and len(s.targets) == 1 \
-                        and isinstance(s.targets[0], ast.Name):
+                if (loop is not None or top is None) and s.lineno in self.marks \
+                        and s.lineno == s.end_lineno and isinstance(s, ast.Assign) \
+                        and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
                     yield at, loop, s
                 if isinstance(s, (ast.For, ast.While)):
                     yield from walk(s.body, at, s)
@@ -178,7 +182,10 @@ class _Rewrite:
         target = stmt.targets[0].id
         mark = self.marks[stmt.lineno]
         alloc = ast.parse(mark, mode="eval").body
-        if not self._dead_each_step(loop, names | {target}) or not self._invariant(alloc, top):
+        # a statement of the function's top level runs once a call: its buffer is the
+        # scratch's to keep between calls, where it reaches no result (``scratch``)
+        if (loop is not None and not self._dead_each_step(loop, names | {target})) \
+                or not self._invariant(alloc, top):
             return
         buf = self._fresh(f"buf_{target}")
         written = self._written(stmt.value, target, buf, len(alloc.args[0].elts))
@@ -204,6 +211,9 @@ class _Rewrite:
                     f"({', '.join(segment(o) for o in operands)}, {buf})"]
         # a copy as np.positive (the same bits): numba compiles a store of an array
         # into a slice 5x slower, 2 s the first time in a process
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.MatMult) and ndim == 2:
+            return [f"{target} = {self.np}.dot({segment(value.left)}, {segment(value.right)}, "
+                    f"{buf})"]
         if _copy_of(value):
             return [f"{target} = {self.np}.positive({value.func.value.id}, {buf})"]
         if numpy_attr(getattr(value, "func", None), self.np) == "concatenate" and \
