@@ -8,7 +8,10 @@ the values, bit for bit where the pass says so.
   variable once read a dead one's substitution (a wrong Hessian);
 * two literals of one repeated value keep their shapes (both once became
   scalars, and a (4,) cotangent's sum came out a scalar);
-* two equal branches that draw are not merged (one draw stood for two).
+* two equal branches that draw are not merged (one draw stood for two);
+* a folded Python scalar stays one (the derivative of a Python float through an ``if``
+  came out a NumPy float64 from the source engine, a float from the trace engine: fuzz
+  seed 2648).
 """
 from __future__ import annotations
 
@@ -253,3 +256,34 @@ def test_two_equal_branches_that_draw_are_not_merged(x0):
         rc.DRAWS.seed(7)
         value, g = wg.value_and_grad(f, engine=engine)(x)
         assert value == want and rc.DRAWS.rand() == after, engine
+
+
+_G = np.array([0.3, 0.7])
+
+
+def _through_if(x, v):
+    s = x * 0.5
+    if x > 0:
+        s = s + 1.0
+    return s + np.sum(_G) + v[0]
+
+
+def _through_while(x, v):
+    s = x * 0.25
+    k = 0
+    while x < 2.0 and k < 2:
+        k = k + 1
+        s = s * 1.0
+    return s + np.sum(v) * np.float64(2.0)
+
+
+@pytest.mark.parametrize("fun", [_through_if, _through_while], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("x", [0.3, -0.3])
+def test_a_folded_python_scalar_stays_one(fun, x):
+    v = np.array([0.5, -1.0])
+    got = {e: wg.value_and_grad(fun, argnums=(0, 1), engine=e)(x, v) for e in ("source", "trace")}
+    for e, (value, (dx, dv)) in got.items():
+        assert type(dx) is float, (e, type(dx))      # x is a Python float: its derivative is one
+        assert type(value) is type(got["trace"][0])
+        assert dx == got["trace"][1][0]
+        np.testing.assert_array_equal(dv, got["trace"][1][1])

@@ -61,6 +61,10 @@ class Compiled:
         self.shapes = shapes    # the input sizes it was staged at (``dims.sizes_of``), when
                                 # its code holds for others too (symbolic sizes)
         self.respecialize = None    # dyn -> outputs, staged at dyn's own shapes
+        # code of symbolic sizes is offered at other sizes once staged at a second
+        # size the same (``source._verify``): till then not ``verified``; ``outside``,
+        # the places it read outside the function (the same at both stagings)
+        self.verified, self.outside = True, None
         # a Program that closes over an outer transformation's values is only
         # ever replayed into that transformation, never turned into code
         self.fn = None if holds_tracers(prog) else compile_program(simplify(prog, copies=True),

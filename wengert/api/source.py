@@ -338,7 +338,7 @@ class SourceTransformed(Transformed):
         sizes it was made for only, and is no longer offered at others. Done
         at the first call at other sizes rather than at the first call (by a
         second staging), which the first call's start-up then does not pay."""
-        if (getattr(compiled, "outside", None) == pending.outside
+        if (compiled.outside == pending.outside
                 and same_code(pending.fn, compiled.fn)):
             pending.verified = True
             return pending

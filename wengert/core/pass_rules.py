@@ -280,13 +280,15 @@ class DefinedCall(EmitRule):
 
     own_numpy = True    # the impl is NumPy code: one task on Dask's (``core.trace``)
 
-    def __init__(self, fn, deps=(), any_library=False):
+    def __init__(self, fn, deps=(), any_library=False, numba=None):
         # ``any_library``: ``fn`` hands its arrays to their own library's functions (no
-        # ``np.asarray``), so it runs on CuPy's as on NumPy's (``libraries.numpy_only``)
-        self.fn, self.deps, self.any_library = fn, tuple(deps), any_library
+        # ``np.asarray``), so it runs on CuPy's as on NumPy's (``libraries.numpy_only``);
+        # ``numba``: a twin of ``fn`` in numba's subset (loops), which a writer for numba
+        # calls compiled (``backends.numba``), or None where numba has none
+        self.fn, self.deps, self.any_library, self.numba = fn, tuple(deps), any_library, numba
 
     def expression(self, code, eqn, ins, py):
-        name = code.define(self.fn, self.deps)
+        name = code.define(self.fn, self.deps, self.numba)
         args = list(ins) + [f"{k}={code.param(v)}" for k, v in sorted(eqn.params.items())]
         if self.own_numpy and code.lazy:
             return code.task(name, eqn, args)

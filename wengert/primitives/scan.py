@@ -105,6 +105,32 @@ def linrec_impl(a, b, axis, reverse):
     return np.ascontiguousarray(np.moveaxis(h, 0, axis), like=h)
 
 
+def linrec_loops(a, b, axis, reverse):
+    """``linrec_impl`` in numba's subset (``DefinedCall``'s twin, compiled by the numba
+    backend): the recurrence place by place, the other axes innermost (contiguous)."""
+    shape = b.shape
+    n = shape[axis]
+    pre, post = 1, 1
+    for k in range(len(shape)):
+        if k < axis:
+            pre *= shape[k]
+        elif k > axis:
+            post *= shape[k]
+    a3 = np.ascontiguousarray(a).reshape((pre, n, post))
+    # a copy of b in the result's dtype (b's promoted by a's)
+    h = np.ascontiguousarray(b).reshape((pre, n, post)) * np.ones(1, a3.dtype)
+    for i in range(pre):
+        if reverse:
+            for j in range(n - 2, -1, -1):
+                for m in range(post):
+                    h[i, j, m] += a3[i, j, m] * h[i, j + 1, m]
+        else:
+            for j in range(1, n):
+                for m in range(post):
+                    h[i, j, m] += a3[i, j, m] * h[i, j - 1, m]
+    return h.reshape(shape)
+
+
 def linrec_aval(a, b, axis, reverse):
     if a.shape != b.shape:
         raise shape_error(f"linrec: coefficient shape {a.shape} differs from {b.shape}")
@@ -153,7 +179,7 @@ linrec_p = register(Primitive("linrec", nargs=2, impl=linrec_impl, jvp=linrec_jv
                               zero_rule=linrec_zero_rule, batch=linrec_batch,
                               sparsity=linrec_sparsity,
                               emit=DefinedCall(linrec_impl, (("_BLOCK", _BLOCK), _scan_steps, _scan_blocks),
-                                               any_library=True)))
+                                               any_library=True, numba=linrec_loops)))
 
 
 def linrec(a, b, axis, reverse=False):
@@ -183,9 +209,20 @@ def cumprod_sparsity(an, ops, outs, axis):
     return running(ops[0], axis)
 
 
+class CumprodEmit(NumpyCall):
+    """``np.cumprod(x, axis=1)``, as the writer spells a running function
+    (``running_call``: numba's cumprod takes no axis)."""
+
+    def expression(self, code, eqn, ins, py):
+        aval = eqn.inputs[0].aval
+        if py[0] or not aval.shape or set(eqn.params) != {"axis"}:
+            return super().expression(code, eqn, ins, py)
+        return code.running_call("cumprod", ins[0], eqn.params["axis"], aval)
+
+
 cumprod_p = register(Primitive("cumprod", nargs=1, impl=cumprod_impl, jvp=cumprod_jvp,
                                transpose=NOT_LINEAR, abstract_eval=cumprod_aval,
-                               sparsity=cumprod_sparsity, emit=NumpyCall("cumprod"),
+                               sparsity=cumprod_sparsity, emit=CumprodEmit("cumprod"),
                                batch=shifted("cumprod", "axis")))
 
 

@@ -134,6 +134,10 @@ def simplify(prog, copies=False):
                 # scalars by ``_uniform_as_scalar`` fold to a scalar where the
                 # equation broadcast them to an array
                 if np.shape(val) == tuple(shape):
+                    if out[0].aval.weak and isinstance(val, np.generic):
+                        # a Python scalar's (weakly typed) value stays one: an operand
+                        # folded earlier may be NumPy's, and the code returns the literal
+                        val = val.item()
                     subst[out[0]] = Lit(val)
                     continue
         key = eqn_key(eqn.prim, ins, eqn.params)

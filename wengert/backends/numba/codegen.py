@@ -5,11 +5,13 @@
 The code is ``python.codegen``'s, written by a ``CodeWriter`` subclass that
 spells the few things numba's subset lacks differently:
 
-* a loop's stored per-iteration values are always typed arrays,
+* a loop's stored per-iteration values are typed arrays,
   ``np.empty((n, *shape), dtype)`` of the value's aval (bools as
-  ``np.bool_``), never Python lists (``[None] * n`` holds objects; numba
+  ``np.bool_``), never Python lists of Nones (``[None] * n`` holds objects; numba
   types a list by its items, and ``None`` has no array type); a ``while``
-  loop's arrays double when full, as in the Python code;
+  loop's arrays double when full, as in the Python code. Values whose length varies
+  from one iteration to the next (an inner loop's, stored by an outer one) are a list
+  of C-contiguous arrays, made of empty arrays of their type;
 * dtypes as NumPy attributes (``np.float32``), not ``np.dtype('float32')``;
 * a reduction over every axis without ``axis`` (``np.sum(x)``), over one
   axis with an int (``np.sum(x, axis=1)``, where numba has that form);
@@ -28,8 +30,7 @@ numba's compile time grows with the constants it freezes (a jacrev seed of
 (2, 2, 31843) took numba over 100 s).
 
 What has no spelling at all is refused before numba sees it
-(``NumbaUnsupported``, naming the construct): stored values whose length
-varies from one iteration to the next, and names the code reads that
+(``NumbaUnsupported``, naming the construct): names the code reads that
 numba cannot type (a primitive's impl called by name, a SciPy module, the
 user's objects). The rest numba's typing decides when the function is
 first called; an error of it is reported the same way (``NumbaFunction``).
@@ -52,9 +53,10 @@ from . import matmul as numbamatmul
 from .rewrite import rewritten
 from .scatter import add_at_lines
 from ..python.codegen import CodeWriter, generate_source
-from .compiled import HELPERS, NumbaFunction, numba_helper
+from .compiled import HELPERS, NumbaFunction, load_numba, numba_helper
 from .hoist import fresh_mark
-from .standalone import finish, njit_text
+from .rowwise import LAST_AXIS, ROW_TEXTS, last_axis_helper, others_helper
+from .standalone import finish
 
 __all__ = ["numba_codegen", "numba_source", "NumbaUnsupported", "NumbaWriter", "refuse"]
 
@@ -124,15 +126,28 @@ class NumbaWriter(CodeWriter):
             return self._pass(ref.param_key, (label, f"cell_{label}"), ref.resolve, repr(ref))
         return super().outside(ref)
 
-    def define(self, fn, deps=()):
-        raise NumbaUnsupported(f"{fn.__name__}, wengert's NumPy code of a row (a Python "
-                               "function numba does not compile)")
+    def define(self, fn, deps=(), twin=None):
+        if twin is None:
+            raise NumbaUnsupported(f"{fn.__name__}, wengert's NumPy code of a row (a Python "
+                                   "function numba does not compile)")
+        # the row's twin in numba's subset, compiled once a process (``numba_helper``)
+        found = numba_helper(f"twin {twin.__module__}.{twin.__name__}",
+                             lambda: load_numba().njit(twin))
+        return self.bind(twin.__name__, found, f"wengert's numba {fn.__name__}")
 
     def kept_as_list(self, aval, vid, grows=False, made=False):
-        if any(d is None for d in aval.shape):
-            raise NumbaUnsupported("a loop storing values whose length varies from one "
-                                   "iteration to the next")
-        return False                # a typed array, even for scalars read back one by one
+        # values whose length varies: a list of arrays (one type: the aval's dtype and
+        # dimensions, C-contiguous); the rest a typed array, even scalars read back one by one
+        return any(d is None for d in aval.shape)
+
+    def new_list(self, aval, count):
+        """numba types a list by its items: made of empty arrays of the values' type (a
+        comprehension, also where it starts empty), never of Nones."""
+        empty = f"{self.np}.empty({(0,) * len(aval.shape)}, {self.dtype(aval.dtype)})"
+        return f"[{empty} for _ in range({0 if count is None else count})]"
+
+    def list_item(self, y):
+        return f"{self.np}.ascontiguousarray({y})"      # (a view's layout is another type)
 
     def dtype(self, dt):
         dt = np.dtype(dt)
@@ -217,7 +232,7 @@ class NumbaWriter(CodeWriter):
         kept = [a for a in range(ndim) if a not in reduced]
         order = kept + reduced
         moved = self.fresh("moved")
-        helper = self.bind(f"{fn}_last_axis", _othershelper(fn),
+        helper = self.bind(f"{fn}_last_axis", others_helper(fn),
                            f"wengert's numba {fn} over the last axis")
         size = " * ".join(f"{x}.shape[{a}]" for a in kept) or "1"
         length = " * ".join(f"{x}.shape[{a}]" for a in reduced)
@@ -242,7 +257,7 @@ class NumbaWriter(CodeWriter):
             return f"{self.np}.{fn}({x})"
         if len(axes) == 1 and fn in _AXIS_INT:
             return f"{self.np}.{fn}({x}, axis={int(axes[0])})"
-        if fn in _LAST_AXIS and not py:
+        if fn in LAST_AXIS and not py:
             # the reduced axes moved last and made one, then a loop over the rest
             reduced = sorted(a % ndim for a in axes)
             kept = [a for a in range(ndim) if a not in reduced]
@@ -250,10 +265,26 @@ class NumbaWriter(CodeWriter):
             shape = ", ".join([f"{x}.shape[{a}]" for a in kept] + ["-1"])
             moved = x if kept + reduced == list(range(ndim)) else \
                 f"{x}.transpose({tuple(kept + reduced)})"
-            helper = self.bind(f"{fn}_last_axis", _last_axishelper(fn),
+            helper = self.bind(f"{fn}_last_axis", last_axis_helper(fn),
                                f"wengert's numba {fn} over the last axis")
             return f"{helper}({self.np}.ascontiguousarray({moved}).reshape(({shape})))"
         return f"{self.np}.{fn}({x}, axis={self.param(axis)})"
+
+    def running_call(self, fn, x, axis, aval):
+        if len(aval.shape) == 1:
+            return f"{self.np}.{fn}({x})"       # numba's takes no axis
+        if fn not in ROW_TEXTS or aval.dtype.kind not in "fc":
+            return super().running_call(fn, x, axis, aval)
+        # the axis moved last, the rows one by one (a helper)
+        x, axis = self.atom(x), axis % len(aval.shape)
+        order = [k for k in range(len(aval.shape)) if k != axis] + [axis]
+        perm = "" if order == sorted(order) else f".transpose({tuple(order)})"
+        back = "" if not perm else f".transpose({tuple(int(k) for k in np.argsort(order))})"
+        rows = " * ".join(f"{x}.shape[{k}]" for k in order[:-1])
+        helper = self.bind(f"{fn}_last_axis", others_helper(fn),
+                           f"wengert's numba {fn} over the last axis")
+        return (f"{helper}({self.np}.ascontiguousarray({x}{perm}).reshape(({rows}, "
+                f"{x}.shape[{axis}]))).reshape({x}{perm}.shape){back}")
 
 
 def _fits(x, dt):
@@ -262,45 +293,6 @@ def _fits(x, dt):
     return isinstance(x, Lit) and np.iinfo(dt).min <= x.val <= np.iinfo(dt).max
 
 
-def _othershelper(fn):
-    """A numba function: ``fn`` (``_OTHERS``) over the last axis of a
-    C-contiguous 2-D array, each row apart (same shape out)."""
-    return numba_helper(f"others {fn}", lambda: njit_text(_OTHERS[fn], f"{fn}_last_axis"))
-
-
-# functions of the entries of a row, one value per entry (the rows of a 2-D
-# array), as numba text; what NumPy's statements compute, without
-# ``np.errstate`` (numba neither warns nor raises on floating-point errors)
-_OTHERS = {"prod_others": """
-def prod_others_last_axis(x):
-    # each entry's product of the others in its row: the row's product
-    # divided by it where nothing in x is 0, inf or nan and no product is
-    # subnormal (as ``prod_others_impl`` decides: over the whole of x), else
-    # the running products from both ends multiplied (no division)
-    rows, n = x.shape
-    out = np.empty_like(x)
-    total = np.empty(rows, x.dtype)
-    tiny = np.finfo(x.dtype).tiny
-    divide = True
-    for i in range(rows):
-        total[i] = x[i].prod()
-        if not (np.all(x[i] != 0) and np.isfinite(total[i]) and np.abs(total[i]) >= tiny):
-            divide = False
-    for i in range(rows):
-        if divide:
-            for j in range(n):
-                out[i, j] = total[i] / x[i, j]
-        else:
-            left = x.dtype.type(1)
-            for j in range(n):
-                out[i, j] = left
-                left = left * x[i, j]
-            right = x.dtype.type(1)
-            for j in range(n - 1, -1, -1):
-                out[i, j] = out[i, j] * right
-                right = right * x[i, j]
-    return out
-"""}
 
 
 def _typable(value):
@@ -313,28 +305,6 @@ def _typable(value):
     if isinstance(value, (bool, int, float, complex, np.generic)):
         return True
     return isinstance(value, type) and issubclass(value, np.generic)
-
-
-# reductions numba has over every axis only, spelled over some axes by a helper
-# (``_LAST_AXIS``, below: fn -> its result dtype in the helper's text)
-def _last_axishelper(fn):
-    """A numba function: NumPy's ``fn`` over the last axis of a C-contiguous
-    array (``x.fn(axis=-1)``), a loop over the other items."""
-    return numba_helper(f"last axis {fn}", lambda: njit_text(
-        _LAST_AXIS_TEXT.format(fn=fn, dtype=_LAST_AXIS[fn]), f"{fn}_last_axis"))
-
-
-# the helpers' text, and each reduction's result dtype
-_LAST_AXIS_TEXT = """
-def {fn}_last_axis(x):
-    rows = x.reshape((-1, x.shape[-1]))
-    out = np.empty(rows.shape[0], {dtype})
-    for i in range(rows.shape[0]):
-        out[i] = rows[i].{fn}()
-    return out.reshape(x.shape[:-1])
-"""
-_LAST_AXIS = {"min": "x.dtype", "max": "x.dtype", "prod": "x.dtype",
-              "argmin": "np.int64", "argmax": "np.int64"}
 
 
 def _passable(value):

@@ -90,6 +90,7 @@ from ...core.ir import Lit, Program
 from ...core.printing import Namer, reverse_sweep_start, walk
 from ...core.where import files_of, heading, line_map, statement
 from .coalesce import coalesce
+from .buffers import LoopBuffers
 from .emit import PY_SCALARS, CodegenError, Emitter
 from .headings import drop_empty_headings, heading_kinds, mark, unmark
 from .names import named_write, names_of
@@ -297,7 +298,7 @@ def _operands(em, atoms, names):
     return [em.literal(x.val, x.aval) if n is None else em.ident(n) for x, n in zip(atoms, names)]
 
 
-class CodeWriter(Emitter):
+class CodeWriter(LoopBuffers, Emitter):
     """The Emitter (names, literals, params) with the statement helpers a
     row's ``emit`` rule writes its code with, and what the whole Program's
     analyses found (``read``, ``loop_only``, ``trip_only``)."""
@@ -360,58 +361,6 @@ class CodeWriter(Emitter):
         its own spelling (``numba.codegen``'s helpers), else None: the rule's
         NumPy statements."""
         return None
-
-    def kept_as_list(self, aval, vid, grows=False, made=False):
-        """Whether a loop's per-iteration values of ``aval`` (the loop's
-        output ``vid``) are a Python list rather than an array (``buffers``):
-        values whose length varies, scalars only a later loop reads one at a
-        time, and a while loop's (``grows``) arrays that its body makes anew
-        each step (``made``) and only a later loop reads: the list holds them
-        as they are, where a buffer would copy each into a row and double
-        (relax at n = 1e4: 3.2 -> 1.9 times the plain call, the buffer's
-        fresh pages and copies gone)."""
-        if any(d is None for d in aval.shape):
-            return True
-        return vid in self.loop_only and (aval.shape == () or grows and made)
-
-    def buffers(self, accs, ys, avals, ids, index, rows, grows=False, made=()):
-        """Where a loop stores its per-iteration values ``ys`` (its outputs
-        ``accs``, Vars ``ids``), as the impls' ``YsBuffer`` does: the
-        statements (before the loop, in each step, after it).
-
-        An array of the aval's dtype allocated once, ``acc = np.empty((rows,
-        *shape))``, its row ``index`` written in each step: a for loop's
-        ``rows`` is its trip count (a reverse loop fills its rows backwards,
-        so nothing is reversed after it); a while loop's (``grows``) is a
-        first capacity, doubled when full, and the first ``index`` rows are
-        kept after the loop. A list instead, indexed as the array would be,
-        for values whose length varies (a None in the shape: the impls'
-        ``RaggedStack``), for a while loop's arrays made anew each step
-        (``made``: the loop's outputs) and for scalars, both read back one
-        at a time by a later loop (``loop_only``): storing a Python float and reading it back
-        costs about 36 ns an iteration in a list against 184 ns in an array
-        (n = 1000; ``np.empty`` + ``acc[i] = y`` + ``acc[i]``, which also
-        reads back a slower ``np.float64``)."""
-        before, step, after, arrays = [], [], [], []
-        for acc, y, aval, vid in zip(accs, ys, avals, ids):
-            if self.kept_as_list(aval, vid, grows, vid in made):
-                count = f"({rows})" if " " in rows else rows
-                before.append(f"{acc} = []" if grows else f"{acc} = [None] * {count}")
-                step.append(f"{acc}.append({y})" if grows else f"{acc}[{index}] = {y}")
-                continue
-            dtype = "" if aval.dtype == "float64" else f", {self.dtype_argument(aval.dtype)}"
-            shape = "(" + ", ".join([rows] + [self.dim(d) for d in aval.shape]) + \
-                ("," if aval.shape == () else "") + ")"
-            before.append(f"{acc} = {self.np}.empty({shape}{dtype}{self.made()})")
-            step.append(f"{acc}[{index}] = {y}")
-            arrays.append(acc)
-        if grows and arrays:
-            # full: twice the rows (the copy is amortized O(1) a row)
-            grow = [f"{a} = {self.np}.concatenate(({a}, {self.np}.empty_like({a})))"
-                    for a in arrays]
-            step = [f"if {index} == {arrays[0]}.shape[0]:"] + self.indent(grow) + step
-            after = [f"{a} = {a}[:{index}]" for a in arrays]
-        return before, step, after
 
 
 def _equation(em, eqn, ins, py, outs, subs):

@@ -379,6 +379,11 @@ class Emitter(Namespace):
         """``np.exp(t, out=t)``: the ufunc named ``fn`` of ``ins``, written into ``target``."""
         return f"{self.np}.{fn}({', '.join(ins)}, out={target})"
 
+    def running_call(self, fn, x, axis, aval):
+        """``np.cumprod(x, axis=1)``: the running function ``fn`` of ``x`` (of ``aval``)
+        along ``axis`` (an int in range), as NumPy spells it."""
+        return f"{self.np}.{fn}({x}, axis={self.param(axis)})"
+
     def axis_call(self, fn, x, axis, ndim, py=False):
         """``x.sum(axis=(0,))``: the NumPy reduction ``fn`` of ``x`` (of
         ``ndim`` dimensions) over ``axis`` (an int or a tuple), as the array

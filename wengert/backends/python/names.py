@@ -129,11 +129,12 @@ class Namespace:
                              f"({type(ref.root).__name__}, the same object at every call)")
         return ref.text(root)
 
-    def define(self, fn, deps=()):
+    def define(self, fn, deps=(), twin=None):
         """The name of ``fn``, a function of wengert's written with NumPy alone (it reads
         ``np``, ``math``, ``scipy`` and the functions and constants ``deps``: a constant is
         a pair ``(name, value)``), defined in the generated file above the code, its text
-        taken from wengert's source (``DefinedCall``)."""
+        taken from wengert's source (``DefinedCall``); ``twin``, its spelling for numba
+        (which a writer for numba calls instead)."""
         for f in tuple(deps) + (fn,):
             name = f[0] if isinstance(f, tuple) else f.__name__
             if name in self.defined:
