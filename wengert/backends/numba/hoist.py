@@ -237,12 +237,12 @@ class _Rewrite:
         return None
 
     def _dead_each_step(self, loop, names):
-        inside = {id(n) for s in loop.body for n in ast.walk(s)}
+        inside = {n for s in loop.body for n in ast.walk(s)}     # (the nodes are alive)
         for name in names:
             if name in self.params:
                 return False
             every = [n for n in ast.walk(self.fn) if isinstance(n, ast.Name) and n.id == name]
-            if any(id(n) not in inside for n in every):
+            if any(n not in inside for n in every):
                 return False
             first = next((s for s in loop.body if any(
                 isinstance(n, ast.Name) and n.id == name for n in ast.walk(s))), None)
