@@ -83,6 +83,10 @@ ESCAPES = {
         buf = np.empty((n,))
         v = np.add(x, x, buf)
         return (v,)""",
+    "dot-out": """
+        buf = np.empty((n, n))
+        v = np.dot(x, x, buf)
+        return (v,)""",
     "in-list": """
         buf = np.empty((n,))
         keep = [x, buf]

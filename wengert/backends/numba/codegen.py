@@ -54,6 +54,7 @@ from .rewrite import rewritten
 from .scatter import add_at_lines
 from ..python.codegen import CodeWriter, generate_source
 from .compiled import HELPERS, NumbaFunction, load_numba, numba_helper
+from .hoist import fresh_mark
 from .rowwise import LAST_AXIS, ROW_TEXTS, last_axis_helper, others_helper
 from .standalone import finish
 
@@ -243,6 +244,10 @@ class NumbaWriter(CodeWriter):
 
     def ufunc_into(self, fn, ins, target):
         return f"{self.np}.{fn}({', '.join(ins)}, {target})"     # numba: out by position
+
+    def expression(self, eqn, ins, py):
+        # a new array of an elementwise row, marked for ``hoist`` (a loop's: into a buffer)
+        return super().expression(eqn, ins, py) + fresh_mark(self, eqn)
 
     def axis_call(self, fn, x, axis, ndim, py=False):
         # axis=None (argmax of the whole array) reduces every axis

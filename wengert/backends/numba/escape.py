@@ -2,9 +2,10 @@
 function's results.
 
     escaping : (FunctionDef, sites, np_name) -> set of sites    (``scratch``'s question)
+    aliases  : (FunctionDef, sites, np_name) -> {site: names}   (``hoist``'s question)
 
-``sites`` maps the position of a top-level statement of the function to
-the allocation it makes (an ``ast`` of the code ``python.codegen`` writes). The
+``sites`` maps the position of a top-level statement of the function (or
+a statement node, at any depth) to the allocation it makes (an ``ast`` of the code ``python.codegen`` writes). The
 analysis is flow insensitive (a loop's later iterations are covered) and
 conservative. For
 each name it keeps the allocations it may *be* (the buffer, or a view of
@@ -13,8 +14,9 @@ view, at any depth):
 
 * a plain, tuple or chained assignment, a ``for`` target, a subscript,
   slice or attribute (``x[i]``, ``x[1:]``, ``x.T``), a call not known to
-  make a new array (``x.reshape``, ``np.ascontiguousarray``, a ufunc given
-  ``out``, ``max(a, b)``) pass on everything their operands may be or hold;
+  make a new array (``x.reshape``, ``np.ascontiguousarray``, ``max(a, b)``)
+  pass on everything their operands may be or hold; a ufunc (or ``np.dot``)
+  given ``out`` by position gives what ``out`` may be or hold;
 * a tuple or list display holds its items; arithmetic (``a * b``) makes a
   new array, or joins containers (``l + [b]``): it holds what they hold;
 * a value stored *into* a subscript or attribute (``out[i] = v``,
@@ -40,10 +42,10 @@ import ast
 
 import numpy as np
 
-__all__ = ["escaping", "Unmodelled", "numpy_attr"]
+__all__ = ["escaping", "aliases", "Unmodelled", "numpy_attr"]
 
 # NumPy functions whose result is a new array (or scalar) sharing no memory
-# with, and holding none of, their operands, called without ``out``; every
+# with, and holding none of, their operands, called without ``out`` (``_OUT_AT``); every
 # ufunc is too, given no more operands than its inputs
 _FRESH_NUMPY = frozenset({
     "empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
@@ -53,6 +55,8 @@ _FRESH_NUMPY = frozenset({
     "searchsorted", "tile", "repeat", "diff", "trace", "kron", "cross", "nonzero", "isclose",
     "allclose", "array_equal", "count_nonzero", "shape", "ndim", "size",
 })
+# those of them that take ``out`` by position, after this many operands
+_OUT_AT = {"dot": 2, "outer": 2}
 _FRESH_BUILTINS = frozenset({"int", "float", "bool", "complex", "len", "range", "abs", "round",
                              "isinstance"})
 # methods of arrays whose result is new and that store nothing in the object
@@ -78,6 +82,21 @@ def escaping(fn, sites, np_name):
     return _Escapes(fn, sites, np_name).run()
 
 
+def aliases(fn, sites, np_name, plain_params=False):
+    """{site: the names that may be or hold it} of the allocation sites
+    ``sites`` (statements of ``fn``, at any depth, or top-level positions);
+    ``plain_params``: the parameters are arrays, numbers or tuples of them,
+    never a list (numba's code: the inputs are flattened)."""
+    found = _Escapes(fn, sites, np_name, plain_params)
+    found.run()
+    out = {}
+    for table in (found.is_, found.holds):
+        for name, reached in table.items():
+            for site in reached:
+                out.setdefault(site, set()).add(name)
+    return out
+
+
 # methods whose result is an array, a number or a tuple of them, given an
 # array or a number (``tolist`` makes a list: not here)
 _PLAIN_METHODS = _FRESH_METHODS | frozenset({
@@ -98,8 +117,9 @@ class _Escapes:
     (``out[i] = v`` into an array), so it holds nothing new by that, and
     arithmetic on them makes new arrays or numbers that hold nothing."""
 
-    def __init__(self, fn, sites, np_name):
+    def __init__(self, fn, sites, np_name, plain_params=False):
         self.fn, self.sites, self.np = fn, sites, np_name
+        self.plain_params = plain_params
         self.is_, self.holds = {}, {}
         self.params = {a.arg for a in fn.args.args}
         self.assigned = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
@@ -134,7 +154,7 @@ class _Escapes:
 
     # which names are plain: the greatest fixed point (parameters are not)
     def _find_plain(self):
-        self.plain = self.assigned - self.params
+        self.plain = self.assigned - (set() if self.plain_params else self.params)
         changed = True
         while changed:
             before = len(self.plain)
@@ -168,7 +188,8 @@ class _Escapes:
             return True
         if isinstance(node, ast.Name):
             # a name bound outside the code: NumPy, a helper, a constant array
-            return node.id in self.plain or node.id not in self.assigned | self.params
+            return node.id in self.plain or node.id not in self.assigned | (
+                set() if self.plain_params else self.params)
         if isinstance(node, (ast.Subscript, ast.Attribute)):
             return self._is_plain(node.value)
         if isinstance(node, (ast.UnaryOp, ast.Compare)):
@@ -234,9 +255,16 @@ class _Escapes:
         func = call.func
         plain = not any(isinstance(a, ast.Starred) for a in call.args)
         attr = numpy_attr(func, self.np)
+        if attr is not None and plain and not call.keywords:
+            # written into ``out`` (a ufunc's, np.dot's, by position): the result is it
+            fn = getattr(np, attr, None)
+            nin = fn.nin if isinstance(fn, np.ufunc) and fn.nout == 1 else _OUT_AT.get(attr)
+            if nin is not None and len(call.args) == nin + 1:
+                return self._reach(call.args[-1])
         if attr is not None and plain and not any(kw.arg in ("out", "copy") for kw in call.keywords):
             fn = getattr(np, attr, None)
-            if attr in _FRESH_NUMPY or (isinstance(fn, np.ufunc) and len(call.args) <= fn.nin):
+            if (attr in _FRESH_NUMPY and len(call.args) <= _OUT_AT.get(attr, len(call.args))) \
+                    or (isinstance(fn, np.ufunc) and len(call.args) <= fn.nin):
                 return set(), set()
         if isinstance(func, ast.Name) and func.id in _FRESH_BUILTINS \
                 and func.id not in self.assigned:
@@ -300,7 +328,7 @@ class _Escapes:
             if isinstance(s, ast.Assign):
                 self._effects(s)
                 reached = self._reach(s.value)
-                site = self.sites.get(k) if top else None
+                site = self.sites.get(s, self.sites.get(k) if top else None)
                 for t in s.targets:
                     self._bind(t, reached, s.value)
                     if site is not None:

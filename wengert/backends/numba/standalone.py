@@ -29,6 +29,7 @@ import textwrap
 import numpy as np
 
 from .compiled import HELPERS, load_numba, numba_helper
+from .hoist import loop_buffers
 from .scratch import REUSE_HELPERS, reusable, with_scratch
 
 __all__ = ["finish", "njit_text", "helper_text"]
@@ -64,7 +65,10 @@ def _is_helper(value):
 def finish(source, namespace, fname):
     """(source, scratch) of the numba code ``source`` of function ``fname``: the
     buffers it never returns reused (``scratch.with_scratch``; ``scratch``: the (dtype,
-    ndim) of each), and every helper it calls written above it (module docstring)."""
+    ndim) of each), and every helper it calls written above it (module docstring); its
+    loop temporaries in buffers made before the loop first (``hoist``)."""
+    np_name = next((k for k, v in namespace.items() if v is np), None)
+    source = loop_buffers(source, fname, np_name)
     source, scratch = _reuse_scratch(source, namespace, fname)
     return _written_out(source, namespace), scratch
 
