@@ -204,3 +204,20 @@ def test_the_architecture_doc_is_true():
     missing = [p for p in sorted(named) if not os.path.exists(os.path.join(_ROOT, "wengert", p))
                and not os.path.exists(os.path.join(_ROOT, p))]
     assert missing == []
+
+
+def test_every_parse_holds_the_ast_lock():
+    """CPython 3.11's conversion of a parse tree into ``ast`` objects is not thread-safe
+    (``core.where.AST_LOCK``): derivatives generated in two threads at once once failed
+    with ``SystemError: AST constructor recursion depth mismatch`` (numba's rewrites parsed
+    the code unguarded). Every parse of wengert's is ``core.where.parse``."""
+    root = os.path.join(_ROOT, "wengert")
+    found = []
+    for folder, _, files in os.walk(root):
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            with open(path) as fh:
+                found += [f"{rel}:{k}" for k, line in enumerate(fh, 1)
+                          if "ast.parse(" in line and rel != "core/where.py"]
+    assert not found, found

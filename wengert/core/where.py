@@ -26,7 +26,7 @@ from .errors import PACKAGE_DIR, library_file
 from .ir import programs_in
 
 __all__ = ["locate", "statement", "heading", "line_map", "files_of", "HEADING", "AST_LOCK",
-           "CONVERTED"]
+           "CONVERTED", "parse"]
 
 # CPython 3.11-3.12 keep the depth of the AST conversions (``ast.parse``, ``compile`` of
 # a tree) in state shared by all threads: two threads converting at once, the second
@@ -34,6 +34,12 @@ __all__ = ["locate", "statement", "heading", "line_map", "files_of", "HEADING", 
 # "SystemError: AST constructor recursion depth mismatch". Every AST conversion of
 # wengert's (the source frontend's, the code writer's) holds this lock.
 AST_LOCK = threading.RLock()
+
+
+def parse(text, mode="exec"):
+    """``ast.parse(text, mode=mode)`` holding ``AST_LOCK``."""
+    with AST_LOCK:
+        return ast.parse(text, mode=mode)
 
 
 # the global of converted code (``frontends/source/rewrite.py``'s ``CONVERTED``): a frame
@@ -70,8 +76,7 @@ def _statements(fname, size):
     header (``if x[i] > 0:``) to the header."""
     text = "".join(linecache.getlines(fname))
     try:
-        with AST_LOCK:
-            tree = ast.parse(text)
+        tree = parse(text)
     except (SyntaxError, ValueError):
         return {}
     lines = text.splitlines()

@@ -59,6 +59,7 @@ import re
 
 import numpy as np
 
+from ...core.where import parse
 from .escape import Unmodelled, aliases, numpy_attr
 
 __all__ = ["fresh_mark", "loop_buffers"]
@@ -108,7 +109,7 @@ class _Rewrite:
     def __init__(self, lines, fname, np_name, marks):
         self.lines, self.np, self.marks = lines, np_name, marks
         self.text = "\n".join(lines) + "\n"
-        tree = ast.parse(self.text)
+        tree = parse(self.text)
         self.fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fname)
         self.taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
             a.arg for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) for a in n.args.args}
@@ -181,7 +182,7 @@ class _Rewrite:
     def _hoist(self, top, loop, stmt, names):
         target = stmt.targets[0].id
         mark = self.marks[stmt.lineno]
-        alloc = ast.parse(mark, mode="eval").body
+        alloc = parse(mark, mode="eval").body
         # a statement of the function's top level runs once a call: its buffer is the
         # scratch's to keep between calls, where it reaches no result (``scratch``)
         if (loop is not None and not self._dead_each_step(loop, names | {target})) \
@@ -311,7 +312,7 @@ def _unread_lengths(source, fname):
     attributes, items and numbers) where nothing reads them (named for a
     mark whose statement kept its allocation)."""
     while True:
-        tree = ast.parse(source)
+        tree = parse(source)
         fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fname)
         read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)
                 and isinstance(n.ctx, ast.Load)}

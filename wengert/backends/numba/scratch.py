@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ...core.where import parse
 from .escape import Unmodelled, escaping, numpy_attr
 
 __all__ = ["Alloc", "reusable", "with_scratch", "REUSE_HELPERS", "reuse_empty", "reuse_zeros",
@@ -143,7 +144,7 @@ def reusable(source, fname, np_name="np"):
     """The allocations of function ``fname`` in ``source`` whose buffers
     never reach its results (module docstring), in order; ``np_name``: the
     name the code gives NumPy."""
-    tree = ast.parse(source)
+    tree = parse(source)
     fn = _function(tree, fname)
     allocs = {}
     for k, stmt in enumerate(fn.body):
@@ -295,11 +296,11 @@ def with_scratch(source, fname, allocs, taken, np_name="np", dtype_text=None):
     parameter's name). ``taken``: names the code may not use (every
     identifier it reads); ``dtype_text``: dtype -> its spelling (default
     ``np.<name>``)."""
-    taken = set(taken) | {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    taken = set(taken) | {n.id for n in ast.walk(parse(source)) if isinstance(n, ast.Name)}
     param = _fresh("scratch", taken)
     helpers = {}
     lines = source.splitlines()
-    fn = _function(ast.parse(source), fname)
+    fn = _function(parse(source), fname)
     slots = []
     for k, a in enumerate(allocs):
         kind = "rows" if a.grows else a.kind

@@ -39,7 +39,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ...core.where import AST_LOCK
+from ...core.where import parse
 from .liveness import Liveness, copies, defs_uses, names_in, simple, stores, suites
 
 __all__ = ["coalesce"]
@@ -62,8 +62,7 @@ def coalesce(source, fname, names):
 class _Round:
     def __init__(self, source, fname, names):
         self.source, self.names = source, names
-        with AST_LOCK:      # CPython's AST conversion is not thread-safe (``core.where``)
-            self.tree = ast.parse(source)
+        self.tree = parse(source)   # (CPython's AST conversion is not thread-safe: ``core.where``)
         self.fn = next(n for n in self.tree.body
                        if isinstance(n, ast.FunctionDef) and n.name == fname)
         self.lines = source.splitlines()

@@ -11,7 +11,7 @@ import builtins
 import functools
 
 from ...core.errors import PACKAGE_DIR, UnsupportedSyntax
-from ...core.where import AST_LOCK
+from ...core.where import AST_LOCK, parse
 from .alias import mark_aliased_writes
 from .check import check
 from ...primitives.host import EnvRef
@@ -41,7 +41,7 @@ def _convert(code, filename, qualname):
     and two files' equal functions each report their own lines."""
     src = Source(code, qualname)
     try:
-        module = ast.parse(src.text)
+        module = parse(src.text)
     except SyntaxError:
         # inspect gives a lambda's lines from its own line, which may continue
         # an expression begun above (a lambda passed on a call's second line):

@@ -16,6 +16,7 @@ import linecache
 import textwrap
 import types
 
+from ...core.where import parse
 from ...core.errors import UnsupportedSyntax
 from .names import parameters
 
@@ -48,7 +49,7 @@ class Source:
         line); positions are then the file's own. None where the file does
         not parse either."""
         try:
-            module = ast.parse("".join(linecache.getlines(self.filename)))
+            module = parse("".join(linecache.getlines(self.filename)))
         except (SyntaxError, ValueError):
             return None
         self.text, self.first, self.indent = None, 1, 0
