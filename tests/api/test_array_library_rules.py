@@ -88,3 +88,17 @@ def test_a_row_that_would_copy_to_numpy_is_refused_naming_the_line(engine):
     with pytest.raises(wg.NoDerivativeRule, match=r"would copy .* to NumPy") as err:
         wg.grad(f, engine=engine)(Strict(x))
     assert "test_array_library_rules.py:" in str(err.value)
+
+
+def test_a_traced_value_in_a_named_tuple_is_not_taken_for_like():
+    """A call whose traced values sit in a named tuple (``np.stack(P(x, 2 * x))``) is
+    differentiated, not taken for one that named a traced value only through ``like=``
+    (it once recursed without end)."""
+    import collections
+    pair = collections.namedtuple("pair", "a b")
+
+    def f(x):
+        return np.sum(np.stack(pair(x, 2.0 * x)) ** 2)
+    x = _x()
+    for engine in ENGINES:
+        np.testing.assert_allclose(wg.grad(f, engine=engine)(x), 10.0 * x, rtol=1e-13)

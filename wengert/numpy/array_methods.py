@@ -45,9 +45,9 @@ def _holds_tracer(x):
     value."""
     if isinstance(x, TracerBase):
         return True
-    if type(x) in (tuple, list):
+    if isinstance(x, (tuple, list)):        # (a named tuple too: NumPy reads it as one)
         return any(_holds_tracer(e) for e in x)
-    return type(x) is dict and any(_holds_tracer(e) for e in x.values())
+    return isinstance(x, dict) and any(_holds_tracer(e) for e in x.values())
 
 
 # ``a[i] = v``; ``a[i:j] = v`` is STORE_SLICE from Python 3.12 on
