@@ -31,6 +31,7 @@ from . import for_loop_p
 from .schedules import (
     ADVANCE, CTZ, FREE, RESTORE, STORE, SWEEP_FUNCTIONS, SWEEP_HELPERS, Binomial)
 from ..core.primitive import Zero, instantiate
+from .schedules_numba import TWINS
 
 __all__ = ["CheckpointEmit", "CheckpointedLoopEmit", "LoopForwardEmit", "LoopReverseEmit",
            "ThroughImplEmit"]
@@ -52,7 +53,8 @@ def _sweeps(code, schedule):
         return [lambda n, m=m: f"{obj}.{m}({n})" for m in ("forward", "stored", "reverse")]
     kind = "ctz" if type(schedule) is CTZ else "binomial"
     extra = "" if kind == "ctz" else f", {schedule.snapshots!r}"
-    names = [code.define(f, SWEEP_HELPERS[kind]) for f in SWEEP_FUNCTIONS[kind]]
+    names = [code.define(f, SWEEP_HELPERS[kind], TWINS[f.__name__])
+             for f in SWEEP_FUNCTIONS[kind]]
     return [lambda n, name=name: f"{name}({n}{extra})" for name in names]
 
 
@@ -113,8 +115,7 @@ class LoopForwardEmit(EmitRule):
         out_carry, out_last, out_stored = p.split_forward_outputs(outs)
         schedule = p.schedule
         forward = _sweeps(code, schedule)[0]
-        store, kind, k, pos = (code.fresh("stored"), code.fresh("action"), code.fresh("k"),
-                               code.fresh("p"))
+        store, kind, k = code.fresh("stored"), code.fresh("action"), code.fresh("k")
         lines = [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o]
         lines += code.assign(carry_in, carry) + code.assign(out_last, carry_in)
         lines += [f"{store} = {{}}"]
@@ -126,12 +127,8 @@ class LoopForwardEmit(EmitRule):
             (STORE, "store", [f"{store}[{k}] = {_tuple(carry_in)}"]),
             (None, "free", [f"del {store}[{k}]"])]))
         lines += code.assign(out_carry, carry_in)
-        for j, (o, aval) in enumerate(zip(out_stored, p.carry_avals)):
-            dtype = "" if aval.dtype == "float64" else f", {code.dtype(aval.dtype)}"
-            rows = f"[{store}[{pos}][{j}] for {pos} in sorted({store})]"
-            lines.append(f"{o} = {code.np}.stack({rows}) if {store} else "
-                         f"{code.np}.zeros({code.shape((0,) + tuple(aval.shape))}{dtype})")
-        return lines + [f"del {store}"]         # the stacked copies stay
+        lines += code.stacked_states(store, out_stored, p.carry_avals)
+        return lines + code.release([store])      # the stacked copies stay
 
 
 class LoopReverseEmit(EmitRule):
@@ -150,13 +147,10 @@ class LoopReverseEmit(EmitRule):
         schedule = p.schedule
         _, stored, reverse = _sweeps(code, schedule)
         store, kind, k = code.fresh("stored"), code.fresh("action"), code.fresh("k")
-        row, pos = code.fresh("j"), code.fresh("p")
         count = _count(n, eqn.inputs[0])
         lines = [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o]
         lines += [f"{i} = {o}" for i, o in zip(v_consts, consts) if i != o]
-        states = _tuple([f"{s}[{row}]" for s in stacked])
-        lines.append(f"{store} = {{{pos}: {states} for {row}, {pos} in "
-                     f"enumerate({stored(count)})}}")
+        lines += code.unstacked_states(store, stacked, stored(count))
         lines += code.assign(carry_in, last) + code.assign(v_ct, ct)
         const_avals = p.split_body_inputs(p.body.in_avals)[1]
         zeros = [code.literal(instantiate(Zero(a))) for a, m in zip(const_avals, m_consts) if m]

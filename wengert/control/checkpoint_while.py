@@ -44,6 +44,7 @@ from .common import with_inputs
 from .loops import coherent_carries
 from .params import SweepParams, WhileParams, join, split
 from .schedules import ADVANCE, CTZ, STORE, ctz_online, schedule_of
+from .schedules_numba import TWINS
 from .while_loop import (
     WhileEmit, while_loop_jvp, while_loop_linearize, while_loop_p, while_loop_sparsity)
 
@@ -236,12 +237,12 @@ class WhileForwardEmit(EmitRule):
         out_carry, (count,), out_last, out_stored = split(outs, p.num_carry, 1, p.num_carry)
         schedule = p.extra["schedule"]
         if type(schedule) is CTZ:       # defined in the code: Python alone
-            online = f"{code.define(ctz_online)}()"
+            online = f"{code.define(ctz_online, (), TWINS['ctz_online'])}()"
         else:                           # a subclass of the user's: the object
             online = code.bind(("ctz", "ctz_schedule"), schedule,
                                f"{schedule!r} (the same at every call)") + ".online()"
-        store, kind, k, pos, acts = (code.fresh("stored"), code.fresh("action"),
-                                     code.fresh("k"), code.fresh("p"), code.fresh("actions"))
+        store, kind, k, acts = (code.fresh("stored"), code.fresh("action"), code.fresh("k"),
+                                code.fresh("actions"))
         lines = [f"# the online forward sweep of {schedule!r}"]
         lines += [f"{i} = {o}" for i, o in zip(consts_in, consts) if i != o]
         lines += code.assign(carry_in, carry) + code.assign(out_last, carry_in)
@@ -258,12 +259,8 @@ class WhileForwardEmit(EmitRule):
         step += code.assign(carry_in, body.outputs) + [f"{count} += 1"]
         lines += code.suite(step)
         lines += code.assign(out_carry, carry_in)
-        for j, (o, aval) in enumerate(zip(out_stored, p.split_body_inputs(p.body.in_avals)[1])):
-            dtype = "" if aval.dtype == "float64" else f", {code.dtype(aval.dtype)}"
-            rows = f"[{store}[{pos}][{j}] for {pos} in sorted({store})]"
-            lines.append(f"{o} = {code.np}.stack({rows}) if {store} else "
-                         f"{code.np}.zeros({(0,) + aval.shape!r}{dtype})")
-        return lines + [f"del {store}, {acts}", f"{count} = {code.np}.int64({count})"]
+        lines += code.stacked_states(store, out_stored, p.split_body_inputs(p.body.in_avals)[1])
+        return lines + code.release([store, acts]) + [f"{count} = {code.np}.int64({count})"]
 
 
 def _tuple(names):

@@ -57,6 +57,8 @@ from .compiled import HELPERS, NumbaFunction, load_numba, numba_helper
 from .hoist import fresh_mark
 from .rowwise import LAST_AXIS, ROW_TEXTS, last_axis_helper, others_helper
 from .standalone import finish
+from .twins import compiled_twin
+from ...control.schedules_numba import positions_nb
 
 __all__ = ["numba_codegen", "numba_source", "NumbaUnsupported", "NumbaWriter", "refuse"]
 
@@ -132,7 +134,7 @@ class NumbaWriter(CodeWriter):
                                    "function numba does not compile)")
         # the row's twin in numba's subset, compiled once a process (``numba_helper``)
         found = numba_helper(f"twin {twin.__module__}.{twin.__name__}",
-                             lambda: load_numba().njit(twin))
+                             lambda: compiled_twin(twin))
         return self.bind(twin.__name__, found, f"wengert's numba {fn.__name__}")
 
     def kept_as_list(self, aval, vid, grows=False, made=False):
@@ -148,6 +150,32 @@ class NumbaWriter(CodeWriter):
 
     def list_item(self, y):
         return f"{self.np}.ascontiguousarray({y})"      # (a view's layout is another type)
+
+    def stacked_states(self, store, outs, avals):
+        # numba's np.stack takes a tuple, not a list: each array made at its length,
+        # its rows copied from the states in the order of their positions
+        if not outs:
+            return []
+        keys, row = self.fresh("keys"), self.fresh("r")
+        found = numba_helper("twin positions_nb", lambda: compiled_twin(positions_nb))
+        lines = [f"{keys} = {self.bind('positions_nb', found, 'positions in order')}({store})"]
+        for out, aval in zip(outs, avals):
+            dims = [f"len({keys})"] + [self.dim(d) for d in aval.shape]
+            shape = "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+            lines.append(f"{out} = {self.np}.empty({shape}, {self.dtype(aval.dtype)})")
+        lines.append(f"for {row} in range(len({keys})):")
+        return lines + self.indent([f"{out}[{row}] = {store}[{keys}[{row}]][{j}]"
+                                    for j, out in enumerate(outs)])
+
+    def release(self, names):
+        return []       # numba's IR has no ``del`` of a variable (it frees at the last use)
+
+    def unstacked_states(self, store, stacked, positions):
+        # numba has no dict comprehension: a typed dict filled by a loop
+        row, pos = self.fresh("j"), self.fresh("p")
+        states = ", ".join(f"{s}[{row}]" for s in stacked) + ("," if len(stacked) == 1 else "")
+        return [f"{store} = {{}}", f"for {row}, {pos} in enumerate({positions}):",
+                self.INDENT + f"{store}[{pos}] = ({states})"]
 
     def dtype(self, dt):
         dt = np.dtype(dt)

@@ -85,8 +85,15 @@ def _written_out(source, namespace):
               if not (_BOUND.match(line) and _BOUND.match(line).group(1) in helpers)]
     if not any(_BOUND.match(line) for line in header):
         header[0] = header[0].replace("; names bound outside it:", "")
-    defined = []
+    defined, written = [], set()
     for name in sorted(helpers):
+        # the functions a twin calls (``twins.compiled_twin``), each written once
+        for dep, text in getattr(getattr(helpers[name], "py_func", None), "helper_deps", ()):
+            if dep not in written and dep not in helpers:
+                written.add(dep)
+                if np_name != "np":
+                    text = re.sub(r"\bnp\.", f"{np_name}.", text)
+                defined += text.rstrip("\n").splitlines() + ["", ""]
         defined += helper_text(helpers[name], name, np_name).rstrip("\n").splitlines() + ["", ""]
     return "\n".join(header + defined + lines[at:]) + "\n"
 

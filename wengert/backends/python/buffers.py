@@ -9,8 +9,9 @@ from __future__ import annotations
 
 
 class LoopBuffers:
-    """The statements that store a loop's per-iteration values, for a writer (an
-    ``Emitter`` with ``loop_only``, ``np``, ``dim``, ``dtype_argument``, ``made``)."""
+    """The statements that store a loop's per-iteration values, and a checkpointed
+    loop's stored states, for a writer (an ``Emitter`` with ``loop_only``, ``np``,
+    ``dim``, ``dtype_argument``, ``made``)."""
 
     def kept_as_list(self, aval, vid, grows=False, made=False):
         """Whether a loop's per-iteration values of ``aval`` (the loop's
@@ -73,3 +74,29 @@ class LoopBuffers:
             step = [f"if {index} == {arrays[0]}.shape[0]:"] + self.indent(grow) + step
             after = [f"{a} = {a}[:{index}]" for a in arrays]
         return before, step, after
+
+    def stacked_states(self, store, outs, avals):
+        """The states a checkpointed loop's forward sweep kept in the dict ``store``
+        (position -> the tuple of the carry's values, ``control/checkpoint_emit.py``),
+        stacked in the order of their positions: ``outs[j]`` of the ``j``-th carry (of
+        ``avals[j]``), with no rows where none is kept."""
+        pos, lines = self.fresh("p"), []
+        for j, (out, aval) in enumerate(zip(outs, avals)):
+            dtype = "" if aval.dtype == "float64" else f", {self.dtype(aval.dtype)}"
+            rows = f"[{store}[{pos}][{j}] for {pos} in sorted({store})]"
+            lines.append(f"{out} = {self.np}.stack({rows}) if {store} else "
+                         f"{self.np}.zeros({self.shape((0,) + tuple(aval.shape))}{dtype})")
+        return lines
+
+    def unstacked_states(self, store, stacked, positions):
+        """The dict ``store`` of the states a reverse sweep starts from: row ``j`` of the
+        arrays ``stacked`` (``stacked_states``) at the ``j``-th of ``positions`` (the
+        text of an iterable of ints)."""
+        row, pos = self.fresh("j"), self.fresh("p")
+        states = ", ".join(f"{s}[{row}]" for s in stacked) + ("," if len(stacked) == 1 else "")
+        return [f"{store} = {{{pos}: ({states}) for {row}, {pos} in enumerate({positions})}}"]
+
+    def release(self, names):
+        """Statements dropping the variables ``names`` (a sweep's dict of states, once
+        stacked): ``del``."""
+        return [f"del {', '.join(names)}"]
