@@ -29,6 +29,13 @@ engine ``wg.while_loop(..., checkpoint="ctz")`` against
 checkpointed gradient's peak memory at most 1.5 MB (2000 steps on 1000
 floats; a miss is marked *).
 
+With ``--backend numba`` (or ``both``) the ``while`` table is printed again for the
+numba backend's compiled gradients, whose arrays numba allocates outside Python's
+allocator, unseen by tracemalloc: there ``memory`` is the growth of the process's peak
+resident set over a call made after the first (``/proc/self/status``'s VmHWM, reset
+through ``/proc/self/clear_refs``; Linux), and ``compile`` numba's compile time of each
+gradient (cold: numba's disk cache empty; ``NUMBA_CACHE_DIR``, ``WENGERT_CACHE_DIR``).
+
 Run from the repository root: ``python -m bench.checkpoint_bench``
 (``--steps 10000`` for a quick run; store-all at 100000 steps holds about
 2.4 GB; ``--case while`` for the ``while`` table alone).
@@ -82,6 +89,32 @@ def measure(grad_fn, args):
     return g, time.perf_counter() - start, peak / 1e6
 
 
+def _peak_rss():
+    """The process's peak resident set, bytes (Linux)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise OSError("no VmHWM in /proc/self/status")
+
+
+def measure_compiled(grad_fn, args):
+    """(gradient, seconds, peak MB, compile seconds) of a numba gradient: the first call
+    compiles; the peak is the resident set's growth over the second (the peak reset
+    before it); the third is timed."""
+    grad_fn(*args)
+    compile_s = grad_fn.last.fn.compile_seconds
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")                    # the peak resident set := the current one
+    base = _peak_rss()
+    grad_fn(*args)
+    peak = _peak_rss() - base
+    start = time.perf_counter()
+    g = grad_fn(*args)
+    return g, time.perf_counter() - start, peak / 1e6, compile_s
+
+
 def while_statement(x, h, T):
     t = 0.0
     while t < T:
@@ -107,8 +140,9 @@ def make_while_loss(checkpoint):
     return loss
 
 
-def while_table(n, size, engine):
-    """The ``while`` case: rows of (label, held, recomputed, MB, seconds)."""
+def while_table(n, size, engine, backend="python"):
+    """The ``while`` case: rows of (label, held, recomputed, MB, seconds); for numba,
+    the labels give each gradient's compile time."""
     x0 = np.linspace(-1.0, 1.0, size)
     args = (x0, 1.0 / n, 1.0 - 0.5 / n)        # n steps of h = 1/n until t reaches 1
     if engine == "source":
@@ -118,10 +152,15 @@ def while_table(n, size, engine):
         fns = [("store-all (wg.while_loop)", make_while_loss(None)),
                ("ctz (wg.while_loop)", make_while_loss("ctz"))]
     print(f"\nwhile loop: the same step until t reaches 1, {n} steps of a {size}-float state; "
-          f"grad by the {engine} engine\n")
+          f"grad by the {engine} engine, {backend} backend\n")
     rows, ref = [], None
     for label, fn in fns:
-        g, seconds, mb = measure(wg.grad(fn, engine=engine), args)
+        if backend == "numba":
+            g, seconds, mb, compile_s = measure_compiled(
+                wg.grad(fn, engine=engine, backend="numba", fallback=False), args)
+            label = f"{label}, numba (compile {compile_s:.1f} s)"
+        else:
+            g, seconds, mb = measure(wg.grad(fn, engine=engine), args)
         if ref is None:
             ref = g
         else:
@@ -154,13 +193,16 @@ def main(argv=None):
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--engine", default="source", choices=("source", "trace"))
     ap.add_argument("--case", default="both", choices=("for", "while", "both"))
+    ap.add_argument("--backend", default="python", choices=("python", "numba", "both"),
+                    help="the while table's backend (numba: compiled, peak resident set)")
     opts = ap.parse_args(argv)
     if opts.case != "while":
         for_case(opts)
     if opts.case != "for":
-        rows = while_table(opts.while_steps, opts.size, opts.engine)
-        print_table(rows, miss_m=lambda label, ratio, mb: "*" if label.startswith("ctz")
-                    and mb > WHILE_MB_TARGET else "")
+        for backend in ("python", "numba") if opts.backend == "both" else (opts.backend,):
+            rows = while_table(opts.while_steps, opts.size, opts.engine, backend)
+            print_table(rows, miss_m=lambda label, ratio, mb: "*" if label.startswith("ctz")
+                        and mb > WHILE_MB_TARGET else "")
         print(f"\ntarget: the checkpointed while loop's peak memory <= {WHILE_MB_TARGET} MB "
               "(* marks a miss)")
 

@@ -2,9 +2,10 @@
 (issue 27): each is the listing of ``docs/generated-code-numba.md``, token for token up to
 its free names (``golden_listings.same_code``), and the compiled gradients are the Python
 backend's. The listings differ from the Python backend's only where that page says
-(numba's typing and spellings, buffers kept between calls); the checkpointed loop's
-reverse sweep, whose schedule is a Python generator, falls back to Python with one
-warning.
+(numba's typing and spellings, buffers kept between calls). The checkpointed loop's
+reverse sweep once fell back to Python with a warning (its schedule a Python generator
+numba could not compile); its sweeps are now numba twins, and no listing falls back
+(``golden_listings.NUMBA_FALLS_BACK`` is empty).
 """
 import warnings
 
@@ -45,7 +46,7 @@ def test_compiled_gradients_are_the_python_backends(model, name):
     fn, args = getattr(module, name), GL.arguments(name)
     nums = argnums if len(argnums) > 1 else argnums[0]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # the checkpointed loop's fallback, numba's own
+        warnings.simplefilter("ignore")     # numba's own
         got = wg.grad(fn, argnums=nums, backend="numba")(*args)
     want = wg.grad(fn, argnums=nums)(*args)
     assert_close(got, want, 1e-13, what=f"{name}: numba against Python")

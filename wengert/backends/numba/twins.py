@@ -16,6 +16,7 @@ Layer: backends.
 from __future__ import annotations
 
 import inspect
+import sys
 import textwrap
 import threading
 import types
@@ -61,7 +62,7 @@ def compiled_twin(twin):
     Python function for ``standalone.helper_text``."""
     numba = load_numba()
     with _LOCK:
-        namespace = _NAMESPACES.setdefault(twin.__module__, {"np": np})
+        namespace = _namespace(twin.__module__)
         texts = []
         for f in callees(twin):
             text = textwrap.dedent(inspect.getsource(f))
@@ -76,6 +77,17 @@ def compiled_twin(twin):
     return found
 
 
-# a module of twins -> the namespace its functions are compiled in (each once a process)
-_NAMESPACES = {}
-_LOCK = threading.Lock()
+def _namespace(name):
+    """The namespace the twins of module ``name`` are compiled in: a module's, registered
+    in ``sys.modules`` (numba's disk cache finds the globals of a compiled generator by
+    its module's name when it loads code calling one: an unknown name fails there)."""
+    key = "wengert_twins_" + name.replace(".", "_")
+    module = sys.modules.get(key)
+    if module is None:
+        module = types.ModuleType(key)
+        module.np = np
+        sys.modules[key] = module
+    return module.__dict__
+
+
+_LOCK = threading.Lock()      # (the twins of a module compiled once a process)
