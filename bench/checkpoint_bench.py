@@ -33,7 +33,7 @@ With ``--backend numba`` (or ``both``) the ``while`` table is printed again for 
 numba backend's compiled gradients, whose arrays numba allocates outside Python's
 allocator, unseen by tracemalloc: there ``memory`` is the growth of the process's peak
 resident set over a call made after the first (``/proc/self/status``'s VmHWM, reset
-through ``/proc/self/clear_refs``; Linux), and ``compile`` numba's compile time of each
+through ``/proc/self/clear_refs``, after glibc's ``malloc_trim``; Linux), and ``compile`` numba's compile time of each
 gradient (cold: numba's disk cache empty; ``NUMBA_CACHE_DIR``, ``WENGERT_CACHE_DIR``).
 
 Run from the repository root: ``python -m bench.checkpoint_bench``
@@ -43,6 +43,7 @@ Run from the repository root: ``python -m bench.checkpoint_bench``
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import time
 import tracemalloc
@@ -105,6 +106,7 @@ def measure_compiled(grad_fn, args):
     grad_fn(*args)
     compile_s = grad_fn.last.fn.compile_seconds
     gc.collect()
+    ctypes.CDLL(None).malloc_trim(0)    # freed heap pages back to the system (glibc)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")                    # the peak resident set := the current one
     base = _peak_rss()
