@@ -172,6 +172,18 @@ def test_while_checkpointed_gradient(n):
     assert_close(got[0] @ dx + got[1] * dh, fd, rtol("program"))
 
 
+def test_forward_mode_through_a_checkpointed_while():
+    """jvp and jacfwd of ``while wg.checkpointed(...)``: a plain while loop, compiled."""
+    def fn(x, h):
+        return euler_while(x, h, 12.5)
+    t = (np.linspace(1.0, -1.0, 4), 0.5)
+    got = _quiet(lambda: wg.jvp(fn, (X, H), t, backend="numba", fallback=False))
+    assert_close(got, wg.jvp(fn, (X, H), t), COMPILED)
+    assert_close(got[1], fd_jvp(fn, (X, H), t), rtol("program"))
+    jac = _quiet(wg.jacfwd(fn, (0, 1), backend="numba", fallback=False), X, H)
+    assert_close(jac, wg.jacrev(fn, (0, 1))(X, H), rtol("ad"))
+
+
 _FRESH = """
 import numpy as np, wengert as wg
 def loss(x, h, tol):
