@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
+import pathlib
 import textwrap
+import types
 
 import numpy as np
 import pytest
 
 import wengert as wg
+from wengert.frontends.source import text
 
 import trust_cases as tc
-from checks import assert_close, rtol
+from checks import assert_close, fd_jacobian, rtol
 
 
 # --- the function converted ------------------------------------------------------------
@@ -65,3 +69,62 @@ def test_decorated_function_keeps_its_decorator():
     """``inspect`` follows ``functools.wraps``'s ``__wrapped__`` to the
     undecorated source; the engine converts the wrapper's own code."""
     assert wg.grad(tc.doubled_square, engine="source")(1.5) == 6.0
+
+
+# --- a definition's lines, found by indentation ---------------------------------------
+def margin_docstring(x):
+    """A docstring whose second line
+reaches the margin: cutting the block there leaves a string open."""
+    y = x * x
+    return np.sum(y)
+
+
+def margin_bracket(x):
+    y = np.sum(x *
+x)
+    return 3.0 * y
+
+
+def margin_backslash(x):
+    y = np.sum(x) * \
+np.sum(x)
+    return y
+
+
+@pytest.mark.parametrize("f", [margin_docstring, margin_bracket, margin_backslash])
+def test_a_line_at_the_margin_inside_the_body_is_part_of_it(f):
+    """A body line at the margin (inside a string, a bracket, after a backslash) does
+    not end the definition: the source engine converts the whole function (cut there,
+    it would have converted half of it, or failed to parse)."""
+    x = np.array([0.5, -1.5, 2.0])
+    g = wg.grad(f, engine="source")(x)
+    assert_close(g, fd_jacobian(f, (x,))[0], rtol("jvp", np.float64))
+
+
+def _codes(code):
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            yield c
+            yield from _codes(c)
+
+
+def test_definitions_found_by_indentation_are_those_inspect_finds():
+    """``text._def_block`` (the indentation scan that spares the tokenizer) gives the
+    very lines ``inspect.getblock`` gives, for every function of wengert and of this
+    test-suite that it takes; the rest it leaves to ``inspect``."""
+    root = pathlib.Path(wg.__file__).parent.parent
+    taken = 0
+    for path in sorted(root.glob("wengert/**/*.py")) + sorted(root.glob("tests/**/*.py")):
+        lines = linecache.getlines(str(path))
+        for code in _codes(compile("".join(lines), str(path), "exec")):
+            if code.co_name.startswith("<"):
+                continue
+            block = text._def_block(lines[code.co_firstlineno - 1:], code.co_name)
+            if block is not None:
+                taken += 1
+                assert block == inspect.getblock(lines[code.co_firstlineno - 1:]), \
+                    (path, code.co_firstlineno)
+    assert taken > 1000
+    for f in (margin_docstring, margin_bracket, margin_backslash):
+        lines = linecache.getlines(f.__code__.co_filename)
+        assert text._def_block(lines[f.__code__.co_firstlineno - 1:], f.__name__) is None
