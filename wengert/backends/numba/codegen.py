@@ -19,7 +19,11 @@ spells the few things numba's subset lacks differently:
   operands of at most 2 dimensions, else as a loop over the batch
   (``numba.matmul``);
   ``np.abs`` for Python's ``abs``; a reshape of a number as ``np.full``, of
-  an array made contiguous first (numba reshapes no other).
+  an array made contiguous first (numba reshapes no other);
+* a checkpointed loop's schedule as the numba twins of its sweeps
+  (``control/schedules_numba.py``, compiled by ``twins``), its stored states in a
+  typed dict filled and stacked by loops (no dict comprehension, no ``np.stack`` of a
+  list, no ``del`` of a variable).
 
 Two kinds of values the code reads are parameters of the compiled
 function, given at each call, never globals (which numba freezes into the

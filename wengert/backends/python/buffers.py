@@ -1,7 +1,9 @@
 """Where generated code keeps a loop's per-iteration values (``LoopBuffers``, mixed into
 ``codegen.CodeWriter``): an array of rows allocated once, or a list, as the impls'
 ``YsBuffer`` and ``RaggedStack`` do; and how a writer for another compiler (numba) spells
-the list.
+the list. Also the states a checkpointed loop's sweeps keep (``stacked_states``,
+``unstacked_states``, ``release``: ``control/checkpoint_emit.py``), which numba spells
+with loops over a typed dict.
 
 Layer: backends.
 """
