@@ -69,7 +69,7 @@ def numba_helper(key, make):
 # would be loaded
 def _code_stamp():
     h = hashlib.sha256()
-    for name in ("codegen.py", "compiled.py", "matmul.py", "scratch.py"):
+    for name in ("codegen.py", "compiled.py", "matmul.py", "scratch.py", "simd.py"):
         with open(os.path.join(os.path.dirname(__file__), name), "rb") as fh:
             h.update(fh.read())
     return h.digest()
@@ -91,7 +91,7 @@ def _digest(source, namespace):
         elif isinstance(value, types.ModuleType):
             h.update(value.__name__.encode())
         elif any(value is f for f in tuple(HELPERS.values())):
-            h.update(value.py_func.__name__.encode())
+            h.update(getattr(value, "py_func", value).__name__.encode())
         else:
             h.update(repr((type(value).__name__, value)).encode())
     h.update(_CODE_STAMP)

@@ -31,6 +31,7 @@ import numpy as np
 from .compiled import HELPERS, load_numba, numba_helper
 from .hoist import loop_buffers
 from .scratch import REUSE_HELPERS, reusable, with_scratch
+from .simd import simd_calls
 
 __all__ = ["finish", "njit_text", "helper_text"]
 
@@ -66,11 +67,12 @@ def finish(source, namespace, fname):
     """(source, scratch) of the numba code ``source`` of function ``fname``: the
     buffers it never returns reused (``scratch.with_scratch``; ``scratch``: the (dtype,
     ndim) of each), and every helper it calls written above it (module docstring); its
-    loop temporaries in buffers made before the loop first (``hoist``)."""
+    loop temporaries in buffers made before the loop first (``hoist``), its large
+    transcendental ufuncs NumPy's kernels (``simd``)."""
     np_name = next((k for k, v in namespace.items() if v is np), None)
     source = loop_buffers(source, fname, np_name)
     source, scratch = _reuse_scratch(source, namespace, fname)
-    return _written_out(source, namespace), scratch
+    return _written_out(simd_calls(source, namespace), namespace), scratch
 
 
 def _written_out(source, namespace):
